@@ -1,0 +1,116 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# AgentXDP: build the BPF objects, skeletons, tools and tests.
+OUTPUT ?= build
+CLANG ?= clang
+CC ?= gcc
+BPFTOOL ?= bpftool
+ARCH ?= $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+VMLINUX_DIR := vmlinux/$(ARCH)
+prefix ?= /usr/local
+sbindir ?= $(prefix)/sbin
+mandir ?= $(prefix)/share/man
+DESTDIR ?=
+
+# every bpf/<tool>.bpf.c is a tool with tools/<tool>.c as its loader
+TOOLS := $(patsubst bpf/%.bpf.c,%,$(wildcard bpf/*.bpf.c))
+EXTRA_PROGS := $(patsubst tools/%.c,%,$(wildcard tools/rocegen.c))
+LIB_SRCS := $(wildcard tools/lib/*.c)
+LIB_OBJS := $(patsubst tools/lib/%.c,$(OUTPUT)/lib/%.o,$(LIB_SRCS))
+LIB_HDRS := $(wildcard tools/lib/*.h) $(wildcard bpf/lib/*.h)
+UNIT_SRCS := $(wildcard tests/unit/*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
+
+WARN := -Wall -Wextra -Wno-unused-parameter
+CFLAGS ?= -O2 -g
+ALL_CFLAGS := $(CFLAGS) $(WARN) -I$(OUTPUT) -Itools -Ibpf -D_GNU_SOURCE
+BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_$(ARCH) $(WARN) \
+	-I$(VMLINUX_DIR) -Ibpf -Ibpf/lib
+LDLIBS_BASE := -lbpf -lelf -lz
+ifeq ($(STATIC),1)
+LDFLAGS += -static
+LDLIBS_BASE += -lzstd
+endif
+# per-tool extra libraries: <tool>_LDLIBS
+rocelat_LDLIBS := -lpcap
+rocelat_STATIC_LDLIBS := -lpcap -ldbus-1 -lsystemd
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+.PHONY: all clean test bench install uninstall vmlinux unit
+.DELETE_ON_ERROR:
+.SECONDARY:
+
+all: $(addprefix $(OUTPUT)/,$(TOOLS) $(EXTRA_PROGS)) $(UNIT_BINS)
+
+$(OUTPUT) $(OUTPUT)/lib $(OUTPUT)/tests:
+	$(Q)mkdir -p $@
+
+$(VMLINUX_DIR)/vmlinux.h:
+	@echo "missing $@: run 'make vmlinux' on a $(ARCH) kernel with BTF" >&2; exit 1
+
+# regenerate the vendored vmlinux.h from the running kernel's BTF
+vmlinux:
+	$(call msg,GEN,$(VMLINUX_DIR)/vmlinux.h)
+	$(Q)mkdir -p $(VMLINUX_DIR)
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX_DIR)/vmlinux.h
+
+$(OUTPUT)/%.bpf.o: bpf/%.bpf.c bpf/%.h $(LIB_HDRS) $(VMLINUX_DIR)/vmlinux.h | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
+
+$(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+$(OUTPUT)/lib/%.o: tools/lib/%.c $(LIB_HDRS) | $(OUTPUT)/lib
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/libagentxdp.a: $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)$(AR) rcs $@ $^
+
+$(OUTPUT)/%.o: tools/%.c $(OUTPUT)/%.skel.h bpf/%.h $(LIB_HDRS) | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(addprefix $(OUTPUT)/,$(TOOLS)): $(OUTPUT)/%: $(OUTPUT)/%.o $(OUTPUT)/libagentxdp.a
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(if $(filter 1,$(STATIC)),$($*_STATIC_LDLIBS),$($*_LDLIBS)) $(LDLIBS_BASE) -o $@
+
+$(OUTPUT)/rocegen: tools/rocegen.c | $(OUTPUT)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $(WARN) $(LDFLAGS) $< -lm -o $@
+
+# unit tests: tests/unit/<tool>_*.c may include that tool's skeleton
+$(OUTPUT)/tests/%: tests/unit/%.c $(addprefix $(OUTPUT)/,$(addsuffix .skel.h,$(TOOLS))) $(OUTPUT)/libagentxdp.a | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(OUTPUT)/libagentxdp.a $(LDLIBS_BASE) -o $@
+
+unit: $(UNIT_BINS)
+
+test: all
+	tests/run
+
+bench: all
+	bench/run
+
+install: all
+	install -d $(DESTDIR)$(sbindir)
+	install -m 0755 $(addprefix $(OUTPUT)/,$(TOOLS)) $(DESTDIR)$(sbindir)/
+	if [ -d man ] && ls man/*.8 >/dev/null 2>&1; then \
+		install -d $(DESTDIR)$(mandir)/man8 && install -m 0644 man/*.8 $(DESTDIR)$(mandir)/man8/; fi
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(sbindir)/,$(TOOLS))
+	rm -f $(addprefix $(DESTDIR)$(mandir)/man8/,$(addsuffix .8,$(TOOLS)))
+
+clean:
+	rm -rf $(OUTPUT)

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* log2 histograms aggregated in the kernel, printed by tools/lib/hist.c */
+#ifndef AGENTXDP_HIST_BPF_H
+#define AGENTXDP_HIST_BPF_H
+
+#include "hist.h"
+
+static __always_inline __u32 log2_u32(__u32 v)
+{
+	__u32 r, shift;
+
+	r = (v > 0xFFFF) << 4; v >>= r;
+	shift = (v > 0xFF) << 3; v >>= shift; r |= shift;
+	shift = (v > 0xF) << 2; v >>= shift; r |= shift;
+	shift = (v > 0x3) << 1; v >>= shift; r |= shift;
+	r |= (v >> 1);
+	return r;
+}
+
+static __always_inline __u32 log2_u64(__u64 v)
+{
+	__u32 hi = v >> 32;
+
+	return hi ? log2_u32(hi) + 32 : log2_u32(v);
+}
+
+/* slot 0 holds 0..1, slot n holds [2^n, 2^(n+1)) */
+static __always_inline __u32 hist_slot(__u64 v)
+{
+	__u32 s = log2_u64(v);
+
+	return s < HIST_SLOTS ? s : HIST_SLOTS - 1;
+}
+
+static __always_inline void hist_add(struct hist *h, __u64 v)
+{
+	__u32 s = hist_slot(v);
+
+	if (s < HIST_SLOTS)
+		__sync_fetch_and_add(&h->slots[s], 1);
+}
+
+#endif

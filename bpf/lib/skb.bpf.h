@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Reading packets out of an sk_buff from tracing programs (tp_btf, raw_tp,
+ * fentry, kprobe): every field through CO-RE, every byte by probe read, so
+ * the same code serves all of them and both kernels. */
+#ifndef AGENTXDP_SKB_BPF_H
+#define AGENTXDP_SKB_BPF_H
+
+#include <bpf/bpf_core_read.h>
+#include "parse.bpf.h"
+
+/*
+ * Parse from skb->head + network_header. skb->sk is not used: drops before
+ * the socket lookup are exactly the RoCE case. The header offsets are
+ * u16 with ~0 meaning unset; tail is an offset on 64-bit kernels
+ * (NET_SKBUFF_DATA_USES_OFFSET).
+ */
+static __always_inline int skb_parse(struct sk_buff *skb, __u16 roce_port,
+				     struct pkt_info *pi)
+{
+	struct pkt_cursor c = { .kind = SRC_KERNEL };
+	unsigned char *head = BPF_CORE_READ(skb, head);
+	__u16 nh = BPF_CORE_READ(skb, network_header);
+	__u32 tail = BPF_CORE_READ(skb, tail);
+	__u16 proto = bpf_ntohs(BPF_CORE_READ(skb, protocol));
+	__u8 ver;
+
+	if (nh == (__u16)~0U || tail <= nh)
+		return PKT_OTHER;
+	c.kbase = head + nh;
+	c.klen = tail - nh;
+	if (proto != AX_ETH_P_IP && proto != AX_ETH_P_IPV6) {
+		/* skb->protocol is still 0 on some local-output paths */
+		if (proto || bpf_probe_read_kernel(&ver, 1, c.kbase))
+			return PKT_OTHER;
+		proto = (ver >> 4) == 4 ? AX_ETH_P_IP :
+			(ver >> 4) == 6 ? AX_ETH_P_IPV6 : 0;
+	}
+	return pkt_parse_l3(&c, 0, proto, roce_port, pi);
+}
+
+static __always_inline __u32 skb_ifindex(struct sk_buff *skb)
+{
+	__u32 ifindex = BPF_CORE_READ(skb, dev, ifindex);
+
+	return ifindex ? ifindex : BPF_CORE_READ(skb, skb_iif);
+}
+
+#endif

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* rxedrop: which RoCE packets did the kernel drop, where, and why. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
+#include "lib/skb.bpf.h"
+#include "lib/maps.bpf.h"
+#include "rxedrop.h"
+
+const volatile __u8 targ_scope = SCOPE_ROCE;
+const volatile __u16 targ_roce_port = ROCE_V2_PORT;
+const volatile __u32 targ_ifindex = 0;
+const volatile __u16 targ_port = 0;	/* either UDP port */
+const volatile bool targ_events = false;
+const volatile bool targ_stack = false;
+const volatile __u32 targ_consumed = ~0U; /* SKB_CONSUMED where it exists */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct drop_key);
+	__type(value, __u64);
+} drops SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, STAT_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 1024);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, 127 * sizeof(__u64));
+} stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct pkt_info);
+} scratch SEC(".maps");
+
+static __always_inline bool scope_match(int verdict, const struct pkt_info *pi)
+{
+	bool udp = pi->ip_proto == AX_IPPROTO_UDP && (pi->sport || pi->dport);
+
+	/* a truncated BTH on the RoCE port is still RoCE traffic that died */
+	if (targ_scope == SCOPE_ROCE && !(udp && pi->dport == targ_roce_port))
+		return false;
+	if (targ_scope == SCOPE_UDP && !udp)
+		return false;
+	if (targ_port && pi->sport != targ_port && pi->dport != targ_port)
+		return false;
+	return true;
+}
+
+static __always_inline int handle_drop(void *ctx, struct sk_buff *skb,
+				       void *location, __u32 reason)
+{
+	static const __u64 zero;
+	struct drop_key key = {};
+	struct drop_event *e;
+	struct pkt_info *pi;
+	__u32 idx = 0, ifindex = 0;
+	__u64 *cnt;
+	int verdict;
+
+	if (reason == targ_consumed)
+		return 0;
+	if (targ_ifindex) {
+		ifindex = skb_ifindex(skb);
+		if (ifindex != targ_ifindex)
+			return 0;
+	}
+	pi = bpf_map_lookup_elem(&scratch, &idx);
+	if (!pi)
+		return 0;
+	__builtin_memset(pi, 0, sizeof(*pi));
+	verdict = skb_parse(skb, targ_roce_port, pi);
+	if (!scope_match(verdict, pi))
+		return 0;
+
+	counter_inc(&stats, STAT_MATCHED);
+	key.location = (__u64)location;
+	key.reason = reason;
+	cnt = map_lookup_or_init(&drops, &key, &zero);
+	if (cnt)
+		*cnt += 1;
+
+	if (!targ_events)
+		return 0;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		counter_inc(&stats, STAT_EVENTS_LOST);
+		return 0;
+	}
+	e->ts_ns = bpf_ktime_get_ns();
+	e->location = key.location;
+	e->reason = reason;
+	e->ifindex = ifindex ? ifindex : skb_ifindex(skb);
+	e->verdict = verdict;
+	e->stack_id = targ_stack ? bpf_get_stackid(ctx, &stacks, 0) : -1;
+	BPF_CORE_READ_STR_INTO(&e->ifname, skb, dev, name);
+	e->pkt = *pi;
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+/* 5.17+ passes the reason (commit c504e5c2f964); 6.18 adds rx_sk, unused */
+SEC("tp_btf/kfree_skb")
+int BPF_PROG(rxedrop_tp_btf, struct sk_buff *skb, void *location,
+	     enum skb_drop_reason reason)
+{
+	return handle_drop(ctx, skb, location, reason);
+}
+
+SEC("raw_tp/kfree_skb")
+int BPF_PROG(rxedrop_raw_tp, struct sk_buff *skb, void *location,
+	     enum skb_drop_reason reason)
+{
+	return handle_drop(ctx, skb, location, reason);
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

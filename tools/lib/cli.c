@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <limits.h>
+#include <net/if.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "cli.h"
+
+struct cli_env cli = {
+	.roce_port = 4791,
+};
+volatile sig_atomic_t cli_exiting;
+const char *argp_program_bug_address = "AgentXDP issue tracker";
+static bool positional_interval_seen;
+
+enum { OPT_ROCE_PORT = 0x1000, OPT_PROM };
+
+static const struct argp_option cli_options[] = {
+	{ "verbose", 'v', NULL, 0, "Print libbpf debug output", -1 },
+	{ "timestamp", 'T', NULL, 0, "Print a timestamp with each report", -1 },
+	{ "json", 'j', NULL, 0, "Print JSON lines (one object per line)", -1 },
+	{ "roce-port", OPT_ROCE_PORT, "PORT", 0,
+	  "UDP destination port of RoCE v2 (default 4791)", -1 },
+	{ "prom", OPT_PROM, "FILE", 0,
+	  "Write Prometheus text metrics to FILE every interval (atomically)", -1 },
+	{},
+};
+
+const char *cli_progname(void)
+{
+	return program_invocation_short_name;
+}
+
+void cli_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", cli_progname());
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void cli_die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", cli_progname());
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+bool cli_parse_long(const char *s, long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return false;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+int cli_ifindex(const char *name)
+{
+	unsigned int idx;
+
+	if (!name || !*name || strlen(name) >= IF_NAMESIZE)
+		cli_die("invalid interface name '%s'", name ? name : "");
+	idx = if_nametoindex(name);
+	if (!idx)
+		cli_die("no such interface: %s", name);
+	return idx;
+}
+
+static error_t cli_parse_opt(int key, char *arg, struct argp_state *state)
+{
+	long v;
+
+	switch (key) {
+	case 'v':
+		cli.verbose = true;
+		break;
+	case 'T':
+		cli.timestamp = true;
+		break;
+	case 'j':
+		cli.json = true;
+		break;
+	case OPT_ROCE_PORT:
+		if (!cli_parse_long(arg, 1, 65535, &v))
+			argp_failure(state, 1, 0, "invalid RoCE port: %s", arg);
+		cli.roce_port = v;
+		break;
+	case OPT_PROM:
+		if (!*arg)
+			argp_failure(state, 1, 0, "empty --prom file name");
+		cli.prom_path = arg;
+		break;
+	case ARGP_KEY_ARG:
+		if (!positional_interval_seen) {
+			if (!cli_parse_long(arg, 1, INT_MAX, &v))
+				argp_failure(state, 1, 0, "invalid interval: %s", arg);
+			cli.interval = v;
+			positional_interval_seen = true;
+		} else if (!cli.count) {
+			if (!cli_parse_long(arg, 1, LONG_MAX, &v))
+				argp_failure(state, 1, 0, "invalid count: %s", arg);
+			cli.count = v;
+		} else {
+			argp_failure(state, 1, 0, "unexpected argument: %s", arg);
+		}
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+const struct argp cli_argp = {
+	.options = cli_options,
+	.parser = cli_parse_opt,
+};
+
+int cli_parse(const struct argp *argp, int argc, char **argv, void *input)
+{
+	argp_err_exit_status = 1;
+	return argp_parse(argp, argc, argv, 0, NULL, input);
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt,
+			va_list args)
+{
+	if (level == LIBBPF_DEBUG && !cli.verbose)
+		return 0;
+	if (!cli.verbose)
+		return 0;	/* errors are reported by the tool, in one line */
+	return vfprintf(stderr, fmt, args);
+}
+
+static void on_signal(int sig)
+{
+	cli_exiting = 1;
+}
+
+void cli_setup(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	libbpf_set_print(libbpf_print);
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if (geteuid() != 0)
+		cli_die("needs root (CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN): "
+			"run with sudo");
+}
+
+void cli_bpf_err(const char *what, int err)
+{
+	const char *advice;
+
+	if (err < 0)
+		err = -err;
+	switch (err) {
+	case EPERM:
+	case EACCES:
+		advice = "operation not permitted: needs CAP_BPF, CAP_PERFMON "
+			 "and CAP_NET_ADMIN (run as root), or the kernel forbids it";
+		break;
+	case ENOENT:
+		advice = "not found in this kernel (hook, function or BTF missing)";
+		break;
+	case EBUSY:
+		advice = "already in use by another program";
+		break;
+	case EOPNOTSUPP:
+		advice = "not supported by this kernel or device";
+		break;
+	case EINVAL:
+		advice = "rejected by the kernel (run with -v for the verifier log)";
+		break;
+	default:
+		advice = strerror(err);
+	}
+	cli_err("%s: %s", what, advice);
+}
+
+bool cli_wait_interval(void)
+{
+	struct timespec ts;
+
+	if (cli_exiting)
+		return false;
+	if (!cli.interval) {
+		while (!cli_exiting)
+			pause();
+		return false;
+	}
+	ts.tv_sec = cli.interval;
+	ts.tv_nsec = 0;
+	while (nanosleep(&ts, &ts) && errno == EINTR && !cli_exiting)
+		;
+	return true;
+}
+
+void cli_print_timestamp(FILE *f)
+{
+	char buf[16];
+	time_t t = time(NULL);
+
+	if (!cli.timestamp)
+		return;
+	strftime(buf, sizeof(buf), "%H:%M:%S", localtime(&t));
+	fprintf(f, "%-8s ", buf);
+}
+
+double cli_ktime_to_epoch(unsigned long long ktime_ns)
+{
+	struct timespec mono, real;
+
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_REALTIME, &real);
+	return (double)real.tv_sec + real.tv_nsec / 1e9 -
+	       ((double)mono.tv_sec + mono.tv_nsec / 1e9 - ktime_ns / 1e9);
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * One command-line core for every tool: an argp child with the options that
+ * mean the same thing everywhere, the positional [interval] [count], the
+ * libbpf print callback, signals, and errno-to-advice messages.
+ *
+ * Letters reserved suite-wide (a tool may not reuse them for something else):
+ *   -h help   -v verbose   -T timestamp   -j json   -i interface
+ *   -e events -s stack     -P port        -4/-6 family
+ */
+#ifndef AGENTXDP_CLI_H
+#define AGENTXDP_CLI_H
+
+#include <argp.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <bpf/libbpf.h>
+
+struct cli_env {
+	bool verbose;
+	bool timestamp;
+	bool json;
+	int interval;		/* seconds between reports, 0: only at exit */
+	long count;		/* reports before exiting, 0: until a signal */
+	int roce_port;
+	const char *prom_path;	/* --prom FILE, NULL when off */
+};
+
+extern struct cli_env cli;
+extern const struct argp cli_argp;	/* include as an argp child */
+extern volatile sig_atomic_t cli_exiting;
+extern const char *argp_program_bug_address;
+
+/* parse argv with the tool's argp (which lists cli_argp as a child);
+ * exits 1 with a one-line error on bad input */
+int cli_parse(const struct argp *argp, int argc, char **argv, void *input);
+
+/* one-line error, "tool: msg", then exit(1) */
+void cli_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* one-line error without exit */
+void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "tool: what: advice" for a libbpf/syscall error (negative errno) */
+void cli_bpf_err(const char *what, int err);
+
+/* strict numeric parsing: whole string, within [min, max] */
+bool cli_parse_long(const char *s, long min, long max, long *out);
+/* interface name to index, or die with a clear message */
+int cli_ifindex(const char *name);
+/* installs the libbpf print callback (verbose-aware), signal handlers, and
+ * checks for root-like privileges with advice */
+void cli_setup(void);
+/* sleep until the next report; false when the run should end */
+bool cli_wait_interval(void);
+/* "HH:MM:SS " when -T */
+void cli_print_timestamp(FILE *f);
+/* wall-clock time of a bpf_ktime_get_ns() value */
+double cli_ktime_to_epoch(unsigned long long ktime_ns);
+/* the program name argp uses */
+const char *cli_progname(void);
+
+#endif

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <stdbool.h>
+#include <string.h>
+#include "hist.h"
+
+#define STARS_MAX 40
+
+static __u64 slot_lo(int i)
+{
+	return i ? 1ULL << i : 0;
+}
+
+static __u64 slot_hi(int i)
+{
+	return (1ULL << (i + 1)) - 1;
+}
+
+void hist_print_log2(FILE *f, const __u64 *slots, int n, const char *unit)
+{
+	__u64 max = 0;
+	int i, last = -1, stars, width;
+
+	for (i = 0; i < n; i++) {
+		if (slots[i])
+			last = i;
+		if (slots[i] > max)
+			max = slots[i];
+	}
+	if (last < 0)
+		return;
+	width = last <= 29 ? 10 : 20;
+	fprintf(f, "%*s%-*s : count    distribution\n", width + 3, "",
+		width, unit);
+	for (i = 0; i <= last; i++) {
+		fprintf(f, "%*llu -> %-*llu : %-8llu |", width,
+			(unsigned long long)slot_lo(i), width,
+			(unsigned long long)slot_hi(i),
+			(unsigned long long)slots[i]);
+		stars = max ? (int)(slots[i] * STARS_MAX / max) : 0;
+		for (int s = 0; s < STARS_MAX; s++)
+			fputc(s < stars ? '*' : ' ', f);
+		fputs("|\n", f);
+	}
+}
+
+void hist_json_buckets(FILE *f, const __u64 *slots, int n)
+{
+	bool first = true;
+
+	fputc('[', f);
+	for (int i = 0; i < n; i++) {
+		if (!slots[i])
+			continue;
+		fprintf(f, "%s{\"lo\":%llu,\"hi\":%llu,\"count\":%llu}",
+			first ? "" : ",", (unsigned long long)slot_lo(i),
+			(unsigned long long)slot_hi(i),
+			(unsigned long long)slots[i]);
+		first = false;
+	}
+	fputc(']', f);
+}
+
+__u64 hist_total(const __u64 *slots, int n)
+{
+	__u64 t = 0;
+
+	for (int i = 0; i < n; i++)
+		t += slots[i];
+	return t;
+}
+
+__u64 hist_quantile(const __u64 *slots, int n, double q)
+{
+	__u64 total = hist_total(slots, n), acc = 0;
+
+	if (!total)
+		return 0;
+	for (int i = 0; i < n; i++) {
+		acc += slots[i];
+		if ((double)acc >= q * (double)total)
+			return slot_hi(i);
+	}
+	return slot_hi(n - 1);
+}
+
+void hist_add_into(__u64 *dst, const __u64 *src, int n)
+{
+	for (int i = 0; i < n; i++)
+		dst[i] += src[i];
+}

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+#ifndef AGENTXDP_USER_HIST_H
+#define AGENTXDP_USER_HIST_H
+
+#include <linux/types.h>
+#include <stdio.h>
+#include "lib/hist.h"
+
+/* a log2 histogram as libbpf-tools prints it; unit is the column label */
+void hist_print_log2(FILE *f, const __u64 *slots, int n, const char *unit);
+/* the same as one JSON array of {"lo","hi","count"} objects, no newline */
+void hist_json_buckets(FILE *f, const __u64 *slots, int n);
+/* value below which a fraction q of samples fall (upper bound of the slot) */
+__u64 hist_quantile(const __u64 *slots, int n, double q);
+__u64 hist_total(const __u64 *slots, int n);
+/* sum src into dst */
+void hist_add_into(__u64 *dst, const __u64 *src, int n);
+
+#endif

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+#ifndef AGENTXDP_KSYMS_H
+#define AGENTXDP_KSYMS_H
+
+#include <stdbool.h>
+
+struct ksym {
+	unsigned long addr;
+	char *name;
+	char *module;		/* NULL for vmlinux */
+};
+
+struct ksyms;
+
+/* loads /proc/kallsyms (addresses are 0 without root: then NULL, errno) */
+struct ksyms *ksyms_load(void);
+void ksyms_free(struct ksyms *ks);
+/* the symbol containing addr, NULL when none */
+const struct ksym *ksyms_find(const struct ksyms *ks, unsigned long addr);
+const struct ksym *ksyms_by_name(const struct ksyms *ks, const char *name);
+/* "name+0xoff" into buf; the address in hex when unknown */
+const char *ksyms_format(const struct ksyms *ks, unsigned long addr,
+			 char *buf, int len, bool with_offset);
+
+#endif

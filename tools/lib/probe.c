@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "probe.h"
+
+static const struct bpf_insn ret0[] = {
+	{ .code = 0xb7, .dst_reg = 0, .imm = 0 },	/* r0 = 0 */
+	{ .code = 0x95 },				/* exit */
+};
+
+bool probe_module_loaded(const char *module)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "/sys/kernel/btf/%s", module);
+	return access(path, R_OK) == 0;
+}
+
+/* BTF object fd (0 for vmlinux) and type id of name in module or vmlinux */
+static int find_btf_id(const char *name, const char *module, __u32 kind,
+		       int *obj_fd)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf(), *btf = NULL;
+	__u32 id = 0;
+	int type_id = -ENOENT;
+
+	*obj_fd = 0;
+	if (libbpf_get_error(vmlinux))
+		return -ENOENT;
+	if (!module) {
+		type_id = btf__find_by_name_kind(vmlinux, name, kind);
+		goto out;
+	}
+	while (!bpf_btf_get_next_id(id, &id)) {
+		struct bpf_btf_info info = {};
+		__u32 len = sizeof(info);
+		char mod_name[64] = {};
+		int fd = bpf_btf_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;
+		info.name = (unsigned long)mod_name;
+		info.name_len = sizeof(mod_name);
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
+		    strcmp(mod_name, module)) {
+			close(fd);
+			continue;
+		}
+		btf = btf__load_from_kernel_by_id_split(id, vmlinux);
+		if (!libbpf_get_error(btf))
+			type_id = btf__find_by_name_kind(btf, name, kind);
+		btf__free(btf);
+		if (type_id > 0)
+			*obj_fd = fd;
+		else
+			close(fd);
+		break;
+	}
+out:
+	btf__free(vmlinux);
+	return type_id;
+}
+
+static bool probe_tracing(enum bpf_attach_type type, const char *name,
+			  const char *module, __u32 kind)
+{
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = type);
+	int obj_fd, id, prog_fd, link_fd;
+
+	id = find_btf_id(name, module, kind, &obj_fd);
+	if (id <= 0)
+		return false;
+	opts.attach_btf_id = id;
+	opts.attach_btf_obj_fd = obj_fd;
+	prog_fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", ret0, 2, &opts);
+	if (obj_fd > 0)
+		close(obj_fd);
+	if (prog_fd < 0)
+		return false;
+	link_fd = bpf_raw_tracepoint_open(NULL, prog_fd);
+	close(prog_fd);
+	if (link_fd < 0)
+		return false;
+	close(link_fd);
+	return true;
+}
+
+bool probe_tp_btf(const char *tp)
+{
+	char name[128];
+
+	snprintf(name, sizeof(name), "btf_trace_%s", tp);
+	return probe_tracing(BPF_TRACE_RAW_TP, name, NULL, BTF_KIND_TYPEDEF);
+}
+
+bool probe_fentry(const char *func, const char *module)
+{
+	return probe_tracing(BPF_TRACE_FENTRY, func, module, BTF_KIND_FUNC);
+}
+
+bool probe_kprobe(const char *func)
+{
+	struct perf_event_attr attr = { .size = sizeof(attr) };
+	char buf[32] = {};
+	long fd;
+	int f;
+
+	f = open("/sys/bus/event_source/devices/kprobe/type", O_RDONLY);
+	if (f < 0)
+		return false;
+	if (read(f, buf, sizeof(buf) - 1) <= 0) {
+		close(f);
+		return false;
+	}
+	close(f);
+	attr.type = atoi(buf);
+	attr.config1 = (unsigned long)func;	/* kprobe_func */
+	fd = syscall(__NR_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}

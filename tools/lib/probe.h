@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * What the running kernel allows, asked of the kernel itself by loading
+ * and attaching a two-instruction program (or opening a kprobe event):
+ * this machine's 6.18 kernel has BTF and tp_btf but refuses fentry with
+ * EPERM and has no kprobes; Debian's 6.1 has all of them.
+ */
+#ifndef AGENTXDP_PROBE_H
+#define AGENTXDP_PROBE_H
+
+#include <stdbool.h>
+
+/* tp_btf/<tp> loads and attaches */
+bool probe_tp_btf(const char *tp);
+/* fentry on func (module NULL: vmlinux) loads and attaches */
+bool probe_fentry(const char *func, const char *module);
+/* a kprobe on func can be created */
+bool probe_kprobe(const char *func);
+/* the module's BTF is in /sys/kernel/btf (the module is loaded) */
+bool probe_module_loaded(const char *module);
+
+#endif

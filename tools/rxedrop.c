@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * rxedrop: which RoCE packets did the kernel drop, in which function, and
+ * for what reason. kfree_skb through tp_btf (raw tracepoint fallback);
+ * reasons named from the running kernel's BTF.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "rxedrop.h"
+#include "rxedrop.skel.h"
+#include "lib/cli.h"
+#include "lib/btf_enum.h"
+#include "lib/json.h"
+#include "lib/ksyms.h"
+#include "lib/probe.h"
+#include "lib/roce_names.h"
+
+#define MAX_ROWS 4096
+#define STACK_DEPTH 127
+
+static struct {
+	bool events;
+	bool stack;
+	int scope;
+	const char *ifname;
+	int ifindex;
+	int port;
+} env = { .scope = SCOPE_ROCE };
+
+static struct ksyms *ksyms;
+
+const char *argp_program_version = "rxedrop (AgentXDP) 0.1";
+static const char doc[] =
+"Show which RoCE v2 packets the kernel drops, where and why.\n"
+"\n"
+"USAGE: rxedrop [OPTIONS] [interval] [count]\n"
+"\n"
+"Counts drops by kernel location and drop reason (names from this kernel's\n"
+"BTF) and prints them every interval and at exit, most frequent first.\n"
+"\n"
+"EXAMPLES:\n"
+"    rxedrop              # RoCE drops by location and reason until Ctrl-C\n"
+"    rxedrop 5            # print every 5 seconds\n"
+"    rxedrop -e           # one line per dropped RoCE packet\n"
+"    rxedrop -e -s        # ... with the kernel stack\n"
+"    rxedrop -U -i eth1   # any UDP dropped on eth1\n"
+"    rxedrop -A -j        # every dropped packet, JSON lines";
+
+static const struct argp_option opts[] = {
+	{ "events", 'e', NULL, 0, "Print one event per dropped packet", 0 },
+	{ "stack", 's', NULL, 0, "With -e: add the kernel stack", 0 },
+	{ "udp", 'U', NULL, 0, "Any UDP packet, not only RoCE v2", 0 },
+	{ "all", 'A', NULL, 0, "Any packet (IP or not)", 0 },
+	{ "interface", 'i', "IFACE", 0, "Only drops of packets on IFACE", 0 },
+	{ "port", 'P', "PORT", 0, "Only packets with PORT as UDP source or destination", 0 },
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	long v;
+
+	switch (key) {
+	case 'e':
+		env.events = true;
+		break;
+	case 's':
+		env.stack = true;
+		break;
+	case 'U':
+		env.scope = SCOPE_UDP;
+		break;
+	case 'A':
+		env.scope = SCOPE_ALL;
+		break;
+	case 'i':
+		env.ifname = arg;
+		break;
+	case 'P':
+		if (!cli_parse_long(arg, 1, 65535, &v))
+			argp_failure(state, 1, 0, "invalid port: %s", arg);
+		env.port = v;
+		break;
+	case ARGP_KEY_END:
+		if (env.stack && !env.events)
+			argp_failure(state, 1, 0, "-s/--stack needs -e/--events");
+		if (env.events && cli.interval)
+			argp_failure(state, 1, 0,
+				     "interval and count apply to counts mode, not -e");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct argp_child children[] = {
+	{ &cli_argp, 0, "Common options:", 0 },
+	{},
+};
+
+static const struct argp argp = {
+	.options = opts,
+	.parser = parse_arg,
+	.doc = doc,
+	.children = children,
+};
+
+struct row {
+	struct drop_key key;
+	__u64 count;
+};
+
+static int cmp_rows(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
+}
+
+static __u64 percpu_sum(const __u64 *vals, int ncpu)
+{
+	__u64 s = 0;
+
+	for (int i = 0; i < ncpu; i++)
+		s += vals[i];
+	return s;
+}
+
+static __u64 read_stat(struct rxedrop_bpf *obj, int ncpu, __u32 idx)
+{
+	__u64 vals[ncpu];
+
+	if (bpf_map_lookup_elem(bpf_map__fd(obj->maps.stats), &idx, vals))
+		return 0;
+	return percpu_sum(vals, ncpu);
+}
+
+/* drains the counts map (delete while reading, so each interval is fresh) */
+static int collect_rows(struct rxedrop_bpf *obj, int ncpu, struct row *rows)
+{
+	int fd = bpf_map__fd(obj->maps.drops), n = 0;
+	struct drop_key key, next, *prev = NULL;
+	__u64 vals[ncpu];
+
+	while (n < MAX_ROWS && !bpf_map_get_next_key(fd, prev, &next)) {
+		if (!bpf_map_lookup_elem(fd, &next, vals)) {
+			rows[n].key = next;
+			rows[n].count = percpu_sum(vals, ncpu);
+			n++;
+		}
+		key = next;
+		prev = &key;
+	}
+	for (int i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, &rows[i].key);
+	qsort(rows, n, sizeof(*rows), cmp_rows);
+	return n;
+}
+
+static void print_counts(struct rxedrop_bpf *obj, int ncpu, __u64 *lost_seen)
+{
+	static struct row rows[MAX_ROWS];
+	char sym[128], reason[64];
+	__u64 lost = read_stat(obj, ncpu, STAT_EVENTS_LOST);
+	int n = collect_rows(obj, ncpu, rows);
+	struct json_w w;
+	time_t now = time(NULL);
+
+	if (cli.json) {
+		for (int i = 0; i < n; i++) {
+			json_begin(&w, stdout);
+			json_str(&w, "type", "drop_count");
+			json_u64(&w, "time", now);
+			json_str(&w, "location", ksyms_format(ksyms, rows[i].key.location,
+					sym, sizeof(sym), false));
+			json_str(&w, "reason", drop_reason_name(rows[i].key.reason,
+					reason, sizeof(reason)));
+			json_u64(&w, "reason_code", rows[i].key.reason);
+			json_u64(&w, "count", rows[i].count);
+			json_end(&w);
+		}
+		return;
+	}
+	cli_print_timestamp(stdout);
+	printf("%-36s %-28s %10s\n", "LOCATION", "REASON", "COUNT");
+	for (int i = 0; i < n; i++)
+		printf("%-36s %-28s %10llu\n",
+		       ksyms_format(ksyms, rows[i].key.location, sym, sizeof(sym), true),
+		       drop_reason_name(rows[i].key.reason, reason, sizeof(reason)),
+		       (unsigned long long)rows[i].count);
+	if (lost > *lost_seen)
+		printf("WARNING: %llu events lost (ring buffer full)\n",
+		       (unsigned long long)(lost - *lost_seen));
+	*lost_seen = lost;
+	printf("\n");
+	fflush(stdout);
+}
+
+static int stacks_fd = -1;
+
+static void print_stack(struct json_w *w, __s32 stack_id)
+{
+	__u64 ips[STACK_DEPTH] = {};
+	char sym[128];
+
+	if (stack_id < 0 || bpf_map_lookup_elem(stacks_fd, &stack_id, ips)) {
+		if (w) {
+			json_arr_open(w, "stack");
+			json_arr_close(w);
+		} else {
+			printf("    [stack unavailable]\n");
+		}
+		return;
+	}
+	if (w)
+		json_arr_open(w, "stack");
+	for (int i = 0; i < STACK_DEPTH && ips[i]; i++) {
+		ksyms_format(ksyms, ips[i], sym, sizeof(sym), true);
+		if (w) {
+			json_key(w, NULL);
+			json_escape(w->f, sym);
+		} else {
+			printf("    %s\n", sym);
+		}
+	}
+	if (w)
+		json_arr_close(w);
+}
+
+static int handle_event(void *ctx, void *data, size_t len)
+{
+	const struct drop_event *e = data;
+	const struct pkt_info *pi = &e->pkt;
+	char sym[128], reason[64], op[32], sa[ADDR_STRLEN], da[ADDR_STRLEN];
+	bool roce = e->verdict == PKT_ROCE;
+	struct json_w w;
+
+	ksyms_format(ksyms, e->location, sym, sizeof(sym), true);
+	drop_reason_name(e->reason, reason, sizeof(reason));
+	if (cli.json) {
+		json_begin(&w, stdout);
+		json_str(&w, "type", "drop");
+		json_f64(&w, "time", cli_ktime_to_epoch(e->ts_ns));
+		json_str(&w, "ifname", e->ifname);
+		json_u64(&w, "ifindex", e->ifindex);
+		pkt_json_fields(&w, pi, roce);
+		json_str(&w, "location", sym);
+		json_str(&w, "reason", reason);
+		json_u64(&w, "reason_code", e->reason);
+		if (env.stack)
+			print_stack(&w, e->stack_id);
+		json_end(&w);
+		return 0;
+	}
+	if (cli.timestamp) {
+		time_t t = (time_t)cli_ktime_to_epoch(e->ts_ns);
+		char ts[16];
+
+		strftime(ts, sizeof(ts), "%H:%M:%S", localtime(&t));
+		printf("%-8s ", ts);
+	}
+	pkt_addr_str(pi->family, pi->saddr, sa, sizeof(sa));
+	pkt_addr_str(pi->family, pi->daddr, da, sizeof(da));
+	printf("%-10s %s:%u -> %s:%u", e->ifname[0] ? e->ifname : "-",
+	       sa, pi->sport, da, pi->dport);
+	if (roce)
+		printf(" %s qp=0x%x psn=%u", roce_opcode_name(pi->opcode, op, sizeof(op)),
+		       pi->dqpn, pi->psn);
+	printf(" %s %s\n", sym, reason);
+	if (env.stack)
+		print_stack(NULL, e->stack_id);
+	fflush(stdout);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct ring_buffer *rb = NULL;
+	struct rxedrop_bpf *obj = NULL;
+	int ncpu, err, ret = 1;
+	__u64 lost_seen = 0;
+	long long consumed;
+	bool use_tp_btf;
+
+	cli_parse(&argp, argc, argv, NULL);
+	cli_setup();
+	if (env.ifname)
+		env.ifindex = cli_ifindex(env.ifname);
+	ncpu = libbpf_num_possible_cpus();
+	if (ncpu <= 0)
+		cli_die("cannot count CPUs");
+	if (drop_reasons_load())
+		cli_err("no BTF for enum skb_drop_reason: reasons print as numbers");
+	ksyms = ksyms_load();
+	if (!ksyms)
+		cli_die("cannot read kernel symbols from /proc/kallsyms: %s",
+			strerror(errno));
+
+	obj = rxedrop_bpf__open();
+	if (!obj) {
+		cli_bpf_err("open BPF object", -errno);
+		goto cleanup;
+	}
+	obj->rodata->targ_scope = env.scope;
+	obj->rodata->targ_roce_port = cli.roce_port;
+	obj->rodata->targ_ifindex = env.ifindex;
+	obj->rodata->targ_port = env.port;
+	obj->rodata->targ_events = env.events;
+	obj->rodata->targ_stack = env.stack;
+	consumed = drop_reason_value("SKB_CONSUMED");
+	obj->rodata->targ_consumed = consumed >= 0 ? consumed : ~0U;
+
+	use_tp_btf = probe_tp_btf("kfree_skb");
+	bpf_program__set_autoload(use_tp_btf ? obj->progs.rxedrop_raw_tp :
+				  obj->progs.rxedrop_tp_btf, false);
+	if (!env.events)
+		bpf_map__set_max_entries(obj->maps.events, 4096);
+	if (!env.stack)
+		bpf_map__set_max_entries(obj->maps.stacks, 1);
+
+	err = rxedrop_bpf__load(obj);
+	if (err) {
+		cli_bpf_err("load BPF programs", err);
+		goto cleanup;
+	}
+	err = rxedrop_bpf__attach(obj);
+	if (err) {
+		cli_bpf_err("attach to kfree_skb", err);
+		goto cleanup;
+	}
+	stacks_fd = bpf_map__fd(obj->maps.stacks);
+
+	if (!cli.json)
+		printf("Tracing %s drops (kfree_skb via %s)... Hit Ctrl-C to end.\n",
+		       env.scope == SCOPE_ROCE ? "RoCE v2" :
+		       env.scope == SCOPE_UDP ? "UDP" : "all packet",
+		       use_tp_btf ? "tp_btf" : "raw_tp");
+	fflush(stdout);
+
+	if (env.events) {
+		rb = ring_buffer__new(bpf_map__fd(obj->maps.events), handle_event,
+				      NULL, NULL);
+		if (!rb) {
+			cli_bpf_err("create ring buffer", -errno);
+			goto cleanup;
+		}
+		while (!cli_exiting) {
+			err = ring_buffer__poll(rb, 100);
+			if (err < 0 && err != -EINTR) {
+				cli_bpf_err("poll ring buffer", err);
+				goto cleanup;
+			}
+		}
+		ring_buffer__consume(rb);
+		lost_seen = read_stat(obj, ncpu, STAT_EVENTS_LOST);
+		if (lost_seen)
+			fprintf(cli.json ? stderr : stdout,
+				"WARNING: %llu events lost (ring buffer full)\n",
+				(unsigned long long)lost_seen);
+	} else {
+		long reports = 0;
+
+		while (cli_wait_interval()) {
+			print_counts(obj, ncpu, &lost_seen);
+			if (cli.count && ++reports >= cli.count)
+				break;
+		}
+		if (!cli.interval || cli_exiting)
+			print_counts(obj, ncpu, &lost_seen);
+	}
+	ret = 0;
+
+cleanup:
+	ring_buffer__free(rb);
+	rxedrop_bpf__destroy(obj);
+	ksyms_free(ksyms);
+	return ret;
+}
