@@ -531,6 +531,7 @@ static void print_kvs(const char *prefix, const struct kv *kv, size_t n)
 
 struct common_opts {
 	uint16_t port;
+	uint16_t ctl_port;	/* 0: no control handshake */
 	uint32_t mtu;
 	uint32_t qpn_offset;
 	double timeout_s;
@@ -549,10 +550,13 @@ static void raise_nofile(void)
 
 static void sock_bufs(int fd)
 {
-	int sz = 4 << 20;
+	int sz = 8 << 20;
 
-	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
-	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+	/* beyond net.core.[rw]mem_max when allowed: long reads come in bursts */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)))
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof(sz)))
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
 }
 
 /* UDP socket bound to addr (with its port), SO_REUSEADDR; -errno on failure */
@@ -1302,6 +1306,56 @@ static bool rsp_recv_one(struct responder *r, int fd)
 	return true;
 }
 
+/*
+ * Control channel (UDP, --ctl-port, default 4792): a requester announces
+ * "ROCEGEN1 HELLO sport=B flows=N qpn=Q" before it starts, like the
+ * out-of-band connection setup of real RDMA, and the responder forgets the
+ * PSN state of those flows. Without it a second run reusing ports, QPNs and
+ * PSNs would look like a stream of duplicates. Never on the RoCE port.
+ */
+#define CTL_MAGIC	"ROCEGEN1"
+
+static void rsp_ctl(struct responder *r, int fd)
+{
+	char buf[256], reply[64];
+	struct sockaddr_storage peer;
+	socklen_t pl = sizeof(peer);
+	unsigned int sport, flows, qpn;
+	uint8_t pa[16];
+	size_t i, nreset = 0;
+	ssize_t n;
+
+	n = recvfrom(fd, buf, sizeof(buf) - 1, MSG_DONTWAIT,
+		     (struct sockaddr *)&peer, &pl);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	if (sscanf(buf, CTL_MAGIC " HELLO sport=%u flows=%u qpn=%u", &sport,
+		   &flows, &qpn) != 3)
+		return;
+	sa_addr_bytes(&peer, pa);
+	for (i = 0; i < r->nflows; i++) {
+		struct rflow *f = r->flist[i];
+		uint32_t k = (uint32_t)f->key.sport - sport;
+
+		if (f->key.family != peer.ss_family ||
+		    memcmp(f->key.peer, pa, 16) || f->key.sport < sport ||
+		    k >= flows || f->key.dqpn != ((qpn + k) & QPN_MASK))
+			continue;
+		f->psn_init = false;
+		f->nak_state = false;
+		f->msn = 0;
+		f->pend_cnt = 0;
+		f->pend_gen++;
+		nreset++;
+	}
+	n = snprintf(reply, sizeof(reply), CTL_MAGIC " OK reset=%zu", nreset);
+	sendto(fd, reply, (size_t)n, 0, (struct sockaddr *)&peer, pl);
+	if (verbose)
+		warnx("control: hello sport=%u flows=%u qpn=0x%x, %zu flows reset",
+		      sport, flows, qpn, nreset);
+}
+
 static int rsp_listen(const struct sockaddr_storage *ss, bool must)
 {
 	char buf[INET6_ADDRSTRLEN];
@@ -1366,7 +1420,8 @@ static void rsp_summary(struct responder *r)
 
 static int run_responder(struct responder *r)
 {
-	struct pollfd pfd[2];
+	struct pollfd pfd[4];
+	bool is_ctl[4] = { false };
 	struct sockaddr_storage ss;
 	socklen_t sl;
 	sigset_t mask;
@@ -1402,6 +1457,23 @@ static int run_responder(struct responder *r)
 			n++;
 		}
 	}
+	if (r->o.c.ctl_port) {
+		nfds_t ndata = n;
+
+		for (i = 0; i < ndata; i++) {
+			socklen_t l = sizeof(ss);
+
+			if (getsockname(pfd[i].fd, (struct sockaddr *)&ss, &l))
+				die("getsockname: %s", strerror(errno));
+			sa_set_port(&ss, r->o.c.ctl_port);
+			pfd[n].fd = udp_bound(&ss, false);
+			if (pfd[n].fd < 0)
+				die("cannot listen on control port %u: %s",
+				    r->o.c.ctl_port, strerror(-pfd[n].fd));
+			set_nonblock(pfd[n].fd);
+			is_ctl[n++] = true;
+		}
+	}
 	for (i = 0; i < n; i++)
 		pfd[i].events = POLLIN;
 	if (r->o.c.timeout_s > 0)
@@ -1409,7 +1481,8 @@ static int run_responder(struct responder *r)
 
 	snprintf(buf, sizeof(buf), "%u", r->o.c.port);
 	warnx("responder listening on %s%s%s port %s", where[0],
-	      n > 1 ? " and " : "", n > 1 ? where[1] : "", buf);
+	      n > 1 && !is_ctl[1] ? " and " : "",
+	      n > 1 && !is_ctl[1] ? where[1] : "", buf);
 
 	while (!stop_requested) {
 		uint64_t now = now_ns(), wake = deadline;
@@ -1429,6 +1502,10 @@ static int run_responder(struct responder *r)
 		for (i = 0; i < n; i++) {
 			if (!(pfd[i].revents & POLLIN))
 				continue;
+			if (is_ctl[i]) {
+				rsp_ctl(r, pfd[i].fd);
+				continue;
+			}
 			/* bounded, so due answers are not starved */
 			for (budget = 256; budget && rsp_recv_one(r, pfd[i].fd);
 			     budget--)
@@ -1490,6 +1567,7 @@ struct qflow {
 	uint64_t rnr_until;
 	uint32_t rnr_psn;
 	bool dead;
+	uint64_t progress_ns;	/* last ACK/response progress: restarts timer */
 	/* stats */
 	uint64_t requests, completed, retransmits, acks, naks, rnr, read_resp;
 	uint64_t rtt_n, rtt_sum, rtt_min, rtt_max;
@@ -1692,6 +1770,7 @@ static void req_complete_head(struct requester *rq, struct qflow *f,
 	}
 	rq->completed++;
 	f->completed++;
+	f->progress_ns = now;
 	fq_pop(f);
 }
 
@@ -1805,12 +1884,12 @@ static void req_read_resp(struct requester *rq, struct qflow *f, uint8_t op,
 	if (op == OP_READ_RESP_FIRST || op == OP_READ_RESP_ONLY) {
 		if (psn != m->psn)
 			return;
-		m->rd_next = psn_add(psn, 1);
-	} else if (psn == m->rd_next) {
-		m->rd_next = psn_add(psn, 1);
-	} else {
+	} else if (psn != m->rd_next) {
 		return;		/* out of sequence: the timer will redo it */
 	}
+	m->rd_next = psn_add(psn, 1);
+	/* a long read is progressing: restart the retransmit timer */
+	f->progress_ns = now;
 	if ((op == OP_READ_RESP_LAST || op == OP_READ_RESP_ONLY) &&
 	    psn == msg_end(m))
 		req_complete_head(rq, f, now);
@@ -1954,6 +2033,16 @@ static void req_run_dups(struct requester *rq, uint64_t now)
 		rq->ndup_head = rq->ndup = 0;
 }
 
+/* when the flow's retransmit timer fires (IB: per QP, restarted on progress) */
+static uint64_t req_timer_due(const struct requester *rq, const struct qflow *f)
+{
+	uint64_t t = fq_at((struct qflow *)f, 0)->tx_ns;
+
+	if (f->progress_ns > t)
+		t = f->progress_ns;
+	return t + rq->o.ack_timeout_us * 1000;
+}
+
 static void req_timeout(struct requester *rq, struct qflow *f)
 {
 	struct msg *m = fq_at(f, 0);
@@ -2044,6 +2133,49 @@ static void req_setup(struct requester *rq)
 		rq->payload[i] = (uint8_t)i;
 }
 
+/* announce the flows to the responder; false if it never answered */
+static bool req_hello(struct requester *rq)
+{
+	const struct req_opts *o = &rq->o;
+	struct sockaddr_storage ss = rq->src, to = rq->dst;
+	char msg[128], buf[128];
+	struct pollfd pfd;
+	int fd, tries, len;
+	bool ok = false;
+
+	sa_set_port(&ss, 0);
+	sa_set_port(&to, o->c.ctl_port);
+	fd = udp_bound(&ss, false);
+	if (fd < 0)
+		die("cannot create control socket: %s", strerror(-fd));
+	len = snprintf(msg, sizeof(msg), CTL_MAGIC " HELLO sport=%u flows=%u qpn=%u",
+		       o->sport, o->flows, o->qpn);
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	for (tries = 0; tries < 3 && !ok && !stop_requested; tries++) {
+		sendto(fd, msg, (size_t)len, 0, (struct sockaddr *)&to,
+		       sa_len(to.ss_family));
+		while (poll(&pfd, 1, 100) > 0) {
+			ssize_t n = recv(fd, buf, sizeof(buf) - 1, MSG_DONTWAIT);
+
+			if (n < 0 && errno == ECONNREFUSED)
+				break;
+			if (n > 0) {
+				buf[n] = '\0';
+				if (!strncmp(buf, CTL_MAGIC " OK", strlen(CTL_MAGIC) + 3)) {
+					ok = true;
+					break;
+				}
+			}
+		}
+	}
+	close(fd);
+	if (!ok)
+		warnx("no answer on control port %u of %s: a responder that saw these flows before may take the PSNs for duplicates",
+		      o->c.ctl_port, o->dst);
+	return ok;
+}
+
 static bool flow_can_issue(const struct requester *rq, const struct qflow *f)
 {
 	return !f->dead && !f->rnr_wait && f->issued < f->quota &&
@@ -2121,7 +2253,7 @@ static int run_requester(struct requester *rq)
 {
 	const struct req_opts *o = &rq->o;
 	uint64_t start, deadline, next_issue, done_ns = 0;
-	uint64_t ato = o->ack_timeout_us * 1000, linger = o->linger_ms * 1000000;
+	uint64_t linger = o->linger_ms * 1000000;
 	struct pollfd pfd;
 	sigset_t mask;
 	bool timed_out = false;
@@ -2130,6 +2262,8 @@ static int run_requester(struct requester *rq)
 	raise_nofile();
 	setup_signals(&mask);
 	req_setup(rq);
+	if (o->c.ctl_port)
+		req_hello(rq);
 	if (verbose) {
 		char s[INET6_ADDRSTRLEN], d[INET6_ADDRSTRLEN];
 
@@ -2164,7 +2298,7 @@ static int run_requester(struct requester *rq)
 				req_go_back(rq, f, f->rnr_psn, RC_RNR);
 			}
 			while (f->qlen && !f->dead &&
-			       now >= fq_at(f, 0)->tx_ns + ato) {
+			       now >= req_timer_due(rq, f)) {
 				size_t before = f->qlen;
 
 				req_timeout(rq, f);
@@ -2216,8 +2350,8 @@ static int run_requester(struct requester *rq)
 						wake = f->rnr_until;
 					continue;
 				}
-				if (f->qlen && fq_at(f, 0)->tx_ns + ato < wake)
-					wake = fq_at(f, 0)->tx_ns + ato;
+				if (f->qlen && req_timer_due(rq, f) < wake)
+					wake = req_timer_due(rq, f);
 				if (o->interval_us && flow_can_issue(rq, f) &&
 				    next_issue < wake)
 					wake = next_issue;
@@ -2307,6 +2441,8 @@ static void usage(FILE *out)
 "      --port N              UDP port (default 4791)\n"
 "      --mtu N               256|512|1024|2048|4096 (default 1024)\n"
 "      --qpn-offset N        requester QPN = responder QPN + N (default 0x100)\n"
+"      --ctl-port N          control port for the start-of-run handshake\n"
+"                            (default 4792, 0 = none; see below)\n"
 "      --flow-stats          one summary line per flow before the total\n"
 "  -j, --json                summary as JSON objects instead of key=value\n"
 "  -v, --verbose             log every packet to stderr\n"
@@ -2317,6 +2453,10 @@ static void usage(FILE *out)
 "source port of the request (as rxe does for one QP pair), with destination\n"
 "QP = request QPN + qpn-offset. P_Key 0xFFFF, ICRC 4 zero bytes, IPv4 UDP\n"
 "checksum 0. AckReq is set on the last packet of each message.\n"
+"Before sending, the requester tells the responder on UDP --ctl-port that a\n"
+"new run starts on its flows (out of band, like RDMA connection setup), so\n"
+"the responder forgets their PSNs and runs can reuse ports, QPNs and PSNs.\n"
+"Without an answer it warns and goes on (e.g. when a firewall drops UDP).\n"
 "\n"
 "Summary (stdout, one line each):\n"
 "  rocegen: role=requester op=OP requests= sent= retransmits= retx_injected=\n"
@@ -2340,7 +2480,7 @@ enum {
 	O_NO_RECOVERY, O_LINGER, O_TOS, O_TIMEOUT, O_DELAY, O_JITTER,
 	O_COALESCE, O_COALESCE_US, O_NAK_EVERY, O_RNR_EVERY, O_RNR_TIMER,
 	O_DROP_EVERY, O_CNP, O_COUNT_ONLY, O_SEED, O_PORT, O_MTU,
-	O_QPN_OFFSET, O_FLOW_STATS,
+	O_QPN_OFFSET, O_FLOW_STATS, O_CTL_PORT,
 };
 
 /* options: which role may use each (r = requester, s = responder) */
@@ -2383,6 +2523,7 @@ static const struct {
 	{ { "port", required_argument, NULL, O_PORT }, "rs" },
 	{ { "mtu", required_argument, NULL, O_MTU }, "rs" },
 	{ { "qpn-offset", required_argument, NULL, O_QPN_OFFSET }, "rs" },
+	{ { "ctl-port", required_argument, NULL, O_CTL_PORT }, "rs" },
 	{ { "flow-stats", no_argument, NULL, O_FLOW_STATS }, "rs" },
 	{ { "json", no_argument, NULL, 'j' }, "rs" },
 	{ { "verbose", no_argument, NULL, 'v' }, "rs" },
@@ -2451,6 +2592,7 @@ int main(int argc, char **argv)
 	rs.o.rnr_timer = 4;
 	c = is_req ? &rq.o.c : &rs.o.c;
 	c->port = ROCE_UDP_PORT;
+	c->ctl_port = ROCE_UDP_PORT + 1;
 	c->mtu = 1024;
 	c->qpn_offset = 0x100;
 
@@ -2591,6 +2733,9 @@ int main(int argc, char **argv)
 		case O_QPN_OFFSET:
 			c->qpn_offset = (uint32_t)parse_u64("--qpn-offset", optarg, 0, QPN_MASK);
 			break;
+		case O_CTL_PORT:
+			c->ctl_port = (uint16_t)parse_u64("--ctl-port", optarg, 0, 65535);
+			break;
 		case O_FLOW_STATS:
 			rq.o.flow_stats = rs.o.flow_stats = true;
 			break;
@@ -2600,6 +2745,8 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc)
 		die("unexpected argument '%s' (see rocegen --help)", argv[optind]);
+	if (c->ctl_port && c->ctl_port == c->port)
+		die("--ctl-port must differ from --port");
 
 	if (!is_req)
 		return run_responder(&rs);
