@@ -1,0 +1,397 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * rocelat: passive RoCE v2 latency from XDP (ingress) and tc (egress).
+ *
+ * One handler, two thin wrappers. Every packet passes untouched. A request
+ * that expects an answer (AckReq, READ REQUEST, atomic) is remembered with
+ * its timestamp; the answer that covers its PSN (cumulative ACK, NAK's
+ * implied ACK, first READ RESPONSE) turns it into a latency sample.
+ *
+ * Pending state is keyed as DESIGN.md says, by (addresses, UDP source port,
+ * PSN), but stored as one LRU entry per (requester, responder, sport) path
+ * holding a small ring of outstanding PSNs with their timestamps: an ACK
+ * then completes everything up to its PSN by scanning PENDING_RING slots,
+ * instead of one hash lookup per PSN. The answer direction reverses the
+ * addresses; the responder QPN is kept from the request (an ACK carries the
+ * requester's QPN).
+ *
+ * -r FILE runs this very program through BPF_PROG_TEST_RUN with the capture
+ * time written to clock_ns before each packet (targ_offline).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include "lib/parse.bpf.h"
+#include "lib/hist.bpf.h"
+#include "lib/maps.bpf.h"
+#include "rocelat.h"
+
+#define AX_TC_ACT_UNSPEC	(-1)	/* also TCX_NEXT: let the next program decide */
+
+const volatile __u16 targ_roce_port = ROCE_V2_PORT;
+const volatile __u64 targ_unit_ns = 1000;	/* histogram unit: us */
+const volatile __u64 targ_timeout_ns = 1000000000ULL;
+const volatile bool targ_offline = false;
+
+/* offline mode: capture timestamp of the packet about to run, in ns */
+__u64 clock_ns = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, struct roce_path_key);
+	__type(value, struct pending_path);
+} pending SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, struct roce_flow_key);
+	__type(value, struct roce_flow_stats);
+} flows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rocelat_counters);
+} counters SEC(".maps");
+
+static const struct pending_path zero_path;
+static const struct roce_flow_stats zero_flow;
+
+static __always_inline __u64 now_ns(void)
+{
+	return targ_offline ? clock_ns : bpf_ktime_get_ns();
+}
+
+/* answer: the packet travels responder -> requester */
+static __always_inline void path_key_fill(struct roce_path_key *k,
+					  const struct pkt_info *pi, bool answer)
+{
+	k->family = pi->family;
+	k->pad = 0;
+	k->sport = pi->sport;
+	if (answer) {
+		__builtin_memcpy(k->req, pi->daddr, 16);
+		__builtin_memcpy(k->resp, pi->saddr, 16);
+	} else {
+		__builtin_memcpy(k->req, pi->saddr, 16);
+		__builtin_memcpy(k->resp, pi->daddr, 16);
+	}
+}
+
+static __always_inline struct roce_flow_stats *
+flow_get(const struct roce_path_key *path, __u32 resp_qpn)
+{
+	struct roce_flow_key fk;
+
+	__builtin_memcpy(&fk.path, path, sizeof(fk.path));
+	fk.resp_qpn = resp_qpn;
+	return map_lookup_or_init(&flows, &fk, &zero_flow);
+}
+
+/* what an answer completes, passed to the out-of-line helpers below */
+struct answer_ctx {
+	struct roce_path_key key;	/* requester -> responder */
+	__u64 now;
+	__u32 psn;
+	__u32 ifindex;
+	__u8 inclusive;			/* the PSN itself is answered */
+	__u8 drop_exact;		/* a fatal NAK ends the PSN it names */
+	__u8 pad[6];
+};
+
+/*
+ * The helpers below are global (non-static, noinline) functions: the
+ * verifier checks each once, on its own, instead of once per parser path
+ * times per ring slot. Their pointer arguments may be NULL to the
+ * verifier, hence the checks.
+ */
+__noinline int rocelat_sample(struct answer_ctx *ac, struct rocelat_counters *cnt,
+			      __u32 qpn, __u64 lat, __u32 psn)
+{
+	struct roce_flow_stats *fs;
+	__u64 v;
+	__u32 slot;
+
+	if (!ac || !cnt)
+		return 0;
+	v = lat / targ_unit_ns;
+	slot = hist_slot(v);
+	cnt->c[RL_SAMPLES]++;
+	if (slot < HIST_SLOTS)
+		cnt->hist.slots[slot]++;
+	fs = flow_get(&ac->key, qpn);
+	if (!fs)
+		return 0;
+	__sync_fetch_and_add(&fs->samples, 1);
+	__sync_fetch_and_add(&fs->sum, lat);
+	if (lat > fs->max)
+		fs->max = lat;
+	fs->ifindex = ac->ifindex;
+	fs->last_psn = psn;
+	hist_add(&fs->hist, v);
+	return 1;
+}
+
+/*
+ * Complete the pending requests an answer covers: every PSN before its
+ * own, and its own when inclusive (ACK, READ RESPONSE). A NAK acknowledges
+ * only the PSNs before its own; a fatal NAK (not a sequence error) also
+ * ends the request it names (drop_exact), without a sample. Returns how
+ * many requests were completed.
+ */
+__noinline int rocelat_complete(struct pending_path *pp, struct answer_ctx *ac,
+				struct rocelat_counters *cnt)
+{
+	int i, done = 0;
+
+	if (!pp || !ac || !cnt)
+		return 0;
+	for (i = 0; i < PENDING_RING; i++) {
+		struct pending_slot *s = &pp->ring[i];
+		__u32 qf = s->qpn_flags;
+		__s64 lat;
+		int d;
+
+		if (!(qf & SLOT_VALID))
+			continue;
+		d = roce_psn_diff(s->psn, ac->psn);
+		if (d > 0 || (d == 0 && !ac->inclusive && !ac->drop_exact))
+			continue;
+		s->qpn_flags = 0;
+		done++;
+		if (d == 0 && !ac->inclusive)
+			continue;		/* fatal NAK: no sample */
+		if (qf & SLOT_RETX) {
+			cnt->c[RL_KARN_DISCARDED]++;
+			continue;
+		}
+		lat = (__s64)(ac->now - s->ts_ns);
+		if (lat < 0)		/* capture timestamps out of order */
+			lat = 0;
+		if ((__u64)lat > targ_timeout_ns) {
+			cnt->c[RL_TIMEOUTS]++;
+			continue;
+		}
+		rocelat_sample(ac, cnt, qf >> 8, lat, s->psn);
+	}
+	return done;
+}
+
+static __always_inline void handle_request(const struct pkt_info *pi,
+					   struct rocelat_counters *cnt,
+					   __u64 now)
+{
+	__u8 op = ROCE_OP(pi->opcode);
+	bool read = op == ROCE_READ_REQUEST;
+	bool tracked = (pi->flags & PKT_F_ACKREQ) || read ||
+		       op == ROCE_COMPARE_SWAP || op == ROCE_FETCH_ADD;
+	struct roce_path_key key;
+	struct pending_path *pp;
+	struct pending_slot *s;
+	struct roce_flow_stats *fs;
+	__u32 idx;
+	int i;
+
+	cnt->c[RL_REQUESTS]++;
+	path_key_fill(&key, pi, false);
+	if (pi->ecn == AX_ECN_CE) {
+		fs = flow_get(&key, pi->dqpn);
+		if (fs)
+			__sync_fetch_and_add(&fs->ecn_ce, 1);
+	}
+	pp = map_lookup_or_init(&pending, &key, &zero_path);
+	if (!pp)
+		return;
+	if (pp->flags & PATH_HI_VALID) {
+		if (pi->dqpn != pp->resp_qpn) {
+			/* two QPs share addresses and source port: their PSN
+			 * spaces differ, so no retransmit verdict here */
+			cnt->c[RL_QP_SWITCH]++;
+		} else if (roce_psn_diff(pi->psn, pp->hi_psn) <= 0) {
+			/* a request PSN seen again: retransmission (Karn) */
+			cnt->c[RL_RETRANSMITS]++;
+			for (i = 0; i < PENDING_RING; i++) {
+				s = &pp->ring[i];
+				if ((s->qpn_flags & SLOT_VALID) && s->psn == pi->psn)
+					s->qpn_flags |= SLOT_RETX;
+			}
+			fs = flow_get(&key, pi->dqpn);
+			if (fs)
+				__sync_fetch_and_add(&fs->retransmits, 1);
+			return;
+		}
+	}
+	pp->hi_psn = pi->psn;
+	pp->resp_qpn = pi->dqpn;
+	pp->flags |= PATH_HI_VALID;
+	if (!tracked)
+		return;
+
+	cnt->c[RL_TRACKED]++;
+	idx = pp->next & (PENDING_RING - 1);
+	pp->next++;
+	s = &pp->ring[idx];
+	if (s->qpn_flags & SLOT_VALID) {
+		if (now - s->ts_ns > targ_timeout_ns)
+			cnt->c[RL_TIMEOUTS]++;
+		else
+			cnt->c[RL_EVICTED]++;
+	}
+	s->ts_ns = now;
+	s->psn = pi->psn;
+	s->qpn_flags = (pi->dqpn << 8) | SLOT_VALID | (read ? SLOT_READ : 0);
+}
+
+static __always_inline void handle_answer(const struct pkt_info *pi,
+					  struct rocelat_counters *cnt,
+					  __u64 now, __u32 ifindex)
+{
+	__u8 op = ROCE_OP(pi->opcode);
+	bool ack = op == ROCE_ACKNOWLEDGE || op == ROCE_ATOMIC_ACK;
+	bool first = ack || op == ROCE_READ_RESP_FIRST || op == ROCE_READ_RESP_ONLY;
+	__u8 kind = ROCE_AETH_ACK, code = 0;
+	struct roce_flow_stats *fs = NULL;
+	struct pending_path *pp;
+	struct answer_ctx ac;
+	int done;
+
+	cnt->c[ack ? RL_ACKS : RL_READ_RESP]++;
+	if (pi->flags & PKT_F_AETH) {
+		kind = pi->syndrome >> 5;
+		code = ROCE_AETH_CODE(pi->syndrome);
+	}
+	if (kind == ROCE_AETH_RNR_NAK) {
+		cnt->c[RL_RNR_NAKS]++;
+	} else if (kind == ROCE_AETH_NAK) {
+		if (code < ROCE_NAK_CODES)
+			cnt->c[RL_NAK_SEQ + code]++;
+		else
+			cnt->c[RL_NAK_OTHER]++;
+	} else if (kind != ROCE_AETH_ACK) {
+		cnt->c[RL_NAK_OTHER]++;
+		return;
+	}
+
+	path_key_fill(&ac.key, pi, true);
+	pp = bpf_map_lookup_elem(&pending, &ac.key);
+	if (!pp) {
+		if (first && kind == ROCE_AETH_ACK)
+			cnt->c[RL_UNMATCHED]++;
+		return;
+	}
+	if (kind != ROCE_AETH_ACK || pi->ecn == AX_ECN_CE)
+		fs = flow_get(&ac.key, pp->resp_qpn);
+	if (fs) {
+		if (pi->ecn == AX_ECN_CE)
+			__sync_fetch_and_add(&fs->ecn_ce, 1);
+		if (kind == ROCE_AETH_RNR_NAK) {
+			__sync_fetch_and_add(&fs->rnr_naks, 1);
+			fs->rnr_timer = code;
+		} else if (kind == ROCE_AETH_NAK) {
+			__sync_fetch_and_add(&fs->naks, 1);
+			if (code < ROCE_NAK_CODES)
+				__sync_fetch_and_add(&fs->nak[code], 1);
+		}
+	}
+	ac.now = now;
+	ac.psn = pi->psn;
+	ac.ifindex = ifindex;
+	ac.inclusive = kind == ROCE_AETH_ACK;
+	ac.drop_exact = kind == ROCE_AETH_NAK && code != ROCE_NAK_PSN_SEQ_ERR;
+	done = rocelat_complete(pp, &ac, cnt);
+	if (!done && first && kind == ROCE_AETH_ACK)
+		cnt->c[RL_UNMATCHED]++;
+}
+
+/* a CNP goes from the notification point (the receiver of CE-marked
+ * packets, here the responder) back to the requester */
+static __always_inline void handle_cnp(const struct pkt_info *pi,
+				       struct rocelat_counters *cnt)
+{
+	struct roce_path_key key;
+	struct pending_path *pp;
+	struct roce_flow_stats *fs;
+
+	cnt->c[RL_CNPS]++;
+	path_key_fill(&key, pi, true);
+	pp = bpf_map_lookup_elem(&pending, &key);
+	if (!pp)
+		return;
+	fs = flow_get(&key, pp->resp_qpn);
+	if (fs)
+		__sync_fetch_and_add(&fs->cnps, 1);
+}
+
+static __always_inline void rocelat_handle(void *data, void *data_end,
+					   __u32 ifindex)
+{
+	struct pkt_cursor c = {
+		.kind = SRC_PACKET, .data = data, .data_end = data_end,
+	};
+	struct rocelat_counters *cnt;
+	struct pkt_info pi = {};
+	__u32 zero = 0;
+	__u8 tr;
+	__u64 now;
+	int v;
+
+	v = pkt_parse_eth(&c, targ_roce_port, &pi);
+	if (v != PKT_ROCE && v != PKT_MALFORMED)
+		return;
+	cnt = bpf_map_lookup_elem(&counters, &zero);
+	if (!cnt)
+		return;
+	if (v == PKT_MALFORMED) {
+		cnt->c[RL_PARSE_ERRORS]++;
+		return;
+	}
+	cnt->c[RL_ROCE_PKTS]++;
+	if (pi.ecn == AX_ECN_CE)
+		cnt->c[RL_ECN_CE]++;
+	if (pi.opcode == ROCE_OPCODE_CNP) {
+		handle_cnp(&pi, cnt);
+		return;
+	}
+	tr = ROCE_TRANSPORT(pi.opcode);
+	if (tr != ROCE_TR_RC && tr != ROCE_TR_XRC) {
+		cnt->c[RL_OTHER_TRANSPORT]++;
+		return;
+	}
+	now = now_ns();
+	if (roce_op_is_request(pi.opcode))
+		handle_request(&pi, cnt, now);
+	else if (ROCE_OP(pi.opcode) >= ROCE_READ_RESP_FIRST &&
+		 ROCE_OP(pi.opcode) <= ROCE_ATOMIC_ACK)
+		handle_answer(&pi, cnt, now, ifindex);
+}
+
+SEC("xdp")
+int rocelat_xdp(struct xdp_md *ctx)
+{
+	rocelat_handle((void *)(long)ctx->data, (void *)(long)ctx->data_end,
+		       ctx->ingress_ifindex);
+	return XDP_PASS;
+}
+
+SEC("tc")
+int rocelat_tc(struct __sk_buff *skb)
+{
+	__u32 linear = skb->data_end - skb->data;
+
+	/* headers in a paged fragment (rare on egress): make them readable;
+	 * this moves no byte of the packet */
+	if (linear < 128 && skb->len > linear) {
+		bpf_skb_pull_data(skb, skb->len < 128 ? skb->len : 128);
+	}
+	/* keep clang from merging ctx field addresses across the branch:
+	 * the verifier wants ctx loads at a constant offset */
+	asm volatile("" : "+r"(skb));
+	rocelat_handle((void *)(long)skb->data, (void *)(long)skb->data_end,
+		       skb->ifindex);
+	return AX_TC_ACT_UNSPEC;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

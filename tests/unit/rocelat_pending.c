@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * rocelat's measurement through BPF_PROG_TEST_RUN with the offline clock:
+ * request/ACK pairing by (addresses reversed, sport, PSN), the responder QPN
+ * kept from the request, cumulative ACKs, PSN wrap, READ, retransmissions
+ * (Karn), NAKs, RNR NAKs, evictions and timeouts; histogram slots exact.
+ * Needs root.
+ */
+#include "rocelat_test.h"
+
+#define US 1000ULL
+#define MS 1000000ULL
+
+static struct rocelat_bpf *obj;
+static struct roce_path_key path;	/* 10.0.0.1 -> 10.0.0.2 sport 49152 */
+
+#define C(x) (t_counters(obj).c[x])
+
+static void request(__u32 psn, __u64 t)
+{
+	struct pkt_spec s = {
+		.opcode = ROCE_SEND_ONLY, .ackreq = true, .dqpn = 0x11,
+		.psn = psn, .payload = 32,
+	};
+
+	t_xdp(obj, &s, t);
+}
+
+/* the answer: responder -> requester, same source port, requester's QPN */
+static void answer(__u8 op, __u8 syndrome, __u32 psn, __u64 t)
+{
+	struct pkt_spec s = {
+		.saddr = "10.0.0.2", .daddr = "10.0.0.1", .opcode = op,
+		.syndrome = syndrome, .dqpn = 0x111, .psn = psn,
+	};
+
+	t_xdp(obj, &s, t);
+}
+
+static void ack(__u32 psn, __u64 t)
+{
+	answer(ROCE_ACKNOWLEDGE, 0x1f, psn, t);
+}
+
+static struct roce_flow_stats flow(void)
+{
+	struct roce_flow_stats fs;
+
+	t_flow(obj, &path, 0x11, &fs);
+	return fs;
+}
+
+static int pending_now(void)
+{
+	struct pending_path pp;
+
+	if (t_pending(obj, &path, &pp))
+		return -1;
+	return t_pending_count(&pp);
+}
+
+static __u64 hist_total_u(const __u64 *s)
+{
+	__u64 t = 0;
+
+	for (int i = 0; i < HIST_SLOTS; i++)
+		t += s[i];
+	return t;
+}
+
+static void test_single(void)
+{
+	struct rocelat_counters c;
+	struct roce_flow_stats fs;
+	struct roce_flow_key fk = {};
+
+	t_reset(obj);
+	request(100, 1 * MS);
+	ack(100, 1 * MS + 600 * US);
+	c = t_counters(obj);
+	tap_eq(c.c[RL_SAMPLES], 1, "request + ACK: one sample");
+	tap_eq(c.hist.slots[9], 1, "600 us lands in slot 9 (512-1023 us)");
+	tap_eq(hist_total_u(c.hist.slots), 1, "and nowhere else");
+	tap_eq(t_flow(obj, &path, 0x11, &fs), 0,
+	       "flow keyed by requester, responder, sport and the request's QPN");
+	tap_eq(fs.samples, 1, "flow: one sample");
+	tap_eq(fs.max, 600 * US, "flow: max is the exact latency in ns");
+	tap_eq(fs.sum, 600 * US, "flow: sum");
+	tap_eq(fs.hist.slots[9], 1, "flow histogram slot 9");
+	tap_eq(fs.last_psn, 100, "flow: last answered PSN");
+	fk.path = path;
+	fk.resp_qpn = 0x111;
+	tap_ok(bpf_map_lookup_elem(bpf_map__fd(obj->maps.flows), &fk, &fs) != 0,
+	       "no flow under the ACK's (requester's) QPN");
+	tap_eq(pending_now(), 0, "pending slot freed");
+	ack(100, 2 * MS);
+	tap_eq(C(RL_UNMATCHED), 1, "duplicate ACK completes nothing: unmatched");
+	tap_eq(C(RL_SAMPLES), 1, "and gives no sample");
+}
+
+static void test_wrong_key(void)
+{
+	struct pkt_spec s = {
+		.saddr = "10.0.0.2", .daddr = "10.0.0.1", .opcode = ROCE_ACKNOWLEDGE,
+		.syndrome = 0x1f, .psn = 5, .sport = 49153,
+	};
+
+	t_reset(obj);
+	request(5, 1000);
+	t_xdp(obj, &s, 2000);		/* other source port */
+	s.sport = 49152;
+	s.saddr = "10.0.0.3";		/* other responder */
+	t_xdp(obj, &s, 2000);
+	s.saddr = "10.0.0.1";		/* same direction as the request */
+	s.daddr = "10.0.0.2";
+	t_xdp(obj, &s, 2000);
+	tap_eq(C(RL_SAMPLES), 0, "ACK with other sport/address/direction: no sample");
+	tap_eq(C(RL_UNMATCHED), 3, "... three unmatched ACKs");
+	tap_eq(pending_now(), 1, "... request still pending");
+}
+
+static void test_cumulative(void)
+{
+	struct rocelat_counters c;
+
+	t_reset(obj);
+	request(200, 10 * MS);
+	request(201, 10 * MS + 10 * US);
+	request(202, 10 * MS + 20 * US);
+	request(203, 10 * MS + 30 * US);
+	ack(201, 10 * MS + 1000 * US);
+	c = t_counters(obj);
+	tap_eq(c.c[RL_SAMPLES], 2, "ACK 201 completes 200 and 201");
+	tap_eq(c.hist.slots[9], 2, "1000 and 990 us in slot 9");
+	tap_eq(pending_now(), 2, "202 and 203 still pending");
+	ack(203, 10 * MS + 3000 * US);
+	c = t_counters(obj);
+	tap_eq(c.c[RL_SAMPLES], 4, "ACK 203 completes 202 and 203");
+	tap_eq(c.hist.slots[11], 2, "2980 and 2970 us in slot 11 (2048-4095)");
+	tap_eq(flow().max, 2980 * US, "flow max 2980 us");
+	tap_eq(pending_now(), 0, "nothing pending");
+	tap_eq(c.c[RL_UNMATCHED], 0, "no unmatched ACK");
+}
+
+static void test_wrap(void)
+{
+	struct rocelat_counters c;
+
+	t_reset(obj);
+	request(0xFFFFFE, 1 * MS);
+	request(0xFFFFFF, 1 * MS);
+	request(0x000000, 1 * MS);
+	request(0x000001, 1 * MS);
+	tap_eq(C(RL_RETRANSMITS), 0, "PSN 0xFFFFFE..0x000001: no retransmit across the wrap");
+	ack(0x000000, 1 * MS + 100 * US);
+	c = t_counters(obj);
+	tap_eq(c.c[RL_SAMPLES], 3, "ACK 0 covers 0xFFFFFE, 0xFFFFFF and 0");
+	tap_eq(c.hist.slots[6], 3, "100 us in slot 6 (64-127)");
+	tap_eq(pending_now(), 1, "PSN 1 still pending");
+	request(0x000002, 1 * MS + 200 * US);
+	ack(0x000002, 1 * MS + 300 * US);
+	c = t_counters(obj);
+	tap_eq(c.c[RL_SAMPLES], 5, "ACK 2 covers 1 and 2");
+	tap_eq(c.hist.slots[8], 1, "300 us in slot 8");
+	tap_eq(c.hist.slots[6], 4, "100 us in slot 6");
+	request(0xFFFFFF, 2 * MS);
+	tap_eq(C(RL_RETRANSMITS), 1, "PSN 0xFFFFFF after 2: behind the wrap, a retransmit");
+}
+
+static void test_retransmit(void)
+{
+	struct rocelat_counters c;
+
+	t_reset(obj);
+	request(500, 1 * MS);
+	request(500, 1 * MS + 100 * US);
+	tap_eq(C(RL_RETRANSMITS), 1, "request PSN seen again: one retransmit");
+	tap_eq(flow().retransmits, 1, "flow retransmits 1");
+	ack(500, 1 * MS + 300 * US);
+	c = t_counters(obj);
+	tap_eq(c.c[RL_SAMPLES], 0, "Karn: ACK of a retransmitted PSN gives no sample");
+	tap_eq(c.c[RL_KARN_DISCARDED], 1, "... counted as discarded");
+	tap_eq(c.c[RL_UNMATCHED], 0, "... and not as unmatched");
+	request(501, 2 * MS);
+	ack(501, 2 * MS + 50 * US);
+	tap_eq(C(RL_SAMPLES), 1, "next PSN measured again");
+}
+
+static void test_read(void)
+{
+	struct pkt_spec s = {
+		.opcode = ROCE_READ_REQUEST, .ackreq = true, .dqpn = 0x11,
+		.psn = 600, .dma_len = 3000,
+	};
+	struct rocelat_counters c;
+
+	t_reset(obj);
+	t_xdp(obj, &s, 1 * MS);
+	tap_eq(C(RL_TRACKED), 1, "READ REQUEST tracked");
+	answer(ROCE_READ_RESP_FIRST, 0x1f, 600, 1 * MS + 20 * US);
+	answer(ROCE_READ_RESP_MIDDLE, 0, 601, 1 * MS + 30 * US);
+	answer(ROCE_READ_RESP_LAST, 0x1f, 602, 1 * MS + 40 * US);
+	c = t_counters(obj);
+	tap_eq(c.c[RL_READ_RESP], 3, "three READ RESPONSE packets");
+	tap_eq(c.c[RL_SAMPLES], 1, "first READ RESPONSE is the one sample");
+	tap_eq(c.hist.slots[4], 1, "20 us in slot 4 (16-31)");
+	tap_eq(c.c[RL_UNMATCHED], 0, "MIDDLE/LAST are not unmatched");
+	s.psn = 603;
+	s.ackreq = false;		/* a READ is answered without AckReq too */
+	t_xdp(obj, &s, 2 * MS);
+	answer(ROCE_READ_RESP_ONLY, 0x1f, 603, 2 * MS + 70 * US);
+	c = t_counters(obj);
+	tap_eq(c.c[RL_SAMPLES], 2, "READ RESPONSE ONLY completes the next READ");
+	tap_eq(c.hist.slots[6], 1, "70 us in slot 6");
+}
+
+static void test_nak(void)
+{
+	struct rocelat_counters c;
+	struct roce_flow_stats fs;
+
+	t_reset(obj);
+	request(700, 1 * MS);
+	request(701, 1 * MS + 10 * US);
+	request(702, 1 * MS + 20 * US);
+	answer(ROCE_ACKNOWLEDGE, 0x60 | ROCE_NAK_PSN_SEQ_ERR, 701, 1 * MS + 200 * US);
+	c = t_counters(obj);
+	tap_eq(c.c[RL_NAK_SEQ], 1, "PSN sequence error NAK counted");
+	tap_eq(c.c[RL_SAMPLES], 1, "NAK 701 acknowledges 700 only");
+	tap_eq(pending_now(), 2, "701 and 702 still pending");
+	request(701, 1 * MS + 300 * US);
+	request(702, 1 * MS + 310 * US);
+	tap_eq(C(RL_RETRANSMITS), 2, "go-back-N resend of 701, 702: two retransmits");
+	ack(702, 1 * MS + 500 * US);
+	c = t_counters(obj);
+	tap_eq(c.c[RL_SAMPLES], 1, "their ACK gives no sample (Karn)");
+	tap_eq(c.c[RL_KARN_DISCARDED], 2, "two discarded");
+	fs = flow();
+	tap_eq(fs.naks, 1, "flow NAKs 1");
+	tap_eq(fs.nak[ROCE_NAK_PSN_SEQ_ERR], 1, "flow sequence-error NAKs 1");
+	tap_eq(fs.retransmits, 2, "flow retransmits 2");
+
+	/* fatal NAK codes end the named request without a sample */
+	t_reset(obj);
+	request(900, 1 * MS);
+	answer(ROCE_ACKNOWLEDGE, 0x60 | ROCE_NAK_REMOTE_ACCESS, 900, 2 * MS);
+	request(901, 3 * MS);
+	answer(ROCE_ACKNOWLEDGE, 0x60 | ROCE_NAK_INVALID_REQ, 901, 4 * MS);
+	request(902, 5 * MS);
+	answer(ROCE_ACKNOWLEDGE, 0x60 | ROCE_NAK_REMOTE_OP, 902, 6 * MS);
+	c = t_counters(obj);
+	tap_eq(c.c[RL_NAK_REMOTE_ACCESS], 1, "remote access NAK counted");
+	tap_eq(c.c[RL_NAK_INVALID_REQ], 1, "invalid request NAK counted");
+	tap_eq(c.c[RL_NAK_REMOTE_OP], 1, "remote operational NAK counted");
+	tap_eq(c.c[RL_SAMPLES], 0, "no sample from a fatal NAK");
+	tap_eq(pending_now(), 0, "the NAKed requests are no longer pending");
+	tap_eq(flow().naks, 3, "flow NAKs 3");
+}
+
+static void test_rnr(void)
+{
+	struct rocelat_counters c;
+	struct roce_flow_stats fs;
+
+	t_reset(obj);
+	request(800, 1 * MS);
+	answer(ROCE_ACKNOWLEDGE, 0x20 | 14, 800, 1 * MS + 50 * US);
+	c = t_counters(obj);
+	tap_eq(c.c[RL_RNR_NAKS], 1, "RNR NAK counted");
+	tap_eq(c.c[RL_SAMPLES], 0, "RNR NAK is no sample");
+	fs = flow();
+	tap_eq(fs.rnr_naks, 1, "flow RNR NAKs 1");
+	tap_eq(fs.rnr_timer, 14, "flow keeps the RNR timer field");
+	request(800, 2 * MS);
+	ack(800, 2 * MS + 40 * US);
+	c = t_counters(obj);
+	tap_eq(c.c[RL_RETRANSMITS], 1, "RNR retry is a retransmit");
+	tap_eq(c.c[RL_SAMPLES], 0, "... whose ACK is discarded");
+}
+
+static void test_bounds(void)
+{
+	struct rocelat_counters c;
+	int i;
+
+	t_reset(obj);
+	for (i = 0; i < PENDING_RING + 1; i++)
+		request(1000 + i, 1 * MS + i * US);
+	tap_eq(C(RL_EVICTED), 1, "ring of %d: the 17th outstanding request evicts one",
+	       PENDING_RING);
+	tap_eq(pending_now(), PENDING_RING, "ring stays full");
+	ack(1000 + PENDING_RING, 2 * MS);
+	tap_eq(C(RL_SAMPLES), PENDING_RING, "cumulative ACK completes the %d left",
+	       PENDING_RING);
+
+	t_reset(obj);
+	request(2000, 1 * MS);
+	ack(2000, 1 * MS + 1500 * MS);	/* beyond the 1 s timeout */
+	c = t_counters(obj);
+	tap_eq(c.c[RL_TIMEOUTS], 1, "answer after the timeout: counted as timeout");
+	tap_eq(c.c[RL_SAMPLES], 0, "... and no sample");
+
+	t_reset(obj);
+	for (i = 0; i < PENDING_RING; i++)
+		request(3000 + i, 1 * MS);
+	request(3000 + PENDING_RING, 3000 * MS);
+	tap_eq(C(RL_TIMEOUTS), 1, "a slot reused after the timeout counts a timeout");
+	tap_eq(C(RL_EVICTED), 0, "... not an eviction");
+}
+
+static void test_flows_and_qpn(void)
+{
+	struct pkt_spec s = {
+		.opcode = ROCE_SEND_ONLY, .ackreq = true, .dqpn = 0x22,
+		.psn = 50, .sport = 49153,
+	};
+	struct roce_path_key p2;
+	struct roce_flow_stats fs;
+
+	t_reset(obj);
+	request(50, 1 * MS);
+	t_xdp(obj, &s, 1 * MS);		/* same PSN, other sport: other path */
+	tap_eq(C(RL_RETRANSMITS), 0, "same PSN on another source port is no retransmit");
+	ack(50, 1 * MS + 500 * US);
+	s = (struct pkt_spec){ .saddr = "10.0.0.2", .daddr = "10.0.0.1",
+		.opcode = ROCE_ACKNOWLEDGE, .syndrome = 0x1f, .dqpn = 0x122,
+		.psn = 50, .sport = 49153 };
+	t_xdp(obj, &s, 1 * MS + 5000 * US);
+	tap_eq(flow().hist.slots[8], 1, "flow sport 49152: 500 us in slot 8");
+	t_path_key(&p2, 4, "10.0.0.1", "10.0.0.2", 49153);
+	tap_eq(t_flow(obj, &p2, 0x22, &fs), 0, "flow sport 49153 under QPN 0x22");
+	tap_eq(fs.hist.slots[12], 1, "flow sport 49153: 5000 us in slot 12");
+
+	/* a second QP on the same path switches the PSN space */
+	s = (struct pkt_spec){ .opcode = ROCE_SEND_ONLY, .ackreq = true,
+		.dqpn = 0x33, .psn = 10 };
+	t_xdp(obj, &s, 2 * MS);
+	tap_eq(C(RL_QP_SWITCH), 1, "another QP on the same path is counted");
+	tap_eq(C(RL_RETRANSMITS), 0, "... and its lower PSN is no retransmit");
+	ack(10, 2 * MS + 10 * US);
+	tap_ok(t_flow(obj, &path, 0x33, &fs) == 0 && fs.samples == 1,
+	       "its sample goes to its own QPN's flow");
+}
+
+static void test_cnp_ecn(void)
+{
+	struct pkt_spec s = {
+		.opcode = ROCE_SEND_ONLY, .ackreq = true, .dqpn = 0x11,
+		.psn = 1, .ecn = AX_ECN_CE,
+	};
+	struct roce_flow_stats fs;
+
+	t_reset(obj);
+	t_xdp(obj, &s, 1 * MS);
+	s = (struct pkt_spec){ .saddr = "10.0.0.2", .daddr = "10.0.0.1",
+		.opcode = ROCE_OPCODE_CNP, .dqpn = 0x111 };
+	t_xdp(obj, &s, 1 * MS);
+	fs = flow();
+	tap_eq(fs.ecn_ce, 1, "CE-marked request counted on its flow");
+	tap_eq(fs.cnps, 1, "CNP back to the requester counted on the flow");
+	tap_eq(C(RL_CNPS), 1, "global CNP count");
+	tap_eq(C(RL_ECN_CE), 1, "global ECN CE count");
+}
+
+static void test_units(void)
+{
+	struct rocelat_bpf *save = obj, *ns = t_load(1, ROCE_V2_PORT);
+	struct rocelat_bpf *ms = t_load(1000000, ROCE_V2_PORT);
+
+	obj = ns;
+	request(1, 1000);
+	ack(1, 1000 + 1500);
+	tap_eq(t_counters(obj).hist.slots[10], 1, "-N: 1500 ns in slot 10 (1024-2047 ns)");
+	obj = ms;
+	request(1, 0);
+	ack(1, 5 * MS + 10);
+	tap_eq(t_counters(obj).hist.slots[2], 1, "-m: 5 ms in slot 2 (4-7 ms)");
+	obj = save;
+	rocelat_bpf__destroy(ns);
+	rocelat_bpf__destroy(ms);
+}
+
+int main(void)
+{
+	obj = t_load(1000, ROCE_V2_PORT);
+	t_path_key(&path, 4, "10.0.0.1", "10.0.0.2", 49152);
+	test_single();
+	test_wrong_key();
+	test_cumulative();
+	test_wrap();
+	test_retransmit();
+	test_read();
+	test_nak();
+	test_rnr();
+	test_bounds();
+	test_flows_and_qpn();
+	test_cnp_ecn();
+	test_units();
+	rocelat_bpf__destroy(obj);
+	return tap_done();
+}

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Helpers shared by the rocelat unit tests: load the skeleton in offline
+ * mode (the program's clock is ours), run crafted frames through
+ * BPF_PROG_TEST_RUN, read counters, pending paths and flows back. */
+#ifndef AGENTXDP_ROCELAT_TEST_H
+#define AGENTXDP_ROCELAT_TEST_H
+
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "rocelat.h"
+#include "rocelat.skel.h"
+#include "tap.h"
+#include "pkt_build.h"
+
+#define T_XDP_PASS	2
+#define T_TC_UNSPEC	(-1)
+#define T_TC_OK		0
+
+static int t_ncpu;
+
+static inline struct rocelat_bpf *t_load(__u64 unit_ns, __u16 roce_port)
+{
+	struct rocelat_bpf *obj = rocelat_bpf__open();
+
+	if (!obj) {
+		printf("Bail out! open rocelat skeleton: %s\n", strerror(errno));
+		exit(1);
+	}
+	obj->rodata->targ_offline = true;
+	obj->rodata->targ_unit_ns = unit_ns;
+	obj->rodata->targ_roce_port = roce_port;
+	if (rocelat_bpf__load(obj)) {
+		printf("Bail out! load rocelat (needs root): %s\n", strerror(errno));
+		exit(1);
+	}
+	t_ncpu = libbpf_num_possible_cpus();
+	return obj;
+}
+
+/* one frame through a program; returns retval, or -1000 - errno when the
+ * test run itself failed */
+static inline int t_run_prog(struct bpf_program *prog, const void *pkt, int len)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = pkt, .data_size_in = len,
+		    .repeat = 1);
+	int err = bpf_prog_test_run_opts(bpf_program__fd(prog), &o);
+
+	return err ? -1000 + err : (int)o.retval;
+}
+
+/* builds the frame, sets the program clock to t_ns, runs it through XDP,
+ * checks the verdict */
+static inline void t_xdp(struct rocelat_bpf *obj, const struct pkt_spec *s, __u64 t_ns)
+{
+	uint8_t buf[2048];
+	int len = pkt_build(s, buf, sizeof(buf)), rv;
+
+	obj->bss->clock_ns = t_ns;
+	rv = t_run_prog(obj->progs.rocelat_xdp, buf, len);
+	if (rv != T_XDP_PASS)
+		tap_ok(0, "XDP verdict is XDP_PASS for opcode 0x%02x psn %u (got %d)",
+		       s->opcode, s->psn, rv);
+}
+
+static inline struct rocelat_counters t_counters(struct rocelat_bpf *obj)
+{
+	struct rocelat_counters sum = {}, *v = calloc(t_ncpu, sizeof(*v));
+	__u32 zero = 0;
+
+	if (v && !bpf_map_lookup_elem(bpf_map__fd(obj->maps.counters), &zero, v)) {
+		for (int c = 0; c < t_ncpu; c++) {
+			for (int i = 0; i < RL_NR; i++)
+				sum.c[i] += v[c].c[i];
+			for (int i = 0; i < HIST_SLOTS; i++)
+				sum.hist.slots[i] += v[c].hist.slots[i];
+		}
+	}
+	free(v);
+	return sum;
+}
+
+static inline void t_path_key(struct roce_path_key *k, int family, const char *req,
+		       const char *resp, __u16 sport)
+{
+	memset(k, 0, sizeof(*k));
+	k->family = family;
+	k->sport = sport;
+	inet_pton(family == 4 ? AF_INET : AF_INET6, req, k->req);
+	inet_pton(family == 4 ? AF_INET : AF_INET6, resp, k->resp);
+}
+
+/* 0 when found */
+static inline int t_flow(struct rocelat_bpf *obj, const struct roce_path_key *path,
+		  __u32 qpn, struct roce_flow_stats *fs)
+{
+	struct roce_flow_key k;
+
+	memset(&k, 0, sizeof(k));
+	k.path = *path;
+	k.resp_qpn = qpn;
+	memset(fs, 0, sizeof(*fs));
+	return bpf_map_lookup_elem(bpf_map__fd(obj->maps.flows), &k, fs);
+}
+
+static inline int t_pending(struct rocelat_bpf *obj, const struct roce_path_key *path,
+		     struct pending_path *pp)
+{
+	memset(pp, 0, sizeof(*pp));
+	return bpf_map_lookup_elem(bpf_map__fd(obj->maps.pending), path, pp);
+}
+
+static inline int t_pending_count(const struct pending_path *pp)
+{
+	int n = 0;
+
+	for (int i = 0; i < PENDING_RING; i++)
+		n += !!(pp->ring[i].qpn_flags & SLOT_VALID);
+	return n;
+}
+
+static inline void t_reset(struct rocelat_bpf *obj)
+{
+	struct roce_flow_key fk, nfk;
+	struct roce_path_key pk, npk;
+	struct rocelat_counters *z = calloc(t_ncpu, sizeof(*z));
+	__u32 zero = 0;
+	int fd;
+
+	fd = bpf_map__fd(obj->maps.flows);
+	while (!bpf_map_get_next_key(fd, NULL, &nfk)) {
+		fk = nfk;
+		bpf_map_delete_elem(fd, &fk);
+	}
+	fd = bpf_map__fd(obj->maps.pending);
+	while (!bpf_map_get_next_key(fd, NULL, &npk)) {
+		pk = npk;
+		bpf_map_delete_elem(fd, &pk);
+	}
+	if (z)
+		bpf_map_update_elem(bpf_map__fd(obj->maps.counters), &zero, z, 0);
+	free(z);
+}
+
+#endif

@@ -1,0 +1,1015 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * rocelat: how long RDMA requests wait for their ACK or READ RESPONSE, per
+ * flow and UDP source port (ECMP path), with retransmits, NAKs, RNR NAKs,
+ * CNPs and ECN marks; names the flow that stands out. Passive: XDP on
+ * ingress, tc egress for the host's own transmit side, or a capture file
+ * run through the very same program (BPF_PROG_TEST_RUN, capture time as
+ * the program's clock).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <net/if.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "rocelat.h"
+#include "rocelat.skel.h"
+#include "lib/capture.h"
+#include "lib/cli.h"
+#include "lib/hist.h"
+#include "lib/json.h"
+#include "lib/roce_names.h"
+
+#define MAX_IFACES		8
+#define MAX_FLOWS		8192
+#define OUTLIER_MIN_SAMPLES	5
+#define OUTLIER_RATIO		3.0
+#define OUTLIER_MIN_GAP_NS	50000ULL	/* ignore sub-50us differences */
+/* libbpf 1.1's uapi header predates tcx (6.6); the kernel's number */
+#define AX_BPF_TCX_EGRESS	47
+/* our clsact filter, so a leftover of a killed run can be recognised */
+#define TC_HANDLE		0x52CE
+#define TC_PRIO			0xC7
+#define TC_PROG_NAME		"rocelat_tc"
+
+enum xdp_mode { MODE_AUTO, MODE_SKB, MODE_NATIVE };
+
+static struct {
+	const char *ifnames[MAX_IFACES];
+	int nifs;
+	bool flows;
+	const char *pcap;
+	__u64 unit_ns;
+	const char *unit;
+	enum xdp_mode mode;
+	bool mirror;
+	bool no_egress;
+	long timeout_ms;
+} env = {
+	.unit_ns = 1000, .unit = "usecs", .timeout_ms = 1000,
+};
+
+struct iface {
+	const char *name;
+	int ifindex;
+	struct bpf_link *xdp_link;	/* default mode: libbpf's link */
+	int xdp_link_fd;		/* forced mode: raw link fd */
+	const char *xdp_mode_name;
+	int tcx_fd;			/* tcx link (6.6+) */
+	bool tc_attached;		/* clsact filter (older kernels) */
+	bool tc_hook_created;
+};
+
+static struct iface ifaces[MAX_IFACES];
+static int ncpu;
+
+const char *argp_program_version = "rocelat (AgentXDP) 0.1";
+static const char doc[] =
+"Measure RoCE v2 request -> ACK / READ RESPONSE latency passively.\n"
+"\n"
+"USAGE: rocelat -i IFACE [-i IFACE...] [OPTIONS] [interval] [count]\n"
+"       rocelat -r FILE [OPTIONS]\n"
+"\n"
+"XDP sees each interface's ingress, tc egress its transmit side (tcx link on\n"
+"6.6+, else a clsact filter removed at exit; a run killed with SIGKILL on an\n"
+"older kernel leaves that filter, and the next run removes it). An existing\n"
+"XDP program is never replaced. Every packet passes untouched.\n"
+"\n"
+"Latency runs from a request that asks for an answer (AckReq, READ,\n"
+"atomic) to the ACK that covers its PSN (cumulative), a NAK's implied ACK,\n"
+"or the first READ RESPONSE. Answers to retransmitted requests are not\n"
+"timed (Karn). -r FILE runs the same BPF program over a pcap/pcapng file.\n"
+"\n"
+"EXAMPLES:\n"
+"    rocelat -i eth1              # latency histogram until Ctrl-C\n"
+"    rocelat -i eth1 -F 5         # + per-flow table every 5 s, slowest first\n"
+"    rocelat -i span0 --mirror    # SPAN port: both directions on ingress\n"
+"    rocelat -i eth1 -j -F        # JSON lines\n"
+"    rocelat -r roce.pcap -F -m   # analyse a capture, in milliseconds";
+
+enum {
+	OPT_SKB = 0x2000, OPT_NATIVE, OPT_MIRROR, OPT_NO_EGRESS, OPT_TIMEOUT,
+};
+
+static const struct argp_option opts[] = {
+	{ "interface", 'i', "IFACE", 0, "Attach to IFACE (repeatable)", 0 },
+	{ "flows", 'F', NULL, 0, "Per-flow table, worst first, with outlier line", 0 },
+	{ "read", 'r', "FILE", 0, "Analyse a pcap/pcapng capture instead of live traffic", 0 },
+	{ "milliseconds", 'm', NULL, 0, "Latency in milliseconds", 0 },
+	{ "nanoseconds", 'N', NULL, 0, "Latency in nanoseconds", 0 },
+	{ "skb-mode", OPT_SKB, NULL, 0, "Generic (skb) XDP: works on any device", 0 },
+	{ "native-mode", OPT_NATIVE, NULL, 0, "Native (driver) XDP only", 0 },
+	{ "mirror", OPT_MIRROR, NULL, 0,
+	  "SPAN/mirror port: both directions arrive as ingress (XDP only)", 0 },
+	{ "no-egress", OPT_NO_EGRESS, NULL, 0, "Do not attach tc egress", 0 },
+	{ "timeout", OPT_TIMEOUT, "MS", 0,
+	  "A request unanswered this long is a timeout (default 1000)", 0 },
+	{},
+};
+
+static bool unit_set;
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	long v;
+
+	switch (key) {
+	case 'i':
+		if (env.nifs >= MAX_IFACES)
+			argp_failure(state, 1, 0, "at most %d interfaces", MAX_IFACES);
+		for (int i = 0; i < env.nifs; i++)
+			if (!strcmp(env.ifnames[i], arg))
+				argp_failure(state, 1, 0, "interface %s given twice", arg);
+		env.ifnames[env.nifs++] = arg;
+		break;
+	case 'F':
+		env.flows = true;
+		break;
+	case 'r':
+		if (!*arg)
+			argp_failure(state, 1, 0, "empty capture file name");
+		env.pcap = arg;
+		break;
+	case 'm':
+	case 'N':
+		if (unit_set)
+			argp_failure(state, 1, 0, "-m and -N are mutually exclusive");
+		unit_set = true;
+		env.unit_ns = key == 'm' ? 1000000 : 1;
+		env.unit = key == 'm' ? "msecs" : "nsecs";
+		break;
+	case OPT_SKB:
+	case OPT_NATIVE:
+		if (env.mode != MODE_AUTO)
+			argp_failure(state, 1, 0,
+				     "--skb-mode and --native-mode are mutually exclusive");
+		env.mode = key == OPT_SKB ? MODE_SKB : MODE_NATIVE;
+		break;
+	case OPT_MIRROR:
+		env.mirror = true;
+		break;
+	case OPT_NO_EGRESS:
+		env.no_egress = true;
+		break;
+	case OPT_TIMEOUT:
+		if (!cli_parse_long(arg, 1, 3600000, &v))
+			argp_failure(state, 1, 0, "invalid timeout: %s (1-3600000 ms)", arg);
+		env.timeout_ms = v;
+		break;
+	case ARGP_KEY_END:
+		if (env.pcap) {
+			if (env.nifs)
+				argp_failure(state, 1, 0, "-r FILE and -i IFACE are mutually exclusive");
+			if (env.mode != MODE_AUTO || env.mirror || env.no_egress)
+				argp_failure(state, 1, 0,
+					     "--skb-mode/--native-mode/--mirror/--no-egress "
+					     "apply to live tracing, not -r");
+			if (cli.interval)
+				argp_failure(state, 1, 0,
+					     "interval and count apply to live tracing, not -r");
+		} else if (!env.nifs) {
+			argp_failure(state, 1, 0, "no interface: give -i IFACE (or -r FILE)");
+		}
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct argp_child children[] = {
+	{ &cli_argp, 0, "Common options:", 0 },
+	{},
+};
+
+static const struct argp argp = {
+	.options = opts,
+	.parser = parse_arg,
+	.doc = doc,
+	.children = children,
+};
+
+/* ---- reading the maps ------------------------------------------------ */
+
+static const char *const counter_names[RL_NR] = {
+	[RL_ROCE_PKTS] = "roce_packets",
+	[RL_PARSE_ERRORS] = "parse_errors",
+	[RL_REQUESTS] = "requests",
+	[RL_TRACKED] = "tracked",
+	[RL_ACKS] = "acks",
+	[RL_READ_RESP] = "read_responses",
+	[RL_SAMPLES] = "samples",
+	[RL_RETRANSMITS] = "retransmits",
+	[RL_KARN_DISCARDED] = "karn_discarded",
+	[RL_NAK_SEQ] = "nak_psn_seq_err",
+	[RL_NAK_INVALID_REQ] = "nak_invalid_req",
+	[RL_NAK_REMOTE_ACCESS] = "nak_remote_access",
+	[RL_NAK_REMOTE_OP] = "nak_remote_op",
+	[RL_NAK_INVALID_RD] = "nak_invalid_rd",
+	[RL_NAK_OTHER] = "nak_other",
+	[RL_RNR_NAKS] = "rnr_naks",
+	[RL_CNPS] = "cnps",
+	[RL_ECN_CE] = "ecn_ce",
+	[RL_EVICTED] = "evicted",
+	[RL_TIMEOUTS] = "timeouts",
+	[RL_UNMATCHED] = "unmatched_answers",
+	[RL_QP_SWITCH] = "qp_switches",
+	[RL_OTHER_TRANSPORT] = "other_transport",
+};
+
+static void read_counters(struct rocelat_bpf *obj, struct rocelat_counters *out)
+{
+	struct rocelat_counters *v = calloc(ncpu, sizeof(*v));
+	__u32 zero = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!v)
+		return;
+	if (!bpf_map_lookup_elem(bpf_map__fd(obj->maps.counters), &zero, v)) {
+		for (int c = 0; c < ncpu; c++) {
+			for (int i = 0; i < RL_NR; i++)
+				out->c[i] += v[c].c[i];
+			hist_add_into(out->hist.slots, v[c].hist.slots, HIST_SLOTS);
+		}
+	}
+	free(v);
+}
+
+/* requests still waiting for an answer, and paths known */
+static void read_pending(struct rocelat_bpf *obj, __u64 *pending, __u64 *paths)
+{
+	int fd = bpf_map__fd(obj->maps.pending);
+	struct roce_path_key key, next, *prev = NULL;
+	struct pending_path pp;
+
+	*pending = *paths = 0;
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		if (!bpf_map_lookup_elem(fd, &next, &pp)) {
+			(*paths)++;
+			for (int i = 0; i < PENDING_RING; i++)
+				*pending += !!(pp.ring[i].qpn_flags & SLOT_VALID);
+		}
+		key = next;
+		prev = &key;
+	}
+}
+
+struct flow_row {
+	struct roce_flow_key key;
+	struct roce_flow_stats st;
+	__u64 p50, p99, max;		/* in the unit */
+	double mean_ns;
+};
+
+static struct flow_row rows[MAX_FLOWS];
+
+static int cmp_rows(const void *a, const void *b)
+{
+	const struct flow_row *x = a, *y = b;
+	__u64 bx = x->st.retransmits + x->st.naks + x->st.rnr_naks;
+	__u64 by = y->st.retransmits + y->st.naks + y->st.rnr_naks;
+
+	if (x->p99 != y->p99)
+		return x->p99 < y->p99 ? 1 : -1;
+	if (x->mean_ns != y->mean_ns)
+		return x->mean_ns < y->mean_ns ? 1 : -1;
+	if (bx != by)
+		return bx < by ? 1 : -1;
+	return 0;
+}
+
+/* reads (and, per interval, clears) the flows map, worst first */
+static int collect_flows(struct rocelat_bpf *obj, bool clear)
+{
+	int fd = bpf_map__fd(obj->maps.flows), n = 0;
+	struct roce_flow_key key, next, *prev = NULL;
+
+	while (n < MAX_FLOWS && !bpf_map_get_next_key(fd, prev, &next)) {
+		struct flow_row *r = &rows[n];
+
+		if (!bpf_map_lookup_elem(fd, &next, &r->st)) {
+			r->key = next;
+			r->p50 = hist_quantile(r->st.hist.slots, HIST_SLOTS, 0.50);
+			r->p99 = hist_quantile(r->st.hist.slots, HIST_SLOTS, 0.99);
+			r->max = r->st.max / env.unit_ns;
+			r->mean_ns = r->st.samples ? (double)r->st.sum / r->st.samples : 0;
+			if (!r->st.samples)
+				r->p50 = r->p99 = 0;
+			n++;
+		}
+		key = next;
+		prev = &key;
+	}
+	if (clear)
+		for (int i = 0; i < n; i++)
+			bpf_map_delete_elem(fd, &rows[i].key);
+	qsort(rows, n, sizeof(rows[0]), cmp_rows);
+	return n;
+}
+
+static const char *ifname_of(__u32 ifindex, char *buf)
+{
+	if (!ifindex || !if_indextoname(ifindex, buf))
+		return env.pcap ? "capture" : "-";
+	return buf;
+}
+
+/* the gray failure: a flow whose mean latency stands far above the median
+ * of its peers (flows with enough samples). Returns its row or -1. */
+static int find_outlier(int n, double *ratio_out, double *median_out, int *peers_out)
+{
+	double means[MAX_FLOWS];
+	int best = -1, elig = 0;
+	double best_ratio = 0, best_med = 0;
+
+	for (int i = 0; i < n; i++)
+		if (rows[i].st.samples >= OUTLIER_MIN_SAMPLES)
+			elig++;
+	if (elig < 2)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		int m = 0;
+		double med;
+
+		if (rows[i].st.samples < OUTLIER_MIN_SAMPLES)
+			continue;
+		for (int j = 0; j < n; j++)
+			if (j != i && rows[j].st.samples >= OUTLIER_MIN_SAMPLES)
+				means[m++] = rows[j].mean_ns;
+		/* median of the peers (insertion sort: m is small) */
+		for (int a = 1; a < m; a++)
+			for (int b = a; b > 0 && means[b - 1] > means[b]; b--) {
+				double t = means[b];
+
+				means[b] = means[b - 1];
+				means[b - 1] = t;
+			}
+		med = m % 2 ? means[m / 2] : (means[m / 2 - 1] + means[m / 2]) / 2;
+		if (med <= 0)
+			med = 1;
+		if (rows[i].mean_ns / med > best_ratio &&
+		    rows[i].mean_ns - med >= OUTLIER_MIN_GAP_NS) {
+			best_ratio = rows[i].mean_ns / med;
+			best_med = med;
+			best = i;
+		}
+	}
+	if (best < 0 || best_ratio < OUTLIER_RATIO)
+		return -1;
+	*ratio_out = best_ratio;
+	*median_out = best_med;
+	*peers_out = elig - 1;
+	return best;
+}
+
+static void flow_pkt_info(const struct roce_flow_key *k, struct pkt_info *pi)
+{
+	memset(pi, 0, sizeof(*pi));
+	pi->family = k->path.family;
+	memcpy(pi->saddr, k->path.req, 16);
+	memcpy(pi->daddr, k->path.resp, 16);
+	pi->ip_proto = 17;
+	pi->sport = k->path.sport;
+	pi->dport = cli.roce_port;
+}
+
+static const char *short_unit(void)
+{
+	return env.unit_ns == 1 ? "ns" : env.unit_ns == 1000 ? "us" : "ms";
+}
+
+static void fmt_lat(double ns, char *buf, size_t len)
+{
+	if (ns >= 1e6)
+		snprintf(buf, len, "%.2f ms", ns / 1e6);
+	else if (ns >= 1e3)
+		snprintf(buf, len, "%.1f us", ns / 1e3);
+	else
+		snprintf(buf, len, "%.0f ns", ns);
+}
+
+static void print_outlier_text(int o, double ratio, double med, int peers)
+{
+	const struct flow_row *r = &rows[o];
+	char a[ADDR_STRLEN], b[ADDR_STRLEN], ifn[IF_NAMESIZE], m1[32], m2[32];
+
+	fmt_lat(r->mean_ns, m1, sizeof(m1));
+	fmt_lat(med, m2, sizeof(m2));
+	printf("OUTLIER: %s -> %s qpn 0x%x sport %u via %s: mean %s, %.1fx the "
+	       "median of %d other flow%s (%s)\n",
+	       pkt_addr_str(r->key.path.family, r->key.path.req, a, sizeof(a)),
+	       pkt_addr_str(r->key.path.family, r->key.path.resp, b, sizeof(b)),
+	       r->key.resp_qpn, r->key.path.sport, ifname_of(r->st.ifindex, ifn),
+	       m1, ratio, peers, peers == 1 ? "" : "s", m2);
+}
+
+static void print_flows_text(int n)
+{
+	char a[ADDR_STRLEN], b[ADDR_STRLEN];
+	int wa = 9, wb = 9;
+	double ratio, med;
+	int peers, o;
+
+	for (int i = 0; i < n; i++) {
+		int la = strlen(pkt_addr_str(rows[i].key.path.family, rows[i].key.path.req, a, sizeof(a)));
+		int lb = strlen(pkt_addr_str(rows[i].key.path.family, rows[i].key.path.resp, b, sizeof(b)));
+
+		wa = la > wa ? la : wa;
+		wb = lb > wb ? lb : wb;
+	}
+	printf("%-*s %-*s %6s %5s %7s %4s%-2s %4s%-2s %4s%-2s %4s %3s %3s %3s\n",
+	       wa, "REQUESTER", wb, "RESPONDER", "QPN", "SPORT", "SAMPLES",
+	       "P50", short_unit(), "P99", short_unit(), "MAX", short_unit(),
+	       "RETX", "NAK", "RNR", "CNP");
+	for (int i = 0; i < n; i++) {
+		const struct flow_row *r = &rows[i];
+
+		printf("%-*s %-*s %#6x %5u %7llu %6llu %6llu %6llu %4llu %3llu %3llu %3llu\n",
+		       wa, pkt_addr_str(r->key.path.family, r->key.path.req, a, sizeof(a)),
+		       wb, pkt_addr_str(r->key.path.family, r->key.path.resp, b, sizeof(b)),
+		       r->key.resp_qpn, r->key.path.sport,
+		       (unsigned long long)r->st.samples, (unsigned long long)r->p50,
+		       (unsigned long long)r->p99, (unsigned long long)r->max,
+		       (unsigned long long)r->st.retransmits,
+		       (unsigned long long)r->st.naks,
+		       (unsigned long long)r->st.rnr_naks,
+		       (unsigned long long)r->st.cnps);
+	}
+	o = find_outlier(n, &ratio, &med, &peers);
+	if (o >= 0)
+		print_outlier_text(o, ratio, med, peers);
+}
+
+static void json_flow_key(struct json_w *w, const struct flow_row *r)
+{
+	struct pkt_info pi;
+	char ifn[IF_NAMESIZE];
+
+	flow_pkt_info(&r->key, &pi);
+	pkt_json_fields(w, &pi, false);
+	json_u64(w, "dqpn", r->key.resp_qpn);
+	json_u64(w, "psn", r->st.last_psn);
+	json_str(w, "ifname", ifname_of(r->st.ifindex, ifn));
+}
+
+static void print_flows_json(int n, double now)
+{
+	struct json_w w;
+	double ratio, med;
+	int peers, o;
+
+	for (int i = 0; i < n; i++) {
+		const struct flow_row *r = &rows[i];
+
+		json_begin(&w, stdout);
+		json_str(&w, "type", "flow");
+		json_f64(&w, "time", now);
+		json_flow_key(&w, r);
+		json_str(&w, "unit", short_unit());
+		json_u64(&w, "samples", r->st.samples);
+		json_f64(&w, "mean", r->mean_ns / env.unit_ns);
+		json_u64(&w, "p50", r->p50);
+		json_u64(&w, "p99", r->p99);
+		json_f64(&w, "max", (double)r->st.max / env.unit_ns);
+		json_u64(&w, "retransmits", r->st.retransmits);
+		json_u64(&w, "naks", r->st.naks);
+		for (int c = 0; c < ROCE_NAK_CODES; c++)
+			json_u64(&w, counter_names[RL_NAK_SEQ + c], r->st.nak[c]);
+		json_u64(&w, "rnr_naks", r->st.rnr_naks);
+		json_u64(&w, "rnr_timer", r->st.rnr_timer);
+		json_u64(&w, "cnps", r->st.cnps);
+		json_u64(&w, "ecn_ce", r->st.ecn_ce);
+		json_key(&w, "buckets");
+		hist_json_buckets(w.f, r->st.hist.slots, HIST_SLOTS);
+		json_end(&w);
+	}
+	o = find_outlier(n, &ratio, &med, &peers);
+	if (o < 0)
+		return;
+	json_begin(&w, stdout);
+	json_str(&w, "type", "outlier");
+	json_f64(&w, "time", now);
+	json_flow_key(&w, &rows[o]);
+	json_str(&w, "unit", short_unit());
+	json_f64(&w, "mean", rows[o].mean_ns / env.unit_ns);
+	json_f64(&w, "peer_median", med / env.unit_ns);
+	json_u64(&w, "peers", peers);
+	json_f64(&w, "ratio", ratio);
+	json_end(&w);
+}
+
+/* ---- Prometheus text file (--prom) --------------------------------- */
+
+static void write_prom(const struct rocelat_counters *tot, __u64 pending)
+{
+	char tmp[4096];
+	__u64 cum = 0;
+	FILE *f;
+
+	if (!cli.prom_path)
+		return;
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", cli.prom_path, getpid());
+	f = fopen(tmp, "w");
+	if (!f) {
+		cli_err("--prom %s: %s", tmp, strerror(errno));
+		return;
+	}
+	for (int i = 0; i < RL_NR; i++) {
+		fprintf(f, "# TYPE rocelat_%s_total counter\n", counter_names[i]);
+		fprintf(f, "rocelat_%s_total %llu\n", counter_names[i],
+			(unsigned long long)tot->c[i]);
+	}
+	fprintf(f, "# TYPE rocelat_pending_requests gauge\n");
+	fprintf(f, "rocelat_pending_requests %llu\n", (unsigned long long)pending);
+	fprintf(f, "# HELP rocelat_latency_seconds request to answer latency\n");
+	fprintf(f, "# TYPE rocelat_latency_seconds histogram\n");
+	for (int i = 0; i < HIST_SLOTS; i++) {
+		cum += tot->hist.slots[i];
+		fprintf(f, "rocelat_latency_seconds_bucket{le=\"%g\"} %llu\n",
+			(double)(2ULL << i) * env.unit_ns / 1e9,
+			(unsigned long long)cum);
+	}
+	fprintf(f, "rocelat_latency_seconds_bucket{le=\"+Inf\"} %llu\n",
+		(unsigned long long)cum);
+	fprintf(f, "rocelat_latency_seconds_count %llu\n", (unsigned long long)cum);
+	if (fclose(f) || rename(tmp, cli.prom_path)) {
+		cli_err("--prom %s: %s", cli.prom_path, strerror(errno));
+		unlink(tmp);
+	}
+}
+
+/* ---- one report ------------------------------------------------------ */
+
+static struct rocelat_counters prev_total;
+
+static void report(struct rocelat_bpf *obj, bool interval)
+{
+	struct rocelat_counters tot, d;
+	__u64 pending, paths;
+	double now = (double)time(NULL);
+	int nflows = 0;
+	struct json_w w;
+
+	read_counters(obj, &tot);
+	read_pending(obj, &pending, &paths);
+	for (int i = 0; i < RL_NR; i++)
+		d.c[i] = tot.c[i] - prev_total.c[i];
+	for (int i = 0; i < HIST_SLOTS; i++)
+		d.hist.slots[i] = tot.hist.slots[i] - prev_total.hist.slots[i];
+	prev_total = tot;
+	if (env.flows)
+		nflows = collect_flows(obj, interval);
+	write_prom(&tot, pending);
+
+	if (cli.json) {
+		json_begin(&w, stdout);
+		json_str(&w, "type", "hist");
+		json_f64(&w, "time", now);
+		json_str(&w, "unit", short_unit());
+		json_u64(&w, "samples", hist_total(d.hist.slots, HIST_SLOTS));
+		json_u64(&w, "p50", hist_quantile(d.hist.slots, HIST_SLOTS, 0.5));
+		json_u64(&w, "p99", hist_quantile(d.hist.slots, HIST_SLOTS, 0.99));
+		json_key(&w, "buckets");
+		hist_json_buckets(w.f, d.hist.slots, HIST_SLOTS);
+		json_end(&w);
+		if (env.flows)
+			print_flows_json(nflows, now);
+		json_begin(&w, stdout);
+		json_str(&w, "type", "counters");
+		json_f64(&w, "time", now);
+		for (int i = 0; i < RL_NR; i++)
+			json_u64(&w, counter_names[i], d.c[i]);
+		json_u64(&w, "pending", pending);
+		json_u64(&w, "paths", paths);
+		json_end(&w);
+		return;
+	}
+	cli_print_timestamp(stdout);
+	if (cli.timestamp)
+		printf("\n");
+	if (hist_total(d.hist.slots, HIST_SLOTS))
+		hist_print_log2(stdout, d.hist.slots, HIST_SLOTS, env.unit);
+	else
+		printf("no latency samples\n");
+	printf("\n");
+	if (env.flows) {
+		if (nflows)
+			print_flows_text(nflows);
+		else
+			printf("no flows\n");
+		printf("\n");
+	}
+	{
+		int col = 0;
+		char item[64];
+
+		for (int i = 0; i <= RL_NR; i++) {
+			int len;
+
+			if (i < RL_NR)
+				len = snprintf(item, sizeof(item), "%s=%llu", counter_names[i],
+					       (unsigned long long)d.c[i]);
+			else
+				len = snprintf(item, sizeof(item), "pending=%llu",
+					       (unsigned long long)pending);
+			if (col && col + 1 + len > 79) {
+				printf("\n");
+				col = 0;
+			}
+			col += printf("%s%s", col ? " " : "", item);
+		}
+		printf("\n\n");
+	}
+	fflush(stdout);
+}
+
+/* ---- live: attach and detach ---------------------------------------- */
+
+static const char *xdp_mode_str(__u8 mode)
+{
+	switch (mode) {
+	case XDP_ATTACHED_DRV: return "native";
+	case XDP_ATTACHED_SKB: return "generic";
+	case XDP_ATTACHED_HW: return "offload";
+	case XDP_ATTACHED_MULTI: return "multiple modes";
+	default: return "unknown";
+	}
+}
+
+/* true (and a one-line error) when some XDP program is already there */
+static bool xdp_occupied(struct iface *f)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+
+	if (bpf_xdp_query(f->ifindex, 0, &q) || q.attach_mode == XDP_ATTACHED_NONE)
+		return false;
+	cli_err("%s already has an XDP program (id %u, %s mode): not replacing it; "
+		"detach it first or use another interface", f->name,
+		q.prog_id ? q.prog_id : q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id,
+		xdp_mode_str(q.attach_mode));
+	return true;
+}
+
+static int attach_xdp(struct rocelat_bpf *obj, struct iface *f)
+{
+	int fd = bpf_program__fd(obj->progs.rocelat_xdp), err;
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	char what[64];
+
+	if (xdp_occupied(f))
+		return -EBUSY;
+	if (env.mode == MODE_AUTO) {
+		f->xdp_link = bpf_program__attach_xdp(obj->progs.rocelat_xdp, f->ifindex);
+		err = f->xdp_link ? 0 : -errno;
+	} else {
+		LIBBPF_OPTS(bpf_link_create_opts, lo,
+			    .flags = env.mode == MODE_SKB ? XDP_FLAGS_SKB_MODE
+							  : XDP_FLAGS_DRV_MODE);
+
+		f->xdp_link_fd = bpf_link_create(fd, f->ifindex, BPF_XDP, &lo);
+		err = f->xdp_link_fd < 0 ? f->xdp_link_fd : 0;
+	}
+	if (err) {
+		if ((err == -EBUSY || err == -EEXIST) && xdp_occupied(f))
+			return err;
+		if (env.mode == MODE_NATIVE && (err == -EOPNOTSUPP || err == -EINVAL)) {
+			cli_err("native XDP is not supported on %s: try --skb-mode", f->name);
+			return err;
+		}
+		if (err == -EOPNOTSUPP || err == -EINVAL) {
+			cli_err("cannot attach XDP to %s: %s; try --skb-mode%s", f->name,
+				strerror(-err), env.mode == MODE_SKB ? " without a bond/team port" : "");
+			return err;
+		}
+		snprintf(what, sizeof(what), "attach XDP to %s", f->name);
+		cli_bpf_err(what, err);
+		return err;
+	}
+	if (!bpf_xdp_query(f->ifindex, 0, &q))
+		f->xdp_mode_name = xdp_mode_str(q.attach_mode);
+	else
+		f->xdp_mode_name = "unknown";
+	return 0;
+}
+
+/* ids of BPF programs some process holds open (from /proc fdinfo) */
+static bool prog_held_by_process(__u32 prog_id)
+{
+	DIR *proc = opendir("/proc"), *fds;
+	struct dirent *p, *d;
+	char path[1100], line[128], link[64];
+	bool held = false;
+
+	if (!proc)
+		return true;	/* cannot tell: assume held, touch nothing */
+	while (!held && (p = readdir(proc))) {
+		if (p->d_name[0] < '1' || p->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/fd", p->d_name);
+		fds = opendir(path);
+		if (!fds)
+			continue;
+		while (!held && (d = readdir(fds))) {
+			ssize_t n;
+			FILE *f;
+
+			snprintf(path, sizeof(path), "/proc/%s/fd/%s", p->d_name, d->d_name);
+			n = readlink(path, link, sizeof(link) - 1);
+			if (n <= 0)
+				continue;
+			link[n] = 0;
+			if (strcmp(link, "anon_inode:bpf-prog"))
+				continue;
+			snprintf(path, sizeof(path), "/proc/%s/fdinfo/%s", p->d_name, d->d_name);
+			f = fopen(path, "r");
+			if (!f)
+				continue;
+			while (fgets(line, sizeof(line), f)) {
+				unsigned int id;
+
+				if (sscanf(line, "prog_id: %u", &id) == 1 && id == prog_id)
+					held = true;
+			}
+			fclose(f);
+		}
+		closedir(fds);
+	}
+	closedir(proc);
+	return held;
+}
+
+/*
+ * A clsact filter of ours whose program no process holds any more is the
+ * leftover of a run killed by SIGKILL (kernels before 6.6, no tcx): our
+ * handle and priority, our program name, and no owner. Remove it.
+ */
+static void remove_leftover_tc(struct iface *f, struct bpf_tc_hook *hook)
+{
+	LIBBPF_OPTS(bpf_tc_opts, q, .handle = TC_HANDLE, .priority = TC_PRIO);
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	int pfd;
+
+	if (bpf_tc_query(hook, &q) || !q.prog_id)
+		return;
+	pfd = bpf_prog_get_fd_by_id(q.prog_id);
+	if (pfd < 0)
+		return;
+	if (bpf_obj_get_info_by_fd(pfd, &info, &len) ||
+	    strcmp(info.name, TC_PROG_NAME)) {
+		close(pfd);
+		return;
+	}
+	close(pfd);
+	if (prog_held_by_process(q.prog_id))
+		return;
+	{
+		LIBBPF_OPTS(bpf_tc_opts, d, .handle = TC_HANDLE, .priority = TC_PRIO);
+
+		if (!bpf_tc_detach(hook, &d))
+			cli_err("removed a leftover tc egress filter of a killed rocelat "
+				"run on %s (prog id %u)", f->name, q.prog_id);
+	}
+}
+
+static int attach_tc(struct rocelat_bpf *obj, struct iface *f)
+{
+	int fd = bpf_program__fd(obj->progs.rocelat_tc), err;
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = f->ifindex,
+		    .attach_point = BPF_TC_EGRESS);
+	LIBBPF_OPTS(bpf_tc_opts, to, .prog_fd = fd, .handle = TC_HANDLE,
+		    .priority = TC_PRIO);
+	char what[64];
+
+	/* tcx (6.6+): a link, gone with the process even after SIGKILL.
+	 * libbpf 1.1 has no wrapper, but bpf_link_create passes an attach
+	 * type it does not know straight to the kernel. */
+	if (!getenv("ROCELAT_FORCE_CLSACT")) {
+		f->tcx_fd = bpf_link_create(fd, f->ifindex, AX_BPF_TCX_EGRESS, NULL);
+		if (f->tcx_fd >= 0)
+			return 0;
+		if (f->tcx_fd != -EINVAL && f->tcx_fd != -EOPNOTSUPP) {
+			snprintf(what, sizeof(what), "attach tc egress (tcx) to %s", f->name);
+			cli_bpf_err(what, f->tcx_fd);
+			return f->tcx_fd;
+		}
+	}
+	f->tcx_fd = -1;
+	err = bpf_tc_hook_create(&hook);
+	if (err && err != -EEXIST) {
+		snprintf(what, sizeof(what), "create clsact qdisc on %s", f->name);
+		cli_bpf_err(what, err);
+		return err;
+	}
+	f->tc_hook_created = !err;
+	remove_leftover_tc(f, &hook);
+	err = bpf_tc_attach(&hook, &to);
+	if (err) {
+		if (err == -EEXIST)
+			cli_err("%s: tc egress filter handle 0x%x prio 0x%x is in use "
+				"(another rocelat running?); or use --no-egress",
+				f->name, TC_HANDLE, TC_PRIO);
+		else {
+			snprintf(what, sizeof(what), "attach tc egress to %s", f->name);
+			cli_bpf_err(what, err);
+		}
+		return err;
+	}
+	f->tc_attached = true;
+	return 0;
+}
+
+static void detach_all(void)
+{
+	for (int i = 0; i < env.nifs; i++) {
+		struct iface *f = &ifaces[i];
+		LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = f->ifindex,
+			    .attach_point = BPF_TC_EGRESS);
+
+		if (f->tc_attached) {
+			LIBBPF_OPTS(bpf_tc_opts, d, .handle = TC_HANDLE, .priority = TC_PRIO);
+
+			bpf_tc_detach(&hook, &d);
+			if (f->tc_hook_created) {
+				hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+				bpf_tc_hook_destroy(&hook);
+			}
+			f->tc_attached = false;
+		}
+		if (f->tcx_fd >= 0)
+			close(f->tcx_fd);
+		f->tcx_fd = -1;
+		if (f->xdp_link_fd >= 0)
+			close(f->xdp_link_fd);
+		f->xdp_link_fd = -1;
+		bpf_link__destroy(f->xdp_link);
+		f->xdp_link = NULL;
+	}
+}
+
+static void warn_mirror(struct iface *f)
+{
+	struct ifreq ifr = {};
+	int s = socket(AF_INET, SOCK_DGRAM, 0);
+
+	if (s < 0)
+		return;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", f->name);
+	if (!ioctl(s, SIOCGIFFLAGS, &ifr) && !(ifr.ifr_flags & IFF_PROMISC))
+		cli_err("note: %s is not promiscuous; a SPAN port usually needs "
+			"'ip link set %s promisc on'", f->name, f->name);
+	close(s);
+}
+
+static int run_live(struct rocelat_bpf *obj)
+{
+	long reports = 0;
+	bool egress = !env.mirror && !env.no_egress;
+
+	for (int i = 0; i < env.nifs; i++) {
+		struct iface *f = &ifaces[i];
+
+		if (attach_xdp(obj, f))
+			return 1;
+		if (egress && attach_tc(obj, f))
+			return 1;
+		if (env.mirror)
+			warn_mirror(f);
+	}
+	if (!cli.json) {
+		printf("Tracing RoCE v2 latency on");
+		for (int i = 0; i < env.nifs; i++)
+			printf("%s %s (XDP %s%s)", i ? "," : "", ifaces[i].name,
+			       ifaces[i].xdp_mode_name,
+			       !egress ? "" : ifaces[i].tcx_fd >= 0 ? ", tcx egress" :
+			       ", tc egress");
+		printf("... Hit Ctrl-C to end.\n");
+	}
+	fflush(stdout);
+	while (cli_wait_interval()) {
+		report(obj, true);
+		if (cli.count && ++reports >= cli.count)
+			return 0;
+	}
+	if (!cli.interval || cli_exiting)
+		report(obj, cli.interval);
+	return 0;
+}
+
+/* ---- offline: a capture through BPF_PROG_TEST_RUN ------------------- */
+
+static int run_offline(struct rocelat_bpf *obj)
+{
+	int prog_fd = bpf_program__fd(obj->progs.rocelat_xdp), rc;
+	unsigned long long packets = 0, short_frames = 0, failed_runs = 0, ts;
+	const unsigned char *frame;
+	char err[256];
+	struct capture *c;
+	unsigned int len;
+
+	c = capture_open(env.pcap, err, sizeof(err));
+	if (!c) {
+		cli_err("%s: %s", env.pcap, err);
+		return 1;
+	}
+	err[0] = 0;
+	while ((rc = capture_next(c, &frame, &len, &ts)) == 1) {
+		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame,
+			    .data_size_in = len, .repeat = 1);
+
+		packets++;
+		if (len < 14) {		/* BPF_PROG_TEST_RUN needs an Ethernet header */
+			short_frames++;
+			continue;
+		}
+		obj->bss->clock_ns = ts;
+		if (bpf_prog_test_run_opts(prog_fd, &o) && !failed_runs++)
+			cli_err("%s: packet %llu: test run failed: %s", env.pcap,
+				packets, strerror(errno));
+	}
+	if (rc < 0)
+		snprintf(err, sizeof(err), "%s", capture_error(c));
+	capture_close(c);
+
+	report(obj, false);
+	if (cli.json) {
+		struct json_w w;
+
+		json_begin(&w, stdout);
+		json_str(&w, "type", "capture");
+		json_str(&w, "file", env.pcap);
+		json_u64(&w, "packets", packets);
+		json_u64(&w, "short_frames", short_frames);
+		json_u64(&w, "failed_runs", failed_runs);
+		json_bool(&w, "complete", !err[0]);
+		if (err[0])
+			json_str(&w, "error", err);
+		json_end(&w);
+	} else {
+		printf("read %llu packets from %s%s\n", packets, env.pcap,
+		       err[0] ? " (incomplete)" : "");
+		if (short_frames)
+			printf("%llu frames shorter than an Ethernet header skipped\n",
+			       short_frames);
+	}
+	fflush(stdout);
+	if (err[0]) {
+		cli_err("%s: %s (after %llu packets; the report covers those)",
+			env.pcap, err, packets);
+		return 1;
+	}
+	return failed_runs ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct rocelat_bpf *obj = NULL;
+	int err, ret = 1;
+
+	cli_parse(&argp, argc, argv, NULL);
+	if (env.pcap && access(env.pcap, R_OK))
+		cli_die("%s: %s", env.pcap, strerror(errno));
+	cli_setup();
+	for (int i = 0; i < env.nifs; i++) {
+		ifaces[i].name = env.ifnames[i];
+		ifaces[i].ifindex = cli_ifindex(env.ifnames[i]);
+		ifaces[i].xdp_link_fd = -1;
+		ifaces[i].tcx_fd = -1;
+	}
+	ncpu = libbpf_num_possible_cpus();
+	if (ncpu <= 0)
+		cli_die("cannot count CPUs");
+
+	obj = rocelat_bpf__open();
+	if (!obj) {
+		cli_bpf_err("open BPF object", -errno);
+		return 1;
+	}
+	obj->rodata->targ_roce_port = cli.roce_port;
+	obj->rodata->targ_unit_ns = env.unit_ns;
+	obj->rodata->targ_timeout_ns = (__u64)env.timeout_ms * 1000000ULL;
+	obj->rodata->targ_offline = env.pcap != NULL;
+	if (env.pcap || env.mirror || env.no_egress)
+		bpf_program__set_autoload(obj->progs.rocelat_tc, false);
+
+	err = rocelat_bpf__load(obj);
+	if (err) {
+		cli_bpf_err("load BPF programs", err);
+		goto cleanup;
+	}
+	ret = env.pcap ? run_offline(obj) : run_live(obj);
+
+cleanup:
+	detach_all();
+	rocelat_bpf__destroy(obj);
+	return ret;
+}
