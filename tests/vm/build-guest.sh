@@ -1,0 +1,340 @@
+#!/usr/bin/env bash
+# Build, or reuse from the cache, the Soft-RoCE guest that tests/vm/run boots:
+# Debian's generic kernel (the package linux-image-amd64 depends on today),
+# its modules, the uncompressed ELF vmlinux (qemu boots it through the PVH
+# entry, about twice as fast as the bzImage under software emulation) and a
+# tiny busybox initramfs whose /init mounts the host's root over virtio-9p.
+#
+# Usage: tests/vm/build-guest.sh [--force] [--print-dir]
+#   --force      rebuild even if a complete guest is cached
+#   --print-dir  print only the guest directory on stdout (progress goes to
+#                stderr either way); this is what tests/vm/run uses
+#
+# The guest lives in $AGENTXDP_VM_CACHE/<kernel-version>/ (default
+# /var/cache/agentxdp/vm). It is built in a scratch directory next to it and
+# renamed into place, so a directory that exists is a complete guest.
+# Nothing is installed on the host: apt-get download + dpkg-deb -x only.
+#
+# Needs: root, apt-get, dpkg-deb, kmod (depmod, modprobe), busybox-static,
+# cpio, xz-utils (the 6.1 bzImage is xz; gzip/zstd/lz4/bzip2 are handled
+# if a later kernel switches).
+set -euo pipefail
+
+CACHE_ROOT=${AGENTXDP_VM_CACHE:-/var/cache/agentxdp/vm}
+BUSYBOX=${AGENTXDP_VM_BUSYBOX:-/bin/busybox}
+
+# What /init needs before the root is reachable; their dependencies are
+# resolved with modprobe --show-depends, so only the leaves are named here.
+ROOT_MODULES=(virtio_pci 9pnet_virtio 9p overlay)
+
+force=0
+print_dir=0
+for arg in "$@"; do
+	case $arg in
+	--force) force=1 ;;
+	--print-dir) print_dir=1 ;;
+	-h | --help)
+		sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
+		exit 0
+		;;
+	*)
+		echo "build-guest: unknown argument '$arg' (try --help)" >&2
+		exit 2
+		;;
+	esac
+done
+
+log() { echo "build-guest: $*" >&2; }
+die() {
+	log "error: $*"
+	exit 1
+}
+
+# linux-image-amd64 is a metapackage whose only job is to depend on the
+# current ABI's image package; old ABI packages vanish from the archive when
+# Debian updates, so the name is looked up every time, never hard-coded.
+resolve_kernel_package() {
+	apt-cache show --no-all-versions linux-image-amd64 2>/dev/null |
+		sed -n 's/^Depends: //p' | head -n1 | sed 's/[,|]/\n/g' |
+		sed 's/^ *//; s/[ (].*//' | grep -m1 '^linux-image-[0-9]' || true
+}
+
+# The newest complete guest in the cache, for when apt has no package lists.
+newest_cached_guest() {
+	local d best=
+	for d in "$CACHE_ROOT"/*/; do
+		d=${d%/}
+		case $d in *.tmp.*) continue ;; esac
+		[ -f "$d/build-info" ] || continue
+		if [ -z "$best" ] || [ "$d/build-info" -nt "$best/build-info" ]; then best=$d; fi
+	done
+	[ -n "$best" ] && echo "$best"
+}
+
+le32() { od -An -tu4 -j "$2" -N4 "$1" | tr -d ' \n'; }
+le8() { od -An -tu1 -j "$2" -N1 "$1" | tr -d ' \n'; }
+
+# Pull the compressed kernel out of a bzImage and decompress it to an ELF.
+# Boot protocol >= 2.08 records where the payload sits: it starts
+# payload_offset bytes into the protected-mode part, which follows the
+# (setup_sects + 1) sectors of real-mode setup code. The build appends the
+# uncompressed size as 4 little-endian bytes; it is cut off before
+# decompressing and used to check the result.
+extract_vmlinux() {
+	local bz=$1 out=$2
+	local magic setup_sects version payload_offset payload_length start want got
+	magic=$(od -An -c -j 0x202 -N4 "$bz" | tr -d ' \n')
+	[ "$magic" = HdrS ] || die "$bz: not a bzImage (no HdrS header)"
+	version=$(od -An -tu2 -j 0x206 -N2 "$bz" | tr -d ' \n')
+	[ "$version" -ge $((0x208)) ] || die "$bz: boot protocol too old for payload_offset"
+	setup_sects=$(le8 "$bz" 0x1f1)
+	[ "$setup_sects" -eq 0 ] && setup_sects=4
+	payload_offset=$(le32 "$bz" 0x248)
+	payload_length=$(le32 "$bz" 0x24c)
+	start=$(((setup_sects + 1) * 512 + payload_offset))
+	want=$(od -An -tu4 -j $((start + payload_length - 4)) -N4 "$bz" | tr -d ' \n')
+
+	local head decompress
+	head=$(od -An -tx1 -j "$start" -N6 "$bz" | tr -d ' \n')
+	case $head in
+	fd377a585a00) decompress="xz -dc --single-stream" ;;
+	1f8b*) decompress="gzip -dc" ;;
+	28b52ffd*) decompress="zstd -dcq" ;;
+	02214c18*) decompress="lz4 -dc" ;;
+	425a68*) decompress="bzip2 -dc" ;;
+	5d0000*) decompress="xz -dc --format=lzma" ;;
+	*) die "$bz: unknown payload compression (magic $head)" ;;
+	esac
+	dd if="$bz" iflag=skip_bytes,count_bytes skip="$start" count=$((payload_length - 4)) \
+		bs=1M status=none | $decompress >"$out" ||
+		die "$bz: decompressing the payload with '$decompress' failed"
+	got=$(stat -c %s "$out")
+	[ "$got" = "$want" ] || die "$bz: vmlinux is $got bytes, the bzImage says $want"
+	[ "$(od -An -c -N4 "$out" | tr -d ' \n')" = '177ELF' ] || die "$bz: payload is not an ELF file"
+}
+
+# The initramfs's PID 1. Everything run-specific (the command, the checkout
+# path) arrives over the "run" 9p share that tests/vm/run sets up, so one
+# initramfs serves every run.
+write_init() {
+	cat >"$1" <<'EOF'
+#!/bin/sh
+# PID 1 of the AgentXDP guest (generated by tests/vm/build-guest.sh).
+# Console (ttyS0): kernel and harness messages. ttyS1: the command's output.
+export PATH=/bin:/sbin
+/bin/busybox mkdir -p /bin /sbin /proc /sys /dev
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+
+say() { echo "agentxdp-init: $*" >/dev/console; }
+halt() {
+	echo "AGENTXDP-EXIT=$1" >/dev/console
+	sync
+	poweroff -f
+	sleep 5
+	echo o >/proc/sysrq-trigger
+}
+fatal() {
+	say "FATAL: $*"
+	halt 125
+}
+
+while read -r m; do
+	insmod "/modules/$m" || fatal "insmod $m failed"
+done </modules/order
+
+p9=trans=virtio,version=9p2000.L,msize=262144
+mkdir -p /lower /rw /newroot
+mount -t 9p -o "$p9,ro,cache=loose" hostroot /lower || fatal "cannot mount the host root over 9p"
+mount -t tmpfs -o mode=0755 tmpfs /rw
+mkdir -p /rw/upper /rw/work
+mount -t overlay overlay -o lowerdir=/lower,upperdir=/rw/upper,workdir=/rw/work /newroot ||
+	fatal "cannot mount the overlay root"
+
+R=/newroot
+mkdir -p $R/usr/lib/modules
+mount -t 9p -o "$p9,ro,cache=loose" modules $R/usr/lib/modules || fatal "cannot mount the modules share"
+mount -t proc proc $R/proc
+mount -t sysfs sysfs $R/sys
+mount -t devtmpfs devtmpfs $R/dev
+mkdir -p $R/dev/pts $R/dev/shm
+mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts $R/dev/pts
+mount -t tmpfs -o mode=1777 tmpfs $R/dev/shm
+mount -t tmpfs -o mode=1777 tmpfs $R/tmp
+mount -t tmpfs -o mode=0755 tmpfs $R/run
+mount -t debugfs debugfs $R/sys/kernel/debug
+mount -t tracefs tracefs $R/sys/kernel/tracing
+mount -t bpf bpf $R/sys/fs/bpf
+mount -t cgroup2 cgroup2 $R/sys/fs/cgroup
+ln -sf /proc/self/fd $R/dev/fd
+ln -sf /proc/self/fd/0 $R/dev/stdin
+ln -sf /proc/self/fd/1 $R/dev/stdout
+ln -sf /proc/self/fd/2 $R/dev/stderr
+[ -e $R/dev/ptmx ] || ln -sf pts/ptmx $R/dev/ptmx
+
+RUN=$R/run/agentxdp-vm
+mkdir -p $RUN
+mount -t 9p -o "$p9" run $RUN || fatal "cannot mount the run share"
+checkout=$(cat $RUN/checkout)
+if [ -n "$checkout" ]; then
+	mkdir -p "$R$checkout"
+	mount -t 9p -o "$p9" checkout "$R$checkout" || fatal "cannot mount the checkout share"
+fi
+
+ip link set lo up
+hostname agentxdp-vm
+
+# The kernel runs its module helper (/proc/sys/kernel/modprobe) in PID 1's
+# root, which is this initramfs and has no modules tree: without this
+# wrapper, autoloading (rdma link add -> rdma_rxe -> crc32, nf_tables, xt_*)
+# fails with ENOENT inside the chroot.
+printf '#!/bin/sh\nexec /bin/chroot /newroot /sbin/modprobe "$@"\n' >/sbin/modprobe-chroot
+chmod 755 /sbin/modprobe-chroot
+echo /sbin/modprobe-chroot >/proc/sys/kernel/modprobe
+
+stty -F /dev/ttyS1 raw -echo 2>/dev/null
+say "running the command"
+chroot $R /bin/bash /run/agentxdp-vm/cmd </dev/null >/dev/ttyS1 2>&1
+status=$?
+echo "$status" >$RUN/status
+sync
+umount $RUN 2>/dev/null
+[ -n "$checkout" ] && umount "$R$checkout" 2>/dev/null
+halt "$status"
+EOF
+	chmod 755 "$1"
+}
+
+build() {
+	local kpkg=$1 kver=$2 dest=$3
+	local t0=$SECONDS
+	local work
+	work=$(mktemp -d "$CACHE_ROOT/$kver.tmp.XXXXXX")
+	chmod 755 "$work"
+	# shellcheck disable=SC2064
+	trap "rm -rf '$work'" EXIT
+
+	log "downloading $kpkg (from linux-image-amd64)"
+	# apt drops privileges to _apt for downloads; let it write here.
+	if id _apt >/dev/null 2>&1; then chown _apt "$work"; fi
+	if ! (cd "$work" && apt-get download -q "$kpkg" >&2); then
+		log "download failed; refreshing the package lists once"
+		apt-get update -qq >&2 || true
+		(cd "$work" && apt-get download -q "$kpkg" >&2) || die "apt-get download $kpkg failed"
+	fi
+	chown -R root "$work"
+	local deb pkgver
+	deb=$(ls "$work"/*.deb)
+	pkgver=$(dpkg-deb -f "$deb" Version)
+
+	log "extracting"
+	mkdir "$work/pkg"
+	dpkg-deb -x "$deb" "$work/pkg"
+	rm -f "$deb"
+	local moddir
+	for moddir in "$work/pkg/lib/modules" "$work/pkg/usr/lib/modules"; do
+		[ -d "$moddir/$kver" ] && break
+	done
+	[ -d "$moddir/$kver" ] || die "$kpkg ships no modules for $kver"
+	# depmod -b and modprobe -d want BASE/lib/modules/VERSION.
+	mkdir -p "$work/lib"
+	mv "$moddir" "$work/lib/modules"
+	mkdir -p "$work/boot"
+	mv "$work/pkg/boot/vmlinuz-$kver" "$work/boot/"
+	mv "$work/pkg/boot/config-$kver" "$work/pkg/boot/System.map-$kver" "$work/boot/" 2>/dev/null || true
+	rm -rf "$work/pkg"
+
+	# The package ships no modules.dep: it is generated at install time.
+	log "depmod"
+	depmod -b "$work" "$kver"
+	if [ -f "$work/boot/config-$kver" ]; then
+		local opt
+		for opt in CONFIG_RDMA_RXE CONFIG_9P_FS CONFIG_NET_9P_VIRTIO CONFIG_OVERLAY_FS; do
+			grep -Eq "^$opt=[ym]" "$work/boot/config-$kver" || die "$kver lacks $opt"
+		done
+	fi
+
+	log "extracting vmlinux from the bzImage"
+	extract_vmlinux "$work/boot/vmlinuz-$kver" "$work/vmlinux"
+
+	log "building the initramfs"
+	local ir=$work/initramfs
+	mkdir -p "$ir"/{bin,sbin,dev,proc,sys,modules}
+	cp "$BUSYBOX" "$ir/bin/busybox"
+	[ "$(od -An -c -N4 "$ir/bin/busybox" | tr -d ' \n')" = '177ELF' ] || die "$BUSYBOX is not an ELF binary"
+	if LC_ALL=C readelf -l "$BUSYBOX" 2>/dev/null | grep -q 'program interpreter'; then
+		die "$BUSYBOX is dynamically linked (install busybox-static)"
+	fi
+	ln -s busybox "$ir/bin/sh"
+	# Module paths from modprobe, in load order, each once; "builtin" lines
+	# need nothing; anything after the path is options from the host's
+	# modprobe.d, which the guest does not want.
+	local m path name
+	for m in "${ROOT_MODULES[@]}"; do
+		modprobe -d "$work" -S "$kver" --show-depends "$m" ||
+			die "modprobe cannot resolve $m for $kver"
+	done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }' |
+		while read -r path; do
+			name=$(basename "$path")
+			case $name in
+			*.ko) cp "$path" "$ir/modules/$name" ;;
+			*.ko.xz) xz -dc "$path" >"$ir/modules/${name%.xz}" ;;
+			*.ko.zst) zstd -dcq "$path" >"$ir/modules/${name%.zst}" ;;
+			*.ko.gz) gzip -dc "$path" >"$ir/modules/${name%.gz}" ;;
+			*) die "unexpected module file $path" ;;
+			esac
+			basename "${name%.ko*}.ko" >>"$ir/modules/order"
+		done
+	[ -s "$ir/modules/order" ] || die "no modules resolved for the initramfs"
+	write_init "$ir/init"
+	(cd "$ir" && find . -print0 | LC_ALL=C sort -z | cpio --null -o -H newc --quiet) >"$work/initramfs.cpio"
+	rm -rf "$ir"
+
+	{
+		echo "kernel_package=$kpkg"
+		echo "kernel_version=$kver"
+		echo "package_version=$pkgver"
+		echo "built=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+		echo "initramfs_modules=$(cpio -it --quiet <"$work/initramfs.cpio" | grep -c '^modules/.*\.ko$')"
+		echo "build_seconds=$((SECONDS - t0))"
+	} >"$work/build-info"
+
+	rm -rf "$dest"
+	mv "$work" "$dest"
+	trap - EXIT
+	log "guest for $kver built in $((SECONDS - t0)) s: $dest"
+}
+
+main() {
+	[ "$(id -u)" -eq 0 ] || die "needs root (writes $CACHE_ROOT; the guest tier runs as root)"
+	mkdir -p "$CACHE_ROOT"
+
+	local kpkg kver dest
+	kpkg=$(resolve_kernel_package)
+	if [ -z "$kpkg" ]; then
+		dest=$(newest_cached_guest || true)
+		[ -n "$dest" ] || die "apt cannot resolve linux-image-amd64 (run apt-get update) and no guest is cached"
+		log "warning: apt cannot resolve linux-image-amd64; using the cached $(basename "$dest")"
+		[ "$print_dir" -eq 1 ] && echo "$dest"
+		return 0
+	fi
+	kver=${kpkg#linux-image-}
+	dest=$CACHE_ROOT/$kver
+
+	# One builder at a time; a second caller waits and then finds it built.
+	exec 9>"$CACHE_ROOT/.lock"
+	flock 9
+	if [ "$force" -eq 0 ] && [ -f "$dest/build-info" ] && [ -f "$dest/vmlinux" ] &&
+		[ -f "$dest/initramfs.cpio" ] && [ -d "$dest/lib/modules/$kver" ]; then
+		log "guest for $kver is cached: $dest (took 0 s)"
+	else
+		build "$kpkg" "$kver" "$dest"
+	fi
+	flock -u 9
+	if [ "$print_dir" -eq 1 ]; then echo "$dest"; fi
+	return 0
+}
+
+main
