@@ -94,7 +94,7 @@ flow_get(const struct roce_path_key *path, __u32 resp_qpn)
 /* what an answer completes, passed to the out-of-line helpers below */
 struct answer_ctx {
 	struct roce_path_key key;	/* requester -> responder */
-	__u64 now;
+	__u64 now;			/* 0 until first needed */
 	__u32 psn;
 	__u32 ifindex;
 	__u8 inclusive;			/* the PSN itself is answered */
@@ -168,6 +168,8 @@ __noinline int rocelat_complete(struct pending_path *pp, struct answer_ctx *ac,
 			cnt->c[RL_KARN_DISCARDED]++;
 			continue;
 		}
+		if (!ac->now)
+			ac->now = now_ns();
 		lat = (__s64)(ac->now - s->ts_ns);
 		if (lat < 0)		/* capture timestamps out of order */
 			lat = 0;
@@ -181,8 +183,7 @@ __noinline int rocelat_complete(struct pending_path *pp, struct answer_ctx *ac,
 }
 
 static __always_inline void handle_request(const struct pkt_info *pi,
-					   struct rocelat_counters *cnt,
-					   __u64 now)
+					   struct rocelat_counters *cnt)
 {
 	__u8 op = ROCE_OP(pi->opcode);
 	bool read = op == ROCE_READ_REQUEST;
@@ -193,6 +194,7 @@ static __always_inline void handle_request(const struct pkt_info *pi,
 	struct pending_slot *s;
 	struct roce_flow_stats *fs;
 	__u32 idx;
+	__u64 now;
 	int i;
 
 	cnt->c[RL_REQUESTS]++;
@@ -231,6 +233,7 @@ static __always_inline void handle_request(const struct pkt_info *pi,
 		return;
 
 	cnt->c[RL_TRACKED]++;
+	now = now_ns();
 	idx = pp->next & (PENDING_RING - 1);
 	pp->next++;
 	s = &pp->ring[idx];
@@ -247,7 +250,7 @@ static __always_inline void handle_request(const struct pkt_info *pi,
 
 static __always_inline void handle_answer(const struct pkt_info *pi,
 					  struct rocelat_counters *cnt,
-					  __u64 now, __u32 ifindex)
+					  __u32 ifindex)
 {
 	__u8 op = ROCE_OP(pi->opcode);
 	bool ack = op == ROCE_ACKNOWLEDGE || op == ROCE_ATOMIC_ACK;
@@ -296,7 +299,7 @@ static __always_inline void handle_answer(const struct pkt_info *pi,
 				__sync_fetch_and_add(&fs->nak[code], 1);
 		}
 	}
-	ac.now = now;
+	ac.now = 0;		/* read the clock only when a slot completes */
 	ac.psn = pi->psn;
 	ac.ifindex = ifindex;
 	ac.inclusive = kind == ROCE_AETH_ACK;
@@ -335,9 +338,10 @@ static __always_inline void rocelat_handle(void *data, void *data_end,
 	struct pkt_info pi = {};
 	__u32 zero = 0;
 	__u8 tr;
-	__u64 now;
 	int v;
 
+	if (pkt_fast_not_roce(data, data_end, targ_roce_port))
+		return;
 	v = pkt_parse_eth(&c, targ_roce_port, &pi);
 	if (v != PKT_ROCE && v != PKT_MALFORMED)
 		return;
@@ -360,12 +364,11 @@ static __always_inline void rocelat_handle(void *data, void *data_end,
 		cnt->c[RL_OTHER_TRANSPORT]++;
 		return;
 	}
-	now = now_ns();
 	if (roce_op_is_request(pi.opcode))
-		handle_request(&pi, cnt, now);
+		handle_request(&pi, cnt);
 	else if (ROCE_OP(pi.opcode) >= ROCE_READ_RESP_FIRST &&
 		 ROCE_OP(pi.opcode) <= ROCE_ATOMIC_ACK)
-		handle_answer(&pi, cnt, now, ifindex);
+		handle_answer(&pi, cnt, ifindex);
 }
 
 SEC("xdp")

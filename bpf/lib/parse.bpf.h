@@ -232,4 +232,42 @@ static __always_inline int pkt_parse_eth(const struct pkt_cursor *c,
 	return pkt_parse_l3(c, off, proto, roce_port, pi);
 }
 
+/*
+ * Hot-path shortcut for XDP/tc observers that only care about RoCE: true
+ * when an untagged frame is certainly not UDP to roce_port (not IP, or
+ * IPv4 without options / IPv6 without extension headers whose L4 is
+ * something else). Anything it cannot decide cheaply (VLAN tags, options,
+ * extension headers, short frames) returns false: run pkt_parse_eth().
+ */
+static __always_inline bool pkt_fast_not_roce(void *data, void *data_end,
+					      __u16 roce_port)
+{
+	__u8 *p = data;
+	__u16 proto;
+
+	if (p + AX_ETH_HLEN + 20 + 4 > (__u8 *)data_end)
+		return false;
+	proto = bpf_ntohs(*(__be16 *)(p + 12));
+	if (proto == AX_ETH_P_IP) {
+		if (p[AX_ETH_HLEN] != 0x45)		/* options or not v4 */
+			return false;
+		if (p[AX_ETH_HLEN + 9] != AX_IPPROTO_UDP)
+			return true;
+		return bpf_ntohs(*(__be16 *)(p + AX_ETH_HLEN + 20 + 2)) != roce_port;
+	}
+	if (proto == AX_ETH_P_IPV6) {
+		__u8 nh;
+
+		if (p + AX_ETH_HLEN + 40 + 4 > (__u8 *)data_end)
+			return false;
+		nh = p[AX_ETH_HLEN + 6];
+
+		if (nh == AX_IPPROTO_UDP)
+			return bpf_ntohs(*(__be16 *)(p + AX_ETH_HLEN + 40 + 2)) != roce_port;
+		return nh != AX_IPPROTO_HOPOPTS && nh != AX_IPPROTO_ROUTING &&
+		       nh != AX_IPPROTO_DSTOPTS && nh != AX_IPPROTO_FRAGMENT;
+	}
+	return proto != AX_ETH_P_8021Q && proto != AX_ETH_P_8021AD;
+}
+
 #endif
