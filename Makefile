@@ -33,6 +33,7 @@ endif
 # per-tool extra libraries: <tool>_LDLIBS
 rocelat_LDLIBS := -lpcap
 rocelat_STATIC_LDLIBS := -lpcap -ldbus-1 -lsystemd
+nfdrop_LDLIBS := -lnftables -lnftnl -lmnl
 
 ifeq ($(V),1)
 Q =

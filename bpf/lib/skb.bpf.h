@@ -45,4 +45,40 @@ static __always_inline __u32 skb_ifindex(struct sk_buff *skb)
 	return ifindex ? ifindex : BPF_CORE_READ(skb, skb_iif);
 }
 
+/*
+ * The device a packet belongs to: skb->dev, or on the local output path
+ * (where skb->dev is still NULL before ip_output) the route's device.
+ * _skb_refdst carries SKB_DST_NOREF in bit 0.
+ */
+static __always_inline struct net_device *skb_any_dev(struct sk_buff *skb)
+{
+	struct net_device *dev = BPF_CORE_READ(skb, dev);
+	unsigned long refdst;
+	struct dst_entry *dst;
+
+	if (dev)
+		return dev;
+	refdst = BPF_CORE_READ(skb, _skb_refdst);
+	if (!refdst)
+		return NULL;
+	dst = (struct dst_entry *)(refdst & ~1UL);
+	return BPF_CORE_READ(dst, dev);
+}
+
+/* inode number of the packet's network namespace (what
+ * readlink /proc/PID/ns/net shows), 0 when neither a device nor a socket
+ * tells */
+static __always_inline __u32 skb_netns_inum(struct sk_buff *skb)
+{
+	struct net_device *dev = skb_any_dev(skb);
+	struct sock *sk;
+
+	if (dev)
+		return BPF_CORE_READ(dev, nd_net.net, ns.inum);
+	sk = BPF_CORE_READ(skb, sk);
+	if (sk)
+		return BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);
+	return 0;
+}
+
 #endif

@@ -108,6 +108,24 @@ const struct ksym *ksyms_by_name(const struct ksyms *ks, const char *name)
 	return NULL;
 }
 
+int ksyms_range(const struct ksyms *ks, const char *name, unsigned long *start,
+		unsigned long *end)
+{
+	const struct ksym *s = ksyms_by_name(ks, name);
+	int i;
+
+	if (!s)
+		return -1;
+	*start = s->addr;
+	*end = s->addr + 1;
+	for (i = s - ks->syms + 1; i < ks->n; i++)
+		if (ks->syms[i].addr > s->addr) {
+			*end = ks->syms[i].addr;
+			break;
+		}
+	return 0;
+}
+
 const char *ksyms_format(const struct ksyms *ks, unsigned long addr,
 			 char *buf, int len, bool with_offset)
 {

@@ -18,6 +18,10 @@ void ksyms_free(struct ksyms *ks);
 /* the symbol containing addr, NULL when none */
 const struct ksym *ksyms_find(const struct ksyms *ks, unsigned long addr);
 const struct ksym *ksyms_by_name(const struct ksyms *ks, const char *name);
+/* text range [start, end) of the function name (end: the next symbol);
+ * 0, or -1 when name is not a function in kallsyms */
+int ksyms_range(const struct ksyms *ks, const char *name, unsigned long *start,
+		unsigned long *end);
 /* "name+0xoff" into buf; the address in hex when unknown */
 const char *ksyms_format(const struct ksyms *ks, unsigned long addr,
 			 char *buf, int len, bool with_offset);

@@ -94,6 +94,44 @@ static bool probe_tracing(enum bpf_attach_type type, const char *name,
 	return true;
 }
 
+int probe_func_arg_index(const char *func, const char *module, const char *arg)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf(), *btf = NULL;
+	const struct btf_param *p;
+	const struct btf_type *t;
+	int id, idx = -1;
+
+	if (libbpf_get_error(vmlinux))
+		return -1;
+	if (module) {
+		char path[256];
+
+		snprintf(path, sizeof(path), "/sys/kernel/btf/%s", module);
+		btf = btf__parse_split(path, vmlinux);
+		if (libbpf_get_error(btf)) {
+			btf = NULL;
+			goto out;
+		}
+	}
+	id = btf__find_by_name_kind(btf ? btf : vmlinux, func, BTF_KIND_FUNC);
+	if (id <= 0)
+		goto out;
+	t = btf__type_by_id(btf ? btf : vmlinux, id);
+	t = btf__type_by_id(btf ? btf : vmlinux, t->type);
+	if (!t || !btf_is_func_proto(t))
+		goto out;
+	p = btf_params(t);
+	for (int i = 0; i < btf_vlen(t); i++)
+		if (!strcmp(btf__name_by_offset(btf ? btf : vmlinux, p[i].name_off), arg)) {
+			idx = i;
+			break;
+		}
+out:
+	btf__free(btf);
+	btf__free(vmlinux);
+	return idx;
+}
+
 bool probe_tp_btf(const char *tp)
 {
 	char name[128];

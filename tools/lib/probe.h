@@ -19,4 +19,9 @@ bool probe_kprobe(const char *func);
 /* the module's BTF is in /sys/kernel/btf (the module is loaded) */
 bool probe_module_loaded(const char *module);
 
+/* position of the parameter named arg of func (module NULL: vmlinux) in
+ * its BTF prototype, -1 when func or arg is not there: tells which of two
+ * signatures a kernel has (ipt_do_table's changed in 5.16) */
+int probe_func_arg_index(const char *func, const char *module, const char *arg);
+
 #endif

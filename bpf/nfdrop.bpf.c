@@ -1,0 +1,420 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * nfdrop: which netfilter hook, table and chain dropped a packet.
+ *
+ * Every drop is counted at kfree_skb with reason NETFILTER_DROP, where the
+ * packet is still intact. Where fexit is allowed, fexit on nft_do_chain and
+ * ipt_do_table/ip6t_do_table adds the table and chain from the kernel's own
+ * structures; elsewhere the kernel stack names the hook and user space
+ * names the candidate chains from the ruleset.
+ *
+ * The two events of one drop meet in a per-CPU slot, in either order:
+ * Debian's 6.1 and 6.18 free the skb inside nft_do_chain (so kfree_skb
+ * comes first and the fexit completes the record), while iptables-legacy
+ * returns NF_DROP and nf_hook_slow frees it (fexit first, then kfree_skb).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
+#include "lib/skb.bpf.h"
+#include "lib/maps.bpf.h"
+#include "nfdrop.h"
+
+#define NF_DROP_VERDICT	0
+#define NF_VERDICT_BITS	0xff
+#define ICMP_DEST_UNREACH_TYPE 3
+#define REJECT_WINDOW_NS 1000000	/* reply and drop are microseconds apart */
+
+const volatile __u8 targ_scope = NFD_SCOPE_ALL;
+const volatile __u16 targ_roce_port = ROCE_V2_PORT;
+const volatile __u16 targ_port = 0;	/* either UDP port */
+const volatile __u32 targ_ifindex = 0;
+const volatile __u32 targ_netns = 0;	/* netns inode, 0: any */
+const volatile bool targ_events = false;
+const volatile bool targ_stack = false;
+const volatile __u32 targ_nf_drop = 12;	/* SKB_DROP_REASON_NETFILTER_DROP, from BTF */
+
+/* kernel text ranges, from /proc/kallsyms */
+const volatile __u64 targ_slow_start = 0, targ_slow_end = 0;	/* nf_hook_slow */
+const volatile __u64 targ_list_start = 0, targ_list_end = 0;	/* nf_hook_slow_list */
+/* the traversal functions; a kfree_skb inside one whose fexit is attached
+ * waits for that fexit */
+const volatile __u64 targ_nft_start = 0, targ_nft_end = 0;	/* nft_do_chain */
+const volatile __u64 targ_ipt_start = 0, targ_ipt_end = 0;	/* ipt_do_table */
+const volatile __u64 targ_ip6t_start = 0, targ_ip6t_end = 0;	/* ip6t_do_table */
+const volatile bool targ_nft_fexit = false;
+const volatile bool targ_ipt_fexit = false;
+const volatile bool targ_ip6t_fexit = false;
+/* ipt_do_table(priv, skb, state) since 5.16 (commit ee177a54413a, "netfilter:
+ * ip6_tables: pass table pointer via nf_hook_ops"); (skb, state, table) before */
+const volatile bool targ_xt_priv_first = true;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct nfd_key);
+	__type(value, struct nfd_value);
+} drops SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, NFD_STAT_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 1024);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, 127 * sizeof(__u64));
+} stacks SEC(".maps");
+
+/* per-CPU meeting point of the programs that see one drop */
+struct nfd_cpu {
+	__u64 pend_skb;		/* kfree_skb seen inside a traversal, fexit due */
+	__u8 pend_matched;	/* ... and it passed the filters */
+	__u8 pad[7];
+	__u64 mark_skb;		/* fexit saw NF_DROP, kfree_skb due */
+	__u64 reject_skb;	/* a REJECT reply was sent for this skb */
+	__u64 reject_ts;
+	struct nfd_key mark_key;
+	struct nfd_key key;	/* scratch */
+	struct nfd_rec rec;	/* the packet, from kfree_skb */
+	__u64 stack[NFD_STACK_DEPTH];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct nfd_cpu);
+} cpu_state SEC(".maps");
+
+static __always_inline struct nfd_cpu *cpu_slot(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&cpu_state, &zero);
+}
+
+static __always_inline bool in_text(__u64 ret, __u64 start, __u64 end)
+{
+	/* a return address may point just past a call at a function's end */
+	return start && ret - 1 >= start && ret - 1 < end;
+}
+
+static __always_inline bool scope_match(const struct pkt_info *pi)
+{
+	bool udp = pi->ip_proto == AX_IPPROTO_UDP && (pi->sport || pi->dport);
+
+	if (targ_scope == NFD_SCOPE_ROCE &&
+	    !(pi->ip_proto == AX_IPPROTO_UDP && pi->dport == targ_roce_port))
+		return false;
+	if (targ_port && !(udp && (pi->sport == targ_port || pi->dport == targ_port)))
+		return false;
+	return true;
+}
+
+/* adds one packet to the counts and, with -e, sends its event */
+static __always_inline void count_drop(struct nfd_key *key, struct nfd_rec *rec)
+{
+	static const struct nfd_value zero;
+	struct nfd_value *val;
+	struct nfd_event *e;
+
+	counter_inc(&stats, NFD_STAT_DROPS);
+	val = map_lookup_or_init(&drops, key, &zero);
+	if (val) {
+		val->packets++;
+		val->rejected += rec->rejected;
+	}
+	if (!targ_events)
+		return;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		counter_inc(&stats, NFD_STAT_EVENTS_LOST);
+		return;
+	}
+	e->ts_ns = bpf_ktime_get_ns();
+	__builtin_memcpy(&e->key, key, sizeof(*key));
+	__builtin_memcpy(&e->rec, rec, sizeof(*rec));
+	bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline int handle_kfree(void *ctx, struct sk_buff *skb,
+					void *location, __u32 reason)
+{
+	struct nfd_cpu *st = cpu_slot();
+	struct nfd_key *key;
+	struct nfd_rec *rec;
+	struct net_device *dev;
+	bool marked, in_traversal = false;
+	int slow = -1, n;
+
+	if (!st)
+		return 0;
+	if (st->reject_skb == (__u64)skb && reason != targ_nf_drop)
+		st->reject_skb = 0;	/* e.g. port unreachable, NO_SOCKET */
+	if (reason != targ_nf_drop)
+		return 0;
+
+	rec = &st->rec;
+	rec->rejected = st->reject_skb == (__u64)skb &&
+			bpf_ktime_get_ns() - st->reject_ts < REJECT_WINDOW_NS;
+	if (st->reject_skb == (__u64)skb)
+		st->reject_skb = 0;
+	marked = st->mark_skb == (__u64)skb;
+	if (marked)
+		st->mark_skb = 0;
+
+	/* where the packet is intact: filter and parse here */
+	dev = skb_any_dev(skb);
+	rec->ifindex = dev ? BPF_CORE_READ(dev, ifindex) : BPF_CORE_READ(skb, skb_iif);
+	key = marked ? &st->mark_key : &st->key;
+	if (!marked) {
+		__builtin_memset(key, 0, sizeof(*key));
+		key->netns = skb_netns_inum(skb);
+	}
+	rec->location = (__u64)location;
+	key->location = rec->location;
+
+	if (!marked) {
+		n = bpf_get_stack(ctx, st->stack, sizeof(st->stack), 0);
+		for (int i = 0; i < NFD_STACK_DEPTH; i++) {
+			__u64 ret = st->stack[i];
+
+			if (i * 8 >= n)
+				break;
+			if (in_text(ret, targ_slow_start, targ_slow_end)) {
+				slow = i;
+				break;
+			}
+			if (in_text(ret, targ_nft_start, targ_nft_end)) {
+				in_traversal |= targ_nft_fexit;
+				if (i + 1 < NFD_STACK_DEPTH)
+					key->chain_ret = st->stack[(i + 1) & (NFD_STACK_DEPTH - 1)];
+			} else if (in_text(ret, targ_ipt_start, targ_ipt_end)) {
+				in_traversal |= targ_ipt_fexit;
+			} else if (in_text(ret, targ_ip6t_start, targ_ip6t_end)) {
+				in_traversal |= targ_ip6t_fexit;
+			}
+		}
+	}
+
+	if ((targ_ifindex && rec->ifindex != targ_ifindex) ||
+	    (targ_netns && key->netns != targ_netns))
+		goto filtered;
+	__builtin_memset(&rec->pkt, 0, sizeof(rec->pkt));
+	rec->verdict = skb_parse(skb, targ_roce_port, &rec->pkt);
+	if (!scope_match(&rec->pkt))
+		goto filtered;
+	rec->stack_id = targ_stack ? bpf_get_stackid(ctx, &stacks, 0) : -1;
+	if (targ_events && dev)
+		bpf_probe_read_kernel_str(rec->ifname, sizeof(rec->ifname), dev->name);
+	else
+		rec->ifname[0] = 0;
+
+	if (in_traversal) {
+		/* the fexit of the function that freed it completes the key */
+		st->pend_skb = (__u64)skb;
+		st->pend_matched = 1;
+		return 0;
+	}
+	if (!marked) {
+		key->source = NFD_SRC_STACK;
+		key->hook = NFD_HOOK_UNKNOWN;
+		key->pf = rec->pkt.family;
+		if (slow >= 0 && slow + 1 < NFD_STACK_DEPTH) {
+			__u64 ret = st->stack[(slow + 1) & (NFD_STACK_DEPTH - 1)];
+
+			/* list receive: ip_sublist_rcv -> nf_hook_slow_list -> nf_hook_slow */
+			if (in_text(ret, targ_list_start, targ_list_end) &&
+			    slow + 2 < NFD_STACK_DEPTH)
+				ret = st->stack[(slow + 2) & (NFD_STACK_DEPTH - 1)];
+			key->hook_ret = ret;
+		} else {
+			counter_inc(&stats, NFD_STAT_NO_HOOK);
+		}
+	}
+	count_drop(key, rec);
+	return 0;
+
+filtered:
+	if (in_traversal) {
+		st->pend_skb = (__u64)skb;
+		st->pend_matched = 0;
+	}
+	return 0;
+}
+
+/* a drop verdict from a traversal: finish the record kfree_skb began, or
+ * leave the key for the kfree_skb in nf_hook_slow that follows */
+static __always_inline void handle_fexit_drop(struct nfd_cpu *st,
+					      struct sk_buff *skb)
+{
+	counter_inc(&stats, NFD_STAT_FEXIT_DROPS);
+	if (st->pend_skb == (__u64)skb) {
+		st->pend_skb = 0;
+		if (st->pend_matched) {
+			st->key.location = st->rec.location;
+			count_drop(&st->key, &st->rec);
+		}
+		return;
+	}
+	__builtin_memcpy(&st->mark_key, &st->key, sizeof(st->key));
+	st->mark_skb = (__u64)skb;
+}
+
+SEC("fexit/nft_do_chain")
+int BPF_PROG(nfdrop_nft_exit, struct nft_pktinfo *pkt, void *priv,
+	     unsigned int ret)
+{
+	struct nft_chain *chain = priv;
+	struct nft_table *table;
+	struct nft_base_chain *base;
+	const struct nf_hook_state *state;
+	struct nfd_cpu *st;
+	struct nfd_key *key;
+	const char *name;
+
+	if ((ret & NF_VERDICT_BITS) != NF_DROP_VERDICT)
+		return 0;
+	st = cpu_slot();
+	if (!st)
+		return 0;
+	key = &st->key;
+	__builtin_memset(key, 0, sizeof(*key));
+	key->source = NFD_SRC_NFT;
+	state = BPF_CORE_READ(pkt, state);
+	key->pf = BPF_CORE_READ(state, pf);
+	key->hook = BPF_CORE_READ(state, hook);
+	key->netns = BPF_CORE_READ(state, net, ns.inum);
+	table = BPF_CORE_READ(chain, table);
+	key->table_family = BPF_CORE_READ_BITFIELD_PROBED(table, family);
+	name = BPF_CORE_READ(table, name);
+	bpf_probe_read_kernel_str(key->table, sizeof(key->table), name);
+	name = BPF_CORE_READ(chain, name);
+	bpf_probe_read_kernel_str(key->chain, sizeof(key->chain), name);
+	/* nft_do_chain only runs base chains; the policy lives around them */
+	base = (void *)chain - bpf_core_field_offset(struct nft_base_chain, chain);
+	key->policy = BPF_CORE_READ(base, policy);
+	handle_fexit_drop(st, BPF_CORE_READ(pkt, skb));
+	return 0;
+}
+
+static __always_inline int handle_xt_exit(__u64 *ctx, __u8 source)
+{
+	struct xt_table *table = (void *)(targ_xt_priv_first ? ctx[0] : ctx[2]);
+	struct sk_buff *skb = (void *)(targ_xt_priv_first ? ctx[1] : ctx[0]);
+	const struct nf_hook_state *state =
+		(void *)(targ_xt_priv_first ? ctx[2] : ctx[1]);
+	unsigned int ret = ctx[3];
+	struct nfd_cpu *st;
+	struct nfd_key *key;
+
+	if ((ret & NF_VERDICT_BITS) != NF_DROP_VERDICT)
+		return 0;
+	st = cpu_slot();
+	if (!st)
+		return 0;
+	key = &st->key;
+	__builtin_memset(key, 0, sizeof(*key));
+	key->source = source;
+	key->pf = BPF_CORE_READ(state, pf);
+	key->hook = BPF_CORE_READ(state, hook);
+	key->netns = BPF_CORE_READ(state, net, ns.inum);
+	key->table_family = key->pf;
+	BPF_CORE_READ_STR_INTO(&key->table, table, name);
+	handle_fexit_drop(st, skb);
+	return 0;
+}
+
+SEC("fexit/ipt_do_table")
+int nfdrop_ipt_exit(__u64 *ctx)
+{
+	return handle_xt_exit(ctx, NFD_SRC_IPT);
+}
+
+SEC("fexit/ip6t_do_table")
+int nfdrop_ip6t_exit(__u64 *ctx)
+{
+	return handle_xt_exit(ctx, NFD_SRC_IP6T);
+}
+
+/* REJECT: the reply goes out before the verdict; remember for which skb */
+static __always_inline void mark_reject(const struct sk_buff *skb)
+{
+	struct nfd_cpu *st = cpu_slot();
+
+	if (!st)
+		return;
+	st->reject_skb = (__u64)skb;
+	st->reject_ts = bpf_ktime_get_ns();
+}
+
+/* every REJECT, before rate limiting (nf_reject_ipv4/ipv6, fentry kernels) */
+SEC("fentry/nf_send_unreach")
+int BPF_PROG(nfdrop_unreach, struct sk_buff *skb_in, int code, int hook)
+{
+	mark_reject(skb_in);
+	return 0;
+}
+
+SEC("fentry/nf_send_unreach6")
+int BPF_PROG(nfdrop_unreach6, struct net *net, struct sk_buff *skb_in,
+	     unsigned char code, unsigned int hooknum)
+{
+	mark_reject(skb_in);
+	return 0;
+}
+
+SEC("fentry/nf_send_reset")
+int BPF_PROG(nfdrop_reset, struct net *net, struct sock *sk,
+	     struct sk_buff *oldskb, int hook)
+{
+	mark_reject(oldskb);
+	return 0;
+}
+
+SEC("fentry/nf_send_reset6")
+int BPF_PROG(nfdrop_reset6, struct net *net, struct sock *sk,
+	     struct sk_buff *oldskb, int hook)
+{
+	mark_reject(oldskb);
+	return 0;
+}
+
+/* ICMP errors that passed the rate limit (6.13+ tracepoint): where fentry is
+ * refused, a REJECT is certain for the packets answered */
+SEC("tp_btf/icmp_send")
+int BPF_PROG(nfdrop_icmp_send, const struct sk_buff *skb, int type, int code)
+{
+	if (type == ICMP_DEST_UNREACH_TYPE)
+		mark_reject(skb);
+	return 0;
+}
+
+/* 5.17+ passes the reason (commit c504e5c2f964); 6.18 adds rx_sk, unused */
+SEC("tp_btf/kfree_skb")
+int BPF_PROG(nfdrop_kfree_btf, struct sk_buff *skb, void *location,
+	     enum skb_drop_reason reason)
+{
+	return handle_kfree(ctx, skb, location, reason);
+}
+
+SEC("raw_tp/kfree_skb")
+int BPF_PROG(nfdrop_kfree_raw, struct sk_buff *skb, void *location,
+	     enum skb_drop_reason reason)
+{
+	return handle_kfree(ctx, skb, location, reason);
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

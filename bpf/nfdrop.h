@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* nfdrop: types shared by bpf/nfdrop.bpf.c and tools/nfdrop.c */
+#ifndef AGENTXDP_NFDROP_H
+#define AGENTXDP_NFDROP_H
+
+#include "lib/pkt_info.h"
+
+#define NFD_IFNAMSIZ	16
+#define NFD_TABLE_LEN	32	/* XT_TABLE_MAXNAMELEN; longer nft names are cut */
+#define NFD_CHAIN_LEN	64	/* nft allows 256; a cut name is matched by prefix */
+#define NFD_STACK_DEPTH	32	/* frames searched for nf_hook_slow (it sits at 3-6) */
+#define NFD_HOOK_UNKNOWN 0xff
+
+/* which program named the dropping table and chain */
+enum nfd_source {
+	NFD_SRC_STACK = 0,	/* kfree_skb NETFILTER_DROP + kernel stack */
+	NFD_SRC_NFT,		/* fexit nft_do_chain: table and base chain from the kernel */
+	NFD_SRC_IPT,		/* fexit ipt_do_table (iptables-legacy, IPv4) */
+	NFD_SRC_IP6T,		/* fexit ip6t_do_table (ip6tables-legacy) */
+};
+
+enum nfd_scope {
+	NFD_SCOPE_ALL = 0,	/* any packet */
+	NFD_SCOPE_ROCE,		/* UDP to the RoCE port */
+};
+
+enum nfd_stat {
+	NFD_STAT_DROPS,		/* NETFILTER_DROP frees that passed the filters */
+	NFD_STAT_NO_HOOK,	/* nf_hook_slow not found on the stack */
+	NFD_STAT_EVENTS_LOST,	/* ring buffer full */
+	NFD_STAT_FEXIT_DROPS,	/* drop verdicts seen by the fexit programs */
+	NFD_STAT_NR,
+};
+
+struct nfd_key {
+	/*
+	 * NFD_SRC_STACK: return addresses found on the stack. hook_ret is
+	 * in the function that ran the hook (ip_local_deliver: IPv4 input),
+	 * chain_ret in the function that called nft_do_chain
+	 * (nft_do_chain_inet: a table of family inet), 0 when nft_do_chain
+	 * was not on the stack (iptables-legacy, conntrack, queue).
+	 */
+	__u64 hook_ret;
+	__u64 chain_ret;
+	__u64 location;		/* kfree_skb's location */
+	__u32 netns;		/* inode of the packet's network namespace */
+	__u8 source;		/* enum nfd_source */
+	__u8 pf;		/* fexit: NFPROTO_* of the hook; stack: 4/6/0 */
+	__u8 hook;		/* fexit: hook number; stack: NFD_HOOK_UNKNOWN */
+	__u8 table_family;	/* fexit nft: NFPROTO_* of the table */
+	__u8 policy;		/* fexit nft: the base chain's policy (NF_DROP 0) */
+	__u8 pad[7];
+	char table[NFD_TABLE_LEN];
+	char chain[NFD_CHAIN_LEN];
+};
+
+struct nfd_value {
+	__u64 packets;
+	__u64 rejected;		/* packets the kernel answered (REJECT) first */
+};
+
+/* what the kfree_skb program learned about one dropped packet */
+struct nfd_rec {
+	__u64 location;		/* kfree_skb's location */
+	__u32 ifindex;
+	__s32 stack_id;		/* -s: in the stacks map, else -1 */
+	__u8 verdict;		/* enum pkt_verdict of the parse */
+	__u8 rejected;		/* a REJECT reply was sent for it first */
+	__u8 pad[2];
+	char ifname[NFD_IFNAMSIZ];
+	struct pkt_info pkt;
+};
+
+struct nfd_event {
+	__u64 ts_ns;
+	struct nfd_key key;
+	struct nfd_rec rec;
+};
+
+#endif

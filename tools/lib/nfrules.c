@@ -1,0 +1,823 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_tables.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <libmnl/libmnl.h>
+#include <libnftnl/chain.h>
+#include <libnftnl/common.h>
+#include <libnftnl/expr.h>
+#include <libnftnl/rule.h>
+#include <nftables/libnftables.h>
+#include "nfrules.h"
+
+#define MAX_JUMP_DEPTH 16	/* NFT_JUMP_STACK_SIZE */
+
+static const struct {
+	int family;
+	const char *name;
+	const char *alias;
+} families[] = {
+	{ NFR_PROTO_IPV4, "ip", "ipv4" },
+	{ NFR_PROTO_IPV6, "ip6", "ipv6" },
+	{ NFR_PROTO_INET, "inet", NULL },
+	{ NFR_PROTO_ARP, "arp", NULL },
+	{ NFR_PROTO_BRIDGE, "bridge", NULL },
+	{ NFR_PROTO_NETDEV, "netdev", NULL },
+};
+
+static const char *const inet_hooks[] = {
+	"prerouting", "input", "forward", "output", "postrouting", "ingress",
+};
+static const char *const arp_hooks[] = { "input", "output", "forward" };
+static const char *const netdev_hooks[] = { "ingress", "egress" };
+
+const char *nfr_family_name(int family)
+{
+	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++)
+		if (families[i].family == family)
+			return families[i].name;
+	return NULL;
+}
+
+int nfr_family_by_name(const char *name)
+{
+	for (size_t i = 0; name && i < sizeof(families) / sizeof(families[0]); i++)
+		if (!strcasecmp(families[i].name, name) ||
+		    (families[i].alias && !strcasecmp(families[i].alias, name)))
+			return families[i].family;
+	return -1;
+}
+
+static const char *const *hook_names(int family, int *n)
+{
+	switch (family) {
+	case NFR_PROTO_ARP:
+		*n = 3;
+		return arp_hooks;
+	case NFR_PROTO_NETDEV:
+		*n = 2;
+		return netdev_hooks;
+	case NFR_PROTO_INET:
+		*n = 6;
+		return inet_hooks;
+	default:	/* ip, ip6, bridge: NF_INET_* / NF_BR_* numbering */
+		*n = 5;
+		return inet_hooks;
+	}
+}
+
+const char *nfr_hook_name(int family, int hook)
+{
+	int n;
+	const char *const *names = hook_names(family, &n);
+
+	return hook >= 0 && hook < n ? names[hook] : NULL;
+}
+
+int nfr_hook_by_name(int family, const char *name)
+{
+	int n;
+	const char *const *names = hook_names(family, &n);
+
+	for (int i = 0; name && i < n; i++)
+		if (!strcasecmp(names[i], name))
+			return i;
+	return -1;
+}
+
+bool nfr_hook_name_valid(const char *name)
+{
+	return nfr_hook_by_name(NFR_PROTO_INET, name) >= 0 ||
+	       nfr_hook_by_name(NFR_PROTO_NETDEV, name) >= 0;
+}
+
+bool nfr_family_covers(int table_family, int hook_family)
+{
+	if (table_family == hook_family)
+		return true;
+	return table_family == NFR_PROTO_INET &&
+	       (hook_family == NFR_PROTO_IPV4 || hook_family == NFR_PROTO_IPV6);
+}
+
+const char *nfr_kind_name(int kind)
+{
+	switch (kind) {
+	case NFR_KIND_DROP: return "DROP";
+	case NFR_KIND_REJECT: return "REJECT";
+	case NFR_KIND_JUMP: return "jump";
+	case NFR_KIND_MAYBE: return "may drop";
+	default: return "none";
+	}
+}
+
+bool nfr_is_trace_table(const char *table)
+{
+	return table && !strncmp(table, NFR_TRACE_TABLE_PREFIX,
+				 strlen(NFR_TRACE_TABLE_PREFIX));
+}
+
+/* ---- the model ---- */
+
+static void set_err(struct nfr_ruleset *rs, const char *fmt, const char *arg)
+{
+	if (!rs->err[0])
+		snprintf(rs->err, sizeof(rs->err), fmt, arg);
+}
+
+static struct nfr_chain *add_chain(struct nfr_ruleset *rs)
+{
+	struct nfr_chain *c;
+
+	c = realloc(rs->chains, (rs->nchains + 1) * sizeof(*c));
+	if (!c)
+		return NULL;
+	rs->chains = c;
+	c = &rs->chains[rs->nchains++];
+	memset(c, 0, sizeof(*c));
+	c->policy = -1;
+	return c;
+}
+
+static struct nfr_rule *add_rule(struct nfr_chain *c)
+{
+	struct nfr_rule *r;
+
+	r = realloc(c->rules, (c->nrules + 1) * sizeof(*r));
+	if (!r)
+		return NULL;
+	c->rules = r;
+	r = &c->rules[c->nrules++];
+	memset(r, 0, sizeof(*r));
+	return r;
+}
+
+void nfr_free(struct nfr_ruleset *rs)
+{
+	for (int i = 0; i < rs->nchains; i++) {
+		struct nfr_chain *c = &rs->chains[i];
+
+		for (int j = 0; j < c->nrules; j++) {
+			free(c->rules[j].target);
+			free(c->rules[j].text);
+		}
+		free(c->rules);
+		free(c->table);
+		free(c->name);
+		free(c->type);
+	}
+	free(rs->chains);
+	memset(rs, 0, sizeof(*rs));
+}
+
+struct nfr_chain *nfr_chain_find(const struct nfr_ruleset *rs, int engine,
+				 int family, const char *table, const char *name)
+{
+	for (int i = 0; i < rs->nchains; i++) {
+		struct nfr_chain *c = &rs->chains[i];
+
+		if (c->engine == engine && c->family == family &&
+		    !strcmp(c->table, table) && !strcmp(c->name, name))
+			return c;
+	}
+	return NULL;
+}
+
+static int drop_rules_rec(const struct nfr_ruleset *rs, const struct nfr_chain *c,
+			  struct nfr_hit *out, int max, int n,
+			  const struct nfr_chain **path, int depth)
+{
+	if (depth >= MAX_JUMP_DEPTH)
+		return n;
+	for (int i = 0; i < depth; i++)
+		if (path[i] == c)
+			return n;	/* a loop: the kernel refuses those anyway */
+	path[depth] = c;
+	for (int i = 0; i < c->nrules; i++) {
+		const struct nfr_rule *r = &c->rules[i];
+		const struct nfr_chain *t;
+
+		if (r->kind == NFR_KIND_JUMP) {
+			t = r->target ? nfr_chain_find(rs, c->engine, c->family,
+						       c->table, r->target) : NULL;
+			if (t)
+				n = drop_rules_rec(rs, t, out, max, n, path, depth + 1);
+			continue;
+		}
+		if (r->kind == NFR_KIND_NONE)
+			continue;
+		/* the same rule reached twice (two jumps to one chain) once */
+		bool seen = false;
+
+		for (int j = 0; j < n && j < max; j++)
+			seen |= out[j].rule == r;
+		if (seen)
+			continue;
+		if (n < max) {
+			out[n].chain = c;
+			out[n].rule = r;
+		}
+		n++;
+	}
+	return n;
+}
+
+int nfr_drop_rules(const struct nfr_ruleset *rs, const struct nfr_chain *base,
+		   struct nfr_hit *out, int max)
+{
+	const struct nfr_chain *path[MAX_JUMP_DEPTH];
+
+	return drop_rules_rec(rs, base, out, max, 0, path, 0);
+}
+
+static bool reaches_rec(const struct nfr_ruleset *rs, const struct nfr_chain *c,
+			const struct nfr_chain *to, int depth)
+{
+	if (c == to)
+		return true;
+	if (depth >= MAX_JUMP_DEPTH)
+		return false;
+	for (int i = 0; i < c->nrules; i++) {
+		const struct nfr_rule *r = &c->rules[i];
+		const struct nfr_chain *t;
+
+		if (r->kind != NFR_KIND_JUMP || !r->target)
+			continue;
+		t = nfr_chain_find(rs, c->engine, c->family, c->table, r->target);
+		if (t && reaches_rec(rs, t, to, depth + 1))
+			return true;
+	}
+	return false;
+}
+
+bool nfr_reaches(const struct nfr_ruleset *rs, const struct nfr_chain *from,
+		 const struct nfr_chain *to)
+{
+	return reaches_rec(rs, from, to, 0);
+}
+
+/* ---- nftables over netlink (libmnl + libnftnl) ---- */
+
+static int nft_dump(int msg_type, mnl_cb_t cb, void *data)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE * 4];
+	struct mnl_socket *nl;
+	struct nlmsghdr *nlh;
+	unsigned int seq = time(NULL), portid;
+	int ret;
+
+	nl = mnl_socket_open(NETLINK_NETFILTER);
+	if (!nl)
+		return -errno;
+	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+		ret = -errno;
+		mnl_socket_close(nl);
+		return ret;
+	}
+	portid = mnl_socket_get_portid(nl);
+	nlh = nftnl_nlmsg_build_hdr(buf, msg_type, NFPROTO_UNSPEC,
+				    NLM_F_DUMP, seq);
+	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0) {
+		ret = -errno;
+		mnl_socket_close(nl);
+		return ret;
+	}
+	while ((ret = mnl_socket_recvfrom(nl, buf, sizeof(buf))) > 0) {
+		ret = mnl_cb_run(buf, ret, seq, portid, cb, data);
+		if (ret <= 0)
+			break;
+	}
+	if (ret < 0)
+		ret = -errno;
+	mnl_socket_close(nl);
+	return ret;
+}
+
+static char *dup_attr(const char *s)
+{
+	return strdup(s ? s : "");
+}
+
+static int chain_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct nfr_ruleset *rs = data;
+	struct nftnl_chain *nc = nftnl_chain_alloc();
+	struct nfr_chain *c;
+
+	if (!nc)
+		return MNL_CB_ERROR;
+	if (nftnl_chain_nlmsg_parse(nlh, nc) < 0 || !(c = add_chain(rs))) {
+		nftnl_chain_free(nc);
+		return MNL_CB_ERROR;
+	}
+	c->engine = NFR_ENGINE_NFT;
+	c->family = nftnl_chain_get_u32(nc, NFTNL_CHAIN_FAMILY);
+	c->table = dup_attr(nftnl_chain_get_str(nc, NFTNL_CHAIN_TABLE));
+	c->name = dup_attr(nftnl_chain_get_str(nc, NFTNL_CHAIN_NAME));
+	if (nftnl_chain_is_set(nc, NFTNL_CHAIN_HOOKNUM)) {
+		c->base = true;
+		c->hook = nftnl_chain_get_u32(nc, NFTNL_CHAIN_HOOKNUM);
+		c->prio = nftnl_chain_get_s32(nc, NFTNL_CHAIN_PRIO);
+		c->policy = nftnl_chain_is_set(nc, NFTNL_CHAIN_POLICY) ?
+			    (int)nftnl_chain_get_u32(nc, NFTNL_CHAIN_POLICY) :
+			    NFR_POLICY_ACCEPT;
+		c->type = dup_attr(nftnl_chain_get_str(nc, NFTNL_CHAIN_TYPE));
+	}
+	nftnl_chain_free(nc);
+	return MNL_CB_OK;
+}
+
+struct rule_scan {
+	int kind;
+	const char *target;
+};
+
+static int rank(int kind)
+{
+	static const int r[] = {
+		[NFR_KIND_NONE] = 0, [NFR_KIND_JUMP] = 1, [NFR_KIND_MAYBE] = 2,
+		[NFR_KIND_DROP] = 3, [NFR_KIND_REJECT] = 4,
+	};
+	return r[kind];
+}
+
+static void scan_set(struct rule_scan *s, int kind, const char *target)
+{
+	if (rank(kind) > rank(s->kind)) {
+		s->kind = kind;
+		s->target = target;
+	}
+}
+
+static int expr_cb(struct nftnl_expr *e, void *data)
+{
+	struct rule_scan *s = data;
+	const char *name = nftnl_expr_get_str(e, NFTNL_EXPR_NAME);
+
+	if (!name)
+		return MNL_CB_OK;
+	if (!strcmp(name, "immediate") && nftnl_expr_is_set(e, NFTNL_EXPR_IMM_VERDICT)) {
+		int v = (int)nftnl_expr_get_u32(e, NFTNL_EXPR_IMM_VERDICT);
+
+		if (v == NF_DROP)
+			scan_set(s, NFR_KIND_DROP, NULL);
+		else if (v == NFT_JUMP || v == NFT_GOTO)
+			scan_set(s, NFR_KIND_JUMP,
+				 nftnl_expr_get_str(e, NFTNL_EXPR_IMM_CHAIN));
+		else if (v == NF_QUEUE)
+			scan_set(s, NFR_KIND_MAYBE, NULL);
+	} else if (!strcmp(name, "reject")) {
+		scan_set(s, NFR_KIND_REJECT, NULL);
+	} else if (!strcmp(name, "target")) {
+		/* iptables-nft keeps some targets as xtables extensions */
+		const char *tg = nftnl_expr_get_str(e, NFTNL_EXPR_TG_NAME);
+
+		if (tg && !strcmp(tg, "REJECT"))
+			scan_set(s, NFR_KIND_REJECT, NULL);
+		else if (tg && !strcmp(tg, "DROP"))
+			scan_set(s, NFR_KIND_DROP, NULL);
+	} else if (!strcmp(name, "lookup") &&
+		   nftnl_expr_is_set(e, NFTNL_EXPR_LOOKUP_DREG) &&
+		   nftnl_expr_get_u32(e, NFTNL_EXPR_LOOKUP_DREG) == NFT_REG_VERDICT) {
+		scan_set(s, NFR_KIND_MAYBE, NULL);	/* verdict map */
+	} else if (!strcmp(name, "queue")) {
+		scan_set(s, NFR_KIND_MAYBE, NULL);
+	}
+	return MNL_CB_OK;
+}
+
+static int rule_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct nfr_ruleset *rs = data;
+	struct nftnl_rule *nr = nftnl_rule_alloc();
+	struct rule_scan scan = {};
+	struct nfr_chain *c;
+	struct nfr_rule *r;
+
+	if (!nr)
+		return MNL_CB_ERROR;
+	if (nftnl_rule_nlmsg_parse(nlh, nr) < 0) {
+		nftnl_rule_free(nr);
+		return MNL_CB_ERROR;
+	}
+	c = nfr_chain_find(rs, NFR_ENGINE_NFT,
+			   nftnl_rule_get_u32(nr, NFTNL_RULE_FAMILY),
+			   nftnl_rule_get_str(nr, NFTNL_RULE_TABLE),
+			   nftnl_rule_get_str(nr, NFTNL_RULE_CHAIN));
+	if (c && (r = add_rule(c))) {
+		r->handle = nftnl_rule_get_u64(nr, NFTNL_RULE_HANDLE);
+		nftnl_expr_foreach(nr, expr_cb, &scan);
+		r->kind = scan.kind;
+		if (scan.target)
+			r->target = strdup(scan.target);
+	}
+	nftnl_rule_free(nr);
+	return MNL_CB_OK;
+}
+
+/* "udp dport 4791 drop # handle 2" -> the text and 2; false otherwise */
+static bool split_handle(char *line, unsigned long long *handle)
+{
+	char *h = strstr(line, " # handle ");
+	char *next;
+
+	while (h && (next = strstr(h + 1, " # handle ")))
+		h = next;
+	if (!h)
+		return false;
+	*handle = strtoull(h + 10, NULL, 10);
+	*h = 0;
+	return true;
+}
+
+static int brace_delta(const char *s)
+{
+	bool quoted = false;
+	int d = 0;
+
+	for (; *s; s++) {
+		if (*s == '"')
+			quoted = !quoted;
+		else if (!quoted && *s == '{')
+			d++;
+		else if (!quoted && *s == '}')
+			d--;
+	}
+	return d;
+}
+
+static void unquote(char *s)
+{
+	size_t n = strlen(s);
+
+	if (n >= 2 && s[0] == '"' && s[n - 1] == '"') {
+		memmove(s, s + 1, n - 2);
+		s[n - 2] = 0;
+	}
+}
+
+/* rule texts from `list ruleset` with handles, as nft prints them */
+static void attach_texts(struct nfr_ruleset *rs, const char *out)
+{
+	char *buf = strdup(out), *save = NULL, *line;
+	char table[256] = "", chain[256] = "";
+	int family = -1, depth = 0;
+
+	if (!buf)
+		return;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *s = line, word[32], name[256];
+		int d;
+
+		while (*s == '\t' || *s == ' ')
+			s++;
+		d = brace_delta(s);
+		if (depth == 0 && sscanf(s, "table %31s %255s", word, name) == 2) {
+			family = nfr_family_by_name(word);
+			unquote(name);
+			snprintf(table, sizeof(table), "%s", name);
+		} else if (depth == 1 && sscanf(s, "chain %255s", name) == 1) {
+			unquote(name);
+			snprintf(chain, sizeof(chain), "%s", name);
+		} else if (depth == 2 && chain[0] && d == 0) {
+			unsigned long long handle;
+			struct nfr_chain *c;
+
+			if (split_handle(s, &handle) &&
+			    (c = nfr_chain_find(rs, NFR_ENGINE_NFT, family, table, chain))) {
+				for (int i = 0; i < c->nrules; i++)
+					if (c->rules[i].handle == handle && !c->rules[i].text)
+						c->rules[i].text = strdup(s);
+			}
+		}
+		depth += d;
+		if (depth <= 1)
+			chain[0] = 0;
+		if (depth <= 0) {
+			depth = 0;
+			table[0] = 0;
+		}
+	}
+	free(buf);
+}
+
+static struct nft_ctx *nft_ctx_quiet(unsigned int flags)
+{
+	struct nft_ctx *nft = nft_ctx_new(NFT_CTX_DEFAULT);
+
+	if (!nft)
+		return NULL;
+	nft_ctx_output_set_flags(nft, flags);
+	nft_ctx_buffer_output(nft);
+	nft_ctx_buffer_error(nft);
+	return nft;
+}
+
+static void load_nft_texts(struct nfr_ruleset *rs)
+{
+	struct nft_ctx *nft = nft_ctx_quiet(NFT_CTX_OUTPUT_HANDLE |
+					    NFT_CTX_OUTPUT_STATELESS);
+
+	if (!nft)
+		return;
+	if (!nft_run_cmd_from_buffer(nft, "list ruleset"))
+		attach_texts(rs, nft_ctx_get_output_buffer(nft));
+	nft_ctx_free(nft);
+}
+
+static int load_nft(struct nfr_ruleset *rs)
+{
+	int err;
+
+	err = nft_dump(NFT_MSG_GETCHAIN, chain_cb, rs);
+	if (err < 0) {
+		set_err(rs, "nftables: %s", strerror(-err));
+		return err;
+	}
+	err = nft_dump(NFT_MSG_GETRULE, rule_cb, rs);
+	if (err < 0) {
+		set_err(rs, "nftables rules: %s", strerror(-err));
+		return err;
+	}
+	rs->have_nft = true;
+	load_nft_texts(rs);
+	return 0;
+}
+
+/* ---- iptables-legacy, through its own save tool ---- */
+
+static const struct {
+	const char *table;
+	int prio[5];		/* per NF_INET_* hook; 0x7fffffff: not there */
+} legacy_prios[] = {
+#define NO 0x7fffffff
+	{ "raw", { -300, NO, NO, -300, NO } },
+	{ "mangle", { -150, -150, -150, -150, -150 } },
+	{ "nat", { -100, 100, NO, -100, 100 } },
+	{ "filter", { NO, 0, 0, 0, NO } },
+	{ "security", { NO, 50, 50, 50, NO } },
+#undef NO
+};
+
+static const char *const legacy_hooks[] = {
+	"PREROUTING", "INPUT", "FORWARD", "OUTPUT", "POSTROUTING",
+};
+
+static int legacy_prio(const char *table, int hook)
+{
+	for (size_t i = 0; i < sizeof(legacy_prios) / sizeof(legacy_prios[0]); i++)
+		if (!strcmp(legacy_prios[i].table, table))
+			return legacy_prios[i].prio[hook];
+	return 0;
+}
+
+static bool file_has_lines(const char *path)
+{
+	char line[64];
+	FILE *f = fopen(path, "r");
+	bool any;
+
+	if (!f)
+		return false;
+	any = fgets(line, sizeof(line), f) != NULL;
+	fclose(f);
+	return any;
+}
+
+static void legacy_rule(struct nfr_ruleset *rs, int family, const char *table,
+			char *line)
+{
+	char chain[256], *p, *tok, *save = NULL, *copy;
+	struct nfr_chain *c;
+	struct nfr_rule *r;
+	bool jump_next = false, goto_next = false;
+
+	if (sscanf(line, "-A %255s", chain) != 1)
+		return;
+	c = nfr_chain_find(rs, NFR_ENGINE_LEGACY, family, table, chain);
+	if (!c || !(r = add_rule(c)))
+		return;
+	r->handle = c->nrules;
+	r->text = strdup(line);
+	copy = strdup(line);
+	for (tok = copy ? strtok_r(copy, " ", &save) : NULL; tok;
+	     tok = strtok_r(NULL, " ", &save)) {
+		if (jump_next || goto_next) {
+			if (!strcmp(tok, "DROP"))
+				r->kind = NFR_KIND_DROP;
+			else if (!strcmp(tok, "REJECT"))
+				r->kind = NFR_KIND_REJECT;
+			else if (!strcmp(tok, "NFQUEUE") || !strcmp(tok, "QUEUE"))
+				r->kind = NFR_KIND_MAYBE;
+			else if (nfr_chain_find(rs, NFR_ENGINE_LEGACY, family, table, tok)) {
+				r->kind = NFR_KIND_JUMP;
+				free(r->target);
+				r->target = strdup(tok);
+			}
+			jump_next = goto_next = false;
+			continue;
+		}
+		jump_next = !strcmp(tok, "-j") || !strcmp(tok, "--jump");
+		goto_next = !strcmp(tok, "-g") || !strcmp(tok, "--goto");
+	}
+	free(copy);
+	p = r->text ? strchr(r->text, '\n') : NULL;
+	if (p)
+		*p = 0;
+}
+
+static int load_legacy_family(struct nfr_ruleset *rs, int family,
+			      const char *names, const char *cmd)
+{
+	char line[4096], table[64] = "";
+	char **lines = NULL;
+	int nlines = 0, status;
+	FILE *f;
+
+	if (!file_has_lines(names))
+		return 0;
+	f = popen(cmd, "r");
+	if (!f) {
+		set_err(rs, "cannot run %s", cmd);
+		return -errno;
+	}
+	/* chains first (a rule may jump to a chain declared after it) */
+	while (fgets(line, sizeof(line), f)) {
+		char name[256], policy[32];
+		struct nfr_chain *c;
+
+		line[strcspn(line, "\n")] = 0;
+		if (line[0] == '*') {
+			snprintf(table, sizeof(table), "%.63s", line + 1);
+		} else if (line[0] == ':' && table[0] &&
+			   sscanf(line + 1, "%255s %31s", name, policy) == 2 &&
+			   (c = add_chain(rs))) {
+			c->engine = NFR_ENGINE_LEGACY;
+			c->family = family;
+			c->table = strdup(table);
+			c->name = strdup(name);
+			for (int h = 0; h < 5; h++) {
+				if (strcmp(name, legacy_hooks[h]) || !strcmp(policy, "-"))
+					continue;
+				c->base = true;
+				c->hook = h;
+				c->prio = legacy_prio(table, h);
+				c->policy = !strcmp(policy, "DROP") ?
+					    NFR_POLICY_DROP : NFR_POLICY_ACCEPT;
+			}
+		} else if (!strncmp(line, "-A ", 3)) {
+			char **l = realloc(lines, (nlines + 1) * sizeof(*l));
+
+			if (!l)
+				break;
+			lines = l;
+			/* remember the table with the line */
+			if (asprintf(&lines[nlines], "%s\t%s", table, line) > 0)
+				nlines++;
+		}
+	}
+	status = pclose(f);
+	for (int i = 0; i < nlines; i++) {
+		char *tab = strchr(lines[i], '\t');
+
+		*tab = 0;
+		legacy_rule(rs, family, lines[i], tab + 1);
+		free(lines[i]);
+	}
+	free(lines);
+	if (status) {
+		set_err(rs, "%s failed", cmd);
+		return -EIO;
+	}
+	rs->have_legacy = true;
+	return 0;
+}
+
+int nfr_load(struct nfr_ruleset *rs)
+{
+	int err, err2, err3;
+
+	memset(rs, 0, sizeof(*rs));
+	err = load_nft(rs);
+	err2 = load_legacy_family(rs, NFR_PROTO_IPV4, "/proc/self/net/ip_tables_names",
+				  "iptables-legacy-save 2>/dev/null");
+	err3 = load_legacy_family(rs, NFR_PROTO_IPV6, "/proc/self/net/ip6_tables_names",
+				  "ip6tables-legacy-save 2>/dev/null");
+	return err ?: err2 ?: err3;
+}
+
+/* ---- the nftrace helper table ---- */
+
+static int nft_cmd(const char *cmd, char *err, int errlen, char **out)
+{
+	struct nft_ctx *nft = nft_ctx_quiet(0);
+	int ret;
+
+	if (!nft) {
+		snprintf(err, errlen, "cannot create an nftables context");
+		return -ENOMEM;
+	}
+	ret = nft_run_cmd_from_buffer(nft, cmd);
+	if (ret) {
+		const char *e = nft_ctx_get_error_buffer(nft);
+
+		snprintf(err, errlen, "%.*s", (int)strcspn(e, "\n"), e);
+		ret = -EINVAL;
+	} else if (out) {
+		*out = strdup(nft_ctx_get_output_buffer(nft));
+	}
+	nft_ctx_free(nft);
+	return ret;
+}
+
+int nfr_trace_add(int pid, const char *const *match_exprs, int nexprs,
+		  char *err, int errlen)
+{
+	static const char *const chains[][2] = {
+		{ "pre", "prerouting" }, { "out", "output" },
+	};
+	char *cmd = NULL, *next;
+	int ret;
+
+	if (asprintf(&cmd, "add table inet " NFR_TRACE_TABLE_PREFIX "%d\n", pid) < 0)
+		return -ENOMEM;
+	for (int c = 0; c < 2; c++) {
+		/* first priority: the packet is marked before any chain sees it */
+		ret = asprintf(&next, "%sadd chain inet " NFR_TRACE_TABLE_PREFIX
+			       "%d %s { type filter hook %s priority -2147483648; }\n",
+			       cmd, pid, chains[c][0], chains[c][1]);
+		free(cmd);
+		if (ret < 0)
+			return -ENOMEM;
+		cmd = next;
+		for (int i = 0; i < (nexprs ? nexprs : 1); i++) {
+			ret = asprintf(&next, "%sadd rule inet " NFR_TRACE_TABLE_PREFIX
+				       "%d %s %s meta nftrace set 1\n", cmd, pid,
+				       chains[c][0], nexprs ? match_exprs[i] : "");
+			free(cmd);
+			if (ret < 0)
+				return -ENOMEM;
+			cmd = next;
+		}
+	}
+	ret = nft_cmd(cmd, err, errlen, NULL);
+	free(cmd);
+	return ret;
+}
+
+int nfr_trace_del(int pid, char *err, int errlen)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "delete table inet " NFR_TRACE_TABLE_PREFIX "%d", pid);
+	return nft_cmd(cmd, err, errlen, NULL);
+}
+
+/* is pid a live nfdrop (a reused pid of another program does not count) */
+static bool owner_alive(int pid)
+{
+	char path[64], comm[32] = "";
+	FILE *f;
+
+	if (kill(pid, 0) && errno == ESRCH)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return true;	/* another pid namespace: leave it alone */
+	if (!fgets(comm, sizeof(comm), f))
+		comm[0] = 0;
+	fclose(f);
+	return !strncmp(comm, "nfdrop", 6);
+}
+
+int nfr_trace_cleanup(char *err, int errlen)
+{
+	char *out = NULL, *line, *save = NULL;
+	int removed = 0, ret;
+
+	ret = nft_cmd("list tables inet", err, errlen, &out);
+	if (ret)
+		return ret;
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char name[256];
+		int pid;
+
+		if (sscanf(line, "table inet %255s", name) != 1 || !nfr_is_trace_table(name))
+			continue;
+		pid = atoi(name + strlen(NFR_TRACE_TABLE_PREFIX));
+		if (pid <= 0 || pid == getpid() || owner_alive(pid))
+			continue;
+		if (!nfr_trace_del(pid, err, errlen))
+			removed++;
+	}
+	free(out);
+	return removed;
+}

@@ -1,0 +1,1617 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * nfdrop: which netfilter hook, table, chain and rule dropped a packet,
+ * without changing the ruleset or loading a module.
+ *
+ * The kernel side counts NETFILTER_DROP frees (bpf/nfdrop.bpf.c). Where
+ * fexit is allowed it names the table and base chain itself; where it is
+ * not, the kernel stack names the hook, and this file names the chains
+ * registered there from the ruleset of the packet's network namespace,
+ * marking what it had to infer. --trace-rules adds nftables' own tracing
+ * (a temporary helper table) for rule-exact answers.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_tables.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <libmnl/libmnl.h>
+#include <libnftnl/trace.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "nfdrop.h"
+#include "nfdrop.skel.h"
+#include "lib/cli.h"
+#include "lib/btf_enum.h"
+#include "lib/json.h"
+#include "lib/ksyms.h"
+#include "lib/netns.h"
+#include "lib/nfrules.h"
+#include "lib/probe.h"
+#include "lib/roce_names.h"
+
+#define MAX_KEYS	4096
+#define MAX_CANDS	8
+#define MAX_HITS	8
+#define STACK_DEPTH	127
+#define RULESET_TTL_S	1
+#define TRACE_TTL_S	10
+
+enum method { METHOD_AUTO, METHOD_FEXIT, METHOD_KFREE };
+
+static struct {
+	bool events;
+	bool stack;
+	bool roce;
+	bool trace_rules;
+	int method;
+	int port;
+	const char *ifname;
+	int ifindex;
+	const char *netns;
+	unsigned int netns_inum;
+	int family;		/* NFR_PROTO_*, 0: any */
+	const char *hook;	/* hook name, NULL: any */
+} env;
+
+const char *argp_program_version = "nfdrop (AgentXDP) 0.1";
+static const char doc[] =
+"Show which netfilter hook, table, chain and rule dropped packets.\n"
+"\n"
+"USAGE: nfdrop [OPTIONS] [interval] [count]\n"
+"\n"
+"Counts netfilter drops by network namespace, hook, table, chain, rule and\n"
+"verdict (DROP, REJECT, or the chain's policy) and prints them every\n"
+"interval and at exit. Where the kernel allows fexit, the table and chain\n"
+"come from the kernel; elsewhere the kernel stack names the hook and the\n"
+"ruleset of the packet's namespace names the chains there. A field followed\n"
+"by '?' (in JSON: listed in \"inferred\") was inferred from the ruleset and\n"
+"the other candidates are listed. The ruleset is only read, never changed,\n"
+"unless --trace-rules is given.\n"
+"\n"
+"EXAMPLES:\n"
+"    nfdrop                  # netfilter drops until Ctrl-C\n"
+"    nfdrop --roce 5         # RoCE v2 drops, every 5 seconds\n"
+"    nfdrop -e --roce        # one line per dropped RoCE packet\n"
+"    nfdrop --hook input -4  # only IPv4 drops at the input hook\n"
+"    nfdrop -N blue --roce --trace-rules   # rule-exact, in netns blue\n"
+"    nfdrop -j               # JSON lines";
+
+enum {
+	OPT_ROCE = 0x2000, OPT_FAMILY, OPT_HOOK, OPT_TRACE_RULES, OPT_METHOD,
+};
+
+static const struct argp_option opts[] = {
+	{ "events", 'e', NULL, 0, "Print one event per dropped packet", 0 },
+	{ "stack", 's', NULL, 0, "With -e: add the kernel stack", 0 },
+	{ "interface", 'i', "IFACE", 0, "Only packets on IFACE (in or out)", 0 },
+	{ "port", 'P', "PORT", 0, "Only UDP packets with PORT as source or destination", 0 },
+	{ "roce", OPT_ROCE, NULL, 0, "Only RoCE v2 (UDP to the RoCE port)", 0 },
+	{ NULL, '4', NULL, 0, "Only the ip family (IPv4 hooks)", 0 },
+	{ NULL, '6', NULL, 0, "Only the ip6 family (IPv6 hooks)", 0 },
+	{ "family", OPT_FAMILY, "FAMILY", 0,
+	  "Only hooks of FAMILY: ip, ip6, inet (both), arp, bridge, netdev", 0 },
+	{ "hook", OPT_HOOK, "HOOK", 0,
+	  "Only HOOK: prerouting, input, forward, output, postrouting, ingress, egress", 0 },
+	{ "netns", 'N', "NAME", 0,
+	  "Only packets in network namespace NAME (/run/netns/NAME or a path)", 0 },
+	{ "trace-rules", OPT_TRACE_RULES, NULL, 0,
+	  "Rule-exact answers from nftables tracing: adds a helper table "
+	  NFR_TRACE_TABLE_PREFIX "<pid> (limited by --roce/-P) to the namespace "
+	  "of -N (else this one) while running; removes it, and any left by a "
+	  "killed run, on exit", 0 },
+	{ "method", OPT_METHOD, "auto|fexit|kfree", 0,
+	  "fexit on nft_do_chain/ipt_do_table, or kfree_skb + stack (default auto)", 0 },
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	long v;
+
+	switch (key) {
+	case 'e':
+		env.events = true;
+		break;
+	case 's':
+		env.stack = true;
+		break;
+	case 'i':
+		env.ifname = arg;
+		break;
+	case 'P':
+		if (!cli_parse_long(arg, 1, 65535, &v))
+			argp_failure(state, 1, 0, "invalid port: %s", arg);
+		env.port = v;
+		break;
+	case OPT_ROCE:
+		env.roce = true;
+		break;
+	case '4':
+	case '6':
+	case OPT_FAMILY: {
+		int fam = key == '4' ? NFR_PROTO_IPV4 : key == '6' ? NFR_PROTO_IPV6 :
+			  nfr_family_by_name(arg);
+
+		if (fam < 0)
+			argp_failure(state, 1, 0, "unknown family '%s' (ip, ip6, inet, "
+				     "arp, bridge, netdev)", arg);
+		if (env.family && env.family != fam)
+			argp_failure(state, 1, 0, "only one family filter");
+		env.family = fam;
+		break;
+	}
+	case OPT_HOOK:
+		if (!nfr_hook_name_valid(arg))
+			argp_failure(state, 1, 0, "unknown hook '%s' (prerouting, input, "
+				     "forward, output, postrouting, ingress, egress)", arg);
+		env.hook = arg;
+		break;
+	case 'N':
+		env.netns = arg;
+		break;
+	case OPT_TRACE_RULES:
+		env.trace_rules = true;
+		break;
+	case OPT_METHOD:
+		if (!strcmp(arg, "auto"))
+			env.method = METHOD_AUTO;
+		else if (!strcmp(arg, "fexit"))
+			env.method = METHOD_FEXIT;
+		else if (!strcmp(arg, "kfree"))
+			env.method = METHOD_KFREE;
+		else
+			argp_failure(state, 1, 0, "unknown method '%s' (auto, fexit, kfree)", arg);
+		break;
+	case ARGP_KEY_END:
+		if (env.stack && !env.events)
+			argp_failure(state, 1, 0, "-s/--stack needs -e/--events");
+		if (env.events && cli.interval)
+			argp_failure(state, 1, 0,
+				     "interval and count apply to counts mode, not -e");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct argp_child children[] = {
+	{ &cli_argp, 0, "Common options:", 0 },
+	{},
+};
+
+static const struct argp argp = {
+	.options = opts,
+	.parser = parse_arg,
+	.doc = doc,
+	.children = children,
+};
+
+/* ---- what the kernel stack means ---- */
+
+/* the function that ran the hook (the caller of nf_hook_slow) */
+static const struct {
+	const char *fn;
+	int family;
+	const char *hook;
+	const char *hook2;	/* the same call site serves two hooks */
+} hook_fns[] = {
+	{ "ip_rcv", NFR_PROTO_IPV4, "prerouting", NULL },
+	{ "ip_sublist_rcv", NFR_PROTO_IPV4, "prerouting", NULL },
+	{ "ip_local_deliver", NFR_PROTO_IPV4, "input", NULL },
+	{ "ip_forward", NFR_PROTO_IPV4, "forward", NULL },
+	{ "__ip_local_out", NFR_PROTO_IPV4, "output", NULL },
+	{ "ip_local_out", NFR_PROTO_IPV4, "output", NULL },
+	{ "raw_send_hdrinc", NFR_PROTO_IPV4, "output", NULL },
+	{ "ip_output", NFR_PROTO_IPV4, "postrouting", NULL },
+	{ "ip_mc_output", NFR_PROTO_IPV4, "postrouting", NULL },
+	{ "ipv6_rcv", NFR_PROTO_IPV6, "prerouting", NULL },
+	{ "ip6_sublist_rcv", NFR_PROTO_IPV6, "prerouting", NULL },
+	{ "ip6_input", NFR_PROTO_IPV6, "input", NULL },
+	{ "ip6_forward", NFR_PROTO_IPV6, "forward", NULL },
+	{ "__ip6_local_out", NFR_PROTO_IPV6, "output", NULL },
+	{ "ip6_local_out", NFR_PROTO_IPV6, "output", NULL },
+	{ "ip6_xmit", NFR_PROTO_IPV6, "output", NULL },
+	{ "rawv6_send_hdrinc", NFR_PROTO_IPV6, "output", NULL },
+	{ "ndisc_send_skb", NFR_PROTO_IPV6, "output", NULL },
+	{ "mld_sendpack", NFR_PROTO_IPV6, "output", NULL },
+	{ "igmp6_send", NFR_PROTO_IPV6, "output", NULL },
+	{ "ip6_output", NFR_PROTO_IPV6, "postrouting", NULL },
+	{ "arp_rcv", NFR_PROTO_ARP, "input", NULL },
+	{ "arp_xmit", NFR_PROTO_ARP, "output", NULL },
+	{ "br_handle_frame", NFR_PROTO_BRIDGE, "prerouting", NULL },
+	{ "br_pass_frame_up", NFR_PROTO_BRIDGE, "input", NULL },
+	{ "__br_forward", NFR_PROTO_BRIDGE, "forward", "output" },
+	{ "br_forward_finish", NFR_PROTO_BRIDGE, "postrouting", NULL },
+	{ "__netif_receive_skb_core", NFR_PROTO_NETDEV, "ingress", NULL },
+	{ "__dev_queue_xmit", NFR_PROTO_NETDEV, "egress", NULL },
+};
+
+/* the function that called nft_do_chain: the table's family and type */
+static const struct {
+	const char *fn;
+	int table_family;	/* 0: any family covering the hook's */
+	const char *type;	/* NULL: any */
+} chain_fns[] = {
+	{ "nft_do_chain_ipv4", NFR_PROTO_IPV4, NULL },
+	{ "nft_do_chain_ipv6", NFR_PROTO_IPV6, NULL },
+	{ "nft_do_chain_inet", NFR_PROTO_INET, NULL },
+	{ "nft_do_chain_inet_ingress", NFR_PROTO_INET, NULL },
+	{ "nft_do_chain_arp", NFR_PROTO_ARP, NULL },
+	{ "nft_do_chain_bridge", NFR_PROTO_BRIDGE, NULL },
+	{ "nft_do_chain_netdev", NFR_PROTO_NETDEV, NULL },
+	{ "nft_nat_do_chain", 0, "nat" },
+	{ "nf_route_table_hook4", NFR_PROTO_IPV4, "route" },
+	{ "nf_route_table_hook6", NFR_PROTO_IPV6, "route" },
+	{ "nf_route_table_inet", NFR_PROTO_INET, "route" },
+};
+
+static struct ksyms *ksyms;
+static struct nfdrop_bpf *obj;
+static int ncpu;
+static bool reject_complete;	/* every REJECT is seen before rate limiting */
+static int stacks_fd = -1;
+
+/* ---- rulesets, per network namespace, read in that namespace ---- */
+
+struct ns_rules {
+	unsigned int inum;
+	bool loaded;		/* rs holds a read ruleset */
+	bool stale;		/* the namespace is gone: rs is from earlier */
+	time_t when;
+	struct nfr_ruleset rs;
+};
+
+static struct ns_rules *nsr;
+static int nnsr;
+
+static struct ns_rules *rules_for(unsigned int inum, bool refresh)
+{
+	struct ns_rules *e = NULL;
+	time_t now = time(NULL);
+	int saved, err;
+
+	for (int i = 0; i < nnsr; i++)
+		if (nsr[i].inum == inum)
+			e = &nsr[i];
+	if (!e) {
+		struct ns_rules *n = realloc(nsr, (nnsr + 1) * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		nsr = n;
+		e = &nsr[nnsr++];
+		memset(e, 0, sizeof(*e));
+		e->inum = inum;
+	}
+	if (e->loaded && !refresh && now - e->when < RULESET_TTL_S)
+		return e;
+	if (!inum || netns_enter(inum, &saved)) {
+		e->stale = e->loaded;
+		return e->loaded ? e : NULL;
+	}
+	if (e->loaded)
+		nfr_free(&e->rs);
+	err = nfr_load(&e->rs);
+	netns_leave(saved);
+	if (err && cli.verbose)
+		cli_err("reading the ruleset of netns %u: %s", inum, e->rs.err);
+	e->loaded = true;
+	e->stale = false;
+	e->when = now;
+	return e;
+}
+
+/* ---- nftables trace (--trace-rules) ---- */
+
+struct trace_item {
+	unsigned int netns;
+	int pf;			/* NFPROTO of the packet */
+	int table_family;
+	char table[64];
+	char chain[256];
+	unsigned long long handle;	/* 0: the chain's policy */
+	unsigned long long balance;	/* drops not yet given to a count row */
+	unsigned long long total;
+	time_t last;
+};
+
+static struct trace_item *titems;
+static int ntitems;
+static struct {
+	unsigned int inum;
+	struct mnl_socket *nl;
+	bool added;
+} tsock;
+static unsigned long long trace_lost;
+
+static void trace_record(const struct nftnl_trace *t)
+{
+	unsigned int type = nftnl_trace_get_u32(t, NFTNL_TRACE_TYPE);
+	const char *table = nftnl_trace_get_str(t, NFTNL_TRACE_TABLE);
+	const char *chain = nftnl_trace_get_str(t, NFTNL_TRACE_CHAIN);
+	unsigned long long handle = 0;
+	struct trace_item *it = NULL;
+	int pf, fam;
+
+	if (!table || !chain || nfr_is_trace_table(table))
+		return;
+	if (type == NFT_TRACETYPE_RULE) {
+		if (!nftnl_trace_is_set(t, NFTNL_TRACE_VERDICT) ||
+		    (nftnl_trace_get_u32(t, NFTNL_TRACE_VERDICT) & NF_VERDICT_MASK) != NF_DROP)
+			return;
+		handle = nftnl_trace_get_u64(t, NFTNL_TRACE_RULE_HANDLE);
+	} else if (type == NFT_TRACETYPE_POLICY) {
+		if (!nftnl_trace_is_set(t, NFTNL_TRACE_POLICY) ||
+		    nftnl_trace_get_u32(t, NFTNL_TRACE_POLICY) != NF_DROP)
+			return;
+	} else {
+		return;
+	}
+	pf = nftnl_trace_is_set(t, NFTNL_TRACE_NFPROTO) ?
+	     (int)nftnl_trace_get_u32(t, NFTNL_TRACE_NFPROTO) : 0;
+	fam = nftnl_trace_get_u32(t, NFTNL_TRACE_FAMILY);
+	if (!pf)
+		pf = fam;
+	for (int i = 0; i < ntitems; i++) {
+		struct trace_item *x = &titems[i];
+
+		if (x->netns == tsock.inum && x->pf == pf && x->table_family == fam &&
+		    x->handle == handle && !strcmp(x->table, table) &&
+		    !strcmp(x->chain, chain))
+			it = x;
+	}
+	if (!it) {
+		struct trace_item *n = realloc(titems, (ntitems + 1) * sizeof(*n));
+
+		if (!n)
+			return;
+		titems = n;
+		it = &titems[ntitems++];
+		memset(it, 0, sizeof(*it));
+		it->netns = tsock.inum;
+		it->pf = pf;
+		it->table_family = fam;
+		snprintf(it->table, sizeof(it->table), "%s", table);
+		snprintf(it->chain, sizeof(it->chain), "%s", chain);
+		it->handle = handle;
+	}
+	it->balance++;
+	it->total++;
+	it->last = time(NULL);
+}
+
+static int trace_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct nftnl_trace *t;
+
+	if (NFNL_MSG_TYPE(nlh->nlmsg_type) != NFT_MSG_TRACE)
+		return MNL_CB_OK;
+	t = nftnl_trace_alloc();
+	if (!t)
+		return MNL_CB_OK;
+	if (nftnl_trace_nlmsg_parse(nlh, t) == 0)
+		trace_record(t);
+	nftnl_trace_free(t);
+	return MNL_CB_OK;
+}
+
+/* everything queued on the trace socket, without blocking */
+static void trace_drain(void)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE * 4];
+	int n;
+
+	if (!tsock.nl)
+		return;
+	for (;;) {
+		n = recv(mnl_socket_get_fd(tsock.nl), buf, sizeof(buf), MSG_DONTWAIT);
+		if (n < 0 && errno == ENOBUFS) {
+			trace_lost++;
+			continue;
+		}
+		if (n <= 0)
+			break;
+		mnl_cb_run(buf, n, 0, 0, trace_cb, NULL);
+	}
+}
+
+static void trace_expire(void)
+{
+	time_t now = time(NULL);
+
+	for (int i = 0; i < ntitems; i++)
+		if (titems[i].balance && now - titems[i].last > TRACE_TTL_S)
+			titems[i].balance = 0;
+}
+
+static void trace_remove(void)
+{
+	char err[256];
+	int saved;
+
+	if (!tsock.added)
+		return;
+	if (netns_enter(tsock.inum, &saved)) {
+		cli_err("cannot enter netns %u to remove table inet "
+			NFR_TRACE_TABLE_PREFIX "%d", tsock.inum, getpid());
+		return;
+	}
+	if (nfr_trace_del(getpid(), err, sizeof(err)))
+		cli_err("removing table inet " NFR_TRACE_TABLE_PREFIX "%d: %s",
+			getpid(), err);
+	else
+		tsock.added = false;
+	netns_leave(saved);
+}
+
+static void trace_setup(void)
+{
+	char err[256], exprs[2][64];
+	const char *ex[2];
+	int nex = 0, saved, removed, rcvbuf = 8 << 20;
+	unsigned int group = NFNLGRP_NFTRACE;
+
+	tsock.inum = env.netns_inum ? env.netns_inum : netns_self();
+	if (netns_enter(tsock.inum, &saved))
+		cli_die("cannot enter network namespace %s", env.netns);
+	removed = nfr_trace_cleanup(err, sizeof(err));
+	if (removed > 0)
+		cli_err("removed %d trace table(s) left by a killed nfdrop", removed);
+	if (env.roce) {
+		snprintf(exprs[nex], sizeof(exprs[nex]), "udp dport %d", cli.roce_port);
+		ex[nex] = exprs[nex];
+		nex++;
+	} else if (env.port) {
+		snprintf(exprs[0], sizeof(exprs[0]), "udp sport %d", env.port);
+		snprintf(exprs[1], sizeof(exprs[1]), "udp dport %d", env.port);
+		ex[0] = exprs[0];
+		ex[1] = exprs[1];
+		nex = 2;
+	} else {
+		cli_err("--trace-rules without --roce or -P traces every packet");
+	}
+	/* listen first: no trace event of the first packets is missed */
+	tsock.nl = mnl_socket_open(NETLINK_NETFILTER);
+	if (!tsock.nl || mnl_socket_bind(tsock.nl, 0, MNL_SOCKET_AUTOPID) < 0 ||
+	    mnl_socket_setsockopt(tsock.nl, NETLINK_ADD_MEMBERSHIP, &group,
+				  sizeof(group)) < 0) {
+		netns_leave(saved);
+		cli_die("cannot listen for nftables trace events: %s", strerror(errno));
+	}
+	setsockopt(mnl_socket_get_fd(tsock.nl), SOL_SOCKET, SO_RCVBUFFORCE,
+		   &rcvbuf, sizeof(rcvbuf));
+	if (nfr_trace_add(getpid(), ex, nex, err, sizeof(err))) {
+		netns_leave(saved);
+		cli_die("cannot add the trace table: %s", err);
+	}
+	tsock.added = true;
+	netns_leave(saved);
+}
+
+/* ---- from a kernel key to a named hook, table, chain, rule, verdict ---- */
+
+enum verdict { V_UNKNOWN, V_DROP, V_REJECT, V_POLICY };
+static const char *const verdict_names[] = { "?", "DROP", "REJECT", "POLICY" };
+
+/* inferred-field bits */
+#define INF_TABLE	0x1
+#define INF_CHAIN	0x2
+#define INF_RULE	0x4
+#define INF_VERDICT	0x8
+#define INF_HOOK	0x10
+
+struct cand_rule {
+	char chain[NFD_CHAIN_LEN * 4];
+	unsigned long long handle;
+	int kind;
+	char text[512];
+};
+
+struct cand {
+	int engine;
+	int family;
+	char table[64];
+	char chain[256];
+	int prio;
+	int policy;
+	int nrules;		/* rules that can drop, jumps followed */
+	struct cand_rule rules[MAX_HITS];
+};
+
+struct row {
+	/* identity */
+	unsigned int netns;
+	int pf;			/* NFR_PROTO_* of the hook, 0 unknown */
+	char hook[16];		/* "" unknown */
+	int engine;
+	int table_family;
+	char table[64];
+	char chain[256];
+	char rule_chain[256];
+	unsigned long long handle;	/* 0: none */
+	int verdict;
+	unsigned int inferred;
+	const char *source;
+	/* details */
+	char netns_name[64];
+	char hook_fn[64];
+	char location[64];
+	char rule_text[512];
+	int prio;
+	int policy;
+	bool chain_known;
+	bool rule_known;
+	const char *note;
+	int ncands;
+	struct cand cands[MAX_CANDS];
+	/* counts */
+	unsigned long long packets;
+	unsigned long long rejected;
+};
+
+static const char *sym_name(unsigned long addr, char *buf, int len)
+{
+	const struct ksym *s = addr ? ksyms_find(ksyms, addr - 1) : NULL;
+
+	snprintf(buf, len, "%s", s ? s->name : "");
+	return buf;
+}
+
+static void fill_cand(struct cand *c, const struct nfr_ruleset *rs,
+		      const struct nfr_chain *ch)
+{
+	struct nfr_hit hits[MAX_HITS];
+	int n = nfr_drop_rules(rs, ch, hits, MAX_HITS);
+
+	memset(c, 0, sizeof(*c));
+	c->engine = ch->engine;
+	c->family = ch->family;
+	snprintf(c->table, sizeof(c->table), "%s", ch->table);
+	snprintf(c->chain, sizeof(c->chain), "%s", ch->name);
+	c->prio = ch->prio;
+	c->policy = ch->policy;
+	c->nrules = n;
+	for (int i = 0; i < n && i < MAX_HITS; i++) {
+		snprintf(c->rules[i].chain, sizeof(c->rules[i].chain), "%s",
+			 hits[i].chain->name);
+		c->rules[i].handle = hits[i].rule->handle;
+		c->rules[i].kind = hits[i].rule->kind;
+		snprintf(c->rules[i].text, sizeof(c->rules[i].text), "%s",
+			 hits[i].rule->text ? hits[i].rule->text : "");
+	}
+}
+
+static bool can_drop(const struct cand *c)
+{
+	return c->policy == NFR_POLICY_DROP || c->nrules > 0;
+}
+
+static int cmp_cand(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+
+	return x->prio < y->prio ? -1 : x->prio > y->prio;
+}
+
+/* the chain the kernel named (fexit), found in the ruleset; nft names
+ * longer than NFD_CHAIN_LEN - 1 were cut, so a prefix identifies them */
+static const struct nfr_chain *find_named(const struct nfr_ruleset *rs,
+					  int engine, int family,
+					  const char *table, const char *chain)
+{
+	for (int i = 0; i < rs->nchains; i++) {
+		const struct nfr_chain *c = &rs->chains[i];
+
+		if (c->engine != engine || (family && c->family != family) || !c->base)
+			continue;
+		if (strncmp(c->table, table, NFD_TABLE_LEN - 1) ||
+		    strncmp(c->name, chain, NFD_CHAIN_LEN - 1))
+			continue;
+		return c;
+	}
+	return NULL;
+}
+
+/* rule and verdict within one chain that certainly or probably dropped */
+static void settle_chain(struct row *r, const struct cand *c, int policy)
+{
+	int keep[MAX_HITS], nkeep = 0, n = c->nrules < MAX_HITS ? c->nrules : MAX_HITS;
+	bool all_rejected = r->rejected && r->rejected == r->packets;
+
+	/* the kernel saw a reply for every packet: only REJECT rules fit;
+	 * none at all where every REJECT is seen: no REJECT rule did it */
+	for (int i = 0; i < n; i++) {
+		int k = c->rules[i].kind;
+
+		if (all_rejected && k == NFR_KIND_DROP)
+			continue;
+		if (reject_complete && !r->rejected && k == NFR_KIND_REJECT)
+			continue;
+		keep[nkeep++] = i;
+	}
+	if (c->nrules > MAX_HITS)
+		nkeep = c->nrules;	/* too many to tell */
+	r->policy = policy;
+	if (nkeep == 0 && policy == NFR_POLICY_DROP && !all_rejected) {
+		r->verdict = V_POLICY;
+		return;
+	}
+	if (nkeep >= 1 && nkeep <= MAX_HITS) {
+		const struct cand_rule *cr = &c->rules[keep[0]];
+
+		r->rule_known = true;
+		snprintf(r->rule_chain, sizeof(r->rule_chain), "%s", cr->chain);
+		r->handle = cr->handle;
+		snprintf(r->rule_text, sizeof(r->rule_text), "%s", cr->text);
+		r->verdict = cr->kind == NFR_KIND_REJECT ? V_REJECT :
+			     cr->kind == NFR_KIND_DROP ? V_DROP : V_UNKNOWN;
+		if (nkeep > 1 || policy == NFR_POLICY_DROP || cr->kind == NFR_KIND_MAYBE)
+			r->inferred |= INF_RULE | INF_VERDICT;
+		if (all_rejected) {
+			r->verdict = V_REJECT;
+			r->inferred &= ~INF_VERDICT;
+		}
+		return;
+	}
+	r->verdict = all_rejected ? V_REJECT : V_UNKNOWN;
+}
+
+static void resolve(const struct nfd_key *k, unsigned long long packets,
+		    unsigned long long rejected, struct row *r)
+{
+	const struct nfr_ruleset *rs = NULL;
+	struct ns_rules *nr;
+	const char *need_type = NULL;
+	const char *hook2 = NULL;
+	int need_family = 0, engine = 0;
+	char fn[64];
+
+	memset(r, 0, sizeof(*r));
+	r->netns = k->netns;
+	r->packets = packets;
+	r->rejected = rejected;
+	r->policy = -1;
+	netns_name(k->netns, r->netns_name, sizeof(r->netns_name));
+	sym_name(k->location, r->location, sizeof(r->location));
+
+	if (k->source == NFD_SRC_NFT || k->source == NFD_SRC_IPT ||
+	    k->source == NFD_SRC_IP6T) {
+		const char *h = nfr_hook_name(k->pf, k->hook);
+
+		r->source = "fexit";
+		r->pf = k->pf;
+		snprintf(r->hook, sizeof(r->hook), "%s", h ? h : "");
+		engine = k->source == NFD_SRC_NFT ? NFR_ENGINE_NFT : NFR_ENGINE_LEGACY;
+		r->engine = engine;
+		r->table_family = k->table_family;
+		snprintf(r->table, sizeof(r->table), "%.*s", NFD_TABLE_LEN, k->table);
+		if (engine == NFR_ENGINE_NFT) {
+			snprintf(r->chain, sizeof(r->chain), "%.*s", NFD_CHAIN_LEN, k->chain);
+		} else {
+			/* legacy base chains are named after their hook */
+			snprintf(r->chain, sizeof(r->chain), "%s", h ? h : "?");
+			for (char *p = r->chain; *p; p++)
+				*p = *p >= 'a' && *p <= 'z' ? *p - 32 : *p;
+		}
+		r->chain_known = true;
+	} else {
+		r->source = "stack";
+		sym_name(k->hook_ret, r->hook_fn, sizeof(r->hook_fn));
+		for (size_t i = 0; i < sizeof(hook_fns) / sizeof(hook_fns[0]); i++) {
+			if (strcmp(hook_fns[i].fn, r->hook_fn))
+				continue;
+			r->pf = hook_fns[i].family;
+			snprintf(r->hook, sizeof(r->hook), "%s", hook_fns[i].hook);
+			hook2 = hook_fns[i].hook2;
+			if (hook2)
+				r->inferred |= INF_HOOK;
+		}
+		if (!r->pf)
+			r->pf = k->pf == 4 ? NFR_PROTO_IPV4 : k->pf == 6 ? NFR_PROTO_IPV6 : 0;
+		if (k->chain_ret) {
+			engine = NFR_ENGINE_NFT;
+			sym_name(k->chain_ret, fn, sizeof(fn));
+			for (size_t i = 0; i < sizeof(chain_fns) / sizeof(chain_fns[0]); i++) {
+				if (strcmp(chain_fns[i].fn, fn))
+					continue;
+				need_family = chain_fns[i].table_family;
+				need_type = chain_fns[i].type;
+			}
+		}
+		/* no nft_do_chain on the stack: iptables-legacy (its traversal
+		 * returned before nf_hook_slow freed), or conntrack/queue */
+		r->engine = engine;
+	}
+
+	nr = rules_for(k->netns, false);
+	rs = nr ? &nr->rs : NULL;
+	if (!rs) {
+		r->note = "network namespace not found: ruleset unknown";
+		if (!r->chain_known)
+			r->inferred |= INF_TABLE | INF_CHAIN;
+		return;
+	}
+	if (nr->stale)
+		r->note = "network namespace gone: ruleset as read earlier";
+
+	if (r->chain_known) {
+		const struct nfr_chain *ch = find_named(rs, engine, r->table_family,
+							 r->table, r->chain);
+
+		if (!ch) {
+			r->note = "chain no longer in the ruleset";
+			r->verdict = rejected == packets ? V_REJECT :
+				     k->policy == NFR_POLICY_DROP ? V_UNKNOWN : V_DROP;
+			r->inferred |= INF_VERDICT;
+			return;
+		}
+		r->ncands = 1;
+		fill_cand(&r->cands[0], rs, ch);
+		r->prio = ch->prio;
+		settle_chain(r, &r->cands[0],
+			     engine == NFR_ENGINE_NFT ? k->policy : ch->policy);
+		return;
+	}
+
+	/* base chains at this hook that could have dropped the packet */
+	for (int i = 0; i < rs->nchains && r->ncands < MAX_CANDS; i++) {
+		const struct nfr_chain *ch = &rs->chains[i];
+		const char *h;
+		struct cand *c = &r->cands[r->ncands];
+
+		if (!ch->base || nfr_is_trace_table(ch->table))
+			continue;
+		if (engine ? ch->engine != engine : ch->engine != NFR_ENGINE_LEGACY)
+			continue;
+		if (need_family ? ch->family != need_family :
+		    r->pf && !nfr_family_covers(ch->family, r->pf))
+			continue;
+		if (need_type && (!ch->type || strcmp(ch->type, need_type)))
+			continue;
+		h = nfr_hook_name(ch->family, ch->hook);
+		if (r->hook[0] && (!h || (strcmp(h, r->hook) && (!hook2 || strcmp(h, hook2)))))
+			continue;
+		fill_cand(c, rs, ch);
+		if (can_drop(c))
+			r->ncands++;
+	}
+	qsort(r->cands, r->ncands, sizeof(r->cands[0]), cmp_cand);
+	if (!r->ncands) {
+		r->note = engine ? "no chain at this hook can drop now (ruleset changed?)" :
+			  "no nftables traversal on the stack and no iptables-legacy "
+			  "chain that drops: conntrack, queue or a changed ruleset";
+		r->inferred |= INF_TABLE | INF_CHAIN | INF_VERDICT;
+		r->verdict = rejected && rejected == packets ? V_REJECT : V_UNKNOWN;
+		return;
+	}
+	r->engine = r->cands[0].engine;
+	r->table_family = r->cands[0].family;
+	snprintf(r->table, sizeof(r->table), "%s", r->cands[0].table);
+	snprintf(r->chain, sizeof(r->chain), "%s", r->cands[0].chain);
+	r->prio = r->cands[0].prio;
+	r->chain_known = true;
+	settle_chain(r, &r->cands[0], r->cands[0].policy);
+	if (r->ncands > 1) {
+		r->inferred |= INF_TABLE | INF_CHAIN | INF_VERDICT;
+		if (r->rule_known)
+			r->inferred |= INF_RULE;
+		if (rejected && rejected == packets) {
+			r->verdict = V_REJECT;
+			r->inferred &= ~INF_VERDICT;
+		}
+	}
+}
+
+/* rule-exact counts from the trace, taken out of a row into new rows */
+static int split_by_trace(struct row *r, struct row *out, int max)
+{
+	const struct nfr_ruleset *rs;
+	struct ns_rules *nr;
+	int n = 0;
+
+	if (!tsock.nl || r->netns != tsock.inum || r->engine == NFR_ENGINE_LEGACY)
+		return 0;
+	nr = rules_for(r->netns, false);
+	rs = nr ? &nr->rs : NULL;
+	for (int i = 0; i < ntitems && r->packets && n < max; i++) {
+		struct trace_item *it = &titems[i];
+		const struct nfr_chain *tc, *base = NULL;
+		unsigned long long take;
+		struct row *o;
+
+		if (!it->balance || it->netns != r->netns || it->pf != r->pf)
+			continue;
+		tc = rs ? nfr_chain_find(rs, NFR_ENGINE_NFT, it->table_family,
+					 it->table, it->chain) : NULL;
+		/* the base chain the row's packets traversed and this chain is in */
+		for (int c = 0; tc && c < (r->ncands ? r->ncands : 0); c++) {
+			const struct nfr_chain *bc = nfr_chain_find(rs, NFR_ENGINE_NFT,
+				r->cands[c].family, r->cands[c].table, r->cands[c].chain);
+
+			if (bc && r->cands[c].engine == NFR_ENGINE_NFT &&
+			    nfr_reaches(rs, bc, tc)) {
+				base = bc;
+				break;
+			}
+		}
+		if (!base)
+			continue;
+		take = it->balance < r->packets ? it->balance : r->packets;
+		o = &out[n++];
+		*o = *r;
+		o->packets = take;
+		o->rejected = r->rejected < take ? r->rejected : take;
+		r->packets -= take;
+		r->rejected -= o->rejected;
+		it->balance -= take;
+		o->source = "trace";
+		o->inferred &= ~(INF_TABLE | INF_CHAIN | INF_RULE | INF_VERDICT);
+		o->engine = NFR_ENGINE_NFT;
+		o->table_family = base->family;
+		snprintf(o->table, sizeof(o->table), "%s", base->table);
+		snprintf(o->chain, sizeof(o->chain), "%s", base->name);
+		o->prio = base->prio;
+		o->policy = base->policy;
+		o->chain_known = true;
+		o->ncands = 0;
+		o->note = NULL;
+		if (!it->handle) {
+			o->verdict = V_POLICY;
+			o->rule_known = false;
+			o->handle = 0;
+			o->rule_chain[0] = o->rule_text[0] = 0;
+			continue;
+		}
+		o->rule_known = true;
+		o->handle = it->handle;
+		snprintf(o->rule_chain, sizeof(o->rule_chain), "%s", it->chain);
+		o->rule_text[0] = 0;
+		o->verdict = V_DROP;
+		for (int j = 0; j < tc->nrules; j++) {
+			if (tc->rules[j].handle != it->handle)
+				continue;
+			snprintf(o->rule_text, sizeof(o->rule_text), "%s",
+				 tc->rules[j].text ? tc->rules[j].text : "");
+			if (tc->rules[j].kind == NFR_KIND_REJECT)
+				o->verdict = V_REJECT;
+		}
+	}
+	return n;
+}
+
+static bool row_filtered(const struct row *r)
+{
+	if (env.family) {
+		if (env.family == NFR_PROTO_INET) {
+			if (r->pf != NFR_PROTO_IPV4 && r->pf != NFR_PROTO_IPV6)
+				return true;
+		} else if (r->pf != env.family) {
+			return true;
+		}
+	}
+	return env.hook && strcasecmp(env.hook, r->hook);
+}
+
+static bool same_row(const struct row *a, const struct row *b)
+{
+	return a->netns == b->netns && a->pf == b->pf && !strcmp(a->hook, b->hook) &&
+	       a->engine == b->engine && a->table_family == b->table_family &&
+	       !strcmp(a->table, b->table) && !strcmp(a->chain, b->chain) &&
+	       !strcmp(a->rule_chain, b->rule_chain) && a->handle == b->handle &&
+	       a->verdict == b->verdict && a->inferred == b->inferred &&
+	       a->source == b->source;
+}
+
+/* ---- output ---- */
+
+static const char *family_str(int f)
+{
+	const char *s = nfr_family_name(f);
+
+	return s ? s : "?";
+}
+
+static const char *engine_str(int e)
+{
+	return e == NFR_ENGINE_NFT ? "nftables" : e == NFR_ENGINE_LEGACY ?
+	       "iptables-legacy" : "unknown";
+}
+
+static const char *policy_str(int p)
+{
+	return p == NFR_POLICY_DROP ? "drop" : p == NFR_POLICY_ACCEPT ? "accept" : "-";
+}
+
+static void json_inferred(struct json_w *w, unsigned int inf)
+{
+	static const struct { unsigned int bit; const char *name; } f[] = {
+		{ INF_HOOK, "hook" }, { INF_TABLE, "table" }, { INF_CHAIN, "chain" },
+		{ INF_RULE, "rule" }, { INF_VERDICT, "verdict" },
+	};
+
+	json_arr_open(w, "inferred");
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		if (!(inf & f[i].bit))
+			continue;
+		json_key(w, NULL);
+		json_escape(w->f, f[i].name);
+	}
+	json_arr_close(w);
+}
+
+static void json_cands(struct json_w *w, const struct row *r)
+{
+	json_arr_open(w, "candidates");
+	for (int i = 0; i < r->ncands; i++) {
+		const struct cand *c = &r->cands[i];
+
+		json_obj_open(w, NULL);
+		json_str(w, "engine", engine_str(c->engine));
+		json_str(w, "table_family", family_str(c->family));
+		json_str(w, "table", c->table);
+		json_str(w, "chain", c->chain);
+		json_i64(w, "priority", c->prio);
+		json_str(w, "policy", policy_str(c->policy));
+		json_arr_open(w, "drop_rules");
+		for (int j = 0; j < c->nrules && j < MAX_HITS; j++) {
+			json_obj_open(w, NULL);
+			json_str(w, "chain", c->rules[j].chain);
+			json_u64(w, "handle", c->rules[j].handle);
+			json_str(w, "rule", c->rules[j].text);
+			json_str(w, "verdict", nfr_kind_name(c->rules[j].kind));
+			json_obj_close(w);
+		}
+		json_arr_close(w);
+		json_obj_close(w);
+	}
+	json_arr_close(w);
+}
+
+/* the fields every record about a drop carries */
+static void json_row_fields(struct json_w *w, const struct row *r)
+{
+	json_u64(w, "netns", r->netns);
+	json_str(w, "netns_name", r->netns_name);
+	json_str(w, "family", r->pf ? family_str(r->pf) : "?");
+	json_str(w, "hook", r->hook[0] ? r->hook : "?");
+	json_str(w, "engine", engine_str(r->engine));
+	if (r->chain_known) {
+		json_str(w, "table_family", family_str(r->table_family));
+		json_str(w, "table", r->table);
+		json_str(w, "chain", r->chain);
+		if (r->ncands || r->source == (const char *)"trace")
+			json_i64(w, "chain_priority", r->prio);
+		json_str(w, "chain_policy", policy_str(r->policy));
+	}
+	if (r->rule_known) {
+		json_str(w, "rule_chain", r->rule_chain);
+		json_u64(w, "rule_handle", r->handle);
+		json_str(w, "rule", r->rule_text);
+	}
+	json_str(w, "verdict", verdict_names[r->verdict]);
+	json_str(w, "source", r->source);
+	json_inferred(w, r->inferred);
+	if (r->hook_fn[0])
+		json_str(w, "hook_function", r->hook_fn);
+	json_str(w, "location", r->location);
+	if (r->note)
+		json_str(w, "note", r->note);
+	if (r->ncands > 1 || (r->inferred & INF_RULE))
+		json_cands(w, r);
+}
+
+static void text_cands(const struct row *r, const char *indent)
+{
+	for (int i = 0; i < r->ncands; i++) {
+		const struct cand *c = &r->cands[i];
+
+		if (r->ncands > 1)
+			printf("%scandidate: %s %s %s (priority %d, policy %s)\n", indent,
+			       family_str(c->family), c->table, c->chain, c->prio,
+			       policy_str(c->policy));
+		for (int j = 0; j < c->nrules && j < MAX_HITS; j++)
+			printf("%s  rule? %s handle %llu: %s\n", indent, c->rules[j].chain,
+			       c->rules[j].handle, c->rules[j].text);
+	}
+}
+
+static void text_row(const struct row *r)
+{
+	char hook[32], table[96], chain[272], verdict[16];
+	bool q_tab = r->inferred & INF_TABLE, q_chain = r->inferred & INF_CHAIN;
+
+	snprintf(hook, sizeof(hook), "%s %s%s", r->pf ? family_str(r->pf) : "?",
+		 r->hook[0] ? r->hook : "?", r->inferred & INF_HOOK ? "?" : "");
+	if (r->chain_known) {
+		if (r->engine == NFR_ENGINE_LEGACY)
+			snprintf(table, sizeof(table), "%s%s", r->table, q_tab ? "?" : "");
+		else
+			snprintf(table, sizeof(table), "%s %s%s", family_str(r->table_family),
+				 r->table, q_tab ? "?" : "");
+		snprintf(chain, sizeof(chain), "%s%s", r->chain, q_chain ? "?" : "");
+	} else {
+		snprintf(table, sizeof(table), "?");
+		snprintf(chain, sizeof(chain), "?");
+	}
+	snprintf(verdict, sizeof(verdict), "%s%s", verdict_names[r->verdict],
+		 r->verdict != V_UNKNOWN && (r->inferred & INF_VERDICT) ? "?" : "");
+	printf("%-10s %-15s %-16s %-16s %-7s %9llu\n", r->netns_name, hook, table,
+	       chain, verdict, r->packets);
+	if (r->rule_known && !(r->inferred & INF_RULE))
+		printf("  rule: %s handle %llu: %s%s\n", r->rule_chain, r->handle,
+		       r->rule_text, r->source == (const char *)"trace" ? " (traced)" : "");
+	else if (r->ncands > 1 || (r->inferred & INF_RULE))
+		text_cands(r, "  ");
+	if (r->verdict == V_POLICY && !(r->inferred & INF_VERDICT))
+		printf("  policy drop of %s (no rule matched)\n", r->chain);
+	if (r->rejected && r->verdict != V_REJECT)
+		printf("  %llu of these were answered with a REJECT reply\n", r->rejected);
+	if (r->note)
+		printf("  note: %s\n", r->note);
+}
+
+/* ---- Prometheus text exposition ---- */
+
+struct prom_series {
+	char labels[768];
+	unsigned long long value;
+};
+static struct prom_series *prom;
+static int nprom;
+
+static void prom_label(char *buf, size_t len, const char *key, const char *val,
+		       bool comma)
+{
+	size_t o = strlen(buf);
+
+	o += snprintf(buf + o, len > o ? len - o : 0, "%s%s=\"", comma ? "," : "", key);
+	for (; *val && o + 3 < len; val++) {
+		if (*val == '"' || *val == '\\')
+			buf[o++] = '\\';
+		if (*val == '\n') {
+			buf[o++] = '\\';
+			buf[o++] = 'n';
+			continue;
+		}
+		buf[o++] = *val;
+	}
+	if (o + 2 < len) {
+		buf[o++] = '"';
+		buf[o] = 0;
+	}
+}
+
+static void prom_add(const struct row *r)
+{
+	char l[768] = "", h[32];
+
+	prom_label(l, sizeof(l), "netns", r->netns_name, false);
+	prom_label(l, sizeof(l), "family", r->pf ? family_str(r->pf) : "", true);
+	prom_label(l, sizeof(l), "hook", r->hook, true);
+	prom_label(l, sizeof(l), "table", r->chain_known ? r->table : "", true);
+	prom_label(l, sizeof(l), "chain", r->chain_known ? r->chain : "", true);
+	snprintf(h, sizeof(h), "%llu", r->handle);
+	prom_label(l, sizeof(l), "rule_handle", r->rule_known ? h : "", true);
+	prom_label(l, sizeof(l), "verdict", verdict_names[r->verdict], true);
+	prom_label(l, sizeof(l), "inferred", r->inferred ? "true" : "false", true);
+	for (int i = 0; i < nprom; i++)
+		if (!strcmp(prom[i].labels, l)) {
+			prom[i].value += r->packets;
+			return;
+		}
+	struct prom_series *n = realloc(prom, (nprom + 1) * sizeof(*n));
+
+	if (!n)
+		return;
+	prom = n;
+	snprintf(prom[nprom].labels, sizeof(prom[nprom].labels), "%s", l);
+	prom[nprom++].value = r->packets;
+}
+
+static void prom_write(void)
+{
+	char tmp[4096];
+	FILE *f;
+
+	if (!cli.prom_path)
+		return;
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", cli.prom_path, getpid());
+	f = fopen(tmp, "w");
+	if (!f) {
+		cli_err("cannot write %s: %s", tmp, strerror(errno));
+		return;
+	}
+	fprintf(f, "# HELP agentxdp_nfdrop_drops_total Packets dropped by netfilter.\n"
+		   "# TYPE agentxdp_nfdrop_drops_total counter\n");
+	for (int i = 0; i < nprom; i++)
+		fprintf(f, "agentxdp_nfdrop_drops_total{%s} %llu\n", prom[i].labels,
+			prom[i].value);
+	if (fclose(f) || rename(tmp, cli.prom_path)) {
+		cli_err("cannot write %s: %s", cli.prom_path, strerror(errno));
+		unlink(tmp);
+	}
+}
+
+/* ---- counts ---- */
+
+static __u64 read_stat(__u32 idx)
+{
+	__u64 vals[ncpu], s = 0;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(obj->maps.stats), &idx, vals))
+		return 0;
+	for (int i = 0; i < ncpu; i++)
+		s += vals[i];
+	return s;
+}
+
+static int cmp_rows(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	return x->packets < y->packets ? 1 : x->packets > y->packets ? -1 : 0;
+}
+
+static struct row *rows;
+static int nrows, caprows;
+
+static struct row *row_add(void)
+{
+	if (nrows == caprows) {
+		int cap = caprows ? caprows * 2 : 64;
+		struct row *n = realloc(rows, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		rows = n;
+		caprows = cap;
+	}
+	return &rows[nrows++];
+}
+
+static void merge_row(const struct row *r)
+{
+	struct row *d;
+
+	if (!r->packets || row_filtered(r))
+		return;
+	for (int i = 0; i < nrows; i++)
+		if (same_row(&rows[i], r)) {
+			rows[i].packets += r->packets;
+			rows[i].rejected += r->rejected;
+			return;
+		}
+	d = row_add();
+	if (d)
+		*d = *r;
+}
+
+static void print_counts(__u64 *lost_seen)
+{
+	static struct nfd_key keys[MAX_KEYS];
+	int fd = bpf_map__fd(obj->maps.drops), n = 0;
+	struct nfd_key key, *prev = NULL;
+	struct nfd_value vals[ncpu];
+	struct row r, split[8];
+	struct json_w w;
+	time_t now = time(NULL);
+	__u64 lost;
+
+	trace_drain();
+	nrows = 0;
+	while (n < MAX_KEYS && !bpf_map_get_next_key(fd, prev, &keys[n])) {
+		key = keys[n];
+		prev = &key;
+		n++;
+	}
+	for (int i = 0; i < n; i++) {
+		unsigned long long p = 0, rj = 0;
+
+		if (bpf_map_lookup_elem(fd, &keys[i], vals))
+			continue;
+		bpf_map_delete_elem(fd, &keys[i]);
+		for (int c = 0; c < ncpu; c++) {
+			p += vals[c].packets;
+			rj += vals[c].rejected;
+		}
+		resolve(&keys[i], p, rj, &r);
+		for (int s = split_by_trace(&r, split, 8); s > 0; s--)
+			merge_row(&split[s - 1]);
+		merge_row(&r);
+	}
+	trace_expire();
+	qsort(rows, nrows, sizeof(*rows), cmp_rows);
+	for (int i = 0; i < nrows; i++)
+		prom_add(&rows[i]);
+	prom_write();
+	lost = read_stat(NFD_STAT_EVENTS_LOST);
+
+	if (cli.json) {
+		for (int i = 0; i < nrows; i++) {
+			json_begin(&w, stdout);
+			json_str(&w, "type", "nf_drop_count");
+			json_u64(&w, "time", now);
+			json_row_fields(&w, &rows[i]);
+			json_u64(&w, "packets", rows[i].packets);
+			json_u64(&w, "rejected", rows[i].rejected);
+			json_end(&w);
+		}
+		return;
+	}
+	cli_print_timestamp(stdout);
+	printf("%-10s %-15s %-16s %-16s %-7s %9s\n", "NETNS", "HOOK", "TABLE",
+	       "CHAIN", "VERDICT", "COUNT");
+	for (int i = 0; i < nrows; i++)
+		text_row(&rows[i]);
+	if (trace_lost)
+		printf("WARNING: %llu trace messages lost (socket buffer full)\n",
+		       trace_lost);
+	if (lost > *lost_seen)
+		printf("WARNING: %llu events lost (ring buffer full)\n",
+		       (unsigned long long)(lost - *lost_seen));
+	*lost_seen = lost;
+	printf("\n");
+	fflush(stdout);
+}
+
+/* ---- events ---- */
+
+static void print_stack(struct json_w *w, __s32 stack_id)
+{
+	__u64 ips[STACK_DEPTH] = {};
+	char sym[128];
+
+	if (w)
+		json_arr_open(w, "stack");
+	if (stack_id >= 0 && !bpf_map_lookup_elem(stacks_fd, &stack_id, ips)) {
+		for (int i = 0; i < STACK_DEPTH && ips[i]; i++) {
+			ksyms_format(ksyms, ips[i], sym, sizeof(sym), true);
+			if (w) {
+				json_key(w, NULL);
+				json_escape(w->f, sym);
+			} else {
+				printf("    %s\n", sym);
+			}
+		}
+	} else if (!w) {
+		printf("    [stack unavailable]\n");
+	}
+	if (w)
+		json_arr_close(w);
+}
+
+static int handle_event(void *ctx, void *data, size_t len)
+{
+	const struct nfd_event *e = data;
+	const struct pkt_info *pi = &e->rec.pkt;
+	bool roce = e->rec.verdict == PKT_ROCE;
+	char sa[ADDR_STRLEN], da[ADDR_STRLEN], op[32], where[400];
+	struct row r, split[1];
+	struct json_w w;
+
+	trace_drain();
+	resolve(&e->key, 1, e->rec.rejected, &r);
+	if (split_by_trace(&r, split, 1) == 1)
+		r = split[0];
+	if (row_filtered(&r))
+		return 0;
+	if (cli.json) {
+		json_begin(&w, stdout);
+		json_str(&w, "type", "nf_drop");
+		json_f64(&w, "time", cli_ktime_to_epoch(e->ts_ns));
+		json_str(&w, "ifname", e->rec.ifname);
+		json_u64(&w, "ifindex", e->rec.ifindex);
+		pkt_json_fields(&w, pi, roce);
+		json_row_fields(&w, &r);
+		json_bool(&w, "rejected", e->rec.rejected);
+		if (env.stack)
+			print_stack(&w, e->rec.stack_id);
+		json_end(&w);
+		return 0;
+	}
+	if (cli.timestamp) {
+		time_t t = (time_t)cli_ktime_to_epoch(e->ts_ns);
+		char ts[16];
+
+		strftime(ts, sizeof(ts), "%H:%M:%S", localtime(&t));
+		printf("%-8s ", ts);
+	}
+	pkt_addr_str(pi->family, pi->saddr, sa, sizeof(sa));
+	pkt_addr_str(pi->family, pi->daddr, da, sizeof(da));
+	snprintf(where, sizeof(where), "%s %s %s%s %s%s",
+		 r.pf ? family_str(r.pf) : "?", r.hook[0] ? r.hook : "?",
+		 r.chain_known ? r.table : "?", r.inferred & INF_TABLE ? "?" : "",
+		 r.chain_known ? r.chain : "?", r.inferred & INF_CHAIN ? "?" : "");
+	printf("%-10s %-10s %s", r.netns_name, e->rec.ifname[0] ? e->rec.ifname : "-",
+	       where);
+	if (r.rule_known && !(r.inferred & INF_RULE))
+		printf(" #%llu", r.handle);
+	printf(" %s%s", verdict_names[r.verdict],
+	       r.verdict != V_UNKNOWN && (r.inferred & INF_VERDICT) ? "?" : "");
+	if (pi->family) {
+		printf(" %s", sa);
+		if (pi->sport || pi->dport)
+			printf(":%u", pi->sport);
+		printf(" -> %s", da);
+		if (pi->sport || pi->dport)
+			printf(":%u", pi->dport);
+	}
+	if (roce)
+		printf(" %s qp=0x%x psn=%u", roce_opcode_name(pi->opcode, op, sizeof(op)),
+		       pi->dqpn, pi->psn);
+	printf("\n");
+	if (r.rule_known && !(r.inferred & INF_RULE))
+		printf("    rule: %s\n", r.rule_text);
+	if (env.stack)
+		print_stack(NULL, e->rec.stack_id);
+	fflush(stdout);
+	return 0;
+}
+
+/* ---- set-up ---- */
+
+static bool text_range(const char *name, __u64 *start, __u64 *end)
+{
+	unsigned long s, e;
+
+	if (ksyms_range(ksyms, name, &s, &e))
+		return false;
+	*start = s;
+	*end = e;
+	return true;
+}
+
+/* fentry/fexit on func, in vmlinux or in the module that has it */
+static bool fexit_ok(const char *func, const char *module)
+{
+	return probe_fentry(func, NULL) ||
+	       (probe_module_loaded(module) && probe_fentry(func, module));
+}
+
+/* ipt_do_table(priv, skb, state) from 5.16, (skb, state, table) before */
+static bool xt_priv_first(void)
+{
+	int idx = probe_func_arg_index("ipt_do_table", "ip_tables", "priv");
+
+	if (idx < 0)
+		idx = probe_func_arg_index("ip6t_do_table", "ip6_tables", "priv");
+	return idx != 2;	/* 0 when found first; unknown: the current ABI */
+}
+
+static void cleanup_trace_atexit(void)
+{
+	trace_remove();
+}
+
+int main(int argc, char **argv)
+{
+	struct ring_buffer *rb = NULL;
+	bool use_tp_btf, nft_fx = false, ipt_fx = false, ip6t_fx = false;
+	bool rej_fx[4] = {}, icmp_tp = false;
+	static const char *const rej_fns[4][2] = {
+		{ "nf_send_unreach", "nf_reject_ipv4" },
+		{ "nf_send_unreach6", "nf_reject_ipv6" },
+		{ "nf_send_reset", "nf_reject_ipv4" },
+		{ "nf_send_reset6", "nf_reject_ipv6" },
+	};
+	struct bpf_program *rej_progs[4];
+	long long nf_drop;
+	int err, ret = 1;
+	__u64 lost_seen = 0;
+	char method[160];
+
+	cli_parse(&argp, argc, argv, NULL);
+	cli_setup();
+	if (env.ifname)
+		env.ifindex = cli_ifindex(env.ifname);
+	if (env.netns) {
+		env.netns_inum = netns_by_name(env.netns);
+		if (!env.netns_inum)
+			cli_die("no such network namespace: %s", env.netns);
+	}
+	ncpu = libbpf_num_possible_cpus();
+	if (ncpu <= 0)
+		cli_die("cannot count CPUs");
+	if (drop_reasons_load())
+		cli_die("no BTF for enum skb_drop_reason: this kernel is not supported");
+	nf_drop = drop_reason_value("NETFILTER_DROP");
+	if (nf_drop < 0)
+		cli_die("this kernel has no NETFILTER_DROP drop reason");
+	ksyms = ksyms_load();
+	if (!ksyms)
+		cli_die("cannot read kernel symbols from /proc/kallsyms: %s",
+			strerror(errno));
+
+	obj = nfdrop_bpf__open();
+	if (!obj) {
+		cli_bpf_err("open BPF object", -errno);
+		goto cleanup;
+	}
+	obj->rodata->targ_scope = env.roce ? NFD_SCOPE_ROCE : NFD_SCOPE_ALL;
+	obj->rodata->targ_roce_port = cli.roce_port;
+	obj->rodata->targ_port = env.port;
+	obj->rodata->targ_ifindex = env.ifindex;
+	obj->rodata->targ_netns = env.netns_inum;
+	obj->rodata->targ_events = env.events;
+	obj->rodata->targ_stack = env.stack;
+	obj->rodata->targ_nf_drop = nf_drop;
+	if (!text_range("nf_hook_slow", (__u64 *)&obj->rodata->targ_slow_start,
+			(__u64 *)&obj->rodata->targ_slow_end))
+		cli_err("nf_hook_slow not in /proc/kallsyms: hooks will show as unknown");
+	text_range("nf_hook_slow_list", (__u64 *)&obj->rodata->targ_list_start,
+		   (__u64 *)&obj->rodata->targ_list_end);
+	text_range("nft_do_chain", (__u64 *)&obj->rodata->targ_nft_start,
+		   (__u64 *)&obj->rodata->targ_nft_end);
+	text_range("ipt_do_table", (__u64 *)&obj->rodata->targ_ipt_start,
+		   (__u64 *)&obj->rodata->targ_ipt_end);
+	text_range("ip6t_do_table", (__u64 *)&obj->rodata->targ_ip6t_start,
+		   (__u64 *)&obj->rodata->targ_ip6t_end);
+
+	if (env.method != METHOD_KFREE) {
+		nft_fx = fexit_ok("nft_do_chain", "nf_tables");
+		ipt_fx = fexit_ok("ipt_do_table", "ip_tables");
+		ip6t_fx = fexit_ok("ip6t_do_table", "ip6_tables");
+		if (env.method == METHOD_FEXIT && !nft_fx && !ipt_fx && !ip6t_fx)
+			cli_die("fexit on nft_do_chain/ipt_do_table is not allowed "
+				"by this kernel (or nf_tables/ip_tables are not loaded)");
+	}
+	obj->rodata->targ_nft_fexit = nft_fx;
+	obj->rodata->targ_ipt_fexit = ipt_fx;
+	obj->rodata->targ_ip6t_fexit = ip6t_fx;
+	obj->rodata->targ_xt_priv_first = xt_priv_first();
+	bpf_program__set_autoload(obj->progs.nfdrop_nft_exit, nft_fx);
+	bpf_program__set_autoload(obj->progs.nfdrop_ipt_exit, ipt_fx);
+	bpf_program__set_autoload(obj->progs.nfdrop_ip6t_exit, ip6t_fx);
+
+	rej_progs[0] = obj->progs.nfdrop_unreach;
+	rej_progs[1] = obj->progs.nfdrop_unreach6;
+	rej_progs[2] = obj->progs.nfdrop_reset;
+	rej_progs[3] = obj->progs.nfdrop_reset6;
+	for (int i = 0; i < 4; i++) {
+		rej_fx[i] = env.method != METHOD_KFREE &&
+			    fexit_ok(rej_fns[i][0], rej_fns[i][1]);
+		bpf_program__set_autoload(rej_progs[i], rej_fx[i]);
+	}
+	/* every REJECT reply is seen only if nf_send_unreach is traced */
+	reject_complete = rej_fx[0];
+	icmp_tp = !rej_fx[0] && probe_tp_btf("icmp_send");
+	bpf_program__set_autoload(obj->progs.nfdrop_icmp_send, icmp_tp);
+
+	use_tp_btf = probe_tp_btf("kfree_skb");
+	bpf_program__set_autoload(use_tp_btf ? obj->progs.nfdrop_kfree_raw :
+				  obj->progs.nfdrop_kfree_btf, false);
+	if (!env.events)
+		bpf_map__set_max_entries(obj->maps.events, 4096);
+	if (!env.stack)
+		bpf_map__set_max_entries(obj->maps.stacks, 1);
+
+	err = nfdrop_bpf__load(obj);
+	if (err) {
+		cli_bpf_err("load BPF programs", err);
+		goto cleanup;
+	}
+	err = nfdrop_bpf__attach(obj);
+	if (err) {
+		cli_bpf_err("attach BPF programs", err);
+		goto cleanup;
+	}
+	stacks_fd = bpf_map__fd(obj->maps.stacks);
+
+	if (env.trace_rules) {
+		atexit(cleanup_trace_atexit);
+		trace_setup();
+	}
+
+	if (nft_fx || ipt_fx || ip6t_fx)
+		snprintf(method, sizeof(method), "fexit %s%s%s+ kfree_skb",
+			 nft_fx ? "nft_do_chain " : "", ipt_fx ? "ipt_do_table " : "",
+			 ip6t_fx ? "ip6t_do_table " : "");
+	else
+		snprintf(method, sizeof(method), "kfree_skb NETFILTER_DROP + stack via %s",
+			 use_tp_btf ? "tp_btf" : "raw_tp");
+	if (!cli.json) {
+		printf("Tracing netfilter drops%s (%s%s)... Hit Ctrl-C to end.\n",
+		       env.roce ? " of RoCE v2" : "", method,
+		       env.trace_rules ? ", nftables trace" : "");
+		if (!env.events)
+			printf("'?' marks what was inferred from the ruleset.\n");
+	}
+	fflush(stdout);
+
+	if (env.events) {
+		struct pollfd pfd[2];
+		int npfd = 1;
+
+		rb = ring_buffer__new(bpf_map__fd(obj->maps.events), handle_event,
+				      NULL, NULL);
+		if (!rb) {
+			cli_bpf_err("create ring buffer", -errno);
+			goto cleanup;
+		}
+		pfd[0].fd = ring_buffer__epoll_fd(rb);
+		pfd[0].events = POLLIN;
+		if (tsock.nl) {
+			pfd[1].fd = mnl_socket_get_fd(tsock.nl);
+			pfd[1].events = POLLIN;
+			npfd = 2;
+		}
+		while (!cli_exiting) {
+			err = poll(pfd, npfd, 100);
+			if (err < 0 && errno != EINTR) {
+				cli_err("poll: %s", strerror(errno));
+				goto cleanup;
+			}
+			trace_drain();
+			err = ring_buffer__consume(rb);
+			if (err < 0 && err != -EINTR) {
+				cli_bpf_err("read ring buffer", err);
+				goto cleanup;
+			}
+		}
+		trace_drain();
+		ring_buffer__consume(rb);
+		lost_seen = read_stat(NFD_STAT_EVENTS_LOST);
+		if (lost_seen)
+			fprintf(cli.json ? stderr : stdout,
+				"WARNING: %llu events lost (ring buffer full)\n",
+				(unsigned long long)lost_seen);
+	} else {
+		long reports = 0;
+		struct timespec next, now;
+
+		clock_gettime(CLOCK_MONOTONIC, &next);
+		next.tv_sec += cli.interval;
+		for (;;) {
+			struct pollfd pfd = { .fd = tsock.nl ? mnl_socket_get_fd(tsock.nl) : -1,
+					      .events = POLLIN };
+			int seen = 0;
+
+			/* read new namespaces' rulesets while they exist */
+			for (struct nfd_key k, *p = NULL;
+			     seen < 64 && !bpf_map_get_next_key(bpf_map__fd(obj->maps.drops), p, &k);
+			     seen++) {
+				static struct nfd_key prevk;
+
+				rules_for(k.netns, false);
+				prevk = k;
+				p = &prevk;
+			}
+			poll(&pfd, 1, 200);
+			trace_drain();
+			if (cli_exiting)
+				break;
+			if (!cli.interval)
+				continue;
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if (now.tv_sec < next.tv_sec ||
+			    (now.tv_sec == next.tv_sec && now.tv_nsec < next.tv_nsec))
+				continue;
+			next.tv_sec += cli.interval;
+			print_counts(&lost_seen);
+			if (cli.count && ++reports >= cli.count)
+				break;
+		}
+		if (!cli.interval || cli_exiting)
+			print_counts(&lost_seen);
+	}
+	ret = 0;
+
+cleanup:
+	trace_remove();
+	if (tsock.nl)
+		mnl_socket_close(tsock.nl);
+	ring_buffer__free(rb);
+	nfdrop_bpf__destroy(obj);
+	ksyms_free(ksyms);
+	return ret;
+}
