@@ -1,0 +1,483 @@
+#!/usr/bin/env bats
+#
+# rocegen, the synthetic RoCE v2 requester/responder the tracer tests use as
+# ground truth: its own counters must agree with what a packet capture of
+# the veth shows (decoded by tshark's InfiniBand dissector on UDP 4791).
+#
+# Each test builds two fresh network namespaces joined by a veth pair
+# (names start with "axg"), runs the responder in one and the requester in
+# the other, and removes everything in teardown, also after a failure.
+# Needs root, iproute2, tcpdump and tshark. ROCEGEN=path uses a prebuilt
+# binary; otherwise the test compiles tools/rocegen.c itself.
+
+REPO="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)"
+
+Q4=192.0.2.1
+R4=192.0.2.2
+Q6=2001:db8:4791::1
+R6=2001:db8:4791::2
+
+setup_file() {
+	if [ -z "${ROCEGEN:-}" ]; then
+		ROCEGEN="$BATS_FILE_TMPDIR/rocegen"
+		gcc -O2 -Wall -Wextra -o "$ROCEGEN" "$REPO/tools/rocegen.c" -lm
+	fi
+	export ROCEGEN
+}
+
+setup() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces)"
+	command -v ip >/dev/null || skip "needs iproute2"
+	T="$BATS_TEST_TMPDIR"
+	PIDS=()
+	local id="$(($$ % 100000))$BATS_TEST_NUMBER"
+	NSQ="axgrg-q-$id"
+	NSR="axgrg-r-$id"
+	VQ="axgq$id"		# at most 15 characters
+	VR="axgr$id"
+	cleanup_net
+	ip netns add "$NSQ"
+	ip netns add "$NSR"
+	ip link add "$VQ" netns "$NSQ" type veth peer name "$VR" netns "$NSR"
+	ip -n "$NSQ" addr add "$Q4/24" dev "$VQ"
+	ip -n "$NSR" addr add "$R4/24" dev "$VR"
+	ip -n "$NSQ" addr add "$Q6/64" dev "$VQ" nodad
+	ip -n "$NSR" addr add "$R6/64" dev "$VR" nodad
+	local ns
+	for ns in "$NSQ" "$NSR"; do
+		ip -n "$ns" link set lo up
+	done
+	ip -n "$NSQ" link set "$VQ" up
+	ip -n "$NSR" link set "$VR" up
+	# until linkwatch activates a new veth (up to ~1 s) it keeps the noop
+	# qdisc and drops what it sends, e.g. the first neighbour advertisement
+	wait_link_ready "$NSQ" "$VQ"
+	wait_link_ready "$NSR" "$VR"
+}
+
+wait_link_ready() {
+	local i
+	for i in $(seq 100); do
+		if ip -n "$1" link show dev "$2" | grep -q 'state UP' &&
+		   ! ip -n "$1" link show dev "$2" | grep -q 'qdisc noop'; then
+			return 0
+		fi
+		sleep 0.05
+	done
+	echo "link $2 in $1 never became ready" >&2
+	ip -n "$1" link show dev "$2" >&2
+	return 1
+}
+
+cleanup_net() {
+	ip netns del "$NSQ" 2>/dev/null || true
+	ip netns del "$NSR" 2>/dev/null || true
+}
+
+teardown() {
+	local pid
+	# only what this test started, by PID
+	for pid in "${PIDS[@]}"; do
+		if kill -0 "$pid" 2>/dev/null; then
+			kill -TERM "$pid" 2>/dev/null || true
+			wait "$pid" 2>/dev/null || true
+		fi
+	done
+	cleanup_net
+}
+
+# wait_for FILE PATTERN: until FILE contains PATTERN (5 s at most)
+wait_for() {
+	local i
+	for i in $(seq 100); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	echo "timed out waiting for '$2' in $1:" >&2
+	cat "$1" >&2
+	return 1
+}
+
+start_responder() {
+	ip netns exec "$NSR" "$ROCEGEN" responder "$@" \
+		>"$T/rsp.out" 2>"$T/rsp.err" 3>&- &
+	RSP_PID=$!
+	PIDS+=("$RSP_PID")
+	wait_for "$T/rsp.err" "listening"
+}
+
+# stop_responder: SIGTERM, then its summary line is in $RSP
+stop_responder() {
+	kill -TERM "$RSP_PID"
+	wait "$RSP_PID"
+	RSP="$(grep 'role=responder ' "$T/rsp.out")"
+	echo "responder: $RSP"
+}
+
+# requester ARGS...: run it; its summary line is in $REQ
+requester() {
+	run ip netns exec "$NSQ" "$ROCEGEN" requester "$@"
+	echo "requester (status $status): $output"
+	REQ="$(printf '%s\n' "$output" | grep 'role=requester ' || true)"
+}
+
+# field NAME LINE: value of NAME= in a summary line
+field() {
+	printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"
+}
+
+start_capture() {
+	command -v tcpdump >/dev/null || skip "needs tcpdump"
+	command -v tshark >/dev/null || skip "needs tshark"
+	PCAP="$T/rsp.pcap"
+	ip netns exec "$NSR" tcpdump -i "$VR" -n --immediate-mode -U -s 256 -B 32768 \
+		-w "$PCAP" udp port 4791 2>"$T/tcpdump.err" 3>&- &
+	TCPDUMP_PID=$!
+	PIDS+=("$TCPDUMP_PID")
+	wait_for "$T/tcpdump.err" "listening on"
+}
+
+stop_capture() {
+	sleep 0.3	# let the last packets reach the capture
+	kill -INT "$TCPDUMP_PID"
+	wait "$TCPDUMP_PID" || true
+	# a capture that lost packets would make every count below wrong
+	if ! grep -q '^0 packets dropped by kernel' "$T/tcpdump.err"; then
+		echo "tcpdump lost packets:" >&2
+		cat "$T/tcpdump.err" >&2
+		return 1
+	fi
+}
+
+# pkts FILTER: packets in the capture matching a display filter
+pkts() {
+	tshark -r "$PCAP" -Y "$1" -T fields -e frame.number 2>/dev/null | wc -l
+}
+
+# fields FILTER FIELD...: tab-separated field values, one line per packet
+fields() {
+	local filter="$1" args=() f
+	shift
+	for f in "$@"; do
+		args+=(-e "$f")
+	done
+	tshark -r "$PCAP" -Y "$filter" -T fields "${args[@]}" 2>/dev/null
+}
+
+expect_eq() {
+	if [ "$1" != "$2" ]; then
+		echo "expected '$2', got '$1' ($3)" >&2
+		return 1
+	fi
+}
+
+@test "rocegen: --help, and bad input gives one line and exit 1" {
+	run "$ROCEGEN" --help
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"rocegen requester -d ADDR"* ]]
+	[[ "$output" == *"--retransmit-every"* ]]
+	run "$ROCEGEN" requester --help
+	[ "$status" -eq 0 ]
+
+	local bad
+	for bad in "requester -d 1.2.3" "requester -d 10.0.0.1 -n 12x" \
+		"requester -d 10.0.0.1 --op atomic" "requester --bogus" \
+		"requester" "requester -d" "responder --nak-every x" \
+		"responder --dst 10.0.0.1" "responder -b 300.1.1.1" \
+		"requester -d 10.0.0.1 --psn 16777216" "sideways"; do
+		run "$ROCEGEN" $bad
+		echo "rocegen $bad -> $status: $output"
+		[ "$status" -eq 1 ]
+		[ "${#lines[@]}" -eq 1 ]
+		[[ "${lines[0]}" == "rocegen: "* ]]
+	done
+}
+
+@test "rocegen: IPv4 SEND, N requests -> N ACKs, paired by (sport, PSN) on the wire" {
+	start_capture
+	start_responder
+	requester -d "$R4" -n 200 --psn 1000 --qpn 0x22
+	[ "$status" -eq 0 ]
+	stop_responder
+	stop_capture
+
+	expect_eq "$(field status "$REQ")" ok "status"
+	expect_eq "$(field requests "$REQ")" 200 "requester requests"
+	expect_eq "$(field acks "$REQ")" 200 "requester acks"
+	expect_eq "$(field completed "$REQ")" 200 "completed"
+	expect_eq "$(field retransmits "$REQ")" 0 "retransmits"
+	expect_eq "$(field requests "$RSP")" 200 "responder requests"
+	expect_eq "$(field acks "$RSP")" 200 "responder acks"
+
+	# the wire agrees: SEND_ONLY with AckReq to QP 0x22, ACKs (syndrome
+	# 0x1f) to the requester's QP 0x22 + 0x100, from the request's sport
+	expect_eq "$(pkts "ip.src==$Q4 && infiniband.bth.opcode==4 && infiniband.bth.a==1 && infiniband.bth.destqp==0x22 && infiniband.bth.p_key==0xffff")" 200 "SEND_ONLY"
+	expect_eq "$(pkts "ip.src==$R4 && infiniband.bth.opcode==17 && infiniband.aeth.syndrome==0x1f && infiniband.bth.destqp==0x122")" 200 "ACK"
+	expect_eq "$(pkts "ip.src==$R4 && udp.srcport==49152 && udp.dstport==4791")" 200 "ACK ports"
+	fields "ip.src==$Q4" udp.srcport infiniband.bth.psn | sort >"$T/req"
+	fields "ip.src==$R4" udp.srcport infiniband.bth.psn | sort >"$T/ack"
+	diff "$T/req" "$T/ack"
+	expect_eq "$(sort -n -k2 "$T/req" | head -1 | cut -f2)" 1000 "first PSN"
+	expect_eq "$(sort -n -k2 "$T/req" | tail -1 | cut -f2)" 1199 "last PSN"
+	# MSN counts completed messages
+	expect_eq "$(fields "ip.src==$R4" infiniband.aeth.msn | sort -n | tail -1)" 200 "last MSN"
+}
+
+@test "rocegen: IPv6, several flows each with its own source port and QPN" {
+	start_capture
+	start_responder --flow-stats
+	requester -d "$R6" -n 100 --flows 4 --sport 50000 --qpn 0x40 --window 4 --flow-stats
+	[ "$status" -eq 0 ]
+	stop_responder
+	stop_capture
+
+	expect_eq "$(field acks "$REQ")" 100 "acks"
+	expect_eq "$(field flows "$RSP")" 4 "responder flows"
+	expect_eq "$(grep -c 'role=responder-flow .*requests=25 .*acks=25 ' "$T/rsp.out")" 4 "per-flow lines"
+	local i
+	for i in 0 1 2 3; do
+		local qpn=$((0x40 + i)) sport=$((50000 + i))
+		expect_eq "$(pkts "ipv6.src==$Q6 && udp.srcport==$sport && infiniband.bth.destqp==$qpn")" 25 "requests of flow $i"
+		expect_eq "$(pkts "ipv6.src==$R6 && udp.srcport==$sport && udp.dstport==4791 && infiniband.bth.opcode==17 && infiniband.bth.destqp==$((qpn + 0x100))")" 25 "ACKs of flow $i"
+	done
+	fields "ipv6.src==$Q6" udp.srcport infiniband.bth.psn | sort >"$T/req"
+	fields "ipv6.src==$R6" udp.srcport infiniband.bth.psn | sort >"$T/ack"
+	diff "$T/req" "$T/ack"
+}
+
+@test "rocegen: --retransmit-every 10 with 100 requests gives exactly 10 retransmissions" {
+	start_capture
+	start_responder
+	requester -d "$R4" -n 100 --retransmit-every 10
+	[ "$status" -eq 0 ]
+	stop_responder
+	stop_capture
+
+	expect_eq "$(field retransmits "$REQ")" 10 "retransmits"
+	expect_eq "$(field retx_injected "$REQ")" 10 "retx_injected"
+	expect_eq "$(field completed "$REQ")" 100 "completed"
+	# rxe-like: a duplicate is ACKed again
+	expect_eq "$(field dups "$RSP")" 10 "responder dups"
+	expect_eq "$(field acks "$RSP")" 110 "responder acks"
+	expect_eq "$(field acks "$REQ")" 110 "requester acks"
+
+	expect_eq "$(pkts "ip.src==$Q4 && infiniband.bth.opcode==4")" 110 "request packets"
+	# exactly 10 PSNs appear twice in the request direction
+	expect_eq "$(fields "ip.src==$Q4" infiniband.bth.psn | sort -n | uniq -d | wc -l)" 10 "PSNs seen twice"
+	expect_eq "$(fields "ip.src==$Q4" infiniband.bth.psn | sort -n | uniq | wc -l)" 100 "distinct PSNs"
+	expect_eq "$(pkts "ip.src==$R4 && infiniband.bth.opcode==17")" 110 "ACK packets"
+}
+
+@test "rocegen: --nak-every 10 gives exactly 10 PSN sequence error NAKs, go-back-N recovers" {
+	start_capture
+	start_responder --nak-every 10
+	requester -d "$R4" -n 100 --window 8 --psn 500
+	[ "$status" -eq 0 ]
+	stop_responder
+	stop_capture
+
+	expect_eq "$(field naks "$REQ")" 10 "requester naks"
+	expect_eq "$(field naks "$RSP")" 10 "responder naks"
+	expect_eq "$(field completed "$REQ")" 100 "completed"
+	expect_eq "$(field acks "$REQ")" 100 "acks"
+	[ "$(field retx_nak "$REQ")" -ge 10 ]
+	expect_eq "$(field retransmits "$REQ")" "$(field retx_nak "$REQ")" "all retransmissions from NAKs"
+
+	# NAK: syndrome 011 00000, carrying the NAKed request's PSN: every 10th
+	expect_eq "$(pkts "ip.src==$R4 && infiniband.aeth.syndrome==0x60")" 10 "NAK packets"
+	fields "ip.src==$R4 && infiniband.aeth.syndrome==0x60" infiniband.bth.psn >"$T/nakpsn"
+	expect_eq "$(tr '\n' ' ' <"$T/nakpsn")" "509 519 529 539 549 559 569 579 589 599 " "NAK PSNs"
+	expect_eq "$(pkts "ip.src==$R4 && infiniband.aeth.syndrome==0x1f")" 100 "ACK packets"
+	expect_eq "$(pkts "ip.src==$Q4")" "$((100 + $(field retransmits "$REQ")))" "request packets"
+}
+
+@test "rocegen: --rnr-every 10 gives exactly 10 RNR NAKs with the configured timer" {
+	start_capture
+	start_responder --rnr-every 10 --rnr-timer 6
+	requester -d "$R4" -n 100 --window 4
+	[ "$status" -eq 0 ]
+	stop_responder
+	stop_capture
+
+	expect_eq "$(field rnr "$REQ")" 10 "requester rnr"
+	expect_eq "$(field rnr "$RSP")" 10 "responder rnr"
+	expect_eq "$(field naks "$REQ")" 0 "naks"
+	expect_eq "$(field completed "$REQ")" 100 "completed"
+	[ "$(field retx_rnr "$REQ")" -ge 10 ]
+	# RNR NAK: syndrome 001 + timer 6
+	expect_eq "$(pkts "ip.src==$R4 && infiniband.aeth.syndrome==0x26")" 10 "RNR packets"
+	expect_eq "$(pkts "ip.src==$R4 && infiniband.aeth.syndrome==0x1f")" 100 "ACK packets"
+}
+
+@test "rocegen: --drop-every makes the requester time out or get NAKed, and recover" {
+	start_responder --drop-every 20
+	requester -d "$R4" -n 100 --window 4 --ack-timeout-us 5000
+	[ "$status" -eq 0 ]
+	stop_responder
+
+	expect_eq "$(field dropped "$RSP")" 5 "dropped"
+	expect_eq "$(field completed "$REQ")" 100 "completed"
+	expect_eq "$(field naks "$REQ")" "$(field naks "$RSP")" "naks agree"
+	[ "$(field retransmits "$REQ")" -ge 5 ]
+	[ $(( $(field timeouts "$REQ") + $(field naks "$REQ") )) -ge 5 ]
+}
+
+@test "rocegen: RDMA READ, responses FIRST/MIDDLE/LAST consume ceil(len/MTU) PSNs" {
+	start_capture
+	start_responder
+	requester -d "$R4" -n 20 --op read --size 5000 --psn 100 --window 2
+	[ "$status" -eq 0 ]
+	stop_responder
+	stop_capture
+
+	expect_eq "$(field read_resp "$REQ")" 100 "requester read_resp"
+	expect_eq "$(field read_resp "$RSP")" 100 "responder read_resp"
+	expect_eq "$(field completed "$REQ")" 20 "completed"
+	expect_eq "$(field acks "$REQ")" 0 "acks"
+
+	expect_eq "$(pkts "ip.src==$Q4 && infiniband.bth.opcode==12 && infiniband.reth.dmalen==5000 && infiniband.bth.a==1")" 20 "READ REQUEST"
+	expect_eq "$(pkts "ip.src==$R4 && infiniband.bth.opcode==13 && infiniband.aeth")" 20 "READ RESPONSE FIRST with AETH"
+	expect_eq "$(pkts "ip.src==$R4 && infiniband.bth.opcode==14 && !infiniband.aeth")" 60 "READ RESPONSE MIDDLE"
+	expect_eq "$(pkts "ip.src==$R4 && infiniband.bth.opcode==15 && infiniband.aeth")" 20 "READ RESPONSE LAST with AETH"
+	# request PSNs step by 5, responses fill the gaps
+	expect_eq "$(fields "ip.src==$Q4" infiniband.bth.psn | head -3 | tr '\n' ' ')" "100 105 110 " "read request PSNs"
+	expect_eq "$(fields "ip.src==$R4" infiniband.bth.psn | sort -n | uniq | wc -l)" 100 "response PSNs"
+	expect_eq "$(fields "ip.src==$R4" infiniband.bth.psn | sort -n | tail -1)" 199 "last response PSN"
+
+	start_capture
+	start_responder
+	requester -d "$R4" -n 5 --op read --size 512
+	[ "$status" -eq 0 ]
+	stop_responder
+	stop_capture
+	expect_eq "$(pkts "ip.src==$R4 && infiniband.bth.opcode==16 && infiniband.aeth")" 5 "READ RESPONSE ONLY"
+}
+
+@test "rocegen: multi-packet RDMA WRITE: FIRST with RETH, MIDDLE, LAST with AckReq" {
+	start_capture
+	start_responder
+	requester -d "$R4" -n 10 --op write --size 2500
+	[ "$status" -eq 0 ]
+	stop_responder
+	stop_capture
+
+	expect_eq "$(field sent "$REQ")" 30 "request packets"
+	expect_eq "$(field acks "$REQ")" 10 "acks"
+	expect_eq "$(field msgs "$RSP")" 10 "responder messages"
+	expect_eq "$(pkts "ip.src==$Q4 && infiniband.bth.opcode==6 && infiniband.reth.dmalen==2500 && infiniband.bth.a==0")" 10 "WRITE FIRST"
+	expect_eq "$(pkts "ip.src==$Q4 && infiniband.bth.opcode==7 && !infiniband.reth && infiniband.bth.a==0")" 10 "WRITE MIDDLE"
+	expect_eq "$(pkts "ip.src==$Q4 && infiniband.bth.opcode==8 && infiniband.bth.a==1")" 10 "WRITE LAST"
+	# 2500 = 1024 + 1024 + 452: the LAST payload needs no pad
+	expect_eq "$(pkts "ip.src==$Q4 && infiniband.bth.opcode==8 && udp.length==$((8 + 12 + 452 + 4))")" 10 "WRITE LAST length"
+	# the ACK carries the PSN of the LAST packet
+	fields "ip.src==$Q4 && infiniband.bth.a==1" infiniband.bth.psn >"$T/req"
+	fields "ip.src==$R4" infiniband.bth.psn >"$T/ack"
+	diff "$T/req" "$T/ack"
+}
+
+@test "rocegen: PSN wrap at 2^24" {
+	start_capture
+	start_responder
+	requester -d "$R4" -n 40 --psn 16777200 --window 4
+	[ "$status" -eq 0 ]
+	stop_responder
+	stop_capture
+
+	expect_eq "$(field completed "$REQ")" 40 "completed"
+	expect_eq "$(field acks "$REQ")" 40 "acks"
+	expect_eq "$(field retransmits "$REQ")" 0 "retransmits"
+	expect_eq "$(field ooo "$RSP")" 0 "responder saw no gap"
+	fields "ip.src==$Q4" infiniband.bth.psn >"$T/req"
+	{ seq 16777200 16777215; seq 0 23; } >"$T/want"
+	diff "$T/want" "$T/req"
+	fields "ip.src==$R4" infiniband.bth.psn >"$T/ack"
+	expect_eq "$(sort -n "$T/ack" | tr '\n' ' ')" "$(sort -n "$T/want" | tr '\n' ' ')" "ACK PSNs"
+}
+
+@test "rocegen: per-flow --delay-us delays only that flow's answers" {
+	start_responder --delay-us 50001=5000
+	requester -d "$R4" -n 20 --flows 2 --sport 50000 --flow-stats
+	[ "$status" -eq 0 ]
+	stop_responder
+
+	local slow fast
+	slow="$(printf '%s\n' "$output" | grep 'role=requester-flow sport=50001 ')"
+	fast="$(printf '%s\n' "$output" | grep 'role=requester-flow sport=50000 ')"
+	[ "$(field rtt_min_us "$slow")" -ge 5000 ]
+	[ "$(field rtt_min_us "$fast")" -lt 5000 ]
+	expect_eq "$(field completed "$REQ")" 20 "completed"
+}
+
+@test "rocegen: --coalesce acknowledges cumulatively with fewer ACKs" {
+	start_capture
+	start_responder --coalesce 4
+	requester -d "$R4" -n 100 --window 8
+	[ "$status" -eq 0 ]
+	stop_responder
+	stop_capture
+
+	local acks
+	acks="$(field acks "$RSP")"
+	expect_eq "$(field completed "$REQ")" 100 "completed"
+	expect_eq "$(field acks "$REQ")" "$acks" "ACKs sent = received"
+	expect_eq "$(field retransmits "$REQ")" 0 "retransmits"
+	[ "$acks" -ge 25 ]
+	[ "$acks" -le 50 ]
+	expect_eq "$(pkts "ip.src==$R4 && infiniband.bth.opcode==17")" "$acks" "ACK packets"
+	# the last ACK covers the last request
+	expect_eq "$(fields "ip.src==$R4" infiniband.bth.psn | tail -1)" 99 "last ACK PSN"
+}
+
+@test "rocegen: ECN CE-marked requests are answered with CNPs" {
+	start_capture
+	start_responder --cnp
+	requester -d "$R4" -n 10 --tos 3
+	[ "$status" -eq 0 ]
+	stop_responder
+	stop_capture
+
+	expect_eq "$(field cnp "$RSP")" 10 "responder cnp"
+	expect_eq "$(field cnp "$REQ")" 10 "requester cnp"
+	expect_eq "$(pkts "ip.src==$Q4 && ip.dsfield.ecn==3")" 10 "CE-marked requests"
+	expect_eq "$(pkts "ip.src==$R4 && infiniband.bth.opcode==0x81 && infiniband.bth.destqp==0x111")" 10 "CNP packets"
+}
+
+@test "rocegen: --count-only responder never answers; the requester reports the loss" {
+	start_capture
+	start_responder --count-only
+	requester -d "$R4" -n 30 --window 0 --no-recovery --ack-timeout-us 2000 --timeout 3
+	[ "$status" -eq 2 ]
+	stop_responder
+	stop_capture
+
+	expect_eq "$(field status "$REQ")" incomplete "status"
+	expect_eq "$(field failed "$REQ")" 30 "failed"
+	expect_eq "$(field retransmits "$REQ")" 0 "retransmits"
+	expect_eq "$(field requests "$RSP")" 30 "responder requests"
+	expect_eq "$(pkts "ip.src==$Q4")" 30 "requests on the wire"
+	expect_eq "$(pkts "ip.src==$R4")" 0 "answers on the wire"
+}
+
+@test "rocegen: successive runs against one responder reuse ports, QPNs and PSNs" {
+	start_responder
+	local i
+	for i in 1 2 3; do
+		requester -d "$R4" -n 50 --op mix --size 1500
+		[ "$status" -eq 0 ]
+		expect_eq "$(field completed "$REQ")" 50 "run $i completed"
+		expect_eq "$(field retransmits "$REQ")" 0 "run $i retransmits"
+	done
+	stop_responder
+	expect_eq "$(field msgs "$RSP")" 150 "responder messages"
+	expect_eq "$(field dups "$RSP")" 0 "responder dups"
+}
+
+@test "rocegen: --json summary parses" {
+	command -v jq >/dev/null || skip "needs jq"
+	start_responder --json
+	run ip netns exec "$NSQ" "$ROCEGEN" requester -d "$R4" -n 7 --json
+	[ "$status" -eq 0 ]
+	expect_eq "$(printf '%s\n' "$output" | jq -r 'select(.role=="requester") | .acks')" 7 "json acks"
+	stop_responder || true
+	expect_eq "$(jq -r 'select(.role=="responder") | .requests' "$T/rsp.out")" 7 "responder json"
+}
