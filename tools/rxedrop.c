@@ -220,7 +220,15 @@ static void print_stack(struct json_w *w, __s32 stack_id)
 	}
 	if (w)
 		json_arr_open(w, "stack");
+	/* the frames above the tracepoint are the BPF trampoline's: skip them */
+	int first = 0;
 	for (int i = 0; i < STACK_DEPTH && ips[i]; i++) {
+		const struct ksym *k = ksyms_find(ksyms, ips[i]);
+
+		if (k && !strncmp(k->name, "bpf_trace_run", 13))
+			first = i + 1;
+	}
+	for (int i = first; i < STACK_DEPTH && ips[i]; i++) {
 		ksyms_format(ksyms, ips[i], sym, sizeof(sym), true);
 		if (w) {
 			json_key(w, NULL);
@@ -336,11 +344,12 @@ int main(int argc, char **argv)
 	}
 	stacks_fd = bpf_map__fd(obj->maps.stacks);
 
-	if (!cli.json)
-		printf("Tracing %s drops (kfree_skb via %s)... Hit Ctrl-C to end.\n",
+	/* on stderr with -j, so stdout stays pure JSON lines */
+	fprintf(cli.json ? stderr : stdout,
+		"Tracing %s drops (kfree_skb via %s)... Hit Ctrl-C to end.\n",
 		       env.scope == SCOPE_ROCE ? "RoCE v2" :
 		       env.scope == SCOPE_UDP ? "UDP" : "all packet",
-		       use_tp_btf ? "tp_btf" : "raw_tp");
+		use_tp_btf ? "tp_btf" : "raw_tp");
 	fflush(stdout);
 
 	if (env.events) {

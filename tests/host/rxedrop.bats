@@ -1,0 +1,202 @@
+#!/usr/bin/env bats
+# rxedrop on this machine's kernel: drops provoked between two namespaces,
+# counted exactly against the number of packets sent.
+
+load ../lib/common
+
+RXEDROP=$AX_BUILD/rxedrop
+
+setup() {
+	ax_need_root
+	ax_netns_pair axd 10.201.0.1/24 10.201.0.2/24
+	ip -n axda addr add fd00:201::1/64 dev axdva nodad
+	ip -n axdb addr add fd00:201::2/64 dev axdvb nodad
+	OUT=$BATS_TEST_TMPDIR/out
+	ERR=$BATS_TEST_TMPDIR/err
+}
+
+teardown() {
+	ax_cleanup
+}
+
+# start rxedrop with ARGS, wait until it traces
+start_rxedrop() {
+	ax_bg "$RXEDROP" "$@" >"$OUT" 2>"$ERR"
+	RX_PID=$AX_LAST_PID
+	ax_wait_for "$ERR" "Tracing" 20 || ax_wait_for "$OUT" "Tracing" 5
+}
+
+stop_rxedrop() {
+	sleep 0.5
+	ax_stop "$RX_PID" INT
+	[ "$AX_RC" -eq 0 ] || { cat "$ERR"; return 1; }
+}
+
+# count of JSON drop_count rows matching a jq filter
+json_count() {
+	jq -s "[.[] | select(.type == \"drop_count\") | select($1) | .count] | add // 0" "$OUT"
+}
+
+# count of JSON drop events on this test's receiving veth matching a filter
+# (events carry the interface name, so other traffic on the host never counts)
+event_count() {
+	jq -s "[.[] | select(.type == \"drop\" and .ifname == \"axdvb\") | select($1)] | length" "$OUT"
+}
+
+# counts mode counts every namespace on the host: exact while no other RoCE
+# traffic dies on this machine (true in CI, where suites run one at a time)
+@test "NO_SOCKET: 100 RoCE packets to a closed port, 100 counted at __udp4_lib_rcv" {
+	start_rxedrop -j
+	ax_send_roce axda 10.201.0.2 100
+	stop_rxedrop
+	[ "$(json_count '.reason == "NO_SOCKET" and (.location | startswith("__udp4_lib_rcv"))')" -eq 100 ]
+}
+
+@test "NO_SOCKET over IPv6: 50 counted at __udp6_lib_rcv" {
+	start_rxedrop -e -j
+	ax_send_roce axda fd00:201::2 50
+	stop_rxedrop
+	[ "$(event_count '.reason == "NO_SOCKET" and .family == 6 and (.location | startswith("__udp6_lib_rcv"))')" -eq 50 ]
+}
+
+@test "nftables drop rule on 4791: NETFILTER_DROP at nft_do_chain, exact count" {
+	ip netns exec axdb nft -f - <<-'NFT'
+	table inet axd_filter {
+		chain input { type filter hook input priority 0; udp dport 4791 drop; }
+	}
+	NFT
+	start_rxedrop -e -j
+	ax_send_roce axda 10.201.0.2 100
+	stop_rxedrop
+	[ "$(event_count '.reason == "NETFILTER_DROP" and (.location | startswith("nft_do_chain"))')" -eq 100 ]
+	# the reason code is this kernel's, looked up by name, not hard-coded
+	code=$(jq -s '[.[] | select(.reason == "NETFILTER_DROP") | .reason_code][0]' "$OUT")
+	grep -qx "	SKB_DROP_REASON_NETFILTER_DROP = $code," "$AX_ROOT/vmlinux/x86/vmlinux.h" ||
+		bpftool btf dump file /sys/kernel/btf/vmlinux | grep -q "'SKB_DROP_REASON_NETFILTER_DROP' val=$code"
+}
+
+@test "iptables-legacy DROP on 4791: NETFILTER_DROP, exact count" {
+	command -v iptables-legacy >/dev/null || skip "iptables-legacy not installed"
+	ip netns exec axdb iptables-legacy -A INPUT -p udp --dport 4791 -j DROP ||
+		skip "kernel has no legacy ip_tables"
+	start_rxedrop -e -j
+	ax_send_roce axda 10.201.0.2 64
+	stop_rxedrop
+	[ "$(event_count '.reason == "NETFILTER_DROP" and (.location | startswith("nf_hook_slow"))')" -eq 64 ]
+}
+
+@test "non-RoCE UDP drops are hidden by default and shown with -U" {
+	start_rxedrop -e -j
+	ax_send_roce axda 10.201.0.2 30 04 5555
+	ax_send_roce axda 10.201.0.2 7
+	stop_rxedrop
+	[ "$(event_count 'true')" -eq 7 ]
+	[ "$(event_count '.dport == 5555')" -eq 0 ]
+
+	start_rxedrop -e -j -U -P 5555
+	ax_send_roce axda 10.201.0.2 30 04 5555
+	ax_send_roce axda 10.201.0.2 7
+	stop_rxedrop
+	[ "$(event_count '.reason == "NO_SOCKET" and .dport == 5555')" -eq 30 ]
+	[ "$(event_count '.dport == 4791')" -eq 0 ]
+}
+
+@test "-A widens to TCP: refused connections counted" {
+	start_rxedrop -e -j -A
+	for i in 1 2 3 4 5; do
+		ip netns exec axda bash -c 'exec 3<>/dev/tcp/10.201.0.2/5556' 2>/dev/null || true
+	done
+	stop_rxedrop
+	[ "$(event_count '.reason == "NO_SOCKET" and .ip_proto == 6')" -eq 5 ]
+}
+
+@test "-e -j: one JSON event per drop with the correlation key" {
+	start_rxedrop -e -j
+	ax_send_roce axda 10.201.0.2 20
+	stop_rxedrop
+	[ "$(event_count 'true')" -eq 20 ]
+	# every field of the schema, with the values the sender put on the wire
+	jq -e -s 'map(select(.type == "drop" and .ifname == "axdvb")) | all(
+		.saddr == "10.201.0.1" and .daddr == "10.201.0.2" and .dport == 4791 and
+		.opcode == "RC_SEND_ONLY" and .dqpn == 18 and .ackreq == true and
+		.ifname == "axdvb" and .reason == "NO_SOCKET" and (.time | type) == "number" and
+		(.location | startswith("__udp4_lib_rcv")))' "$OUT"
+	# PSNs are the sequence numbers 1..20, each once
+	[ "$(jq -s '[.[] | select(.ifname == "axdvb") | .psn] | sort == [range(1; 21)]' "$OUT")" = true ]
+}
+
+@test "-e -s: the kernel stack names the netfilter path" {
+	ip netns exec axdb nft -f - <<-'NFT'
+	table ip axd_filter {
+		chain input { type filter hook input priority 0; udp dport 4791 drop; }
+	}
+	NFT
+	start_rxedrop -e -s
+	ax_send_roce axda 10.201.0.2 1
+	stop_rxedrop
+	grep -q "RC_SEND_ONLY qp=0x12 psn=1 nft_do_chain+0x[0-9a-f]* NETFILTER_DROP" "$OUT"
+	grep -q "^    nf_hook_slow+" "$OUT"
+	grep -q "^    ip_local_deliver+" "$OUT"
+}
+
+@test "counts mode prints a table every interval, sorted by count" {
+	ax_bg "$RXEDROP" 1 3 >"$OUT" 2>"$ERR"
+	RX_PID=$AX_LAST_PID
+	ax_wait_for "$OUT" "Tracing"
+	ax_send_roce axda 10.201.0.2 12
+	ip netns exec axdb nft add table ip t
+	ip netns exec axdb nft add chain ip t c '{ type filter hook input priority 0; }'
+	ip netns exec axdb nft add rule ip t c udp dport 4791 drop
+	ax_send_roce axda 10.201.0.2 3
+	ax_wait_for "$OUT" "NETFILTER_DROP"
+	wait "$RX_PID"
+	[ "$(grep -c '^LOCATION' "$OUT")" -eq 3 ]
+	total=$(awk '/NO_SOCKET|NETFILTER_DROP/ {s += $3} END {print s}' "$OUT")
+	[ "$total" -eq 15 ]
+}
+
+@test "CLI: --help describes rxedrop and exits 0" {
+	run "$RXEDROP" --help
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"USAGE: rxedrop"* ]]
+	[[ "$output" == *"--events"* ]]
+	[[ "$output" == *"--json"* ]]
+}
+
+@test "CLI: bad input is a one-line error and a non-zero exit" {
+	run "$RXEDROP" --no-such-option
+	[ "$status" -ne 0 ]
+	[[ "${lines[0]}" == *"unrecognized option"* ]]
+	run "$RXEDROP" 0
+	[ "$status" -ne 0 ]
+	[ "${lines[0]}" = "rxedrop: invalid interval: 0" ]
+	run "$RXEDROP" 1x
+	[ "$status" -ne 0 ]
+	[ "${lines[0]}" = "rxedrop: invalid interval: 1x" ]
+	run "$RXEDROP" -i axd-no-such-if
+	[ "$status" -ne 0 ]
+	[ "$output" = "rxedrop: no such interface: axd-no-such-if" ]
+	run "$RXEDROP" -P 70000
+	[ "$status" -ne 0 ]
+	[ "$output" = "rxedrop: invalid port: 70000" ]
+	run "$RXEDROP" -s
+	[ "$status" -ne 0 ]
+	[ "$output" = "rxedrop: -s/--stack needs -e/--events" ]
+}
+
+@test "CLI: without privileges, a clear error and non-zero exit" {
+	run setpriv --reuid=65534 --regid=65534 --clear-groups "$RXEDROP"
+	[ "$status" -ne 0 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == *"needs root"* ]]
+}
+
+@test "nothing stays attached after rxedrop is killed with SIGKILL" {
+	before=$(bpftool link show | grep -c kfree_skb || true)
+	start_rxedrop
+	ax_stop "$RX_PID" KILL
+	sleep 0.3
+	after=$(bpftool link show | grep -c kfree_skb || true)
+	[ "$after" -eq "$before" ]
+	! bpftool prog show | grep -q rxedrop
+}

@@ -1,0 +1,100 @@
+# Shared helpers for the bats suites. Load with: load ../lib/common
+# Every helper that creates state registers its cleanup, and
+# ax_cleanup (called from teardown) removes it, also after a failure.
+
+AX_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+AX_BUILD=${AX_BUILD:-$AX_ROOT/build}
+export AX_ROOT AX_BUILD
+
+# PIDs we started; ax_cleanup ends them (only them)
+AX_PIDS=()
+AX_NETNS=()
+
+# ax_netns_pair PREFIX ADDR_A ADDR_B: namespaces ${PREFIX}a/${PREFIX}b with a
+# veth pair ${PREFIX}va / ${PREFIX}vb (addresses given with prefix length;
+# IPv6 allowed). Loopback up in both.
+ax_netns_pair() {
+	local p=$1 a=$2 b=$3
+	ip netns add "${p}a"
+	AX_NETNS+=("${p}a")
+	ip netns add "${p}b"
+	AX_NETNS+=("${p}b")
+	ip link add "${p}va" netns "${p}a" type veth peer name "${p}vb" netns "${p}b"
+	ip -n "${p}a" link set lo up
+	ip -n "${p}b" link set lo up
+	ip -n "${p}a" addr add "$a" dev "${p}va" nodad 2>/dev/null || ip -n "${p}a" addr add "$a" dev "${p}va"
+	ip -n "${p}b" addr add "$b" dev "${p}vb" nodad 2>/dev/null || ip -n "${p}b" addr add "$b" dev "${p}vb"
+	ip -n "${p}a" link set "${p}va" up
+	ip -n "${p}b" link set "${p}vb" up
+}
+
+# ax_bg CMD...: run in the background, remember the PID in $AX_LAST_PID
+ax_bg() {
+	"$@" &
+	AX_LAST_PID=$!
+	AX_PIDS+=("$AX_LAST_PID")
+}
+
+# ax_stop PID [SIGNAL]: signal a process we started and wait for it;
+# safe when it already exited. Sets AX_RC to its exit status.
+ax_stop() {
+	local pid=$1 sig=${2:-INT} i
+	kill -s "$sig" "$pid" 2>/dev/null || true
+	# a tool that ignores the signal fails the test instead of hanging it
+	for ((i = 0; i < 100; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		echo "process $pid ignored SIG$sig for 10 s: killed" >&2
+		kill -s KILL "$pid" 2>/dev/null || true
+	fi
+	AX_RC=0
+	wait "$pid" 2>/dev/null || AX_RC=$?
+}
+
+# ax_wait_for FILE PATTERN [TIMEOUT_S]: until FILE contains PATTERN
+ax_wait_for() {
+	local f=$1 pat=$2 t=${3:-20} i
+	for ((i = 0; i < t * 10; i++)); do
+		grep -q -- "$pat" "$f" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	echo "timeout waiting for '$pat' in $f" >&2
+	cat "$f" >&2 || true
+	return 1
+}
+
+ax_cleanup() {
+	local pid ns
+	for pid in "${AX_PIDS[@]}"; do
+		kill -s KILL "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
+	AX_PIDS=()
+	for ns in "${AX_NETNS[@]}"; do
+		ip netns del "$ns" 2>/dev/null || true
+	done
+	AX_NETNS=()
+}
+
+# ax_send_roce NETNS DST COUNT [OPCODE_HEX] [PORT]: COUNT UDP datagrams to
+# DST:PORT (default 4791) carrying a valid-looking BTH (SEND_ONLY, AckReq,
+# dest QP 0x12, PSN = sequence number) + 16 bytes + zero ICRC.
+ax_send_roce() {
+	local ns=$1 dst=$2 n=$3 op=${4:-04} port=${5:-4791}
+	# each datagram is built in a file and written by one cat: bash's printf
+	# would flush at a 0x0a byte and split it in two
+	ip netns exec "$ns" bash -c '
+		dst=$1; n=$2; op=$3; port=$4; pkt=$(mktemp)
+		for ((i = 1; i <= n; i++)); do
+			printf -v psn "\\\\x%02x\\\\x%02x\\\\x%02x" $((i >> 16 & 255)) $((i >> 8 & 255)) $((i & 255))
+			printf "\\x$op\\x40\\xff\\xff\\x00\\x00\\x00\\x12\\x80${psn}XXXXXXXXXXXXXXXX\\x00\\x00\\x00\\x00" > "$pkt"
+			cat "$pkt" > "/dev/udp/$dst/$port"
+		done
+		rm -f "$pkt"' _ "$dst" "$n" "$op" "$port"
+}
+
+ax_need_root() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root"
+}
