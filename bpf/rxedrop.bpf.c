@@ -65,7 +65,8 @@ static __always_inline bool scope_match(int verdict, const struct pkt_info *pi)
 }
 
 static __always_inline int handle_drop(void *ctx, struct sk_buff *skb,
-				       void *location, __u32 reason)
+				       bool direct, void *location,
+				       __u32 reason)
 {
 	static const __u64 zero;
 	struct drop_key key = {};
@@ -78,7 +79,7 @@ static __always_inline int handle_drop(void *ctx, struct sk_buff *skb,
 	if (reason == targ_consumed)
 		return 0;
 	if (targ_ifindex) {
-		ifindex = skb_ifindex(skb);
+		ifindex = skb_ifindex(skb, direct);
 		if (ifindex != targ_ifindex)
 			return 0;
 	}
@@ -86,7 +87,8 @@ static __always_inline int handle_drop(void *ctx, struct sk_buff *skb,
 	if (!pi)
 		return 0;
 	__builtin_memset(pi, 0, sizeof(*pi));
-	verdict = skb_parse(skb, targ_roce_port, pi);
+	/* counts need only the port; events decode the BTH too */
+	verdict = skb_parse(skb, direct, !targ_events, targ_roce_port, pi);
 	if (!scope_match(verdict, pi))
 		return 0;
 
@@ -107,7 +109,7 @@ static __always_inline int handle_drop(void *ctx, struct sk_buff *skb,
 	e->ts_ns = bpf_ktime_get_ns();
 	e->location = key.location;
 	e->reason = reason;
-	e->ifindex = ifindex ? ifindex : skb_ifindex(skb);
+	e->ifindex = ifindex ? ifindex : skb_ifindex(skb, direct);
 	e->verdict = verdict;
 	e->stack_id = targ_stack ? bpf_get_stackid(ctx, &stacks, 0) : -1;
 	BPF_CORE_READ_STR_INTO(&e->ifname, skb, dev, name);
@@ -121,14 +123,14 @@ SEC("tp_btf/kfree_skb")
 int BPF_PROG(rxedrop_tp_btf, struct sk_buff *skb, void *location,
 	     enum skb_drop_reason reason)
 {
-	return handle_drop(ctx, skb, location, reason);
+	return handle_drop(ctx, skb, true, location, reason);
 }
 
 SEC("raw_tp/kfree_skb")
 int BPF_PROG(rxedrop_raw_tp, struct sk_buff *skb, void *location,
 	     enum skb_drop_reason reason)
 {
-	return handle_drop(ctx, skb, location, reason);
+	return handle_drop(ctx, skb, false, location, reason);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

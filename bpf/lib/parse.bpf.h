@@ -26,6 +26,7 @@ struct pkt_cursor {
 	void *data_end;
 	const void *kbase;	/* SRC_KERNEL: start of the headers in memory */
 	__u32 klen;		/* bytes readable from kbase */
+	bool l4_only;		/* stop after the UDP header */
 };
 
 static __always_inline int pkt_load(const struct pkt_cursor *c, __u32 off,
@@ -118,6 +119,8 @@ static __always_inline int parse_udp(const struct pkt_cursor *c, __u32 off,
 	pi->dport = bpf_ntohs(udp.dest);
 	if (pi->dport != roce_port)
 		return PKT_UDP;
+	if (c->l4_only)
+		return PKT_ROCE;
 	return roce_parse_bth(c, off + sizeof(udp), end, pi);
 }
 

@@ -9,19 +9,29 @@
 #include "parse.bpf.h"
 
 /*
+ * A field of the skb: plain loads where the verifier knows skb's type
+ * (tp_btf, fentry: direct), probe reads elsewhere (raw_tp, kprobe). The
+ * choice is a constant at every call site, so each program keeps one kind.
+ */
+#define SKB_READ(direct, skb, f) \
+	((direct) ? (skb)->f : BPF_CORE_READ(skb, f))
+
+/*
  * Parse from skb->head + network_header. skb->sk is not used: drops before
  * the socket lookup are exactly the RoCE case. The header offsets are
  * u16 with ~0 meaning unset; tail is an offset on 64-bit kernels
- * (NET_SKBUFF_DATA_USES_OFFSET).
+ * (NET_SKBUFF_DATA_USES_OFFSET). With l4_only the BTH is not read (the
+ * port alone decides whether it is RoCE).
  */
-static __always_inline int skb_parse(struct sk_buff *skb, __u16 roce_port,
+static __always_inline int skb_parse(struct sk_buff *skb, bool direct,
+				     bool l4_only, __u16 roce_port,
 				     struct pkt_info *pi)
 {
-	struct pkt_cursor c = { .kind = SRC_KERNEL };
-	unsigned char *head = BPF_CORE_READ(skb, head);
-	__u16 nh = BPF_CORE_READ(skb, network_header);
-	__u32 tail = BPF_CORE_READ(skb, tail);
-	__u16 proto = bpf_ntohs(BPF_CORE_READ(skb, protocol));
+	struct pkt_cursor c = { .kind = SRC_KERNEL, .l4_only = l4_only };
+	unsigned char *head = SKB_READ(direct, skb, head);
+	__u16 nh = SKB_READ(direct, skb, network_header);
+	__u32 tail = SKB_READ(direct, skb, tail);
+	__u16 proto = bpf_ntohs(SKB_READ(direct, skb, protocol));
 	__u8 ver;
 
 	if (nh == (__u16)~0U || tail <= nh)
@@ -38,11 +48,12 @@ static __always_inline int skb_parse(struct sk_buff *skb, __u16 roce_port,
 	return pkt_parse_l3(&c, 0, proto, roce_port, pi);
 }
 
-static __always_inline __u32 skb_ifindex(struct sk_buff *skb)
+static __always_inline __u32 skb_ifindex(struct sk_buff *skb, bool direct)
 {
-	__u32 ifindex = BPF_CORE_READ(skb, dev, ifindex);
+	__u32 ifindex = direct ? (skb->dev ? skb->dev->ifindex : 0) :
+				 BPF_CORE_READ(skb, dev, ifindex);
 
-	return ifindex ? ifindex : BPF_CORE_READ(skb, skb_iif);
+	return ifindex ? ifindex : SKB_READ(direct, skb, skb_iif);
 }
 
 /*
