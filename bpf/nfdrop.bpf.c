@@ -23,9 +23,10 @@
 #include "nfdrop.h"
 
 #define NF_DROP_VERDICT	0
+#define NF_STOLEN_VERDICT 2
 #define NF_VERDICT_BITS	0xff
 #define ICMP_DEST_UNREACH_TYPE 3
-#define REJECT_WINDOW_NS 1000000	/* reply and drop are microseconds apart */
+#define REJECT_WINDOW_NS 100000000	/* reply and drop: microseconds apart, ms under emulation */
 
 const volatile __u8 targ_scope = NFD_SCOPE_ALL;
 const volatile __u16 targ_roce_port = ROCE_V2_PORT;
@@ -255,6 +256,17 @@ filtered:
 	return 0;
 }
 
+/*
+ * NF_DROP, or NF_STOLEN after the traversal freed the skb itself with a
+ * reason (NF_DROP_REASON(), 6.8+ and Debian's 6.1): then kfree_skb has
+ * already left the packet in pend_skb.
+ */
+static __always_inline bool is_drop_verdict(unsigned int ret)
+{
+	ret &= NF_VERDICT_BITS;
+	return ret == NF_DROP_VERDICT || ret == NF_STOLEN_VERDICT;
+}
+
 /* a drop verdict from a traversal: finish the record kfree_skb began, or
  * leave the key for the kfree_skb in nf_hook_slow that follows */
 static __always_inline void handle_fexit_drop(struct nfd_cpu *st,
@@ -285,11 +297,14 @@ int BPF_PROG(nfdrop_nft_exit, struct nft_pktinfo *pkt, void *priv,
 	struct nfd_key *key;
 	const char *name;
 
-	if ((ret & NF_VERDICT_BITS) != NF_DROP_VERDICT)
+	if (!is_drop_verdict(ret))
 		return 0;
 	st = cpu_slot();
 	if (!st)
 		return 0;
+	if ((ret & NF_VERDICT_BITS) == NF_STOLEN_VERDICT &&
+	    st->pend_skb != (__u64)BPF_CORE_READ(pkt, skb))
+		return 0;	/* queued or taken over, not dropped */
 	key = &st->key;
 	__builtin_memset(key, 0, sizeof(*key));
 	key->source = NFD_SRC_NFT;
@@ -312,18 +327,21 @@ int BPF_PROG(nfdrop_nft_exit, struct nft_pktinfo *pkt, void *priv,
 
 static __always_inline int handle_xt_exit(__u64 *ctx, __u8 source)
 {
-	struct xt_table *table = (void *)(targ_xt_priv_first ? ctx[0] : ctx[2]);
-	struct sk_buff *skb = (void *)(targ_xt_priv_first ? ctx[1] : ctx[0]);
-	const struct nf_hook_state *state =
-		(void *)(targ_xt_priv_first ? ctx[2] : ctx[1]);
+	/* fixed ctx offsets first: the verifier refuses computed ones */
+	__u64 a0 = ctx[0], a1 = ctx[1], a2 = ctx[2];
 	unsigned int ret = ctx[3];
+	struct xt_table *table = (void *)(targ_xt_priv_first ? a0 : a2);
+	struct sk_buff *skb = (void *)(targ_xt_priv_first ? a1 : a0);
+	const struct nf_hook_state *state = (void *)(targ_xt_priv_first ? a2 : a1);
 	struct nfd_cpu *st;
 	struct nfd_key *key;
 
-	if ((ret & NF_VERDICT_BITS) != NF_DROP_VERDICT)
+	if (!is_drop_verdict(ret))
 		return 0;
 	st = cpu_slot();
 	if (!st)
+		return 0;
+	if ((ret & NF_VERDICT_BITS) == NF_STOLEN_VERDICT && st->pend_skb != (__u64)skb)
 		return 0;
 	key = &st->key;
 	__builtin_memset(key, 0, sizeof(*key));

@@ -267,17 +267,32 @@ struct ns_rules {
 	unsigned int inum;
 	bool loaded;		/* rs holds a read ruleset */
 	bool stale;		/* the namespace is gone: rs is from earlier */
-	time_t when;
+	struct timespec when;
 	struct nfr_ruleset rs;
 };
 
 static struct ns_rules *nsr;
 static int nnsr;
 
-static struct ns_rules *rules_for(unsigned int inum, bool refresh)
+/*
+ * When to read a namespace's ruleset again. Counts are resolved at report
+ * time against the ruleset read when their first drop was seen (RS_CACHED),
+ * so a rule removed right after it dropped is still named; events against
+ * one at most a second old (RS_TTL); a new kind of drop re-reads (RS_FRESH).
+ */
+enum rs_when { RS_CACHED, RS_TTL, RS_FRESH };
+
+static double since(const struct timespec *t)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec - t->tv_sec + (now.tv_nsec - t->tv_nsec) / 1e9;
+}
+
+static struct ns_rules *rules_for(unsigned int inum, enum rs_when when)
 {
 	struct ns_rules *e = NULL;
-	time_t now = time(NULL);
 	int saved, err;
 
 	for (int i = 0; i < nnsr; i++)
@@ -293,7 +308,8 @@ static struct ns_rules *rules_for(unsigned int inum, bool refresh)
 		memset(e, 0, sizeof(*e));
 		e->inum = inum;
 	}
-	if (e->loaded && !refresh && now - e->when < RULESET_TTL_S)
+	if (e->loaded && (when == RS_CACHED ||
+			  since(&e->when) < (when == RS_TTL ? RULESET_TTL_S : 0.1)))
 		return e;
 	if (!inum || netns_enter(inum, &saved)) {
 		e->stale = e->loaded;
@@ -307,7 +323,7 @@ static struct ns_rules *rules_for(unsigned int inum, bool refresh)
 		cli_err("reading the ruleset of netns %u: %s", inum, e->rs.err);
 	e->loaded = true;
 	e->stale = false;
-	e->when = now;
+	clock_gettime(CLOCK_MONOTONIC, &e->when);
 	return e;
 }
 
@@ -549,6 +565,7 @@ struct row {
 	char rule_text[512];
 	int prio;
 	int policy;
+	int settle_policy;	/* policy of the chain settle() looks at */
 	bool chain_known;
 	bool rule_known;
 	const char *note;
@@ -666,8 +683,13 @@ static void settle_chain(struct row *r, const struct cand *c, int policy)
 	r->verdict = all_rejected ? V_REJECT : V_UNKNOWN;
 }
 
-static void resolve(const struct nfd_key *k, unsigned long long packets,
-		    unsigned long long rejected, struct row *r)
+/*
+ * Names everything the key and the ruleset tell (hook, engine, candidate
+ * chains and their drop rules); settle() then picks rule and verdict with
+ * the counts. Split so that names can be taken while the ruleset is the
+ * one the drop met, and counts added at report time.
+ */
+static void resolve_names(const struct nfd_key *k, enum rs_when when, struct row *r)
 {
 	const struct nfr_ruleset *rs = NULL;
 	struct ns_rules *nr;
@@ -678,8 +700,6 @@ static void resolve(const struct nfd_key *k, unsigned long long packets,
 
 	memset(r, 0, sizeof(*r));
 	r->netns = k->netns;
-	r->packets = packets;
-	r->rejected = rejected;
 	r->policy = -1;
 	netns_name(k->netns, r->netns_name, sizeof(r->netns_name));
 	sym_name(k->location, r->location, sizeof(r->location));
@@ -733,7 +753,7 @@ static void resolve(const struct nfd_key *k, unsigned long long packets,
 		r->engine = engine;
 	}
 
-	nr = rules_for(k->netns, false);
+	nr = rules_for(k->netns, when);
 	rs = nr ? &nr->rs : NULL;
 	if (!rs) {
 		r->note = "network namespace not found: ruleset unknown";
@@ -750,16 +770,13 @@ static void resolve(const struct nfd_key *k, unsigned long long packets,
 
 		if (!ch) {
 			r->note = "chain no longer in the ruleset";
-			r->verdict = rejected == packets ? V_REJECT :
-				     k->policy == NFR_POLICY_DROP ? V_UNKNOWN : V_DROP;
-			r->inferred |= INF_VERDICT;
+			r->settle_policy = engine == NFR_ENGINE_NFT ? k->policy : -1;
 			return;
 		}
 		r->ncands = 1;
 		fill_cand(&r->cands[0], rs, ch);
 		r->prio = ch->prio;
-		settle_chain(r, &r->cands[0],
-			     engine == NFR_ENGINE_NFT ? k->policy : ch->policy);
+		r->settle_policy = engine == NFR_ENGINE_NFT ? k->policy : ch->policy;
 		return;
 	}
 
@@ -790,8 +807,7 @@ static void resolve(const struct nfd_key *k, unsigned long long packets,
 		r->note = engine ? "no chain at this hook can drop now (ruleset changed?)" :
 			  "no nftables traversal on the stack and no iptables-legacy "
 			  "chain that drops: conntrack, queue or a changed ruleset";
-		r->inferred |= INF_TABLE | INF_CHAIN | INF_VERDICT;
-		r->verdict = rejected && rejected == packets ? V_REJECT : V_UNKNOWN;
+		r->inferred |= INF_TABLE | INF_CHAIN;
 		return;
 	}
 	r->engine = r->cands[0].engine;
@@ -800,16 +816,97 @@ static void resolve(const struct nfd_key *k, unsigned long long packets,
 	snprintf(r->chain, sizeof(r->chain), "%s", r->cands[0].chain);
 	r->prio = r->cands[0].prio;
 	r->chain_known = true;
-	settle_chain(r, &r->cands[0], r->cands[0].policy);
+	r->settle_policy = r->cands[0].policy;
+	if (r->ncands > 1)
+		r->inferred |= INF_TABLE | INF_CHAIN;
+}
+
+/* rule and verdict, now that the counts are known */
+static void settle(struct row *r, unsigned long long packets,
+		   unsigned long long rejected)
+{
+	bool all_rejected = rejected && rejected == packets;
+
+	r->packets = packets;
+	r->rejected = rejected;
+	if (!r->ncands) {
+		/* chain unknown, or named by the kernel but gone from the ruleset */
+		r->verdict = all_rejected ? V_REJECT :
+			     r->chain_known && r->settle_policy == NFR_POLICY_ACCEPT ?
+			     V_DROP : V_UNKNOWN;
+		if (!all_rejected)
+			r->inferred |= INF_VERDICT;
+		return;
+	}
+	settle_chain(r, &r->cands[0], r->settle_policy);
 	if (r->ncands > 1) {
-		r->inferred |= INF_TABLE | INF_CHAIN | INF_VERDICT;
+		r->inferred |= INF_VERDICT;
 		if (r->rule_known)
 			r->inferred |= INF_RULE;
-		if (rejected && rejected == packets) {
-			r->verdict = V_REJECT;
+		if (all_rejected)
 			r->inferred &= ~INF_VERDICT;
-		}
 	}
+}
+
+static void resolve(const struct nfd_key *k, unsigned long long packets,
+		    unsigned long long rejected, enum rs_when when, struct row *r)
+{
+	resolve_names(k, when, r);
+	settle(r, packets, rejected);
+}
+
+/* keys seen in this interval, named with the ruleset read when they
+ * appeared */
+struct seen_key {
+	struct nfd_key key;
+	struct row *names;
+};
+static struct seen_key *seen;
+static int nseen, capseen;
+
+
+static void scan_new_keys(void)
+{
+	int fd = bpf_map__fd(obj->maps.drops);
+	struct nfd_key k, prevk, *p = NULL;
+	int n = 0;
+
+	while (n++ < MAX_KEYS && !bpf_map_get_next_key(fd, p, &k)) {
+		bool known = false;
+
+		prevk = k;
+		p = &prevk;
+		for (int i = 0; i < nseen && !known; i++)
+			known = !memcmp(&seen[i].key, &k, sizeof(k));
+		if (known)
+			continue;
+		if (nseen == capseen) {
+			int cap = capseen ? capseen * 2 : 64;
+			struct seen_key *ns = realloc(seen, cap * sizeof(*ns));
+
+			if (!ns)
+				return;
+			memset(ns + capseen, 0, (cap - capseen) * sizeof(*ns));
+			seen = ns;
+			capseen = cap;
+		}
+		if (!seen[nseen].names && !(seen[nseen].names = malloc(sizeof(struct row))))
+			return;
+		seen[nseen].key = k;
+		rules_for(k.netns, RS_FRESH);
+		resolve_names(&k, RS_CACHED, seen[nseen].names);
+		nseen++;
+	}
+}
+
+static bool seen_names(const struct nfd_key *k, struct row *r)
+{
+	for (int i = 0; i < nseen; i++)
+		if (!memcmp(&seen[i].key, k, sizeof(*k))) {
+			*r = *seen[i].names;
+			return true;
+		}
+	return false;
 }
 
 /* rule-exact counts from the trace, taken out of a row into new rows */
@@ -821,7 +918,7 @@ static int split_by_trace(struct row *r, struct row *out, int max)
 
 	if (!tsock.nl || r->netns != tsock.inum || r->engine == NFR_ENGINE_LEGACY)
 		return 0;
-	nr = rules_for(r->netns, false);
+	nr = rules_for(r->netns, RS_CACHED);
 	rs = nr ? &nr->rs : NULL;
 	for (int i = 0; i < ntitems && r->packets && n < max; i++) {
 		struct trace_item *it = &titems[i];
@@ -1224,12 +1321,15 @@ static void print_counts(__u64 *lost_seen)
 			p += vals[c].packets;
 			rj += vals[c].rejected;
 		}
-		resolve(&keys[i], p, rj, &r);
+		if (!seen_names(&keys[i], &r))
+			resolve_names(&keys[i], RS_CACHED, &r);
+		settle(&r, p, rj);
 		for (int s = split_by_trace(&r, split, 8); s > 0; s--)
 			merge_row(&split[s - 1]);
 		merge_row(&r);
 	}
 	trace_expire();
+	nseen = 0;
 	qsort(rows, nrows, sizeof(*rows), cmp_rows);
 	for (int i = 0; i < nrows; i++)
 		prom_add(&rows[i]);
@@ -1300,7 +1400,7 @@ static int handle_event(void *ctx, void *data, size_t len)
 	struct json_w w;
 
 	trace_drain();
-	resolve(&e->key, 1, e->rec.rejected, &r);
+	resolve(&e->key, 1, e->rec.rejected, RS_TTL, &r);
 	if (split_by_trace(&r, split, 1) == 1)
 		r = split[0];
 	if (row_filtered(&r))
@@ -1574,18 +1674,8 @@ int main(int argc, char **argv)
 		for (;;) {
 			struct pollfd pfd = { .fd = tsock.nl ? mnl_socket_get_fd(tsock.nl) : -1,
 					      .events = POLLIN };
-			int seen = 0;
 
-			/* read new namespaces' rulesets while they exist */
-			for (struct nfd_key k, *p = NULL;
-			     seen < 64 && !bpf_map_get_next_key(bpf_map__fd(obj->maps.drops), p, &k);
-			     seen++) {
-				static struct nfd_key prevk;
-
-				rules_for(k.netns, false);
-				prevk = k;
-				p = &prevk;
-			}
+			scan_new_keys();
 			poll(&pfd, 1, 200);
 			trace_drain();
 			if (cli_exiting)
@@ -1605,6 +1695,12 @@ int main(int argc, char **argv)
 			print_counts(&lost_seen);
 	}
 	ret = 0;
+	if (cli.verbose)
+		cli_err("BPF counters: %llu drops counted, %llu fexit drop verdicts, "
+			"%llu without nf_hook_slow on the stack",
+			(unsigned long long)read_stat(NFD_STAT_DROPS),
+			(unsigned long long)read_stat(NFD_STAT_FEXIT_DROPS),
+			(unsigned long long)read_stat(NFD_STAT_NO_HOOK));
 
 cleanup:
 	trace_remove();

@@ -25,16 +25,32 @@ bool probe_module_loaded(const char *module)
 	return access(path, R_OK) == 0;
 }
 
+/*
+ * vmlinux BTF, parsed once per process: a tool probes several functions
+ * and parsing takes seconds under software emulation (the Soft-RoCE VM).
+ */
+static struct btf *vmlinux_btf(void)
+{
+	static struct btf *btf;
+
+	if (!btf) {
+		btf = btf__load_vmlinux_btf();
+		if (libbpf_get_error(btf))
+			btf = NULL;
+	}
+	return btf;
+}
+
 /* BTF object fd (0 for vmlinux) and type id of name in module or vmlinux */
 static int find_btf_id(const char *name, const char *module, __u32 kind,
 		       int *obj_fd)
 {
-	struct btf *vmlinux = btf__load_vmlinux_btf(), *btf = NULL;
+	struct btf *vmlinux = vmlinux_btf(), *btf = NULL;
 	__u32 id = 0;
 	int type_id = -ENOENT;
 
 	*obj_fd = 0;
-	if (libbpf_get_error(vmlinux))
+	if (!vmlinux)
 		return -ENOENT;
 	if (!module) {
 		type_id = btf__find_by_name_kind(vmlinux, name, kind);
@@ -66,7 +82,6 @@ static int find_btf_id(const char *name, const char *module, __u32 kind,
 		break;
 	}
 out:
-	btf__free(vmlinux);
 	return type_id;
 }
 
@@ -96,12 +111,12 @@ static bool probe_tracing(enum bpf_attach_type type, const char *name,
 
 int probe_func_arg_index(const char *func, const char *module, const char *arg)
 {
-	struct btf *vmlinux = btf__load_vmlinux_btf(), *btf = NULL;
+	struct btf *vmlinux = vmlinux_btf(), *btf = NULL;
 	const struct btf_param *p;
 	const struct btf_type *t;
 	int id, idx = -1;
 
-	if (libbpf_get_error(vmlinux))
+	if (!vmlinux)
 		return -1;
 	if (module) {
 		char path[256];
@@ -128,7 +143,6 @@ int probe_func_arg_index(const char *func, const char *module, const char *arg)
 		}
 out:
 	btf__free(btf);
-	btf__free(vmlinux);
 	return idx;
 }
 
