@@ -214,7 +214,8 @@ static __always_inline int handle_kfree(void *ctx, struct sk_buff *skb,
 	    (targ_netns && key->netns != targ_netns))
 		goto filtered;
 	__builtin_memset(&rec->pkt, 0, sizeof(rec->pkt));
-	rec->verdict = skb_parse(skb, targ_roce_port, &rec->pkt);
+	/* counts need only the ports; events decode the BTH too */
+	rec->verdict = skb_parse(skb, false, !targ_events, targ_roce_port, &rec->pkt);
 	if (!scope_match(&rec->pkt))
 		goto filtered;
 	rec->stack_id = targ_stack ? bpf_get_stackid(ctx, &stacks, 0) : -1;
