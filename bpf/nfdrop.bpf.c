@@ -132,6 +132,8 @@ static __always_inline void count_drop(struct nfd_key *key, struct nfd_rec *rec)
 	struct nfd_event *e;
 
 	counter_inc(&stats, NFD_STAT_DROPS);
+	/* REJECT and DROP from one chain are told apart by this bit */
+	key->rejected = rec->rejected;
 	val = map_lookup_or_init(&drops, key, &zero);
 	if (val) {
 		val->packets++;

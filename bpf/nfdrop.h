@@ -49,14 +49,15 @@ struct nfd_key {
 	__u8 hook;		/* fexit: hook number; stack: NFD_HOOK_UNKNOWN */
 	__u8 table_family;	/* fexit nft: NFPROTO_* of the table */
 	__u8 policy;		/* fexit nft: the base chain's policy (NF_DROP 0) */
-	__u8 pad[7];
+	__u8 rejected;		/* a REJECT reply was sent for the packet first */
+	__u8 pad[6];
 	char table[NFD_TABLE_LEN];
 	char chain[NFD_CHAIN_LEN];
 };
 
 struct nfd_value {
 	__u64 packets;
-	__u64 rejected;		/* packets the kernel answered (REJECT) first */
+	__u64 rejected;		/* of those, answered with a REJECT reply first */
 };
 
 /* what the kfree_skb program learned about one dropped packet */

@@ -1079,7 +1079,7 @@ static void json_row_fields(struct json_w *w, const struct row *r)
 {
 	json_u64(w, "netns", r->netns);
 	json_str(w, "netns_name", r->netns_name);
-	json_str(w, "family", r->pf ? family_str(r->pf) : "?");
+	json_str(w, "hook_family", r->pf ? family_str(r->pf) : "?");
 	json_str(w, "hook", r->hook[0] ? r->hook : "?");
 	json_str(w, "engine", engine_str(r->engine));
 	if (r->chain_known) {
@@ -1395,7 +1395,8 @@ static int handle_event(void *ctx, void *data, size_t len)
 	const struct nfd_event *e = data;
 	const struct pkt_info *pi = &e->rec.pkt;
 	bool roce = e->rec.verdict == PKT_ROCE;
-	char sa[ADDR_STRLEN], da[ADDR_STRLEN], op[32], where[400];
+	char sa[ADDR_STRLEN], da[ADDR_STRLEN], op[32], where[400], hook[32];
+	char verdict[16];
 	struct row r, split[1];
 	struct json_w w;
 
@@ -1428,16 +1429,25 @@ static int handle_event(void *ctx, void *data, size_t len)
 	}
 	pkt_addr_str(pi->family, pi->saddr, sa, sizeof(sa));
 	pkt_addr_str(pi->family, pi->daddr, da, sizeof(da));
-	snprintf(where, sizeof(where), "%s %s %s%s %s%s",
-		 r.pf ? family_str(r.pf) : "?", r.hook[0] ? r.hook : "?",
-		 r.chain_known ? r.table : "?", r.inferred & INF_TABLE ? "?" : "",
-		 r.chain_known ? r.chain : "?", r.inferred & INF_CHAIN ? "?" : "");
-	printf("%-10s %-10s %s", r.netns_name, e->rec.ifname[0] ? e->rec.ifname : "-",
-	       where);
-	if (r.rule_known && !(r.inferred & INF_RULE))
-		printf(" #%llu", r.handle);
-	printf(" %s%s", verdict_names[r.verdict],
-	       r.verdict != V_UNKNOWN && (r.inferred & INF_VERDICT) ? "?" : "");
+	snprintf(hook, sizeof(hook), "%s %s", r.pf ? family_str(r.pf) : "?",
+		 r.hook[0] ? r.hook : "?");
+	if (!r.chain_known)
+		snprintf(where, sizeof(where), "?");
+	else
+		snprintf(where, sizeof(where), "%s%s%s%s/%s%s",
+			 r.engine == NFR_ENGINE_NFT ? family_str(r.table_family) : "",
+			 r.engine == NFR_ENGINE_NFT ? " " : "", r.table,
+			 r.inferred & INF_TABLE ? "?" : "", r.chain,
+			 r.inferred & INF_CHAIN ? "?" : "");
+	if (r.rule_known && !(r.inferred & INF_RULE)) {
+		size_t o = strlen(where);
+
+		snprintf(where + o, sizeof(where) - o, " #%llu", r.handle);
+	}
+	snprintf(verdict, sizeof(verdict), "%s%s", verdict_names[r.verdict],
+		 r.verdict != V_UNKNOWN && (r.inferred & INF_VERDICT) ? "?" : "");
+	printf("%-10s %-10s %-12s %-22s %-7s", r.netns_name,
+	       e->rec.ifname[0] ? e->rec.ifname : "-", hook, where, verdict);
 	if (pi->family) {
 		printf(" %s", sa);
 		if (pi->sport || pi->dport)
@@ -1619,13 +1629,16 @@ int main(int argc, char **argv)
 	else
 		snprintf(method, sizeof(method), "kfree_skb NETFILTER_DROP + stack via %s",
 			 use_tp_btf ? "tp_btf" : "raw_tp");
-	if (!cli.json) {
-		printf("Tracing netfilter drops%s (%s%s)... Hit Ctrl-C to end.\n",
-		       env.roce ? " of RoCE v2" : "", method,
-		       env.trace_rules ? ", nftables trace" : "");
-		if (!env.events)
-			printf("'?' marks what was inferred from the ruleset.\n");
-	}
+	/* with -j the banner goes to stderr: stdout stays pure JSON lines */
+	fprintf(cli.json ? stderr : stdout,
+		"Tracing netfilter drops%s (%s%s)... Hit Ctrl-C to end.\n",
+		env.roce ? " of RoCE v2" : "", method,
+		env.trace_rules ? ", nftables trace" : "");
+	if (!cli.json && !env.events)
+		printf("'?' marks what was inferred from the ruleset.\n");
+	if (!cli.json && env.events)
+		printf("%-10s %-10s %-12s %-22s %-7s %s\n", "NETNS", "IFACE", "HOOK",
+		       "TABLE/CHAIN #RULE", "VERDICT", "PACKET");
 	fflush(stdout);
 
 	if (env.events) {
