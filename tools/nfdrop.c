@@ -1481,7 +1481,14 @@ static bool text_range(const char *name, __u64 *start, __u64 *end)
 	return true;
 }
 
-/* fentry/fexit on func, in vmlinux or in the module that has it */
+/* func has BTF in vmlinux or in the (loaded) module that has it */
+static bool have_func(const char *func, const char *module)
+{
+	return probe_btf_func(func, NULL) ||
+	       (probe_module_loaded(module) && probe_btf_func(func, module));
+}
+
+/* fentry/fexit on func is allowed (this kernel refuses it with EPERM) */
 static bool fexit_ok(const char *func, const char *module)
 {
 	return probe_fentry(func, NULL) ||
@@ -1503,18 +1510,101 @@ static void cleanup_trace_atexit(void)
 	trace_remove();
 }
 
+/* what is attached, for the banner */
+static struct {
+	bool nft, ipt, ip6t, icmp_tp, tp_btf;
+	bool reject[4];
+} att;
+
+static const char *const reject_fns[4][2] = {
+	{ "nf_send_unreach", "nf_reject_ipv4" },
+	{ "nf_send_unreach6", "nf_reject_ipv6" },
+	{ "nf_send_reset", "nf_reject_ipv4" },
+	{ "nf_send_reset6", "nf_reject_ipv6" },
+};
+
+/*
+ * Open, load and attach, with the fexit programs or without. fexit was
+ * probed once (it is allowed or refused kernel-wide); the other functions
+ * are only looked up in BTF, and a failure to load or attach them makes
+ * the caller retry without fexit.
+ */
+static int load_bpf(bool fexit, long long nf_drop)
+{
+	struct bpf_program *rej_progs[4];
+	int err;
+
+	memset(&att, 0, sizeof(att));
+	obj = nfdrop_bpf__open();
+	if (!obj)
+		return -errno;
+	obj->rodata->targ_scope = env.roce ? NFD_SCOPE_ROCE : NFD_SCOPE_ALL;
+	obj->rodata->targ_roce_port = cli.roce_port;
+	obj->rodata->targ_port = env.port;
+	obj->rodata->targ_ifindex = env.ifindex;
+	obj->rodata->targ_netns = env.netns_inum;
+	obj->rodata->targ_events = env.events;
+	obj->rodata->targ_stack = env.stack;
+	obj->rodata->targ_nf_drop = nf_drop;
+	if (!text_range("nf_hook_slow", (__u64 *)&obj->rodata->targ_slow_start,
+			(__u64 *)&obj->rodata->targ_slow_end) && !fexit)
+		cli_err("nf_hook_slow not in /proc/kallsyms: hooks will show as unknown");
+	text_range("nf_hook_slow_list", (__u64 *)&obj->rodata->targ_list_start,
+		   (__u64 *)&obj->rodata->targ_list_end);
+	text_range("nft_do_chain", (__u64 *)&obj->rodata->targ_nft_start,
+		   (__u64 *)&obj->rodata->targ_nft_end);
+	text_range("ipt_do_table", (__u64 *)&obj->rodata->targ_ipt_start,
+		   (__u64 *)&obj->rodata->targ_ipt_end);
+	text_range("ip6t_do_table", (__u64 *)&obj->rodata->targ_ip6t_start,
+		   (__u64 *)&obj->rodata->targ_ip6t_end);
+
+	if (fexit) {
+		att.nft = have_func("nft_do_chain", "nf_tables");
+		att.ipt = have_func("ipt_do_table", "ip_tables");
+		att.ip6t = have_func("ip6t_do_table", "ip6_tables");
+		for (int i = 0; i < 4; i++)
+			att.reject[i] = have_func(reject_fns[i][0], reject_fns[i][1]);
+		obj->rodata->targ_xt_priv_first = xt_priv_first();
+	}
+	obj->rodata->targ_nft_fexit = att.nft;
+	obj->rodata->targ_ipt_fexit = att.ipt;
+	obj->rodata->targ_ip6t_fexit = att.ip6t;
+	bpf_program__set_autoload(obj->progs.nfdrop_nft_exit, att.nft);
+	bpf_program__set_autoload(obj->progs.nfdrop_ipt_exit, att.ipt);
+	bpf_program__set_autoload(obj->progs.nfdrop_ip6t_exit, att.ip6t);
+	rej_progs[0] = obj->progs.nfdrop_unreach;
+	rej_progs[1] = obj->progs.nfdrop_unreach6;
+	rej_progs[2] = obj->progs.nfdrop_reset;
+	rej_progs[3] = obj->progs.nfdrop_reset6;
+	for (int i = 0; i < 4; i++)
+		bpf_program__set_autoload(rej_progs[i], att.reject[i]);
+	/* every REJECT reply is seen only where nf_send_unreach is traced */
+	reject_complete = att.reject[0];
+	att.icmp_tp = !att.reject[0] && probe_tp_btf("icmp_send");
+	bpf_program__set_autoload(obj->progs.nfdrop_icmp_send, att.icmp_tp);
+
+	att.tp_btf = probe_tp_btf("kfree_skb");
+	bpf_program__set_autoload(att.tp_btf ? obj->progs.nfdrop_kfree_raw :
+				  obj->progs.nfdrop_kfree_btf, false);
+	if (!env.events)
+		bpf_map__set_max_entries(obj->maps.events, 4096);
+	if (!env.stack)
+		bpf_map__set_max_entries(obj->maps.stacks, 1);
+
+	err = nfdrop_bpf__load(obj);
+	if (!err)
+		err = nfdrop_bpf__attach(obj);
+	if (err) {
+		nfdrop_bpf__destroy(obj);
+		obj = NULL;
+	}
+	return err;
+}
+
 int main(int argc, char **argv)
 {
 	struct ring_buffer *rb = NULL;
-	bool use_tp_btf, nft_fx = false, ipt_fx = false, ip6t_fx = false;
-	bool rej_fx[4] = {}, icmp_tp = false;
-	static const char *const rej_fns[4][2] = {
-		{ "nf_send_unreach", "nf_reject_ipv4" },
-		{ "nf_send_unreach6", "nf_reject_ipv6" },
-		{ "nf_send_reset", "nf_reject_ipv4" },
-		{ "nf_send_reset6", "nf_reject_ipv6" },
-	};
-	struct bpf_program *rej_progs[4];
+	bool fexit = false;
 	long long nf_drop;
 	int err, ret = 1;
 	__u64 lost_seen = 0;
@@ -1542,77 +1632,22 @@ int main(int argc, char **argv)
 		cli_die("cannot read kernel symbols from /proc/kallsyms: %s",
 			strerror(errno));
 
-	obj = nfdrop_bpf__open();
-	if (!obj) {
-		cli_bpf_err("open BPF object", -errno);
-		goto cleanup;
+	if (env.method != METHOD_KFREE)
+		fexit = fexit_ok("nft_do_chain", "nf_tables") ||
+			fexit_ok("ipt_do_table", "ip_tables") ||
+			fexit_ok("ip6t_do_table", "ip6_tables");
+	if (env.method == METHOD_FEXIT && !fexit)
+		cli_die("fexit on nft_do_chain/ipt_do_table is not allowed by this "
+			"kernel (or nf_tables/ip_tables are not loaded)");
+	err = load_bpf(fexit, nf_drop);
+	if (err && fexit && env.method == METHOD_AUTO) {
+		if (cli.verbose)
+			cli_err("fexit programs failed (%s): kfree_skb + stack only",
+				strerror(-err));
+		err = load_bpf(false, nf_drop);
 	}
-	obj->rodata->targ_scope = env.roce ? NFD_SCOPE_ROCE : NFD_SCOPE_ALL;
-	obj->rodata->targ_roce_port = cli.roce_port;
-	obj->rodata->targ_port = env.port;
-	obj->rodata->targ_ifindex = env.ifindex;
-	obj->rodata->targ_netns = env.netns_inum;
-	obj->rodata->targ_events = env.events;
-	obj->rodata->targ_stack = env.stack;
-	obj->rodata->targ_nf_drop = nf_drop;
-	if (!text_range("nf_hook_slow", (__u64 *)&obj->rodata->targ_slow_start,
-			(__u64 *)&obj->rodata->targ_slow_end))
-		cli_err("nf_hook_slow not in /proc/kallsyms: hooks will show as unknown");
-	text_range("nf_hook_slow_list", (__u64 *)&obj->rodata->targ_list_start,
-		   (__u64 *)&obj->rodata->targ_list_end);
-	text_range("nft_do_chain", (__u64 *)&obj->rodata->targ_nft_start,
-		   (__u64 *)&obj->rodata->targ_nft_end);
-	text_range("ipt_do_table", (__u64 *)&obj->rodata->targ_ipt_start,
-		   (__u64 *)&obj->rodata->targ_ipt_end);
-	text_range("ip6t_do_table", (__u64 *)&obj->rodata->targ_ip6t_start,
-		   (__u64 *)&obj->rodata->targ_ip6t_end);
-
-	if (env.method != METHOD_KFREE) {
-		nft_fx = fexit_ok("nft_do_chain", "nf_tables");
-		ipt_fx = fexit_ok("ipt_do_table", "ip_tables");
-		ip6t_fx = fexit_ok("ip6t_do_table", "ip6_tables");
-		if (env.method == METHOD_FEXIT && !nft_fx && !ipt_fx && !ip6t_fx)
-			cli_die("fexit on nft_do_chain/ipt_do_table is not allowed "
-				"by this kernel (or nf_tables/ip_tables are not loaded)");
-	}
-	obj->rodata->targ_nft_fexit = nft_fx;
-	obj->rodata->targ_ipt_fexit = ipt_fx;
-	obj->rodata->targ_ip6t_fexit = ip6t_fx;
-	obj->rodata->targ_xt_priv_first = xt_priv_first();
-	bpf_program__set_autoload(obj->progs.nfdrop_nft_exit, nft_fx);
-	bpf_program__set_autoload(obj->progs.nfdrop_ipt_exit, ipt_fx);
-	bpf_program__set_autoload(obj->progs.nfdrop_ip6t_exit, ip6t_fx);
-
-	rej_progs[0] = obj->progs.nfdrop_unreach;
-	rej_progs[1] = obj->progs.nfdrop_unreach6;
-	rej_progs[2] = obj->progs.nfdrop_reset;
-	rej_progs[3] = obj->progs.nfdrop_reset6;
-	for (int i = 0; i < 4; i++) {
-		rej_fx[i] = env.method != METHOD_KFREE &&
-			    fexit_ok(rej_fns[i][0], rej_fns[i][1]);
-		bpf_program__set_autoload(rej_progs[i], rej_fx[i]);
-	}
-	/* every REJECT reply is seen only if nf_send_unreach is traced */
-	reject_complete = rej_fx[0];
-	icmp_tp = !rej_fx[0] && probe_tp_btf("icmp_send");
-	bpf_program__set_autoload(obj->progs.nfdrop_icmp_send, icmp_tp);
-
-	use_tp_btf = probe_tp_btf("kfree_skb");
-	bpf_program__set_autoload(use_tp_btf ? obj->progs.nfdrop_kfree_raw :
-				  obj->progs.nfdrop_kfree_btf, false);
-	if (!env.events)
-		bpf_map__set_max_entries(obj->maps.events, 4096);
-	if (!env.stack)
-		bpf_map__set_max_entries(obj->maps.stacks, 1);
-
-	err = nfdrop_bpf__load(obj);
 	if (err) {
-		cli_bpf_err("load BPF programs", err);
-		goto cleanup;
-	}
-	err = nfdrop_bpf__attach(obj);
-	if (err) {
-		cli_bpf_err("attach BPF programs", err);
+		cli_bpf_err("load and attach BPF programs", err);
 		goto cleanup;
 	}
 	stacks_fd = bpf_map__fd(obj->maps.stacks);
@@ -1622,13 +1657,13 @@ int main(int argc, char **argv)
 		trace_setup();
 	}
 
-	if (nft_fx || ipt_fx || ip6t_fx)
+	if (att.nft || att.ipt || att.ip6t)
 		snprintf(method, sizeof(method), "fexit %s%s%s+ kfree_skb",
-			 nft_fx ? "nft_do_chain " : "", ipt_fx ? "ipt_do_table " : "",
-			 ip6t_fx ? "ip6t_do_table " : "");
+			 att.nft ? "nft_do_chain " : "", att.ipt ? "ipt_do_table " : "",
+			 att.ip6t ? "ip6t_do_table " : "");
 	else
 		snprintf(method, sizeof(method), "kfree_skb NETFILTER_DROP + stack via %s",
-			 use_tp_btf ? "tp_btf" : "raw_tp");
+			 att.tp_btf ? "tp_btf" : "raw_tp");
 	/* with -j the banner goes to stderr: stdout stays pure JSON lines */
 	fprintf(cli.json ? stderr : stdout,
 		"Tracing netfilter drops%s (%s%s)... Hit Ctrl-C to end.\n",

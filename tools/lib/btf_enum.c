@@ -27,7 +27,7 @@ void btf_enum_free(struct btf_enum_names *e)
 	free(e);
 }
 
-static struct btf *vmlinux_btf(void)
+struct btf *btf_vmlinux(void)
 {
 	static struct btf *btf;
 
@@ -38,7 +38,7 @@ static struct btf *vmlinux_btf(void)
 
 struct btf_enum_names *btf_enum_load(const char *enum_name, const char *prefix)
 {
-	struct btf *btf = vmlinux_btf();
+	struct btf *btf = btf_vmlinux();
 	size_t plen = prefix ? strlen(prefix) : 0;
 	const struct btf_type *t;
 	struct btf_enum_names *e;

@@ -10,6 +10,11 @@
 #include <stdbool.h>
 
 struct btf_enum_names;
+struct btf;
+
+/* the running kernel's BTF, parsed once per process and shared (parsing
+ * takes seconds under software emulation); NULL without BTF */
+struct btf *btf_vmlinux(void);
 
 /* all values of "enum <name>" in vmlinux BTF; strips prefix from names */
 struct btf_enum_names *btf_enum_load(const char *enum_name, const char *prefix);

@@ -10,6 +10,7 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include "btf_enum.h"
 #include "probe.h"
 
 static const struct bpf_insn ret0[] = {
@@ -25,27 +26,11 @@ bool probe_module_loaded(const char *module)
 	return access(path, R_OK) == 0;
 }
 
-/*
- * vmlinux BTF, parsed once per process: a tool probes several functions
- * and parsing takes seconds under software emulation (the Soft-RoCE VM).
- */
-static struct btf *vmlinux_btf(void)
-{
-	static struct btf *btf;
-
-	if (!btf) {
-		btf = btf__load_vmlinux_btf();
-		if (libbpf_get_error(btf))
-			btf = NULL;
-	}
-	return btf;
-}
-
 /* BTF object fd (0 for vmlinux) and type id of name in module or vmlinux */
 static int find_btf_id(const char *name, const char *module, __u32 kind,
 		       int *obj_fd)
 {
-	struct btf *vmlinux = vmlinux_btf(), *btf = NULL;
+	struct btf *vmlinux = btf_vmlinux(), *btf = NULL;
 	__u32 id = 0;
 	int type_id = -ENOENT;
 
@@ -111,7 +96,7 @@ static bool probe_tracing(enum bpf_attach_type type, const char *name,
 
 int probe_func_arg_index(const char *func, const char *module, const char *arg)
 {
-	struct btf *vmlinux = vmlinux_btf(), *btf = NULL;
+	struct btf *vmlinux = btf_vmlinux(), *btf = NULL;
 	const struct btf_param *p;
 	const struct btf_type *t;
 	int id, idx = -1;
@@ -152,6 +137,15 @@ bool probe_tp_btf(const char *tp)
 
 	snprintf(name, sizeof(name), "btf_trace_%s", tp);
 	return probe_tracing(BPF_TRACE_RAW_TP, name, NULL, BTF_KIND_TYPEDEF);
+}
+
+bool probe_btf_func(const char *func, const char *module)
+{
+	int obj_fd, id = find_btf_id(func, module, BTF_KIND_FUNC, &obj_fd);
+
+	if (obj_fd > 0)
+		close(obj_fd);
+	return id > 0;
 }
 
 bool probe_fentry(const char *func, const char *module)

@@ -14,6 +14,9 @@
 bool probe_tp_btf(const char *tp);
 /* fentry on func (module NULL: vmlinux) loads and attaches */
 bool probe_fentry(const char *func, const char *module);
+/* func has BTF (module NULL: vmlinux): once probe_fentry() said fentry
+ * works at all, this is the cheap check for further functions */
+bool probe_btf_func(const char *func, const char *module);
 /* a kprobe on func can be created */
 bool probe_kprobe(const char *func);
 /* the module's BTF is in /sys/kernel/btf (the module is loaded) */
