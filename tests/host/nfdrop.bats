@@ -1,0 +1,478 @@
+#!/usr/bin/env bats
+# nfdrop: which hook, table, chain and rule dropped a packet. Rules live in
+# test namespaces (never in the root ruleset), packets are counted exactly
+# against the number sent, names against what nft/iptables list themselves.
+#
+# On this machine (6.18, no fentry) nfdrop names the hook from the kernel
+# stack and the chains from the ruleset, marking inferred fields; run by
+# tests/vm/run-suites in the Soft-RoCE guest (6.1) the same file exercises
+# the fexit path, where the kernel names table and chain itself. The few
+# assertions that differ between the two look at which path is in use.
+
+load ../lib/common
+
+NFDROP=$AX_BUILD/nfdrop
+
+setup() {
+	ax_need_root
+	[ -x "$NFDROP" ] || skip "build/nfdrop not built (make)"
+	# short: interface names are ${P}va, at most 15 characters
+	P=axn$(($$ % 100000))t$BATS_TEST_NUMBER
+	OUT=$BATS_TEST_TMPDIR/out
+	ERR=$BATS_TEST_TMPDIR/err
+	# the guest autoloads netfilter modules on use; the host has them built in
+	for m in nf_tables ip_tables iptable_filter ip6_tables nf_reject_ipv4 nf_reject_ipv6; do
+		modprobe -q "$m" 2>/dev/null || true
+	done
+}
+
+teardown() {
+	ax_cleanup
+}
+
+# two namespaces ${P}a (10.210.0.1, fd00:210::1) and ${P}b (.2, ::2)
+pair() {
+	ax_netns_pair "$P" 10.210.0.1/24 10.210.0.2/24
+	ip -n "${P}a" addr add fd00:210::1/64 dev "${P}va" nodad
+	ip -n "${P}b" addr add fd00:210::2/64 dev "${P}vb" nodad
+}
+
+# ${P}a -- ${P}r (forwarding) -- ${P}b, 10.211.1.0/24 and 10.211.2.0/24
+router() {
+	local ns
+	for ns in a r b; do
+		ip netns add "$P$ns"
+		AX_NETNS+=("$P$ns")
+		ip -n "$P$ns" link set lo up
+	done
+	ip link add "${P}a0" netns "${P}a" type veth peer name "${P}r0" netns "${P}r"
+	ip link add "${P}b0" netns "${P}b" type veth peer name "${P}r1" netns "${P}r"
+	ip -n "${P}a" addr add 10.211.1.1/24 dev "${P}a0"
+	ip -n "${P}r" addr add 10.211.1.254/24 dev "${P}r0"
+	ip -n "${P}r" addr add 10.211.2.254/24 dev "${P}r1"
+	ip -n "${P}b" addr add 10.211.2.1/24 dev "${P}b0"
+	ip -n "${P}a" link set "${P}a0" up
+	ip -n "${P}b" link set "${P}b0" up
+	ip -n "${P}r" link set "${P}r0" up
+	ip -n "${P}r" link set "${P}r1" up
+	ip -n "${P}a" route add default via 10.211.1.254
+	ip -n "${P}b" route add default via 10.211.2.254
+	ip netns exec "${P}r" sysctl -qw net.ipv4.ip_forward=1
+}
+
+# start nfdrop with ARGS (JSON lines), wait until it traces; its banner
+# (which says fexit or kfree_skb) is kept in $BANNER
+start_nfdrop() {
+	ax_bg "$NFDROP" -j "$@" >"$OUT" 2>"$ERR"
+	NF_PID=$AX_LAST_PID
+	ax_wait_for "$ERR" "Tracing" 90
+	BANNER=$(grep Tracing "$ERR")
+}
+
+stop_nfdrop() {
+	sleep 0.5
+	ax_stop "$NF_PID" INT
+	[ "$AX_RC" -eq 0 ] || { cat "$ERR"; return 1; }
+}
+
+fexit_path() {
+	[[ $BANNER == *"fexit nft_do_chain"* ]]
+}
+
+# the count row(s) matching a jq filter
+rows() {
+	jq -c -s "[.[] | select(.type == \"nf_drop_count\") | select($1)]" "$OUT"
+}
+
+packets() {
+	jq -s "[.[] | select(.type == \"nf_drop_count\") | select($1) | .packets] | add // 0" "$OUT"
+}
+
+# one field of the only row matching a filter (fails on zero or several)
+field() {
+	local n
+	n=$(rows "$1" | jq length)
+	[ "$n" -eq 1 ] || { echo "expected one row for $1, got $n:" >&2; cat "$OUT" >&2; return 1; }
+	case $2 in
+	[a-z_]*) rows "$1" | jq -r ".[0] | .$2" ;;
+	*) rows "$1" | jq -r ".[0] | $2" ;;	# an expression with its own dots
+	esac
+}
+
+# handle of the rule whose nft listing matches a regexp, as nft prints it
+nft_handle() {
+	local ns=$1 chain_spec=$2 re=$3
+	ip netns exec "$ns" nft -a list chain $chain_spec |
+		sed -n "s/^[[:space:]]*$re.* # handle \([0-9]*\)$/\1/p"
+}
+
+# the rule's text as `nft -s` prints it, for a handle
+nft_text() {
+	local ns=$1 chain_spec=$2 handle=$3
+	ip netns exec "$ns" nft -a -s list chain $chain_spec |
+		sed -n "s/^[[:space:]]*\(.*\) # handle $handle$/\1/p"
+}
+
+send_fails_ok() {
+	ax_send_roce "$@" 2>/dev/null || true
+}
+
+@test "nftables rule in input: hook, table, chain, rule handle and text, exact count" {
+	pair
+	ip netns exec "${P}b" nft -f - <<-'NFT'
+	table ip axt {
+		chain in { type filter hook input priority 0; udp dport 4791 drop; }
+	}
+	NFT
+	h=$(nft_handle "${P}b" "ip axt in" "udp dport 4791 drop")
+	text=$(nft_text "${P}b" "ip axt in" "$h")
+	start_nfdrop --roce -N "${P}b"
+	ax_send_roce "${P}a" 10.210.0.2 25
+	stop_nfdrop
+	f='.hook == "input"'
+	[ "$(packets "$f")" -eq 25 ]
+	[ "$(field "$f" netns_name)" = "${P}b" ]
+	[ "$(field "$f" hook_family)" = ip ]
+	[ "$(field "$f" engine)" = nftables ]
+	[ "$(field "$f" table_family)" = ip ]
+	[ "$(field "$f" table)" = axt ]
+	[ "$(field "$f" chain)" = in ]
+	[ "$(field "$f" chain_priority)" -eq 0 ]
+	[ "$(field "$f" chain_policy)" = accept ]
+	[ "$(field "$f" rule_handle)" = "$h" ]
+	[ "$(field "$f" rule)" = "$text" ]
+	[ "$(field "$f" verdict)" = DROP ]
+	[ "$(field "$f" 'inferred | length')" -eq 0 ]
+}
+
+@test "nftables REJECT in output (inet table): hook output, verdict REJECT" {
+	pair
+	ip netns exec "${P}a" nft -f - <<-'NFT'
+	table inet axt {
+		chain out { type filter hook output priority 0; udp dport 4791 reject; }
+	}
+	NFT
+	h=$(nft_handle "${P}a" "inet axt out" "udp dport 4791 reject")
+	start_nfdrop --roce -N "${P}a"
+	send_fails_ok "${P}a" 10.210.0.2 12
+	stop_nfdrop
+	f='.hook == "output"'
+	[ "$(packets "$f")" -eq 12 ]
+	[ "$(field "$f" table_family)" = inet ]
+	[ "$(field "$f" table)" = axt ]
+	[ "$(field "$f" chain)" = out ]
+	[ "$(field "$f" rule_handle)" = "$h" ]
+	[ "$(field "$f" verdict)" = REJECT ]
+	# nothing dropped at the receiver's input
+	[ "$(packets '.hook == "input"')" -eq 0 ]
+}
+
+@test "nftables rule in forward, three-namespace router: hook forward in the router's netns" {
+	router
+	ip netns exec "${P}r" nft -f - <<-'NFT'
+	table inet axt {
+		chain fw { type filter hook forward priority 0; udp dport 4791 ip daddr 10.211.2.1 drop; }
+	}
+	NFT
+	h=$(nft_handle "${P}r" "inet axt fw" "udp dport 4791 ip daddr 10.211.2.1 drop")
+	start_nfdrop --roce
+	ax_send_roce "${P}a" 10.211.2.1 30
+	stop_nfdrop
+	f=".netns_name == \"${P}r\""
+	[ "$(packets "$f")" -eq 30 ]
+	[ "$(field "$f" hook)" = forward ]
+	[ "$(field "$f" table)" = axt ]
+	[ "$(field "$f" chain)" = fw ]
+	[ "$(field "$f" rule_handle)" = "$h" ]
+	[ "$(field "$f" verdict)" = DROP ]
+	# the namespace of the drop was found by itself (no -N): one row only
+	[ "$(packets ".netns_name == \"${P}a\" or .netns_name == \"${P}b\"")" -eq 0 ]
+}
+
+@test "chain policy drop with no matching rule: verdict POLICY, no rule named" {
+	pair
+	ip netns exec "${P}b" nft -f - <<-'NFT'
+	table ip axt {
+		chain in { type filter hook input priority 0; policy drop; udp dport 9 accept; }
+	}
+	NFT
+	start_nfdrop --roce -N "${P}b"
+	ax_send_roce "${P}a" 10.210.0.2 17
+	stop_nfdrop
+	f='.hook == "input"'
+	[ "$(packets "$f")" -eq 17 ]
+	[ "$(field "$f" chain)" = in ]
+	[ "$(field "$f" chain_policy)" = drop ]
+	[ "$(field "$f" verdict)" = POLICY ]
+	[ "$(field "$f" rule_handle)" = null ]
+	[ "$(field "$f" 'inferred | length')" -eq 0 ]
+}
+
+@test "iptables-nft rule: table filter, chain INPUT, handle as nft lists it" {
+	command -v iptables-nft >/dev/null || skip "iptables-nft not installed"
+	pair
+	ip netns exec "${P}b" iptables-nft -A INPUT -p udp --dport 4791 -j DROP
+	h=$(nft_handle "${P}b" "ip filter INPUT" "udp dport 4791 counter.* drop")
+	[ -n "$h" ]
+	start_nfdrop --roce -N "${P}b"
+	ax_send_roce "${P}a" 10.210.0.2 20
+	stop_nfdrop
+	f='.hook == "input"'
+	[ "$(packets "$f")" -eq 20 ]
+	[ "$(field "$f" engine)" = nftables ]
+	[ "$(field "$f" table_family)" = ip ]
+	[ "$(field "$f" table)" = filter ]
+	[ "$(field "$f" chain)" = INPUT ]
+	[ "$(field "$f" rule_handle)" = "$h" ]
+	[ "$(field "$f" verdict)" = DROP ]
+}
+
+@test "iptables-legacy REJECT next to an nftables chain: the legacy rule, by position" {
+	command -v iptables-legacy >/dev/null || skip "iptables-legacy not installed"
+	pair
+	ip netns exec "${P}b" iptables-legacy -A INPUT -p udp --dport 9 -j ACCEPT
+	ip netns exec "${P}b" iptables-legacy -A INPUT -p udp --dport 4791 -j REJECT
+	# an nftables chain at the same hook that could drop other packets
+	ip netns exec "${P}b" nft -f - <<-'NFT'
+	table ip axt {
+		chain in { type filter hook input priority 0; udp dport 5000 drop; }
+	}
+	NFT
+	line=$(ip netns exec "${P}b" iptables-legacy-save | grep -- '-A INPUT .*REJECT')
+	start_nfdrop --roce -N "${P}b"
+	ax_send_roce "${P}a" 10.210.0.2 5
+	stop_nfdrop
+	f='.hook == "input"'
+	[ "$(packets "$f")" -eq 5 ]
+	[ "$(field "$f" engine)" = iptables-legacy ]
+	[ "$(field "$f" table)" = filter ]
+	[ "$(field "$f" chain)" = INPUT ]
+	[ "$(field "$f" rule_handle)" -eq 2 ]
+	[ "$(field "$f" rule)" = "$line" ]
+	[ "$(field "$f" verdict)" = REJECT ]
+	if ! fexit_path; then
+		# on the stack path: the drop was freed in nf_hook_slow, not nft_do_chain
+		[ "$(field "$f" location)" = nf_hook_slow ]
+	fi
+}
+
+@test "REJECT and DROP in one chain are told apart" {
+	pair
+	ip netns exec "${P}b" nft -f - <<-'NFT'
+	table inet axt {
+		chain in {
+			type filter hook input priority 0;
+			udp dport 4791 reject
+			udp dport 4792 drop
+		}
+	}
+	NFT
+	hr=$(nft_handle "${P}b" "inet axt in" "udp dport 4791 reject")
+	hd=$(nft_handle "${P}b" "inet axt in" "udp dport 4792 drop")
+	start_nfdrop -N "${P}b"
+	# within the ICMP error burst (6), so every REJECT reply really goes out
+	ax_send_roce "${P}a" 10.210.0.2 4
+	ax_send_roce "${P}a" 10.210.0.2 7 04 4792
+	stop_nfdrop
+	[ "$(packets '.hook == "input"')" -eq 11 ]
+	f='.hook == "input" and .rejected > 0'
+	[ "$(packets "$f")" -eq 4 ]
+	[ "$(field "$f" verdict)" = REJECT ]
+	[ "$(field "$f" rejected)" -eq 4 ]
+	[ "$(field "$f" rule_handle)" = "$hr" ]
+	[ "$(field "$f" 'inferred | length')" -eq 0 ]
+	f='.hook == "input" and .rejected == 0'
+	[ "$(packets "$f")" -eq 7 ]
+	if fexit_path; then
+		# every REJECT reply is seen there: no reply, so the DROP rule
+		[ "$(field "$f" rule_handle)" = "$hd" ]
+		[ "$(field "$f" verdict)" = DROP ]
+		[ "$(field "$f" 'inferred | length')" -eq 0 ]
+	else
+		# replies are seen only after rate limiting here: either rule
+		[ "$(field "$f" '(.inferred | index("rule")) != null')" = true ]
+		[ "$(field "$f" '[.candidates[].drop_rules[].handle] | sort | map(tostring) | join(",")')" = "$(printf '%s\n' "$hr" "$hd" | sort -n | paste -sd,)" ]
+	fi
+}
+
+@test "two chains at one hook could drop: inferred and listed (certain on the fexit path)" {
+	pair
+	ip netns exec "${P}b" nft -f - <<-'NFT'
+	table ip axa {
+		chain in { type filter hook input priority 0; udp dport 4791 ip saddr 10.210.0.1 drop; }
+	}
+	table ip axz {
+		chain in { type filter hook input priority 10; udp dport 4791 drop; }
+	}
+	NFT
+	h=$(nft_handle "${P}b" "ip axa in" "udp dport 4791 ip saddr 10.210.0.1 drop")
+	start_nfdrop --roce -N "${P}b"
+	ax_send_roce "${P}a" 10.210.0.2 9
+	stop_nfdrop
+	f='.hook == "input"'
+	[ "$(packets "$f")" -eq 9 ]
+	if fexit_path; then
+		[ "$(field "$f" source)" = fexit ]
+		[ "$(field "$f" table)" = axa ]
+		[ "$(field "$f" rule_handle)" = "$h" ]
+		[ "$(field "$f" 'inferred | length')" -eq 0 ]
+	else
+		[ "$(field "$f" source)" = stack ]
+		[ "$(field "$f" '[.inferred[] | select(. == "table" or . == "chain")] | length')" -eq 2 ]
+		[ "$(field "$f" '[.candidates[] | .table] | join(",")')" = "axa,axz" ]
+		[ "$(field "$f" '[.candidates[] | .priority | tostring] | join(",")')" = "0,10" ]
+	fi
+}
+
+@test "--trace-rules names the exact rule and leaves the ruleset byte-identical" {
+	pair
+	ip netns exec "${P}b" nft -f - <<-'NFT'
+	table ip axa {
+		chain in { type filter hook input priority 0; udp dport 4791 ip saddr 10.210.0.1 drop; udp dport 4791 drop; }
+	}
+	table ip axz {
+		chain in { type filter hook input priority 10; policy drop; }
+	}
+	NFT
+	h=$(nft_handle "${P}b" "ip axa in" "udp dport 4791 ip saddr 10.210.0.1 drop")
+	text=$(nft_text "${P}b" "ip axa in" "$h")
+	before=$(ip netns exec "${P}b" nft list ruleset)
+	start_nfdrop --roce -N "${P}b" --trace-rules
+	# the helper table is there while it runs, and only then
+	ip netns exec "${P}b" nft list tables | grep -q "agentxdp_nfdrop_trace_$NF_PID"
+	ax_send_roce "${P}a" 10.210.0.2 11
+	stop_nfdrop
+	f='.hook == "input"'
+	[ "$(packets "$f")" -eq 11 ]
+	[ "$(field "$f" source)" = trace ]
+	[ "$(field "$f" table)" = axa ]
+	[ "$(field "$f" chain)" = in ]
+	[ "$(field "$f" rule_handle)" = "$h" ]
+	[ "$(field "$f" rule)" = "$text" ]
+	[ "$(field "$f" 'inferred | length')" -eq 0 ]
+	after=$(ip netns exec "${P}b" nft list ruleset)
+	[ "$before" = "$after" ]
+}
+
+@test "--trace-rules after kill -9: the next run removes the leftover table, ruleset identical" {
+	pair
+	ip netns exec "${P}b" nft -f - <<-'NFT'
+	table inet axt {
+		chain in { type filter hook input priority 0; udp dport 4791 drop; }
+	}
+	NFT
+	before=$(ip netns exec "${P}b" nft list ruleset)
+	start_nfdrop --roce -N "${P}b" --trace-rules
+	ax_stop "$NF_PID" KILL
+	ip netns exec "${P}b" nft list tables | grep -q "agentxdp_nfdrop_trace_$NF_PID"
+	[ "$(ip netns exec "${P}b" nft list ruleset)" != "$before" ]
+	start_nfdrop --roce -N "${P}b" --trace-rules
+	grep -q "removed 1 trace table" "$ERR"
+	ax_send_roce "${P}a" 10.210.0.2 3
+	stop_nfdrop
+	[ "$(packets '.rule_handle != null and .source == "trace"')" -eq 3 ]
+	[ "$(ip netns exec "${P}b" nft list ruleset)" = "$before" ]
+	# and SIGTERM cleans up as well as SIGINT
+	start_nfdrop --roce -N "${P}b" --trace-rules
+	ax_stop "$NF_PID" TERM
+	[ "$AX_RC" -eq 0 ]
+	[ "$(ip netns exec "${P}b" nft list ruleset)" = "$before" ]
+}
+
+@test "IPv6 drop in an inet table: hook family ip6" {
+	pair
+	ip netns exec "${P}b" nft -f - <<-'NFT'
+	table inet axt {
+		chain in { type filter hook input priority 0; meta nfproto ipv6 udp dport 4791 drop; }
+	}
+	NFT
+	start_nfdrop --roce -N "${P}b" -6
+	ax_send_roce "${P}a" fd00:210::2 8
+	ax_send_roce "${P}a" 10.210.0.2 5
+	stop_nfdrop
+	f='.hook == "input"'
+	[ "$(packets "$f")" -eq 8 ]
+	[ "$(field "$f" hook_family)" = ip6 ]
+	[ "$(field "$f" table_family)" = inet ]
+	[ "$(field "$f" chain)" = in ]
+}
+
+@test "-e events carry addresses, ports, RoCE opcode, QP and PSN, and the rule" {
+	pair
+	ip netns exec "${P}b" nft -f - <<-'NFT'
+	table ip axt {
+		chain in { type filter hook input priority 0; udp dport 4791 drop; }
+	}
+	NFT
+	h=$(nft_handle "${P}b" "ip axt in" "udp dport 4791 drop")
+	start_nfdrop -e --roce -N "${P}b"
+	ax_send_roce "${P}a" 10.210.0.2 6
+	stop_nfdrop
+	ev() { jq -s "[.[] | select(.type == \"nf_drop\")] | $1" "$OUT"; }
+	[ "$(ev length)" -eq 6 ]
+	[ "$(ev '[.[].psn] | sort | map(tostring) | join(",")')" = '"1,2,3,4,5,6"' ]
+	[ "$(ev '[.[] | select(.saddr == "10.210.0.1" and .daddr == "10.210.0.2" and .dport == 4791 and .dqpn == 18 and .opcode == "RC_SEND_ONLY" and .ifname == "'"${P}vb"'")] | length')" -eq 6 ]
+	[ "$(ev "[.[] | select(.table == \"axt\" and .chain == \"in\" and .rule_handle == $h and .verdict == \"DROP\")] | length")" -eq 6 ]
+}
+
+@test "interval and count: reports every second, exits by itself, counts add up" {
+	pair
+	ip netns exec "${P}b" nft -f - <<-'NFT'
+	table ip axt {
+		chain in { type filter hook input priority 0; udp dport 4791 drop; }
+	}
+	NFT
+	start_nfdrop --roce -N "${P}b" 1 3
+	ax_send_roce "${P}a" 10.210.0.2 10
+	# it ends on its own after three reports
+	for _ in $(seq 100); do kill -0 "$NF_PID" 2>/dev/null || break; sleep 0.1; done
+	ax_stop "$NF_PID" KILL
+	[ "$AX_RC" -eq 0 ]
+	[ "$(packets '.hook == "input"')" -eq 10 ]
+}
+
+@test "--hook and --family filter rows; text output names hook, table and chain" {
+	pair
+	ip netns exec "${P}b" nft -f - <<-'NFT'
+	table ip axt {
+		chain in { type filter hook input priority 0; udp dport 4791 drop; }
+	}
+	NFT
+	start_nfdrop --roce -N "${P}b" --hook output
+	ax_send_roce "${P}a" 10.210.0.2 3
+	stop_nfdrop
+	[ "$(packets true)" -eq 0 ]
+	start_nfdrop --roce -N "${P}b" --family ip6
+	ax_send_roce "${P}a" 10.210.0.2 3
+	stop_nfdrop
+	[ "$(packets true)" -eq 0 ]
+	ax_bg "$NFDROP" --roce -N "${P}b" --hook INPUT -4 >"$OUT" 2>"$ERR"
+	NF_PID=$AX_LAST_PID
+	ax_wait_for "$OUT" "Tracing" 90
+	ax_send_roce "${P}a" 10.210.0.2 3
+	stop_nfdrop
+	grep -Eq "^${P}b +ip input +ip axt +in +DROP +3$" "$OUT"
+	grep -q "rule: in handle [0-9]*: udp dport 4791 drop" "$OUT"
+}
+
+@test "bad input: unknown family or hook, unknown netns, no privileges: one-line error, exit 1" {
+	run "$NFDROP" --family bogus
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ ${lines[0]} == *"unknown family 'bogus'"* ]]
+	run "$NFDROP" --hook inptu
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ ${lines[0]} == *"unknown hook 'inptu'"* ]]
+	run "$NFDROP" -N axn-no-such-netns
+	[ "$status" -eq 1 ]
+	[[ $output == *"no such network namespace"* ]]
+	run "$NFDROP" -s
+	[ "$status" -eq 1 ]
+	run "$NFDROP" --method sideways
+	[ "$status" -eq 1 ]
+	run setpriv --reuid=65534 --regid=65534 --clear-groups "$NFDROP"
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ $output == *"needs root"* ]]
+}
