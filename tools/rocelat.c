@@ -885,16 +885,19 @@ static int run_live(struct rocelat_bpf *obj)
 		if (env.mirror)
 			warn_mirror(f);
 	}
-	if (!cli.json) {
-		printf("Tracing RoCE v2 latency on");
+	{
+		/* with -j stdout stays pure JSON lines: the banner goes to stderr */
+		FILE *out = cli.json ? stderr : stdout;
+
+		fprintf(out, "Tracing RoCE v2 latency on");
 		for (int i = 0; i < env.nifs; i++)
-			printf("%s %s (XDP %s%s)", i ? "," : "", ifaces[i].name,
-			       ifaces[i].xdp_mode_name,
-			       !egress ? "" : ifaces[i].tcx_fd >= 0 ? ", tcx egress" :
-			       ", tc egress");
-		printf("... Hit Ctrl-C to end.\n");
+			fprintf(out, "%s %s (XDP %s%s)", i ? "," : "", ifaces[i].name,
+				ifaces[i].xdp_mode_name,
+				!egress ? "" : ifaces[i].tcx_fd >= 0 ? ", tcx egress" :
+				", tc egress");
+		fprintf(out, "... Hit Ctrl-C to end.\n");
+		fflush(out);
 	}
-	fflush(stdout);
 	while (cli_wait_interval()) {
 		report(obj, true);
 		if (cli.count && ++reports >= cli.count)

@@ -1,0 +1,379 @@
+#!/usr/bin/env bats
+# rocelat end to end: two network namespaces joined by a veth pair, rocegen
+# as requester (namespace a) and responder (namespace b), rocelat on the
+# requester's veth (XDP ingress sees the answers, tc egress the requests).
+# Every expected number comes from rocegen's own summary (ground truth) or
+# from tshark, never from a constant.
+
+bats_require_minimum_version 1.5.0
+load ../lib/common
+
+RL=$AX_BUILD/rocelat
+GEN=$AX_BUILD/rocegen
+A=10.77.0.1
+B=10.77.0.2
+
+setup_file() {
+	[ "$(id -u)" -eq 0 ] || return 0
+	# a foreign XDP program for the "never replace" case
+	mkdir -p "$BATS_FILE_TMPDIR"
+	cat > "$BATS_FILE_TMPDIR/xdp_keep.c" <<-'EOF'
+	#include <linux/bpf.h>
+	__attribute__((section("xdp"), used)) int xdp_keep(struct xdp_md *c) { return XDP_PASS; }
+	char _license[] __attribute__((section("license"), used)) = "GPL";
+	EOF
+	clang -O2 -target bpf -I/usr/include/$(gcc -print-multiarch) \
+		-c "$BATS_FILE_TMPDIR/xdp_keep.c" -o "$BATS_FILE_TMPDIR/xdp_keep.o" || true
+}
+
+setup() {
+	ax_need_root
+	[ -x "$RL" ] && [ -x "$GEN" ] || skip "build first: make"
+	P=axl$BATS_TEST_NUMBER
+	T=$BATS_TEST_TMPDIR
+	ax_netns_pair "$P" "$A/24" "$B/24"
+}
+
+teardown() {
+	ax_cleanup
+}
+
+# value of key=value in rocegen's summary line for ROLE (requester|responder)
+gen_kv() {
+	sed -n "s/^rocegen: role=$1 .*[ ]$2=\([^ ]*\).*/\1/p" "$3" | head -1
+}
+
+# value of a key in rocelat's (last) JSON counters object
+rl_counter() {
+	jq -r "select(.type==\"counters\") | .$1" "$2" | tail -1
+}
+
+start_responder() {
+	ax_bg ip netns exec "${P}b" "$GEN" responder --timeout 60 "$@" > "$T/resp.out" 2>&1
+	RESP_PID=$AX_LAST_PID
+}
+
+stop_responder() {
+	ax_stop "$RESP_PID" INT
+}
+
+# rocelat in namespace a on its veth; waits until it is attached
+start_rocelat() {
+	ax_bg ip netns exec "${P}a" "$RL" -i "${P}va" "$@"
+	RL_PID=$AX_LAST_PID
+}
+
+start_rocelat_logged() {
+	start_rocelat "$@" > "$T/rl.out" 2> "$T/rl.err"
+	ax_wait_for "$T/rl.err" "Tracing" 10 || ax_wait_for "$T/rl.out" "Tracing" 1
+}
+
+run_requester() {
+	ip netns exec "${P}a" "$GEN" requester -d "$B" -q "$@" > "$T/req.out"
+}
+
+stop_rocelat() {
+	ax_stop "$RL_PID" "${1:-INT}"
+}
+
+nothing_attached() {
+	local i
+	for i in $(seq 30); do
+		if ! ip -n "${P}a" link show "${P}va" | grep -q "xdp" &&
+		   [ -z "$(tc -n "${P}a" filter show dev "${P}va" egress)" ] &&
+		   ! bpftool link show 2>/dev/null | grep -q "rocelat" &&
+		   ! bpftool prog show 2>/dev/null | grep -q "rocelat_"; then
+			return 0
+		fi
+		sleep 0.1
+	done
+	echo "still attached:" >&2
+	ip -n "${P}a" link show "${P}va" >&2
+	tc -n "${P}a" filter show dev "${P}va" egress >&2
+	bpftool link show >&2
+	return 1
+}
+
+@test "two flows, 0.5 ms and 5 ms: right histogram slots, slow one named outlier" {
+	start_responder --delay-us 49152=500 --delay-us 49153=5000
+	start_rocelat_logged -F -j
+	run_requester -f 2 -n 100 --flow-stats
+	stop_rocelat
+	[ "$AX_RC" -eq 0 ]
+	[ "$(gen_kv requester status "$T/req.out")" = ok ]
+
+	# totals equal the generator's
+	[ "$(rl_counter requests "$T/rl.out")" -eq "$(( $(gen_kv requester sent "$T/req.out") + $(gen_kv requester retransmits "$T/req.out") ))" ]
+	[ "$(rl_counter acks "$T/rl.out")" -eq "$(gen_kv requester acks "$T/req.out")" ]
+	[ "$(rl_counter samples "$T/rl.out")" -eq "$(gen_kv requester completed "$T/req.out")" ]
+
+	for sp in 49152 49153; do
+		local flow lo hi n inslot mean gen_avg gen_n
+		flow=$(jq -c "select(.type==\"flow\" and .sport==$sp)" "$T/rl.out")
+		[ -n "$flow" ]
+		gen_n=$(sed -n "s/^rocegen: role=requester-flow sport=$sp .* completed=\([0-9]*\).*/\1/p" "$T/req.out")
+		gen_avg=$(sed -n "s/^rocegen: role=requester-flow sport=$sp .* rtt_avg_us=\([0-9]*\).*/\1/p" "$T/req.out")
+		n=$(jq -r .samples <<< "$flow")
+		[ "$n" -eq "$gen_n" ]
+		# the injected delay is a floor, and the median lands in its slot:
+		# [512,1023] us or [4096,8191] us (a busy 2-core host adds a tail)
+		if [ $sp = 49152 ]; then lo=512; else lo=4096; fi
+		inslot=$(jq -r "[.buckets[] | select(.lo==$lo) | .count] | add // 0" <<< "$flow")
+		echo "sport $sp: $inslot of $n samples in slot $lo: $(jq -c .buckets <<< "$flow")" >&2
+		[ "$(jq -r "[.buckets[] | select(.lo < $lo) | .count] | add // 0" <<< "$flow")" -eq 0 ]
+		[ "$(jq -r .p50 <<< "$flow")" -eq $(( lo * 2 - 1 )) ]
+		[ "$inslot" -ge $(( n / 2 )) ]
+		# and the mean agrees with the generator's RTT (wire vs. socket)
+		mean=$(jq -r '.mean | floor' <<< "$flow")
+		echo "sport $sp: mean $mean us, rocegen rtt_avg $gen_avg us" >&2
+		[ $(( mean > gen_avg ? mean - gen_avg : gen_avg - mean )) -le $(( gen_avg / 5 + 100 )) ]
+	done
+
+	# worst first, and the outlier is the delayed flow
+	[ "$(jq -r 'select(.type=="flow") | .sport' "$T/rl.out" | head -1)" = 49153 ]
+	[ "$(jq -r 'select(.type=="outlier") | .sport' "$T/rl.out")" = 49153 ]
+	[ "$(jq -r 'select(.type=="outlier") | .dqpn' "$T/rl.out")" = "$(sed -n 's/.*sport=49153 qpn=\(0x[0-9a-f]*\).*/\1/p' "$T/req.out" | xargs printf '%d')" ]
+	[ "$(jq -r 'select(.type=="outlier") | .ifname' "$T/rl.out")" = "${P}va" ]
+}
+
+@test "text output: histogram, flow table worst first, OUTLIER line" {
+	start_responder --delay-us 49152=500 --delay-us 49153=5000
+	start_rocelat_logged -F
+	run_requester -f 2 -n 40
+	stop_rocelat
+	[ "$AX_RC" -eq 0 ]
+	grep -q "usecs" "$T/rl.out"
+	# first table row is the slow flow
+	[ "$(awk '/^REQUESTER/{getline; print $4; exit}' "$T/rl.out")" = 49153 ]
+	grep -q "^OUTLIER: $A -> $B qpn 0x12 sport 49153 via ${P}va" "$T/rl.out"
+	[ "$(awk '/^REQUESTER/{getline; print $5; exit}' "$T/rl.out")" -eq 20 ]
+}
+
+@test "injected retransmits, NAKs and RNR NAKs are counted exactly" {
+	start_responder --nak-every 7 --rnr-every 11 --rnr-timer 2
+	start_rocelat_logged -F -j
+	run_requester -f 2 -n 200 --retransmit-every 5 --flow-stats
+	stop_rocelat
+	[ "$AX_RC" -eq 0 ]
+	[ "$(gen_kv requester status "$T/req.out")" = ok ]
+	local retx naks rnr
+	retx=$(gen_kv requester retransmits "$T/req.out")
+	naks=$(gen_kv requester naks "$T/req.out")
+	rnr=$(gen_kv requester rnr "$T/req.out")
+	[ "$retx" -gt 0 ] && [ "$naks" -gt 0 ] && [ "$rnr" -gt 0 ]
+	[ "$(rl_counter retransmits "$T/rl.out")" -eq "$retx" ]
+	[ "$(rl_counter nak_psn_seq_err "$T/rl.out")" -eq "$naks" ]
+	[ "$(rl_counter rnr_naks "$T/rl.out")" -eq "$rnr" ]
+	[ "$(rl_counter requests "$T/rl.out")" -eq $(( $(gen_kv requester sent "$T/req.out") + retx )) ]
+	# ACK packets = ACKs + duplicate ACKs + NAKs + RNR NAKs seen by the requester
+	[ "$(rl_counter acks "$T/rl.out")" -eq $(( $(gen_kv requester acks "$T/req.out") + naks + rnr )) ]
+	[ "$(rl_counter unmatched_answers "$T/rl.out")" -eq "$(gen_kv requester dup_acks "$T/req.out")" ]
+	# every tracked request ends as a sample or a Karn discard
+	[ "$(rl_counter tracked "$T/rl.out")" -eq $(( $(rl_counter samples "$T/rl.out") + $(rl_counter karn_discarded "$T/rl.out") )) ]
+	[ "$(rl_counter pending "$T/rl.out")" -eq 0 ]
+	# per flow, too
+	for sp in 49152 49153; do
+		local f
+		f=$(jq -c "select(.type==\"flow\" and .sport==$sp)" "$T/rl.out")
+		[ "$(jq -r .retransmits <<< "$f")" -eq "$(sed -n "s/^rocegen: role=requester-flow sport=$sp .* retransmits=\([0-9]*\).*/\1/p" "$T/req.out")" ]
+		[ "$(jq -r .naks <<< "$f")" -eq "$(sed -n "s/^rocegen: role=requester-flow sport=$sp .* naks=\([0-9]*\).*/\1/p" "$T/req.out")" ]
+		[ "$(jq -r .rnr_naks <<< "$f")" -eq "$(sed -n "s/^rocegen: role=requester-flow sport=$sp .* rnr=\([0-9]*\).*/\1/p" "$T/req.out")" ]
+		[ "$(jq -r .rnr_timer <<< "$f")" -eq 2 ]
+	done
+}
+
+@test "a run across the PSN wrap measures every message, no false retransmit" {
+	start_responder --delay-us 200
+	start_rocelat_logged -j
+	run_requester -n 64 --window 4 --psn $(( (1 << 24) - 30 ))
+	stop_rocelat
+	[ "$AX_RC" -eq 0 ]
+	[ "$(gen_kv requester status "$T/req.out")" = ok ]
+	[ "$(rl_counter retransmits "$T/rl.out")" -eq "$(gen_kv requester retransmits "$T/req.out")" ]
+	[ "$(rl_counter samples "$T/rl.out")" -eq "$(gen_kv requester completed "$T/req.out")" ]
+	[ "$(rl_counter unmatched_answers "$T/rl.out")" -eq 0 ]
+	[ "$(rl_counter timeouts "$T/rl.out")" -eq 0 ]
+	# 200 us of delay: nothing faster than slot [128,255]
+	[ "$(jq -r 'select(.type=="hist") | [.buckets[] | select(.hi < 128) | .count] | add // 0' "$T/rl.out")" -eq 0 ]
+}
+
+@test "cumulative (coalesced) ACKs complete every covered request" {
+	start_responder --coalesce 4
+	start_rocelat_logged -j
+	run_requester -n 64 --window 8
+	stop_rocelat
+	[ "$(gen_kv requester status "$T/req.out")" = ok ]
+	stop_responder
+	[ "$(rl_counter samples "$T/rl.out")" -eq "$(gen_kv requester completed "$T/req.out")" ]
+	[ "$(rl_counter acks "$T/rl.out")" -eq "$(gen_kv responder acks "$T/resp.out")" ]
+	# coalesced: fewer ACKs than requests, yet every request measured
+	[ "$(rl_counter acks "$T/rl.out")" -lt "$(gen_kv requester completed "$T/req.out")" ]
+}
+
+@test "READ requests are timed to the first READ RESPONSE" {
+	start_responder --delay-us 300
+	start_rocelat_logged -j
+	run_requester -n 30 -o read --size 3000
+	stop_rocelat
+	[ "$(gen_kv requester status "$T/req.out")" = ok ]
+	[ "$(rl_counter read_responses "$T/rl.out")" -eq "$(gen_kv requester read_resp "$T/req.out")" ]
+	[ "$(rl_counter samples "$T/rl.out")" -eq 30 ]
+	# 300 us of responder delay: a floor, and the median's slot
+	[ "$(jq -r 'select(.type=="hist") | [.buckets[] | select(.lo < 256) | .count] | add // 0' "$T/rl.out")" -eq 0 ]
+	[ "$(jq -r 'select(.type=="hist") | .p50' "$T/rl.out")" -eq 511 ]
+}
+
+@test "nothing stays attached after SIGINT" {
+	start_rocelat_logged
+	stop_rocelat INT
+	[ "$AX_RC" -eq 0 ]
+	nothing_attached
+}
+
+@test "nothing stays attached after SIGTERM" {
+	start_rocelat_logged
+	stop_rocelat TERM
+	[ "$AX_RC" -eq 0 ]
+	nothing_attached
+}
+
+@test "nothing stays attached after SIGKILL (BPF links, tcx)" {
+	start_rocelat_logged
+	grep -q "tcx egress" "$T/rl.out" || skip "kernel without tcx"
+	stop_rocelat KILL
+	nothing_attached
+}
+
+@test "clsact fallback: removed at exit; a SIGKILL leftover is removed by the next run" {
+	ROCELAT_FORCE_CLSACT=1 start_rocelat_logged
+	grep -q "(XDP [a-z]*, tc egress)" "$T/rl.out"
+	[ -n "$(tc -n "${P}a" filter show dev "${P}va" egress)" ]
+	stop_rocelat INT
+	nothing_attached
+
+	ROCELAT_FORCE_CLSACT=1 start_rocelat_logged
+	stop_rocelat KILL
+	# documented: before tcx a killed run leaves its tc filter
+	tc -n "${P}a" filter show dev "${P}va" egress | grep -q "rocelat_tc"
+	ROCELAT_FORCE_CLSACT=1 start_rocelat_logged
+	grep -q "removed a leftover tc egress filter" "$T/rl.err"
+	[ "$(tc -n "${P}a" filter show dev "${P}va" egress | grep -c "rocelat_tc")" -eq 1 ]
+	stop_rocelat INT
+	nothing_attached
+}
+
+@test "an existing XDP program is left in place and reported" {
+	[ -f "$BATS_FILE_TMPDIR/xdp_keep.o" ] || skip "no clang for the foreign XDP program"
+	ip -n "${P}a" link set dev "${P}va" xdpgeneric obj "$BATS_FILE_TMPDIR/xdp_keep.o" sec xdp
+	local id
+	id=$(ip -n "${P}a" link show "${P}va" | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p')
+	[ -n "$id" ]
+	run --separate-stderr ip netns exec "${P}a" "$RL" -i "${P}va"
+	[ "$status" -ne 0 ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "$stderr" == *"already has an XDP program (id $id"* ]]
+	[ "$(ip -n "${P}a" link show "${P}va" | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p')" = "$id" ]
+	[ -z "$(tc -n "${P}a" filter show dev "${P}va" egress)" ]
+	ip -n "${P}a" link set dev "${P}va" xdpgeneric off
+}
+
+@test "offline -r of a tcpdump capture gives the live counts; tshark agrees" {
+	command -v tcpdump >/dev/null || skip "no tcpdump"
+	start_responder --nak-every 9 --rnr-every 13 --delay-us 49153=2000
+	ax_bg ip netns exec "${P}a" tcpdump -s 512 -B 4096 --immediate-mode -U -Z root -i "${P}va" -w "$T/cap.pcap" udp port 4791 2> "$T/tcpdump.err"
+	local tcpd=$AX_LAST_PID
+	ax_wait_for "$T/tcpdump.err" "listening on" 10
+	start_rocelat_logged -j -F
+	run_requester -f 2 -n 150 --retransmit-every 6
+	stop_rocelat
+	ax_stop "$tcpd" INT
+	[ "$(gen_kv requester status "$T/req.out")" = ok ]
+
+	run --separate-stderr "$RL" -r "$T/cap.pcap" -j -F
+	[ "$status" -eq 0 ]
+	echo "$output" > "$T/off.out"
+	local k
+	for k in requests tracked acks read_responses retransmits nak_psn_seq_err rnr_naks unmatched_answers parse_errors; do
+		echo "$k live=$(rl_counter $k "$T/rl.out") offline=$(rl_counter $k "$T/off.out")" >&2
+		[ "$(rl_counter $k "$T/off.out")" -eq "$(rl_counter $k "$T/rl.out")" ]
+	done
+	[ $(( $(rl_counter samples "$T/off.out") + $(rl_counter karn_discarded "$T/off.out") )) -eq \
+	  $(( $(rl_counter samples "$T/rl.out") + $(rl_counter karn_discarded "$T/rl.out") )) ]
+	[ "$(rl_counter retransmits "$T/off.out")" -eq "$(gen_kv requester retransmits "$T/req.out")" ]
+	# the same slow flow named offline
+	[ "$(jq -r 'select(.type=="outlier") | .sport' "$T/off.out")" = 49153 ]
+
+	command -v tshark >/dev/null || skip "no tshark for the independent count"
+	tshark -r "$T/cap.pcap" -d udp.port==4791,infiniband -T fields \
+		-e udp.srcport -e udp.dstport -e infiniband.bth.opcode -e infiniband.bth.psn \
+		-e infiniband.aeth.syndrome > "$T/tshark.txt" 2>/dev/null
+	# requests: opcodes below 0x0d (SEND/WRITE/READ REQUEST) to the RoCE port
+	local ts_req ts_ack ts_retx ts_nak ts_rnr
+	ts_req=$(awk -F'\t' '$3 != "" && $3 < 13' "$T/tshark.txt" | wc -l)
+	ts_ack=$(awk -F'\t' '$3 == 17' "$T/tshark.txt" | wc -l)
+	ts_nak=$(awk -F'\t' '$3 == 17 && int($5 / 32) == 3' "$T/tshark.txt" | wc -l)
+	ts_rnr=$(awk -F'\t' '$3 == 17 && int($5 / 32) == 1' "$T/tshark.txt" | wc -l)
+	# retransmission: a request PSN not above the highest seen on its port
+	ts_retx=$(awk -F'\t' '$3 != "" && $3 < 13 {
+		if (($1 in hi) && $4 <= hi[$1]) r++; else hi[$1] = $4 } END { print r + 0 }' "$T/tshark.txt")
+	echo "tshark: requests=$ts_req acks=$ts_ack retx=$ts_retx naks=$ts_nak rnr=$ts_rnr" >&2
+	[ "$ts_req" -eq "$(rl_counter requests "$T/off.out")" ]
+	[ "$ts_ack" -eq "$(rl_counter acks "$T/off.out")" ]
+	[ "$ts_retx" -eq "$(rl_counter retransmits "$T/off.out")" ]
+	[ "$ts_nak" -eq "$(rl_counter nak_psn_seq_err "$T/off.out")" ]
+	[ "$ts_rnr" -eq "$(rl_counter rnr_naks "$T/off.out")" ]
+}
+
+@test "truncated capture: one-line error, non-zero exit, report of what was read" {
+	start_responder
+	ax_bg ip netns exec "${P}a" tcpdump -s 512 -B 4096 --immediate-mode -U -Z root -i "${P}va" -w "$T/cap.pcap" udp port 4791 2> "$T/tcpdump.err"
+	local tcpd=$AX_LAST_PID
+	ax_wait_for "$T/tcpdump.err" "listening on" 10
+	run_requester -n 50
+	ax_stop "$tcpd" INT
+	local size
+	size=$(stat -c %s "$T/cap.pcap")
+	head -c $(( size - 30 )) "$T/cap.pcap" > "$T/cut.pcap"
+	run --separate-stderr "$RL" -r "$T/cut.pcap" -j
+	[ "$status" -ne 0 ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "$stderr" == *"truncated"* ]]
+	echo "$output" > "$T/off.out"
+	# everything before the cut was analysed: all but the last packet
+	[ "$(jq -r 'select(.type=="capture") | .packets' "$T/off.out")" -eq 99 ]
+	[ "$(jq -r 'select(.type=="capture") | .complete' "$T/off.out")" = false ]
+	[ "$(rl_counter roce_packets "$T/off.out")" -eq 99 ]
+}
+
+@test "bad input: one-line error and non-zero exit" {
+	local cmd
+	printf 'this is not a capture file at all\n' > "$T/garbage.pcap"
+	for cmd in "-i nosuch0" "-r $T/garbage.pcap" "-r $T/missing.pcap" \
+		   "-r $T/garbage.pcap -i lo" "-i lo -m -N" "-i lo --skb-mode --native-mode" \
+		   "-r $T/garbage.pcap --mirror" "-i lo --timeout 0" "" "-i lo -i lo"; do
+		run --separate-stderr "$RL" $cmd
+		echo "rocelat $cmd -> $status: $stderr" >&2
+		[ "$status" -ne 0 ]
+		[ "${#stderr_lines[@]}" -eq 1 ]
+		[[ "$stderr" == rocelat:* ]]
+		[ -z "$output" ]
+	done
+}
+
+@test "no privileges: one-line error and non-zero exit" {
+	command -v setpriv >/dev/null || skip "no setpriv"
+	run --separate-stderr setpriv --reuid=65534 --regid=65534 --clear-groups "$RL" -i lo
+	[ "$status" -ne 0 ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "$stderr" == *root* ]]
+	nothing_attached
+}
+
+@test "--mirror attaches XDP only" {
+	start_rocelat_logged --mirror
+	[ -z "$(tc -n "${P}a" filter show dev "${P}va" egress)" ]
+	ip -n "${P}a" link show "${P}va" | grep -q xdp
+	! grep -q "egress" "$T/rl.out"
+	stop_rocelat
+	nothing_attached
+}
