@@ -26,6 +26,8 @@ BUSYBOX=${AGENTXDP_VM_BUSYBOX:-/bin/busybox}
 # What /init needs before the root is reachable; their dependencies are
 # resolved with modprobe --show-depends, so only the leaves are named here.
 ROOT_MODULES=(virtio_pci 9pnet_virtio 9p overlay)
+# Changes to this script (the init above all) rebuild a cached initramfs.
+INITRAMFS_STAMP=$(sha256sum "${BASH_SOURCE[0]}" | cut -c1-16)
 
 force=0
 print_dir=0
@@ -190,9 +192,14 @@ hostname agentxdp-vm
 # root, which is this initramfs and has no modules tree: without this
 # wrapper, autoloading (rdma link add -> rdma_rxe -> crc32, nf_tables, xt_*)
 # fails with ENOENT inside the chroot.
-printf '#!/bin/sh\nexec /bin/chroot /newroot /sbin/modprobe "$@"\n' >/sbin/modprobe-chroot
-chmod 755 /sbin/modprobe-chroot
 echo /sbin/modprobe-chroot >/proc/sys/kernel/modprobe
+
+# Should the host side be killed without cleaning up (SIGKILL), the guest
+# still ends: tests/vm/run asks for a little more than its own timeout.
+limit=$(cat $RUN/timeout 2>/dev/null)
+if [ -n "$limit" ]; then
+	(sleep "$limit" && say "guest watchdog: $limit s are up" && halt 124) &
+fi
 
 stty -F /dev/ttyS1 raw -echo 2>/dev/null
 say "running the command"
@@ -205,6 +212,56 @@ umount $RUN 2>/dev/null
 halt "$status"
 EOF
 	chmod 755 "$1"
+}
+
+# The initramfs for the kernel tree under BASE/lib/modules/KVER: static
+# busybox, the modules that reach the root, and /init.
+build_initramfs() {
+	local base=$1 kver=$2 out=$3
+	local ir
+	ir=$(mktemp -d "$CACHE_ROOT/initramfs.tmp.XXXXXX")
+	mkdir -p "$ir"/{bin,sbin,dev,proc,sys,modules}
+	cp "$BUSYBOX" "$ir/bin/busybox"
+	ln -s busybox "$ir/bin/sh"
+	# Module paths from modprobe, in load order, each once; "builtin" lines
+	# need nothing; anything after the path is options from the host's
+	# modprobe.d, which the guest does not want.
+	local m path name
+	for m in "${ROOT_MODULES[@]}"; do
+		modprobe -d "$base" -S "$kver" --show-depends "$m" ||
+			die "modprobe cannot resolve $m for $kver"
+	done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }' |
+		while read -r path; do
+			name=$(basename "$path")
+			case $name in
+			*.ko) cp "$path" "$ir/modules/$name" ;;
+			*.ko.xz) xz -dc "$path" >"$ir/modules/${name%.xz}" ;;
+			*.ko.zst) zstd -dcq "$path" >"$ir/modules/${name%.zst}" ;;
+			*.ko.gz) gzip -dc "$path" >"$ir/modules/${name%.gz}" ;;
+			*) die "unexpected module file $path" ;;
+			esac
+			basename "${name%.ko*}.ko" >>"$ir/modules/order"
+		done
+	[ -s "$ir/modules/order" ] || die "no modules resolved for the initramfs"
+	write_init "$ir/init"
+	printf '#!/bin/sh\nexec /bin/chroot /newroot /sbin/modprobe "$@"\n' >"$ir/sbin/modprobe-chroot"
+	chmod 755 "$ir/sbin/modprobe-chroot"
+	(cd "$ir" && find . -print0 | LC_ALL=C sort -z | cpio --null -o -H newc --quiet) >"$out.new"
+	rm -rf "$ir"
+	mv "$out.new" "$out"
+}
+
+# Before the 70 MB download: what the build needs from the host.
+check_prereqs() {
+	local c
+	for c in apt-get apt-cache dpkg-deb depmod modprobe cpio xz od dd flock; do
+		command -v "$c" >/dev/null || die "'$c' not found (see scripts/setup-deps.sh)"
+	done
+	[ -f "$BUSYBOX" ] || die "$BUSYBOX not found (install busybox-static)"
+	[ "$(od -An -c -N4 "$BUSYBOX" | tr -d ' \n')" = '177ELF' ] || die "$BUSYBOX is not an ELF binary"
+	if LC_ALL=C readelf -l "$BUSYBOX" 2>/dev/null | grep -q 'program interpreter'; then
+		die "$BUSYBOX is dynamically linked (install busybox-static)"
+	fi
 }
 
 build() {
@@ -260,44 +317,14 @@ build() {
 	extract_vmlinux "$work/boot/vmlinuz-$kver" "$work/vmlinux"
 
 	log "building the initramfs"
-	local ir=$work/initramfs
-	mkdir -p "$ir"/{bin,sbin,dev,proc,sys,modules}
-	cp "$BUSYBOX" "$ir/bin/busybox"
-	[ "$(od -An -c -N4 "$ir/bin/busybox" | tr -d ' \n')" = '177ELF' ] || die "$BUSYBOX is not an ELF binary"
-	if LC_ALL=C readelf -l "$BUSYBOX" 2>/dev/null | grep -q 'program interpreter'; then
-		die "$BUSYBOX is dynamically linked (install busybox-static)"
-	fi
-	ln -s busybox "$ir/bin/sh"
-	# Module paths from modprobe, in load order, each once; "builtin" lines
-	# need nothing; anything after the path is options from the host's
-	# modprobe.d, which the guest does not want.
-	local m path name
-	for m in "${ROOT_MODULES[@]}"; do
-		modprobe -d "$work" -S "$kver" --show-depends "$m" ||
-			die "modprobe cannot resolve $m for $kver"
-	done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }' |
-		while read -r path; do
-			name=$(basename "$path")
-			case $name in
-			*.ko) cp "$path" "$ir/modules/$name" ;;
-			*.ko.xz) xz -dc "$path" >"$ir/modules/${name%.xz}" ;;
-			*.ko.zst) zstd -dcq "$path" >"$ir/modules/${name%.zst}" ;;
-			*.ko.gz) gzip -dc "$path" >"$ir/modules/${name%.gz}" ;;
-			*) die "unexpected module file $path" ;;
-			esac
-			basename "${name%.ko*}.ko" >>"$ir/modules/order"
-		done
-	[ -s "$ir/modules/order" ] || die "no modules resolved for the initramfs"
-	write_init "$ir/init"
-	(cd "$ir" && find . -print0 | LC_ALL=C sort -z | cpio --null -o -H newc --quiet) >"$work/initramfs.cpio"
-	rm -rf "$ir"
+	build_initramfs "$work" "$kver" "$work/initramfs.cpio"
 
 	{
 		echo "kernel_package=$kpkg"
 		echo "kernel_version=$kver"
 		echo "package_version=$pkgver"
 		echo "built=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
-		echo "initramfs_modules=$(cpio -it --quiet <"$work/initramfs.cpio" | grep -c '^modules/.*\.ko$')"
+		echo "initramfs=$INITRAMFS_STAMP"
 		echo "build_seconds=$((SECONDS - t0))"
 	} >"$work/build-info"
 
@@ -328,8 +355,16 @@ main() {
 	flock 9
 	if [ "$force" -eq 0 ] && [ -f "$dest/build-info" ] && [ -f "$dest/vmlinux" ] &&
 		[ -f "$dest/initramfs.cpio" ] && [ -d "$dest/lib/modules/$kver" ]; then
-		log "guest for $kver is cached: $dest (took 0 s)"
+		if ! grep -qx "initramfs=$INITRAMFS_STAMP" "$dest/build-info"; then
+			check_prereqs
+			log "this script changed: rebuilding the initramfs of the cached $kver guest"
+			build_initramfs "$dest" "$kver" "$dest/initramfs.cpio"
+			sed -i '/^initramfs=/d' "$dest/build-info"
+			echo "initramfs=$INITRAMFS_STAMP" >>"$dest/build-info"
+		fi
+		log "guest for $kver is cached: $dest"
 	else
+		check_prereqs
 		build "$kpkg" "$kver" "$dest"
 	fi
 	flock -u 9
