@@ -43,13 +43,6 @@ struct {
 	__uint(value_size, 127 * sizeof(__u64));
 } stacks SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct pkt_info);
-} scratch SEC(".maps");
-
 static __always_inline bool scope_match(int verdict, const struct pkt_info *pi)
 {
 	bool udp = pi->ip_proto == AX_IPPROTO_UDP && (pi->sport || pi->dport);
@@ -71,8 +64,8 @@ static __always_inline int handle_drop(void *ctx, struct sk_buff *skb,
 	static const __u64 zero;
 	struct drop_key key = {};
 	struct drop_event *e;
-	struct pkt_info *pi;
-	__u32 idx = 0, ifindex = 0;
+	struct pkt_info info = {}, *pi = &info;
+	__u32 ifindex = 0;
 	__u64 *cnt;
 	int verdict;
 
@@ -83,16 +76,11 @@ static __always_inline int handle_drop(void *ctx, struct sk_buff *skb,
 		if (ifindex != targ_ifindex)
 			return 0;
 	}
-	pi = bpf_map_lookup_elem(&scratch, &idx);
-	if (!pi)
-		return 0;
-	__builtin_memset(pi, 0, sizeof(*pi));
 	/* counts need only the port; events decode the BTH too */
 	verdict = skb_parse(skb, direct, !targ_events, targ_roce_port, pi);
 	if (!scope_match(verdict, pi))
 		return 0;
 
-	counter_inc(&stats, STAT_MATCHED);
 	key.location = (__u64)location;
 	key.reason = reason;
 	cnt = map_lookup_or_init(&drops, &key, &zero);

@@ -13,7 +13,6 @@ enum rxedrop_scope {
 };
 
 enum rxedrop_stat {
-	STAT_MATCHED,		/* drops that passed the filters */
 	STAT_EVENTS_LOST,	/* ring buffer full */
 	STAT_NR,
 };

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The whole test suite on a fresh Debian 12, as root: install the packages,
+# build, run every tier (unit, host, Soft-RoCE VM). The last line is
+# "N passed, N failed, N skipped". Extra arguments go to tests/run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup-deps.sh
+make -j"$(nproc)"
+exec tests/run "$@"
