@@ -693,6 +693,7 @@ struct rflow {
 	uint64_t nak_every, rnr_every, drop_every;
 	bool nak_pf, rnr_pf, drop_pf;	/* knob is per flow: use kcount */
 	uint32_t pend_cnt, pend_psn, pend_msn, pend_gen;
+	uint32_t epoch;		/* bumped by a hello: drops queued answers */
 	uint64_t last_due;
 	uint64_t requests, msgs, dups, ooo, acks, naks, rnr, read_resp,
 		 dropped, cnp;
@@ -764,7 +765,7 @@ struct rev {
 	uint64_t due, seq;
 	struct rflow *f;
 	uint8_t type;
-	uint32_t psn, msn, len, gen;
+	uint32_t psn, msn, len, gen, epoch;
 };
 
 struct rheap {
@@ -990,7 +991,8 @@ static void rsp_run(struct responder *r, const struct rev *e);
 static void rsp_emit(struct responder *r, struct rflow *f, uint8_t type,
 		     uint32_t psn, uint32_t msn, uint32_t len)
 {
-	struct rev e = { .f = f, .type = type, .psn = psn, .msn = msn, .len = len };
+	struct rev e = { .f = f, .type = type, .psn = psn, .msn = msn,
+			 .len = len, .epoch = f->epoch };
 	uint64_t now = now_ns(), due = now + f->delay_ns;
 
 	if (r->o.jitter_us)
@@ -1020,6 +1022,8 @@ static void rsp_run(struct responder *r, const struct rev *e)
 {
 	struct rflow *f = e->f;
 
+	if (e->epoch != f->epoch)
+		return;		/* queued before a new run started on the flow */
 	switch (e->type) {
 	case EV_ACK:
 		rsp_send_aeth(r, f, AETH_ACK_UNLIMITED, e->psn, e->msn);
@@ -1179,7 +1183,7 @@ static void rsp_request(struct responder *r, struct rflow *f, const uint8_t *p,
 		struct rev e = {
 			.due = now_ns() + r->o.coalesce_us * 1000,
 			.seq = r->seq++, .f = f, .type = EV_FLUSH,
-			.gen = f->pend_gen,
+			.gen = f->pend_gen, .epoch = f->epoch,
 		};
 
 		heap_push(&r->heap, e);
@@ -1347,6 +1351,8 @@ static void rsp_ctl(struct responder *r, int fd)
 		f->msn = 0;
 		f->pend_cnt = 0;
 		f->pend_gen++;
+		f->epoch++;
+		f->last_due = 0;
 		nreset++;
 	}
 	n = snprintf(reply, sizeof(reply), CTL_MAGIC " OK reset=%zu", nreset);
@@ -2088,6 +2094,9 @@ static void req_setup(struct requester *rq)
 		close(fd);
 	}
 
+	if (same_addr(&rq->src, &rq->dst))
+		die("source and destination are both %s: answers come back to port %u, so run the responder in another namespace or on another address",
+		    sa_str(&rq->dst, buf, sizeof(buf)), o->c.port);
 	sa_set_port(&rq->src, o->c.port);
 	rq->ack_fd = udp_bound(&rq->src, true);
 	if (rq->ack_fd < 0)
