@@ -54,7 +54,8 @@ measure() {
 		read -r r c < <(bpftool prog show id "$id" -j | jq -r '"\(.run_time_ns // 0) \(.run_cnt // 0)"')
 		rt=$((rt + r)); cnt=$((cnt + c))
 	done
-	kill -INT $pid; wait $pid || true
+	# SIGTERM: a background bpftrace ignores SIGINT (inherited SIG_IGN)
+	kill -TERM $pid; wait $pid || true
 	local ns
 	ns=$(awk -v r=$rt -v c=$cnt 'BEGIN { printf "%.1f", c ? r / c : 0 }')
 	SAMPLES[$name]="${SAMPLES[$name]:-} $ns"

@@ -26,6 +26,20 @@ ax_netns_pair() {
 	ip -n "${p}b" addr add "$b" dev "${p}vb" nodad 2>/dev/null || ip -n "${p}b" addr add "$b" dev "${p}vb"
 	ip -n "${p}a" link set "${p}va" up
 	ip -n "${p}b" link set "${p}vb" up
+	# a new veth sends into 'qdisc noop' (drops) until linkwatch activates
+	# it, up to about a second later
+	ax_link_ready "${p}a" "${p}va" && ax_link_ready "${p}b" "${p}vb"
+}
+
+# ax_link_ready NETNS DEV: until DEV has its real qdisc (at most 5 s)
+ax_link_ready() {
+	local i
+	for ((i = 0; i < 50; i++)); do
+		ip -n "$1" link show dev "$2" | grep -q 'qdisc noop' || return 0
+		sleep 0.1
+	done
+	echo "link $2 in $1 did not come up" >&2
+	return 1
 }
 
 # ax_bg CMD...: run in the background, remember the PID in $AX_LAST_PID
