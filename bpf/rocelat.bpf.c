@@ -118,10 +118,9 @@ __noinline int rocelat_sample(struct answer_ctx *ac, struct rocelat_counters *cn
 	if (!ac || !cnt)
 		return 0;
 	v = lat / targ_unit_ns;
-	slot = hist_slot(v);
+	slot = hist_slot_bounded(v);
 	cnt->c[RL_SAMPLES]++;
-	if (slot < HIST_SLOTS)
-		cnt->hist.slots[slot]++;
+	cnt->hist.slots[slot]++;
 	fs = flow_get(&ac->key, qpn);
 	if (!fs)
 		return 0;

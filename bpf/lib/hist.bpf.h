@@ -32,12 +32,25 @@ static __always_inline __u32 hist_slot(__u64 v)
 	return s < HIST_SLOTS ? s : HIST_SLOTS - 1;
 }
 
-static __always_inline void hist_add(struct hist *h, __u64 v)
+/*
+ * hist_slot() for indexing: the 6.1 verifier loses hist_slot()'s clamp when
+ * clang re-extends the 32-bit index in another register, and clang drops a
+ * plain mask it can prove redundant; the empty asm hides the value from
+ * clang so the mask (HIST_SLOTS is a power of two) stays for the verifier.
+ */
+static __always_inline __u32 hist_slot_bounded(__u64 v)
 {
 	__u32 s = hist_slot(v);
 
-	if (s < HIST_SLOTS)
-		__sync_fetch_and_add(&h->slots[s], 1);
+	asm volatile("" : "+r"(s));
+	return s & (HIST_SLOTS - 1);
+}
+
+static __always_inline void hist_add(struct hist *h, __u64 v)
+{
+	__u32 s = hist_slot_bounded(v);
+
+	__sync_fetch_and_add(&h->slots[s], 1);
 }
 
 #endif

@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Benchmark helper for bench/rocelat.sh (built by it with cc).
+ *
+ *   rocelat_bench cost [N]          per-packet cost via BPF_PROG_TEST_RUN
+ *   rocelat_bench flood DST SECS    UDP flood of RoCE requests to DST:4791
+ *   rocelat_bench xdp-pass IFACE    hold an empty XDP program on IFACE
+ *                                   (BPF link) until SIGINT/SIGTERM
+ *
+ * cost: the empty XDP program and a non-RoCE frame with one large repeat
+ * each; then, because a repeated RoCE frame is a retransmission after its
+ * first run, the RoCE request (a new PSN every call) and the ACK that
+ * completes it are timed one call at a time, N calls each, against the
+ * empty program timed the same way. Ratios are to the empty program.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <net/if.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "rocelat.h"
+#include "rocelat.skel.h"
+#include "pkt_build.h"
+
+static int empty_xdp_prog(void)
+{
+	struct bpf_insn insns[] = {
+		{ .code = 0xb7, .dst_reg = 0, .imm = 2 },	/* r0 = XDP_PASS */
+		{ .code = 0x95 },				/* exit */
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, o);
+	int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "xdp_pass", "GPL", insns, 2, &o);
+
+	if (fd < 0) {
+		fprintf(stderr, "rocelat_bench: load empty XDP program: %s\n",
+			strerror(errno));
+		exit(1);
+	}
+	return fd;
+}
+
+/* average ns per run over one test run with a large repeat */
+static double run_repeat(int fd, const void *pkt, int len, int repeat)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = pkt, .data_size_in = len,
+		    .repeat = repeat);
+
+	if (bpf_prog_test_run_opts(fd, &o)) {
+		fprintf(stderr, "rocelat_bench: test run: %s\n", strerror(errno));
+		exit(1);
+	}
+	return o.duration;
+}
+
+/* one call: the kernel's own duration for that single run */
+static __u32 run_once(int fd, const void *pkt, int len)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = pkt, .data_size_in = len,
+		    .repeat = 1);
+
+	if (bpf_prog_test_run_opts(fd, &o)) {
+		fprintf(stderr, "rocelat_bench: test run: %s\n", strerror(errno));
+		exit(1);
+	}
+	return o.duration;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* mean of the middle 80% (drops interrupts and migrations) */
+static double trimmed_mean(__u32 *v, int n)
+{
+	double s = 0;
+	int lo = n / 10, hi = n - n / 10;
+
+	qsort(v, n, sizeof(*v), cmp_u32);
+	for (int i = lo; i < hi; i++)
+		s += v[i];
+	return s / (hi - lo);
+}
+
+static int cost(int n)
+{
+	struct rocelat_bpf *obj = rocelat_bpf__open();
+	uint8_t other[2048], req[2048], ack[2048];
+	struct pkt_spec s_other = { .dport = 53, .payload = 64 };
+	struct pkt_spec s_req = { .opcode = ROCE_SEND_ONLY, .ackreq = true,
+				  .dqpn = 0x11, .payload = 64 };
+	struct pkt_spec s_ack = { .saddr = "10.0.0.2", .daddr = "10.0.0.1",
+				  .opcode = ROCE_ACKNOWLEDGE, .syndrome = 0x1f,
+				  .dqpn = 0x111 };
+	int len_other, len_req, len_ack, efd, rfd, repeat = 1000000;
+	double e_rep, o_rep, e1, r1, a1;
+	__u32 *ve, *vr, *va;
+
+	if (!obj || rocelat_bpf__load(obj)) {
+		fprintf(stderr, "rocelat_bench: load rocelat: %s\n", strerror(errno));
+		return 1;
+	}
+	efd = empty_xdp_prog();
+	rfd = bpf_program__fd(obj->progs.rocelat_xdp);
+	len_other = pkt_build(&s_other, other, sizeof(other));
+	len_ack = pkt_build(&s_ack, ack, sizeof(ack));
+	ve = calloc(n, sizeof(*ve));
+	vr = calloc(n, sizeof(*vr));
+	va = calloc(n, sizeof(*va));
+	if (!ve || !vr || !va)
+		return 1;
+
+	/* warm up, then the large-repeat pair, interleaved twice */
+	run_repeat(efd, other, len_other, repeat / 10);
+	run_repeat(rfd, other, len_other, repeat / 10);
+	e_rep = (run_repeat(efd, other, len_other, repeat) +
+		 run_repeat(efd, other, len_other, repeat)) / 2;
+	o_rep = (run_repeat(rfd, other, len_other, repeat) +
+		 run_repeat(rfd, other, len_other, repeat)) / 2;
+
+	for (int i = 0; i < n; i++) {
+		s_req.psn = i;
+		s_ack.psn = i;
+		len_req = pkt_build(&s_req, req, sizeof(req));
+		pkt_build(&s_ack, ack, sizeof(ack));
+		ve[i] = run_once(efd, req, len_req);
+		vr[i] = run_once(rfd, req, len_req);
+		va[i] = run_once(rfd, ack, len_ack);
+	}
+	e1 = trimmed_mean(ve, n);
+	r1 = trimmed_mean(vr, n);
+	a1 = trimmed_mean(va, n);
+
+	printf("empty XDP program, repeat %d:     %7.1f ns/packet\n", repeat, e_rep);
+	printf("non-RoCE packet,   repeat %d:     %7.1f ns/packet  ratio %.2f (target <= 1.5)\n",
+	       repeat, o_rep, o_rep / e_rep);
+	printf("empty XDP program, one run per call: %5.1f ns/packet\n", e1);
+	printf("RoCE request (new PSN), per call:    %5.1f ns/packet  ratio %.2f (target <= 4)\n",
+	       r1, r1 / e1);
+	printf("ACK completing it, per call:         %5.1f ns/packet  ratio %.2f (target <= 4)\n",
+	       a1, a1 / e1);
+	printf("RESULT cost_nonroce_ratio=%.2f cost_request_ratio=%.2f cost_ack_ratio=%.2f\n",
+	       o_rep / e_rep, r1 / e1, a1 / e1);
+	close(efd);
+	rocelat_bpf__destroy(obj);
+	return 0;
+}
+
+static int flood(const char *dst, int secs)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(4791) };
+	struct sockaddr_in src = { .sin_family = AF_INET, .sin_port = htons(49152) };
+	enum { BATCH = 64, PAYLOAD = 12 + 64 + 4 };
+	static uint8_t bufs[BATCH][PAYLOAD];
+	struct mmsghdr msgs[BATCH];
+	struct iovec iov[BATCH];
+	unsigned long long sent = 0;
+	struct timespec t0, t;
+	__u32 psn = 0;
+	int fd;
+
+	if (inet_pton(AF_INET, dst, &sa.sin_addr) != 1) {
+		fprintf(stderr, "rocelat_bench: bad address %s\n", dst);
+		return 1;
+	}
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0 || bind(fd, (void *)&src, sizeof(src)) ||
+	    connect(fd, (void *)&sa, sizeof(sa))) {
+		fprintf(stderr, "rocelat_bench: socket: %s\n", strerror(errno));
+		return 1;
+	}
+	memset(msgs, 0, sizeof(msgs));
+	for (int i = 0; i < BATCH; i++) {
+		bufs[i][0] = ROCE_SEND_ONLY;
+		bufs[i][1] = 0x40;
+		bufs[i][2] = bufs[i][3] = 0xff;
+		bufs[i][7] = 0x11;
+		bufs[i][8] = ROCE_ACKREQ;
+		iov[i].iov_base = bufs[i];
+		iov[i].iov_len = PAYLOAD;
+		msgs[i].msg_hdr.msg_iov = &iov[i];
+		msgs[i].msg_hdr.msg_iovlen = 1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		int r;
+
+		for (int i = 0; i < BATCH; i++, psn++)
+			pkt_put24(&bufs[i][9], psn & ROCE_PSN_MASK);
+		r = sendmmsg(fd, msgs, BATCH, 0);
+		if (r > 0)
+			sent += r;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec - t0.tv_sec < secs ||
+		 (t.tv_sec - t0.tv_sec == secs && t.tv_nsec < t0.tv_nsec));
+	printf("sent=%llu\n", sent);
+	return 0;
+}
+
+static volatile sig_atomic_t stop;
+
+static void on_sig(int sig)
+{
+	stop = 1;
+}
+
+static int hold_xdp_pass(const char *ifname)
+{
+	int ifindex = if_nametoindex(ifname), fd, lfd;
+
+	if (!ifindex) {
+		fprintf(stderr, "rocelat_bench: no interface %s\n", ifname);
+		return 1;
+	}
+	fd = empty_xdp_prog();
+	lfd = bpf_link_create(fd, ifindex, BPF_XDP, NULL);
+	if (lfd < 0) {
+		fprintf(stderr, "rocelat_bench: attach XDP to %s: %s\n", ifname,
+			strerror(-lfd));
+		return 1;
+	}
+	signal(SIGINT, on_sig);
+	signal(SIGTERM, on_sig);
+	printf("attached\n");
+	fflush(stdout);
+	while (!stop)
+		pause();
+	close(lfd);
+	close(fd);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 2 && !strcmp(argv[1], "cost"))
+		return cost(argc > 2 ? atoi(argv[2]) : 100000);
+	if (argc >= 4 && !strcmp(argv[1], "flood"))
+		return flood(argv[2], atoi(argv[3]));
+	if (argc >= 3 && !strcmp(argv[1], "xdp-pass"))
+		return hold_xdp_pass(argv[2]);
+	fprintf(stderr, "usage: rocelat_bench cost [N] | flood DST SECS | xdp-pass IFACE\n");
+	return 2;
+}
