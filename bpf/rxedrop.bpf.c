@@ -9,6 +9,8 @@
 #include "lib/maps.bpf.h"
 #include "rxedrop.h"
 
+#define EVENTS_WAKEUP_BYTES (64 * sizeof(struct drop_event))
+
 const volatile __u8 targ_scope = SCOPE_ROCE;
 const volatile __u16 targ_roce_port = ROCE_V2_PORT;
 const volatile __u32 targ_ifindex = 0;
@@ -102,7 +104,11 @@ static __always_inline int handle_drop(void *ctx, struct sk_buff *skb,
 	e->stack_id = targ_stack ? bpf_get_stackid(ctx, &stacks, 0) : -1;
 	BPF_CORE_READ_STR_INTO(&e->ifname, skb, dev, name);
 	e->pkt = *pi;
-	bpf_ringbuf_submit(e, 0);
+	/* wake the reader once per batch, not per drop: it also polls every
+	 * 100 ms, so a lone event still shows promptly */
+	bpf_ringbuf_submit(e, bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >=
+			   EVENTS_WAKEUP_BYTES ? BPF_RB_FORCE_WAKEUP :
+						 BPF_RB_NO_WAKEUP);
 	return 0;
 }
 

@@ -365,6 +365,9 @@ int main(int argc, char **argv)
 				cli_bpf_err("poll ring buffer", err);
 				goto cleanup;
 			}
+			/* the BPF side wakes us only per batch */
+			if (!err)
+				ring_buffer__consume(rb);
 		}
 		ring_buffer__consume(rb);
 		lost_seen = read_stat(obj, ncpu, STAT_EVENTS_LOST);
