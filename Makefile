@@ -24,7 +24,9 @@ WARN := -Wall -Wextra -Wno-unused-parameter
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := $(CFLAGS) $(WARN) -I$(OUTPUT) -Itools -Ibpf -D_GNU_SOURCE
 BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_$(ARCH) $(WARN) \
-	-I$(VMLINUX_DIR) -Ibpf -Ibpf/lib
+	-I$(VMLINUX_DIR) -Ibpf -Ibpf/lib -Ibtf
+# kernel-module types generated from module BTF (make btf)
+BTF_HDRS := $(wildcard btf/*.h)
 LDLIBS_BASE := -lbpf -lelf -lz
 ifeq ($(STATIC),1)
 LDFLAGS += -static
@@ -43,11 +45,11 @@ Q = @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-.PHONY: all clean test bench install uninstall vmlinux unit
+.PHONY: all clean test bench install uninstall vmlinux unit vmlinux-arm64 btf btf-check
 .DELETE_ON_ERROR:
 .SECONDARY:
 
-all: $(addprefix $(OUTPUT)/,$(TOOLS) $(EXTRA_PROGS)) $(UNIT_BINS)
+all: $(addprefix $(OUTPUT)/,$(TOOLS) $(EXTRA_PROGS)) $(UNIT_BINS) $(OUTPUT)/btfmin
 
 $(OUTPUT) $(OUTPUT)/lib $(OUTPUT)/tests:
 	$(Q)mkdir -p $@
@@ -61,7 +63,12 @@ vmlinux:
 	$(Q)mkdir -p $(VMLINUX_DIR)
 	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX_DIR)/vmlinux.h
 
-$(OUTPUT)/%.bpf.o: bpf/%.bpf.c bpf/%.h $(LIB_HDRS) $(VMLINUX_DIR)/vmlinux.h | $(OUTPUT)
+# vmlinux.h of another architecture, from Debian's kernel package for it
+vmlinux-%:
+	$(call msg,GEN,vmlinux for $*)
+	$(Q)vmlinux/gen-from-deb.sh $*
+
+$(OUTPUT)/%.bpf.o: bpf/%.bpf.c bpf/%.h $(LIB_HDRS) $(BTF_HDRS) $(VMLINUX_DIR)/vmlinux.h | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
@@ -85,6 +92,18 @@ $(OUTPUT)/%.o: tools/%.c $(OUTPUT)/%.skel.h bpf/%.h $(LIB_HDRS) | $(OUTPUT)
 $(addprefix $(OUTPUT)/,$(TOOLS)): $(OUTPUT)/%: $(OUTPUT)/%.o $(OUTPUT)/libagentxdp.a
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(if $(filter 1,$(STATIC)),$($*_STATIC_LDLIBS),$($*_LDLIBS)) $(LDLIBS_BASE) -o $@
+
+# module types for CO-RE from a module's BTF: btf/rdma_rxe.h from rdma_rxe
+# (loaded, or the Soft-RoCE guest cache); btf-check diffs instead of writing
+$(OUTPUT)/btfmin: btf/btfmin.c | $(OUTPUT)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $(WARN) -D_GNU_SOURCE $(LDFLAGS) $< -lbpf -lelf -lz -o $@
+
+btf: $(OUTPUT)/btfmin
+	btf/gen-rdma-rxe.sh $(OUTPUT)/btfmin
+
+btf-check: $(OUTPUT)/btfmin
+	btf/gen-rdma-rxe.sh --check $(OUTPUT)/btfmin
 
 $(OUTPUT)/rocegen: tools/rocegen.c | $(OUTPUT)
 	$(call msg,BINARY,$@)
