@@ -64,9 +64,9 @@ vmlinux:
 	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX_DIR)/vmlinux.h
 
 # vmlinux.h of another architecture, from Debian's kernel package for it
-vmlinux-%:
-	$(call msg,GEN,vmlinux for $*)
-	$(Q)vmlinux/gen-from-deb.sh $*
+vmlinux-arm64:
+	$(call msg,GEN,vmlinux/arm64/vmlinux.h)
+	$(Q)vmlinux/gen-from-deb.sh arm64
 
 $(OUTPUT)/%.bpf.o: bpf/%.bpf.c bpf/%.h $(LIB_HDRS) $(BTF_HDRS) $(VMLINUX_DIR)/vmlinux.h | $(OUTPUT)
 	$(call msg,BPF,$@)
