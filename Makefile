@@ -49,7 +49,10 @@ endif
 .DELETE_ON_ERROR:
 .SECONDARY:
 
-all: $(addprefix $(OUTPUT)/,$(TOOLS) $(EXTRA_PROGS)) $(UNIT_BINS) $(OUTPUT)/btfmin
+# test helpers for the Soft-RoCE VM tier, where libibverbs is there to build them
+VM_HELPERS := $(if $(wildcard /usr/include/infiniband/verbs.h),$(OUTPUT)/vm/rc_client)
+
+all: $(addprefix $(OUTPUT)/,$(TOOLS) $(EXTRA_PROGS)) $(UNIT_BINS) $(OUTPUT)/btfmin $(VM_HELPERS)
 
 $(OUTPUT) $(OUTPUT)/lib $(OUTPUT)/tests:
 	$(Q)mkdir -p $@
@@ -104,6 +107,11 @@ btf: $(OUTPUT)/btfmin
 
 btf-check: $(OUTPUT)/btfmin
 	btf/gen-rdma-rxe.sh --check $(OUTPUT)/btfmin
+
+$(OUTPUT)/vm/%: tests/vm/%.c
+	$(call msg,BINARY,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(WARN) $(LDFLAGS) $< -libverbs -o $@
 
 $(OUTPUT)/rocegen: tools/rocegen.c | $(OUTPUT)
 	$(call msg,BINARY,$@)

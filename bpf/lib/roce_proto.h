@@ -120,6 +120,22 @@ static inline int roce_op_is_request(unsigned char op)
 	       o == ROCE_SEND_ONLY_INV;
 }
 
+/* the last (or only) packet of a request message: one per work request */
+static inline int roce_op_ends_message(unsigned char op)
+{
+	unsigned char o = ROCE_OP(op);
+
+	if (!roce_op_is_request(op))
+		return 0;
+	return o == ROCE_SEND_LAST || o == ROCE_SEND_LAST_IMM ||
+	       o == ROCE_SEND_ONLY || o == ROCE_SEND_ONLY_IMM ||
+	       o == ROCE_WRITE_LAST || o == ROCE_WRITE_LAST_IMM ||
+	       o == ROCE_WRITE_ONLY || o == ROCE_WRITE_ONLY_IMM ||
+	       o == ROCE_READ_REQUEST || o == ROCE_COMPARE_SWAP ||
+	       o == ROCE_FETCH_ADD || o == ROCE_SEND_LAST_INV ||
+	       o == ROCE_SEND_ONLY_INV;
+}
+
 /* PSN arithmetic is modulo 2^24: a - b as a signed 24-bit distance */
 static inline int roce_psn_diff(unsigned int a, unsigned int b)
 {

@@ -36,9 +36,48 @@ struct btf *btf_vmlinux(void)
 	return btf && !libbpf_get_error(btf) ? btf : NULL;
 }
 
+struct btf *btf_module(const char *module)
+{
+	static struct btf *btf;
+	static char loaded[64];
+	char path[256];
+
+	if (btf && !strcmp(loaded, module))
+		return btf;
+	if (!btf_vmlinux())
+		return NULL;
+	btf__free(btf);
+	btf = NULL;
+	snprintf(path, sizeof(path), "/sys/kernel/btf/%s", module);
+	btf = btf__parse_split(path, btf_vmlinux());
+	if (libbpf_get_error(btf)) {
+		btf = NULL;
+		return NULL;
+	}
+	snprintf(loaded, sizeof(loaded), "%s", module);
+	return btf;
+}
+
+static struct btf_enum_names *enum_load(struct btf *btf, const char *enum_name,
+					const char *prefix);
+
 struct btf_enum_names *btf_enum_load(const char *enum_name, const char *prefix)
 {
-	struct btf *btf = btf_vmlinux();
+	return enum_load(btf_vmlinux(), enum_name, prefix);
+}
+
+struct btf_enum_names *btf_enum_load_module(const char *module, const char *enum_name,
+					    const char *prefix)
+{
+	struct btf *btf = btf_module(module);
+
+	/* a split BTF finds vmlinux's types too */
+	return enum_load(btf ? btf : btf_vmlinux(), enum_name, prefix);
+}
+
+static struct btf_enum_names *enum_load(struct btf *btf, const char *enum_name,
+					const char *prefix)
+{
 	size_t plen = prefix ? strlen(prefix) : 0;
 	const struct btf_type *t;
 	struct btf_enum_names *e;
