@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * A small writer of the Prometheus text exposition format (version 0.0.4)
+ * for node_exporter's textfile collector: each write goes to a hidden temp
+ * file next to the target (".NAME.XXXXXX", which the collector's *.prom
+ * glob skips), then fflush + fsync + mode 0644 + rename + fsync of the
+ * directory, so a scrape never sees half a file. Aggregation across nodes
+ * is Prometheus' (or an OpenTelemetry collector's) job, not ours.
+ *
+ * Wiring a tool to --prom FILE (cli.prom_path), as tools/rxedrop.c does:
+ *
+ *  1. Export cumulative values. Counters and histogram buckets must never
+ *     go down while the process lives: a tool that drains its BPF map every
+ *     interval adds each interval into running totals and exports those.
+ *  2. Write every interval and at exit; with no interval, every
+ *     PROM_DEFAULT_PERIOD_S seconds (the tables on stdout stay at exit).
+ *     Write once right after attach too, so the file exists from the start.
+ *  3. Names: agentxdp_<tool>_<what>[_<base unit>]; counters end in _total;
+ *     times are histograms in seconds (prom_hist_log2() turns log2 slots
+ *     in ns or us into le buckets in seconds). Labels name bounded things
+ *     (a reason, a function, a device); a set that grows with traffic
+ *     (flows, QPs, peers, ports) goes through a struct prom_cap: at most N
+ *     series on their own, the rest summed into one labelled PROM_OTHER.
+ *  4. One family at a time: prom_family() once, then all its samples.
+ *     A family with no samples is fine (HELP/TYPE only).
+ *  5. A failed write is reported once per run (cli_err) and the run goes on.
+ *
+ *	struct prom_file pf;
+ *	struct prom_label l[] = { { "reason", "NO_SOCKET" } };
+ *
+ *	if (!prom_open(&pf, cli.prom_path)) {
+ *		prom_family(&pf, "agentxdp_tool_drops_total", PROM_COUNTER, "...");
+ *		prom_counter(&pf, "agentxdp_tool_drops_total", l, 1, n);
+ *		prom_family(&pf, "agentxdp_tool_wait_seconds", PROM_HISTOGRAM, "...");
+ *		prom_hist_log2(&pf, "agentxdp_tool_wait_seconds", l, 1,
+ *			       slots, HIST_SLOTS, 1e-9, -1);	// ns slots
+ *		err = prom_commit(&pf);		// 0 or -errno
+ *	}
+ */
+#ifndef AGENTXDP_PROM_H
+#define AGENTXDP_PROM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <linux/types.h>
+
+/* seconds between writes of a tool run without an interval */
+#define PROM_DEFAULT_PERIOD_S 10
+/* the label value of the series that sums what a cap left out */
+#define PROM_OTHER "other"
+/* series of one family a struct prom_cap exports on their own by default */
+#define PROM_CAP_DEFAULT 100
+
+enum prom_type { PROM_COUNTER, PROM_GAUGE, PROM_HISTOGRAM };
+
+struct prom_label {
+	const char *name;	/* [a-zA-Z_][a-zA-Z0-9_]* */
+	const char *value;	/* any UTF-8; escaped on output */
+};
+
+struct prom_file {
+	FILE *f;
+	char *path;		/* the target */
+	char *tmp;		/* the temp file next to it */
+};
+
+/* opens a temp file in the target's directory; 0, or -errno (errno set) */
+int prom_open(struct prom_file *pf, const char *path);
+/* "# HELP" (escaped) and "# TYPE" of one metric family */
+void prom_family(struct prom_file *pf, const char *name, enum prom_type type,
+		 const char *help);
+/* one sample, name{labels} value; counter names end in _total */
+void prom_counter(struct prom_file *pf, const char *name,
+		  const struct prom_label *labels, int nlabels, __u64 value);
+void prom_gauge(struct prom_file *pf, const char *name,
+		const struct prom_label *labels, int nlabels, double value);
+/*
+ * One histogram series from log2 slots in a base unit of unit_s seconds
+ * (1e-9 for ns, 1e-6 for us): slot 0 holds 0..1 and slot i [2^i, 2^(i+1))
+ * as bpf/lib/hist.bpf.h fills them, so bucket i has le = 2^(i+1) * unit_s,
+ * then le="+Inf". Every slot is written, empty or not, so the bucket set
+ * never changes between writes. sum is the samples' sum in the base unit,
+ * or negative for an estimate from the slot midpoints when the tool keeps
+ * none. Writes name_bucket{labels,le}, name_sum{labels} (in seconds) and
+ * name_count{labels}.
+ */
+void prom_hist_log2(struct prom_file *pf, const char *name,
+		    const struct prom_label *labels, int nlabels,
+		    const __u64 *slots, int nslots, double unit_s, double sum);
+/* flush, fsync, mode 0644, rename over the target, fsync the directory,
+ * close; 0, or -errno (errno set; the temp file removed, the target
+ * untouched) */
+int prom_commit(struct prom_file *pf);
+/* drop the temp file and close, the target untouched */
+void prom_abort(struct prom_file *pf);
+
+/* s escaped for a label value (backslash, double quote, newline) or, with
+ * label_value false, for HELP text (backslash, newline); truncated to fit,
+ * always terminated; returns buf */
+char *prom_escape(char *buf, size_t len, const char *s, bool label_value);
+
+/*
+ * Label cardinality cap: at most `limit` series of a family on their own,
+ * the rest summed by the caller into one series labelled PROM_OTHER.
+ * Membership is sticky: a series once exported keeps its own line for the
+ * life of the process, and free places go to the largest newcomers first.
+ * So neither a series nor "other" ever goes backwards (a series moving in
+ * and out of "other" would look like counter resets), and what is exported
+ * on its own is the top N as of when the cap filled.
+ */
+struct prom_cap {
+	size_t limit;
+	size_t n;
+	char **keys;		/* the series exported on their own */
+};
+
+/* limit 0: PROM_CAP_DEFAULT */
+void prom_cap_init(struct prom_cap *c, size_t limit);
+void prom_cap_free(struct prom_cap *c);
+/*
+ * For n candidate series named by keys[i] (a string unique per series, e.g.
+ * the label values joined by '\x1f') with weight[i] (their current value),
+ * sets own[i]: true for those exported on their own, false for those the
+ * caller sums into "other". Returns how many are false. A struct prom_cap
+ * left zero (a static one) works too, with limit PROM_CAP_DEFAULT.
+ */
+size_t prom_cap_select(struct prom_cap *c, size_t n, const char *const *keys,
+		       const double *weight, bool *own);
+
+#endif
