@@ -86,6 +86,8 @@ struct nfd_cpu {
 	__u64 mark_skb;		/* fexit saw NF_DROP, kfree_skb due */
 	__u64 reject_skb;	/* a REJECT reply was sent for this skb */
 	__u64 reject_ts;
+	__u8 in_traversal;	/* scan_stack: freed inside a traversal with fexit */
+	__u8 pad2[7];
 	struct nfd_key mark_key;
 	struct nfd_key key;	/* scratch */
 	struct nfd_rec rec;	/* the packet, from kfree_skb */
@@ -106,10 +108,47 @@ static __always_inline struct nfd_cpu *cpu_slot(void)
 	return bpf_map_lookup_elem(&cpu_state, &zero);
 }
 
-static __always_inline bool in_text(__u64 ret, __u64 start, __u64 end)
+/* ret - 1: a return address may point just past a call at a function's
+ * end; one unsigned compare, false for an empty (unknown) range */
+#define IN_TEXT(ret, start, end) ((ret) - 1 - (start) < (end) - (start))
+
+/*
+ * The frames up to nf_hook_slow: the one above it ran the hook
+ * (ip_local_deliver: IPv4 input), the one above nft_do_chain chose the
+ * table family (nft_do_chain_inet). Results go to the key and the per-CPU
+ * slot, found values are stored at once: the verifier then meets the same
+ * state after the loop whatever frame matched.
+ */
+static __always_inline void scan_stack(void *ctx, struct nfd_cpu *st,
+				       struct nfd_key *key)
 {
-	/* a return address may point just past a call at a function's end */
-	return start && ret - 1 >= start && ret - 1 < end;
+	long n = bpf_get_stack(ctx, st->stack, sizeof(st->stack), 0);
+	__u32 frames = n > 0 ? (__u64)n >> 3 : 0;
+
+	st->in_traversal = 0;
+	for (__u32 i = 0; i < NFD_STACK_DEPTH - 2; i++) {
+		__u64 ret, up;
+
+		if (i >= frames)
+			break;
+		ret = st->stack[i];
+		if (IN_TEXT(ret, targ_slow_start, targ_slow_end)) {
+			up = st->stack[i + 1];
+			/* list receive: ip_sublist_rcv -> nf_hook_slow_list -> nf_hook_slow */
+			if (IN_TEXT(up, targ_list_start, targ_list_end))
+				up = st->stack[i + 2];
+			key->hook_ret = up;
+			break;
+		}
+		if (IN_TEXT(ret, targ_nft_start, targ_nft_end)) {
+			key->chain_ret = st->stack[i + 1];
+			st->in_traversal |= targ_nft_fexit;
+		}
+		if (IN_TEXT(ret, targ_ipt_start, targ_ipt_end))
+			st->in_traversal |= targ_ipt_fexit;
+		if (IN_TEXT(ret, targ_ip6t_start, targ_ip6t_end))
+			st->in_traversal |= targ_ip6t_fexit;
+	}
 }
 
 static __always_inline bool scope_match(const struct pkt_info *pi)
@@ -159,8 +198,7 @@ static __always_inline int handle_kfree(void *ctx, struct sk_buff *skb,
 	struct nfd_key *key;
 	struct nfd_rec *rec;
 	struct net_device *dev;
-	bool marked, in_traversal = false;
-	int slow = -1, n;
+	bool marked, in_traversal;
 
 	if (!st)
 		return 0;
@@ -189,28 +227,9 @@ static __always_inline int handle_kfree(void *ctx, struct sk_buff *skb,
 	rec->location = (__u64)location;
 	key->location = rec->location;
 
-	if (!marked) {
-		n = bpf_get_stack(ctx, st->stack, sizeof(st->stack), 0);
-		for (int i = 0; i < NFD_STACK_DEPTH; i++) {
-			__u64 ret = st->stack[i];
-
-			if (i * 8 >= n)
-				break;
-			if (in_text(ret, targ_slow_start, targ_slow_end)) {
-				slow = i;
-				break;
-			}
-			if (in_text(ret, targ_nft_start, targ_nft_end)) {
-				in_traversal |= targ_nft_fexit;
-				if (i + 1 < NFD_STACK_DEPTH)
-					key->chain_ret = st->stack[(i + 1) & (NFD_STACK_DEPTH - 1)];
-			} else if (in_text(ret, targ_ipt_start, targ_ipt_end)) {
-				in_traversal |= targ_ipt_fexit;
-			} else if (in_text(ret, targ_ip6t_start, targ_ip6t_end)) {
-				in_traversal |= targ_ip6t_fexit;
-			}
-		}
-	}
+	if (!marked)
+		scan_stack(ctx, st, key);
+	in_traversal = !marked && st->in_traversal;
 
 	if ((targ_ifindex && rec->ifindex != targ_ifindex) ||
 	    (targ_netns && key->netns != targ_netns))
@@ -236,17 +255,8 @@ static __always_inline int handle_kfree(void *ctx, struct sk_buff *skb,
 		key->source = NFD_SRC_STACK;
 		key->hook = NFD_HOOK_UNKNOWN;
 		key->pf = rec->pkt.family;
-		if (slow >= 0 && slow + 1 < NFD_STACK_DEPTH) {
-			__u64 ret = st->stack[(slow + 1) & (NFD_STACK_DEPTH - 1)];
-
-			/* list receive: ip_sublist_rcv -> nf_hook_slow_list -> nf_hook_slow */
-			if (in_text(ret, targ_list_start, targ_list_end) &&
-			    slow + 2 < NFD_STACK_DEPTH)
-				ret = st->stack[(slow + 2) & (NFD_STACK_DEPTH - 1)];
-			key->hook_ret = ret;
-		} else {
+		if (!key->hook_ret)
 			counter_inc(&stats, NFD_STAT_NO_HOOK);
-		}
 	}
 	count_drop(key, rec);
 	return 0;
