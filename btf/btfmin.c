@@ -208,6 +208,19 @@ static const char *int_name(const struct btf_type *t)
 
 static void emit_composite(FILE *f, int id, struct item *it, int depth);
 
+static void add_enum(int id)
+{
+	struct item *it;
+
+	if (nitems == MAX_ITEMS)
+		die("too many types");
+	it = &items[nitems++];
+	memset(it, 0, sizeof(*it));
+	it->is_enum = true;
+	it->id = id;
+	snprintf(it->name, sizeof(it->name), "%s", tname(btf__type_by_id(btf, id)));
+}
+
 /* "TYPE NAME" (with array suffixes); anonymous composites written inline */
 static void emit_decl(FILE *f, int id, const char *name, int depth)
 {
@@ -245,7 +258,12 @@ static void emit_decl(FILE *f, int id, const char *name, int depth)
 	if (btf_is_int(t)) {
 		fprintf(f, "%s %s%s", int_name(t), name, suffix);
 	} else if (btf_is_enum(t) || btf_is_enum64(t)) {
-		if (t->name_off && find_item(tname(t), true))
+		/* CO-RE wants an enum where the kernel has one (libbpf does not
+		 * match an int member against an enum member): enums the spec does
+		 * not list come along by themselves */
+		if (t->name_off && !in_vmlinux_h(id) && !find_item(tname(t), true))
+			add_enum(id);
+		if (t->name_off)
 			fprintf(f, "enum %s %s%s", tname(t), name, suffix);
 		else
 			fprintf(f, "%s %s%s", int_name(t), name, suffix);
@@ -398,10 +416,18 @@ static void emit_item(FILE *f, struct item *it)
 	if (it->is_enum) {
 		fprintf(f, "enum %s {\n", it->name);
 		for (int i = 0; i < btf_vlen(t); i++) {
-			const struct btf_enum *e = btf_enum(t) + i;
+			const char *n;
+			long long v;
 
-			fprintf(f, "\t%s = %lld,\n", btf__name_by_offset(btf, e->name_off),
-				btf_kflag(t) ? (long long)(int)e->val : (long long)e->val);
+			if (btf_is_enum64(t)) {
+				n = btf__name_by_offset(btf, btf_enum64(t)[i].name_off);
+				v = (long long)btf_enum64_value(btf_enum64(t) + i);
+			} else {
+				n = btf__name_by_offset(btf, btf_enum(t)[i].name_off);
+				v = btf_kflag(t) ? (long long)(int)btf_enum(t)[i].val :
+						   (long long)btf_enum(t)[i].val;
+			}
+			fprintf(f, "\t%s = %lld,\n", n, v);
 		}
 		fprintf(f, "};\n\n");
 		it->done = 2;
@@ -491,15 +517,27 @@ int main(int argc, char **argv)
 				die("struct %s has no member '%s'", it->name, it->fields[j]);
 	}
 
-	for (int i = 0; i < nitems; i++)
+	/* structs first into memory: they may pull in enums, written before */
+	char *body = NULL;
+	size_t body_len = 0;
+	FILE *mem = open_memstream(&body, &body_len);
+	int nspec = nitems;
+
+	if (!mem)
+		die("open_memstream: %s", strerror(errno));
+	for (int i = 0; i < nspec; i++)
+		if (!items[i].is_enum)
+			emit_item(mem, &items[i]);
+	fclose(mem);
+	for (int i = 0; i < nspec; i++)
 		if (!items[i].is_enum)
 			fprintf(out, "struct %s;\n", items[i].name);
 	fprintf(out, "\n");
 	for (int i = 0; i < nitems; i++)
 		if (items[i].is_enum)
 			emit_item(out, &items[i]);
-	for (int i = 0; i < nitems; i++)
-		emit_item(out, &items[i]);
+	fputs(body, out);
+	free(body);
 	btf__free(btf);
 	btf__free(base);
 	return 0;

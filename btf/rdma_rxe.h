@@ -118,6 +118,22 @@ enum ib_qp_attr_mask {
 	IB_QP_ATTR_STANDARD_BITS = 2097151,
 };
 
+enum ib_wc_opcode {
+	IB_WC_SEND = 0,
+	IB_WC_RDMA_WRITE = 1,
+	IB_WC_RDMA_READ = 2,
+	IB_WC_COMP_SWAP = 3,
+	IB_WC_FETCH_ADD = 4,
+	IB_WC_BIND_MW = 5,
+	IB_WC_LOCAL_INV = 6,
+	IB_WC_LSO = 7,
+	IB_WC_REG_MR = 8,
+	IB_WC_MASKED_COMP_SWAP = 9,
+	IB_WC_MASKED_FETCH_ADD = 10,
+	IB_WC_RECV = 128,
+	IB_WC_RECV_RDMA_WITH_IMM = 129,
+};
+
 struct ib_device {
 	char name[64];
 	struct ib_port_data *port_data;
@@ -147,7 +163,7 @@ struct ib_cq {
 
 struct ib_wc {
 	enum ib_wc_status status;
-	__u32 opcode;
+	enum ib_wc_opcode opcode;
 	struct ib_qp *qp;
 } __attribute__((preserve_access_index));
 
