@@ -1,0 +1,924 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * rxeqp: a per queue pair view inside Soft-RoCE (rdma_rxe). rxe counts per
+ * port only (rdma statistic); this counts per QP: packets, requests,
+ * retransmissions, timers, NAKs, duplicates, completion errors, state
+ * changes, and the time from a request leaving to its ACK arriving.
+ * fentry on rdma_rxe's functions (module BTF), kprobes where fentry is not
+ * allowed; see bpf/rxeqp.bpf.c for the hooks.
+ */
+#include <errno.h>
+#include <net/if.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "rxeqp.h"
+#include "rxeqp.skel.h"
+#include "lib/btf_enum.h"
+#include "lib/cli.h"
+#include "lib/hist.h"
+#include "lib/json.h"
+#include "lib/probe.h"
+#include "lib/prom.h"
+#include "lib/roce_names.h"
+
+#define MODULE "rdma_rxe"
+
+enum sort_key { SORT_TROUBLE, SORT_PKTS, SORT_BYTES, SORT_LAT, SORT_QP };
+
+static struct {
+	bool events;
+	bool hist;
+	bool force_kprobe;
+	bool noclear;
+	const char *ifname;
+	int ifindex;
+	long qpn;
+	bool qpn_set;
+	long rows;
+	enum sort_key sort;
+} env;
+
+const char *argp_program_version = "rxeqp (AgentXDP) 0.1";
+static const char doc[] =
+"Show Soft-RoCE (rdma_rxe) activity per queue pair, worst first.\n"
+"\n"
+"USAGE: rxeqp [OPTIONS] [interval] [count]\n"
+"\n"
+"A top-like table every interval (default 1 s): packets, retransmitted\n"
+"requests, retransmit timer firings, RNR and PSN sequence error NAKs,\n"
+"duplicate requests, completion errors and flushes, request-to-ACK latency,\n"
+"state, and the peer of each QP. Counts in the table are per interval;\n"
+"JSON and Prometheus output carry running totals.\n"
+"\n"
+"EXAMPLES:\n"
+"    rxeqp                # table every second until Ctrl-C\n"
+"    rxeqp 5 3            # three tables, 5 seconds apart\n"
+"    rxeqp -e             # state changes, errors, retries as they happen\n"
+"    rxeqp -i eth1 -H     # QPs of the rxe device on eth1, with histograms\n"
+"    rxeqp -j -Q 0x11     # JSON lines for QP number 0x11 only";
+
+enum { OPT_KPROBE = 0x2000, OPT_NOCLEAR };
+
+static const struct argp_option opts[] = {
+	{ "events", 'e', NULL, 0, "Print state changes, errors, NAKs, timers and retries as they happen", 0 },
+	{ "interface", 'i', "IFACE", 0, "Only QPs of the rxe device on network interface IFACE", 0 },
+	{ "qpn", 'Q', "QPN", 0, "Only QPs with this number (decimal or 0x hex)", 0 },
+	{ "hist", 'H', NULL, 0, "Print each QP's request-to-ACK latency histogram", 0 },
+	{ "sort", 'S', "KEY", 0, "Table order: trouble (default), pkts, bytes, lat, qp", 0 },
+	{ "rows", 'n', "N", 0, "At most N QPs in the table", 0 },
+	{ "noclear", OPT_NOCLEAR, NULL, 0, "Do not clear the terminal between tables", 0 },
+	{ "kprobe", OPT_KPROBE, NULL, 0, "Use kprobes even where fentry works", 0 },
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	char *end;
+
+	switch (key) {
+	case 'e':
+		env.events = true;
+		break;
+	case 'i':
+		env.ifname = arg;
+		break;
+	case 'Q':
+		errno = 0;
+		env.qpn = strtol(arg, &end, 0);
+		if (errno || *end || !*arg || env.qpn < 0 || env.qpn > 0xffffff)
+			argp_failure(state, 1, 0, "invalid QP number: %s", arg);
+		env.qpn_set = true;
+		break;
+	case 'H':
+		env.hist = true;
+		break;
+	case 'S':
+		if (!strcmp(arg, "trouble"))
+			env.sort = SORT_TROUBLE;
+		else if (!strcmp(arg, "pkts"))
+			env.sort = SORT_PKTS;
+		else if (!strcmp(arg, "bytes"))
+			env.sort = SORT_BYTES;
+		else if (!strcmp(arg, "lat"))
+			env.sort = SORT_LAT;
+		else if (!strcmp(arg, "qp"))
+			env.sort = SORT_QP;
+		else
+			argp_failure(state, 1, 0, "invalid sort key: %s", arg);
+		break;
+	case 'n':
+		if (!cli_parse_long(arg, 1, RXEQP_MAX_QPS, &env.rows))
+			argp_failure(state, 1, 0, "invalid row count: %s", arg);
+		break;
+	case OPT_NOCLEAR:
+		env.noclear = true;
+		break;
+	case OPT_KPROBE:
+		env.force_kprobe = true;
+		break;
+	case ARGP_KEY_END:
+		if (env.events && (cli.interval || cli.count))
+			argp_failure(state, 1, 0,
+				     "interval and count apply to the table, not -e");
+		if (env.events && (env.hist || cli.prom_path))
+			argp_failure(state, 1, 0, "-H and --prom apply to the table, not -e");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct argp_child children[] = {
+	{ &cli_argp, 0, "Common options:", 0 },
+	{},
+};
+
+static const struct argp argp = {
+	.options = opts,
+	.parser = parse_arg,
+	.doc = doc,
+	.children = children,
+};
+
+/* JSON/Prometheus names of enum qp_counter, in order */
+static const char *const counter_names[QC_NR] = {
+	[QC_TX_PKTS] = "tx_pkts",
+	[QC_TX_BYTES] = "tx_bytes",
+	[QC_RX_PKTS] = "rx_pkts",
+	[QC_RX_BYTES] = "rx_bytes",
+	[QC_TX_REQ_PKTS] = "tx_req_pkts",
+	[QC_TX_REQS] = "tx_reqs",
+	[QC_TX_RESP_PKTS] = "tx_resp_pkts",
+	[QC_TX_ACKS] = "tx_acks",
+	[QC_RX_REQ_PKTS] = "rx_req_pkts",
+	[QC_RX_RESP_PKTS] = "rx_resp_pkts",
+	[QC_RX_ACKS] = "rx_acks",
+	[QC_RETX_PKTS] = "retx_pkts",
+	[QC_RETRIES] = "retries",
+	[QC_RETX_TIMER] = "retx_timer",
+	[QC_RNR_TIMER] = "rnr_timer",
+	[QC_RNR_SENT] = "rnr_nak_sent",
+	[QC_RNR_RCVD] = "rnr_nak_rcvd",
+	[QC_SEQERR_SENT] = "seq_err_nak_sent",
+	[QC_SEQERR_RCVD] = "seq_err_nak_rcvd",
+	[QC_NAK_SENT] = "other_nak_sent",
+	[QC_NAK_RCVD] = "other_nak_rcvd",
+	[QC_DUP_REQS] = "dup_reqs",
+	[QC_CQES] = "cqes",
+	[QC_CQE_ERRS] = "cqe_errs",
+	[QC_CQE_FLUSH] = "cqe_flushes",
+	[QC_LAT_SAMPLES] = "lat_samples",
+	[QC_LAT_SUM_NS] = "lat_sum_ns",
+	[QC_LAT_AMBIGUOUS] = "lat_ambiguous",
+	[QC_STATE_CHANGES] = "state_changes",
+};
+
+static const char *const event_names[EV_NR] = {
+	[EV_STATE] = "state",
+	[EV_RETX_TIMER] = "retx_timer",
+	[EV_RNR_TIMER] = "rnr_timer",
+	[EV_RETRY] = "retry",
+	[EV_NAK_SENT] = "nak_sent",
+	[EV_NAK_RCVD] = "nak_rcvd",
+	[EV_CQE_ERR] = "cqe_err",
+	[EV_DESTROY] = "destroy",
+};
+
+/* enum names from the module's BTF (ib_core's enums, as rxe sees them) */
+static struct btf_enum_names *qp_states, *qp_types, *wc_status;
+
+static const char *enum_str(const struct btf_enum_names *e, long long v,
+			    char *buf, int len)
+{
+	const char *n = btf_enum_name(e, v);
+
+	if (n)
+		snprintf(buf, len, "%s", n);
+	else
+		snprintf(buf, len, "%lld", v);
+	return buf;
+}
+
+static const char *state_str(__u8 st, char *buf, int len)
+{
+	if (st == QP_STATE_UNKNOWN)
+		return snprintf(buf, len, "?"), buf;
+	return enum_str(qp_states, st, buf, len);
+}
+
+/* ---- the table: one row per QP, deltas against the previous report ---- */
+
+struct row {
+	struct qp_key key;
+	struct qp_stats cur;
+	__u64 prev[QC_NR];
+	struct hist hcur;
+	__u64 hprev[HIST_SLOTS];
+	__u64 d[QC_NR];		/* this interval */
+	__u64 hd[HIST_SLOTS];
+	bool seen;		/* in the map at this report */
+	bool is_new;		/* first report since it appeared */
+};
+
+static struct row *rows;
+static int nrows;
+static struct rxeqp_bpf *obj;
+static int ncpu;
+
+static int cmp_key(const void *a, const void *b)
+{
+	const struct qp_key *x = a, *y = b;
+
+	if (x->ifindex != y->ifindex)
+		return x->ifindex < y->ifindex ? -1 : 1;
+	return x->qpn < y->qpn ? -1 : x->qpn > y->qpn;
+}
+
+static struct row *find_row(const struct qp_key *k)
+{
+	return bsearch(k, rows, nrows, sizeof(*rows), cmp_key);
+}
+
+static const char *ifname_of(__u32 ifindex, char *buf)
+{
+	if (!ifindex || !if_indextoname(ifindex, buf))
+		snprintf(buf, IF_NAMESIZE, "if%u", ifindex);
+	return buf;
+}
+
+static __u64 read_stat(__u32 idx)
+{
+	__u64 vals[ncpu], s = 0;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(obj->maps.stats), &idx, vals))
+		return 0;
+	for (int i = 0; i < ncpu; i++)
+		s += vals[i];
+	return s;
+}
+
+/* reads the maps into rows; QPs reported destroyed last time are dropped */
+static void collect(void)
+{
+	int fd = bpf_map__fd(obj->maps.qps), hfd = bpf_map__fd(obj->maps.lat_hists);
+	struct qp_key key, next, *prev = NULL;
+	int n = 0, added = 0;
+
+	/* forget QPs whose destruction was already reported */
+	for (int i = 0; i < nrows; i++) {
+		if (rows[i].cur.destroyed) {
+			bpf_map_delete_elem(fd, &rows[i].key);
+			bpf_map_delete_elem(hfd, &rows[i].key);
+			continue;
+		}
+		rows[n++] = rows[i];
+	}
+	nrows = n;
+	for (int i = 0; i < nrows; i++)
+		rows[i].seen = false;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		struct qp_stats st;
+		struct row *r;
+
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &st))
+			continue;
+		r = find_row(&key);
+		if (!r) {
+			if (nrows + added >= RXEQP_MAX_QPS)
+				continue;
+			r = &rows[nrows + added++];
+			memset(r, 0, sizeof(*r));
+			r->key = key;
+			r->is_new = true;
+		} else {
+			r->is_new = false;
+		}
+		/* a counter going back: a new QP with this number */
+		if (st.cnt[QC_TX_PKTS] < r->prev[QC_TX_PKTS] ||
+		    st.cnt[QC_RX_PKTS] < r->prev[QC_RX_PKTS]) {
+			memset(r->prev, 0, sizeof(r->prev));
+			memset(r->hprev, 0, sizeof(r->hprev));
+		}
+		r->cur = st;
+		if (bpf_map_lookup_elem(hfd, &key, &r->hcur))
+			memset(&r->hcur, 0, sizeof(r->hcur));
+		r->seen = true;
+	}
+	nrows += added;
+	/* QPs that vanished from the map (never happens unless deleted) */
+	n = 0;
+	for (int i = 0; i < nrows; i++)
+		if (rows[i].seen)
+			rows[n++] = rows[i];
+	nrows = n;
+	qsort(rows, nrows, sizeof(*rows), cmp_key);
+	for (int i = 0; i < nrows; i++) {
+		struct row *r = &rows[i];
+
+		for (int c = 0; c < QC_NR; c++) {
+			r->d[c] = r->cur.cnt[c] - r->prev[c];
+			r->prev[c] = r->cur.cnt[c];
+		}
+		for (int s = 0; s < HIST_SLOTS; s++) {
+			r->hd[s] = r->hcur.slots[s] - r->hprev[s];
+			r->hprev[s] = r->hcur.slots[s];
+		}
+	}
+}
+
+/* what went wrong in this interval, weighted: errors, then NAKs and
+ * timers, then retransmitted packets and duplicates */
+static __u64 trouble(const struct row *r)
+{
+	const __u64 *d = r->d;
+
+	return 1000 * (d[QC_CQE_ERRS] + (r->cur.state == 6 /* IB_QPS_ERR */ &&
+					 d[QC_STATE_CHANGES])) +
+	       10 * (d[QC_RETX_TIMER] + d[QC_RNR_TIMER] + d[QC_RNR_SENT] +
+		     d[QC_RNR_RCVD] + d[QC_SEQERR_SENT] + d[QC_SEQERR_RCVD] +
+		     d[QC_NAK_SENT] + d[QC_NAK_RCVD] + d[QC_CQE_FLUSH]) +
+	       d[QC_RETX_PKTS] + d[QC_DUP_REQS];
+}
+
+static __u64 sort_value(const struct row *r)
+{
+	switch (env.sort) {
+	case SORT_PKTS:
+		return r->d[QC_TX_PKTS] + r->d[QC_RX_PKTS];
+	case SORT_BYTES:
+		return r->d[QC_TX_BYTES] + r->d[QC_RX_BYTES];
+	case SORT_LAT:
+		return hist_quantile(r->hd, HIST_SLOTS, 0.5);
+	case SORT_QP:
+		return 0;
+	case SORT_TROUBLE:
+	default:
+		return trouble(r);
+	}
+}
+
+static int cmp_display(const void *a, const void *b)
+{
+	const struct row *x = *(struct row *const *)a, *y = *(struct row *const *)b;
+	__u64 vx = sort_value(x), vy = sort_value(y);
+
+	if (vx != vy)
+		return vx < vy ? 1 : -1;
+	vx = x->d[QC_TX_PKTS] + x->d[QC_RX_PKTS];
+	vy = y->d[QC_TX_PKTS] + y->d[QC_RX_PKTS];
+	if (vx != vy)
+		return vx < vy ? 1 : -1;
+	return cmp_key(&x->key, &y->key);
+}
+
+/* a count in at most w characters: 123456 -> "123k" */
+static const char *num(__u64 v, int w, char *buf, int len)
+{
+	static const char sfx[] = "kMGTP";
+	double f = v;
+	int i = -1;
+	__u64 lim = 1;
+
+	for (int j = 0; j < w && lim < (__u64)1e18; j++)
+		lim *= 10;
+	if (v < lim) {
+		snprintf(buf, len, "%llu", (unsigned long long)v);
+		return buf;
+	}
+	while (f >= 1000 && i < 4) {
+		f /= 1000;
+		i++;
+	}
+	snprintf(buf, len, f < 10 && w >= 4 ? "%.1f%c" : "%.0f%c", f, sfx[i]);
+	return buf;
+}
+
+static const char *qp_name(const struct row *r, char *buf, int len)
+{
+	char ifn[IF_NAMESIZE];
+
+	snprintf(buf, len, "%s/0x%x", r->cur.dev[0] ? r->cur.dev : ifname_of(r->key.ifindex, ifn),
+		 r->key.qpn);
+	return buf;
+}
+
+static const char *peer_str(const struct qp_stats *s, char *buf, int len)
+{
+	char a[ADDR_STRLEN];
+
+	if (!s->family && !s->dqpn)
+		return snprintf(buf, len, "-"), buf;
+	snprintf(buf, len, "%s/0x%x", pkt_addr_str(s->family, s->daddr, a, sizeof(a)), s->dqpn);
+	return buf;
+}
+
+static void print_table(const char *mode)
+{
+	struct row **view = calloc(nrows ? nrows : 1, sizeof(*view));
+	char qp[40], st[16], peer[80], b[11][24];
+	int n = 0, active = 0;
+
+	if (!view)
+		return;
+	for (int i = 0; i < nrows; i++) {
+		view[n++] = &rows[i];
+		if (rows[i].d[QC_TX_PKTS] || rows[i].d[QC_RX_PKTS])
+			active++;
+	}
+	qsort(view, n, sizeof(*view), cmp_display);
+	if (env.rows && n > env.rows)
+		n = env.rows;
+	if (!env.noclear && isatty(STDOUT_FILENO))
+		printf("\033[H\033[2J");
+	cli_print_timestamp(stdout);
+	printf("rxeqp: %d QPs, %d active, %s, counts per %d s\n", nrows, active, mode,
+	       cli.interval);
+	printf("%-12s %-5s %6s %6s %4s %3s %3s %3s %3s %3s %6s %s\n", "QP", "STATE",
+	       "TX_PKT", "RX_PKT", "RETX", "TMO", "RNR", "SEQ", "DUP", "ERR", "P50us",
+	       "PEER");
+	for (int i = 0; i < n; i++) {
+		const struct row *r = view[i];
+		const __u64 *d = r->d;
+		__u64 p50 = hist_total(r->hd, HIST_SLOTS) ?
+			    hist_quantile(r->hd, HIST_SLOTS, 0.5) : 0;
+
+		printf("%-12s %-5s %6s %6s %4s %3s %3s %3s %3s %3s %6s %s%s\n",
+		       qp_name(r, qp, sizeof(qp)),
+		       state_str(r->cur.state, st, sizeof(st)),
+		       num(d[QC_TX_PKTS], 6, b[0], 24), num(d[QC_RX_PKTS], 6, b[1], 24),
+		       num(d[QC_RETX_PKTS], 4, b[2], 24), num(d[QC_RETX_TIMER], 3, b[3], 24),
+		       num(d[QC_RNR_SENT] + d[QC_RNR_RCVD], 3, b[4], 24),
+		       num(d[QC_SEQERR_SENT] + d[QC_SEQERR_RCVD], 3, b[5], 24),
+		       num(d[QC_DUP_REQS], 3, b[6], 24),
+		       num(d[QC_CQE_ERRS] + d[QC_CQE_FLUSH], 3, b[7], 24),
+		       p50 ? num(p50, 6, b[8], 24) : "-",
+		       peer_str(&r->cur, peer, sizeof(peer)),
+		       r->cur.destroyed ? " (destroyed)" : "");
+	}
+	if (env.hist) {
+		for (int i = 0; i < n; i++) {
+			if (!hist_total(view[i]->hd, HIST_SLOTS))
+				continue;
+			printf("\n%s request -> ACK latency:\n", qp_name(view[i], qp, sizeof(qp)));
+			hist_print_log2(stdout, view[i]->hd, HIST_SLOTS, "usecs");
+		}
+	}
+	if (read_stat(STAT_QPS_FULL))
+		printf("WARNING: more than %d QPs: some are not tracked\n", RXEQP_MAX_QPS);
+	printf("\n");
+	fflush(stdout);
+	free(view);
+}
+
+static const char *qp_type_str(__u8 t, char *buf, int len)
+{
+	return enum_str(qp_types, t, buf, len);
+}
+
+/* the correlation key: device, addresses, UDP ports, QPNs */
+static void json_qp_key(struct json_w *w, const struct qp_key *k, const struct qp_stats *s)
+{
+	char ifn[IF_NAMESIZE], a[ADDR_STRLEN], buf[32];
+
+	json_str(w, "dev", s && s->dev[0] ? s->dev : "");
+	json_str(w, "ifname", ifname_of(k->ifindex, ifn));
+	json_u64(w, "ifindex", k->ifindex);
+	json_u64(w, "qpn", k->qpn);
+	if (!s)
+		return;
+	json_str(w, "qp_type", qp_type_str(s->qp_type, buf, sizeof(buf)));
+	json_u64(w, "family", s->family);
+	json_str(w, "saddr", pkt_addr_str(s->family, s->saddr, a, sizeof(a)));
+	json_str(w, "daddr", pkt_addr_str(s->family, s->daddr, a, sizeof(a)));
+	json_u64(w, "sport", s->sport);
+	json_u64(w, "dport", cli.roce_port);
+	json_u64(w, "dqpn", s->dqpn);
+}
+
+static void print_json(void)
+{
+	double now;
+	struct timespec ts;
+	char st[16];
+	struct json_w w;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	now = ts.tv_sec + ts.tv_nsec / 1e9;
+	for (int i = 0; i < nrows; i++) {
+		const struct row *r = &rows[i];
+		const struct qp_stats *s = &r->cur;
+		__u64 n = hist_total(r->hcur.slots, HIST_SLOTS);
+
+		json_begin(&w, stdout);
+		json_str(&w, "type", "qp");
+		json_f64(&w, "time", now);
+		json_qp_key(&w, &r->key, s);
+		json_str(&w, "state", state_str(s->state, st, sizeof(st)));
+		json_f64(&w, "state_time", s->state_ns ? cli_ktime_to_epoch(s->state_ns) : 0);
+		json_bool(&w, "destroyed", s->destroyed);
+		json_u64(&w, "tx_psn", s->tx_psn);
+		json_u64(&w, "rx_psn", s->rx_psn);
+		for (int c = 0; c < QC_NR; c++)
+			json_u64(&w, counter_names[c], s->cnt[c]);
+		json_obj_open(&w, "lat_us");
+		json_u64(&w, "count", n);
+		json_u64(&w, "p50", n ? hist_quantile(r->hcur.slots, HIST_SLOTS, 0.5) : 0);
+		json_u64(&w, "p99", n ? hist_quantile(r->hcur.slots, HIST_SLOTS, 0.99) : 0);
+		json_key(&w, "hist");
+		hist_json_buckets(stdout, r->hcur.slots, HIST_SLOTS);
+		json_obj_close(&w);
+		json_end(&w);
+	}
+	fflush(stdout);
+}
+
+/* Prometheus: running totals per QP (the BPF counters never go back while
+ * a QP lives); at most PROM_QPS QPs on their own, the rest summed as
+ * qpn="other" (see lib/prom.h) */
+#define PROM_QPS 64
+static struct prom_cap prom_qps;
+static bool prom_failed;
+
+static void write_prom(void)
+{
+	static const char *const lnames[] = { "dev", "ifname", "qpn", "daddr", "dqpn" };
+	/* per row, static: RXEQP_MAX_QPS rows are ~600 KiB */
+	static char key[RXEQP_MAX_QPS][48], ifn[RXEQP_MAX_QPS][IF_NAMESIZE];
+	static char qpn[RXEQP_MAX_QPS][12], dqpn[RXEQP_MAX_QPS][12];
+	static char da[RXEQP_MAX_QPS][ADDR_STRLEN];
+	static const char *keys[RXEQP_MAX_QPS];
+	static double weight[RXEQP_MAX_QPS];
+	static bool own[RXEQP_MAX_QPS];
+	struct prom_file pf;
+	char name[96], st[16];
+	int err;
+
+	err = prom_open(&pf, cli.prom_path);
+	if (err) {
+		if (!prom_failed)
+			cli_err("cannot write %s: %s", cli.prom_path, strerror(-err));
+		prom_failed = true;
+		return;
+	}
+	for (int i = 0; i < nrows; i++) {
+		const struct qp_stats *s = &rows[i].cur;
+
+		snprintf(key[i], sizeof(key[i]), "%u/%u", rows[i].key.ifindex, rows[i].key.qpn);
+		keys[i] = key[i];
+		weight[i] = s->cnt[QC_TX_PKTS] + s->cnt[QC_RX_PKTS];
+		ifname_of(rows[i].key.ifindex, ifn[i]);
+		snprintf(qpn[i], sizeof(qpn[i]), "%u", rows[i].key.qpn);
+		snprintf(dqpn[i], sizeof(dqpn[i]), "%u", s->dqpn);
+		pkt_addr_str(s->family, s->daddr, da[i], sizeof(da[i]));
+	}
+	prom_cap_select(&prom_qps, nrows, keys, weight, own);
+	for (int c = 0; c < QC_NR; c++) {
+		__u64 other = 0;
+		bool any_other = false;
+
+		snprintf(name, sizeof(name), "agentxdp_rxeqp_%s_total", counter_names[c]);
+		prom_family(&pf, name, PROM_COUNTER, "rdma_rxe per-QP counter, see rxeqp(8)");
+		for (int i = 0; i < nrows; i++) {
+			struct prom_label l[5] = {
+				{ lnames[0], rows[i].cur.dev }, { lnames[1], ifn[i] },
+				{ lnames[2], qpn[i] }, { lnames[3], da[i] }, { lnames[4], dqpn[i] },
+			};
+
+			if (!own[i]) {
+				other += rows[i].cur.cnt[c];
+				any_other = true;
+				continue;
+			}
+			prom_counter(&pf, name, l, 5, rows[i].cur.cnt[c]);
+		}
+		if (any_other) {
+			struct prom_label l[1] = { { "qpn", PROM_OTHER } };
+
+			prom_counter(&pf, name, l, 1, other);
+		}
+	}
+	prom_family(&pf, "agentxdp_rxeqp_state", PROM_GAUGE,
+		    "QP state as enum ib_qp_state: 0 RESET, 1 INIT, 2 RTR, 3 RTS, 6 ERR");
+	for (int i = 0; i < nrows; i++) {
+		const struct qp_stats *s = &rows[i].cur;
+		struct prom_label l[3] = {
+			{ "dev", s->dev }, { "qpn", qpn[i] },
+			{ "state", state_str(s->state, st, sizeof(st)) },
+		};
+
+		if (own[i])
+			prom_gauge(&pf, "agentxdp_rxeqp_state", l, 3,
+				   s->state == QP_STATE_UNKNOWN ? -1 : s->state);
+	}
+	prom_family(&pf, "agentxdp_rxeqp_request_ack_seconds", PROM_HISTOGRAM,
+		    "Time from a request leaving a QP to its ACK or first response arriving");
+	for (int i = 0; i < nrows; i++) {
+		const struct qp_stats *s = &rows[i].cur;
+		struct prom_label l[3] = { { "dev", s->dev }, { "qpn", qpn[i] },
+					   { "dqpn", dqpn[i] } };
+
+		if (own[i])
+			prom_hist_log2(&pf, "agentxdp_rxeqp_request_ack_seconds", l, 3,
+				       rows[i].hcur.slots, HIST_SLOTS, 1e-6,
+				       s->cnt[QC_LAT_SUM_NS] / 1e3);
+	}
+	err = prom_commit(&pf);
+	if (err && !prom_failed) {
+		cli_err("cannot write %s: %s", cli.prom_path, strerror(-err));
+		prom_failed = true;
+	}
+}
+
+static void report(const char *mode)
+{
+	collect();
+	if (cli.json)
+		print_json();
+	else
+		print_table(mode);
+	if (cli.prom_path)
+		write_prom();
+}
+
+/* ---- events ---- */
+
+static int handle_event(void *ctx, void *data, size_t len)
+{
+	const struct qp_event *e = data;
+	struct qp_stats st, *s = NULL;
+	char qp[40], peer[80], a[16], b[16], syn[40], ts[16];
+	const char *what = e->type < EV_NR ? event_names[e->type] : "?";
+	struct json_w w;
+
+	if (len < sizeof(*e))
+		return 0;
+	if (!bpf_map_lookup_elem(bpf_map__fd(obj->maps.qps), &e->key, &st))
+		s = &st;
+	if (cli.json) {
+		json_begin(&w, stdout);
+		json_str(&w, "type", "event");
+		json_str(&w, "event", what);
+		json_f64(&w, "time", cli_ktime_to_epoch(e->ts_ns));
+		json_qp_key(&w, &e->key, s);
+		switch (e->type) {
+		case EV_STATE:
+			json_str(&w, "old_state", state_str(e->old_state, a, sizeof(a)));
+			json_str(&w, "new_state", state_str(e->new_state, b, sizeof(b)));
+			json_str(&w, "cause", e->cause == EV_CAUSE_ERROR ? "rxe" : "modify");
+			break;
+		case EV_RETX_TIMER:
+		case EV_RNR_TIMER:
+			json_u64(&w, "psn", e->psn);
+			json_u64(&w, "acked_psn", e->psn2);
+			json_u64(&w, "retries_left", e->status);
+			break;
+		case EV_RETRY:
+			json_u64(&w, "psn", e->psn);
+			json_u64(&w, "next_psn", e->psn2);
+			break;
+		case EV_NAK_SENT:
+		case EV_NAK_RCVD:
+			json_u64(&w, "psn", e->psn);
+			json_str(&w, "syndrome", roce_syndrome_name(e->cause, syn, sizeof(syn)));
+			json_u64(&w, "syndrome_code", e->cause);
+			break;
+		case EV_CQE_ERR:
+			json_str(&w, "status", enum_str(wc_status, e->status, syn, sizeof(syn)));
+			json_u64(&w, "status_code", e->status);
+			json_u64(&w, "wc_opcode", e->opcode);
+			json_u64(&w, "tx_psn", e->psn);
+			json_u64(&w, "rx_psn", e->psn2);
+			break;
+		default:
+			break;
+		}
+		if (s)
+			json_str(&w, "state", state_str(s->state, a, sizeof(a)));
+		json_end(&w);
+		return 0;
+	}
+	if (cli.timestamp) {
+		time_t t = (time_t)cli_ktime_to_epoch(e->ts_ns);
+
+		strftime(ts, sizeof(ts), "%H:%M:%S", localtime(&t));
+		printf("%-8s ", ts);
+	}
+	if (s) {
+		struct row r = { .key = e->key, .cur = *s };
+
+		qp_name(&r, qp, sizeof(qp));
+		peer_str(s, peer, sizeof(peer));
+	} else {
+		snprintf(qp, sizeof(qp), "if%u/0x%x", e->key.ifindex, e->key.qpn);
+		snprintf(peer, sizeof(peer), "-");
+	}
+	printf("%-12s %-10s ", qp, what);
+	switch (e->type) {
+	case EV_STATE:
+		printf("%s -> %s (%s)", state_str(e->old_state, a, sizeof(a)),
+		       state_str(e->new_state, b, sizeof(b)),
+		       e->cause == EV_CAUSE_ERROR ? "by rxe" : "modify_qp");
+		break;
+	case EV_RETX_TIMER:
+	case EV_RNR_TIMER:
+		printf("psn 0x%x acked 0x%x retries left %u%s", e->psn, e->psn2, e->status,
+		       e->status == 7 ? " (7: forever)" : "");
+		break;
+	case EV_RETRY:
+		printf("resend from psn 0x%x (next new 0x%x)", e->psn, e->psn2);
+		break;
+	case EV_NAK_SENT:
+	case EV_NAK_RCVD:
+		printf("%s psn 0x%x", roce_syndrome_name(e->cause, syn, sizeof(syn)), e->psn);
+		break;
+	case EV_CQE_ERR:
+		printf("%s", enum_str(wc_status, e->status, syn, sizeof(syn)));
+		break;
+	default:
+		break;
+	}
+	printf("  peer %s\n", peer);
+	fflush(stdout);
+	return 0;
+}
+
+/* ---- attaching ---- */
+
+/* one hook: the first of funcs that exists is attached, fentry or kprobe */
+struct hook {
+	const char *funcs[2];
+	struct bpf_program *fentry[2], *kprobe[2];
+	bool required;
+	const char *attached;	/* set here, not in the table */
+};
+
+static bool func_exists(const char *func, bool fentry)
+{
+	return fentry ? probe_btf_func(func, MODULE) : probe_kprobe(func);
+}
+
+int main(int argc, char **argv)
+{
+	struct ring_buffer *rb = NULL;
+	bool use_fentry;
+	char mode[32];
+	int err, ret = 1;
+
+	cli_parse(&argp, argc, argv, NULL);
+	cli_setup();
+	if (env.ifname)
+		env.ifindex = cli_ifindex(env.ifname);
+	if (!env.events && !cli.interval)
+		cli.interval = 1;
+	ncpu = libbpf_num_possible_cpus();
+	if (ncpu <= 0)
+		cli_die("cannot count CPUs");
+
+	if (!probe_module_loaded(MODULE))
+		cli_die("rdma_rxe is not loaded (no /sys/kernel/btf/rdma_rxe): nothing to "
+			"trace; modprobe rdma_rxe and add a device (rdma link add rxe0 type "
+			"rxe netdev IFACE)");
+	use_fentry = !env.force_kprobe && probe_fentry("rxe_xmit_packet", MODULE);
+	if (!use_fentry && !probe_kprobe("rxe_xmit_packet"))
+		cli_die("cannot trace rdma_rxe: this kernel allows neither fentry on its "
+			"functions%s nor kprobes", env.force_kprobe ? " (not tried: --kprobe)" : "");
+
+	obj = rxeqp_bpf__open();
+	if (!obj) {
+		cli_bpf_err("open BPF object", -errno);
+		return 1;
+	}
+#define HOOK(fn, prog, req) { .funcs = { fn }, .fentry = { obj->progs.rxeqp_##prog##_fentry }, \
+	.kprobe = { obj->progs.rxeqp_##prog##_kprobe }, .required = req }
+#define HOOK2(fn1, prog1, fn2, prog2) { .funcs = { fn1, fn2 }, \
+	.fentry = { obj->progs.rxeqp_##prog1##_fentry, obj->progs.rxeqp_##prog2##_fentry }, \
+	.kprobe = { obj->progs.rxeqp_##prog1##_kprobe, obj->progs.rxeqp_##prog2##_kprobe } }
+	struct hook hooks[] = {
+		HOOK("rxe_xmit_packet", xmit, true),
+		HOOK("rxe_resp_queue_pkt", resp_queue, true),
+		HOOK("rxe_comp_queue_pkt", comp_queue, true),
+		/* renamed with an rxe_ prefix in later kernels */
+		HOOK2("retransmit_timer", retx_timer, "rxe_retransmit_timer", rxe_retx_timer),
+		HOOK2("rnr_nak_timer", rnr_timer, "rxe_rnr_nak_timer", rxe_rnr_timer),
+		HOOK("rxe_qp_from_attr", modify, false),
+		HOOK("rxe_qp_error", qp_error, false),
+		HOOK("rxe_cq_post", cq_post, false),
+		HOOK("rxe_destroy_qp", destroy, false),
+	};
+#undef HOOK
+#undef HOOK2
+	int nhooks = sizeof(hooks) / sizeof(hooks[0]), missing = 0;
+
+	for (int i = 0; i < nhooks; i++) {
+		struct hook *h = &hooks[i];
+
+		for (int j = 0; j < 2; j++) {
+			bool pick = !h->attached && h->funcs[j] &&
+				    func_exists(h->funcs[j], use_fentry);
+
+			if (pick)
+				h->attached = h->funcs[j];
+			if (h->fentry[j])
+				bpf_program__set_autoload(h->fentry[j], pick && use_fentry);
+			if (h->kprobe[j])
+				bpf_program__set_autoload(h->kprobe[j], pick && !use_fentry);
+		}
+		if (!h->attached) {
+			if (h->required)
+				cli_die("cannot trace rdma_rxe: %s not found in this kernel's "
+					"rdma_rxe", h->funcs[0]);
+			if (cli.verbose)
+				cli_err("%s not found: its counters stay 0", h->funcs[0]);
+			missing++;
+		}
+	}
+	obj->rodata->targ_ifindex = env.ifindex;
+	obj->rodata->targ_qpn = env.qpn;
+	obj->rodata->targ_qpn_set = env.qpn_set;
+	obj->rodata->targ_events = env.events;
+	if (!env.events)
+		bpf_map__set_max_entries(obj->maps.events, 4096);
+
+	err = rxeqp_bpf__load(obj);
+	if (err) {
+		cli_bpf_err("load BPF programs", err);
+		goto cleanup;
+	}
+	err = rxeqp_bpf__attach(obj);
+	if (err) {
+		cli_bpf_err(use_fentry ? "attach fentry to rdma_rxe" : "attach kprobes to rdma_rxe",
+			    err);
+		goto cleanup;
+	}
+	qp_states = btf_enum_load_module(MODULE, "ib_qp_state", "IB_QPS_");
+	qp_types = btf_enum_load_module(MODULE, "ib_qp_type", "IB_QPT_");
+	wc_status = btf_enum_load_module(MODULE, "ib_wc_status", "IB_WC_");
+	prom_cap_init(&prom_qps, PROM_QPS);
+	rows = calloc(RXEQP_MAX_QPS, sizeof(*rows));
+	if (!rows) {
+		cli_err("out of memory");
+		goto cleanup;
+	}
+	snprintf(mode, sizeof(mode), "%s", use_fentry ? "fentry" : "kprobe");
+	/* the metrics file exists from the start (lib/prom.h) */
+	if (cli.prom_path) {
+		collect();
+		write_prom();
+	}
+
+	/* on stderr with -j, so stdout stays pure JSON lines */
+	fprintf(cli.json ? stderr : stdout,
+		"Tracing rdma_rxe queue pairs (%d hooks via %s%s)... Hit Ctrl-C to end.\n",
+		nhooks - missing, mode, missing ? ", some missing" : "");
+	fflush(stdout);
+
+	if (env.events) {
+		rb = ring_buffer__new(bpf_map__fd(obj->maps.events), handle_event, NULL, NULL);
+		if (!rb) {
+			cli_bpf_err("create ring buffer", -errno);
+			goto cleanup;
+		}
+		while (!cli_exiting) {
+			err = ring_buffer__poll(rb, 100);
+			if (err < 0 && err != -EINTR) {
+				cli_bpf_err("poll ring buffer", err);
+				goto cleanup;
+			}
+		}
+		ring_buffer__consume(rb);
+		if (read_stat(STAT_EVENTS_LOST))
+			fprintf(cli.json ? stderr : stdout,
+				"WARNING: %llu events lost (ring buffer full)\n",
+				(unsigned long long)read_stat(STAT_EVENTS_LOST));
+	} else {
+		long reports = 0;
+
+		while (cli_wait_interval()) {
+			report(mode);
+			if (cli.count && ++reports >= cli.count)
+				break;
+		}
+		/* the last totals after Ctrl-C */
+		if (cli_exiting)
+			report(mode);
+	}
+	ret = 0;
+
+cleanup:
+	ring_buffer__free(rb);
+	rxeqp_bpf__destroy(obj);
+	free(rows);
+	prom_cap_free(&prom_qps);
+	btf_enum_free(qp_states);
+	btf_enum_free(qp_types);
+	btf_enum_free(wc_status);
+	return ret;
+}
