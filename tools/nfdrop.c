@@ -259,6 +259,7 @@ static struct ksyms *ksyms;
 static struct nfdrop_bpf *obj;
 static int ncpu;
 static bool reject_complete;	/* every REJECT is seen before rate limiting */
+static long long nf_drop_code;	/* SKB_DROP_REASON_NETFILTER_DROP here (7 on 6.1, 12 on 6.18) */
 static int stacks_fd = -1;
 
 /* ---- rulesets, per network namespace, read in that namespace ---- */
@@ -1077,6 +1078,8 @@ static void json_cands(struct json_w *w, const struct row *r)
 /* the fields every record about a drop carries */
 static void json_row_fields(struct json_w *w, const struct row *r)
 {
+	char reason[64];
+
 	json_u64(w, "netns", r->netns);
 	json_str(w, "netns_name", r->netns_name);
 	json_str(w, "hook_family", r->pf ? family_str(r->pf) : "?");
@@ -1096,6 +1099,8 @@ static void json_row_fields(struct json_w *w, const struct row *r)
 		json_str(w, "rule", r->rule_text);
 	}
 	json_str(w, "verdict", verdict_names[r->verdict]);
+	json_str(w, "reason", drop_reason_name(nf_drop_code, reason, sizeof(reason)));
+	json_u64(w, "reason_code", nf_drop_code);
 	json_str(w, "source", r->source);
 	json_inferred(w, r->inferred);
 	if (r->hook_fn[0])
@@ -1624,7 +1629,7 @@ int main(int argc, char **argv)
 		cli_die("cannot count CPUs");
 	if (drop_reasons_load())
 		cli_die("no BTF for enum skb_drop_reason: this kernel is not supported");
-	nf_drop = drop_reason_value("NETFILTER_DROP");
+	nf_drop = nf_drop_code = drop_reason_value("NETFILTER_DROP");
 	if (nf_drop < 0)
 		cli_die("this kernel has no NETFILTER_DROP drop reason");
 	ksyms = ksyms_load();
