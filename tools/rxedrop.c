@@ -18,6 +18,7 @@
 #include "lib/json.h"
 #include "lib/ksyms.h"
 #include "lib/probe.h"
+#include "lib/prom.h"
 #include "lib/roce_names.h"
 
 #define MAX_ROWS 4096
@@ -49,7 +50,9 @@ static const char doc[] =
 "    rxedrop -e           # one line per dropped RoCE packet\n"
 "    rxedrop -e -s        # ... with the kernel stack\n"
 "    rxedrop -U -i eth1   # any UDP dropped on eth1\n"
-"    rxedrop -A -j        # every dropped packet, JSON lines";
+"    rxedrop -A -j        # every dropped packet, JSON lines\n"
+"    rxedrop --prom /var/lib/prometheus/node-exporter/rxedrop.prom 15\n"
+"                         # metrics for node_exporter every 15 s";
 
 static const struct argp_option opts[] = {
 	{ "events", 'e', NULL, 0, "Print one event per dropped packet", 0 },
@@ -141,8 +144,10 @@ static __u64 read_stat(struct rxedrop_bpf *obj, int ncpu, __u32 idx)
 	return percpu_sum(vals, ncpu);
 }
 
-/* drains the counts map (delete while reading, so each interval is fresh) */
-static int collect_rows(struct rxedrop_bpf *obj, int ncpu, struct row *rows)
+/* reads the counts map; with drain, deletes what it read, so each interval
+ * is fresh */
+static int read_rows(struct rxedrop_bpf *obj, int ncpu, struct row *rows,
+		     bool drain)
 {
 	int fd = bpf_map__fd(obj->maps.drops), n = 0;
 	struct drop_key key, next, *prev = NULL;
@@ -157,10 +162,141 @@ static int collect_rows(struct rxedrop_bpf *obj, int ncpu, struct row *rows)
 		key = next;
 		prev = &key;
 	}
-	for (int i = 0; i < n; i++)
+	for (int i = 0; drain && i < n; i++)
 		bpf_map_delete_elem(fd, &rows[i].key);
 	qsort(rows, n, sizeof(*rows), cmp_rows);
 	return n;
+}
+
+/*
+ * --prom: counters must not go down while we run, but the table drains the
+ * map every interval, so what the table took is kept here as running
+ * totals by function (no offset: one series per drop site, not per
+ * instruction) and reason; a write adds what the map holds now.
+ */
+#define PROM_SERIES 64
+#define PROM_DROPS "agentxdp_rxedrop_drops_total"
+#define PROM_LOST "agentxdp_rxedrop_events_lost_total"
+
+struct total {
+	char key[192];		/* location '\x1f' reason */
+	char location[128];
+	char reason[64];
+	__u64 count;
+};
+
+static struct totals {
+	struct total *t;
+	int n, cap;
+} totals;
+static struct prom_cap prom_series;
+static bool prom_failed;
+
+static int totals_add(struct totals *ts, const struct row *r)
+{
+	char loc[128], reason[64], key[192];
+
+	ksyms_format(ksyms, r->key.location, loc, sizeof(loc), false);
+	drop_reason_name(r->key.reason, reason, sizeof(reason));
+	snprintf(key, sizeof(key), "%s\x1f%s", loc, reason);
+	for (int i = 0; i < ts->n; i++)
+		if (!strcmp(ts->t[i].key, key)) {
+			ts->t[i].count += r->count;
+			return 0;
+		}
+	if (ts->n == ts->cap) {
+		int cap = ts->cap ? ts->cap * 2 : 64;
+		struct total *t = realloc(ts->t, cap * sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		ts->t = t;
+		ts->cap = cap;
+	}
+	snprintf(ts->t[ts->n].key, sizeof(ts->t[ts->n].key), "%s", key);
+	snprintf(ts->t[ts->n].location, sizeof(ts->t[ts->n].location), "%s", loc);
+	snprintf(ts->t[ts->n].reason, sizeof(ts->t[ts->n].reason), "%s", reason);
+	ts->t[ts->n].count = r->count;
+	ts->n++;
+	return 0;
+}
+
+static void write_prom(struct rxedrop_bpf *obj, int ncpu)
+{
+	static struct row rows[MAX_ROWS];
+	struct totals now = {};
+	const char **keys = NULL;
+	double *weight = NULL;
+	bool *own = NULL, others = false;
+	__u64 other = 0;
+	struct prom_file pf;
+	int n, err = 0;
+
+	/* the totals so far plus what the map holds (not drained here) */
+	n = read_rows(obj, ncpu, rows, false);
+	if (totals.n) {
+		now.t = malloc(totals.n * sizeof(*now.t));
+		if (!now.t)
+			goto out;
+		memcpy(now.t, totals.t, totals.n * sizeof(*now.t));
+		now.n = now.cap = totals.n;
+	}
+	for (int i = 0; i < n; i++)
+		if (totals_add(&now, &rows[i]))
+			goto out;
+	keys = calloc(now.n + 1, sizeof(*keys));
+	weight = calloc(now.n + 1, sizeof(*weight));
+	own = calloc(now.n + 1, sizeof(*own));
+	if (!keys || !weight || !own)
+		goto out;
+	for (int i = 0; i < now.n; i++) {
+		keys[i] = now.t[i].key;
+		weight[i] = now.t[i].count;
+	}
+	prom_cap_select(&prom_series, now.n, keys, weight, own);
+
+	if (prom_open(&pf, cli.prom_path)) {
+		err = -errno;
+		goto fail;
+	}
+	prom_family(&pf, PROM_DROPS, PROM_COUNTER,
+		    "Packets the kernel dropped (kfree_skb), by function and drop "
+		    "reason (names from the running kernel's BTF).");
+	for (int i = 0; i < now.n; i++) {
+		struct prom_label l[2] = {
+			{ "location", now.t[i].location },
+			{ "reason", now.t[i].reason },
+		};
+
+		if (!own[i]) {
+			other += now.t[i].count;
+			others = true;
+			continue;
+		}
+		prom_counter(&pf, PROM_DROPS, l, 2, now.t[i].count);
+	}
+	if (others) {
+		struct prom_label l[2] = {
+			{ "location", PROM_OTHER }, { "reason", PROM_OTHER },
+		};
+
+		prom_counter(&pf, PROM_DROPS, l, 2, other);
+	}
+	prom_family(&pf, PROM_LOST, PROM_COUNTER,
+		    "Drop events lost to a full ring buffer (-e); the counts "
+		    "above are complete regardless.");
+	prom_counter(&pf, PROM_LOST, NULL, 0, read_stat(obj, ncpu, STAT_EVENTS_LOST));
+	err = prom_commit(&pf);
+fail:
+	if (err && !prom_failed) {
+		cli_err("cannot write %s: %s", cli.prom_path, strerror(-err));
+		prom_failed = true;
+	}
+out:
+	free(keys);
+	free(weight);
+	free(own);
+	free(now.t);
 }
 
 static void print_counts(struct rxedrop_bpf *obj, int ncpu, __u64 *lost_seen)
@@ -168,10 +304,12 @@ static void print_counts(struct rxedrop_bpf *obj, int ncpu, __u64 *lost_seen)
 	static struct row rows[MAX_ROWS];
 	char sym[128], reason[64];
 	__u64 lost = read_stat(obj, ncpu, STAT_EVENTS_LOST);
-	int n = collect_rows(obj, ncpu, rows);
+	int n = read_rows(obj, ncpu, rows, true);
 	struct json_w w;
 	time_t now = time(NULL);
 
+	for (int i = 0; cli.prom_path && i < n; i++)
+		totals_add(&totals, &rows[i]);
 	if (cli.json) {
 		for (int i = 0; i < n; i++) {
 			json_begin(&w, stdout);
@@ -287,6 +425,27 @@ static int handle_event(void *ctx, void *data, size_t len)
 	return 0;
 }
 
+/* the next report (the interval) or, with --prom and no interval, the next
+ * write of the metrics file; false when the run should end */
+static bool wait_report(void)
+{
+	struct timespec ts = { .tv_sec = PROM_DEFAULT_PERIOD_S };
+
+	if (cli.interval || !cli.prom_path)
+		return cli_wait_interval();
+	while (!cli_exiting && nanosleep(&ts, &ts) && errno == EINTR)
+		;
+	return !cli_exiting;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 int main(int argc, char **argv)
 {
 	struct ring_buffer *rb = NULL;
@@ -298,6 +457,7 @@ int main(int argc, char **argv)
 
 	cli_parse(&argp, argc, argv, NULL);
 	cli_setup();
+	prom_cap_init(&prom_series, PROM_SERIES);
 	if (env.ifname)
 		env.ifindex = cli_ifindex(env.ifname);
 	ncpu = libbpf_num_possible_cpus();
@@ -352,6 +512,10 @@ int main(int argc, char **argv)
 		use_tp_btf ? "tp_btf" : "raw_tp");
 	fflush(stdout);
 
+	/* the metrics file exists from the start, zero drops included */
+	if (cli.prom_path)
+		write_prom(obj, ncpu);
+
 	if (env.events) {
 		rb = ring_buffer__new(bpf_map__fd(obj->maps.events), handle_event,
 				      NULL, NULL);
@@ -359,7 +523,13 @@ int main(int argc, char **argv)
 			cli_bpf_err("create ring buffer", -errno);
 			goto cleanup;
 		}
+		double next_prom = now_s() + PROM_DEFAULT_PERIOD_S;
+
 		while (!cli_exiting) {
+			if (cli.prom_path && now_s() >= next_prom) {
+				write_prom(obj, ncpu);
+				next_prom += PROM_DEFAULT_PERIOD_S;
+			}
 			err = ring_buffer__poll(rb, 100);
 			if (err < 0 && err != -EINTR) {
 				cli_bpf_err("poll ring buffer", err);
@@ -370,6 +540,8 @@ int main(int argc, char **argv)
 				ring_buffer__consume(rb);
 		}
 		ring_buffer__consume(rb);
+		if (cli.prom_path)
+			write_prom(obj, ncpu);
 		lost_seen = read_stat(obj, ncpu, STAT_EVENTS_LOST);
 		if (lost_seen)
 			fprintf(cli.json ? stderr : stdout,
@@ -378,13 +550,19 @@ int main(int argc, char **argv)
 	} else {
 		long reports = 0;
 
-		while (cli_wait_interval()) {
-			print_counts(obj, ncpu, &lost_seen);
-			if (cli.count && ++reports >= cli.count)
+		while (wait_report()) {
+			if (cli.interval)
+				print_counts(obj, ncpu, &lost_seen);
+			if (cli.prom_path)
+				write_prom(obj, ncpu);
+			if (cli.interval && cli.count && ++reports >= cli.count)
 				break;
 		}
-		if (!cli.interval || cli_exiting)
+		if (!cli.interval || cli_exiting) {
 			print_counts(obj, ncpu, &lost_seen);
+			if (cli.prom_path)
+				write_prom(obj, ncpu);
+		}
 	}
 	ret = 0;
 
@@ -392,5 +570,7 @@ cleanup:
 	ring_buffer__free(rb);
 	rxedrop_bpf__destroy(obj);
 	ksyms_free(ksyms);
+	prom_cap_free(&prom_series);
+	free(totals.t);
 	return ret;
 }
