@@ -191,8 +191,12 @@ hostname agentxdp-vm
 # The kernel runs its module helper (/proc/sys/kernel/modprobe) in PID 1's
 # root, which is this initramfs and has no modules tree: without this
 # wrapper, autoloading (rdma link add -> rdma_rxe -> crc32, nf_tables, xt_*)
-# fails with ENOENT inside the chroot.
+# fails with ENOENT inside the chroot. Programs in the chroot read the same
+# path to run modprobe themselves (iptables-legacy loads ip_tables so), so
+# the name exists there too, as a plain exec of modprobe.
 echo /sbin/modprobe-chroot >/proc/sys/kernel/modprobe
+printf '#!/bin/sh\nexec /sbin/modprobe "$@"\n' >$R/usr/sbin/modprobe-chroot
+chmod 755 $R/usr/sbin/modprobe-chroot
 
 # Should the host side be killed without cleaning up (SIGKILL), the guest
 # still ends: tests/vm/run asks for a little more than its own timeout.
@@ -202,7 +206,7 @@ if [ -n "$limit" ]; then
 fi
 
 stty -F /dev/ttyS1 raw -echo 2>/dev/null
-say "running the command"
+say "running the command at $(cut -d' ' -f1 /proc/uptime) s of uptime"
 chroot $R /bin/bash /run/agentxdp-vm/cmd </dev/null >/dev/ttyS1 2>&1
 status=$?
 echo "$status" >$RUN/status
