@@ -9,6 +9,7 @@ VMLINUX_DIR := vmlinux/$(ARCH)
 prefix ?= /usr/local
 sbindir ?= $(prefix)/sbin
 mandir ?= $(prefix)/share/man
+bashcompdir ?= $(prefix)/share/bash-completion/completions
 DESTDIR ?=
 
 # every bpf/<tool>.bpf.c is a tool with tools/<tool>.c as its loader
@@ -34,8 +35,22 @@ LDLIBS_BASE += -lzstd
 endif
 # per-tool extra libraries: <tool>_LDLIBS
 rocelat_LDLIBS := -lpcap
-rocelat_STATIC_LDLIBS := -lpcap -ldbus-1 -lsystemd
 nfdrop_LDLIBS := -lnftables -lnftnl -lmnl
+# STATIC=1 links libbpf, libelf, zlib and zstd in. A tool that needs a
+# library Debian has no usable static archive of lists it in
+# <tool>_SHARED_LDLIBS: that library and libc stay dynamic, the rest is
+# linked in (-Wl,-Bstatic). Every other program is fully static. Debian's
+# libpcap.a needs libdbus-1.a, which needs libsystemd (no .a); libnftables
+# and libmnl ship no .a at all.
+rocelat_SHARED_LDLIBS := -lpcap
+nfdrop_SHARED_LDLIBS := -lnftables -lnftnl -lmnl
+ifeq ($(STATIC),1)
+tool_ldflags = $(if $($(1)_SHARED_LDLIBS),$(filter-out -static,$(LDFLAGS)),$(LDFLAGS))
+tool_ldlibs = $(if $($(1)_SHARED_LDLIBS),$($(1)_SHARED_LDLIBS) -Wl,-Bstatic $(LDLIBS_BASE) -Wl,-Bdynamic,$($(1)_LDLIBS) $(LDLIBS_BASE))
+else
+tool_ldflags = $(LDFLAGS)
+tool_ldlibs = $($(1)_LDLIBS) $(LDLIBS_BASE)
+endif
 
 ifeq ($(V),1)
 Q =
@@ -45,7 +60,7 @@ Q = @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-.PHONY: all clean test bench install uninstall vmlinux unit vmlinux-arm64 btf btf-check
+.PHONY: all clean test bench install uninstall tools man vmlinux unit vmlinux-arm64 btf btf-check
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -94,7 +109,7 @@ $(OUTPUT)/%.o: tools/%.c $(OUTPUT)/%.skel.h bpf/%.h $(LIB_HDRS) | $(OUTPUT)
 
 $(addprefix $(OUTPUT)/,$(TOOLS)): $(OUTPUT)/%: $(OUTPUT)/%.o $(OUTPUT)/libagentxdp.a
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ $(if $(filter 1,$(STATIC)),$($*_STATIC_LDLIBS),$($*_LDLIBS)) $(LDLIBS_BASE) -o $@
+	$(Q)$(CC) $(call tool_ldflags,$*) $^ $(call tool_ldlibs,$*) -o $@
 
 # module types for CO-RE from a module's BTF: btf/rdma_rxe.h from rdma_rxe
 # (loaded, or the Soft-RoCE guest cache); btf-check diffs instead of writing
@@ -130,15 +145,40 @@ test: all
 bench: all
 	bench/run
 
-install: all
+# the tools alone (what install and the Debian package ship)
+tools: $(addprefix $(OUTPUT)/,$(TOOLS))
+
+# man/<tool>.8 from the tool's own --help (scripts/help-for-man.sh shapes it
+# for help2man) plus man/<tool>.h2m (OUTPUT, OVERHEAD, REQUIREMENTS, ...).
+# The pages are committed, so building and installing need no help2man;
+# tests/host/docs.bats fails when a page and its --help disagree. Dated by
+# debian/changelog, so regenerating does not churn.
+MAN_PAGES := $(patsubst %,man/%.8,$(TOOLS))
+MAN_DATE = $(shell dpkg-parsechangelog -l debian/changelog -STimestamp 2>/dev/null || date +%s)
+HELP2MAN ?= help2man
+
+man: $(MAN_PAGES)
+
+man/%.8: $(OUTPUT)/% man/%.h2m scripts/help-for-man.sh
+	$(call msg,MAN,$@)
+	$(Q)SOURCE_DATE_EPOCH=$(MAN_DATE) $(HELP2MAN) --no-info --section=8 \
+		--include=man/$*.h2m --output=$@.tmp "scripts/help-for-man.sh $(OUTPUT)/$*"
+	$(Q)mv $@.tmp $@
+
+install: tools
 	install -d $(DESTDIR)$(sbindir)
 	install -m 0755 $(addprefix $(OUTPUT)/,$(TOOLS)) $(DESTDIR)$(sbindir)/
 	if [ -d man ] && ls man/*.8 >/dev/null 2>&1; then \
 		install -d $(DESTDIR)$(mandir)/man8 && install -m 0644 man/*.8 $(DESTDIR)$(mandir)/man8/; fi
+	install -d $(DESTDIR)$(bashcompdir)
+	for t in $(TOOLS); do \
+		install -m 0644 completion/agentxdp.bash $(DESTDIR)$(bashcompdir)/$$t || exit 1; done
 
+# removes every file install put there; directories stay (shared with others)
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(sbindir)/,$(TOOLS))
-	rm -f $(addprefix $(DESTDIR)$(mandir)/man8/,$(addsuffix .8,$(TOOLS)))
+	rm -f $(addprefix $(DESTDIR)$(mandir)/man8/,$(addsuffix .8,$(TOOLS)) $(notdir $(wildcard man/*.8)))
+	rm -f $(addprefix $(DESTDIR)$(bashcompdir)/,$(TOOLS))
 
 clean:
 	rm -rf $(OUTPUT)

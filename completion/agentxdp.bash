@@ -1,0 +1,49 @@
+# bash completion for the AgentXDP tools (rxedrop, rocelat, nfdrop, rxeqp).
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# One script for every tool, installed under each tool's name. Options come
+# from the tool's own --help, so completion cannot drift from the tool.
+
+_agentxdp_opts()
+{
+	# long options and the short ones argp lists, from "  -x, --long=ARG"
+	"$1" --help 2>/dev/null | sed -nE \
+		-e 's/^ {1,8}(-[[:alnum:]?]), (--[[:alnum:]-]+).*/\1 \2/p' \
+		-e 's/^ {1,8}(--[[:alnum:]-]+).*/\1/p' \
+		-e 's/^ {1,8}(-[[:alnum:]])( |$).*/\1/p'
+}
+
+_agentxdp()
+{
+	local cur prev words cword split
+	_init_completion -s || return
+
+	case $prev in
+	-i|--interface)
+		COMPREPLY=($(compgen -W "$(ls /sys/class/net 2>/dev/null)" -- "$cur"))
+		return ;;
+	--prom|-r|--read)
+		_filedir
+		return ;;
+	-N|--netns)
+		COMPREPLY=($(compgen -W "$(ip netns list 2>/dev/null | cut -d' ' -f1)" -- "$cur"))
+		return ;;
+	--hook)
+		COMPREPLY=($(compgen -W "prerouting input forward output postrouting ingress egress" -- "$cur"))
+		return ;;
+	--family)
+		COMPREPLY=($(compgen -W "ip ip6 inet arp bridge netdev" -- "$cur"))
+		return ;;
+	-S|--sort)
+		COMPREPLY=($(compgen -W "trouble pkts bytes lat qp" -- "$cur"))
+		return ;;
+	-P|--port|--roce-port|-Q|--qpn|-n|--rows|--timeout)
+		return ;;
+	esac
+	$split && return
+
+	if [[ $cur == -* ]]; then
+		COMPREPLY=($(compgen -W "$(_agentxdp_opts "$1")" -- "$cur"))
+		[[ ${COMPREPLY-} == *= ]] && compopt -o nospace
+	fi
+} &&
+	complete -F _agentxdp rxedrop rocelat nfdrop rxeqp
