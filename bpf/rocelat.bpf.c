@@ -9,9 +9,10 @@
  *
  * Pending state is keyed as DESIGN.md says, by (addresses, UDP source port,
  * PSN), but stored as one LRU entry per (requester, responder, sport) path
- * holding a small ring of outstanding PSNs with their timestamps: an ACK
- * then completes everything up to its PSN by scanning PENDING_RING slots,
- * instead of one hash lookup per PSN. The answer direction reverses the
+ * holding a FIFO ring of outstanding PSNs with their timestamps: an ACK
+ * then completes everything up to its PSN by walking the ring from its
+ * oldest entry (at most PENDING_RING steps, usually one or two), instead
+ * of one hash lookup per PSN. The answer direction reverses the
  * addresses; the responder QPN is kept from the request (an ACK carries the
  * requester's QPN).
  *
@@ -38,7 +39,7 @@ __u64 clock_ns = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 8192);
+	__uint(max_entries, 4096);	/* ~1 KiB each */
 	__type(key, struct roce_path_key);
 	__type(value, struct pending_path);
 } pending SEC(".maps");
@@ -141,44 +142,115 @@ __noinline int rocelat_sample(struct answer_ctx *ac, struct rocelat_counters *cn
  * ends the request it names (drop_exact), without a sample. Returns how
  * many requests were completed.
  */
+/* state of one completion walk, shared with the bpf_loop() callback */
+struct complete_walk {
+	struct pending_path *pp;
+	struct answer_ctx *ac;
+	struct rocelat_counters *cnt;
+	__u32 tail, head, pop;
+	int completed;
+	__u32 front, mixed;	/* not bool: the verifier wants 0/1 returns */
+};
+
+/* one ring slot, oldest first; 1 ends the walk */
+static long complete_slot(__u64 i, void *data)
+{
+	struct complete_walk *w = data;
+	struct pending_path *pp = w->pp;
+	struct answer_ctx *ac = w->ac;
+	struct pending_slot *s;
+	__u32 at = w->tail + (__u32)i, qf;
+	__s64 lat;
+	int d;
+
+	if (at == w->head)
+		return 1;
+	s = &pp->ring[at & (PENDING_RING - 1)];
+	qf = s->qpn_flags;
+	if (!(qf & SLOT_VALID)) {
+		if (w->front)		/* a hole at the front: pop it */
+			w->pop++;
+		return 0;
+	}
+	d = roce_psn_diff(s->psn, ac->psn);
+	if (d > 0 || (d == 0 && !ac->inclusive && !ac->drop_exact)) {
+		w->front = 0;
+		/* PSN order: nothing later is covered, unless another QP's
+		 * PSNs are interleaved on this path */
+		if (w->mixed)
+			return 0;
+		return 1;
+	}
+	s->qpn_flags = 0;
+	w->completed++;
+	if (w->front)
+		w->pop++;
+	if (d == 0 && !ac->inclusive)
+		return 0;		/* fatal NAK: no sample */
+	if (qf & SLOT_RETX) {
+		w->cnt->c[RL_KARN_DISCARDED]++;
+		return 0;
+	}
+	if (!ac->now)
+		ac->now = now_ns();
+	lat = (__s64)(ac->now - s->ts_ns);
+	if (lat < 0)			/* capture timestamps out of order */
+		lat = 0;
+	if ((__u64)lat > targ_timeout_ns) {
+		w->cnt->c[RL_TIMEOUTS]++;
+		return 0;
+	}
+	rocelat_sample(ac, w->cnt, qf >> 8, lat, s->psn);
+	return 0;
+}
+
+/*
+ * Complete the pending requests an answer covers: every PSN before its
+ * own, and its own when inclusive (ACK, READ RESPONSE). A NAK acknowledges
+ * only the PSNs before its own; a fatal NAK (not a sequence error) also
+ * ends the request it names (drop_exact), without a sample. The ring walk
+ * is a bpf_loop() (5.17+): the verifier checks the body once, which the
+ * 6.1 verifier needs for PENDING_RING steps. Returns how many requests
+ * were completed.
+ */
 __noinline int rocelat_complete(struct pending_path *pp, struct answer_ctx *ac,
 				struct rocelat_counters *cnt)
 {
-	int i, done = 0;
+	struct complete_walk w = {};
 
 	if (!pp || !ac || !cnt)
 		return 0;
-	for (i = 0; i < PENDING_RING; i++) {
-		struct pending_slot *s = &pp->ring[i];
-		__u32 qf = s->qpn_flags;
-		__s64 lat;
-		int d;
+	w.pp = pp;
+	w.ac = ac;
+	w.cnt = cnt;
+	w.tail = pp->tail;
+	w.head = pp->head;
+	w.front = 1;
+	w.mixed = pp->flags & PATH_QP_MIXED;
+	bpf_loop(PENDING_RING, complete_slot, &w, 0);
+	pp->tail = w.tail + w.pop;
+	return w.completed;
+}
 
-		if (!(qf & SLOT_VALID))
-			continue;
-		d = roce_psn_diff(s->psn, ac->psn);
-		if (d > 0 || (d == 0 && !ac->inclusive && !ac->drop_exact))
-			continue;
-		s->qpn_flags = 0;
-		done++;
-		if (d == 0 && !ac->inclusive)
-			continue;		/* fatal NAK: no sample */
-		if (qf & SLOT_RETX) {
-			cnt->c[RL_KARN_DISCARDED]++;
-			continue;
-		}
-		if (!ac->now)
-			ac->now = now_ns();
-		lat = (__s64)(ac->now - s->ts_ns);
-		if (lat < 0)		/* capture timestamps out of order */
-			lat = 0;
-		if ((__u64)lat > targ_timeout_ns) {
-			cnt->c[RL_TIMEOUTS]++;
-			continue;
-		}
-		rocelat_sample(ac, cnt, qf >> 8, lat, s->psn);
+/* a retransmitted request: its pending slot's answer becomes ambiguous */
+__noinline int rocelat_mark_retx(struct pending_path *pp, __u32 psn)
+{
+	__u32 tail, head;
+	int i;
+
+	if (!pp)
+		return 0;
+	tail = pp->tail;
+	head = pp->head;
+	for (i = 0; i < PENDING_RING; i++) {
+		struct pending_slot *s = &pp->ring[(tail + i) & (PENDING_RING - 1)];
+
+		if (tail + i == head)
+			break;
+		if ((s->qpn_flags & SLOT_VALID) && s->psn == psn)
+			s->qpn_flags |= SLOT_RETX;
 	}
-	return done;
+	return 0;
 }
 
 static __always_inline void handle_request(const struct pkt_info *pi,
@@ -192,9 +264,7 @@ static __always_inline void handle_request(const struct pkt_info *pi,
 	struct pending_path *pp;
 	struct pending_slot *s;
 	struct roce_flow_stats *fs;
-	__u32 idx;
 	__u64 now;
-	int i;
 
 	cnt->c[RL_REQUESTS]++;
 	path_key_fill(&key, pi, false);
@@ -211,14 +281,11 @@ static __always_inline void handle_request(const struct pkt_info *pi,
 			/* two QPs share addresses and source port: their PSN
 			 * spaces differ, so no retransmit verdict here */
 			cnt->c[RL_QP_SWITCH]++;
+			pp->flags |= PATH_QP_MIXED;
 		} else if (roce_psn_diff(pi->psn, pp->hi_psn) <= 0) {
 			/* a request PSN seen again: retransmission (Karn) */
 			cnt->c[RL_RETRANSMITS]++;
-			for (i = 0; i < PENDING_RING; i++) {
-				s = &pp->ring[i];
-				if ((s->qpn_flags & SLOT_VALID) && s->psn == pi->psn)
-					s->qpn_flags |= SLOT_RETX;
-			}
+			rocelat_mark_retx(pp, pi->psn);
 			fs = flow_get(&key, pi->dqpn);
 			if (fs)
 				__sync_fetch_and_add(&fs->retransmits, 1);
@@ -233,15 +300,19 @@ static __always_inline void handle_request(const struct pkt_info *pi,
 
 	cnt->c[RL_TRACKED]++;
 	now = now_ns();
-	idx = pp->next & (PENDING_RING - 1);
-	pp->next++;
-	s = &pp->ring[idx];
-	if (s->qpn_flags & SLOT_VALID) {
-		if (now - s->ts_ns > targ_timeout_ns)
-			cnt->c[RL_TIMEOUTS]++;
-		else
-			cnt->c[RL_EVICTED]++;
+	if (pp->head - pp->tail >= PENDING_RING) {
+		/* full: the oldest goes */
+		s = &pp->ring[pp->tail & (PENDING_RING - 1)];
+		if (s->qpn_flags & SLOT_VALID) {
+			if (now - s->ts_ns > targ_timeout_ns)
+				cnt->c[RL_TIMEOUTS]++;
+			else
+				cnt->c[RL_EVICTED]++;
+		}
+		pp->tail++;
 	}
+	s = &pp->ring[pp->head & (PENDING_RING - 1)];
+	pp->head++;
 	s->ts_ns = now;
 	s->psn = pi->psn;
 	s->qpn_flags = (pi->dqpn << 8) | SLOT_VALID | (read ? SLOT_READ : 0);

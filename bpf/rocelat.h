@@ -8,11 +8,12 @@
 #include "lib/roce_proto.h"
 
 /*
- * Outstanding requests of one path, oldest first. rdma_rxe and rocegen keep
- * a handful of AckReq requests in flight per QP; a busier path overwrites
- * its oldest entry (counted as an eviction). Power of two.
+ * Outstanding requests of one path, a FIFO ring in PSN order: answers come
+ * in order, so completing scans only from the oldest entry up to the first
+ * one not yet covered. A path with more requests in flight drops its
+ * oldest (counted as an eviction). Power of two.
  */
-#define PENDING_RING		16
+#define PENDING_RING		64
 
 /* global counters, one per-CPU struct looked up once per RoCE packet */
 enum rocelat_counter {
@@ -74,12 +75,15 @@ struct pending_slot {
 };
 
 #define PATH_HI_VALID	0x01
+#define PATH_QP_MIXED	0x02	/* another QP used the path: PSNs interleave */
 
 struct pending_path {
 	__u32 hi_psn;		/* highest request PSN seen on the path */
 	__u32 resp_qpn;		/* QPN of the latest request */
-	__u32 next;		/* ring cursor: next slot to fill */
+	__u32 head;		/* next slot to fill (free-running) */
+	__u32 tail;		/* oldest slot that may be in use */
 	__u32 flags;		/* PATH_* */
+	__u32 pad;
 	struct pending_slot ring[PENDING_RING];
 };
 

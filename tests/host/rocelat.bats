@@ -12,6 +12,9 @@ RL=$AX_BUILD/rocelat
 GEN=$AX_BUILD/rocegen
 A=10.77.0.1
 B=10.77.0.2
+# the Soft-RoCE VM (software-emulated CPU) loads and answers far slower
+WAIT=${AGENTXDP_VM:+90}
+WAIT=${WAIT:-15}
 
 setup_file() {
 	[ "$(id -u)" -eq 0 ] || return 0
@@ -65,11 +68,29 @@ start_rocelat() {
 
 start_rocelat_logged() {
 	start_rocelat "$@" > "$T/rl.out" 2> "$T/rl.err"
-	ax_wait_for "$T/rl.err" "Tracing" 10 || ax_wait_for "$T/rl.out" "Tracing" 1
+	ax_wait_for "$T/rl.err" "Tracing" "$WAIT" 2>/dev/null || ax_wait_for "$T/rl.out" "Tracing" 1
 }
 
+# a generous retransmit timer: no spurious retransmission on a slow host
 run_requester() {
-	ip netns exec "${P}a" "$GEN" requester -d "$B" -q "$@" > "$T/req.out"
+	ip netns exec "${P}a" "$GEN" requester -d "$B" -q --ack-timeout-us 500000 "$@" > "$T/req.out"
+}
+
+# samples equal the generator's completed messages less those whose answer
+# is ambiguous (retransmitted: Karn); every tracked request is accounted for
+check_samples() {
+	local f=$1 samples completed retx
+	samples=$(rl_counter samples "$f")
+	completed=$(gen_kv requester completed "$T/req.out")
+	retx=$(gen_kv requester retransmits "$T/req.out")
+	echo "samples=$samples completed=$completed retransmits=$retx karn=$(rl_counter karn_discarded "$f")" >&2
+	[ "$(rl_counter retransmits "$f")" -eq "$retx" ]
+	[ "$(rl_counter tracked "$f")" -eq $(( samples + $(rl_counter karn_discarded "$f") + $(rl_counter timeouts "$f") )) ]
+	if [ "$retx" -eq 0 ]; then
+		[ "$samples" -eq "$completed" ]
+	else
+		[ "$samples" -ge $(( completed - retx )) ] && [ "$samples" -le "$completed" ]
+	fi
 }
 
 stop_rocelat() {
@@ -105,7 +126,7 @@ nothing_attached() {
 	# totals equal the generator's
 	[ "$(rl_counter requests "$T/rl.out")" -eq "$(( $(gen_kv requester sent "$T/req.out") + $(gen_kv requester retransmits "$T/req.out") ))" ]
 	[ "$(rl_counter acks "$T/rl.out")" -eq "$(gen_kv requester acks "$T/req.out")" ]
-	[ "$(rl_counter samples "$T/rl.out")" -eq "$(gen_kv requester completed "$T/req.out")" ]
+	check_samples "$T/rl.out"
 
 	for sp in 49152 49153; do
 		local flow lo hi n inslot mean gen_avg gen_n
@@ -114,7 +135,7 @@ nothing_attached() {
 		gen_n=$(sed -n "s/^rocegen: role=requester-flow sport=$sp .* completed=\([0-9]*\).*/\1/p" "$T/req.out")
 		gen_avg=$(sed -n "s/^rocegen: role=requester-flow sport=$sp .* rtt_avg_us=\([0-9]*\).*/\1/p" "$T/req.out")
 		n=$(jq -r .samples <<< "$flow")
-		[ "$n" -eq "$gen_n" ]
+		[ "$n" -le "$gen_n" ] && [ "$n" -ge $(( gen_n * 9 / 10 )) ]
 		# the injected delay is a floor, and the median lands in its slot:
 		# [512,1023] us or [4096,8191] us (a busy 2-core host adds a tail)
 		if [ $sp = 49152 ]; then lo=512; else lo=4096; fi
@@ -147,6 +168,35 @@ nothing_attached() {
 	[ "$(awk '/^REQUESTER/{getline; print $4; exit}' "$T/rl.out")" = 49153 ]
 	grep -q "^OUTLIER: $A -> $B qpn 0x12 sport 49153 via ${P}va" "$T/rl.out"
 	[ "$(awk '/^REQUESTER/{getline; print $5; exit}' "$T/rl.out")" -eq 20 ]
+}
+
+@test "interval and count: one report per interval, then exit by itself; --prom file" {
+	start_responder --delay-us 100
+	start_rocelat -j --prom "$T/rocelat.prom" 1 2 > "$T/rl.out" 2> "$T/rl.err"
+	ax_wait_for "$T/rl.err" "Tracing" "$WAIT"
+	run_requester -n 20
+	local i
+	for i in $(seq 50); do kill -0 "$RL_PID" 2>/dev/null || break; sleep 0.1; done
+	ax_stop "$RL_PID" INT
+	[ "$AX_RC" -eq 0 ]
+	[ "$(jq -r 'select(.type=="hist") | .type' "$T/rl.out" | wc -l)" -eq 2 ]
+	# per-interval deltas add up to the generator's totals
+	[ "$(jq -s '[.[] | select(.type=="counters") | .samples] | add' "$T/rl.out")" -eq "$(gen_kv requester completed "$T/req.out")" ]
+	grep -q "^rocelat_samples_total $(jq -s '[.[] | select(.type=="counters") | .samples] | add' "$T/rl.out")$" "$T/rocelat.prom"
+	grep -q '^rocelat_latency_seconds_bucket{le="+Inf"} ' "$T/rocelat.prom"
+}
+
+@test "IPv6 requests and ACKs are paired and measured" {
+	ip -n "${P}a" addr add fd00:77::1/64 dev "${P}va" nodad
+	ip -n "${P}b" addr add fd00:77::2/64 dev "${P}vb" nodad
+	start_responder --delay-us 300
+	start_rocelat_logged -j -F
+	ip netns exec "${P}a" "$GEN" requester -d fd00:77::2 -q -n 30 -f 2 --ack-timeout-us 500000 > "$T/req.out"
+	stop_rocelat
+	[ "$(gen_kv requester status "$T/req.out")" = ok ]
+	check_samples "$T/rl.out"
+	[ "$(jq -r 'select(.type=="flow") | .saddr' "$T/rl.out" | sort -u)" = "fd00:77::1" ]
+	[ "$(jq -r 'select(.type=="flow") | .family' "$T/rl.out" | sort -u)" = 6 ]
 }
 
 @test "injected retransmits, NAKs and RNR NAKs are counted exactly" {
@@ -189,9 +239,8 @@ nothing_attached() {
 	stop_rocelat
 	[ "$AX_RC" -eq 0 ]
 	[ "$(gen_kv requester status "$T/req.out")" = ok ]
-	[ "$(rl_counter retransmits "$T/rl.out")" -eq "$(gen_kv requester retransmits "$T/req.out")" ]
-	[ "$(rl_counter samples "$T/rl.out")" -eq "$(gen_kv requester completed "$T/req.out")" ]
-	[ "$(rl_counter unmatched_answers "$T/rl.out")" -eq 0 ]
+	check_samples "$T/rl.out"
+	[ "$(rl_counter unmatched_answers "$T/rl.out")" -eq "$(gen_kv requester dup_acks "$T/req.out")" ]
 	[ "$(rl_counter timeouts "$T/rl.out")" -eq 0 ]
 	# 200 us of delay: nothing faster than slot [128,255]
 	[ "$(jq -r 'select(.type=="hist") | [.buckets[] | select(.hi < 128) | .count] | add // 0' "$T/rl.out")" -eq 0 ]
@@ -204,7 +253,7 @@ nothing_attached() {
 	stop_rocelat
 	[ "$(gen_kv requester status "$T/req.out")" = ok ]
 	stop_responder
-	[ "$(rl_counter samples "$T/rl.out")" -eq "$(gen_kv requester completed "$T/req.out")" ]
+	check_samples "$T/rl.out"
 	[ "$(rl_counter acks "$T/rl.out")" -eq "$(gen_kv responder acks "$T/resp.out")" ]
 	# coalesced: fewer ACKs than requests, yet every request measured
 	[ "$(rl_counter acks "$T/rl.out")" -lt "$(gen_kv requester completed "$T/req.out")" ]
@@ -217,7 +266,7 @@ nothing_attached() {
 	stop_rocelat
 	[ "$(gen_kv requester status "$T/req.out")" = ok ]
 	[ "$(rl_counter read_responses "$T/rl.out")" -eq "$(gen_kv requester read_resp "$T/req.out")" ]
-	[ "$(rl_counter samples "$T/rl.out")" -eq 30 ]
+	check_samples "$T/rl.out"
 	# 300 us of responder delay: a floor, and the median's slot
 	[ "$(jq -r 'select(.type=="hist") | [.buckets[] | select(.lo < 256) | .count] | add // 0' "$T/rl.out")" -eq 0 ]
 	[ "$(jq -r 'select(.type=="hist") | .p50' "$T/rl.out")" -eq 511 ]
@@ -282,7 +331,7 @@ nothing_attached() {
 	start_responder --nak-every 9 --rnr-every 13 --delay-us 49153=2000
 	ax_bg ip netns exec "${P}a" tcpdump -s 512 -B 4096 --immediate-mode -U -Z root -i "${P}va" -w "$T/cap.pcap" udp port 4791 2> "$T/tcpdump.err"
 	local tcpd=$AX_LAST_PID
-	ax_wait_for "$T/tcpdump.err" "listening on" 10
+	ax_wait_for "$T/tcpdump.err" "listening on" "$WAIT"
 	start_rocelat_logged -j -F
 	run_requester -f 2 -n 150 --retransmit-every 6
 	stop_rocelat
@@ -328,7 +377,7 @@ nothing_attached() {
 	start_responder
 	ax_bg ip netns exec "${P}a" tcpdump -s 512 -B 4096 --immediate-mode -U -Z root -i "${P}va" -w "$T/cap.pcap" udp port 4791 2> "$T/tcpdump.err"
 	local tcpd=$AX_LAST_PID
-	ax_wait_for "$T/tcpdump.err" "listening on" 10
+	ax_wait_for "$T/tcpdump.err" "listening on" "$WAIT"
 	run_requester -n 50
 	ax_stop "$tcpd" INT
 	local size

@@ -293,6 +293,35 @@ static void test_bounds(void)
 	tap_eq(C(RL_SAMPLES), PENDING_RING, "cumulative ACK completes the %d left",
 	       PENDING_RING);
 
+	/* a deep window answered one ACK at a time, in order */
+	t_reset(obj);
+	for (i = 0; i < 40; i++)
+		request(5000 + i, 1 * MS + i * US);
+	for (i = 0; i < 40; i++)
+		ack(5000 + i, 2 * MS + i * US);
+	c = t_counters(obj);
+	tap_eq(c.c[RL_SAMPLES], 40, "40 in flight, 40 ACKs: 40 samples");
+	tap_eq(c.hist.slots[9], 40, "each 1000 us (slot 9)");
+	tap_eq(c.c[RL_EVICTED] + c.c[RL_UNMATCHED], 0, "no eviction, no unmatched ACK");
+	tap_eq(pending_now(), 0, "ring drained");
+	{
+		struct pending_path pp;
+
+		t_pending(obj, &path, &pp);
+		tap_eq(pp.tail, pp.head, "tail caught up with head");
+	}
+	/* a hole (fatal NAK) in the middle of the window */
+	t_reset(obj);
+	request(6000, 1 * MS);
+	request(6001, 1 * MS);
+	request(6002, 1 * MS);
+	answer(ROCE_ACKNOWLEDGE, 0x60 | ROCE_NAK_INVALID_REQ, 6001, 1 * MS + 10 * US);
+	tap_eq(C(RL_SAMPLES), 1, "fatal NAK 6001 acknowledges 6000");
+	tap_eq(pending_now(), 1, "6002 still pending behind the hole");
+	ack(6002, 1 * MS + 20 * US);
+	tap_eq(C(RL_SAMPLES), 2, "ACK 6002 completes it past the hole");
+	tap_eq(pending_now(), 0, "nothing pending");
+
 	t_reset(obj);
 	request(2000, 1 * MS);
 	ack(2000, 1 * MS + 1500 * MS);	/* beyond the 1 s timeout */
