@@ -15,6 +15,9 @@ PKGS=(
 	bats jq iproute2 nftables iptables tcpdump tshark procps kmod
 	# benchmark
 	bpftrace
+	# docs, packaging, fleet output (make man, tests/host/{docs,package,prom}.bats)
+	help2man groff man-db debhelper dpkg-dev fakeroot lintian prometheus bash-completion
+	libzstd-dev
 	# Soft-RoCE VM tier
 	qemu-system-x86 busybox-static rdma-core ibverbs-utils perftest libibverbs-dev
 	cpio xz-utils zstd
