@@ -45,8 +45,10 @@ nfdrop_LDLIBS := -lnftables -lnftnl -lmnl
 rocelat_SHARED_LDLIBS := -lpcap
 nfdrop_SHARED_LDLIBS := -lnftables -lnftnl -lmnl
 ifeq ($(STATIC),1)
+LINK_STATIC := -Wl,-Bstatic
+LINK_DYNAMIC := -Wl,-Bdynamic
 tool_ldflags = $(if $($(1)_SHARED_LDLIBS),$(filter-out -static,$(LDFLAGS)),$(LDFLAGS))
-tool_ldlibs = $(if $($(1)_SHARED_LDLIBS),$($(1)_SHARED_LDLIBS) -Wl,-Bstatic $(LDLIBS_BASE) -Wl,-Bdynamic,$($(1)_LDLIBS) $(LDLIBS_BASE))
+tool_ldlibs = $(if $($(1)_SHARED_LDLIBS),$($(1)_SHARED_LDLIBS) $(LINK_STATIC) $(LDLIBS_BASE) $(LINK_DYNAMIC),$($(1)_LDLIBS) $(LDLIBS_BASE))
 else
 tool_ldflags = $(LDFLAGS)
 tool_ldlibs = $($(1)_LDLIBS) $(LDLIBS_BASE)

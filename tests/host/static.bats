@@ -1,0 +1,59 @@
+#!/usr/bin/env bats
+# STATIC=1: rxedrop linked fully static (libbpf, libelf, zlib, zstd, libc)
+# runs --help and traces on this kernel; rocelat (libpcap stays shared:
+# Debian's libpcap.a needs libsystemd, which has no static archive) has
+# libbpf, libelf and zlib linked in. Built once into a scratch OUTPUT.
+
+bats_require_minimum_version 1.5.0
+load ../lib/common
+
+setup_file() {
+	export S_OUT=$BATS_FILE_TMPDIR/static S_SKIP=""
+	local a
+	for a in libbpf libelf libz libzstd; do
+		[ -e "/usr/lib/$(gcc -print-multiarch)/$a.a" ] ||
+			{ export S_SKIP="no $a.a (scripts/setup-deps.sh installs it)"; return 0; }
+	done
+	make -s -C "$AX_ROOT" OUTPUT="$S_OUT" STATIC=1 "$S_OUT/rxedrop" "$S_OUT/rocelat" \
+		> "$BATS_FILE_TMPDIR/make.log" 2>&1
+	export S_RC=$?
+}
+
+setup() {
+	[ -z "$S_SKIP" ] || skip "$S_SKIP"
+	[ "$S_RC" -eq 0 ] || { cat "$BATS_FILE_TMPDIR/make.log" >&2; false; }
+}
+
+teardown() {
+	ax_cleanup
+}
+
+@test "STATIC=1 rxedrop is a static executable and runs --help" {
+	run ldd "$S_OUT/rxedrop"
+	echo "$output" >&2
+	[[ $output == *"not a dynamic executable"* ]]
+	run "$S_OUT/rxedrop" --help
+	[ "$status" -eq 0 ]
+	[[ $output == *"Usage: rxedrop"* ]]
+}
+
+@test "STATIC=1 rocelat: libbpf, libelf, zlib linked in, libpcap shared" {
+	run ldd "$S_OUT/rocelat"
+	echo "$output" >&2
+	[[ $output == *libpcap* ]]
+	[[ $output != *libbpf* && $output != *libelf* && $output != *libz.so* ]]
+	"$S_OUT/rocelat" --help | grep -q "^Usage: rocelat"
+}
+
+@test "STATIC=1 rxedrop traces: 20 drops to a closed port counted exactly" {
+	ax_need_root
+	ax_netns_pair axps 10.214.0.1/24 10.214.0.2/24
+	ax_bg "$S_OUT/rxedrop" -j > "$BATS_TEST_TMPDIR/out" 2> "$BATS_TEST_TMPDIR/err"
+	local pid=$AX_LAST_PID
+	ax_wait_for "$BATS_TEST_TMPDIR/err" Tracing 20
+	ax_send_roce axpsa 10.214.0.2 20
+	sleep 0.5
+	ax_stop "$pid" INT
+	[ "$AX_RC" -eq 0 ]
+	[ "$(jq -s '[.[] | select(.reason == "NO_SOCKET" and (.location | startswith("__udp4_lib_rcv"))) | .count] | add // 0' "$BATS_TEST_TMPDIR/out")" -eq 20 ]
+}
