@@ -7,6 +7,10 @@
 bats_require_minimum_version 1.5.0
 load ../lib/common
 
+setup() {
+	[ -z "${AGENTXDP_VM:-}" ] || skip "host-only: man pages do not depend on the kernel"
+}
+
 # every tool: bpf/<tool>.bpf.c with its loader tools/<tool>.c
 tools() {
 	local f t
