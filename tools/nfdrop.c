@@ -36,6 +36,7 @@
 #include "lib/netns.h"
 #include "lib/nfrules.h"
 #include "lib/probe.h"
+#include "lib/prom.h"
 #include "lib/roce_names.h"
 
 #define MAX_KEYS	4096
@@ -1162,86 +1163,127 @@ static void text_row(const struct row *r)
 		printf("  note: %s\n", r->note);
 }
 
-/* ---- Prometheus text exposition ---- */
+/* ---- Prometheus text exposition (--prom) ---- */
 
-struct prom_series {
-	char labels[768];
-	unsigned long long value;
+/*
+ * Counters must not go down while we run, but reports drain the BPF map:
+ * what was drained is kept here as running totals, one series per
+ * namespace, hook, table, chain, rule and verdict (bounded by the
+ * rulesets; a cap sums any excess into "other").
+ */
+#define PROM_DROPS "agentxdp_nfdrop_drops_total"
+#define PROM_LOST "agentxdp_nfdrop_events_lost_total"
+#define PROM_NLABELS 9
+
+struct prom_total {
+	char key[1024];		/* the label values joined by '\x1f' */
+	char values[PROM_NLABELS][256];
+	unsigned long long count;
 };
-static struct prom_series *prom;
-static int nprom;
 
-static void prom_label(char *buf, size_t len, const char *key, const char *val,
-		       bool comma)
-{
-	size_t o = strlen(buf);
-
-	o += snprintf(buf + o, len > o ? len - o : 0, "%s%s=\"", comma ? "," : "", key);
-	for (; *val && o + 3 < len; val++) {
-		if (*val == '"' || *val == '\\')
-			buf[o++] = '\\';
-		if (*val == '\n') {
-			buf[o++] = '\\';
-			buf[o++] = 'n';
-			continue;
-		}
-		buf[o++] = *val;
-	}
-	if (o + 2 < len) {
-		buf[o++] = '"';
-		buf[o] = 0;
-	}
-}
+static struct prom_total *ptot;
+static int nptot;
+static struct prom_cap prom_series;
+static bool prom_failed;
+static const char *const prom_names[PROM_NLABELS] = {
+	"netns", "hook_family", "hook", "table_family", "table", "chain",
+	"rule_handle", "verdict", "inferred",
+};
 
 static void prom_add(const struct row *r)
 {
-	char l[768] = "", h[32];
-
-	prom_label(l, sizeof(l), "netns", r->netns_name, false);
-	prom_label(l, sizeof(l), "family", r->pf ? family_str(r->pf) : "", true);
-	prom_label(l, sizeof(l), "hook", r->hook, true);
-	prom_label(l, sizeof(l), "table", r->chain_known ? r->table : "", true);
-	prom_label(l, sizeof(l), "chain", r->chain_known ? r->chain : "", true);
-	snprintf(h, sizeof(h), "%llu", r->handle);
-	prom_label(l, sizeof(l), "rule_handle", r->rule_known ? h : "", true);
-	prom_label(l, sizeof(l), "verdict", verdict_names[r->verdict], true);
-	prom_label(l, sizeof(l), "inferred", r->inferred ? "true" : "false", true);
-	for (int i = 0; i < nprom; i++)
-		if (!strcmp(prom[i].labels, l)) {
-			prom[i].value += r->packets;
-			return;
-		}
-	struct prom_series *n = realloc(prom, (nprom + 1) * sizeof(*n));
-
-	if (!n)
-		return;
-	prom = n;
-	snprintf(prom[nprom].labels, sizeof(prom[nprom].labels), "%s", l);
-	prom[nprom++].value = r->packets;
-}
-
-static void prom_write(void)
-{
-	char tmp[4096];
-	FILE *f;
+	char v[PROM_NLABELS][256], key[1024];
+	struct prom_total *t;
+	size_t o = 0;
 
 	if (!cli.prom_path)
 		return;
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", cli.prom_path, getpid());
-	f = fopen(tmp, "w");
-	if (!f) {
-		cli_err("cannot write %s: %s", tmp, strerror(errno));
+	snprintf(v[0], sizeof(v[0]), "%s", r->netns_name);
+	snprintf(v[1], sizeof(v[1]), "%s", r->pf ? family_str(r->pf) : "");
+	snprintf(v[2], sizeof(v[2]), "%s", r->hook);
+	snprintf(v[3], sizeof(v[3]), "%s", r->chain_known && r->engine == NFR_ENGINE_NFT ?
+		 family_str(r->table_family) : "");
+	snprintf(v[4], sizeof(v[4]), "%s", r->chain_known ? r->table : "");
+	snprintf(v[5], sizeof(v[5]), "%s", r->chain_known ? r->chain : "");
+	if (r->rule_known)
+		snprintf(v[6], sizeof(v[6]), "%llu", r->handle);
+	else
+		v[6][0] = 0;
+	snprintf(v[7], sizeof(v[7]), "%s", verdict_names[r->verdict]);
+	snprintf(v[8], sizeof(v[8]), "%s", r->inferred ? "true" : "false");
+	for (int i = 0; i < PROM_NLABELS; i++)
+		o += snprintf(key + o, o < sizeof(key) ? sizeof(key) - o : 0, "%s\x1f", v[i]);
+	for (int i = 0; i < nptot; i++)
+		if (!strcmp(ptot[i].key, key)) {
+			ptot[i].count += r->packets;
+			return;
+		}
+	t = realloc(ptot, (nptot + 1) * sizeof(*t));
+	if (!t)
 		return;
+	ptot = t;
+	t = &ptot[nptot++];
+	snprintf(t->key, sizeof(t->key), "%s", key);
+	memcpy(t->values, v, sizeof(v));
+	t->count = r->packets;
+}
+
+static __u64 read_stat(__u32 idx);
+
+static void write_prom(void)
+{
+	const char **keys = calloc(nptot + 1, sizeof(*keys));
+	double *weight = calloc(nptot + 1, sizeof(*weight));
+	bool *own = calloc(nptot + 1, sizeof(*own)), others = false;
+	unsigned long long other = 0;
+	struct prom_label l[PROM_NLABELS];
+	struct prom_file pf;
+	int err;
+
+	if (!cli.prom_path || !keys || !weight || !own)
+		goto out;
+	for (int i = 0; i < nptot; i++) {
+		keys[i] = ptot[i].key;
+		weight[i] = ptot[i].count;
 	}
-	fprintf(f, "# HELP agentxdp_nfdrop_drops_total Packets dropped by netfilter.\n"
-		   "# TYPE agentxdp_nfdrop_drops_total counter\n");
-	for (int i = 0; i < nprom; i++)
-		fprintf(f, "agentxdp_nfdrop_drops_total{%s} %llu\n", prom[i].labels,
-			prom[i].value);
-	if (fclose(f) || rename(tmp, cli.prom_path)) {
-		cli_err("cannot write %s: %s", cli.prom_path, strerror(errno));
-		unlink(tmp);
+	prom_cap_select(&prom_series, nptot, keys, weight, own);
+	if (prom_open(&pf, cli.prom_path)) {
+		err = -errno;
+		goto fail;
 	}
+	prom_family(&pf, PROM_DROPS, PROM_COUNTER,
+		    "Packets netfilter dropped, by network namespace, hook, table, "
+		    "chain, rule handle and verdict (DROP, REJECT, POLICY); "
+		    "inferred=\"true\" where a field was inferred from the ruleset.");
+	for (int i = 0; i < nptot; i++) {
+		if (!own[i]) {
+			other += ptot[i].count;
+			others = true;
+			continue;
+		}
+		for (int j = 0; j < PROM_NLABELS; j++)
+			l[j] = (struct prom_label){ prom_names[j], ptot[i].values[j] };
+		prom_counter(&pf, PROM_DROPS, l, PROM_NLABELS, ptot[i].count);
+	}
+	if (others) {
+		for (int j = 0; j < PROM_NLABELS; j++)
+			l[j] = (struct prom_label){ prom_names[j], PROM_OTHER };
+		prom_counter(&pf, PROM_DROPS, l, PROM_NLABELS, other);
+	}
+	prom_family(&pf, PROM_LOST, PROM_COUNTER,
+		    "Drop events lost to a full ring buffer (-e); the counts "
+		    "above are complete regardless.");
+	prom_counter(&pf, PROM_LOST, NULL, 0, read_stat(NFD_STAT_EVENTS_LOST));
+	err = prom_commit(&pf);
+fail:
+	if (err && !prom_failed) {
+		cli_err("cannot write %s: %s", cli.prom_path, strerror(-err));
+		prom_failed = true;
+	}
+out:
+	free(keys);
+	free(weight);
+	free(own);
 }
 
 /* ---- counts ---- */
@@ -1287,6 +1329,7 @@ static void merge_row(const struct row *r)
 
 	if (!r->packets || row_filtered(r))
 		return;
+	prom_add(r);
 	for (int i = 0; i < nrows; i++)
 		if (same_row(&rows[i], r)) {
 			rows[i].packets += r->packets;
@@ -1298,19 +1341,16 @@ static void merge_row(const struct row *r)
 		*d = *r;
 }
 
-static void print_counts(__u64 *lost_seen)
+/* drain the map into rows (kept until the next report) */
+static void collect_rows(void)
 {
 	static struct nfd_key keys[MAX_KEYS];
 	int fd = bpf_map__fd(obj->maps.drops), n = 0;
 	struct nfd_key key, *prev = NULL;
 	struct nfd_value vals[ncpu];
 	struct row r, split[8];
-	struct json_w w;
-	time_t now = time(NULL);
-	__u64 lost;
 
 	trace_drain();
-	nrows = 0;
 	while (n < MAX_KEYS && !bpf_map_get_next_key(fd, prev, &keys[n])) {
 		key = keys[n];
 		prev = &key;
@@ -1334,11 +1374,18 @@ static void print_counts(__u64 *lost_seen)
 		merge_row(&r);
 	}
 	trace_expire();
+}
+
+static void print_counts(__u64 *lost_seen)
+{
+	struct json_w w;
+	time_t now = time(NULL);
+	__u64 lost;
+
+	collect_rows();
 	nseen = 0;
 	qsort(rows, nrows, sizeof(*rows), cmp_rows);
-	for (int i = 0; i < nrows; i++)
-		prom_add(&rows[i]);
-	prom_write();
+	write_prom();
 	lost = read_stat(NFD_STAT_EVENTS_LOST);
 
 	if (cli.json) {
@@ -1351,6 +1398,7 @@ static void print_counts(__u64 *lost_seen)
 			json_u64(&w, "rejected", rows[i].rejected);
 			json_end(&w);
 		}
+		nrows = 0;
 		return;
 	}
 	cli_print_timestamp(stdout);
@@ -1367,6 +1415,7 @@ static void print_counts(__u64 *lost_seen)
 	*lost_seen = lost;
 	printf("\n");
 	fflush(stdout);
+	nrows = 0;
 }
 
 /* ---- events ---- */
@@ -1411,6 +1460,7 @@ static int handle_event(void *ctx, void *data, size_t len)
 		r = split[0];
 	if (row_filtered(&r))
 		return 0;
+	prom_add(&r);
 	if (cli.json) {
 		json_begin(&w, stdout);
 		json_str(&w, "type", "nf_drop");
@@ -1508,6 +1558,22 @@ static bool xt_priv_first(void)
 	if (idx < 0)
 		idx = probe_func_arg_index("ip6t_do_table", "ip6_tables", "priv");
 	return idx != 2;	/* 0 when found first; unknown: the current ABI */
+}
+
+static struct timespec prom_due;
+
+/* --prom without an interval: time for the periodic write */
+static bool prom_time(void)
+{
+	struct timespec now;
+
+	if (!cli.prom_path || cli.interval)
+		return false;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (now.tv_sec < prom_due.tv_sec)
+		return false;
+	prom_due.tv_sec = now.tv_sec + PROM_DEFAULT_PERIOD_S;
+	return true;
 }
 
 static void cleanup_trace_atexit(void)
@@ -1681,6 +1747,12 @@ int main(int argc, char **argv)
 		       "TABLE/CHAIN #RULE", "VERDICT", "PACKET");
 	fflush(stdout);
 
+	/* --prom: the file exists from the start */
+	prom_cap_init(&prom_series, 0);
+	write_prom();
+	clock_gettime(CLOCK_MONOTONIC, &prom_due);
+	prom_due.tv_sec += PROM_DEFAULT_PERIOD_S;
+
 	if (env.events) {
 		struct pollfd pfd[2];
 		int npfd = 1;
@@ -1710,9 +1782,12 @@ int main(int argc, char **argv)
 				cli_bpf_err("read ring buffer", err);
 				goto cleanup;
 			}
+			if (prom_time())
+				write_prom();
 		}
 		trace_drain();
 		ring_buffer__consume(rb);
+		write_prom();
 		lost_seen = read_stat(NFD_STAT_EVENTS_LOST);
 		if (lost_seen)
 			fprintf(cli.json ? stderr : stdout,
@@ -1733,8 +1808,15 @@ int main(int argc, char **argv)
 			trace_drain();
 			if (cli_exiting)
 				break;
-			if (!cli.interval)
+			if (!cli.interval) {
+				/* without an interval the table waits for the end,
+				 * the --prom file does not */
+				if (prom_time()) {
+					collect_rows();
+					write_prom();
+				}
 				continue;
+			}
 			clock_gettime(CLOCK_MONOTONIC, &now);
 			if (now.tv_sec < next.tv_sec ||
 			    (now.tv_sec == next.tv_sec && now.tv_nsec < next.tv_nsec))
@@ -1762,5 +1844,6 @@ cleanup:
 	ring_buffer__free(rb);
 	nfdrop_bpf__destroy(obj);
 	ksyms_free(ksyms);
+	prom_cap_free(&prom_series);
 	return ret;
 }

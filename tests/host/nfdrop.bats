@@ -452,3 +452,28 @@ host_only() {
 	[ "${#lines[@]}" -eq 1 ]
 	[[ $output == *"needs root"* ]]
 }
+
+@test "--prom: cumulative counter per hook, table, chain, rule and verdict" {
+	host_only
+	pair
+	ip netns exec "${P}b" nft -f - <<-'NFT'
+	table ip axt {
+		chain in { type filter hook input priority 0; udp dport 4791 drop; }
+	}
+	NFT
+	h=$(nft_handle "${P}b" "ip axt in" "udp dport 4791 drop")
+	prom=$BATS_TEST_TMPDIR/nfdrop.prom
+	start_nfdrop --roce -N "${P}b" --prom "$prom" 1
+	# written at start, before any drop
+	ax_wait_for "$prom" "agentxdp_nfdrop_events_lost_total" 10
+	ax_send_roce "${P}a" 10.210.0.2 4
+	sleep 1.5
+	ax_send_roce "${P}a" 10.210.0.2 3
+	stop_nfdrop
+	series="agentxdp_nfdrop_drops_total{netns=\"${P}b\",hook_family=\"ip\",hook=\"input\",table_family=\"ip\",table=\"axt\",chain=\"in\",rule_handle=\"$h\",verdict=\"DROP\",inferred=\"false\"}"
+	# counts drained every interval add up in the file
+	grep -qxF "$series 7" "$prom"
+	if command -v promtool >/dev/null; then
+		promtool check metrics <"$prom"
+	fi
+}
