@@ -27,6 +27,7 @@
 #include "lib/cli.h"
 #include "lib/hist.h"
 #include "lib/json.h"
+#include "lib/prom.h"
 #include "lib/roce_names.h"
 
 #define MAX_IFACES		8
@@ -224,6 +225,32 @@ static const char *const counter_names[RL_NR] = {
 	[RL_UNMATCHED] = "unmatched_answers",
 	[RL_QP_SWITCH] = "qp_switches",
 	[RL_OTHER_TRANSPORT] = "other_transport",
+};
+
+static const char *const counter_help[RL_NR] = {
+	[RL_ROCE_PKTS] = "Packets to the RoCE port with a BTH",
+	[RL_PARSE_ERRORS] = "Truncated or inconsistent headers",
+	[RL_REQUESTS] = "RC/XRC request packets",
+	[RL_TRACKED] = "Requests waiting for an answer (AckReq, READ, atomic)",
+	[RL_ACKS] = "ACKNOWLEDGE and ATOMIC ACKNOWLEDGE packets (ACK, NAK, RNR NAK)",
+	[RL_READ_RESP] = "READ RESPONSE packets",
+	[RL_SAMPLES] = "Latency samples",
+	[RL_RETRANSMITS] = "Request packets with a PSN seen before",
+	[RL_KARN_DISCARDED] = "Answers to retransmitted requests, not timed (Karn)",
+	[RL_NAK_SEQ] = "NAK: PSN sequence error",
+	[RL_NAK_INVALID_REQ] = "NAK: invalid request",
+	[RL_NAK_REMOTE_ACCESS] = "NAK: remote access error",
+	[RL_NAK_REMOTE_OP] = "NAK: remote operational error",
+	[RL_NAK_INVALID_RD] = "NAK: invalid RD request",
+	[RL_NAK_OTHER] = "NAK with a reserved code or syndrome",
+	[RL_RNR_NAKS] = "RNR NAKs",
+	[RL_CNPS] = "Congestion notification packets",
+	[RL_ECN_CE] = "RoCE packets marked ECN CE",
+	[RL_EVICTED] = "Pending requests pushed out by newer ones",
+	[RL_TIMEOUTS] = "Pending requests unanswered for --timeout",
+	[RL_UNMATCHED] = "Answers that completed no pending request",
+	[RL_QP_SWITCH] = "Requests of another QP on the same addresses and source port",
+	[RL_OTHER_TRANSPORT] = "UC, UD and RD packets (counted, not timed)",
 };
 
 static void read_counters(struct rocelat_bpf *obj, struct rocelat_counters *out)
@@ -507,44 +534,46 @@ static void print_flows_json(int n, double now)
 	json_end(&w);
 }
 
-/* ---- Prometheus text file (--prom) --------------------------------- */
+/* ---- Prometheus text file (--prom), through lib/prom ----------------- */
 
-static void write_prom(const struct rocelat_counters *tot, __u64 pending)
+static bool prom_failed;
+
+/* cumulative: the BPF counters and histogram are never reset */
+static void write_prom(struct rocelat_bpf *obj)
 {
-	char tmp[4096];
-	__u64 cum = 0;
-	FILE *f;
+	struct rocelat_counters tot;
+	struct prom_file pf;
+	__u64 pending, paths;
+	char name[96];
+	int err;
 
 	if (!cli.prom_path)
 		return;
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", cli.prom_path, getpid());
-	f = fopen(tmp, "w");
-	if (!f) {
-		cli_err("--prom %s: %s", tmp, strerror(errno));
-		return;
+	read_counters(obj, &tot);
+	read_pending(obj, &pending, &paths);
+	if (prom_open(&pf, cli.prom_path)) {
+		err = -errno;
+		goto fail;
 	}
 	for (int i = 0; i < RL_NR; i++) {
-		fprintf(f, "# TYPE rocelat_%s_total counter\n", counter_names[i]);
-		fprintf(f, "rocelat_%s_total %llu\n", counter_names[i],
-			(unsigned long long)tot->c[i]);
+		snprintf(name, sizeof(name), "agentxdp_rocelat_%s_total", counter_names[i]);
+		prom_family(&pf, name, PROM_COUNTER, counter_help[i]);
+		prom_counter(&pf, name, NULL, 0, tot.c[i]);
 	}
-	fprintf(f, "# TYPE rocelat_pending_requests gauge\n");
-	fprintf(f, "rocelat_pending_requests %llu\n", (unsigned long long)pending);
-	fprintf(f, "# HELP rocelat_latency_seconds request to answer latency\n");
-	fprintf(f, "# TYPE rocelat_latency_seconds histogram\n");
-	for (int i = 0; i < HIST_SLOTS; i++) {
-		cum += tot->hist.slots[i];
-		fprintf(f, "rocelat_latency_seconds_bucket{le=\"%g\"} %llu\n",
-			(double)(2ULL << i) * env.unit_ns / 1e9,
-			(unsigned long long)cum);
-	}
-	fprintf(f, "rocelat_latency_seconds_bucket{le=\"+Inf\"} %llu\n",
-		(unsigned long long)cum);
-	fprintf(f, "rocelat_latency_seconds_count %llu\n", (unsigned long long)cum);
-	if (fclose(f) || rename(tmp, cli.prom_path)) {
-		cli_err("--prom %s: %s", cli.prom_path, strerror(errno));
-		unlink(tmp);
-	}
+	prom_family(&pf, "agentxdp_rocelat_pending_requests", PROM_GAUGE,
+		    "Requests waiting for an answer now");
+	prom_gauge(&pf, "agentxdp_rocelat_pending_requests", NULL, 0, pending);
+	prom_family(&pf, "agentxdp_rocelat_latency_seconds", PROM_HISTOGRAM,
+		    "Request to ACK / first READ RESPONSE latency");
+	prom_hist_log2(&pf, "agentxdp_rocelat_latency_seconds", NULL, 0,
+		       tot.hist.slots, HIST_SLOTS, env.unit_ns * 1e-9, -1);
+	err = prom_commit(&pf);
+	if (!err)
+		return;
+fail:
+	if (!prom_failed)
+		cli_err("cannot write %s: %s", cli.prom_path, strerror(-err));
+	prom_failed = true;
 }
 
 /* ---- one report ------------------------------------------------------ */
@@ -568,7 +597,7 @@ static void report(struct rocelat_bpf *obj, bool interval)
 	prev_total = tot;
 	if (env.flows)
 		nflows = collect_flows(obj, interval);
-	write_prom(&tot, pending);
+	write_prom(obj);
 
 	if (cli.json) {
 		json_begin(&w, stdout);
@@ -870,6 +899,19 @@ static void warn_mirror(struct iface *f)
 	close(s);
 }
 
+/* the next report (the interval) or, with --prom and no interval, the next
+ * write of the metrics file; false when the run should end */
+static bool wait_report(void)
+{
+	struct timespec ts = { .tv_sec = PROM_DEFAULT_PERIOD_S };
+
+	if (cli.interval || !cli.prom_path)
+		return cli_wait_interval();
+	while (!cli_exiting && nanosleep(&ts, &ts) && errno == EINTR)
+		;
+	return !cli_exiting;
+}
+
 static int run_live(struct rocelat_bpf *obj)
 {
 	long reports = 0;
@@ -898,7 +940,13 @@ static int run_live(struct rocelat_bpf *obj)
 		fprintf(out, "... Hit Ctrl-C to end.\n");
 		fflush(out);
 	}
-	while (cli_wait_interval()) {
+	/* the metrics file exists from the start */
+	write_prom(obj);
+	while (wait_report()) {
+		if (!cli.interval) {
+			write_prom(obj);	/* --prom without an interval */
+			continue;
+		}
 		report(obj, true);
 		if (cli.count && ++reports >= cli.count)
 			return 0;
