@@ -20,6 +20,7 @@
 #
 # Environment: TESTBED_ITERS (200), TESTBED_SIZE (65536), TESTBED_TIMEOUT
 # (30 s per ib_write_bw), TESTBED_PORT (18515, perftest's TCP exchange),
+# TESTBED_WAIT (30 s for a device, server or capture to get ready),
 # TESTBED_STATE (/run/agentxdp-testbed).
 #
 # Why the routing is unusual: both addresses are local, so by default the
@@ -73,6 +74,35 @@ pkg_for() {
 	esac
 }
 
+# Waiting is measured in seconds, not loop turns: under software emulation
+# one turn (a fork of sleep) can take half a second. The checks themselves
+# are bash builtins for the same reason.
+WAIT_SECONDS=${TESTBED_WAIT:-30}
+nap() { sleep 0.1; }
+first_line() { # first_line FILE: its first line, or nothing
+	local l=
+	{ IFS= read -r l || true; } 2>/dev/null <"$1"
+	printf '%s' "$l"
+}
+file_has() { # file_has FILE TEXT
+	local l
+	while IFS= read -r l; do
+		[[ $l == *"$2"* ]] && return 0
+	done 2>/dev/null <"$1"
+	return 1
+}
+# tcp_listening PORT: a TCP socket listens on PORT (IPv4 or IPv6)
+tcp_listening() {
+	local hex _ local_addr state f
+	printf -v hex '%04X' "$1"
+	for f in /proc/net/tcp /proc/net/tcp6; do
+		while read -r _ local_addr _ state _; do
+			[[ $local_addr == *":$hex" && $state == 0A ]] && return 0
+		done 2>/dev/null <"$f"
+	done
+	return 1
+}
+
 link_exists() { ip link show dev "$1" >/dev/null 2>&1; }
 rdma_exists() { [ -e "/sys/class/infiniband/$1" ]; }
 
@@ -93,26 +123,28 @@ snapshot_rules() { ip -4 rule show; }
 snapshot_links() { ip -o link show | awk -F': ' '{ sub(/@.*/, "", $2); print $2 }' | sort; }
 
 wait_for_gid() {
-	local dev=$1 ip=$2 want gid i
+	local dev=$1 ip=$2 want gid
 	# ::ffff:a.b.c.d as the kernel prints it in sysfs
 	local IFS=.
 	# shellcheck disable=SC2086 # split the dotted quad into four numbers
 	want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' $ip)
 	unset IFS
-	for ((i = 0; i < 100; i++)); do
-		gid=$(cat "/sys/class/infiniband/$dev/ports/1/gids/$GID_INDEX" 2>/dev/null || true)
+	local deadline=$((SECONDS + WAIT_SECONDS))
+	while ((SECONDS < deadline)); do
+		gid=$(first_line "/sys/class/infiniband/$dev/ports/1/gids/$GID_INDEX")
 		[ "$gid" = "$want" ] && return 0
-		sleep 0.1
+		nap
 	done
 	die "$dev: GID $GID_INDEX is '$gid', not the IPv4-mapped $ip"
 }
 
 wait_for_active() {
-	local dev=$1 state i
-	for ((i = 0; i < 100; i++)); do
-		state=$(cat "/sys/class/infiniband/$dev/ports/1/state" 2>/dev/null || true)
+	local dev=$1 state
+	local deadline=$((SECONDS + WAIT_SECONDS))
+	while ((SECONDS < deadline)); do
+		state=$(first_line "/sys/class/infiniband/$dev/ports/1/state")
 		case $state in *ACTIVE*) return 0 ;; esac
-		sleep 0.1
+		nap
 	done
 	die "$dev: port 1 is '$state', not ACTIVE"
 }
@@ -271,25 +303,33 @@ kill_quietly() {
 # Prints the client's output; sets ITERATIONS_DONE.
 ITERATIONS_DONE=0
 run_write_bw() {
-	local dir=$1 spid cpid rc=0 i
+	local dir=$1 spid cpid rc=0 deadline
 	local args=(-F -x "$GID_INDEX" -p "$PORT" -n "$ITERS" -s "$SIZE")
-	timeout -k 3 "$TIMEOUT" stdbuf -oL ib_write_bw -d "$RXE_B" "${args[@]}" \
+	if tcp_listening "$PORT"; then
+		log "TCP port $PORT is taken; set TESTBED_PORT"
+		return 1
+	fi
+	# The server's bound covers its wait for the client as well.
+	timeout -k 3 $((TIMEOUT + WAIT_SECONDS)) stdbuf -oL ib_write_bw -d "$RXE_B" "${args[@]}" \
 		</dev/null >"$dir/server.out" 2>&1 &
 	spid=$!
-	for ((i = 0; i < 100; i++)); do
-		ss -Hltn "sport = :$PORT" 2>/dev/null | grep -q . && break
-		kill -0 "$spid" 2>/dev/null || break
-		sleep 0.1
+	deadline=$((SECONDS + WAIT_SECONDS))
+	until tcp_listening "$PORT"; do
+		if ! kill -0 "$spid" 2>/dev/null || ((SECONDS >= deadline)); then
+			log "the ib_write_bw server on $RXE_B did not start listening on TCP port $PORT:"
+			kill_quietly "$spid"
+			sed 's/^/  /' "$dir/server.out" >&2
+			return 1
+		fi
+		nap
 	done
 	timeout -k 3 "$TIMEOUT" stdbuf -oL ib_write_bw -d "$RXE_A" "${args[@]}" "$IP_B" \
 		</dev/null >"$dir/client.out" 2>&1 &
 	cpid=$!
 	wait "$cpid" || rc=$?
 	# The server normally ends with the client; do not let it linger.
-	for ((i = 0; i < 30; i++)); do
-		kill -0 "$spid" 2>/dev/null || break
-		sleep 0.1
-	done
+	deadline=$((SECONDS + 3))
+	while kill -0 "$spid" 2>/dev/null && ((SECONDS < deadline)); do nap; done
 	kill_quietly "$spid"
 	cat "$dir/client.out"
 	[ "$rc" -ne 124 ] || log "ib_write_bw timed out after $TIMEOUT s"
@@ -297,15 +337,16 @@ run_write_bw() {
 		h && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ { print $2; exit }' "$dir/client.out")
 	ITERATIONS_DONE=${ITERATIONS_DONE:-0}
 	if [ "$rc" -ne 0 ]; then
-		log "ib_write_bw client exited with status $rc; server said:"
-		sed 's/^/  /' "$dir/server.out" >&2
+		log "ib_write_bw client exited with status $rc; client and server said:"
+		sed 's/^/  client: /' "$dir/client.out" >&2
+		sed 's/^/  server: /' "$dir/server.out" >&2
 	fi
 	return "$rc"
 }
 
 cmd_traffic() {
 	need_root
-	need ib_write_bw timeout stdbuf ss
+	need ib_write_bw timeout stdbuf
 	require_up
 	local dir rc=0
 	dir=$(mktemp -d)
@@ -317,9 +358,9 @@ cmd_traffic() {
 
 cmd_verify() {
 	need_root
-	need ib_write_bw tcpdump timeout stdbuf ss
+	need ib_write_bw tcpdump timeout stdbuf
 	require_up
-	local dir tpid i rc=0 packets
+	local dir tpid rc=0 packets
 	dir=$(mktemp -d)
 	# Requests rxe-a -> rxe-b that carry at least a BTH and the ICRC (UDP
 	# length >= 8 + 12 + 4). An ICMP error quoting a RoCE packet is not UDP
@@ -328,12 +369,12 @@ cmd_verify() {
 		"src host $IP_A and dst host $IP_B and udp dst port $ROCE_PORT and udp[4:2] >= 24" \
 		</dev/null 2>"$dir/tcpdump.err" &
 	tpid=$!
-	for ((i = 0; i < 100; i++)); do
-		grep -q 'listening on' "$dir/tcpdump.err" && break
-		kill -0 "$tpid" 2>/dev/null || break
-		sleep 0.1
+	local deadline=$((SECONDS + WAIT_SECONDS))
+	until file_has "$dir/tcpdump.err" 'listening on'; do
+		if ! kill -0 "$tpid" 2>/dev/null || ((SECONDS >= deadline)); then break; fi
+		nap
 	done
-	grep -q 'listening on' "$dir/tcpdump.err" || {
+	file_has "$dir/tcpdump.err" 'listening on' || {
 		cat "$dir/tcpdump.err" >&2
 		kill_quietly "$tpid"
 		rm -rf "$dir"

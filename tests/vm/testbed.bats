@@ -16,9 +16,20 @@ setup_file() {
 }
 
 teardown() {
-	# Whatever a test left behind, also when it failed half-way.
+	# Whatever a test left behind, also when it failed half-way. Tests on a
+	# working bed share one (KEEP_BED=1): up and down cost 10-20 s each
+	# under emulation.
 	iptables -D "${REJECT[@]}" 2>/dev/null || true
+	[ "${KEEP_BED:-0}" -eq 1 ] || "$TESTBED" down >/dev/null 2>&1 || true
+}
+
+teardown_file() {
 	"$TESTBED" down >/dev/null 2>&1 || true
+}
+
+bed_up() {
+	KEEP_BED=1
+	"$TESTBED" up
 }
 
 # Everything up/down may touch, as text: routing rules, links, rdma links,
@@ -85,18 +96,18 @@ counter() { # counter rxe-a/1 sent_pkts
 }
 
 @test "verify passes on a clean bed" {
-	"$TESTBED" up
-	run "$TESTBED" verify
+	bed_up
+	TESTBED_ITERS=50 run "$TESTBED" verify
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ $output == *"verify: PASS"* ]]
 }
 
 @test "verify fails when an iptables REJECT eats UDP 4791 on veth-b" {
-	"$TESTBED" up
+	bed_up
 	iptables -I "${REJECT[@]}"
 	# rxe retries forever (retry_cnt 7), so only the timeout ends the run.
-	TESTBED_TIMEOUT=10 run "$TESTBED" verify
+	TESTBED_ITERS=50 TESTBED_TIMEOUT=15 run "$TESTBED" verify
 	echo "$output"
 	[ "$status" -ne 0 ]
 	[[ $output == *"verify: FAIL"* ]]
@@ -106,7 +117,7 @@ counter() { # counter rxe-a/1 sent_pkts
 }
 
 @test "rdma port counters move with traffic" {
-	"$TESTBED" up
+	bed_up
 	local a_sent a_rcvd b_rcvd
 	a_sent=$(counter rxe-a/1 sent_pkts)
 	a_rcvd=$(counter rxe-a/1 rcvd_pkts)
