@@ -93,7 +93,8 @@ enum {
 static const struct argp_option opts[] = {
 	{ "events", 'e', NULL, 0, "Print one event per dropped packet", 0 },
 	{ "stack", 's', NULL, 0, "With -e: add the kernel stack", 0 },
-	{ "interface", 'i', "IFACE", 0, "Only packets on IFACE (in or out)", 0 },
+	{ "interface", 'i', "IFACE", 0,
+	  "Only packets on IFACE (in or out) of the namespace of -N, else this one", 0 },
 	{ "port", 'P', "PORT", 0, "Only UDP packets with PORT as source or destination", 0 },
 	{ "roce", OPT_ROCE, NULL, 0, "Only RoCE v2 (UDP to the RoCE port)", 0 },
 	{ NULL, '4', NULL, 0, "Only the ip family (IPv4 hooks)", 0 },
@@ -1683,12 +1684,22 @@ int main(int argc, char **argv)
 
 	cli_parse(&argp, argc, argv, NULL);
 	cli_setup();
-	if (env.ifname)
-		env.ifindex = cli_ifindex(env.ifname);
 	if (env.netns) {
 		env.netns_inum = netns_by_name(env.netns);
 		if (!env.netns_inum)
 			cli_die("no such network namespace: %s", env.netns);
+	}
+	if (env.ifname) {
+		/* an ifindex means something only within its namespace: look
+		 * the name up in -N's (or ours) and only count drops there */
+		int saved;
+
+		if (!env.netns_inum)
+			env.netns_inum = netns_self();
+		if (netns_enter(env.netns_inum, &saved))
+			cli_die("cannot enter network namespace %s", env.netns);
+		env.ifindex = cli_ifindex(env.ifname);
+		netns_leave(saved);
 	}
 	ncpu = libbpf_num_possible_cpus();
 	if (ncpu <= 0)

@@ -405,7 +405,7 @@ host_only() {
 	[ "$(packets '.hook == "input"')" -eq 10 ]
 }
 
-@test "--hook and --family filter rows; text output names hook, table and chain" {
+@test "--hook, --family and -i filter; text output names hook, table and chain" {
 	host_only
 	pair
 	ip netns exec "${P}b" nft -f - <<-'NFT'
@@ -421,6 +421,15 @@ host_only() {
 	ax_send_roce "${P}a" 10.210.0.2 3
 	stop_nfdrop
 	[ "$(packets true)" -eq 0 ]
+	# -i names an interface of -N's namespace
+	start_nfdrop --roce -N "${P}b" -i lo
+	ax_send_roce "${P}a" 10.210.0.2 3
+	stop_nfdrop
+	[ "$(packets true)" -eq 0 ]
+	start_nfdrop --roce -N "${P}b" -i "${P}vb"
+	ax_send_roce "${P}a" 10.210.0.2 2
+	stop_nfdrop
+	[ "$(packets '.hook == "input"')" -eq 2 ]
 	ax_bg "$NFDROP" --roce -N "${P}b" --hook INPUT -4 >"$OUT" 2>"$ERR"
 	NF_PID=$AX_LAST_PID
 	ax_wait_for "$OUT" "Tracing" 90
