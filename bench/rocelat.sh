@@ -8,11 +8,10 @@
 #    call, since a repeated request is a retransmission). Targets: non-RoCE
 #    <= 1.5x, RoCE <= 4x.
 # 2. Packets per second through a veth pair (namespaces axlb*a/b): a UDP
-#    flood of RoCE requests, received-packet rate with no program, with an
-#    empty XDP program, and with rocelat attached (native XDP, the default on
-#    veth, and --skb-mode). Target: rocelat/none >= 0.9. Native XDP moves
-#    veth onto its NAPI path, which alone costs more than rocelat: compare
-#    with the empty XDP program too.
+#    flood of RoCE requests (bench/udpflood, shared with the other benches),
+#    received-packet rate with no program, with an empty XDP program, and
+#    with rocelat attached (native XDP, the default on veth, and
+#    --skb-mode). Target: rocelat/none >= 0.9.
 #
 # Prints "RESULT name=value" lines; exits non-zero only when it could not
 # measure.
@@ -21,8 +20,8 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 B=${AX_BUILD:-$ROOT/build}
 HELPER=$B/bench/rocelat_bench
-SECS=${ROCELAT_BENCH_SECS:-3}
-ROUNDS=${ROCELAT_BENCH_ROUNDS:-2}
+FLOOD_N=${ROCELAT_BENCH_PACKETS:-300000}
+ROUNDS=${ROCELAT_BENCH_ROUNDS:-5}
 CALLS=${ROCELAT_BENCH_CALLS:-200000}
 NS=axlb$$
 PIDS=()
@@ -50,7 +49,8 @@ fi
 echo "== rocelat: cost per packet (BPF_PROG_TEST_RUN) =="
 "$HELPER" cost "$CALLS"
 
-echo "== rocelat: packets per second through a veth pair (${SECS}s x ${ROUNDS} rounds) =="
+${CC:-cc} -O2 -Wall -Wextra -o "$B/udpflood" bench/udpflood.c
+echo "== rocelat: packets per second through a veth pair ($FLOOD_N packets x ${ROUNDS} rounds) =="
 ip netns add "${NS}a"
 ip netns add "${NS}b"
 ip link add "${NS}va" netns "${NS}a" type veth peer name "${NS}vb" netns "${NS}b"
@@ -67,13 +67,15 @@ rx_packets() {
 	ip netns exec "${NS}b" cat "/sys/class/net/${NS}vb/statistics/rx_packets"
 }
 
-# one flood; prints received packets per second at the receiving veth
+# one flood (bench/udpflood: RoCE-shaped SEND_ONLY requests, AckReq, PSN =
+# sequence); prints packets per second received at the receiving veth
 measure() {
-	local before after
+	local before after out secs
 	before=$(rx_packets)
-	ip netns exec "${NS}a" "$HELPER" flood 10.78.0.2 "$SECS" > /dev/null
+	out=$(ip netns exec "${NS}a" "$B/udpflood" 10.78.0.2 4791 "$FLOOD_N")
 	after=$(rx_packets)
-	echo $(( (after - before) / SECS ))
+	secs=$(sed -n 's/.*seconds=\([0-9.]*\).*/\1/p' <<< "$out")
+	awk -v n=$(( after - before )) -v s="$secs" 'BEGIN { printf "%d\n", n / s }'
 }
 
 run_with() {
@@ -103,19 +105,25 @@ run_with() {
 	fi
 }
 
-declare -A SUM=([none]=0 [empty]=0 [rocelat]=0 [rocelat-skb]=0)
+# conditions interleaved round by round, the median of each (a loaded
+# 2-core host swings single runs by a factor of two)
+declare -A ALL=()
 for r in $(seq "$ROUNDS"); do
 	for what in none empty rocelat rocelat-skb; do
 		pps=$(run_with $what)
 		echo "round $r: $what: $pps pps"
-		SUM[$what]=$(( SUM[$what] + pps ))
+		ALL[$what]="${ALL[$what]:-} $pps"
 	done
 done
-none=$(( SUM[none] / ROUNDS ))
-empty=$(( SUM[empty] / ROUNDS ))
-lat=$(( SUM[rocelat] / ROUNDS ))
-skb=$(( SUM[rocelat-skb] / ROUNDS ))
+median() {
+	tr ' ' '\n' <<< "$1" | grep . | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+none=$(median "${ALL[none]}")
+empty=$(median "${ALL[empty]}")
+lat=$(median "${ALL[rocelat]}")
+skb=$(median "${ALL[rocelat-skb]}")
 [ "$none" -gt 0 ] && [ "$empty" -gt 0 ] || { echo "bench/rocelat.sh: no packets received" >&2; exit 1; }
+printf 'median of %d rounds:\n' "$ROUNDS"
 printf 'no program:      %9d pps\n' "$none"
 printf 'empty XDP:       %9d pps\n' "$empty"
 printf 'rocelat:         %9d pps  ratio to none %s (target >= 0.9), to empty XDP %s\n' \

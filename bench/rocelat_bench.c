@@ -3,7 +3,6 @@
  * Benchmark helper for bench/rocelat.sh (built by it with cc).
  *
  *   rocelat_bench cost [N]          per-packet cost via BPF_PROG_TEST_RUN
- *   rocelat_bench flood DST SECS    UDP flood of RoCE requests to DST:4791
  *   rocelat_bench xdp-pass IFACE    hold an empty XDP program on IFACE
  *                                   (BPF link) until SIGINT/SIGTERM
  *
@@ -20,8 +19,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <net/if.h>
-#include <sys/socket.h>
-#include <time.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "rocelat.h"
@@ -154,57 +151,6 @@ static int cost(int n)
 	return 0;
 }
 
-static int flood(const char *dst, int secs)
-{
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(4791) };
-	struct sockaddr_in src = { .sin_family = AF_INET, .sin_port = htons(49152) };
-	enum { BATCH = 64, PAYLOAD = 12 + 64 + 4 };
-	static uint8_t bufs[BATCH][PAYLOAD];
-	struct mmsghdr msgs[BATCH];
-	struct iovec iov[BATCH];
-	unsigned long long sent = 0;
-	struct timespec t0, t;
-	__u32 psn = 0;
-	int fd;
-
-	if (inet_pton(AF_INET, dst, &sa.sin_addr) != 1) {
-		fprintf(stderr, "rocelat_bench: bad address %s\n", dst);
-		return 1;
-	}
-	fd = socket(AF_INET, SOCK_DGRAM, 0);
-	if (fd < 0 || bind(fd, (void *)&src, sizeof(src)) ||
-	    connect(fd, (void *)&sa, sizeof(sa))) {
-		fprintf(stderr, "rocelat_bench: socket: %s\n", strerror(errno));
-		return 1;
-	}
-	memset(msgs, 0, sizeof(msgs));
-	for (int i = 0; i < BATCH; i++) {
-		bufs[i][0] = ROCE_SEND_ONLY;
-		bufs[i][1] = 0x40;
-		bufs[i][2] = bufs[i][3] = 0xff;
-		bufs[i][7] = 0x11;
-		bufs[i][8] = ROCE_ACKREQ;
-		iov[i].iov_base = bufs[i];
-		iov[i].iov_len = PAYLOAD;
-		msgs[i].msg_hdr.msg_iov = &iov[i];
-		msgs[i].msg_hdr.msg_iovlen = 1;
-	}
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	do {
-		int r;
-
-		for (int i = 0; i < BATCH; i++, psn++)
-			pkt_put24(&bufs[i][9], psn & ROCE_PSN_MASK);
-		r = sendmmsg(fd, msgs, BATCH, 0);
-		if (r > 0)
-			sent += r;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while (t.tv_sec - t0.tv_sec < secs ||
-		 (t.tv_sec - t0.tv_sec == secs && t.tv_nsec < t0.tv_nsec));
-	printf("sent=%llu\n", sent);
-	return 0;
-}
-
 static volatile sig_atomic_t stop;
 
 static void on_sig(int sig)
@@ -242,10 +188,8 @@ int main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "cost"))
 		return cost(argc > 2 ? atoi(argv[2]) : 100000);
-	if (argc >= 4 && !strcmp(argv[1], "flood"))
-		return flood(argv[2], atoi(argv[3]));
 	if (argc >= 3 && !strcmp(argv[1], "xdp-pass"))
 		return hold_xdp_pass(argv[2]);
-	fprintf(stderr, "usage: rocelat_bench cost [N] | flood DST SECS | xdp-pass IFACE\n");
+	fprintf(stderr, "usage: rocelat_bench cost [N] | xdp-pass IFACE\n");
 	return 2;
 }

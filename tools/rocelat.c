@@ -295,6 +295,7 @@ struct flow_row {
 	struct roce_flow_stats st;
 	__u64 p50, p99, max;		/* in the unit */
 	double mean_ns;
+	double median;			/* interpolated, in the unit */
 };
 
 static struct flow_row rows[MAX_FLOWS];
@@ -305,8 +306,9 @@ static int cmp_rows(const void *a, const void *b)
 	__u64 bx = x->st.retransmits + x->st.naks + x->st.rnr_naks;
 	__u64 by = y->st.retransmits + y->st.naks + y->st.rnr_naks;
 
-	if (x->p99 != y->p99)
-		return x->p99 < y->p99 ? 1 : -1;
+	/* the median first: one stray sample must not put a flow on top */
+	if (x->median != y->median)
+		return x->median < y->median ? 1 : -1;
 	if (x->mean_ns != y->mean_ns)
 		return x->mean_ns < y->mean_ns ? 1 : -1;
 	if (bx != by)
@@ -329,6 +331,7 @@ static int collect_flows(struct rocelat_bpf *obj, bool clear)
 			r->p99 = hist_quantile(r->st.hist.slots, HIST_SLOTS, 0.99);
 			r->max = r->st.max / env.unit_ns;
 			r->mean_ns = r->st.samples ? (double)r->st.sum / r->st.samples : 0;
+			r->median = hist_quantile_interp(r->st.hist.slots, HIST_SLOTS, 0.5);
 			if (!r->st.samples)
 				r->p50 = r->p99 = 0;
 			n++;
@@ -350,11 +353,16 @@ static const char *ifname_of(__u32 ifindex, char *buf)
 	return buf;
 }
 
-/* the gray failure: a flow whose mean latency stands far above the median
- * of its peers (flows with enough samples). Returns its row or -1. */
+/*
+ * The gray failure: a flow whose typical latency (its median, interpolated
+ * in its log2 slot: robust to a few stray samples, unlike the mean) is at
+ * least OUTLIER_RATIO times the median of its peers' (flows with enough
+ * samples). Returns its row or -1; ratio and the peers' median (in the
+ * unit) through the pointers.
+ */
 static int find_outlier(int n, double *ratio_out, double *median_out, int *peers_out)
 {
-	double means[MAX_FLOWS];
+	double meds[MAX_FLOWS];
 	int best = -1, elig = 0;
 	double best_ratio = 0, best_med = 0;
 
@@ -371,21 +379,21 @@ static int find_outlier(int n, double *ratio_out, double *median_out, int *peers
 			continue;
 		for (int j = 0; j < n; j++)
 			if (j != i && rows[j].st.samples >= OUTLIER_MIN_SAMPLES)
-				means[m++] = rows[j].mean_ns;
+				meds[m++] = rows[j].median;
 		/* median of the peers (insertion sort: m is small) */
 		for (int a = 1; a < m; a++)
-			for (int b = a; b > 0 && means[b - 1] > means[b]; b--) {
-				double t = means[b];
+			for (int b = a; b > 0 && meds[b - 1] > meds[b]; b--) {
+				double t = meds[b];
 
-				means[b] = means[b - 1];
-				means[b - 1] = t;
+				meds[b] = meds[b - 1];
+				meds[b - 1] = t;
 			}
-		med = m % 2 ? means[m / 2] : (means[m / 2 - 1] + means[m / 2]) / 2;
+		med = m % 2 ? meds[m / 2] : (meds[m / 2 - 1] + meds[m / 2]) / 2;
 		if (med <= 0)
-			med = 1;
-		if (rows[i].mean_ns / med > best_ratio &&
-		    rows[i].mean_ns - med >= OUTLIER_MIN_GAP_NS) {
-			best_ratio = rows[i].mean_ns / med;
+			med = 1.0 / env.unit_ns;	/* 1 ns */
+		if (rows[i].median / med > best_ratio &&
+		    (rows[i].median - med) * env.unit_ns >= OUTLIER_MIN_GAP_NS) {
+			best_ratio = rows[i].median / med;
 			best_med = med;
 			best = i;
 		}
@@ -429,9 +437,9 @@ static void print_outlier_text(int o, double ratio, double med, int peers)
 	const struct flow_row *r = &rows[o];
 	char a[ADDR_STRLEN], b[ADDR_STRLEN], ifn[IF_NAMESIZE], m1[32], m2[32];
 
-	fmt_lat(r->mean_ns, m1, sizeof(m1));
-	fmt_lat(med, m2, sizeof(m2));
-	printf("OUTLIER: %s -> %s qpn 0x%x sport %u via %s: mean %s, %.1fx the "
+	fmt_lat(r->median * env.unit_ns, m1, sizeof(m1));
+	fmt_lat(med * env.unit_ns, m2, sizeof(m2));
+	printf("OUTLIER: %s -> %s qpn 0x%x sport %u via %s: median %s, %.1fx the "
 	       "median of %d other flow%s (%s)\n",
 	       pkt_addr_str(r->key.path.family, r->key.path.req, a, sizeof(a)),
 	       pkt_addr_str(r->key.path.family, r->key.path.resp, b, sizeof(b)),
@@ -504,6 +512,7 @@ static void print_flows_json(int n, double now)
 		json_str(&w, "unit", short_unit());
 		json_u64(&w, "samples", r->st.samples);
 		json_f64(&w, "mean", r->mean_ns / env.unit_ns);
+		json_f64(&w, "median", r->median);
 		json_u64(&w, "p50", r->p50);
 		json_u64(&w, "p99", r->p99);
 		json_f64(&w, "max", (double)r->st.max / env.unit_ns);
@@ -527,8 +536,9 @@ static void print_flows_json(int n, double now)
 	json_f64(&w, "time", now);
 	json_flow_key(&w, &rows[o]);
 	json_str(&w, "unit", short_unit());
+	json_f64(&w, "median", rows[o].median);
 	json_f64(&w, "mean", rows[o].mean_ns / env.unit_ns);
-	json_f64(&w, "peer_median", med / env.unit_ns);
+	json_f64(&w, "peer_median", med);
 	json_u64(&w, "peers", peers);
 	json_f64(&w, "ratio", ratio);
 	json_end(&w);

@@ -12,6 +12,9 @@ void hist_print_log2(FILE *f, const __u64 *slots, int n, const char *unit);
 void hist_json_buckets(FILE *f, const __u64 *slots, int n);
 /* value below which a fraction q of samples fall (upper bound of the slot) */
 __u64 hist_quantile(const __u64 *slots, int n, double q);
+/* the same, interpolated linearly inside the slot: a finer estimate for
+ * comparing distributions (e.g. medians of flows) than a slot bound */
+double hist_quantile_interp(const __u64 *slots, int n, double q);
 __u64 hist_total(const __u64 *slots, int n);
 /* sum src into dst */
 void hist_add_into(__u64 *dst, const __u64 *src, int n);
