@@ -26,6 +26,7 @@
 #define NF_STOLEN_VERDICT 2
 #define NF_VERDICT_BITS	0xff
 #define ICMP_DEST_UNREACH_TYPE 3
+#define REJECT_SLOTS	4
 #define REJECT_WINDOW_NS 100000000	/* reply and drop: microseconds apart, ms under emulation */
 
 const volatile __u8 targ_scope = NFD_SCOPE_ALL;
@@ -84,8 +85,15 @@ struct nfd_cpu {
 	__u8 pend_matched;	/* ... and it passed the filters */
 	__u8 pad[7];
 	__u64 mark_skb;		/* fexit saw NF_DROP, kfree_skb due */
-	__u64 reject_skb;	/* a REJECT reply was sent for this skb */
-	__u64 reject_ts;
+	/*
+	 * skbs a REJECT reply was sent for. Several: sending the reply
+	 * re-enables softirqs, and another packet rejected in one that runs
+	 * there must not take the place of the first before it is freed.
+	 */
+	__u64 reject_skb[REJECT_SLOTS];
+	__u64 reject_ts[REJECT_SLOTS];
+	__u32 reject_next;
+	__u32 pad3;
 	__u8 in_traversal;	/* scan_stack: freed inside a traversal with fexit */
 	__u8 pad2[7];
 	struct nfd_key mark_key;
@@ -202,16 +210,20 @@ static __always_inline int handle_kfree(void *ctx, struct sk_buff *skb,
 
 	if (!st)
 		return 0;
-	if (st->reject_skb == (__u64)skb && reason != targ_nf_drop)
-		st->reject_skb = 0;	/* e.g. port unreachable, NO_SOCKET */
+	rec = &st->rec;
+	rec->rejected = 0;
+	for (int i = 0; i < REJECT_SLOTS; i++) {
+		if (st->reject_skb[i] != (__u64)skb)
+			continue;
+		/* other reasons (port unreachable, NO_SOCKET) only clear it */
+		if (reason == targ_nf_drop &&
+		    bpf_ktime_get_ns() - st->reject_ts[i] < REJECT_WINDOW_NS)
+			rec->rejected = 1;
+		st->reject_skb[i] = 0;
+	}
 	if (reason != targ_nf_drop)
 		return 0;
 
-	rec = &st->rec;
-	rec->rejected = st->reject_skb == (__u64)skb &&
-			bpf_ktime_get_ns() - st->reject_ts < REJECT_WINDOW_NS;
-	if (st->reject_skb == (__u64)skb)
-		st->reject_skb = 0;
 	marked = st->mark_skb == (__u64)skb;
 	if (marked)
 		st->mark_skb = 0;
@@ -384,11 +396,13 @@ int nfdrop_ip6t_exit(__u64 *ctx)
 static __always_inline void mark_reject(const struct sk_buff *skb)
 {
 	struct nfd_cpu *st = cpu_slot();
+	__u32 i;
 
 	if (!st)
 		return;
-	st->reject_skb = (__u64)skb;
-	st->reject_ts = bpf_ktime_get_ns();
+	i = st->reject_next++ & (REJECT_SLOTS - 1);
+	st->reject_skb[i] = (__u64)skb;
+	st->reject_ts[i] = bpf_ktime_get_ns();
 }
 
 /* every REJECT, before rate limiting (nf_reject_ipv4/ipv6, fentry kernels) */

@@ -684,6 +684,8 @@ static void settle_chain(struct row *r, const struct cand *c, int policy)
 		return;
 	}
 	r->verdict = all_rejected ? V_REJECT : V_UNKNOWN;
+	if (r->verdict == V_UNKNOWN)
+		r->inferred |= INF_VERDICT;	/* not even inferred: unknown */
 }
 
 /*
