@@ -133,13 +133,21 @@ static __always_inline bool qp_key_of(struct rxe_qp *qp, struct qp_key *k)
 	return true;
 }
 
-/* device name, type, state, peer: once, and again after each modify */
+/* what a QP is from creation on: its device's name and its type */
+static __always_inline void qp_names(struct rxe_qp *qp, struct qp_stats *s)
+{
+	if (s->dev[0])
+		return;
+	BPF_CORE_READ_STR_INTO(&s->dev, qp, ibqp.device, name);
+	s->qp_type = BPF_CORE_READ(qp, ibqp.qp_type);
+}
+
+/* state and peer: once, and again after each modify */
 static __always_inline void qp_identity(struct rxe_qp *qp, struct qp_stats *s)
 {
 	__u8 nt;
 
-	BPF_CORE_READ_STR_INTO(&s->dev, qp, ibqp.device, name);
-	s->qp_type = BPF_CORE_READ(qp, ibqp.qp_type);
+	qp_names(qp, s);
 	if (s->state == QP_STATE_UNKNOWN)
 		s->state = BPF_CORE_READ(qp, attr.qp_state);
 	s->dqpn = BPF_CORE_READ(qp, attr.dest_qp_num);
@@ -468,9 +476,12 @@ static __always_inline int on_modify(struct rxe_qp *qp, struct ib_qp_attr *attr,
 			return 0;
 		s->state = QP_STATE_UNKNOWN;
 	}
-	/* address, peer QPN, source port change here: read them again at the
-	 * next packet, when rxe_modify_qp has set them all */
-	s->peer_known = 0;
+	/* what earlier modifies set (the peer of RTR for the move to RTS); a
+	 * new address or peer QPN is read again at the next packet, when
+	 * rxe_modify_qp has set it and the UDP source port that follows */
+	qp_identity(qp, s);
+	if (mask & (IB_QP_AV | IB_QP_DEST_QPN))
+		s->peer_known = 0;
 	if (!(mask & IB_QP_STATE))
 		return 0;
 	old = BPF_CORE_READ(qp, attr.qp_state);
@@ -546,6 +557,7 @@ static __always_inline int on_destroy(struct ib_qp *ibqp)
 	s = bpf_map_lookup_elem(&qps, &k);
 	if (!s)
 		return 0;
+	qp_names(qp, s);
 	s->destroyed = 1;
 	emit(&k, EV_DESTROY, s->state, s->state, 0, s->tx_psn, s->rx_psn, 0, 0);
 	return 0;

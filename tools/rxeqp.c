@@ -51,8 +51,9 @@ static const char doc[] =
 "A top-like table every interval (default 1 s): packets, retransmitted\n"
 "requests, retransmit timer firings, RNR and PSN sequence error NAKs,\n"
 "duplicate requests, completion errors and flushes, request-to-ACK latency,\n"
-"state, and the peer of each QP. Counts in the table are per interval;\n"
-"JSON and Prometheus output carry running totals.\n"
+"state (gone: destroyed since the last table), and the peer of each QP.\n"
+"Counts in the table are per interval; JSON and Prometheus output carry\n"
+"running totals.\n"
 "\n"
 "EXAMPLES:\n"
 "    rxeqp                # table every second until Ctrl-C\n"
@@ -262,6 +263,37 @@ static __u64 read_stat(__u32 idx)
 	return s;
 }
 
+/* totals of destroyed QPs per device, so that the Prometheus counters of a
+ * device never go back when one of its QPs goes away */
+struct retired {
+	__u32 ifindex;
+	char dev[RXEQP_DEVNAME];
+	__u64 cnt[QC_NR];
+};
+#define MAX_DEVS 64
+static struct retired retired[MAX_DEVS];
+static int nretired;
+
+static struct retired *retired_of(__u32 ifindex, const char *dev)
+{
+	for (int i = 0; i < nretired; i++)
+		if (retired[i].ifindex == ifindex)
+			return &retired[i];
+	if (nretired == MAX_DEVS)
+		return NULL;
+	retired[nretired].ifindex = ifindex;
+	snprintf(retired[nretired].dev, sizeof(retired[nretired].dev), "%s", dev);
+	return &retired[nretired++];
+}
+
+static void retire(const struct row *r)
+{
+	struct retired *t = retired_of(r->key.ifindex, r->cur.dev);
+
+	for (int c = 0; t && c < QC_NR; c++)
+		t->cnt[c] += r->cur.cnt[c];
+}
+
 /* reads the maps into rows; QPs reported destroyed last time are dropped */
 static void collect(void)
 {
@@ -272,6 +304,7 @@ static void collect(void)
 	/* forget QPs whose destruction was already reported */
 	for (int i = 0; i < nrows; i++) {
 		if (rows[i].cur.destroyed) {
+			retire(&rows[i]);
 			bpf_map_delete_elem(fd, &rows[i].key);
 			bpf_map_delete_elem(hfd, &rows[i].key);
 			continue;
@@ -450,9 +483,9 @@ static void print_table(const char *mode)
 		__u64 p50 = hist_total(r->hd, HIST_SLOTS) ?
 			    hist_quantile(r->hd, HIST_SLOTS, 0.5) : 0;
 
-		printf("%-12s %-5s %6s %6s %4s %3s %3s %3s %3s %3s %6s %s%s\n",
+		printf("%-12s %-5s %6s %6s %4s %3s %3s %3s %3s %3s %6s %s\n",
 		       qp_name(r, qp, sizeof(qp)),
-		       state_str(r->cur.state, st, sizeof(st)),
+		       r->cur.destroyed ? "gone" : state_str(r->cur.state, st, sizeof(st)),
 		       num(d[QC_TX_PKTS], 6, b[0], 24), num(d[QC_RX_PKTS], 6, b[1], 24),
 		       num(d[QC_RETX_PKTS], 4, b[2], 24), num(d[QC_RETX_TIMER], 3, b[3], 24),
 		       num(d[QC_RNR_SENT] + d[QC_RNR_RCVD], 3, b[4], 24),
@@ -460,8 +493,7 @@ static void print_table(const char *mode)
 		       num(d[QC_DUP_REQS], 3, b[6], 24),
 		       num(d[QC_CQE_ERRS] + d[QC_CQE_FLUSH], 3, b[7], 24),
 		       p50 ? num(p50, 6, b[8], 24) : "-",
-		       peer_str(&r->cur, peer, sizeof(peer)),
-		       r->cur.destroyed ? " (destroyed)" : "");
+		       peer_str(&r->cur, peer, sizeof(peer)));
 	}
 	if (env.hist) {
 		for (int i = 0; i < n; i++) {
@@ -541,8 +573,9 @@ static void print_json(void)
 }
 
 /* Prometheus: running totals per QP (the BPF counters never go back while
- * a QP lives); at most PROM_QPS QPs on their own, the rest summed as
- * qpn="other" (see lib/prom.h) */
+ * a QP lives). The first PROM_QPS QPs (lib/prom.h's sticky cap) get series
+ * of their own; the others, and every QP once destroyed, are summed per
+ * device as qpn="other", which therefore only grows. */
 #define PROM_QPS 64
 static struct prom_cap prom_qps;
 static bool prom_failed;
@@ -580,10 +613,11 @@ static void write_prom(void)
 		pkt_addr_str(s->family, s->daddr, da[i], sizeof(da[i]));
 	}
 	prom_cap_select(&prom_qps, nrows, keys, weight, own);
+	/* every device with a QP not on its own gets its "other" series */
+	for (int i = 0; i < nrows; i++)
+		if (!own[i])
+			retired_of(rows[i].key.ifindex, rows[i].cur.dev);
 	for (int c = 0; c < QC_NR; c++) {
-		__u64 other = 0;
-		bool any_other = false;
-
 		snprintf(name, sizeof(name), "agentxdp_rxeqp_%s_total", counter_names[c]);
 		prom_family(&pf, name, PROM_COUNTER, "rdma_rxe per-QP counter, see rxeqp(8)");
 		for (int i = 0; i < nrows; i++) {
@@ -592,17 +626,22 @@ static void write_prom(void)
 				{ lnames[2], qpn[i] }, { lnames[3], da[i] }, { lnames[4], dqpn[i] },
 			};
 
-			if (!own[i]) {
-				other += rows[i].cur.cnt[c];
-				any_other = true;
-				continue;
-			}
-			prom_counter(&pf, name, l, 5, rows[i].cur.cnt[c]);
+			if (own[i])
+				prom_counter(&pf, name, l, 5, rows[i].cur.cnt[c]);
 		}
-		if (any_other) {
-			struct prom_label l[1] = { { "qpn", PROM_OTHER } };
+		for (int d = 0; d < nretired; d++) {
+			char oifn[IF_NAMESIZE];
+			__u64 v = retired[d].cnt[c];
+			struct prom_label l[5] = {
+				{ lnames[0], retired[d].dev },
+				{ lnames[1], ifname_of(retired[d].ifindex, oifn) },
+				{ lnames[2], PROM_OTHER }, { lnames[3], "" }, { lnames[4], "" },
+			};
 
-			prom_counter(&pf, name, l, 1, other);
+			for (int i = 0; i < nrows; i++)
+				if (!own[i] && rows[i].key.ifindex == retired[d].ifindex)
+					v += rows[i].cur.cnt[c];
+			prom_counter(&pf, name, l, 5, v);
 		}
 	}
 	prom_family(&pf, "agentxdp_rxeqp_state", PROM_GAUGE,
@@ -700,8 +739,8 @@ static int handle_event(void *ctx, void *data, size_t len)
 		default:
 			break;
 		}
-		if (s)
-			json_str(&w, "state", state_str(s->state, a, sizeof(a)));
+		if (e->type != EV_STATE)	/* the QP's state when it happened */
+			json_str(&w, "state", state_str(e->new_state, a, sizeof(a)));
 		json_end(&w);
 		return 0;
 	}
@@ -886,11 +925,18 @@ int main(int argc, char **argv)
 			cli_bpf_err("create ring buffer", -errno);
 			goto cleanup;
 		}
+		time_t last = time(NULL);
+
 		while (!cli_exiting) {
 			err = ring_buffer__poll(rb, 100);
 			if (err < 0 && err != -EINTR) {
 				cli_bpf_err("poll ring buffer", err);
 				goto cleanup;
+			}
+			/* forget destroyed QPs, as the table does, or the map fills */
+			if (time(NULL) - last >= 2) {
+				collect();
+				last = time(NULL);
 			}
 		}
 		ring_buffer__consume(rb);

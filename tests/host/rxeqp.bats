@@ -1,0 +1,92 @@
+#!/usr/bin/env bats
+# rxeqp where it cannot trace: this machine's kernel has no rdma_rxe (and
+# neither fentry nor kprobes), and in the Soft-RoCE guest this suite runs
+# before anything loads rdma_rxe. rxeqp must say why in one line and exit
+# non-zero, never print an empty table. Its traffic tests are
+# tests/vm/rxeqp.bats.
+
+load ../lib/common
+bats_require_minimum_version 1.5.0
+
+RXEQP=$AX_BUILD/rxeqp
+
+setup() {
+	ax_need_root
+	[ -x "$RXEQP" ] || skip "build/rxeqp not built (make)"
+}
+
+teardown() {
+	ax_cleanup
+}
+
+# rdma_rxe's BTF is what the module exposes once loaded
+need_no_rxe() {
+	[ ! -e /sys/kernel/btf/rdma_rxe ] || skip "rdma_rxe is loaded here (tests/vm/rxeqp.bats covers it)"
+}
+
+@test "without rdma_rxe: one line naming the module, exit 1, nothing on stdout" {
+	need_no_rxe
+	run --separate-stderr "$RXEQP"
+	[ "$status" -eq 1 ]
+	[ -z "$output" ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ $stderr == "rxeqp: rdma_rxe is not loaded"* ]]
+}
+
+@test "without rdma_rxe: the same in every mode (-e, -j, --kprobe, interval)" {
+	need_no_rxe
+	local args
+	for args in "-e" "-j 1 1" "--kprobe" "-e -j -i lo"; do
+		# shellcheck disable=SC2086 # word lists
+		run --separate-stderr "$RXEQP" $args
+		echo "rxeqp $args: $status: $stderr"
+		[ "$status" -eq 1 ]
+		[ -z "$output" ]
+		[ "${#stderr_lines[@]}" -eq 1 ]
+		[[ $stderr == "rxeqp: rdma_rxe is not loaded"* ]]
+	done
+}
+
+@test "bad arguments: one line each, exit 1, before any probing" {
+	local args
+	for args in "-Q nope" "-Q 0x1000000" "-S fastest" "-n 0" "-e 1" "-e -H" \
+		"-i no-such-if0" "0" "1 2 3"; do
+		# shellcheck disable=SC2086
+		run --separate-stderr "$RXEQP" $args
+		echo "rxeqp $args: $status: $stderr"
+		[ "$status" -eq 1 ]
+		[ -z "$output" ]
+		[[ $stderr == rxeqp:* ]]
+		# argp adds a "Try --help" line; the reason is the first
+		[ "${#stderr_lines[@]}" -le 2 ]
+	done
+}
+
+@test "--help lists rxeqp's options and the suite-wide ones" {
+	run "$RXEQP" --help
+	[ "$status" -eq 0 ]
+	[[ $output == *"per queue pair"* ]]
+	local o
+	for o in --events --interface --qpn --hist --sort --kprobe --json --timestamp \
+		--verbose --prom --roce-port; do
+		[[ $output == *"$o"* ]] || { echo "missing $o"; return 1; }
+	done
+}
+
+@test "btf/rdma_rxe.h is what btfmin makes of rdma_rxe's BTF and btf/rdma_rxe.spec" {
+	[ -x "$AX_BUILD/btfmin" ] || skip "build/btfmin not built (make)"
+	if [ ! -r /sys/kernel/btf/rdma_rxe ] &&
+		! ls /var/cache/agentxdp/vm/*/lib/modules/*/kernel/drivers/infiniband/sw/rxe/rdma_rxe.ko >/dev/null 2>&1; then
+		skip "no rdma_rxe BTF here (load rdma_rxe or build the Soft-RoCE guest)"
+	fi
+	# the header records the kernel it was made from; only that one matches
+	local kver
+	kver=$(sed -n 's/^ \* \([^ ]*\) and btf\/rdma_rxe.spec.*/\1/p' "$AX_ROOT/btf/rdma_rxe.h")
+	if [ -r /sys/kernel/btf/rdma_rxe ] && [ "$(uname -r)" != "$kver" ]; then
+		skip "rdma_rxe here is $(uname -r), the header is from $kver"
+	fi
+	run "$AX_ROOT/btf/gen-rdma-rxe.sh" --check "$AX_BUILD/btfmin"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ $output == *"matches rdma_rxe $kver"* ]]
+}

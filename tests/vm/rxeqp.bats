@@ -1,0 +1,394 @@
+#!/usr/bin/env bats
+# rxeqp against real rdma_rxe traffic: perftest and tests/vm/rc_client on the
+# Soft-RoCE test bed (scripts/testbed.sh), with an iptables REJECT, RNR and
+# netem loss as the injected faults. Runs inside the Soft-RoCE VM
+# (tests/vm/run-suites) or as root on a host whose kernel has rdma_rxe;
+# elsewhere every test skips.
+#
+# Ground truth: perftest's iteration counts, rxe's own port counters
+# (rdma statistic), rc_client's completions, netem's drop count. QP numbers
+# are made asymmetric first (rxe-b's run 3 ahead of rxe-a's), so a mix-up of
+# requester and responder, or of the two devices, shows.
+
+load ../lib/common
+
+TESTBED="$AX_ROOT/scripts/testbed.sh"
+RXEQP="$AX_BUILD/rxeqp"
+RC="$AX_BUILD/vm/rc_client"
+STATE_DIR=${BATS_FILE_TMPDIR:-/tmp}
+
+setup_file() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root"
+	modinfo rdma_rxe >/dev/null 2>&1 || skip "no rdma_rxe module for $(uname -r)"
+	local c
+	for c in rdma ib_write_bw ib_send_lat iptables tc jq; do
+		command -v "$c" >/dev/null || skip "$c not installed"
+	done
+	[ -x "$RXEQP" ] || skip "build/rxeqp not built (make)"
+	[ -x "$RC" ] || skip "build/vm/rc_client not built (make, needs libibverbs-dev)"
+	"$TESTBED" up
+	# asymmetric QP numbers: 1 QP on rxe-a, 4 on rxe-b (rxe numbers cyclically)
+	"$RC" -p 3 -n 1 >/dev/null
+}
+
+teardown_file() {
+	"$TESTBED" down >/dev/null 2>&1 || true
+}
+
+teardown() {
+	local rule
+	ax_cleanup
+	if [ -f "$STATE_DIR/iptables" ]; then
+		while read -r rule; do
+			# shellcheck disable=SC2086 # a rule is a word list
+			iptables -D $rule 2>/dev/null || true
+		done <"$STATE_DIR/iptables"
+		rm -f "$STATE_DIR/iptables"
+	fi
+	tc qdisc del dev veth-a root 2>/dev/null || true
+}
+
+reject_sport() { # reject_sport PORT: REJECT RoCE from source port PORT on veth-b
+	local rule="INPUT -i veth-b -p udp --dport 4791 --sport $1 -j REJECT"
+	echo "$rule" >>"$STATE_DIR/iptables"
+	# shellcheck disable=SC2086
+	iptables -I $rule
+}
+
+# start_rxeqp OUT ARGS...: rxeqp in the background until it is tracing
+start_rxeqp() {
+	local out=$1
+	shift
+	ax_bg "$RXEQP" "$@" >"$out" 2>"$out.err"
+	RXEQP_PID=$AX_LAST_PID
+	local i
+	for ((i = 0; i < 600; i++)); do	# loading takes seconds under emulation
+		grep -qs Tracing "$out" "$out.err" && return 0
+		kill -0 "$RXEQP_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "rxeqp did not start tracing:" >&2
+	cat "$out.err" "$out" >&2
+	return 1
+}
+
+stop_rxeqp() { # stop_rxeqp PID: SIGINT, it must exit 0
+	ax_stop "$1" INT
+	[ "$AX_RC" -eq 0 ] || { echo "rxeqp exited with $AX_RC" >&2; return 1; }
+}
+
+counter() { # counter rxe-a sent_pkts
+	rdma statistic show link "$1/1" | awk -v k="$2" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }'
+}
+
+snap_counters() { # snap_counters FILE: the port counters of both devices
+	local d k
+	for d in rxe-a rxe-b; do
+		for k in sent_pkts rcvd_pkts duplicate_request out_of_seq_request \
+			completer_retry_err retry_exceeded_err send_rnr_err rcvd_rnr_err \
+			rdma_sends rdma_recvs; do
+			echo "$d $k $(counter "$d" "$k")"
+		done
+	done >"$1"
+}
+
+delta() { # delta BEFORE AFTER DEV NAME
+	echo $(($(awk -v d="$3" -v k="$4" '$1 == d && $2 == k { print $3 }' "$2") -
+		$(awk -v d="$3" -v k="$4" '$1 == d && $2 == k { print $3 }' "$1")))
+}
+
+# the last "qp" record of every QP in a JSON-lines file, one per line
+last_qps() {
+	jq -c -s '[.[] | select(.type == "qp")] | group_by([.ifindex, .qpn]) | map(last) | .[]' "$1"
+}
+
+qp() { # qp FILE IFNAME QPN: that QP's last record
+	last_qps "$1" | jq -c --arg i "$2" --argjson q "$3" 'select(.ifname == $i and .qpn == $q)'
+}
+
+f() { jq -r ".$2" <<<"$1"; } # f RECORD FIELD
+
+sum_dev() { # sum_dev FILE IFNAME FIELD: summed over the QPs of one device
+	last_qps "$1" | jq -s --arg i "$2" "[.[] | select(.ifname == \$i) | .$3] | add // 0"
+}
+
+@test "ib_write_bw: per-QP requests, packets, NAKs and duplicates agree with perftest and rxe's port counters" {
+	local out=$BATS_TEST_TMPDIR/j.out iters=200 a b A B
+	snap_counters "$BATS_TEST_TMPDIR/before"
+	start_rxeqp "$out" -j --prom "$BATS_TEST_TMPDIR/rxeqp.prom" 1
+	TESTBED_ITERS=$iters TESTBED_SIZE=65536 TESTBED_TIMEOUT=120 run "$TESTBED" traffic
+	echo "$output" | tail -n 3
+	[ "$status" -eq 0 ]
+	sleep 1.5
+	snap_counters "$BATS_TEST_TMPDIR/after"
+	stop_rxeqp "$RXEQP_PID"
+	last_qps "$out"
+
+	# perftest's client QP on rxe-a is the requester, its server QP on rxe-b
+	A=$(last_qps "$out" | jq -c 'select(.ifname == "veth-a" and .tx_reqs > 0)')
+	a=$(f "$A" qpn)
+	B=$(last_qps "$out" | jq -c --argjson q "$a" 'select(.ifname == "veth-b" and .dqpn == $q)')
+	b=$(f "$B" qpn)
+	[ -n "$a" ]
+	[ -n "$b" ]
+	[ "$(f "$A" dev)" = rxe-a ]
+	[ "$(f "$B" dev)" = rxe-b ]
+	[ "$a" -ne "$b" ]			# asymmetric numbers: no mix-up possible
+	[ "$(f "$A" dqpn)" -eq "$b" ]
+	[ "$(f "$A" daddr)" = 10.10.0.2 ]
+	[ "$(f "$B" daddr)" = 10.10.0.1 ]
+	# one UDP source port for both directions (rdma_get_udp_sport)
+	[ "$(f "$A" sport)" -eq "$(f "$B" sport)" ]
+	[ "$(f "$A" sport)" -ge 49152 ]
+
+	# one request per iteration; 64 KiB at MTU 1024 is 64 packets, each sent
+	# once plus whatever went again
+	[ "$(f "$A" tx_reqs)" -eq "$iters" ]
+	[ $(($(f "$A" tx_req_pkts) - $(f "$A" retx_pkts))) -eq $((iters * 64)) ]
+	[ "$(f "$B" tx_reqs)" -eq 0 ]
+	[ "$(f "$A" rx_req_pkts)" -eq 0 ]
+	# every message asks for an ACK; rxe answers each, and a duplicate again
+	[ "$(f "$B" tx_acks)" -ge "$iters" ]
+	[ "$(f "$A" rx_acks)" -eq "$(f "$B" tx_acks)" ]
+	[ "$(f "$A" lat_samples)" -ge 1 ]
+
+	# the per-QP sums are rxe's per-port counters
+	local d
+	for d in a b; do
+		[ "$(sum_dev "$out" "veth-$d" tx_pkts)" -eq "$(delta "$BATS_TEST_TMPDIR"/{before,after} "rxe-$d" sent_pkts)" ]
+		[ "$(sum_dev "$out" "veth-$d" rx_pkts)" -eq "$(delta "$BATS_TEST_TMPDIR"/{before,after} "rxe-$d" rcvd_pkts)" ]
+	done
+	[ "$(f "$B" dup_reqs)" -eq "$(delta "$BATS_TEST_TMPDIR"/{before,after} rxe-b duplicate_request)" ]
+	[ "$(f "$B" seq_err_nak_sent)" -eq "$(delta "$BATS_TEST_TMPDIR"/{before,after} rxe-b out_of_seq_request)" ]
+	[ "$(f "$A" retries)" -eq "$(delta "$BATS_TEST_TMPDIR"/{before,after} rxe-a completer_retry_err)" ]
+
+	# the same totals in the Prometheus file, which keeps a destroyed QP's
+	# counts in its device's qpn="other" series
+	grep tx_reqs_total "$BATS_TEST_TMPDIR/rxeqp.prom" || true
+	[ "$(awk '/^agentxdp_rxeqp_tx_reqs_total\{.*ifname="veth-a"/ { s += $NF } END { print s + 0 }' \
+		"$BATS_TEST_TMPDIR/rxeqp.prom")" -eq "$iters" ]
+	grep -q '^agentxdp_rxeqp_tx_reqs_total{dev="rxe-a",ifname="veth-a",qpn="other",daddr="",dqpn=""} ' \
+		"$BATS_TEST_TMPDIR/rxeqp.prom"
+}
+
+@test "ib_send_lat: each side sends and receives exactly the iterations; the table shows both QPs" {
+	local out=$BATS_TEST_TMPDIR/j.out tab=$BATS_TEST_TMPDIR/table.out n=100 spid tpid A B
+	snap_counters "$BATS_TEST_TMPDIR/before"
+	start_rxeqp "$out" -j 1
+	local jpid=$RXEQP_PID
+	start_rxeqp "$tab" --noclear 1
+	tpid=$RXEQP_PID
+	timeout -k 3 60 stdbuf -oL ib_send_lat -d rxe-b -x 1 -n "$n" -p 18516 >"$BATS_TEST_TMPDIR/server" 2>&1 &
+	spid=$!
+	AX_PIDS+=("$spid")
+	sleep 1
+	run timeout -k 3 60 stdbuf -oL ib_send_lat -d rxe-a -x 1 -n "$n" -p 18516 10.10.0.2
+	echo "$output" | tail -n 3
+	[ "$status" -eq 0 ]
+	wait "$spid" || true
+	sleep 1.5
+	snap_counters "$BATS_TEST_TMPDIR/after"
+	stop_rxeqp "$jpid"
+	stop_rxeqp "$tpid"
+
+	A=$(last_qps "$out" | jq -c 'select(.ifname == "veth-a" and .tx_reqs > 0)')
+	B=$(last_qps "$out" | jq -c --argjson q "$(f "$A" qpn)" 'select(.ifname == "veth-b" and .dqpn == $q)')
+	echo "A=$A"
+	echo "B=$B"
+	[ "$(f "$B" dqpn)" -eq "$(f "$A" qpn)" ]
+	[ "$(f "$A" qpn)" -ne "$(f "$B" qpn)" ]
+	# ping-pong: both QPs are requester and responder, n SENDs each way, one
+	# packet each (2 bytes)
+	[ "$(f "$A" tx_reqs)" -eq "$n" ]
+	[ "$(f "$B" tx_reqs)" -eq "$n" ]
+	[ $(($(f "$A" tx_req_pkts) - $(f "$A" retx_pkts))) -eq "$n" ]
+	[ $(($(f "$B" tx_req_pkts) - $(f "$B" retx_pkts))) -eq "$n" ]
+	[ "$(f "$B" rx_req_pkts)" -eq "$(f "$A" tx_req_pkts)" ]
+	[ "$(f "$A" rx_req_pkts)" -eq "$(f "$B" tx_req_pkts)" ]
+	# rxe counts completed SENDs and RECVs per port
+	[ "$(delta "$BATS_TEST_TMPDIR"/{before,after} rxe-a rdma_sends)" -eq "$n" ]
+	[ "$(delta "$BATS_TEST_TMPDIR"/{before,after} rxe-b rdma_recvs)" -eq "$n" ]
+	[ "$(sum_dev "$out" veth-a tx_pkts)" -eq "$(delta "$BATS_TEST_TMPDIR"/{before,after} rxe-a sent_pkts)" ]
+
+	# the table: a header and both QPs, RTS, with their peers, in 80 columns
+	cat "$tab"
+	grep -q '^QP  *STATE  *TX_PKT  *RX_PKT  *RETX  *TMO  *RNR  *SEQ  *DUP  *ERR  *P50us  *PEER$' "$tab"
+	grep -qE "^rxe-a/0x$(printf %x "$(f "$A" qpn)") +RTS .* 10\.10\.0\.2/0x$(printf %x "$(f "$B" qpn)")( |\$)" "$tab"
+	grep -qE "^rxe-b/0x$(printf %x "$(f "$B" qpn)") +RTS .* 10\.10\.0\.1/0x$(printf %x "$(f "$A" qpn)")( |\$)" "$tab"
+	[ -z "$(awk 'length($0) > 80' "$tab")" ]
+}
+
+@test "REJECT of one QP's UDP port: its retransmit timer fires until retries run out and it goes to ERR; the others carry on" {
+	local ev=$BATS_TEST_TMPDIR/ev.out out=$BATS_TEST_TMPDIR/j.out go=$BATS_TEST_TMPDIR/go
+	local hpid fpid qa qb sport ha
+	snap_counters "$BATS_TEST_TMPDIR/before"
+	start_rxeqp "$ev" -e -j
+	local epid=$RXEQP_PID
+	start_rxeqp "$out" -j 1
+	local jpid=$RXEQP_PID
+	# H: healthy, long timeout (~1 s: few spurious timer firings); F: 3
+	# retries of ~17 ms, waits for the firewall rule before sending
+	ax_bg "$RC" -t 18 -n 4000 -d 8 -T 120 -w "$go" >"$BATS_TEST_TMPDIR/h.out"
+	hpid=$AX_LAST_PID
+	ax_bg "$RC" -p 1 -r 3 -t 12 -T 60 -w "$go" >"$BATS_TEST_TMPDIR/f.out"
+	fpid=$AX_LAST_PID
+	ax_wait_for "$BATS_TEST_TMPDIR/h.out" ready 30
+	ax_wait_for "$BATS_TEST_TMPDIR/f.out" ready 30
+	read -r qa qb sport < <(sed -n 's/^ready qpn_a=\(0x[0-9a-f]*\) qpn_b=\(0x[0-9a-f]*\) sport=\([0-9]*\)$/\1 \2 \3/p' "$BATS_TEST_TMPDIR/f.out")
+	qa=$((qa)) qb=$((qb))
+	ha=$(($(sed -n 's/^ready qpn_a=\(0x[0-9a-f]*\).*/\1/p' "$BATS_TEST_TMPDIR/h.out")))
+	reject_sport "$sport"
+	touch "$go"
+	local frc=0
+	wait "$fpid" || frc=$?	# rc_client bounds itself (-T)
+	cat "$BATS_TEST_TMPDIR/f.out"
+	[ "$frc" -eq 3 ]
+	grep -q 'status=12 ' "$BATS_TEST_TMPDIR/f.out"	# IBV_WC_RETRY_EXC_ERR
+	wait "$hpid" || true
+	cat "$BATS_TEST_TMPDIR/h.out"
+	grep -q '^done ok=4000 err=0 ' "$BATS_TEST_TMPDIR/h.out"
+	sleep 1.5
+	snap_counters "$BATS_TEST_TMPDIR/after"
+	stop_rxeqp "$epid"
+	stop_rxeqp "$jpid"
+
+	# F's requester on rxe-a: one firing per retry plus the last, then ERR
+	# (by rxe, not by the application), with RETRY_EXC_ERR
+	local ev_f ev_h
+	ev_f=$(jq -c --argjson q "$qa" 'select(.ifname == "veth-a" and .qpn == $q)' "$ev")
+	[ "$(jq -s '[.[] | select(.event == "retx_timer")] | length' <<<"$ev_f")" -ge 4 ]
+	jq -e -s 'any(.[]; .event == "state" and .old_state == "RTS" and .new_state == "ERR" and .cause == "rxe")' <<<"$ev_f"
+	jq -e -s 'any(.[]; .event == "cqe_err" and .status == "RETRY_EXC_ERR")' <<<"$ev_f"
+	# the firings came before the error, counting the retries down
+	jq -e -s 'any(.[]; .event == "retx_timer" and .retries_left == 0)' <<<"$ev_f"
+	# the correlation key names the port the firewall matched
+	[ "$(f "$(qp "$out" veth-a "$qa")" sport)" -eq "$sport" ]
+	[ "$(f "$(qp "$out" veth-a "$qa")" state)" = ERR ]
+	[ "$(f "$(qp "$out" veth-a "$qa")" retries)" -eq 3 ]
+	[ "$(delta "$BATS_TEST_TMPDIR"/{before,after} rxe-a retry_exceeded_err)" -eq 1 ]
+
+	# F's responder on rxe-b got nothing and never arms a retransmit timer
+	[ "$qa" -ne "$qb" ]
+	[ "$(f "$(qp "$out" veth-b "$qb")" rx_pkts)" -eq 0 ]
+	[ "$(jq -s --argjson q "$qb" 'any(.[]; .ifname == "veth-b" and .qpn == $q and (.event == "retx_timer" or .new_state == "ERR"))' "$ev")" = false ]
+
+	# H, through the same veth at the same time, neither erred nor fired as
+	# often while F was failing
+	ev_h=$(jq -c --argjson q "$ha" 'select(.ifname == "veth-a" and .qpn == $q)' "$ev")
+	[ "$(jq -s 'any(.[]; .event == "cqe_err" or .new_state == "ERR")' <<<"$ev_h")" = false ]
+	local t0 t1
+	t0=$(jq -s 'map(select(.event == "retx_timer")) | first.time' <<<"$ev_f")
+	t1=$(jq -s 'map(select(.event == "state" and .new_state == "ERR")) | first.time' <<<"$ev_f")
+	[ "$(jq -s --argjson a "$t0" --argjson b "$t1" '[.[] | select(.event == "retx_timer" and .time >= $a - 0.1 and .time <= $b)] | length' <<<"$ev_h")" -lt 4 ]
+	[ "$(f "$(qp "$out" veth-a "$ha")" cqe_errs)" -eq 0 ]
+}
+
+@test "RNR: SENDs without receive buffers are RNR-NAKed by the responder QP and retried by the requester QP until rnr_retry runs out" {
+	local out=$BATS_TEST_TMPDIR/j.out qa qb A B
+	snap_counters "$BATS_TEST_TMPDIR/before"
+	start_rxeqp "$out" -j 1
+	run "$RC" -o send -q -R 2 -m 1 -n 4 -p 1 -T 60
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[[ $output == *"status=13 "* ]]	# IBV_WC_RNR_RETRY_EXC_ERR
+	read -r qa qb < <(sed -n 's/^ready qpn_a=\(0x[0-9a-f]*\) qpn_b=\(0x[0-9a-f]*\).*/\1 \2/p' <<<"$output")
+	sleep 1.5
+	snap_counters "$BATS_TEST_TMPDIR/after"
+	stop_rxeqp "$RXEQP_PID"
+	A=$(qp "$out" veth-a $((qa)))
+	B=$(qp "$out" veth-b $((qb)))
+	echo "A=$A"
+	echo "B=$B"
+	# rnr_retry 2: two RNR timer waits, the third RNR NAK ends it
+	[ "$(f "$B" rnr_nak_sent)" -eq 3 ]
+	[ "$(f "$A" rnr_nak_rcvd)" -eq "$(f "$B" rnr_nak_sent)" ]
+	[ "$(f "$A" rnr_timer)" -eq 2 ]
+	[ "$(f "$A" rnr_nak_sent)" -eq 0 ]
+	[ "$(f "$B" rnr_nak_rcvd)" -eq 0 ]
+	[ "$(f "$B" rnr_nak_sent)" -eq "$(delta "$BATS_TEST_TMPDIR"/{before,after} rxe-b send_rnr_err)" ]
+	[ "$(f "$A" rnr_nak_rcvd)" -eq "$(delta "$BATS_TEST_TMPDIR"/{before,after} rxe-a rcvd_rnr_err)" ]
+	[ "$(f "$A" state)" = ERR ]
+	[ "$(f "$B" state)" = RTS ]
+	# one error completion, the other three flushed
+	[ "$(f "$A" cqe_errs)" -eq 1 ]
+	[ "$(f "$A" cqe_flushes)" -eq 3 ]
+}
+
+@test "netem loss on veth-a: retransmits on the QP whose requests cross it, and rxeqp's per-QP losses add up to netem's drops" {
+	local out=$BATS_TEST_TMPDIR/j.out xa xb ya yb X XB Y YA dropped lost_x lost_acks n=300
+	start_rxeqp "$out" -j 1
+	tc qdisc add dev veth-a root netem loss 3%
+	# X writes rxe-a -> rxe-b (its requests cross veth-a), Y the other way
+	# (only its ACKs cross veth-a); retry_cnt 7 retries forever, 1 s timer
+	ax_bg "$RC" -t 18 -r 7 -n "$n" -s 16384 -T 150 >"$BATS_TEST_TMPDIR/x.out"
+	local xpid=$AX_LAST_PID
+	ax_bg "$RC" -a rxe-b -b rxe-a -t 18 -r 7 -n "$n" -s 16384 -T 150 >"$BATS_TEST_TMPDIR/y.out"
+	local ypid=$AX_LAST_PID
+	ax_stop "$xpid" CONT
+	local xrc=$AX_RC
+	ax_stop "$ypid" CONT
+	cat "$BATS_TEST_TMPDIR"/{x,y}.out
+	[ "$xrc" -eq 0 ]
+	[ "$AX_RC" -eq 0 ]
+	dropped=$(tc -s qdisc show dev veth-a | sed -n 's/.*(dropped \([0-9]*\),.*/\1/p')
+	tc qdisc del dev veth-a root
+	sleep 1.5
+	stop_rxeqp "$RXEQP_PID"
+	read -r xa xb < <(sed -n 's/^ready qpn_a=\(0x[0-9a-f]*\) qpn_b=\(0x[0-9a-f]*\).*/\1 \2/p' "$BATS_TEST_TMPDIR/x.out")
+	read -r ya yb < <(sed -n 's/^ready qpn_a=\(0x[0-9a-f]*\) qpn_b=\(0x[0-9a-f]*\).*/\1 \2/p' "$BATS_TEST_TMPDIR/y.out")
+	X=$(qp "$out" veth-a $((xa)))
+	XB=$(qp "$out" veth-b $((xb)))
+	Y=$(qp "$out" veth-b $((ya)))
+	YA=$(qp "$out" veth-a $((yb)))
+	printf '%s\n' "X=$X" "XB=$XB" "Y=$Y" "YA=$YA" "netem dropped $dropped"
+
+	# 16 KiB writes: 16 packets each, every one sent once plus retransmissions
+	[ $(($(f "$X" tx_req_pkts) - $(f "$X" retx_pkts))) -eq $((n * 16)) ]
+	[ $(($(f "$Y" tx_req_pkts) - $(f "$Y" retx_pkts))) -eq $((n * 16)) ]
+	# what netem dropped on veth-a: X's requests and Y's ACKs, nothing else
+	# RoCE; seen per QP as sent here, not received there
+	lost_x=$(($(f "$X" tx_req_pkts) - $(f "$XB" rx_req_pkts)))
+	lost_acks=$(($(f "$YA" tx_acks) - $(f "$Y" rx_acks)))
+	echo "lost: X requests $lost_x, Y ACKs $lost_acks"
+	[ "$lost_x" -ge 1 ]
+	[ $((lost_x + lost_acks)) -le "$dropped" ]
+	[ $((lost_x + lost_acks)) -ge $((dropped - 5)) ]	# ARP/ND may meet netem too
+	# each lost request was sent again; the responder's sequence NAKs all
+	# reached X (they travel the clean direction)
+	[ "$(f "$X" retx_pkts)" -ge "$lost_x" ]
+	[ "$(f "$XB" seq_err_nak_sent)" -ge 1 ]
+	[ "$(f "$X" seq_err_nak_rcvd)" -eq "$(f "$XB" seq_err_nak_sent)" ]
+	# in proportion: X, whose data met the loss, retransmitted a larger
+	# share of its requests than Y, which only lost ACKs
+	[ $(($(f "$X" retx_pkts) * 1000 / $(f "$X" tx_req_pkts))) -gt $(($(f "$Y" retx_pkts) * 1000 / $(f "$Y" tx_req_pkts))) ]
+}
+
+@test "kprobe fallback: same per-QP counts and state events, -i filter, text events" {
+	local out=$BATS_TEST_TMPDIR/j.out ev=$BATS_TEST_TMPDIR/ev.out qa qb A
+	start_rxeqp "$out" --kprobe -j -i veth-a 1
+	local jpid=$RXEQP_PID
+	grep -q 'via kprobe' "$out.err"
+	start_rxeqp "$ev" --kprobe -e -T
+	local epid=$RXEQP_PID
+	grep -q 'via kprobe' "$ev"
+	run "$RC" -o send -n 50 -s 1024 -T 60
+	echo "$output"
+	[ "$status" -eq 0 ]
+	read -r qa qb < <(sed -n 's/^ready qpn_a=\(0x[0-9a-f]*\) qpn_b=\(0x[0-9a-f]*\).*/\1 \2/p' <<<"$output")
+	sleep 1.5
+	stop_rxeqp "$jpid"
+	stop_rxeqp "$epid"
+	A=$(qp "$out" veth-a $((qa)))
+	echo "A=$A"
+	[ "$(f "$A" tx_reqs)" -eq 50 ]
+	[ $(($(f "$A" tx_req_pkts) - $(f "$A" retx_pkts))) -eq 50 ]
+	[ "$(f "$A" cqes)" -eq 50 ]
+	[ "$(f "$A" destroyed)" = true ]
+	# -i veth-a: nothing of rxe-b
+	[ "$(jq -s 'any(.[]; .ifname != "veth-a")' "$out")" = false ]
+	# state changes as text, with time, QP, transition and peer
+	cat "$ev"
+	grep -qE "^[0-9:]{8} rxe-a/$qa +state +RESET -> INIT \(modify_qp\)" "$ev"
+	grep -qE "^[0-9:]{8} rxe-a/$qa +state +RTR -> RTS \(modify_qp\)  peer 10\.10\.0\.2/$qb$" "$ev"
+	grep -qE "^[0-9:]{8} rxe-b/$qb +destroy " "$ev"
+}
