@@ -13,21 +13,37 @@ B=10.213.0.2
 WAIT=${AGENTXDP_VM:+90}
 WAIT=${WAIT:-20}
 
-# in the Soft-RoCE guest only the first case runs (the writer on Debian's
-# 6.1 kernel): the guest's time is shared by every suite
-vm_once() {
-	[ -z "${AGENTXDP_VM:-}" ] || skip "host-only: the first case covers the guest kernel"
+# In the Soft-RoCE guest only the rxeqp case runs (it needs rdma_rxe): the
+# writer is user space, checked here, and the guest's time is shared by
+# every suite (static.bats runs rxedrop there).
+host_only() {
+	[ -z "${AGENTXDP_VM:-}" ] || skip "host-only: the writer is user space; the guest runs the rxeqp case"
 }
 
 setup() {
 	ax_need_root
 	command -v promtool >/dev/null || skip "promtool not installed (Debian package prometheus)"
-	[ -x "$RXEDROP" ] || skip "build first: make"
-	P=axp$BATS_TEST_NUMBER
 	T=$BATS_TEST_TMPDIR
-	ax_netns_pair "$P" "$A/24" "$B/24"
 	PROM=$T/metrics/tool.prom
 	mkdir -p "$T/metrics"
+}
+
+# the two namespaces the drops happen between
+pair() {
+	P=axp$BATS_TEST_NUMBER
+	ax_netns_pair "$P" "$A/24" "$B/24"
+}
+
+# wait_either OUT ERR PATTERN [SECONDS]: until either file shows PATTERN
+wait_either() {
+	local i
+	for ((i = 0; i < ${4:-$WAIT} * 10; i++)); do
+		grep -q -- "$3" "$1" "$2" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	echo "timeout waiting for '$3'" >&2
+	cat "$1" "$2" >&2
+	return 1
 }
 
 teardown() {
@@ -65,9 +81,12 @@ promtool_ok() {
 }
 
 start_rxedrop() {
+	host_only
+	[ -x "$RXEDROP" ] || skip "build first: make"
+	pair
 	ax_bg "$RXEDROP" "$@" >"$T/out" 2>"$T/err"
 	RX_PID=$AX_LAST_PID
-	ax_wait_for "$T/err" "Tracing" "$WAIT" || ax_wait_for "$T/out" "Tracing" 5
+	wait_either "$T/out" "$T/err" Tracing
 }
 
 # counts mode counts every namespace on the host: exact while no other RoCE
@@ -94,7 +113,6 @@ start_rxedrop() {
 }
 
 @test "rxedrop --prom without an interval: file from the start, final count at exit" {
-	vm_once
 	start_rxedrop --prom "$PROM"
 	# written right after attach, before any drop
 	for ((i = 0; i < 50; i++)); do [ -f "$PROM" ] && break; sleep 0.1; done
@@ -111,7 +129,6 @@ start_rxedrop() {
 }
 
 @test "rxedrop -e --prom: counts in events mode too" {
-	vm_once
 	start_rxedrop -e -j --prom "$PROM"
 	ax_send_roce "${P}a" $B 30
 	sleep 0.5
@@ -123,7 +140,6 @@ start_rxedrop() {
 }
 
 @test "rxedrop --prom into a missing directory: one error, the run goes on" {
-	vm_once
 	PROM=$T/no/such/dir/x.prom
 	start_rxedrop --prom "$PROM" 1
 	ax_send_roce "${P}a" $B 5
@@ -151,13 +167,14 @@ names_ok() {
 }
 
 @test "rocelat --prom: promtool clean, agentxdp_rocelat_ names" {
-	vm_once
+	host_only
 	needs_prom rocelat
 	[ -x "$AX_BUILD/rocegen" ] || skip "rocegen not built"
+	pair
 	ax_bg ip netns exec "${P}b" "$AX_BUILD/rocegen" responder --timeout 60 > "$T/resp.out" 2>&1
 	ax_bg ip netns exec "${P}a" "$AX_BUILD/rocelat" -i "${P}va" --prom "$PROM" 1 > "$T/out" 2> "$T/err"
 	RL_PID=$AX_LAST_PID
-	ax_wait_for "$T/err" "Tracing" "$WAIT" || ax_wait_for "$T/out" "Tracing" 1
+	wait_either "$T/out" "$T/err" Tracing
 	ip netns exec "${P}a" "$AX_BUILD/rocegen" requester -d $B -q -n 50 > "$T/req.out"
 	sleep 1.5
 	ax_stop "$RL_PID" INT
@@ -168,8 +185,9 @@ names_ok() {
 }
 
 @test "nfdrop --prom: promtool clean, agentxdp_nfdrop_ names" {
-	vm_once
+	host_only
 	needs_prom nfdrop
+	pair
 	ip netns exec "${P}b" nft -f - <<-'NFT'
 	table inet axp_filter {
 		chain input { type filter hook input priority 0; udp dport 4791 drop; }
@@ -177,7 +195,7 @@ names_ok() {
 	NFT
 	ax_bg "$AX_BUILD/nfdrop" --roce --prom "$PROM" 1 > "$T/out" 2> "$T/err"
 	NF_PID=$AX_LAST_PID
-	ax_wait_for "$T/err" "Tracing" 90 || ax_wait_for "$T/out" "Tracing" 1
+	wait_either "$T/out" "$T/err" Tracing 90
 	ax_send_roce "${P}a" $B 40
 	sleep 1.5
 	ax_stop "$NF_PID" INT
@@ -194,7 +212,7 @@ names_ok() {
 		skip "rxeqp needs rdma_rxe (Soft-RoCE), which this kernel lacks: the VM tier runs it"
 	ax_bg "$AX_BUILD/rxeqp" --prom "$PROM" 1 > "$T/out" 2> "$T/err"
 	QP_PID=$AX_LAST_PID
-	ax_wait_for "$T/err" "Tracing" "$WAIT" || ax_wait_for "$T/out" "Tracing" 1
+	wait_either "$T/out" "$T/err" Tracing
 	sleep 1.5
 	ax_stop "$QP_PID" INT
 	[ "$AX_RC" -eq 0 ]
