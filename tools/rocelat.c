@@ -33,7 +33,7 @@
 #define MAX_IFACES		8
 #define MAX_FLOWS		8192
 #define OUTLIER_MIN_SAMPLES	5
-#define OUTLIER_RATIO		3.0
+#define OUTLIER_RATIO		2.0
 #define OUTLIER_MIN_GAP_NS	50000ULL	/* ignore sub-50us differences */
 /* libbpf 1.1's uapi header predates tcx (6.6); the kernel's number */
 #define AX_BPF_TCX_EGRESS	47
