@@ -1351,7 +1351,7 @@ static void collect_rows(void)
 	int fd = bpf_map__fd(obj->maps.drops), n = 0;
 	struct nfd_key key, *prev = NULL;
 	struct nfd_value vals[ncpu];
-	struct row r, split[8];
+	static struct row r, split[8];	/* 50 KB each: not on the stack */
 
 	trace_drain();
 	while (n < MAX_KEYS && !bpf_map_get_next_key(fd, prev, &keys[n])) {
@@ -1454,7 +1454,7 @@ static int handle_event(void *ctx, void *data, size_t len)
 	bool roce = e->rec.verdict == PKT_ROCE;
 	char sa[ADDR_STRLEN], da[ADDR_STRLEN], op[32], where[400], hook[32];
 	char verdict[16];
-	struct row r, split[1];
+	static struct row r, split[1];
 	struct json_w w;
 
 	trace_drain();

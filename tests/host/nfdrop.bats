@@ -20,7 +20,12 @@ setup() {
 	P=axn$(($$ % 100000))t$BATS_TEST_NUMBER
 	OUT=$BATS_TEST_TMPDIR/out
 	ERR=$BATS_TEST_TMPDIR/err
-	# the guest autoloads netfilter modules on use; the host has them built in
+}
+
+setup_file() {
+	# the guest loads netfilter modules on use (then fexit can attach to
+	# them from the first test on); the host has them built in
+	local m
 	for m in nf_tables ip_tables iptable_filter ip6_tables nf_reject_ipv4 nf_reject_ipv6; do
 		modprobe -q "$m" 2>/dev/null || true
 	done

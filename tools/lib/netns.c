@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "netns.h"
 
@@ -20,6 +21,9 @@ struct netns_ent {
 
 static struct netns_ent *cache;
 static int ncache, capcache;
+/* the last inode no path reached, and when: not rescanned for a second */
+static unsigned int missed;
+static time_t missed_at;
 
 static unsigned int path_inum(const char *path)
 {
@@ -120,8 +124,15 @@ static struct netns_ent *lookup(unsigned int inum)
 
 	if (e && path_inum(e->path) == inum)
 		return e;
+	if (inum == missed && time(NULL) - missed_at < 1)
+		return NULL;
 	rescan();
-	return cache_find(inum);
+	e = cache_find(inum);
+	if (!e) {
+		missed = inum;
+		missed_at = time(NULL);
+	}
+	return e;
 }
 
 bool netns_name(unsigned int inum, char *buf, int len)
