@@ -516,6 +516,8 @@ static __always_inline int on_cq_post(struct rxe_cq *cq, struct rxe_cqe *cqe)
 	struct qp_key k;
 	__u32 status, opcode;
 
+	/* is_user: bool on 6.1, an int in older kernels; CO-RE relocates the
+	 * offset and the flag is in the low byte either way (little endian) */
 	if (BPF_CORE_READ(cq, is_user)) {
 		k.qpn = BPF_CORE_READ(cqe, uibwc.qp_num);
 		status = BPF_CORE_READ(cqe, uibwc.status);

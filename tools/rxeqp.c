@@ -34,6 +34,7 @@ static struct {
 	bool hist;
 	bool force_kprobe;
 	bool noclear;
+	bool no_latency;
 	const char *ifname;
 	int ifindex;
 	long qpn;
@@ -62,7 +63,7 @@ static const char doc[] =
 "    rxeqp -i eth1 -H     # QPs of the rxe device on eth1, with histograms\n"
 "    rxeqp -j -Q 0x11     # JSON lines for QP number 0x11 only";
 
-enum { OPT_KPROBE = 0x2000, OPT_NOCLEAR };
+enum { OPT_KPROBE = 0x2000, OPT_NOCLEAR, OPT_NO_LATENCY };
 
 static const struct argp_option opts[] = {
 	{ "events", 'e', NULL, 0, "Print state changes, errors, NAKs, timers and retries as they happen", 0 },
@@ -73,6 +74,8 @@ static const struct argp_option opts[] = {
 	{ "rows", 'n', "N", 0, "At most N QPs in the table", 0 },
 	{ "noclear", OPT_NOCLEAR, NULL, 0, "Do not clear the terminal between tables", 0 },
 	{ "kprobe", OPT_KPROBE, NULL, 0, "Use kprobes even where fentry works", 0 },
+	{ "no-latency", OPT_NO_LATENCY, NULL, 0,
+	  "Do not time requests (two map operations less per ACKed request)", 0 },
 	{},
 };
 
@@ -120,6 +123,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_KPROBE:
 		env.force_kprobe = true;
+		break;
+	case OPT_NO_LATENCY:
+		env.no_latency = true;
 		break;
 	case ARGP_KEY_END:
 		if (env.events && (cli.interval || cli.count))
@@ -883,6 +889,7 @@ int main(int argc, char **argv)
 	obj->rodata->targ_qpn = env.qpn;
 	obj->rodata->targ_qpn_set = env.qpn_set;
 	obj->rodata->targ_events = env.events;
+	obj->rodata->targ_latency = !env.no_latency;
 	if (!env.events)
 		bpf_map__set_max_entries(obj->maps.events, 4096);
 

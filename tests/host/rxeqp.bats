@@ -90,3 +90,15 @@ need_no_rxe() {
 	[ "$status" -eq 0 ]
 	[[ $output == *"matches rdma_rxe $kver"* ]]
 }
+
+@test "with rdma_rxe loaded (the Soft-RoCE guest): traces via fentry, tables until Ctrl-C, exit 0" {
+	[ -e /sys/kernel/btf/rdma_rxe ] || skip "rdma_rxe not loaded here (this machine's kernel has none)"
+	ax_bg "$RXEQP" --noclear 1 >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err"
+	local pid=$AX_LAST_PID
+	ax_wait_for "$BATS_TEST_TMPDIR/out" "^QP  *STATE" 90
+	ax_stop "$pid" INT
+	cat "$BATS_TEST_TMPDIR/out" "$BATS_TEST_TMPDIR/err"
+	[ "$AX_RC" -eq 0 ]
+	grep -q "^Tracing rdma_rxe queue pairs (9 hooks via fentry)" "$BATS_TEST_TMPDIR/out"
+	[ ! -s "$BATS_TEST_TMPDIR/err" ]
+}
