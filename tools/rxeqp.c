@@ -52,7 +52,7 @@ static const char doc[] =
 "A top-like table every interval (default 1 s): packets, retransmitted\n"
 "requests, retransmit timer firings, RNR and PSN sequence error NAKs,\n"
 "duplicate requests, completion errors and flushes, request-to-ACK latency,\n"
-"state (gone: destroyed since the last table), and the peer of each QP.\n"
+"state (* when destroyed since the last table), and the peer of each QP.\n"
 "Counts in the table are per interval; JSON and Prometheus output carry\n"
 "running totals.\n"
 "\n"
@@ -459,11 +459,20 @@ static const char *peer_str(const struct qp_stats *s, char *buf, int len)
 	return buf;
 }
 
+/* the state, with a * when the QP was destroyed since the last table */
+static const char *state_col(const struct qp_stats *s, char *buf, int len)
+{
+	char st[16];
+
+	snprintf(buf, len, "%s%s", state_str(s->state, st, sizeof(st)), s->destroyed ? "*" : "");
+	return buf;
+}
+
 static void print_table(const char *mode)
 {
 	struct row **view = calloc(nrows ? nrows : 1, sizeof(*view));
 	char qp[40], st[16], peer[80], b[11][24];
-	int n = 0, active = 0;
+	int n = 0, active = 0, gone = 0;
 
 	if (!view)
 		return;
@@ -471,6 +480,7 @@ static void print_table(const char *mode)
 		view[n++] = &rows[i];
 		if (rows[i].d[QC_TX_PKTS] || rows[i].d[QC_RX_PKTS])
 			active++;
+		gone += rows[i].cur.destroyed;
 	}
 	qsort(view, n, sizeof(*view), cmp_display);
 	if (env.rows && n > env.rows)
@@ -478,8 +488,8 @@ static void print_table(const char *mode)
 	if (!env.noclear && isatty(STDOUT_FILENO))
 		printf("\033[H\033[2J");
 	cli_print_timestamp(stdout);
-	printf("rxeqp: %d QPs, %d active, %s, counts per %d s\n", nrows, active, mode,
-	       cli.interval);
+	printf("rxeqp: %d QPs, %d active, %d destroyed (*), %s, counts per %d s\n", nrows,
+	       active, gone, mode, cli.interval);
 	printf("%-12s %-5s %6s %6s %4s %3s %3s %3s %3s %3s %6s %s\n", "QP", "STATE",
 	       "TX_PKT", "RX_PKT", "RETX", "TMO", "RNR", "SEQ", "DUP", "ERR", "P50us",
 	       "PEER");
@@ -491,7 +501,7 @@ static void print_table(const char *mode)
 
 		printf("%-12s %-5s %6s %6s %4s %3s %3s %3s %3s %3s %6s %s\n",
 		       qp_name(r, qp, sizeof(qp)),
-		       r->cur.destroyed ? "gone" : state_str(r->cur.state, st, sizeof(st)),
+		       state_col(&r->cur, st, sizeof(st)),
 		       num(d[QC_TX_PKTS], 6, b[0], 24), num(d[QC_RX_PKTS], 6, b[1], 24),
 		       num(d[QC_RETX_PKTS], 4, b[2], 24), num(d[QC_RETX_TIMER], 3, b[3], 24),
 		       num(d[QC_RNR_SENT] + d[QC_RNR_RCVD], 3, b[4], 24),
@@ -927,6 +937,12 @@ int main(int argc, char **argv)
 	fflush(stdout);
 
 	if (env.events) {
+		if (!cli.json) {
+			if (cli.timestamp)
+				printf("%-8s ", "TIME");
+			printf("%-12s %-10s %s\n", "QP", "EVENT", "DETAIL");
+			fflush(stdout);
+		}
 		rb = ring_buffer__new(bpf_map__fd(obj->maps.events), handle_event, NULL, NULL);
 		if (!rb) {
 			cli_bpf_err("create ring buffer", -errno);
