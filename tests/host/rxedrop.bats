@@ -19,11 +19,14 @@ teardown() {
 	ax_cleanup
 }
 
-# start rxedrop with ARGS, wait until it traces
+# start rxedrop with ARGS, wait until it traces (the banner is on stderr
+# with -j, on stdout otherwise)
 start_rxedrop() {
+	local banner=$OUT
+	[[ " $* " == *" -j "* || " $* " == *" -e -j "* ]] && banner=$ERR
 	ax_bg "$RXEDROP" "$@" >"$OUT" 2>"$ERR"
 	RX_PID=$AX_LAST_PID
-	ax_wait_for "$ERR" "Tracing" 20 || ax_wait_for "$OUT" "Tracing" 5
+	ax_wait_for "$banner" "Tracing" 90
 }
 
 stop_rxedrop() {
@@ -142,7 +145,7 @@ event_count() {
 @test "counts mode prints a table every interval, sorted by count" {
 	ax_bg "$RXEDROP" 1 3 >"$OUT" 2>"$ERR"
 	RX_PID=$AX_LAST_PID
-	ax_wait_for "$OUT" "Tracing"
+	ax_wait_for "$OUT" "Tracing" 90
 	ax_send_roce axda 10.201.0.2 12
 	ip netns exec axdb nft add table ip t
 	ip netns exec axdb nft add chain ip t c '{ type filter hook input priority 0; }'

@@ -33,8 +33,8 @@ ax_netns_pair() {
 
 # ax_link_ready NETNS DEV: until DEV has its real qdisc (at most 5 s)
 ax_link_ready() {
-	local i
-	for ((i = 0; i < 50; i++)); do
+	local end=$((SECONDS + 5))
+	while [ "$SECONDS" -le "$end" ]; do
 		ip -n "$1" link show dev "$2" | grep -q 'qdisc noop' || return 0
 		sleep 0.1
 	done
@@ -55,7 +55,8 @@ ax_stop() {
 	local pid=$1 sig=${2:-INT} i
 	kill -s "$sig" "$pid" 2>/dev/null || true
 	# a tool that ignores the signal fails the test instead of hanging it
-	for ((i = 0; i < 100; i++)); do
+	local end=$((SECONDS + 10))
+	while [ "$SECONDS" -le "$end" ]; do
 		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.1
 	done
@@ -67,10 +68,13 @@ ax_stop() {
 	wait "$pid" 2>/dev/null || AX_RC=$?
 }
 
-# ax_wait_for FILE PATTERN [TIMEOUT_S]: until FILE contains PATTERN
+# ax_wait_for FILE PATTERN [TIMEOUT_S]: until FILE contains PATTERN; the
+# bound is in seconds of wall time ($SECONDS), not loop turns, which take
+# far longer than 0.1 s under software emulation
 ax_wait_for() {
-	local f=$1 pat=$2 t=${3:-20} i
-	for ((i = 0; i < t * 10; i++)); do
+	local f=$1 pat=$2 t=${3:-20} end
+	end=$((SECONDS + t))
+	while [ "$SECONDS" -le "$end" ]; do
 		grep -q -- "$pat" "$f" 2>/dev/null && return 0
 		sleep 0.1
 	done
