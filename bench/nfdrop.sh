@@ -74,6 +74,9 @@ measure() {
 	kill -INT $pid
 	wait $pid || true
 	while read -r id rt cnt name; do
+		# only programs there before the flood: another nfdrop started
+		# meanwhile (a test run) is not ours
+		grep -q "^$id " <<<"$before" || continue
 		read -r _ r0 c0 _ < <(grep "^$id " <<<"$before")
 		rt=$((rt - r0))
 		cnt=$((cnt - c0))
@@ -83,8 +86,8 @@ measure() {
 	done <<<"$after"
 	add "$kind:total" "$(awk -v t=$total -v n="$N" 'BEGIN { printf "%.1f", t / n }')"
 	add "$kind:flood_traced" "$fl"
-	add "$kind:counted" "$(jq -s --argjson p "$port" '[.[] | select(.type == "nf_drop_count" and .netns_name == "axnbnb") | .packets] | add // 0' "$B/nfdrop-$kind.out")"
-	NAMES=$(awk '{ print $4 }' <<<"$after")
+	add "$kind:counted" "$(jq -s '[.[] | select(.type == "nf_drop_count" and .netns_name == "axnbnb") | .packets] | add // 0' "$B/nfdrop-$kind.out")"
+	NAMES=$(awk '{ print $4 }' <<<"$before")
 }
 
 for r in $(seq "$ROUNDS"); do

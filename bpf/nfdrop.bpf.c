@@ -109,6 +109,46 @@ struct {
 	__type(value, struct nfd_cpu);
 } cpu_state SEC(".maps");
 
+/*
+ * Walking the kernel stack costs ~2.5 us here (bpf_get_stack's fixed
+ * cost, not per frame), ten times the rest of the program. The walk's
+ * answer depends on the code path, and the path shows in cheap fields of
+ * the skb: where it is freed, its route's input/output handlers (input:
+ * ip_local_deliver vs ip_forward) and whether skb->dev is unset (local
+ * output), the route's device (postrouting) or another (input, forward).
+ * So the stack is walked for the first packet of each such signature and
+ * every PATH_REWALK-th after; a signature whose walks disagree is walked
+ * every time from then on.
+ */
+#define PATH_REWALK	64
+
+struct path_sig {
+	__u64 location;
+	__u64 dst_input;
+	__u64 dst_output;
+	__u64 dev;
+	__u16 protocol;
+	__u8 dev_state;		/* 0 no skb->dev, 1 the route's device, 2 another */
+	__u8 pkt_type;
+	__u32 pad;
+};
+
+struct path_val {
+	__u64 hook_ret;
+	__u64 chain_ret;
+	__u32 hits;
+	__u8 in_traversal;
+	__u8 ambiguous;
+	__u8 pad[2];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct path_sig);
+	__type(value, struct path_val);
+} paths SEC(".maps");
+
 static __always_inline struct nfd_cpu *cpu_slot(void)
 {
 	__u32 zero = 0;
@@ -157,6 +197,47 @@ static __always_inline void scan_stack(void *ctx, struct nfd_cpu *st,
 		if (IN_TEXT(ret, targ_ip6t_start, targ_ip6t_end))
 			st->in_traversal |= targ_ip6t_fexit;
 	}
+}
+
+static __always_inline void find_path(void *ctx, struct nfd_cpu *st,
+				      struct nfd_key *key, struct sk_buff *skb)
+{
+	struct path_sig sig = {};
+	struct path_val *pv, nv = {};
+	unsigned long refdst = BPF_CORE_READ(skb, _skb_refdst);
+	struct dst_entry *dst = (struct dst_entry *)(refdst & ~1UL);
+	struct net_device *dev = BPF_CORE_READ(skb, dev), *rdev = NULL;
+
+	sig.location = key->location;
+	if (refdst) {
+		sig.dst_input = (__u64)BPF_CORE_READ(dst, input);
+		sig.dst_output = (__u64)BPF_CORE_READ(dst, output);
+		rdev = BPF_CORE_READ(dst, dev);
+	}
+	sig.dev = (__u64)dev;
+	sig.dev_state = !dev ? 0 : dev == rdev ? 1 : 2;
+	sig.protocol = BPF_CORE_READ(skb, protocol);
+	sig.pkt_type = BPF_CORE_READ_BITFIELD_PROBED(skb, pkt_type);
+	pv = bpf_map_lookup_elem(&paths, &sig);
+	/* a racy count is fine: it only spaces the re-walks */
+	if (pv && !pv->ambiguous && pv->hits++ % PATH_REWALK) {
+		key->hook_ret = pv->hook_ret;
+		key->chain_ret = pv->chain_ret;
+		st->in_traversal = pv->in_traversal;
+		return;
+	}
+	scan_stack(ctx, st, key);
+	if (pv) {
+		if (pv->hook_ret != key->hook_ret || pv->chain_ret != key->chain_ret ||
+		    pv->in_traversal != st->in_traversal)
+			pv->ambiguous = 1;
+		return;
+	}
+	nv.hook_ret = key->hook_ret;
+	nv.chain_ret = key->chain_ret;
+	nv.in_traversal = st->in_traversal;
+	nv.hits = 1;
+	bpf_map_update_elem(&paths, &sig, &nv, BPF_NOEXIST);
 }
 
 static __always_inline bool scope_match(const struct pkt_info *pi)
@@ -240,7 +321,7 @@ static __always_inline int handle_kfree(void *ctx, struct sk_buff *skb,
 	key->location = rec->location;
 
 	if (!marked)
-		scan_stack(ctx, st, key);
+		find_path(ctx, st, key, skb);
 	in_traversal = !marked && st->in_traversal;
 
 	if ((targ_ifindex && rec->ifindex != targ_ifindex) ||

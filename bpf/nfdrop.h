@@ -8,7 +8,7 @@
 #define NFD_IFNAMSIZ	16
 #define NFD_TABLE_LEN	32	/* XT_TABLE_MAXNAMELEN; longer nft names are cut */
 #define NFD_CHAIN_LEN	64	/* nft allows 256; a cut name is matched by prefix */
-#define NFD_STACK_DEPTH	32	/* frames searched for nf_hook_slow (it sits at 3-6) */
+#define NFD_STACK_DEPTH	16	/* frames searched for nf_hook_slow (it sits at 3-6) */
 #define NFD_HOOK_UNKNOWN 0xff
 
 /* which program named the dropping table and chain */
