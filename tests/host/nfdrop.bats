@@ -195,6 +195,27 @@ host_only() {
 	[ "$(packets ".netns_name == \"${P}a\" or .netns_name == \"${P}b\"")" -eq 0 ]
 }
 
+@test "drops at input, forward and output of one namespace at once: each hook counted exactly" {
+	router
+	ip netns exec "${P}r" nft -f - <<-'NFT'
+	table inet axt {
+		chain in { type filter hook input priority 0; udp dport 4791 drop; }
+		chain fw { type filter hook forward priority 0; udp dport 4791 drop; }
+		chain out { type filter hook output priority 0; udp dport 4791 drop; }
+	}
+	NFT
+	start_nfdrop --roce -N "${P}r"
+	for _ in 1 2; do
+		ax_send_roce "${P}a" 10.211.1.254 2
+		ax_send_roce "${P}a" 10.211.2.1 3
+		send_fails_ok "${P}r" 10.211.1.1 4
+	done
+	stop_nfdrop
+	expect '.hook == "input"' .packets 4 .chain in
+	expect '.hook == "forward"' .packets 6 .chain fw
+	expect '.hook == "output"' .packets 8 .chain out
+}
+
 @test "chain policy drop with no matching rule: verdict POLICY, no rule named" {
 	pair
 	ip netns exec "${P}b" nft -f - <<-'NFT'
