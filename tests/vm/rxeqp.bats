@@ -324,12 +324,12 @@ sum_dev() { # sum_dev FILE IFNAME FIELD: summed over the QPs of one device
 	local xpid=$AX_LAST_PID
 	ax_bg "$RC" -a rxe-b -b rxe-a -t 18 -r 7 -n "$n" -s 16384 -T 150 >"$BATS_TEST_TMPDIR/y.out"
 	local ypid=$AX_LAST_PID
-	ax_stop "$xpid" CONT
-	local xrc=$AX_RC
-	ax_stop "$ypid" CONT
+	local xrc=0 yrc=0
+	wait "$xpid" || xrc=$?	# rc_client bounds itself (-T)
+	wait "$ypid" || yrc=$?
 	cat "$BATS_TEST_TMPDIR"/{x,y}.out
 	[ "$xrc" -eq 0 ]
-	[ "$AX_RC" -eq 0 ]
+	[ "$yrc" -eq 0 ]
 	dropped=$(tc -s qdisc show dev veth-a | sed -n 's/.*(dropped \([0-9]*\),.*/\1/p')
 	tc qdisc del dev veth-a root
 	sleep 1.5
