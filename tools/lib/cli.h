@@ -32,6 +32,19 @@ extern const struct argp cli_argp;	/* include as an argp child */
 extern volatile sig_atomic_t cli_exiting;
 extern const char *argp_program_bug_address;
 
+/* a tool's argp with the common options as a child, in one place */
+#define CLI_ARGP(name, opts_, parser_, doc_)			\
+	static const struct argp_child name##_children[] = {		\
+		{ &cli_argp, 0, "Common options:", 0 },			\
+		{},							\
+	};								\
+	static const struct argp name = {				\
+		.options = opts_,					\
+		.parser = parser_,					\
+		.doc = doc_,						\
+		.children = name##_children,				\
+	}
+
 /* parse argv with the tool's argp (which lists cli_argp as a child);
  * exits 1 with a one-line error on bad input */
 int cli_parse(const struct argp *argp, int argc, char **argv, void *input);
