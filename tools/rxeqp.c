@@ -634,6 +634,9 @@ static void write_prom(void)
 		if (!own[i])
 			retired_of(rows[i].key.ifindex, rows[i].cur.dev);
 	for (int c = 0; c < QC_NR; c++) {
+		/* the histogram's _sum, in seconds as Prometheus wants them */
+		if (c == QC_LAT_SUM_NS)
+			continue;
 		snprintf(name, sizeof(name), "agentxdp_rxeqp_%s_total", counter_names[c]);
 		prom_family(&pf, name, PROM_COUNTER, "rdma_rxe per-QP counter, see rxeqp(8)");
 		for (int i = 0; i < nrows; i++) {

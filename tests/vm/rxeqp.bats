@@ -169,6 +169,11 @@ sum_dev() { # sum_dev FILE IFNAME FIELD: summed over the QPs of one device
 		"$BATS_TEST_TMPDIR/rxeqp.prom")" -eq "$iters" ]
 	grep -q '^agentxdp_rxeqp_tx_reqs_total{dev="rxe-a",ifname="veth-a",qpn="other",daddr="",dqpn=""} ' \
 		"$BATS_TEST_TMPDIR/rxeqp.prom"
+	if command -v promtool >/dev/null; then
+		run promtool check metrics <"$BATS_TEST_TMPDIR/rxeqp.prom"
+		echo "$output"
+		[ "$status" -eq 0 ]
+	fi
 }
 
 @test "ib_send_lat: each side sends and receives exactly the iterations; the table shows both QPs" {
