@@ -6,7 +6,12 @@
 #    program measured in the same run: a non-RoCE frame (large repeat), a
 #    RoCE request and the ACK that completes it (one call each, new PSN per
 #    call, since a repeated request is a retransmission). Targets: non-RoCE
-#    <= 1.5x, RoCE <= 4x.
+#    <= 1.5x, RoCE <= 4x. Each call is a system call, so caches and TLB
+#    start cold: this is the cost of an isolated packet.
+# 1b. Steady state: the same handler with warm caches, as on a busy link
+#    (bench/rocelat_steady.bpf.c: batches of 32 new requests, then their
+#    32 ACKs, each a repeat of one packet whose PSN the wrapper steps);
+#    rocelat's own ns per packet and the ratio to an empty program.
 # 2. Packets per second through a veth pair (namespaces axlb*a/b): a UDP
 #    flood of RoCE requests (bench/udpflood, shared with the other benches),
 #    received-packet rate with no program, with an empty XDP program, and
@@ -48,6 +53,16 @@ fi
 
 echo "== rocelat: cost per packet (BPF_PROG_TEST_RUN) =="
 "$HELPER" cost "$CALLS"
+
+# the same handler with warm caches: bench/rocelat_steady.bpf.c includes
+# bpf/rocelat.bpf.c and steps the PSN after each run of a repeat
+STEADY=$B/bench/rocelat_steady.bpf.o
+ARCH=$(uname -m | sed 's/x86_64/x86/; s/aarch64/arm64/')
+${CLANG:-clang} -O2 -g -target bpf -D__TARGET_ARCH_$ARCH -Wall -Wextra \
+	-Wno-unused-parameter -Ivmlinux/$ARCH -Ibpf -Ibpf/lib -Ibtf \
+	-c bench/rocelat_steady.bpf.c -o "$STEADY"
+echo "== rocelat: steady state (warm caches, BPF_PROG_TEST_RUN repeat) =="
+"$HELPER" steady "$STEADY" "${ROCELAT_BENCH_BATCHES:-20000}"
 
 ${CC:-cc} -O2 -Wall -Wextra -o "$B/udpflood" bench/udpflood.c
 echo "== rocelat: packets per second through a veth pair ($FLOOD_N packets x ${ROUNDS} rounds) =="

@@ -3,6 +3,9 @@
  * Benchmark helper for bench/rocelat.sh (built by it with cc).
  *
  *   rocelat_bench cost [N]          per-packet cost via BPF_PROG_TEST_RUN
+ *   rocelat_bench steady OBJ [B]    the same handler with warm caches
+ *                                   (bench/rocelat_steady.bpf.c, built by
+ *                                   bench/rocelat.sh)
  *   rocelat_bench xdp-pass IFACE    hold an empty XDP program on IFACE
  *                                   (BPF link) until SIGINT/SIGTERM
  *
@@ -151,6 +154,113 @@ static int cost(int n)
 	return 0;
 }
 
+/* per-CPU counters of the loaded object, summed */
+static __u64 counter_sum(struct bpf_object *o, int idx)
+{
+	int ncpu = libbpf_num_possible_cpus(), fd;
+	struct rocelat_counters *v;
+	__u32 zero = 0;
+	__u64 t = 0;
+
+	fd = bpf_object__find_map_fd_by_name(o, "counters");
+	v = calloc(ncpu, sizeof(*v));
+	if (fd < 0 || !v || bpf_map_lookup_elem(fd, &zero, v))
+		return ~0ULL;
+	for (int c = 0; c < ncpu; c++)
+		t += v[c].c[idx];
+	free(v);
+	return t;
+}
+
+static void set_psn(uint8_t *pkt, uint32_t psn)
+{
+	/* pkt_build: Ethernet + IPv4 + UDP, BTH at 42; keep the AckReq bit */
+	pkt[51] = psn >> 16;
+	pkt[52] = psn >> 8;
+	pkt[53] = psn;
+}
+
+/*
+ * Steady state: bench/rocelat_steady.bpf.o wraps rocelat's handler and
+ * steps the PSN after each run, so a repeat of BATCH is BATCH new
+ * requests, then BATCH ACKs each completing one of them, with warm
+ * caches. BATCH is half the pending ring: nothing is evicted.
+ */
+static int steady(const char *objpath, int batches)
+{
+	enum { BATCH = PENDING_RING / 2 };
+	struct pkt_spec s_req = { .opcode = ROCE_SEND_ONLY, .ackreq = true,
+				  .dqpn = 0x11, .payload = 64 };
+	struct pkt_spec s_ack = { .saddr = "10.0.0.2", .daddr = "10.0.0.1",
+				  .opcode = ROCE_ACKNOWLEDGE, .syndrome = 0x1f,
+				  .dqpn = 0x111 };
+	uint8_t req[2048], ack[2048];
+	struct bpf_object *o = bpf_object__open_file(objpath, NULL);
+	struct bpf_program *p;
+	int len_req, len_ack, efd, hfd, bfd;
+	__u32 *ve, *vb, *vr, *va;
+	__u64 samples, retx, evicted, unmatched;
+	double e, b, r, a;
+
+	if (!o || bpf_object__load(o)) {
+		fprintf(stderr, "rocelat_bench: load %s: %s\n", objpath, strerror(errno));
+		return 1;
+	}
+	p = bpf_object__find_program_by_name(o, "steady_handle");
+	hfd = p ? bpf_program__fd(p) : -1;
+	p = bpf_object__find_program_by_name(o, "steady_bump");
+	bfd = p ? bpf_program__fd(p) : -1;
+	if (hfd < 0 || bfd < 0) {
+		fprintf(stderr, "rocelat_bench: %s lacks steady_handle/steady_bump\n", objpath);
+		return 1;
+	}
+	efd = empty_xdp_prog();
+	len_req = pkt_build(&s_req, req, sizeof(req));
+	len_ack = pkt_build(&s_ack, ack, sizeof(ack));
+	ve = calloc(batches, sizeof(*ve));
+	vb = calloc(batches, sizeof(*vb));
+	vr = calloc(batches, sizeof(*vr));
+	va = calloc(batches, sizeof(*va));
+	if (!ve || !vb || !vr || !va)
+		return 1;
+	for (int i = 0; i < batches; i++) {
+		uint32_t psn = (uint32_t)i * BATCH;
+
+		set_psn(req, psn);
+		set_psn(ack, psn);
+		ve[i] = run_repeat(efd, req, len_req, BATCH);
+		vb[i] = run_repeat(bfd, req, len_req, BATCH);
+		vr[i] = run_repeat(hfd, req, len_req, BATCH);
+		va[i] = run_repeat(hfd, ack, len_ack, BATCH);
+	}
+	e = trimmed_mean(ve, batches);
+	b = trimmed_mean(vb, batches);
+	r = trimmed_mean(vr, batches);
+	a = trimmed_mean(va, batches);
+	samples = counter_sum(o, RL_SAMPLES);
+	retx = counter_sum(o, RL_RETRANSMITS);
+	evicted = counter_sum(o, RL_EVICTED);
+	unmatched = counter_sum(o, RL_UNMATCHED);
+	printf("steady state, %d batches of %d requests then their %d ACKs (repeat %d, PSN +1 each run):\n",
+	       batches, BATCH, BATCH, BATCH);
+	printf("  samples %llu of %llu expected, retransmits %llu, evicted %llu, unmatched %llu\n",
+	       (unsigned long long)samples, (unsigned long long)batches * BATCH,
+	       (unsigned long long)retx, (unsigned long long)evicted,
+	       (unsigned long long)unmatched);
+	printf("  empty XDP program:       %6.1f ns/packet\n", e);
+	printf("  PSN step only:           %6.1f ns/packet\n", b);
+	printf("  RoCE request + PSN step: %6.1f ns/packet  ratio %.2f to empty, rocelat's own part %.1f ns\n",
+	       r, r / e, r - b);
+	printf("  ACK + PSN step:          %6.1f ns/packet  ratio %.2f to empty, rocelat's own part %.1f ns\n",
+	       a, a / e, a - b);
+	printf("RESULT steady_request_ratio=%.2f steady_ack_ratio=%.2f steady_request_ns=%.1f steady_ack_ns=%.1f steady_empty_ns=%.1f steady_samples_ok=%d\n",
+	       r / e, a / e, r - b, a - b, e,
+	       samples == (__u64)batches * BATCH && !retx && !evicted);
+	close(efd);
+	bpf_object__close(o);
+	return samples == (__u64)batches * BATCH ? 0 : 1;
+}
+
 static volatile sig_atomic_t stop;
 
 static void on_sig(int sig)
@@ -188,8 +298,10 @@ int main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "cost"))
 		return cost(argc > 2 ? atoi(argv[2]) : 100000);
+	if (argc >= 3 && !strcmp(argv[1], "steady"))
+		return steady(argv[2], argc > 3 ? atoi(argv[3]) : 20000);
 	if (argc >= 3 && !strcmp(argv[1], "xdp-pass"))
 		return hold_xdp_pass(argv[2]);
-	fprintf(stderr, "usage: rocelat_bench cost [N] | xdp-pass IFACE\n");
+	fprintf(stderr, "usage: rocelat_bench cost [N] | steady OBJ [BATCHES] | xdp-pass IFACE\n");
 	return 2;
 }
