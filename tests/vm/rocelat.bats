@@ -101,6 +101,16 @@ holds() {
 
 measured() { echo "# measured: $*" >&3; }
 
+# has FILE TEXT: FILE has a line containing TEXT (bash builtins only: a
+# process start costs 0.1-0.4 s under emulation, and the waits poll)
+has() {
+	local l
+	while IFS= read -r l; do
+		[[ $l == *"$2"* ]] && return 0
+	done 2>/dev/null <"$1"
+	return 1
+}
+
 # start_rocelat OUT ARGS...: rocelat on veth-a until it traces
 start_rocelat() {
 	local out=$1
@@ -109,7 +119,7 @@ start_rocelat() {
 	RL_PID=$AX_LAST_PID
 	local end=$((SECONDS + WAIT))
 	while [ "$SECONDS" -le "$end" ]; do
-		if grep -qs Tracing "$out.err" "$out"; then
+		if has "$out.err" Tracing || has "$out" Tracing; then
 			RL_PROGS=$(grep -h '^prog_id:' /proc/"$RL_PID"/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -u)
 			return 0
 		fi
@@ -145,10 +155,12 @@ stop_rocelat() {
 
 # tcp_listening PORT: something listens on TCP PORT (IPv4 or IPv6)
 tcp_listening() {
-	local hex f
+	local hex f _ addr state
 	printf -v hex '%04X' "$1"
 	for f in /proc/net/tcp /proc/net/tcp6; do
-		awk -v p=":$hex" '$2 ~ p "$" && $4 == "0A" { f = 1 } END { exit !f }' "$f" && return 0
+		while read -r _ addr _ state _; do
+			[[ $addr == *":$hex" && $state == 0A ]] && return 0
+		done 2>/dev/null <"$f"
 	done
 	return 1
 }
@@ -202,34 +214,50 @@ perf_qpn() {
 	echo $(($(sed -n "s/^ *$2 address:.* QPN \(0x[0-9a-fA-F]*\) .*/\1/p" "$1" | head -1)))
 }
 
-# counters FILE: rxe's port counters of both devices
+# counters ARRAY: rxe's port counters of both devices into the associative
+# ARRAY, keyed DEVICE.COUNTER (rxe-a.sent_pkts)
 counters() {
-	rdma statistic show link rxe-a/1 >"$1"
-	rdma statistic show link rxe-b/1 >>"$1"
+	local -n _ct=$1
+	local d w i
+	_ct=()
+	for d in rxe-a rxe-b; do
+		read -ra w < <(rdma statistic show link "$d/1")
+		for ((i = 2; i + 1 < ${#w[@]}; i += 2)); do
+			_ct[$d.${w[i]}]=${w[i + 1]}
+		done
+	done
 }
 
-# delta BEFORE AFTER DEV NAME: how much a port counter grew
-delta() {
-	local b a
-	b=$(awk -v d="$3/1" -v k="$4" '$2 == d { for (i = 3; i < NF; i++) if ($i == k) print $(i + 1) }' "$1")
-	a=$(awk -v d="$3/1" -v k="$4" '$2 == d { for (i = 3; i < NF; i++) if ($i == k) print $(i + 1) }' "$2")
-	echo $((a - b))
-}
-
-rl_counter() { jq -r "select(.type == \"counters\") | .$2" "$1" | tail -n 1; }
-
-# rl_flow FILE REQUESTER: rocelat's flow record of that requester, exactly one
-rl_flow() {
-	local f
-	f=$(jq -c --arg s "$2" 'select(.type == "flow" and .saddr == $s)' "$1")
-	[ "$(grep -c . <<<"$f")" -eq 1 ] || {
-		echo "flows of $2: $f" >&2
+# rl_load FILE ARRAY: rocelat's JSON report (one jq run) into the associative
+# ARRAY: c.NAME (the counters), a.NAME and b.NAME (the flow whose requester
+# is rxe-a or rxe-b: its scalar fields, and below_20ms: its samples in log2
+# slots wholly below 20 ms), a.flows and b.flows (how many such flows)
+# shellcheck disable=SC2004 # _rl is associative (a nameref)
+rl_load() {
+	local -n _rl=$2
+	local k v
+	_rl=()
+	while read -r k v; do
+		if [[ $k == *.flows ]]; then
+			_rl[$k]=$((${_rl[$k]:-0} + 1))
+		else
+			_rl[$k]=$v
+		fi
+	done < <(jq -r --arg a "$A" --arg b "$B" '
+		if .type == "counters" then
+			to_entries[] | "c.\(.key) \(.value)"
+		elif .type == "flow" then
+			. as $f |
+			(if .saddr == $a then "a." elif .saddr == $b then "b." else "x." end) as $p |
+			"\($p)flows 1",
+			(to_entries[] | select(.value | type != "array") | "\($p)\(.key) \(.value)"),
+			"\($p)below_20ms \([$f.buckets[]? | select(.hi < 20000) | .count] | add // 0)"
+		else empty end' "$1")
+	[ "${#_rl[@]}" -gt 0 ] || {
+		echo "nothing in $1" >&2
 		return 1
 	}
-	echo "$f"
 }
-
-fv() { jq -r ".$2" <<<"$1"; } # fv RECORD FIELD
 
 # start_capture PCAP: tcpdump of RoCE v2 on veth-a, until it listens
 start_capture() {
@@ -315,144 +343,146 @@ cap_stat() {
 }
 
 @test "ib_send_lat: every SEND and ACK seen; both flows' medians within 2x of a tcpdump capture's, rxe-a's below perftest's round trip (2 x t_typical)" {
-	local n=200 out=$T/rl.out fa fb it tt round qa qb
-	counters "$T/before"
+	local n=200 out=$T/rl.out tt round qa qb who p cn cm cap_a
+	local -A c0 c1 r
+	counters c0
 	start_rocelat "$out" -j -F
 	start_capture "$T/cap.pcap"
 	perf_run send ib_send_lat -n "$n" -F -C
 	stop_capture "$T/cap.pcap"
 	stop_rocelat
-	counters "$T/after"
+	counters c1
 	grep -v '"type":"hist"' "$out"
+	rl_load "$out" r
 
-	it=$(perf_result "$T/send.cli" 2)
+	[ "$(perf_result "$T/send.cli" 2)" -eq "$n" ]
 	tt=$(perf_us "$(perf_result "$T/send.cli" 5)")
 	round=$(awk -v t="$tt" 'BEGIN { print 2 * t }')
-	[ "$it" -eq "$n" ]
 	# every RoCE packet rxe-a sent or received crossed veth-a: rocelat saw it
-	[ "$(rl_counter "$out" roce_packets)" -eq $(($(delta "$T"/{before,after} rxe-a sent_pkts) + $(delta "$T"/{before,after} rxe-a rcvd_pkts))) ]
-	[ "$(rl_counter "$out" parse_errors)" -eq 0 ]
+	[ "${r[c.roce_packets]}" -eq $((${c1[rxe-a.sent_pkts]} - ${c0[rxe-a.sent_pkts]} + ${c1[rxe-a.rcvd_pkts]} - ${c0[rxe-a.rcvd_pkts]})) ]
+	[ "${r[c.parse_errors]}" -eq 0 ]
 	# SEND_ONLY carries AckReq: one timed request per iteration and side;
 	# each ends as a sample or, resent before its ACK (rxe's timer fires
 	# even on a clean link here), a Karn discard
-	[ "$(rl_counter "$out" tracked)" -eq $((2 * n)) ]
-	[ "$(rl_counter "$out" samples)" -eq $((2 * n - $(rl_counter "$out" karn_discarded))) ]
-	[ "$(rl_counter "$out" samples)" -ge $((2 * n - $(rl_counter "$out" retransmits))) ]
-	[ "$(rl_counter "$out" pending)" -eq 0 ]
+	[ "${r[c.tracked]}" -eq $((2 * n)) ]
+	[ "${r[c.samples]}" -eq $((2 * n - ${r[c.karn_discarded]})) ]
+	[ "${r[c.samples]}" -ge $((2 * n - ${r[c.retransmits]})) ]
+	[ "${r[c.pending]}" -eq 0 ]
 
 	# the two flows, keyed by requester, named by the responder's QP
-	fa=$(rl_flow "$out" "$A")
-	fb=$(rl_flow "$out" "$B")
+	[ "${r[a.flows]}" -eq 1 ]
+	[ "${r[b.flows]}" -eq 1 ]
 	qa=$(perf_qpn "$T/send.cli" local)
 	qb=$(perf_qpn "$T/send.cli" remote)
-	[ "$(fv "$fa" daddr)" = "$B" ]
-	[ "$(fv "$fb" daddr)" = "$A" ]
-	[ "$(fv "$fa" dqpn)" -eq "$qb" ]
-	[ "$(fv "$fb" dqpn)" -eq "$qa" ]
+	[ "${r[a.daddr]}" = "$B" ]
+	[ "${r[b.daddr]}" = "$A" ]
+	[ "${r[a.dqpn]}" -eq "$qb" ]
+	[ "${r[b.dqpn]}" -eq "$qa" ]
 	[ ! -x "$RC" ] || [ "$qa" -ne "$qb" ]
-	[ "$(fv "$fa" sport)" -eq "$(fv "$fb" sport)" ]
-	[ "$(fv "$fa" sport)" -ge 49152 ]
-	[ "$(fv "$fa" ifname)" = veth-a ]
+	[ "${r[a.sport]}" -eq "${r[b.sport]}" ]
+	[ "${r[a.sport]}" -ge 49152 ]
+	[ "${r[a.ifname]}" = veth-a ]
 
 	# against the wire: the same requests and answers in a capture of
 	# veth-a, timed by tcpdump; rocelat's median is interpolated in a log2
 	# slot, so within 2x of the exact one
 	cap_samples "$T/cap.pcap" >"$T/cap.samples"
-	local f who cn cm
-	for who in "$A" "$B"; do
-		[ "$who" = "$A" ] && f=$fa || f=$fb
+	for p in a b; do
+		[ $p = a ] && who=$A || who=$B
 		read -r cn cm < <(cap_stat "$T/cap.samples" "$who")
-		echo "requester $who: rocelat samples $(fv "$f" samples) median $(fv "$f" median) us; capture samples $cn median $cm us"
-		[ "$(fv "$f" samples)" -le "$n" ]
-		[ "$(fv "$f" samples)" -ge $((n - $(fv "$f" retransmits))) ]
-		[ "$cn" -ge $(($(fv "$f" samples) - $(fv "$f" retransmits))) ]
-		[ "$cn" -le $(($(fv "$f" samples) + $(fv "$f" retransmits))) ]
-		holds "$(fv "$f" median) >= $cm / 2 && $(fv "$f" median) <= $cm * 2"
+		echo "requester $who: rocelat samples ${r[$p.samples]} median ${r[$p.median]} us, retransmits ${r[$p.retransmits]}; capture samples $cn median $cm us"
+		[ "${r[$p.samples]}" -le "$n" ]
+		[ "${r[$p.samples]}" -ge $((n - ${r[$p.retransmits]})) ]
+		[ "$cn" -ge $((${r[$p.samples]} - ${r[$p.retransmits]})) ]
+		[ "$cn" -le $((${r[$p.samples]} + ${r[$p.retransmits]})) ]
+		holds "${r[$p.median]} >= $cm / 2 && ${r[$p.median]} <= $cm * 2"
+		[ $p = b ] || cap_a=$cm
 	done
 
 	# against perftest: rxe-b ACKs a SEND before its application even sees
 	# it, so each request -> ACK lies inside one ping-pong round
-	holds "$(fv "$fa" median) <= $round"
-	measured "send_lat t_typical ${tt} us; rocelat median rxe-a $(fv "$fa" median) us (capture $(cap_stat "$T/cap.samples" "$A" | cut -d' ' -f2)), rxe-b $(fv "$fb" median) us; ratio to t_typical $(awk -v m="$(fv "$fa" median)" -v t="$tt" 'BEGIN { printf "%.2f", m / t }')"
+	holds "${r[a.median]} <= $round"
+	measured "send_lat t_typical $tt us; rocelat median rxe-a ${r[a.median]} us (capture $cap_a), rxe-b ${r[b.median]} us (capture $cm)"
 }
 
 @test "ib_read_lat: READ REQUEST -> first READ RESPONSE median within 4x of perftest's t_typical (a full read round trip), never above it" {
-	local n=200 out=$T/rl.out fa it tt
-	counters "$T/before"
+	local n=200 out=$T/rl.out tt
+	local -A c0 c1 r
+	counters c0
 	start_rocelat "$out" -j -F
 	perf_run read ib_read_lat -n "$n" -F -C
 	stop_rocelat
-	counters "$T/after"
+	counters c1
 	grep -v '"type":"hist"' "$out"
+	rl_load "$out" r
 
-	it=$(perf_result "$T/read.cli" 2)
+	[ "$(perf_result "$T/read.cli" 2)" -eq "$n" ]
 	tt=$(perf_us "$(perf_result "$T/read.cli" 5)")
-	[ "$it" -eq "$n" ]
-	[ "$(rl_counter "$out" roce_packets)" -eq $(($(delta "$T"/{before,after} rxe-a sent_pkts) + $(delta "$T"/{before,after} rxe-a rcvd_pkts))) ]
+	[ "${r[c.roce_packets]}" -eq $((${c1[rxe-a.sent_pkts]} - ${c0[rxe-a.sent_pkts]} + ${c1[rxe-a.rcvd_pkts]} - ${c0[rxe-a.rcvd_pkts]})) ]
 	# one READ REQUEST per iteration, each answered by one READ RESPONSE
-	# ONLY (2 bytes); no ACKs, no requests of rxe-b
-	[ "$(rl_counter "$out" tracked)" -eq "$n" ]
-	[ "$(rl_counter "$out" read_responses)" -ge "$n" ]
-	[ "$(rl_counter "$out" acks)" -eq 0 ]
-	[ "$(rl_counter "$out" samples)" -eq $((n - $(rl_counter "$out" karn_discarded))) ]
-	[ "$(rl_counter "$out" samples)" -ge $((n - $(rl_counter "$out" retransmits))) ]
-	[ -z "$(jq -c --arg s "$B" 'select(.type == "flow" and .saddr == $s)' "$out")" ]
-	fa=$(rl_flow "$out" "$A")
-	[ "$(fv "$fa" dqpn)" -eq "$(perf_qpn "$T/read.cli" remote)" ]
-	[ "$(fv "$fa" daddr)" = "$B" ]
-	[ "$(fv "$fa" samples)" -eq "$(rl_counter "$out" samples)" ]
+	# ONLY (2 bytes, again for a resent request); no ACKs, nothing of rxe-b
+	[ "${r[c.tracked]}" -eq "$n" ]
+	[ "${r[c.read_responses]}" -ge "$n" ]
+	[ "${r[c.acks]}" -eq 0 ]
+	[ "${r[c.samples]}" -eq $((n - ${r[c.karn_discarded]})) ]
+	[ "${r[c.samples]}" -ge $((n - ${r[c.retransmits]})) ]
+	[ -z "${r[b.flows]:-}" ]
+	[ "${r[a.flows]}" -eq 1 ]
+	[ "${r[a.dqpn]}" -eq "$(perf_qpn "$T/read.cli" remote)" ]
+	[ "${r[a.daddr]}" = "$B" ]
+	[ "${r[a.samples]}" -eq "${r[c.samples]}" ]
 
 	# the READ's wire round trip lies inside the client's post-to-post time
-	holds "$(fv "$fa" median) <= $tt"
-	holds "$(fv "$fa" median) >= $tt / 4"
-	measured "read_lat t_typical ${tt} us; rocelat median $(fv "$fa" median) us; ratio $(awk -v m="$(fv "$fa" median)" -v t="$tt" 'BEGIN { printf "%.2f", m / t }')"
+	holds "${r[a.median]} <= $tt && ${r[a.median]} >= $tt / 4"
+	measured "read_lat t_typical $tt us; rocelat median ${r[a.median]} us"
 }
 
 @test "netem delay 20 ms on veth-b: rxe-a's requests wait 0.5-2x the delay longer, rxe-b's (responder time at veth-a) less than a quarter of it; within 4x of perftest's round" {
-	local n=100 d=20000 base=$T/base.out slow=$T/slow.out ab bb as bs tt round
+	local n=100 d=20000 tt round
+	local -A b s
 	# each side requests n SENDs; rxe-b's ACKs to rxe-a and its SENDs leave
 	# through veth-b, so netem there delays rxe-a's request -> ACK and the
 	# ping-pong round, but rxe-b's requests are timed from their arrival
-	start_rocelat "$base" -j -F
+	start_rocelat "$T/base.out" -j -F
 	perf_run base ib_send_lat -n "$n" -F -C
 	stop_rocelat
-
 	tc qdisc add dev veth-b root netem delay $((d / 1000))ms
-	start_rocelat "$slow" -j -F
+	start_rocelat "$T/slow.out" -j -F
 	perf_run slow ib_send_lat -n "$n" -F -C
 	stop_rocelat
 	tc -s qdisc show dev veth-b
 	tc qdisc del dev veth-b root
-	grep -v '"type":"hist"' "$base" "$slow"
+	grep -v '"type":"hist"' "$T/base.out" "$T/slow.out"
+	rl_load "$T/base.out" b
+	rl_load "$T/slow.out" s
 
-	ab=$(rl_flow "$base" "$A")
-	bb=$(rl_flow "$base" "$B")
-	as=$(rl_flow "$slow" "$A")
-	bs=$(rl_flow "$slow" "$B")
 	[ "$(perf_result "$T/slow.cli" 2)" -eq "$n" ]
+	[ "${s[a.flows]}" -eq 1 ]
+	[ "${s[b.flows]}" -eq 1 ]
 	# rxe's 67 ms retransmit timer hits more requests while they wait 20 ms:
 	# those are Karn discards, the others are samples
-	[ "$(fv "$as" samples)" -ge $((n - $(fv "$as" retransmits))) ]
-	[ "$(fv "$as" samples)" -ge $((n / 2)) ]
-	[ "$(fv "$bs" samples)" -ge $((n / 2)) ]
-	# netem holds every ACK to rxe-a back by d: no sample of rxe-a below
-	# the log2 slot of d ([16384, 32767] us)
-	[ "$(jq '[.buckets[] | select(.hi < 20000) | .count] | add // 0' <<<"$as")" -eq 0 ]
-	holds "$(fv "$as" median) - $(fv "$ab" median) >= $d / 2 && $(fv "$as" median) - $(fv "$ab" median) <= $d * 2"
-	holds "$(fv "$bs" median) - $(fv "$bb" median) < $d / 4"
+	[ "${s[a.samples]}" -ge $((n - ${s[a.retransmits]})) ]
+	[ "${s[a.samples]}" -ge $((n / 2)) ]
+	[ "${s[b.samples]}" -ge $((n / 2)) ]
+	# netem holds every ACK to rxe-a back by d: no sample of rxe-a in a
+	# slot wholly below d
+	[ "${s[a.below_20ms]}" -eq 0 ]
+	holds "${s[a.median]} - ${b[a.median]} >= $d / 2 && ${s[a.median]} - ${b[a.median]} <= $d * 2"
+	holds "${s[b.median]} - ${b[b.median]} < $d / 4"
 
 	# like with like: perftest's round (2 x t_typical) holds the delay once
 	# too; rocelat's sample lies inside it (x2 for the log2 slot), and with
 	# 20 ms in both the applications' share no longer dominates
 	tt=$(perf_us "$(perf_result "$T/slow.cli" 5)")
 	round=$(awk -v t="$tt" 'BEGIN { print 2 * t }')
-	holds "$(fv "$as" median) <= 2 * $round && $(fv "$as" median) >= $round / 4"
-	measured "delay ${d} us on veth-b: rxe-a median $(fv "$ab" median) -> $(fv "$as" median) us, rxe-b $(fv "$bb" median) -> $(fv "$bs" median) us; perftest round ${round} us; retransmits $(fv "$as" retransmits)/$(fv "$bs" retransmits)"
+	holds "${s[a.median]} <= 2 * $round && ${s[a.median]} >= $round / 4"
+	measured "delay $d us on veth-b: rxe-a median ${b[a.median]} -> ${s[a.median]} us, rxe-b ${b[b.median]} -> ${s[b.median]} us; perftest round $round us; retransmits ${s[a.retransmits]}/${s[b.retransmits]}"
 }
 
 @test "netem loss 2% on veth-a under ib_write_bw: rocelat's retransmits = what rxe-a sent beyond the messages' packets >= requests lost (netem's drops); NAKs = rxe-b's" {
-	local n=300 size=4096 out=$T/rl.out it dropped sent rcvd lost orig retx fa
-	counters "$T/before"
+	local n=300 size=4096 out=$T/rl.out dropped sent rcvd lost orig
+	local -A c0 c1 r
+	counters c0
 	tc qdisc add dev veth-a root netem loss 2%
 	start_rocelat "$out" -j -F
 	# a small window (-t 8): go-back-N resends less after each loss
@@ -461,35 +491,34 @@ cap_stat() {
 	tc -s qdisc show dev veth-a
 	dropped=$(tc -s qdisc show dev veth-a | sed -n 's/.*(dropped \([0-9]*\),.*/\1/p')
 	tc qdisc del dev veth-a root
-	counters "$T/after"
+	counters c1
 	grep -v '"type":"hist"' "$out"
+	rl_load "$out" r
 
-	it=$(perf_result "$T/write.cli" 2)
-	[ "$it" -eq "$n" ]
+	[ "$(perf_result "$T/write.cli" 2)" -eq "$n" ]
 	# rxe-a only requests here and rxe-b only answers; netem drops after tc
 	# egress, so rocelat sees each request, lost or not, and what is lost
 	# is what rxe-a sent and rxe-b never received
-	sent=$(delta "$T"/{before,after} rxe-a sent_pkts)
-	rcvd=$(delta "$T"/{before,after} rxe-b rcvd_pkts)
+	sent=$((${c1[rxe-a.sent_pkts]} - ${c0[rxe-a.sent_pkts]}))
+	rcvd=$((${c1[rxe-b.rcvd_pkts]} - ${c0[rxe-b.rcvd_pkts]}))
 	lost=$((sent - rcvd))
 	orig=$((n * size / 1024)) # MTU 1024: 4 packets per WRITE
-	retx=$(rl_counter "$out" retransmits)
-	echo "netem dropped $dropped; rxe-a sent $sent, rxe-b received $rcvd (lost $lost); originals $orig; rocelat retransmits $retx"
+	echo "netem dropped $dropped; rxe-a sent $sent, rxe-b received $rcvd (lost $lost); originals $orig; rocelat retransmits ${r[c.retransmits]}"
 	[ "$lost" -ge 1 ]
 	[ "$lost" -le "$dropped" ]
-	[ "$(rl_counter "$out" requests)" -eq "$sent" ]
+	[ "${r[c.requests]}" -eq "$sent" ]
 	# every packet beyond the originals is a retransmission, and every lost
 	# one was sent again
-	[ "$retx" -eq $((sent - orig)) ]
-	[ "$retx" -ge "$lost" ]
-	fa=$(rl_flow "$out" "$A")
-	[ "$(fv "$fa" retransmits)" -eq "$retx" ]
+	[ "${r[c.retransmits]}" -eq $((sent - orig)) ]
+	[ "${r[c.retransmits]}" -ge "$lost" ]
+	[ "${r[a.flows]}" -eq 1 ]
+	[ "${r[a.retransmits]}" -eq "${r[c.retransmits]}" ]
 	# AckReq only on the last packet of a message: one timed request per
 	# WRITE, answered or discarded (Karn)
-	[ "$(rl_counter "$out" tracked)" -eq "$n" ]
-	[ "$(rl_counter "$out" samples)" -eq $((n - $(rl_counter "$out" karn_discarded))) ]
+	[ "${r[c.tracked]}" -eq "$n" ]
+	[ "${r[c.samples]}" -eq $((n - ${r[c.karn_discarded]})) ]
 	# rxe-b counts the sequence-error NAKs it sends; they all reach veth-a
-	[ "$(rl_counter "$out" nak_psn_seq_err)" -eq "$(delta "$T"/{before,after} rxe-b out_of_seq_request)" ]
-	[ "$(fv "$fa" nak_psn_seq_err)" -eq "$(rl_counter "$out" nak_psn_seq_err)" ]
-	measured "loss 2%: netem dropped $dropped, requests lost $lost, rocelat retransmits $retx (rxe-a resent $((sent - orig))), NAKs $(rl_counter "$out" nak_psn_seq_err)"
+	[ "${r[c.nak_psn_seq_err]}" -eq $((${c1[rxe-b.out_of_seq_request]} - ${c0[rxe-b.out_of_seq_request]})) ]
+	[ "${r[a.nak_psn_seq_err]}" -eq "${r[c.nak_psn_seq_err]}" ]
+	measured "loss 2%: netem dropped $dropped, requests lost $lost, rocelat retransmits ${r[c.retransmits]} (rxe-a resent $((sent - orig))), NAKs ${r[c.nak_psn_seq_err]}"
 }
