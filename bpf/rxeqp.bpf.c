@@ -39,6 +39,7 @@
 #include <bpf/bpf_endian.h>
 #include "rdma_rxe.h"
 #include "lib/maps.bpf.h"
+#include "lib/probe.bpf.h"
 #include "lib/hist.bpf.h"
 #include "lib/roce_proto.h"
 #include "rxeqp.h"
@@ -565,136 +566,29 @@ static __always_inline int on_destroy(struct ib_qp *ibqp)
 	return 0;
 }
 
-SEC("fentry/rxe_xmit_packet")
-int BPF_PROG(rxeqp_xmit_fentry, struct rxe_qp *qp, struct rxe_pkt_info *pkt)
-{
-	return on_xmit(qp, pkt);
-}
-
-SEC("kprobe/rxe_xmit_packet")
-int BPF_KPROBE(rxeqp_xmit_kprobe, struct rxe_qp *qp, struct rxe_pkt_info *pkt)
-{
-	return on_xmit(qp, pkt);
-}
-
-SEC("fentry/rxe_resp_queue_pkt")
-int BPF_PROG(rxeqp_resp_queue_fentry, struct rxe_qp *qp, struct sk_buff *skb)
-{
-	return on_resp_queue(qp, skb);
-}
-
-SEC("kprobe/rxe_resp_queue_pkt")
-int BPF_KPROBE(rxeqp_resp_queue_kprobe, struct rxe_qp *qp, struct sk_buff *skb)
-{
-	return on_resp_queue(qp, skb);
-}
-
-SEC("fentry/rxe_comp_queue_pkt")
-int BPF_PROG(rxeqp_comp_queue_fentry, struct rxe_qp *qp, struct sk_buff *skb)
-{
-	return on_comp_queue(qp, skb);
-}
-
-SEC("kprobe/rxe_comp_queue_pkt")
-int BPF_KPROBE(rxeqp_comp_queue_kprobe, struct rxe_qp *qp, struct sk_buff *skb)
-{
-	return on_comp_queue(qp, skb);
-}
-
-SEC("fentry/retransmit_timer")
-int BPF_PROG(rxeqp_retx_timer_fentry, struct timer_list *t)
-{
-	return on_timer(t, false);
-}
-
-SEC("kprobe/retransmit_timer")
-int BPF_KPROBE(rxeqp_retx_timer_kprobe, struct timer_list *t)
-{
-	return on_timer(t, false);
-}
-
-SEC("fentry/rxe_retransmit_timer")
-int BPF_PROG(rxeqp_rxe_retx_timer_fentry, struct timer_list *t)
-{
-	return on_timer(t, false);
-}
-
-SEC("kprobe/rxe_retransmit_timer")
-int BPF_KPROBE(rxeqp_rxe_retx_timer_kprobe, struct timer_list *t)
-{
-	return on_timer(t, false);
-}
-
-SEC("fentry/rnr_nak_timer")
-int BPF_PROG(rxeqp_rnr_timer_fentry, struct timer_list *t)
-{
-	return on_timer(t, true);
-}
-
-SEC("kprobe/rnr_nak_timer")
-int BPF_KPROBE(rxeqp_rnr_timer_kprobe, struct timer_list *t)
-{
-	return on_timer(t, true);
-}
-
-SEC("fentry/rxe_rnr_nak_timer")
-int BPF_PROG(rxeqp_rxe_rnr_timer_fentry, struct timer_list *t)
-{
-	return on_timer(t, true);
-}
-
-SEC("kprobe/rxe_rnr_nak_timer")
-int BPF_KPROBE(rxeqp_rxe_rnr_timer_kprobe, struct timer_list *t)
-{
-	return on_timer(t, true);
-}
-
-SEC("fentry/rxe_qp_from_attr")
-int BPF_PROG(rxeqp_modify_fentry, struct rxe_qp *qp, struct ib_qp_attr *attr, int mask)
-{
-	return on_modify(qp, attr, mask);
-}
-
-SEC("kprobe/rxe_qp_from_attr")
-int BPF_KPROBE(rxeqp_modify_kprobe, struct rxe_qp *qp, struct ib_qp_attr *attr, int mask)
-{
-	return on_modify(qp, attr, mask);
-}
-
-SEC("fentry/rxe_qp_error")
-int BPF_PROG(rxeqp_qp_error_fentry, struct rxe_qp *qp)
-{
-	return on_qp_error(qp);
-}
-
-SEC("kprobe/rxe_qp_error")
-int BPF_KPROBE(rxeqp_qp_error_kprobe, struct rxe_qp *qp)
-{
-	return on_qp_error(qp);
-}
-
-SEC("fentry/rxe_cq_post")
-int BPF_PROG(rxeqp_cq_post_fentry, struct rxe_cq *cq, struct rxe_cqe *cqe)
-{
-	return on_cq_post(cq, cqe);
-}
-
-SEC("kprobe/rxe_cq_post")
-int BPF_KPROBE(rxeqp_cq_post_kprobe, struct rxe_cq *cq, struct rxe_cqe *cqe)
-{
-	return on_cq_post(cq, cqe);
-}
-
-SEC("fentry/rxe_destroy_qp")
-int BPF_PROG(rxeqp_destroy_fentry, struct ib_qp *ibqp)
-{
-	return on_destroy(ibqp);
-}
-
-SEC("kprobe/rxe_destroy_qp")
-int BPF_KPROBE(rxeqp_destroy_kprobe, struct ib_qp *ibqp)
-{
-	return on_destroy(ibqp);
-}
+/* the hooks listed on top, each as an fentry and a kprobe program */
+FENTRY_OR_KPROBE(rxeqp_xmit, rxe_xmit_packet, on_xmit(qp, pkt),
+		 struct rxe_qp *qp, struct rxe_pkt_info *pkt)
+FENTRY_OR_KPROBE(rxeqp_resp_queue, rxe_resp_queue_pkt, on_resp_queue(qp, skb),
+		 struct rxe_qp *qp, struct sk_buff *skb)
+FENTRY_OR_KPROBE(rxeqp_comp_queue, rxe_comp_queue_pkt, on_comp_queue(qp, skb),
+		 struct rxe_qp *qp, struct sk_buff *skb)
+/* the timers under both names; the loader attaches the one that exists */
+FENTRY_OR_KPROBE(rxeqp_retx_timer, retransmit_timer, on_timer(t, false),
+		 struct timer_list *t)
+FENTRY_OR_KPROBE(rxeqp_rxe_retx_timer, rxe_retransmit_timer, on_timer(t, false),
+		 struct timer_list *t)
+FENTRY_OR_KPROBE(rxeqp_rnr_timer, rnr_nak_timer, on_timer(t, true),
+		 struct timer_list *t)
+FENTRY_OR_KPROBE(rxeqp_rxe_rnr_timer, rxe_rnr_nak_timer, on_timer(t, true),
+		 struct timer_list *t)
+FENTRY_OR_KPROBE(rxeqp_modify, rxe_qp_from_attr, on_modify(qp, attr, mask),
+		 struct rxe_qp *qp, struct ib_qp_attr *attr, int mask)
+FENTRY_OR_KPROBE(rxeqp_qp_error, rxe_qp_error, on_qp_error(qp),
+		 struct rxe_qp *qp)
+FENTRY_OR_KPROBE(rxeqp_cq_post, rxe_cq_post, on_cq_post(cq, cqe),
+		 struct rxe_cq *cq, struct rxe_cqe *cqe)
+FENTRY_OR_KPROBE(rxeqp_destroy, rxe_destroy_qp, on_destroy(ibqp),
+		 struct ib_qp *ibqp)
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* One hook on a kernel function, as fentry and as its kprobe fallback. */
+#ifndef AGENTXDP_PROBE_BPF_H
+#define AGENTXDP_PROBE_BPF_H
+
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+/*
+ * FENTRY_OR_KPROBE(prog, func, call, args...) defines prog_fentry on
+ * SEC("fentry/func") and prog_kprobe on SEC("kprobe/func"), both taking
+ * func's first arguments args and returning call, an expression of them
+ * (the one __always_inline handler). The loader autoloads one of the two
+ * (tools/lib/probe.h tells which the kernel allows) and finds them by
+ * name in the skeleton: obj->progs.prog_fentry, obj->progs.prog_kprobe.
+ */
+#define FENTRY_OR_KPROBE(prog, func, call, args...)			\
+SEC("fentry/" #func)							\
+int BPF_PROG(prog##_fentry, args)					\
+{									\
+	return call;							\
+}									\
+									\
+SEC("kprobe/" #func)							\
+int BPF_KPROBE(prog##_kprobe, args)					\
+{									\
+	return call;							\
+}
+
+#endif
