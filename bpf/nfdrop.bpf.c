@@ -60,24 +60,9 @@ struct {
 	__type(value, struct nfd_value);
 } drops SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, NFD_STAT_NR);
-	__type(key, __u32);
-	__type(value, __u64);
-} stats SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 20);
-} events SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, 1024);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, 127 * sizeof(__u64));
-} stacks SEC(".maps");
+AX_PERCPU_STATS(stats, NFD_STAT_NR);
+AX_RINGBUF(events, 1 << 20);
+AX_STACK_MAP(stacks, 1024);
 
 /* per-CPU meeting point of the programs that see one drop */
 struct nfd_cpu {

@@ -81,17 +81,8 @@ struct {
 	__type(value, struct lat_val);
 } pending SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, STAT_NR);
-	__type(key, __u32);
-	__type(value, __u64);
-} stats SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 20);
-} events SEC(".maps");
+AX_PERCPU_STATS(stats, STAT_NR);
+AX_RINGBUF(events, 1 << 20);
 
 static __always_inline void cnt_add(struct qp_stats *s, int idx, __u64 v)
 {

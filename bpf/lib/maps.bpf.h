@@ -4,6 +4,40 @@
 
 #include <bpf/bpf_helpers.h>
 
+/*
+ * Maps the tracing tools share, under the names their loaders use
+ * (obj->maps.<name>):
+ * AX_PERCPU_STATS  n __u64 counters per CPU, indexed by the tool's enum of
+ *                  statistics (counter_inc), summed in user space
+ * AX_RINGBUF       the ring buffer of -e events; the loaders shrink it when
+ *                  no events are asked for
+ * AX_STACK_MAP     kernel stacks for bpf_get_stackid() (-s), up to
+ *                  AX_STACK_DEPTH frames each
+ */
+#define AX_STACK_DEPTH 127	/* PERF_MAX_STACK_DEPTH */
+
+#define AX_PERCPU_STATS(name, n)					\
+	struct {							\
+		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);		\
+		__uint(max_entries, n);					\
+		__type(key, __u32);					\
+		__type(value, __u64);					\
+	} name SEC(".maps")
+
+#define AX_RINGBUF(name, bytes)						\
+	struct {							\
+		__uint(type, BPF_MAP_TYPE_RINGBUF);			\
+		__uint(max_entries, bytes);				\
+	} name SEC(".maps")
+
+#define AX_STACK_MAP(name, entries)					\
+	struct {							\
+		__uint(type, BPF_MAP_TYPE_STACK_TRACE);			\
+		__uint(max_entries, entries);				\
+		__uint(key_size, sizeof(__u32));			\
+		__uint(value_size, AX_STACK_DEPTH * sizeof(__u64));	\
+	} name SEC(".maps")
+
 /* look a key up, inserting init first when it is missing (BPF_NOEXIST keeps
  * a racing insert from another CPU) */
 static __always_inline void *map_lookup_or_init(void *map, const void *key,
