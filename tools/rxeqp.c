@@ -140,17 +140,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-static const struct argp_child children[] = {
-	{ &cli_argp, 0, "Common options:", 0 },
-	{},
-};
-
-static const struct argp argp = {
-	.options = opts,
-	.parser = parse_arg,
-	.doc = doc,
-	.children = children,
-};
+CLI_ARGP(argp, opts, parse_arg, doc);
 
 /* JSON/Prometheus names of enum qp_counter, in order */
 static const char *const counter_names[QC_NR] = {
