@@ -33,6 +33,7 @@
 #include "lib/btf_enum.h"
 #include "lib/json.h"
 #include "lib/ksyms.h"
+#include "lib/maps.h"
 #include "lib/netns.h"
 #include "lib/nfrules.h"
 #include "lib/probe.h"
@@ -42,11 +43,11 @@
 #define MAX_KEYS	4096
 #define MAX_CANDS	8
 #define MAX_HITS	8
-#define STACK_DEPTH	127
 #define RULESET_TTL_S	1
 #define TRACE_TTL_S	10
 
-enum method { METHOD_AUTO, METHOD_FEXIT, METHOD_KFREE };
+enum method { METHOD_AUTO, METHOD_FEXIT, METHOD_KFREE, METHOD_NR };
+static const char *const method_names[METHOD_NR] = { "auto", "fexit", "kfree" };
 
 static struct {
 	bool events;
@@ -117,8 +118,6 @@ static const struct argp_option opts[] = {
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
-	long v;
-
 	switch (key) {
 	case 'e':
 		env.events = true;
@@ -130,9 +129,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.ifname = arg;
 		break;
 	case 'P':
-		if (!cli_parse_long(arg, 1, 65535, &v))
-			argp_failure(state, 1, 0, "invalid port: %s", arg);
-		env.port = v;
+		env.port = cli_arg_long(state, arg, 1, 65535, "port");
 		break;
 	case OPT_ROCE:
 		env.roce = true;
@@ -164,21 +161,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.trace_rules = true;
 		break;
 	case OPT_METHOD:
-		if (!strcmp(arg, "auto"))
-			env.method = METHOD_AUTO;
-		else if (!strcmp(arg, "fexit"))
-			env.method = METHOD_FEXIT;
-		else if (!strcmp(arg, "kfree"))
-			env.method = METHOD_KFREE;
-		else
+		env.method = cli_choice(arg, method_names, METHOD_NR);
+		if (env.method < 0)
 			argp_failure(state, 1, 0, "unknown method '%s' (auto, fexit, kfree)", arg);
 		break;
 	case ARGP_KEY_END:
-		if (env.stack && !env.events)
-			argp_failure(state, 1, 0, "-s/--stack needs -e/--events");
-		if (env.events && cli.interval)
-			argp_failure(state, 1, 0,
-				     "interval and count apply to counts mode, not -e");
+		cli_check_events(state, env.events, env.stack);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -252,7 +240,6 @@ static struct nfdrop_bpf *obj;
 static int ncpu;
 static bool reject_complete;	/* every REJECT is seen before rate limiting */
 static long long nf_drop_code;	/* SKB_DROP_REASON_NETFILTER_DROP here (7 on 6.1, 12 on 6.18) */
-static int stacks_fd = -1;
 
 /* ---- rulesets, per network namespace, read in that namespace ---- */
 
@@ -1177,7 +1164,6 @@ struct prom_total {
 static struct prom_total *ptot;
 static int nptot;
 static struct prom_cap prom_series;
-static bool prom_failed;
 static const char *const prom_names[PROM_NLABELS] = {
 	"netns", "hook_family", "hook", "table_family", "table", "chain",
 	"rule_handle", "verdict", "inferred",
@@ -1269,10 +1255,8 @@ static void write_prom(void)
 	prom_counter(&pf, PROM_LOST, NULL, 0, read_stat(NFD_STAT_EVENTS_LOST));
 	err = prom_commit(&pf);
 fail:
-	if (err && !prom_failed) {
-		cli_err("cannot write %s: %s", cli.prom_path, strerror(-err));
-		prom_failed = true;
-	}
+	if (err)
+		cli_prom_err(err);
 out:
 	free(keys);
 	free(weight);
@@ -1283,13 +1267,7 @@ out:
 
 static __u64 read_stat(__u32 idx)
 {
-	__u64 vals[ncpu], s = 0;
-
-	if (bpf_map_lookup_elem(bpf_map__fd(obj->maps.stats), &idx, vals))
-		return 0;
-	for (int i = 0; i < ncpu; i++)
-		s += vals[i];
-	return s;
+	return maps_stat(obj->maps.stats, idx, ncpu);
 }
 
 static int cmp_rows(const void *a, const void *b)
@@ -1403,8 +1381,7 @@ static void print_counts(__u64 *lost_seen)
 		printf("WARNING: %llu trace messages lost (socket buffer full)\n",
 		       trace_lost);
 	if (lost > *lost_seen)
-		printf("WARNING: %llu events lost (ring buffer full)\n",
-		       (unsigned long long)(lost - *lost_seen));
+		cli_warn_events_lost(lost - *lost_seen);
 	*lost_seen = lost;
 	printf("\n");
 	fflush(stdout);
@@ -1412,30 +1389,6 @@ static void print_counts(__u64 *lost_seen)
 }
 
 /* ---- events ---- */
-
-static void print_stack(struct json_w *w, __s32 stack_id)
-{
-	__u64 ips[STACK_DEPTH] = {};
-	char sym[128];
-
-	if (w)
-		json_arr_open(w, "stack");
-	if (stack_id >= 0 && !bpf_map_lookup_elem(stacks_fd, &stack_id, ips)) {
-		for (int i = 0; i < STACK_DEPTH && ips[i]; i++) {
-			ksyms_format(ksyms, ips[i], sym, sizeof(sym), true);
-			if (w) {
-				json_key(w, NULL);
-				json_escape(w->f, sym);
-			} else {
-				printf("    %s\n", sym);
-			}
-		}
-	} else if (!w) {
-		printf("    [stack unavailable]\n");
-	}
-	if (w)
-		json_arr_close(w);
-}
 
 static int handle_event(void *ctx, void *data, size_t len)
 {
@@ -1464,17 +1417,11 @@ static int handle_event(void *ctx, void *data, size_t len)
 		json_row_fields(&w, &r);
 		json_bool(&w, "rejected", e->rec.rejected);
 		if (env.stack)
-			print_stack(&w, e->rec.stack_id);
+			maps_print_stack(ksyms, obj->maps.stacks, e->rec.stack_id, &w, false);
 		json_end(&w);
 		return 0;
 	}
-	if (cli.timestamp) {
-		time_t t = (time_t)cli_ktime_to_epoch(e->ts_ns);
-		char ts[16];
-
-		strftime(ts, sizeof(ts), "%H:%M:%S", localtime(&t));
-		printf("%-8s ", ts);
-	}
+	cli_print_ktime(stdout, e->ts_ns);
 	pkt_addr_str(pi->family, pi->saddr, sa, sizeof(sa));
 	pkt_addr_str(pi->family, pi->daddr, da, sizeof(da));
 	snprintf(hook, sizeof(hook), "%s %s", r.pf ? family_str(r.pf) : "?",
@@ -1511,7 +1458,7 @@ static int handle_event(void *ctx, void *data, size_t len)
 	if (r.rule_known && !(r.inferred & INF_RULE))
 		printf("    rule: %s\n", r.rule_text);
 	if (env.stack)
-		print_stack(NULL, e->rec.stack_id);
+		maps_print_stack(ksyms, obj->maps.stacks, e->rec.stack_id, NULL, false);
 	fflush(stdout);
 	return 0;
 }
@@ -1650,10 +1597,7 @@ static int load_bpf(bool fexit, long long nf_drop)
 	att.tp_btf = probe_tp_btf("kfree_skb");
 	bpf_program__set_autoload(att.tp_btf ? obj->progs.nfdrop_kfree_raw :
 				  obj->progs.nfdrop_kfree_btf, false);
-	if (!env.events)
-		bpf_map__set_max_entries(obj->maps.events, 4096);
-	if (!env.stack)
-		bpf_map__set_max_entries(obj->maps.stacks, 1);
+	maps_shrink_unused(obj->maps.events, env.events, obj->maps.stacks, env.stack);
 
 	err = nfdrop_bpf__load(obj);
 	if (!err)
@@ -1724,7 +1668,6 @@ int main(int argc, char **argv)
 		cli_bpf_err("load and attach BPF programs", err);
 		goto cleanup;
 	}
-	stacks_fd = bpf_map__fd(obj->maps.stacks);
 
 	if (env.trace_rules) {
 		atexit(cleanup_trace_atexit);
@@ -1791,11 +1734,7 @@ int main(int argc, char **argv)
 		trace_drain();
 		ring_buffer__consume(rb);
 		write_prom();
-		lost_seen = read_stat(NFD_STAT_EVENTS_LOST);
-		if (lost_seen)
-			fprintf(cli.json ? stderr : stdout,
-				"WARNING: %llu events lost (ring buffer full)\n",
-				(unsigned long long)lost_seen);
+		cli_warn_events_lost(read_stat(NFD_STAT_EVENTS_LOST));
 	} else {
 		long reports = 0;
 		struct timespec next, now;

@@ -17,12 +17,12 @@
 #include "lib/btf_enum.h"
 #include "lib/json.h"
 #include "lib/ksyms.h"
+#include "lib/maps.h"
 #include "lib/probe.h"
 #include "lib/prom.h"
 #include "lib/roce_names.h"
 
 #define MAX_ROWS 4096
-#define STACK_DEPTH 127
 
 static struct {
 	bool events;
@@ -66,8 +66,6 @@ static const struct argp_option opts[] = {
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
-	long v;
-
 	switch (key) {
 	case 'e':
 		env.events = true;
@@ -85,16 +83,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.ifname = arg;
 		break;
 	case 'P':
-		if (!cli_parse_long(arg, 1, 65535, &v))
-			argp_failure(state, 1, 0, "invalid port: %s", arg);
-		env.port = v;
+		env.port = cli_arg_long(state, arg, 1, 65535, "port");
 		break;
 	case ARGP_KEY_END:
-		if (env.stack && !env.events)
-			argp_failure(state, 1, 0, "-s/--stack needs -e/--events");
-		if (env.events && cli.interval)
-			argp_failure(state, 1, 0,
-				     "interval and count apply to counts mode, not -e");
+		cli_check_events(state, env.events, env.stack);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -116,24 +108,6 @@ static int cmp_rows(const void *a, const void *b)
 	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
 }
 
-static __u64 percpu_sum(const __u64 *vals, int ncpu)
-{
-	__u64 s = 0;
-
-	for (int i = 0; i < ncpu; i++)
-		s += vals[i];
-	return s;
-}
-
-static __u64 read_stat(struct rxedrop_bpf *obj, int ncpu, __u32 idx)
-{
-	__u64 vals[ncpu];
-
-	if (bpf_map_lookup_elem(bpf_map__fd(obj->maps.stats), &idx, vals))
-		return 0;
-	return percpu_sum(vals, ncpu);
-}
-
 /* reads the counts map; with drain, deletes what it read, so each interval
  * is fresh */
 static int read_rows(struct rxedrop_bpf *obj, int ncpu, struct row *rows,
@@ -146,7 +120,7 @@ static int read_rows(struct rxedrop_bpf *obj, int ncpu, struct row *rows,
 	while (n < MAX_ROWS && !bpf_map_get_next_key(fd, prev, &next)) {
 		if (!bpf_map_lookup_elem(fd, &next, vals)) {
 			rows[n].key = next;
-			rows[n].count = percpu_sum(vals, ncpu);
+			rows[n].count = maps_percpu_sum(vals, ncpu);
 			n++;
 		}
 		key = next;
@@ -180,7 +154,6 @@ static struct totals {
 	int n, cap;
 } totals;
 static struct prom_cap prom_series;
-static bool prom_failed;
 
 static int totals_add(struct totals *ts, const struct row *r)
 {
@@ -275,13 +248,12 @@ static void write_prom(struct rxedrop_bpf *obj, int ncpu)
 	prom_family(&pf, PROM_LOST, PROM_COUNTER,
 		    "Drop events lost to a full ring buffer (-e); the counts "
 		    "above are complete regardless.");
-	prom_counter(&pf, PROM_LOST, NULL, 0, read_stat(obj, ncpu, STAT_EVENTS_LOST));
+	prom_counter(&pf, PROM_LOST, NULL, 0,
+		     maps_stat(obj->maps.stats, STAT_EVENTS_LOST, ncpu));
 	err = prom_commit(&pf);
 fail:
-	if (err && !prom_failed) {
-		cli_err("cannot write %s: %s", cli.prom_path, strerror(-err));
-		prom_failed = true;
-	}
+	if (err)
+		cli_prom_err(err);
 out:
 	free(keys);
 	free(weight);
@@ -293,7 +265,7 @@ static void print_counts(struct rxedrop_bpf *obj, int ncpu, __u64 *lost_seen)
 {
 	static struct row rows[MAX_ROWS];
 	char sym[128], reason[64];
-	__u64 lost = read_stat(obj, ncpu, STAT_EVENTS_LOST);
+	__u64 lost = maps_stat(obj->maps.stats, STAT_EVENTS_LOST, ncpu);
 	int n = read_rows(obj, ncpu, rows, true);
 	struct json_w w;
 	time_t now = time(NULL);
@@ -323,51 +295,13 @@ static void print_counts(struct rxedrop_bpf *obj, int ncpu, __u64 *lost_seen)
 		       drop_reason_name(rows[i].key.reason, reason, sizeof(reason)),
 		       (unsigned long long)rows[i].count);
 	if (lost > *lost_seen)
-		printf("WARNING: %llu events lost (ring buffer full)\n",
-		       (unsigned long long)(lost - *lost_seen));
+		cli_warn_events_lost(lost - *lost_seen);
 	*lost_seen = lost;
 	printf("\n");
 	fflush(stdout);
 }
 
-static int stacks_fd = -1;
-
-static void print_stack(struct json_w *w, __s32 stack_id)
-{
-	__u64 ips[STACK_DEPTH] = {};
-	char sym[128];
-
-	if (stack_id < 0 || bpf_map_lookup_elem(stacks_fd, &stack_id, ips)) {
-		if (w) {
-			json_arr_open(w, "stack");
-			json_arr_close(w);
-		} else {
-			printf("    [stack unavailable]\n");
-		}
-		return;
-	}
-	if (w)
-		json_arr_open(w, "stack");
-	/* the frames above the tracepoint are the BPF trampoline's: skip them */
-	int first = 0;
-	for (int i = 0; i < STACK_DEPTH && ips[i]; i++) {
-		const struct ksym *k = ksyms_find(ksyms, ips[i]);
-
-		if (k && !strncmp(k->name, "bpf_trace_run", 13))
-			first = i + 1;
-	}
-	for (int i = first; i < STACK_DEPTH && ips[i]; i++) {
-		ksyms_format(ksyms, ips[i], sym, sizeof(sym), true);
-		if (w) {
-			json_key(w, NULL);
-			json_escape(w->f, sym);
-		} else {
-			printf("    %s\n", sym);
-		}
-	}
-	if (w)
-		json_arr_close(w);
-}
+static const struct bpf_map *stacks;
 
 static int handle_event(void *ctx, void *data, size_t len)
 {
@@ -390,17 +324,11 @@ static int handle_event(void *ctx, void *data, size_t len)
 		json_str(&w, "reason", reason);
 		json_u64(&w, "reason_code", e->reason);
 		if (env.stack)
-			print_stack(&w, e->stack_id);
+			maps_print_stack(ksyms, stacks, e->stack_id, &w, true);
 		json_end(&w);
 		return 0;
 	}
-	if (cli.timestamp) {
-		time_t t = (time_t)cli_ktime_to_epoch(e->ts_ns);
-		char ts[16];
-
-		strftime(ts, sizeof(ts), "%H:%M:%S", localtime(&t));
-		printf("%-8s ", ts);
-	}
+	cli_print_ktime(stdout, e->ts_ns);
 	pkt_addr_str(pi->family, pi->saddr, sa, sizeof(sa));
 	pkt_addr_str(pi->family, pi->daddr, da, sizeof(da));
 	printf("%-10s %s:%u -> %s:%u", e->ifname[0] ? e->ifname : "-",
@@ -410,22 +338,9 @@ static int handle_event(void *ctx, void *data, size_t len)
 		       pi->dqpn, pi->psn);
 	printf(" %s %s\n", sym, reason);
 	if (env.stack)
-		print_stack(NULL, e->stack_id);
+		maps_print_stack(ksyms, stacks, e->stack_id, NULL, true);
 	fflush(stdout);
 	return 0;
-}
-
-/* the next report (the interval) or, with --prom and no interval, the next
- * write of the metrics file; false when the run should end */
-static bool wait_report(void)
-{
-	struct timespec ts = { .tv_sec = PROM_DEFAULT_PERIOD_S };
-
-	if (cli.interval || !cli.prom_path)
-		return cli_wait_interval();
-	while (!cli_exiting && nanosleep(&ts, &ts) && errno == EINTR)
-		;
-	return !cli_exiting;
 }
 
 static double now_s(void)
@@ -477,10 +392,7 @@ int main(int argc, char **argv)
 	use_tp_btf = probe_tp_btf("kfree_skb");
 	bpf_program__set_autoload(use_tp_btf ? obj->progs.rxedrop_raw_tp :
 				  obj->progs.rxedrop_tp_btf, false);
-	if (!env.events)
-		bpf_map__set_max_entries(obj->maps.events, 4096);
-	if (!env.stack)
-		bpf_map__set_max_entries(obj->maps.stacks, 1);
+	maps_shrink_unused(obj->maps.events, env.events, obj->maps.stacks, env.stack);
 
 	err = rxedrop_bpf__load(obj);
 	if (err) {
@@ -492,7 +404,7 @@ int main(int argc, char **argv)
 		cli_bpf_err("attach to kfree_skb", err);
 		goto cleanup;
 	}
-	stacks_fd = bpf_map__fd(obj->maps.stacks);
+	stacks = obj->maps.stacks;
 
 	/* on stderr with -j, so stdout stays pure JSON lines */
 	fprintf(cli.json ? stderr : stdout,
@@ -532,15 +444,11 @@ int main(int argc, char **argv)
 		ring_buffer__consume(rb);
 		if (cli.prom_path)
 			write_prom(obj, ncpu);
-		lost_seen = read_stat(obj, ncpu, STAT_EVENTS_LOST);
-		if (lost_seen)
-			fprintf(cli.json ? stderr : stdout,
-				"WARNING: %llu events lost (ring buffer full)\n",
-				(unsigned long long)lost_seen);
+		cli_warn_events_lost(maps_stat(obj->maps.stats, STAT_EVENTS_LOST, ncpu));
 	} else {
 		long reports = 0;
 
-		while (wait_report()) {
+		while (cli_wait_report()) {
 			if (cli.interval)
 				print_counts(obj, ncpu, &lost_seen);
 			if (cli.prom_path)

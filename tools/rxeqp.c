@@ -21,13 +21,15 @@
 #include "lib/cli.h"
 #include "lib/hist.h"
 #include "lib/json.h"
+#include "lib/maps.h"
 #include "lib/probe.h"
 #include "lib/prom.h"
 #include "lib/roce_names.h"
 
 #define MODULE "rdma_rxe"
 
-enum sort_key { SORT_TROUBLE, SORT_PKTS, SORT_BYTES, SORT_LAT, SORT_QP };
+enum sort_key { SORT_TROUBLE, SORT_PKTS, SORT_BYTES, SORT_LAT, SORT_QP, SORT_NR };
+static const char *const sort_names[SORT_NR] = { "trouble", "pkts", "bytes", "lat", "qp" };
 
 static struct {
 	bool events;
@@ -82,6 +84,7 @@ static const struct argp_option opts[] = {
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	char *end;
+	int sort;
 
 	switch (key) {
 	case 'e':
@@ -101,22 +104,13 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.hist = true;
 		break;
 	case 'S':
-		if (!strcmp(arg, "trouble"))
-			env.sort = SORT_TROUBLE;
-		else if (!strcmp(arg, "pkts"))
-			env.sort = SORT_PKTS;
-		else if (!strcmp(arg, "bytes"))
-			env.sort = SORT_BYTES;
-		else if (!strcmp(arg, "lat"))
-			env.sort = SORT_LAT;
-		else if (!strcmp(arg, "qp"))
-			env.sort = SORT_QP;
-		else
+		sort = cli_choice(arg, sort_names, SORT_NR);
+		if (sort < 0)
 			argp_failure(state, 1, 0, "invalid sort key: %s", arg);
+		env.sort = sort;
 		break;
 	case 'n':
-		if (!cli_parse_long(arg, 1, RXEQP_MAX_QPS, &env.rows))
-			argp_failure(state, 1, 0, "invalid row count: %s", arg);
+		env.rows = cli_arg_long(state, arg, 1, RXEQP_MAX_QPS, "row count");
 		break;
 	case OPT_NOCLEAR:
 		env.noclear = true;
@@ -250,13 +244,7 @@ static const char *ifname_of(__u32 ifindex, char *buf)
 
 static __u64 read_stat(__u32 idx)
 {
-	__u64 vals[ncpu], s = 0;
-
-	if (bpf_map_lookup_elem(bpf_map__fd(obj->maps.stats), &idx, vals))
-		return 0;
-	for (int i = 0; i < ncpu; i++)
-		s += vals[i];
-	return s;
+	return maps_stat(obj->maps.stats, idx, ncpu);
 }
 
 /* totals of destroyed QPs per device, so that the Prometheus counters of a
@@ -584,7 +572,6 @@ static void print_json(void)
  * device as qpn="other", which therefore only grows. */
 #define PROM_QPS 64
 static struct prom_cap prom_qps;
-static bool prom_failed;
 
 static void write_prom(void)
 {
@@ -602,9 +589,7 @@ static void write_prom(void)
 
 	err = prom_open(&pf, cli.prom_path);
 	if (err) {
-		if (!prom_failed)
-			cli_err("cannot write %s: %s", cli.prom_path, strerror(-err));
-		prom_failed = true;
+		cli_prom_err(err);
 		return;
 	}
 	for (int i = 0; i < nrows; i++) {
@@ -679,10 +664,8 @@ static void write_prom(void)
 				       s->cnt[QC_LAT_SUM_NS] / 1e3);
 	}
 	err = prom_commit(&pf);
-	if (err && !prom_failed) {
-		cli_err("cannot write %s: %s", cli.prom_path, strerror(-err));
-		prom_failed = true;
-	}
+	if (err)
+		cli_prom_err(err);
 }
 
 static void report(const char *mode)
@@ -702,7 +685,7 @@ static int handle_event(void *ctx, void *data, size_t len)
 {
 	const struct qp_event *e = data;
 	struct qp_stats st, *s = NULL;
-	char qp[40], peer[80], a[16], b[16], syn[40], ts[16];
+	char qp[40], peer[80], a[16], b[16], syn[40];
 	const char *what = e->type < EV_NR ? event_names[e->type] : "?";
 	struct json_w w;
 
@@ -753,12 +736,7 @@ static int handle_event(void *ctx, void *data, size_t len)
 		json_end(&w);
 		return 0;
 	}
-	if (cli.timestamp) {
-		time_t t = (time_t)cli_ktime_to_epoch(e->ts_ns);
-
-		strftime(ts, sizeof(ts), "%H:%M:%S", localtime(&t));
-		printf("%-8s ", ts);
-	}
+	cli_print_ktime(stdout, e->ts_ns);
 	if (s) {
 		struct row r = { .key = e->key, .cur = *s };
 
@@ -893,8 +871,7 @@ int main(int argc, char **argv)
 	obj->rodata->targ_qpn_set = env.qpn_set;
 	obj->rodata->targ_events = env.events;
 	obj->rodata->targ_latency = !env.no_latency;
-	if (!env.events)
-		bpf_map__set_max_entries(obj->maps.events, 4096);
+	maps_shrink_unused(obj->maps.events, env.events, NULL, false);
 
 	err = rxeqp_bpf__load(obj);
 	if (err) {
@@ -956,10 +933,7 @@ int main(int argc, char **argv)
 			}
 		}
 		ring_buffer__consume(rb);
-		if (read_stat(STAT_EVENTS_LOST))
-			fprintf(cli.json ? stderr : stdout,
-				"WARNING: %llu events lost (ring buffer full)\n",
-				(unsigned long long)read_stat(STAT_EVENTS_LOST));
+		cli_warn_events_lost(read_stat(STAT_EVENTS_LOST));
 	} else {
 		long reports = 0;
 

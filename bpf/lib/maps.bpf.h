@@ -13,6 +13,7 @@
  *                  no events are asked for
  * AX_STACK_MAP     kernel stacks for bpf_get_stackid() (-s), up to
  *                  AX_STACK_DEPTH frames each
+ * tools/lib/maps.h reads them (the stack depth from the map's value size).
  */
 #define AX_STACK_DEPTH 127	/* PERF_MAX_STACK_DEPTH */
 

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
+#include "prom.h"
 
 struct cli_env cli = {
 	.roce_port = 4791,
@@ -34,26 +35,29 @@ const char *cli_progname(void)
 	return program_invocation_short_name;
 }
 
+static void cli_verr(const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: ", cli_progname());
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 void cli_err(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", cli_progname());
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	cli_verr(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 void cli_die(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", cli_progname());
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	cli_verr(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	exit(1);
 }
 
@@ -72,6 +76,33 @@ bool cli_parse_long(const char *s, long min, long max, long *out)
 	return true;
 }
 
+long cli_arg_long(struct argp_state *state, const char *arg, long min, long max,
+		  const char *what)
+{
+	long v = min;
+
+	if (!cli_parse_long(arg, min, max, &v))
+		argp_failure(state, 1, 0, "invalid %s: %s", what, arg);
+	return v;
+}
+
+int cli_choice(const char *arg, const char *const *names, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(arg, names[i]))
+			return i;
+	return -1;
+}
+
+void cli_check_events(struct argp_state *state, bool events, bool stack)
+{
+	if (stack && !events)
+		argp_failure(state, 1, 0, "-s/--stack needs -e/--events");
+	if (events && cli.interval)
+		argp_failure(state, 1, 0,
+			     "interval and count apply to counts mode, not -e");
+}
+
 int cli_ifindex(const char *name)
 {
 	unsigned int idx;
@@ -86,8 +117,6 @@ int cli_ifindex(const char *name)
 
 static error_t cli_parse_opt(int key, char *arg, struct argp_state *state)
 {
-	long v;
-
 	switch (key) {
 	case 'v':
 		cli.verbose = true;
@@ -99,9 +128,7 @@ static error_t cli_parse_opt(int key, char *arg, struct argp_state *state)
 		cli.json = true;
 		break;
 	case OPT_ROCE_PORT:
-		if (!cli_parse_long(arg, 1, 65535, &v))
-			argp_failure(state, 1, 0, "invalid RoCE port: %s", arg);
-		cli.roce_port = v;
+		cli.roce_port = cli_arg_long(state, arg, 1, 65535, "RoCE port");
 		break;
 	case OPT_PROM:
 		if (!*arg)
@@ -110,14 +137,10 @@ static error_t cli_parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case ARGP_KEY_ARG:
 		if (!positional_interval_seen) {
-			if (!cli_parse_long(arg, 1, INT_MAX, &v))
-				argp_failure(state, 1, 0, "invalid interval: %s", arg);
-			cli.interval = v;
+			cli.interval = cli_arg_long(state, arg, 1, INT_MAX, "interval");
 			positional_interval_seen = true;
 		} else if (!cli.count) {
-			if (!cli_parse_long(arg, 1, LONG_MAX, &v))
-				argp_failure(state, 1, 0, "invalid count: %s", arg);
-			cli.count = v;
+			cli.count = cli_arg_long(state, arg, 1, LONG_MAX, "count");
 		} else {
 			argp_failure(state, 1, 0, "unexpected argument: %s", arg);
 		}
@@ -217,15 +240,52 @@ bool cli_wait_interval(void)
 	return true;
 }
 
-void cli_print_timestamp(FILE *f)
+bool cli_wait_report(void)
+{
+	struct timespec ts = { .tv_sec = PROM_DEFAULT_PERIOD_S };
+
+	if (cli.interval || !cli.prom_path)
+		return cli_wait_interval();
+	while (!cli_exiting && nanosleep(&ts, &ts) && errno == EINTR)
+		;
+	return !cli_exiting;
+}
+
+static void print_hms(FILE *f, time_t t)
 {
 	char buf[16];
-	time_t t = time(NULL);
 
-	if (!cli.timestamp)
-		return;
 	strftime(buf, sizeof(buf), "%H:%M:%S", localtime(&t));
 	fprintf(f, "%-8s ", buf);
+}
+
+void cli_print_timestamp(FILE *f)
+{
+	if (cli.timestamp)
+		print_hms(f, time(NULL));
+}
+
+void cli_print_ktime(FILE *f, unsigned long long ktime_ns)
+{
+	if (cli.timestamp)
+		print_hms(f, (time_t)cli_ktime_to_epoch(ktime_ns));
+}
+
+void cli_prom_err(int err)
+{
+	static bool reported;
+
+	if (reported)
+		return;
+	cli_err("cannot write %s: %s", cli.prom_path, strerror(-err));
+	reported = true;
+}
+
+void cli_warn_events_lost(unsigned long long lost)
+{
+	if (lost)
+		fprintf(cli.json ? stderr : stdout,
+			"WARNING: %llu events lost (ring buffer full)\n", lost);
 }
 
 double cli_ktime_to_epoch(unsigned long long ktime_ns)

@@ -58,6 +58,15 @@ void cli_bpf_err(const char *what, int err);
 
 /* strict numeric parsing: whole string, within [min, max] */
 bool cli_parse_long(const char *s, long min, long max, long *out);
+/* an option's argument by cli_parse_long(), or argp_failure()
+ * "invalid WHAT: ARG" (exit 1) */
+long cli_arg_long(struct argp_state *state, const char *arg, long min, long max,
+		  const char *what);
+/* the index of arg among names[0..n), -1 when it is none of them */
+int cli_choice(const char *arg, const char *const *names, int n);
+/* at ARGP_KEY_END of a tool with -e/--events and -s/--stack: -s only with
+ * -e, and [interval] [count] only without it */
+void cli_check_events(struct argp_state *state, bool events, bool stack);
 /* interface name to index, or die with a clear message */
 int cli_ifindex(const char *name);
 /* installs the libbpf print callback (verbose-aware), signal handlers, and
@@ -65,8 +74,19 @@ int cli_ifindex(const char *name);
 void cli_setup(void);
 /* sleep until the next report; false when the run should end */
 bool cli_wait_interval(void);
-/* "HH:MM:SS " when -T */
+/* the next report (the interval) or, with --prom and no interval, the next
+ * write of the metrics file (PROM_DEFAULT_PERIOD_S); false when the run
+ * should end */
+bool cli_wait_report(void);
+/* "HH:MM:SS " when -T: now, or of an event's bpf_ktime_get_ns() time */
 void cli_print_timestamp(FILE *f);
+void cli_print_ktime(FILE *f, unsigned long long ktime_ns);
+/* a failed write of the --prom file (-errno): "cannot write FILE: ...",
+ * once per run; the run goes on */
+void cli_prom_err(int err);
+/* "WARNING: N events lost (ring buffer full)" when N > 0; on stderr with -j,
+ * so stdout stays pure JSON lines */
+void cli_warn_events_lost(unsigned long long lost);
 /* wall-clock time of a bpf_ktime_get_ns() value */
 double cli_ktime_to_epoch(unsigned long long ktime_ns);
 /* the program name argp uses */

@@ -23,7 +23,8 @@
  *     series on their own, the rest summed into one labelled PROM_OTHER.
  *  4. One family at a time: prom_family() once, then all its samples.
  *     A family with no samples is fine (HELP/TYPE only).
- *  5. A failed write is reported once per run (cli_err) and the run goes on.
+ *  5. A failed write is reported once per run (cli_prom_err()) and the run
+ *     goes on.
  *
  *	struct prom_file pf;
  *	struct prom_label l[] = { { "reason", "NO_SOCKET" } };

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The user-space side of bpf/lib/maps.bpf.h: the per-CPU statistics of
+ * AX_PERCPU_STATS summed, the ring buffer and stack map sized for what was
+ * asked, and kernel stacks of AX_STACK_MAP printed (-s).
+ */
+#ifndef AGENTXDP_MAPS_H
+#define AGENTXDP_MAPS_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+#include <bpf/libbpf.h>
+#include "json.h"
+#include "ksyms.h"
+
+/* the sum of one value per CPU */
+__u64 maps_percpu_sum(const __u64 *vals, int ncpu);
+/* statistic idx of an AX_PERCPU_STATS map, summed over ncpu CPUs; 0 when
+ * it cannot be read */
+__u64 maps_stat(const struct bpf_map *stats, __u32 idx, int ncpu);
+/* before load: the smallest ring buffer without -e, one stack without -s
+ * (stacks may be NULL for a tool without -s) */
+void maps_shrink_unused(struct bpf_map *events, bool want_events,
+			struct bpf_map *stacks, bool want_stacks);
+/*
+ * Stack stack_id of an AX_STACK_MAP map, one "    sym+0xoff" line per frame
+ * or "    [stack unavailable]" (bpf_get_stackid() failed or the stack was
+ * replaced), or with w the JSON array "stack" (empty when unavailable).
+ * skip_bpf: leave out the frames above bpf_trace_run* (a tracepoint's BPF
+ * trampoline).
+ */
+void maps_print_stack(const struct ksyms *ks, const struct bpf_map *stacks,
+		      __s32 stack_id, struct json_w *w, bool skip_bpf);
+
+#endif
