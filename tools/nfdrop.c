@@ -1417,7 +1417,7 @@ static int handle_event(void *ctx, void *data, size_t len)
 		json_row_fields(&w, &r);
 		json_bool(&w, "rejected", e->rec.rejected);
 		if (env.stack)
-			maps_print_stack(ksyms, obj->maps.stacks, e->rec.stack_id, &w, false);
+			maps_print_stack(ksyms, obj->maps.stacks, e->rec.stack_id, &w);
 		json_end(&w);
 		return 0;
 	}
@@ -1458,7 +1458,7 @@ static int handle_event(void *ctx, void *data, size_t len)
 	if (r.rule_known && !(r.inferred & INF_RULE))
 		printf("    rule: %s\n", r.rule_text);
 	if (env.stack)
-		maps_print_stack(ksyms, obj->maps.stacks, e->rec.stack_id, NULL, false);
+		maps_print_stack(ksyms, obj->maps.stacks, e->rec.stack_id, NULL);
 	fflush(stdout);
 	return 0;
 }

@@ -324,7 +324,7 @@ static int handle_event(void *ctx, void *data, size_t len)
 		json_str(&w, "reason", reason);
 		json_u64(&w, "reason_code", e->reason);
 		if (env.stack)
-			maps_print_stack(ksyms, stacks, e->stack_id, &w, true);
+			maps_print_stack(ksyms, stacks, e->stack_id, &w);
 		json_end(&w);
 		return 0;
 	}
@@ -338,7 +338,7 @@ static int handle_event(void *ctx, void *data, size_t len)
 		       pi->dqpn, pi->psn);
 	printf(" %s %s\n", sym, reason);
 	if (env.stack)
-		maps_print_stack(ksyms, stacks, e->stack_id, NULL, true);
+		maps_print_stack(ksyms, stacks, e->stack_id, NULL);
 	fflush(stdout);
 	return 0;
 }

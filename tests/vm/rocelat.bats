@@ -16,22 +16,25 @@
 # atomics (t_typical = one full read round trip). Each of rocelat's samples
 # lies inside one such round, so perftest bounds it from above; how much of
 # the round is the wire depends on the applications:
-#   - ib_read_lat: one client polling, nothing in the server. Measured in 12
-#     runs (host load 1-5): rocelat's median = 0.46-0.61 x t_typical. The
-#     test asserts t_typical/4 <= median <= t_typical.
+#   - ib_read_lat: one client polling, nothing in the server. Measured in 24
+#     runs (host load 1-5): rocelat's median = 0.42-0.70 x t_typical. The
+#     test asserts median >= t_typical / 4, and that the median's log2 slot
+#     starts at or below t_typical (the interpolated median may overshoot
+#     the exact one within its slot: by 0.8-1.5x against captures).
 #   - ib_send_lat: both sides' applications turn every message around. Under
 #     emulation their busy-polling competes with ksoftirqd for the two vCPUs
 #     and the round often locks to the 4 ms scheduler tick: t_typical of
-#     1993-2073 or 3991-3996 us in 9 of 25 runs while the wire round trip
-#     stayed at 60-500 us. Measured median / t_typical: 0.50-0.64 in clean
-#     runs, 0.016-0.3 in tick-bound ones, so no lower factor against perftest
-#     holds there. tcpdump captures of the same runs showed the wire agrees
-#     with rocelat (request -> ACK medians within 0.8-1.2x, both flows) and
-#     the gap between successive requests agrees with 2 x t_typical: the
-#     extra time is in the applications, not the wire. So the send_lat test
-#     checks rocelat against a capture (within 2x: a log2 slot) and against
-#     perftest from above (median <= 2 x t_typical); the netem delay test
-#     compares it with perftest two-sided, once 20 ms dominate the round.
+#     about 2000 or 4000 us (or several ms) in 13 of 40 runs while the wire
+#     round trip stayed at 30-1300 us. Measured median / t_typical: 0.5-0.95
+#     in the other runs, 0.016-0.3 in those, so no lower factor against
+#     perftest holds. tcpdump captures of the same runs showed the wire
+#     agrees with rocelat (request -> ACK medians 0.95-1.24x the capture's,
+#     both flows) and the gap between successive requests with
+#     2 x t_typical: the extra time is in the applications, not the wire.
+#     So the send_lat test checks rocelat against a capture (within 2x: a
+#     log2 slot) and against perftest from above (median's slot starts at
+#     or below 2 x t_typical); the netem delay test compares it with
+#     perftest both ways (within 4x), once 20 ms dominate the round.
 #
 # perftest runs with -C (cycles): its own cycles -> us calibration fails
 # under emulation often ("r^2 < 0.9", then it prints inf), so the test
@@ -342,7 +345,7 @@ cap_stat() {
 		awk '{ v[NR] = $1 } END { print NR, (NR ? v[int((NR + 1) / 2)] : -1) }'
 }
 
-@test "ib_send_lat: every SEND and ACK seen; both flows' medians within 2x of a tcpdump capture's, rxe-a's below perftest's round trip (2 x t_typical)" {
+@test "ib_send_lat: every SEND and ACK seen; both flows' medians within 2x of a tcpdump capture's, rxe-a's not above perftest's round trip (2 x t_typical)" {
 	local n=200 out=$T/rl.out tt round qa qb who p cn cm cap_a
 	local -A c0 c1 r
 	counters c0
@@ -400,12 +403,13 @@ cap_stat() {
 	done
 
 	# against perftest: rxe-b ACKs a SEND before its application even sees
-	# it, so each request -> ACK lies inside one ping-pong round
-	holds "${r[a.median]} <= $round"
+	# it, so each request -> ACK lies inside one ping-pong round; the
+	# median's log2 slot [(p50 + 1) / 2, p50] cannot start above it
+	holds "(${r[a.p50]} + 1) / 2 <= $round"
 	measured "send_lat t_typical $tt us; rocelat median rxe-a ${r[a.median]} us (capture $cap_a), rxe-b ${r[b.median]} us (capture $cm)"
 }
 
-@test "ib_read_lat: READ REQUEST -> first READ RESPONSE median within 4x of perftest's t_typical (a full read round trip), never above it" {
+@test "ib_read_lat: READ REQUEST -> first READ RESPONSE median within 4x below perftest's t_typical (a full read round trip), its log2 slot not above it" {
 	local n=200 out=$T/rl.out tt
 	local -A c0 c1 r
 	counters c0
@@ -432,8 +436,9 @@ cap_stat() {
 	[ "${r[a.daddr]}" = "$B" ]
 	[ "${r[a.samples]}" -eq "${r[c.samples]}" ]
 
-	# the READ's wire round trip lies inside the client's post-to-post time
-	holds "${r[a.median]} <= $tt && ${r[a.median]} >= $tt / 4"
+	# the READ's wire round trip lies inside the client's post-to-post time,
+	# and is more than a quarter of it (the client's own share is the rest)
+	holds "(${r[a.p50]} + 1) / 2 <= $tt && ${r[a.median]} >= $tt / 4"
 	measured "read_lat t_typical $tt us; rocelat median ${r[a.median]} us"
 }
 
@@ -471,11 +476,11 @@ cap_stat() {
 	holds "${s[b.median]} - ${b[b.median]} < $d / 4"
 
 	# like with like: perftest's round (2 x t_typical) holds the delay once
-	# too; rocelat's sample lies inside it (x2 for the log2 slot), and with
-	# 20 ms in both the applications' share no longer dominates
+	# too; rocelat's sample lies inside it, and with 20 ms in both the
+	# applications' share no longer dominates
 	tt=$(perf_us "$(perf_result "$T/slow.cli" 5)")
 	round=$(awk -v t="$tt" 'BEGIN { print 2 * t }')
-	holds "${s[a.median]} <= 2 * $round && ${s[a.median]} >= $round / 4"
+	holds "(${s[a.p50]} + 1) / 2 <= $round && ${s[a.median]} >= $round / 4"
 	measured "delay $d us on veth-b: rxe-a median ${b[a.median]} -> ${s[a.median]} us, rxe-b ${b[b.median]} -> ${s[b.median]} us; perftest round $round us; retransmits ${s[a.retransmits]}/${s[b.retransmits]}"
 }
 

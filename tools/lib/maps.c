@@ -32,7 +32,7 @@ void maps_shrink_unused(struct bpf_map *events, bool want_events,
 }
 
 void maps_print_stack(const struct ksyms *ks, const struct bpf_map *stacks,
-		      __s32 stack_id, struct json_w *w, bool skip_bpf)
+		      __s32 stack_id, struct json_w *w)
 {
 	int depth = bpf_map__value_size(stacks) / sizeof(__u64), first = 0;
 	__u64 ips[depth];
@@ -46,7 +46,7 @@ void maps_print_stack(const struct ksyms *ks, const struct bpf_map *stacks,
 			printf("    [stack unavailable]\n");
 		goto out;
 	}
-	for (int i = 0; skip_bpf && i < depth && ips[i]; i++) {
+	for (int i = 0; i < depth && ips[i]; i++) {
 		const struct ksym *k = ksyms_find(ks, ips[i]);
 
 		if (k && !strncmp(k->name, "bpf_trace_run", 13))

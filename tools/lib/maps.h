@@ -26,10 +26,10 @@ void maps_shrink_unused(struct bpf_map *events, bool want_events,
  * Stack stack_id of an AX_STACK_MAP map, one "    sym+0xoff" line per frame
  * or "    [stack unavailable]" (bpf_get_stackid() failed or the stack was
  * replaced), or with w the JSON array "stack" (empty when unavailable).
- * skip_bpf: leave out the frames above bpf_trace_run* (a tracepoint's BPF
- * trampoline).
+ * The frames above bpf_trace_run* (a tracepoint's BPF trampoline) are left
+ * out.
  */
 void maps_print_stack(const struct ksyms *ks, const struct bpf_map *stacks,
-		      __s32 stack_id, struct json_w *w, bool skip_bpf);
+		      __s32 stack_id, struct json_w *w);
 
 #endif
