@@ -536,8 +536,6 @@ static void print_flows_json(int n, double now)
 
 /* ---- Prometheus text file (--prom), through lib/prom ----------------- */
 
-static bool prom_failed;
-
 /* cumulative: the BPF counters and histogram are never reset */
 static void write_prom(struct rocelat_bpf *obj)
 {
@@ -571,9 +569,7 @@ static void write_prom(struct rocelat_bpf *obj)
 	if (!err)
 		return;
 fail:
-	if (!prom_failed)
-		cli_err("cannot write %s: %s", cli.prom_path, strerror(-err));
-	prom_failed = true;
+	cli_prom_err(err);
 }
 
 /* ---- one report ------------------------------------------------------ */
@@ -899,19 +895,6 @@ static void warn_mirror(struct iface *f)
 	close(s);
 }
 
-/* the next report (the interval) or, with --prom and no interval, the next
- * write of the metrics file; false when the run should end */
-static bool wait_report(void)
-{
-	struct timespec ts = { .tv_sec = PROM_DEFAULT_PERIOD_S };
-
-	if (cli.interval || !cli.prom_path)
-		return cli_wait_interval();
-	while (!cli_exiting && nanosleep(&ts, &ts) && errno == EINTR)
-		;
-	return !cli_exiting;
-}
-
 static int run_live(struct rocelat_bpf *obj)
 {
 	long reports = 0;
@@ -942,7 +925,7 @@ static int run_live(struct rocelat_bpf *obj)
 	}
 	/* the metrics file exists from the start */
 	write_prom(obj);
-	while (wait_report()) {
+	while (cli_wait_report()) {
 		if (!cli.interval) {
 			write_prom(obj);	/* --prom without an interval */
 			continue;
