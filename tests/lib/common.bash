@@ -116,3 +116,38 @@ ax_send_roce() {
 ax_need_root() {
 	[ "$(id -u)" -eq 0 ] || skip "needs root"
 }
+
+# Suites that can run only somewhere (the Soft-RoCE guest, a host with
+# rdma_rxe): bats 1.8 cannot `skip` from setup_file (it reports "setup_file
+# failed"), so setup_file records why the file cannot run and setup() skips
+# each test with that reason.
+#   setup_file() { ax_file_needs --rxe rdma ib_write_bw || return 0; ...; }
+#   setup() { ax_file_skip; ...; }
+# --rxe: the rdma_rxe module; --vm: inside tests/vm/run (AGENTXDP_VM=1);
+# other words: commands that must be installed, or built paths (containing
+# a slash) that must be executable.
+ax_file_needs() {
+	local why= w
+	[ "$(id -u)" -eq 0 ] || why="needs root"
+	for w in "$@"; do
+		[ -z "$why" ] || break
+		case $w in
+		--rxe) modinfo rdma_rxe >/dev/null 2>&1 || why="no rdma_rxe module for $(uname -r)" ;;
+		--vm) [ -n "${AGENTXDP_VM:-}" ] || why="runs in the Soft-RoCE guest (tests/vm/run-suites)" ;;
+		*/*) [ -x "$w" ] || why="${w#"$AX_ROOT"/} not built (make)" ;;
+		*) command -v "$w" >/dev/null || why="$w not installed" ;;
+		esac
+	done
+	export AX_FILE_SKIP=$why
+	[ -z "$why" ]
+}
+
+# in setup(): skip when setup_file found the file cannot run here
+ax_file_skip() {
+	[ -z "${AX_FILE_SKIP:-}" ] || skip "$AX_FILE_SKIP"
+}
+
+# in teardown/teardown_file: true when the file ran (so there is state to undo)
+ax_file_ran() {
+	[ -z "${AX_FILE_SKIP:-}" ]
+}

@@ -56,31 +56,9 @@ B=10.10.0.2
 PORT=18517 # perftest's TCP exchange (over lo)
 WAIT=90    # s: rocelat, tcpdump or a perftest server getting ready (TCG)
 
-# why this file cannot run here (nothing if it can); bats 1.8 cannot skip
-# from setup_file, so setup_file hands the reason to setup() instead
-cannot_run() {
-	local c
-	[ "$(id -u)" -eq 0 ] || {
-		echo "needs root"
-		return
-	}
-	modinfo rdma_rxe >/dev/null 2>&1 || {
-		echo "no rdma_rxe module for $(uname -r)"
-		return
-	}
-	for c in rdma ib_send_lat ib_read_lat ib_write_bw tc tcpdump jq timeout stdbuf bpftool; do
-		command -v "$c" >/dev/null || {
-			echo "$c not installed"
-			return
-		}
-	done
-	[ -x "$RL" ] || echo "build/rocelat not built (make)"
-}
-
 setup_file() {
-	ROCELAT_VM_SKIP=$(cannot_run)
-	export ROCELAT_VM_SKIP
-	[ -z "$ROCELAT_VM_SKIP" ] || return 0
+	ax_file_needs --rxe rdma ib_send_lat ib_read_lat ib_write_bw tc tcpdump jq \
+		timeout stdbuf bpftool "$RL" || return 0
 	"$TESTBED" up
 	# rxe numbers QPs cyclically from 0x11 on both devices; 3 more on rxe-b
 	# keep every later pair apart
@@ -90,11 +68,11 @@ setup_file() {
 }
 
 teardown_file() {
-	[ -n "$ROCELAT_VM_SKIP" ] || "$TESTBED" down >/dev/null 2>&1 || true
+	! ax_file_ran || "$TESTBED" down >/dev/null 2>&1 || true
 }
 
 setup() {
-	[ -z "$ROCELAT_VM_SKIP" ] || skip "$ROCELAT_VM_SKIP"
+	ax_file_skip
 	RL_PID=
 	RL_PROGS=
 	PERF_PIDS=()
@@ -104,7 +82,7 @@ setup() {
 teardown() {
 	local pid
 	# skipped: none of the devices below is ours
-	[ -z "$ROCELAT_VM_SKIP" ] || return 0
+	ax_file_ran || return 0
 	# rocelat first and gently: on 6.1 (no tcx) a SIGKILL leaves its filter
 	[ -z "$RL_PID" ] || ax_stop "$RL_PID" INT
 	# timeout passes TERM on to perftest (and KILLs it 3 s later)

@@ -12,21 +12,17 @@ RXEDROP=$AX_BUILD/rxedrop
 TESTBED=$AX_ROOT/scripts/testbed.sh
 
 setup_file() {
-	[ "$(id -u)" -eq 0 ] || skip "needs root"
-	modinfo rdma_rxe >/dev/null 2>&1 || skip "no rdma_rxe module for $(uname -r)"
-	local c
-	for c in rdma ib_write_bw iptables jq; do
-		command -v "$c" >/dev/null || skip "$c not installed"
-	done
+	ax_file_needs --rxe rdma ib_write_bw iptables jq bpftool "$RXEDROP" || return 0
 }
 
 setup() {
-	[ -x "$RXEDROP" ] || skip "build/rxedrop not built (make)"
+	ax_file_skip
 	COUNTS=$BATS_TEST_TMPDIR/counts
 	EVENTS=$BATS_TEST_TMPDIR/events
 }
 
 teardown() {
+	ax_file_ran || return 0
 	ax_cleanup
 	"$TESTBED" down >/dev/null 2>&1 || true
 }

@@ -18,25 +18,25 @@ RC="$AX_BUILD/vm/rc_client"
 STATE_DIR=${BATS_FILE_TMPDIR:-/tmp}
 
 setup_file() {
-	[ "$(id -u)" -eq 0 ] || skip "needs root"
-	modinfo rdma_rxe >/dev/null 2>&1 || skip "no rdma_rxe module for $(uname -r)"
-	local c
-	for c in rdma ib_write_bw ib_send_lat iptables tc jq; do
-		command -v "$c" >/dev/null || skip "$c not installed"
-	done
-	[ -x "$RXEQP" ] || skip "build/rxeqp not built (make)"
-	[ -x "$RC" ] || skip "build/vm/rc_client not built (make, needs libibverbs-dev)"
+	# build/vm/rc_client needs libibverbs-dev at build time
+	ax_file_needs --rxe rdma ib_write_bw ib_send_lat iptables tc jq "$RXEQP" "$RC" || return 0
 	"$TESTBED" up
 	# asymmetric QP numbers: 1 QP on rxe-a, 4 on rxe-b (rxe numbers cyclically)
 	"$RC" -p 3 -n 1 >/dev/null
 }
 
 teardown_file() {
+	ax_file_ran || return 0
 	"$TESTBED" down >/dev/null 2>&1 || true
+}
+
+setup() {
+	ax_file_skip
 }
 
 teardown() {
 	local rule
+	ax_file_ran || return 0
 	ax_cleanup
 	if [ -f "$STATE_DIR/iptables" ]; then
 		while read -r rule; do

@@ -3,19 +3,21 @@
 # (tests/vm/run-suites), or as root on any host whose kernel has rdma_rxe;
 # elsewhere every test skips.
 
-TESTBED="$BATS_TEST_DIRNAME/../../scripts/testbed.sh"
+load ../lib/common
+
+TESTBED="$AX_ROOT/scripts/testbed.sh"
 REJECT=(INPUT -i veth-b -p udp --dport 4791 -j REJECT)
 
 setup_file() {
-	[ "$(id -u)" -eq 0 ] || skip "needs root"
-	modinfo rdma_rxe >/dev/null 2>&1 || skip "no rdma_rxe module for $(uname -r)"
-	local c
-	for c in rdma ib_write_bw tcpdump iptables; do
-		command -v "$c" >/dev/null || skip "$c not installed"
-	done
+	ax_file_needs --rxe rdma ib_write_bw tcpdump iptables || return 0
+}
+
+setup() {
+	ax_file_skip
 }
 
 teardown() {
+	ax_file_ran || return 0
 	# Whatever a test left behind, also when it failed half-way. Tests on a
 	# working bed share one (KEEP_BED=1): up and down cost 10-20 s each
 	# under emulation.
@@ -24,6 +26,7 @@ teardown() {
 }
 
 teardown_file() {
+	ax_file_ran || return 0
 	"$TESTBED" down >/dev/null 2>&1 || true
 }
 
