@@ -135,7 +135,7 @@ $(OUTPUT)/rocegen: tools/rocegen.c | $(OUTPUT)
 	$(Q)$(CC) $(CFLAGS) $(WARN) $(LDFLAGS) $< -lm -o $@
 
 # unit tests: tests/unit/<tool>_*.c may include that tool's skeleton
-$(OUTPUT)/tests/%: tests/unit/%.c $(addprefix $(OUTPUT)/,$(addsuffix .skel.h,$(TOOLS))) $(OUTPUT)/libagentxdp.a | $(OUTPUT)/tests
+$(OUTPUT)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(wildcard bpf/*.h) $(LIB_HDRS) $(addprefix $(OUTPUT)/,$(addsuffix .skel.h,$(TOOLS))) $(OUTPUT)/libagentxdp.a | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(OUTPUT)/libagentxdp.a $(LDLIBS_BASE) -o $@
 

@@ -14,7 +14,8 @@
  * oldest entry (at most PENDING_RING steps, usually one or two), instead
  * of one hash lookup per PSN. The answer direction reverses the
  * addresses; the responder QPN is kept from the request (an ACK carries the
- * requester's QPN).
+ * requester's QPN). The same entry holds the statistics of the path's
+ * flow, so an answer costs one lookup (see struct pending_path).
  *
  * -r FILE runs this very program through BPF_PROG_TEST_RUN with the capture
  * time written to clock_ns before each packet (targ_offline).
@@ -36,10 +37,13 @@ const volatile bool targ_offline = false;
 
 /* offline mode: capture timestamp of the packet about to run, in ns */
 __u64 clock_ns = 0;
+/* reporting interval; user space steps it to start a new one (flow stats
+ * held in pending-map entries are zeroed lazily, at their next update) */
+__u32 stats_epoch = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 4096);	/* ~1 KiB each */
+	__uint(max_entries, 4096);	/* ~1.5 KiB each */
 	__type(key, struct roce_path_key);
 	__type(value, struct pending_path);
 } pending SEC(".maps");
@@ -92,15 +96,37 @@ flow_get(const struct roce_path_key *path, __u32 resp_qpn)
 	return map_lookup_or_init(&flows, &fk, &zero_flow);
 }
 
+/*
+ * The statistics of flow (path, resp_qpn): in the path's pending entry
+ * when it is the path's own QPN (or the path has none yet), else in the
+ * flows map. Zeroed first when a new reporting interval has begun.
+ */
+static __always_inline struct roce_flow_stats *
+path_flow(struct pending_path *pp, const struct roce_path_key *key, __u32 resp_qpn)
+{
+	__u32 epoch = stats_epoch;
+
+	if ((pp->flags & PATH_ST_VALID) && pp->st_qpn != resp_qpn)
+		return flow_get(key, resp_qpn);
+	if (!(pp->flags & PATH_ST_VALID) || pp->st_epoch != epoch) {
+		__builtin_memset(&pp->st, 0, sizeof(pp->st));
+		pp->st_qpn = resp_qpn;
+		pp->st_epoch = epoch;
+		pp->flags |= PATH_ST_VALID;
+	}
+	return &pp->st;
+}
+
 /* what an answer completes, passed to the out-of-line helpers below */
 struct answer_ctx {
 	struct roce_path_key key;	/* requester -> responder */
 	__u64 now;			/* 0 until first needed */
 	__u32 psn;
 	__u32 ifindex;
+	__u32 sample_psn;		/* PSN of the request being sampled */
 	__u8 inclusive;			/* the PSN itself is answered */
 	__u8 drop_exact;		/* a fatal NAK ends the PSN it names */
-	__u8 pad[6];
+	__u8 pad[2];
 };
 
 /*
@@ -109,20 +135,20 @@ struct answer_ctx {
  * times per ring slot. Their pointer arguments may be NULL to the
  * verifier, hence the checks.
  */
-__noinline int rocelat_sample(struct answer_ctx *ac, struct rocelat_counters *cnt,
-			      __u32 qpn, __u64 lat, __u32 psn)
+__noinline int rocelat_sample(struct pending_path *pp, struct answer_ctx *ac,
+			      struct rocelat_counters *cnt, __u32 qpn, __u64 lat)
 {
 	struct roce_flow_stats *fs;
 	__u64 v;
 	__u32 slot;
 
-	if (!ac || !cnt)
+	if (!pp || !ac || !cnt)
 		return 0;
 	v = lat / targ_unit_ns;
 	slot = hist_slot_bounded(v);
 	cnt->c[RL_SAMPLES]++;
 	cnt->hist.slots[slot]++;
-	fs = flow_get(&ac->key, qpn);
+	fs = path_flow(pp, &ac->key, qpn);
 	if (!fs)
 		return 0;
 	__sync_fetch_and_add(&fs->samples, 1);
@@ -130,7 +156,7 @@ __noinline int rocelat_sample(struct answer_ctx *ac, struct rocelat_counters *cn
 	if (lat > fs->max)
 		fs->max = lat;
 	fs->ifindex = ac->ifindex;
-	fs->last_psn = psn;
+	fs->last_psn = ac->sample_psn;
 	hist_add(&fs->hist, v);
 	return 1;
 }
@@ -200,7 +226,8 @@ static long complete_slot(__u64 i, void *data)
 		w->cnt->c[RL_TIMEOUTS]++;
 		return 0;
 	}
-	rocelat_sample(ac, w->cnt, qf >> 8, lat, s->psn);
+	ac->sample_psn = s->psn;
+	rocelat_sample(pp, ac, w->cnt, qf >> 8, lat);
 	return 0;
 }
 
@@ -268,14 +295,14 @@ static __always_inline void handle_request(const struct pkt_info *pi,
 
 	cnt->c[RL_REQUESTS]++;
 	path_key_fill(&key, pi, false);
-	if (pi->ecn == AX_ECN_CE) {
-		fs = flow_get(&key, pi->dqpn);
-		if (fs)
-			__sync_fetch_and_add(&fs->ecn_ce, 1);
-	}
 	pp = map_lookup_or_init(&pending, &key, &zero_path);
 	if (!pp)
 		return;
+	if (pi->ecn == AX_ECN_CE) {
+		fs = path_flow(pp, &key, pi->dqpn);
+		if (fs)
+			__sync_fetch_and_add(&fs->ecn_ce, 1);
+	}
 	if (pp->flags & PATH_HI_VALID) {
 		if (pi->dqpn != pp->resp_qpn) {
 			/* two QPs share addresses and source port: their PSN
@@ -286,7 +313,7 @@ static __always_inline void handle_request(const struct pkt_info *pi,
 			/* a request PSN seen again: retransmission (Karn) */
 			cnt->c[RL_RETRANSMITS]++;
 			rocelat_mark_retx(pp, pi->psn);
-			fs = flow_get(&key, pi->dqpn);
+			fs = path_flow(pp, &key, pi->dqpn);
 			if (fs)
 				__sync_fetch_and_add(&fs->retransmits, 1);
 			return;
@@ -356,7 +383,7 @@ static __always_inline void handle_answer(const struct pkt_info *pi,
 		return;
 	}
 	if (kind != ROCE_AETH_ACK || pi->ecn == AX_ECN_CE)
-		fs = flow_get(&ac.key, pp->resp_qpn);
+		fs = path_flow(pp, &ac.key, pp->resp_qpn);
 	if (fs) {
 		if (pi->ecn == AX_ECN_CE)
 			__sync_fetch_and_add(&fs->ecn_ce, 1);
@@ -393,7 +420,7 @@ static __always_inline void handle_cnp(const struct pkt_info *pi,
 	pp = bpf_map_lookup_elem(&pending, &key);
 	if (!pp)
 		return;
-	fs = flow_get(&key, pp->resp_qpn);
+	fs = path_flow(pp, &key, pp->resp_qpn);
 	if (fs)
 		__sync_fetch_and_add(&fs->cnps, 1);
 }

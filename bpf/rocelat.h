@@ -76,16 +76,7 @@ struct pending_slot {
 
 #define PATH_HI_VALID	0x01
 #define PATH_QP_MIXED	0x02	/* another QP used the path: PSNs interleave */
-
-struct pending_path {
-	__u32 hi_psn;		/* highest request PSN seen on the path */
-	__u32 resp_qpn;		/* QPN of the latest request */
-	__u32 head;		/* next slot to fill (free-running) */
-	__u32 tail;		/* oldest slot that may be in use */
-	__u32 flags;		/* PATH_* */
-	__u32 pad;
-	struct pending_slot ring[PENDING_RING];
-};
+#define PATH_ST_VALID	0x04	/* st holds the flow of responder QPN st_qpn */
 
 struct roce_flow_stats {
 	__u64 samples;
@@ -103,5 +94,33 @@ struct roce_flow_stats {
 	__u8 pad[7];
 	struct hist hist;	/* log2 of latency in the chosen unit */
 };
+
+/*
+ * One pending-map entry per path. The statistics of the path's first
+ * responder QPN live in the entry itself (st): an answer then costs one
+ * hash lookup, not two. Another QPN on the same path (rare: the UDP source
+ * port usually comes from the QPN) has its row in the flows map. st
+ * belongs to reporting interval st_epoch: when user space starts a new
+ * interval (stats_epoch in .bss) the next update zeroes it first.
+ */
+struct pending_path {
+	__u32 hi_psn;		/* highest request PSN seen on the path */
+	__u32 resp_qpn;		/* QPN of the latest request */
+	__u32 head;		/* next slot to fill (free-running) */
+	__u32 tail;		/* oldest slot that may be in use */
+	__u32 flags;		/* PATH_* */
+	__u32 st_qpn;		/* responder QPN of st */
+	__u32 st_epoch;		/* interval st counts in */
+	__u32 pad;
+	struct pending_slot ring[PENDING_RING];
+	struct roce_flow_stats st;
+};
+
+/* the flow a pending-map entry holds for reporting interval epoch, if any */
+static inline const struct roce_flow_stats *
+pending_path_flow(const struct pending_path *pp, __u32 epoch)
+{
+	return (pp->flags & PATH_ST_VALID) && pp->st_epoch == epoch ? &pp->st : 0;
+}
 
 #endif

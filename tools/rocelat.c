@@ -306,32 +306,63 @@ static int cmp_rows(const void *a, const void *b)
 	return 0;
 }
 
-/* reads (and, per interval, clears) the flows map, worst first */
+static void flow_row_fill(struct flow_row *r)
+{
+	r->p50 = hist_quantile(r->st.hist.slots, HIST_SLOTS, 0.50);
+	r->p99 = hist_quantile(r->st.hist.slots, HIST_SLOTS, 0.99);
+	r->max = r->st.max / env.unit_ns;
+	r->mean_ns = r->st.samples ? (double)r->st.sum / r->st.samples : 0;
+	r->median = hist_quantile_interp(r->st.hist.slots, HIST_SLOTS, 0.5);
+	if (!r->st.samples)
+		r->p50 = r->p99 = 0;
+}
+
+/*
+ * The flows of this interval, worst first: each path's own flow from its
+ * pending-map entry, other QPNs of a path from the flows map. With clear
+ * (per interval) the flows map rows are deleted and the BPF side starts a
+ * new interval (stats_epoch), zeroing the entries' flows as it next
+ * updates them.
+ */
 static int collect_flows(struct rocelat_bpf *obj, bool clear)
 {
-	int fd = bpf_map__fd(obj->maps.flows), n = 0;
+	int fd = bpf_map__fd(obj->maps.pending), n = 0, first_map_row;
+	__u32 epoch = obj->bss->stats_epoch;
+	struct roce_path_key pkey, pnext, *pprev = NULL;
 	struct roce_flow_key key, next, *prev = NULL;
+	static struct pending_path pp;
 
+	while (n < MAX_FLOWS && !bpf_map_get_next_key(fd, pprev, &pnext)) {
+		const struct roce_flow_stats *st;
+
+		if (!bpf_map_lookup_elem(fd, &pnext, &pp) &&
+		    (st = pending_path_flow(&pp, epoch))) {
+			rows[n].key.path = pnext;
+			rows[n].key.resp_qpn = pp.st_qpn;
+			rows[n].st = *st;
+			flow_row_fill(&rows[n++]);
+		}
+		pkey = pnext;
+		pprev = &pkey;
+	}
+	first_map_row = n;
+	fd = bpf_map__fd(obj->maps.flows);
 	while (n < MAX_FLOWS && !bpf_map_get_next_key(fd, prev, &next)) {
 		struct flow_row *r = &rows[n];
 
 		if (!bpf_map_lookup_elem(fd, &next, &r->st)) {
 			r->key = next;
-			r->p50 = hist_quantile(r->st.hist.slots, HIST_SLOTS, 0.50);
-			r->p99 = hist_quantile(r->st.hist.slots, HIST_SLOTS, 0.99);
-			r->max = r->st.max / env.unit_ns;
-			r->mean_ns = r->st.samples ? (double)r->st.sum / r->st.samples : 0;
-			r->median = hist_quantile_interp(r->st.hist.slots, HIST_SLOTS, 0.5);
-			if (!r->st.samples)
-				r->p50 = r->p99 = 0;
+			flow_row_fill(r);
 			n++;
 		}
 		key = next;
 		prev = &key;
 	}
-	if (clear)
-		for (int i = 0; i < n; i++)
+	if (clear) {
+		for (int i = first_map_row; i < n; i++)
 			bpf_map_delete_elem(fd, &rows[i].key);
+		obj->bss->stats_epoch = epoch + 1;
+	}
 	qsort(rows, n, sizeof(rows[0]), cmp_rows);
 	return n;
 }

@@ -216,6 +216,34 @@ nothing_attached() {
 	grep -q '^agentxdp_rocelat_latency_seconds_bucket{le="+Inf"} ' "$T/rocelat.prom"
 }
 
+@test "-F with an interval: each report's flow rows count that interval's samples only" {
+	start_responder --delay-us 100
+	start_rocelat -j -F 1 > "$T/rl.out" 2> "$T/rl.err"
+	ax_wait_for "$T/rl.err" "Tracing" "$WAIT"
+	# two bursts on the same path (source port 49152, same QP) with idle
+	# reports between them: the second burst's row must not carry the
+	# first's. The second goes on where the first's PSNs ended (from 0
+	# again they would be retransmissions).
+	run_requester -n 20
+	local n1 n2
+	n1=$(gen_kv requester completed "$T/req.out")
+	sleep 2.5
+	run_requester -n 30 --psn 1000
+	n2=$(gen_kv requester completed "$T/req.out")
+	sleep 1.5
+	stop_rocelat
+	[ "$AX_RC" -eq 0 ]
+	jq -c 'select(.type=="flow" or .type=="counters") | [.type, .sport, .samples]' "$T/rl.out" >&2; echo "n1=$n1 n2=$n2" >&2
+	[ "$(jq -r 'select(.type=="flow") | .sport' "$T/rl.out" | sort -u)" = 49152 ]
+	# every sample reported once: the rows add up to the two bursts
+	[ "$(jq -s '[.[] | select(.type=="flow") | .samples] | add' "$T/rl.out")" -eq $((n1 + n2)) ]
+	# and to the global per-interval counts
+	[ "$(jq -s '[.[] | select(.type=="counters") | .samples] | add' "$T/rl.out")" -eq $((n1 + n2)) ]
+	# the idle reports between the bursts printed no row of the path
+	[ "$(jq -r 'select(.type=="flow") | .samples' "$T/rl.out" | wc -l)" -lt \
+		"$(jq -r 'select(.type=="hist") | .type' "$T/rl.out" | wc -l)" ]
+}
+
 @test "IPv6 requests and ACKs are paired and measured" {
 	ip -n "${P}a" addr add fd00:77::1/64 dev "${P}va" nodad
 	ip -n "${P}b" addr add fd00:77::2/64 dev "${P}vb" nodad

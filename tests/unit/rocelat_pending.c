@@ -371,6 +371,32 @@ static void test_flows_and_qpn(void)
 	       "its sample goes to its own QPN's flow");
 }
 
+/* rocelat's -F with an interval: the path's own flow lives in its pending
+ * entry and starts from zero when user space steps stats_epoch */
+static void test_interval_epoch(void)
+{
+	struct roce_flow_stats fs;
+
+	t_reset(obj);
+	request(100, 1 * MS);
+	ack(100, 1 * MS + 600 * US);
+	request(101, 2 * MS);
+	ack(101, 2 * MS + 600 * US);
+	tap_eq(flow().samples, 2, "interval 1: two samples on the path's flow");
+	obj->bss->stats_epoch++;
+	tap_ok(t_flow(obj, &path, 0x11, &fs) != 0,
+	       "interval 2 begun: the last interval's flow is not reported again");
+	tap_eq(pending_now(), 0, "the pending ring is untouched by the new interval");
+	request(102, 3 * MS);
+	ack(102, 3 * MS + 5000 * US);
+	fs = flow();
+	tap_eq(fs.samples, 1, "interval 2: its one sample only");
+	tap_eq(fs.max, 5000 * US, "interval 2: max from zero");
+	tap_eq(fs.hist.slots[9], 0, "interval 2: interval 1's slot emptied");
+	tap_eq(fs.hist.slots[12], 1, "interval 2: 5000 us in slot 12");
+	tap_eq(C(RL_SAMPLES), 3, "global counters keep counting");
+}
+
 static void test_cnp_ecn(void)
 {
 	struct pkt_spec s = {
@@ -423,6 +449,7 @@ int main(void)
 	test_rnr();
 	test_bounds();
 	test_flows_and_qpn();
+	test_interval_epoch();
 	test_cnp_ecn();
 	test_units();
 	rocelat_bpf__destroy(obj);

@@ -96,12 +96,21 @@ static inline void t_path_key(struct roce_path_key *k, int family, const char *r
 static inline int t_flow(struct rocelat_bpf *obj, const struct roce_path_key *path,
 		  __u32 qpn, struct roce_flow_stats *fs)
 {
+	static struct pending_path pp;
+	const struct roce_flow_stats *st;
 	struct roce_flow_key k;
 
 	memset(&k, 0, sizeof(k));
 	k.path = *path;
 	k.resp_qpn = qpn;
 	memset(fs, 0, sizeof(*fs));
+	/* as rocelat reads it: the path's own flow in its pending entry,
+	 * another QPN's in the flows map */
+	if (!bpf_map_lookup_elem(bpf_map__fd(obj->maps.pending), path, &pp) &&
+	    (st = pending_path_flow(&pp, obj->bss->stats_epoch)) && pp.st_qpn == qpn) {
+		*fs = *st;
+		return 0;
+	}
 	return bpf_map_lookup_elem(bpf_map__fd(obj->maps.flows), &k, fs);
 }
 
