@@ -69,7 +69,7 @@ endif
 # test helpers for the Soft-RoCE VM tier, where libibverbs is there to build them
 VM_HELPERS := $(if $(wildcard /usr/include/infiniband/verbs.h),$(OUTPUT)/vm/rc_client)
 
-all: $(addprefix $(OUTPUT)/,$(TOOLS) $(EXTRA_PROGS)) $(UNIT_BINS) $(OUTPUT)/btfmin $(VM_HELPERS)
+all: $(addprefix $(OUTPUT)/,$(TOOLS) $(EXTRA_PROGS)) $(UNIT_BINS) $(OUTPUT)/btfmin $(OUTPUT)/udpflood $(VM_HELPERS)
 
 $(OUTPUT) $(OUTPUT)/lib $(OUTPUT)/tests:
 	$(Q)mkdir -p $@
@@ -124,6 +124,11 @@ btf: $(OUTPUT)/btfmin
 
 btf-check: $(OUTPUT)/btfmin
 	btf/gen-rdma-rxe.sh --check $(OUTPUT)/btfmin
+
+# RoCE-shaped UDP sender of the tests (ax_send_roce) and the benches
+$(OUTPUT)/udpflood: tests/lib/udpflood.c | $(OUTPUT)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $(WARN) $(LDFLAGS) $< -o $@
 
 $(OUTPUT)/vm/%: tests/vm/%.c
 	$(call msg,BINARY,$@)

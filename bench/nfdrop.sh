@@ -22,7 +22,7 @@ NFDROP=${NFDROP:-build/nfdrop}
 B=build/bench
 mkdir -p $B
 [ -x "$NFDROP" ] || { echo "bench/nfdrop.sh: $NFDROP not built (make)" >&2; exit 1; }
-cc -O2 -Wall -Wextra -o $B/udpflood bench/udpflood.c
+[ -x $B/udpflood ] || { echo "$0: build first (make)" >&2; exit 1; }
 
 old_stats=$(sysctl -n kernel.bpf_stats_enabled)
 cleanup() {

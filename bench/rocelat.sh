@@ -13,7 +13,7 @@
 #    32 ACKs, each a repeat of one packet whose PSN the wrapper steps);
 #    rocelat's own ns per packet and the ratio to an empty program.
 # 2. Packets per second through a veth pair (namespaces axlb*a/b): a UDP
-#    flood of RoCE requests (bench/udpflood, shared with the other benches),
+#    flood of RoCE requests (tests/lib/udpflood.c, shared with the other benches),
 #    received-packet rate with no program, with an empty XDP program, and
 #    with rocelat attached (native XDP, the default on veth, and
 #    --skb-mode). Target: rocelat/none >= 0.9.
@@ -64,7 +64,7 @@ ${CLANG:-clang} -O2 -g -target bpf -D__TARGET_ARCH_$ARCH -Wall -Wextra \
 echo "== rocelat: steady state (warm caches, BPF_PROG_TEST_RUN repeat) =="
 "$HELPER" steady "$STEADY" "${ROCELAT_BENCH_BATCHES:-20000}"
 
-${CC:-cc} -O2 -Wall -Wextra -o "$B/udpflood" bench/udpflood.c
+[ -x "$B/udpflood" ] || { echo "bench/rocelat.sh: build first (make)" >&2; exit 1; }
 echo "== rocelat: packets per second through a veth pair ($FLOOD_N packets x ${ROUNDS} rounds) =="
 ip netns add "${NS}a"
 ip netns add "${NS}b"
@@ -82,7 +82,7 @@ rx_packets() {
 	ip netns exec "${NS}b" cat "/sys/class/net/${NS}vb/statistics/rx_packets"
 }
 
-# one flood (bench/udpflood: RoCE-shaped SEND_ONLY requests, AckReq, PSN =
+# one flood (udpflood: RoCE-shaped SEND_ONLY requests, AckReq, PSN =
 # sequence); prints packets per second received at the receiving veth
 measure() {
 	local before after out secs

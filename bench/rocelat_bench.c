@@ -197,10 +197,10 @@ static int steady(const char *objpath, int batches)
 	uint8_t req[2048], ack[2048];
 	struct bpf_object *o = bpf_object__open_file(objpath, NULL);
 	struct bpf_program *p;
-	int len_req, len_ack, efd, hfd, bfd;
-	__u32 *ve, *vb, *vr, *va;
+	int len_req, len_ack, efd, hfd, bfd, cfd;
+	__u32 *ve, *vb, *vr, *va, *vc;
 	__u64 samples, retx, evicted, unmatched;
-	double e, b, r, a;
+	double e, b, r, a, c;
 
 	if (!o || bpf_object__load(o)) {
 		fprintf(stderr, "rocelat_bench: load %s: %s\n", objpath, strerror(errno));
@@ -210,8 +210,10 @@ static int steady(const char *objpath, int batches)
 	hfd = p ? bpf_program__fd(p) : -1;
 	p = bpf_object__find_program_by_name(o, "steady_bump");
 	bfd = p ? bpf_program__fd(p) : -1;
-	if (hfd < 0 || bfd < 0) {
-		fprintf(stderr, "rocelat_bench: %s lacks steady_handle/steady_bump\n", objpath);
+	p = bpf_object__find_program_by_name(o, "steady_clock");
+	cfd = p ? bpf_program__fd(p) : -1;
+	if (hfd < 0 || bfd < 0 || cfd < 0) {
+		fprintf(stderr, "rocelat_bench: %s lacks steady_handle/steady_bump/steady_clock\n", objpath);
 		return 1;
 	}
 	efd = empty_xdp_prog();
@@ -221,7 +223,8 @@ static int steady(const char *objpath, int batches)
 	vb = calloc(batches, sizeof(*vb));
 	vr = calloc(batches, sizeof(*vr));
 	va = calloc(batches, sizeof(*va));
-	if (!ve || !vb || !vr || !va)
+	vc = calloc(batches, sizeof(*vc));
+	if (!ve || !vb || !vr || !va || !vc)
 		return 1;
 	for (int i = 0; i < batches; i++) {
 		uint32_t psn = (uint32_t)i * BATCH;
@@ -230,11 +233,13 @@ static int steady(const char *objpath, int batches)
 		set_psn(ack, psn);
 		ve[i] = run_repeat(efd, req, len_req, BATCH);
 		vb[i] = run_repeat(bfd, req, len_req, BATCH);
+		vc[i] = run_repeat(cfd, req, len_req, BATCH);
 		vr[i] = run_repeat(hfd, req, len_req, BATCH);
 		va[i] = run_repeat(hfd, ack, len_ack, BATCH);
 	}
 	e = trimmed_mean(ve, batches);
 	b = trimmed_mean(vb, batches);
+	c = trimmed_mean(vc, batches);
 	r = trimmed_mean(vr, batches);
 	a = trimmed_mean(va, batches);
 	samples = counter_sum(o, RL_SAMPLES);
@@ -249,12 +254,14 @@ static int steady(const char *objpath, int batches)
 	       (unsigned long long)unmatched);
 	printf("  empty XDP program:       %6.1f ns/packet\n", e);
 	printf("  PSN step only:           %6.1f ns/packet\n", b);
+	printf("  one clock read + PSN step: %4.1f ns/packet  (bpf_ktime_get_ns %.1f ns: a timing program's floor is %.2fx the empty one)\n",
+	       c, c - b, (e + c - b) / e);
 	printf("  RoCE request + PSN step: %6.1f ns/packet  ratio %.2f to empty, rocelat's own part %.1f ns\n",
 	       r, r / e, r - b);
 	printf("  ACK + PSN step:          %6.1f ns/packet  ratio %.2f to empty, rocelat's own part %.1f ns\n",
 	       a, a / e, a - b);
-	printf("RESULT steady_request_ratio=%.2f steady_ack_ratio=%.2f steady_request_ns=%.1f steady_ack_ns=%.1f steady_empty_ns=%.1f steady_samples_ok=%d\n",
-	       r / e, a / e, r - b, a - b, e,
+	printf("RESULT steady_request_ratio=%.2f steady_ack_ratio=%.2f steady_request_ns=%.1f steady_ack_ns=%.1f steady_empty_ns=%.1f steady_clock_ns=%.1f steady_floor_ratio=%.2f steady_samples_ok=%d\n",
+	       r / e, a / e, r - b, a - b, e, c - b, (e + c - b) / e,
 	       samples == (__u64)batches * BATCH && !retx && !evicted);
 	close(efd);
 	bpf_object__close(o);

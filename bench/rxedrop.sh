@@ -9,7 +9,7 @@ source tests/lib/common.bash
 N=${N:-200000}
 B=build/bench
 mkdir -p $B
-cc -O2 -Wall -Wextra -o $B/udpflood bench/udpflood.c
+[ -x $B/udpflood ] || { echo "$0: build first (make)" >&2; exit 1; }
 
 old_stats=$(sysctl -n kernel.bpf_stats_enabled)
 mounted_tracefs=0
