@@ -410,6 +410,9 @@ nothing_attached() {
 	# the same slow flow named offline
 	[ "$(jq -r 'select(.type=="outlier") | .sport' "$T/off.out")" = 49153 ]
 
+	# the independent count is user space alone (tshark is slow emulated):
+	# the host runs it, the guest checked the kernel's part above
+	[ -z "${AGENTXDP_VM:-}" ] || return 0
 	command -v tshark >/dev/null || skip "no tshark for the independent count"
 	tshark -r "$T/cap.pcap" -d udp.port==4791,infiniband -T fields \
 		-e udp.srcport -e udp.dstport -e infiniband.bth.opcode -e infiniband.bth.psn \
