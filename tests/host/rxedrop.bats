@@ -62,6 +62,30 @@ event_count() {
 	[ "$(event_count '.reason == "NO_SOCKET" and .family == 6 and (.location | startswith("__udp6_lib_rcv"))')" -eq 50 ]
 }
 
+# Udp InCsumErrors of the receiving namespace (/proc/net/snmp: a header
+# line, then the values)
+udp_csum_errors() {
+	ip netns exec axdb awk '/^Udp:/ && n++ { print $8; exit }' /proc/net/snmp
+}
+
+@test "bad UDP checksum: 40 RoCE packets dropped as UDP_CSUM, as the kernel's own counter says" {
+	local before after
+	before=$(udp_csum_errors)
+	start_rxedrop -e -j
+	# a raw socket writes the UDP header with a wrong sum; veth leaves it
+	# to the receiver to verify
+	ip netns exec axda "$AX_BUILD/udpflood" -C 10.201.0.2 4791 40
+	stop_rxedrop
+	after=$(udp_csum_errors)
+	[ $((after - before)) -eq 40 ]
+	[ "$(event_count '.reason == "UDP_CSUM" and (.location | startswith("__udp4_lib_rcv"))')" -eq 40 ]
+	[ "$(event_count 'true')" -eq 40 ]
+	# the packets as sent: source port 49152, PSNs 1..40, the BTH intact
+	[ "$(jq -s '[.[] | select(.ifname == "axdvb") | .psn] | sort == [range(1; 41)]' "$OUT")" = true ]
+	jq -e -s 'map(select(.type == "drop" and .ifname == "axdvb")) | all(.sport == 49152 and
+		.opcode == "RC_SEND_ONLY" and .dqpn == 18)' "$OUT"
+}
+
 @test "nftables drop rule on 4791: NETFILTER_DROP at nft_do_chain, exact count" {
 	ip netns exec axdb nft -f - <<-'NFT'
 	table inet axd_filter {

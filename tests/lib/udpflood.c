@@ -1,16 +1,23 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * udpflood [-o OPCODE] DST PORT COUNT: COUNT RoCE-shaped datagrams to
+ * udpflood [-o OPCODE] [-C] DST PORT COUNT: COUNT RoCE-shaped datagrams to
  * DST:PORT (IPv4 or IPv6) from one socket, as fast as it goes: a BTH with
  * OPCODE (hex, default 04 = RC SEND_ONLY), P_Key 0xffff, destination QP
  * 0x12, AckReq, PSN 1..COUNT; 16 bytes of payload ('X') and a zero ICRC.
  * Open loop, nothing is awaited. The tests' ax_send_roce and the benches'
  * floods. Prints what it sent and how long that took; exits 1 unless every
  * datagram went out.
+ * -C: a wrong UDP checksum (IPv4 only): the UDP header is written by hand
+ * on a raw socket, source port 49152; a receiver that verifies checksums
+ * (rx checksum offload off on a veth) drops each with UDP_CSUM.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/udp.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,22 +25,47 @@
 #include <time.h>
 #include <unistd.h>
 
+/* ones' complement sum of a UDP/IPv4 datagram and its pseudo-header */
+static uint16_t udp4_csum(struct in_addr src, struct in_addr dst,
+			  const unsigned char *d, size_t len)
+{
+	uint32_t sum = IPPROTO_UDP + len;
+	const unsigned char *a = (const void *)&src, *b = (const void *)&dst;
+
+	sum += (a[0] << 8 | a[1]) + (a[2] << 8 | a[3]);
+	sum += (b[0] << 8 | b[1]) + (b[2] << 8 | b[3]);
+	for (size_t i = 0; i < len; i += 2)
+		sum += d[i] << 8 | (i + 1 < len ? d[i + 1] : 0);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
 static int usage(void)
 {
-	fprintf(stderr, "usage: udpflood [-o OPCODE] DST PORT COUNT\n");
+	fprintf(stderr, "usage: udpflood [-o OPCODE] [-C] DST PORT COUNT\n");
 	return 2;
 }
 
 int main(int argc, char **argv)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_DGRAM }, *ai;
-	unsigned char pkt[12 + 16 + 4] = { 0x04, 0x40, 0xff, 0xff, 0, 0, 0, 0x12, 0x80 };
+	/* room for a UDP header in front of the BTH, for -C */
+	unsigned char buf[8 + 12 + 16 + 4] = { [8] = 0x04, 0x40, 0xff, 0xff, 0, 0, 0, 0x12, 0x80 };
+	unsigned char *pkt = buf + 8;
+	size_t len = sizeof(buf) - 8;
 	unsigned long n, sent = 0, op;
 	struct timespec t0, t1;
+	bool bad_csum = false;
+	struct in_addr src = {}, dst = {};
 	char *end;
 	int fd, c;
 
-	while ((c = getopt(argc, argv, "o:")) != -1) {
+	while ((c = getopt(argc, argv, "o:C")) != -1) {
+		if (c == 'C') {
+			bad_csum = true;
+			continue;
+		}
 		if (c != 'o')
 			return usage();
 		op = strtoul(optarg, &end, 16);
@@ -55,21 +87,57 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	memset(pkt + 12, 'X', 16);
+	if (bad_csum) {
+		struct udphdr *uh = (struct udphdr *)buf;
+
+		if (ai->ai_family != AF_INET) {
+			fprintf(stderr, "udpflood: -C needs an IPv4 destination\n");
+			return 2;
+		}
+		uh->source = htons(49152);
+		uh->dest = ((struct sockaddr_in *)ai->ai_addr)->sin_port;
+		uh->len = htons(sizeof(buf));
+		pkt = buf;
+		len = sizeof(buf);
+	}
 	/* connected (a send costs less than with a route lookup each) */
-	fd = socket(ai->ai_family, SOCK_DGRAM, 0);
+	fd = bad_csum ? socket(AF_INET, SOCK_RAW, IPPROTO_UDP) :
+			socket(ai->ai_family, SOCK_DGRAM, 0);
 	if (fd < 0 || connect(fd, ai->ai_addr, ai->ai_addrlen)) {
 		perror("udpflood");
 		return 1;
 	}
+	if (bad_csum) {
+		struct sockaddr_in me;
+		socklen_t ml = sizeof(me);
+
+		if (getsockname(fd, (struct sockaddr *)&me, &ml)) {
+			perror("udpflood: getsockname");
+			return 1;
+		}
+		src = me.sin_addr;
+		dst = ((struct sockaddr_in *)ai->ai_addr)->sin_addr;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (unsigned long i = 1; i <= n; i++) {
-		pkt[9] = i >> 16;
-		pkt[10] = i >> 8;
-		pkt[11] = i;
+		pkt[len - 32 + 9] = i >> 16;
+		pkt[len - 32 + 10] = i >> 8;
+		pkt[len - 32 + 11] = i;
+		if (bad_csum) {
+			struct udphdr *uh = (struct udphdr *)buf;
+			uint16_t ok;
+
+			uh->check = 0;
+			ok = udp4_csum(src, dst, buf, len);
+			/* never the right sum (nor its other zero), never 0
+			 * (no checksum at all) */
+			ok ^= 0x5555;
+			uh->check = htons(ok == 0 || ok == 0xffff ? 0x1234 : ok);
+		}
 		/* an ICMP port unreachable from a closed port fails the next
 		 * send once, before anything goes out: send that one again */
 		for (int try = 0; try < 3; try++) {
-			if (send(fd, pkt, sizeof(pkt), 0) == sizeof(pkt)) {
+			if (send(fd, pkt, len, 0) == (ssize_t)len) {
 				sent++;
 				break;
 			}
