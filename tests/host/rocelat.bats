@@ -201,11 +201,13 @@ nothing_attached() {
 
 @test "interval and count: one report per interval, then exit by itself; --prom file" {
 	start_responder --delay-us 100
-	start_rocelat -j --prom "$T/rocelat.prom" 1 2 > "$T/rl.out" 2> "$T/rl.err"
+	# two 2 s intervals: the requester's 20 messages must fit in them even
+	# in the emulated guest on a busy machine
+	start_rocelat -j --prom "$T/rocelat.prom" 2 2 > "$T/rl.out" 2> "$T/rl.err"
 	ax_wait_for "$T/rl.err" "Tracing" "$WAIT"
 	run_requester -n 20
 	local i
-	for i in $(seq 50); do kill -0 "$RL_PID" 2>/dev/null || break; sleep 0.1; done
+	for i in $(seq 70); do kill -0 "$RL_PID" 2>/dev/null || break; sleep 0.1; done
 	ax_stop "$RL_PID" INT
 	[ "$AX_RC" -eq 0 ]
 	[ "$(jq -r 'select(.type=="hist") | .type' "$T/rl.out" | wc -l)" -eq 2 ]
