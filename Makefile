@@ -24,8 +24,10 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 WARN := -Wall -Wextra -Wno-unused-parameter
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := $(CFLAGS) $(WARN) -I$(OUTPUT) -Itools -Ibpf -D_GNU_SOURCE
+# AX_HAVE_<kind>_<name> for every type vmlinux.h defines: btf/*.h skip those
+VMLINUX_HAVE := $(OUTPUT)/vmlinux_have_$(ARCH).h
 BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_$(ARCH) $(WARN) \
-	-I$(VMLINUX_DIR) -Ibpf -Ibpf/lib -Ibtf
+	-I$(VMLINUX_DIR) -Ibpf -Ibpf/lib -Ibtf -include $(VMLINUX_HAVE)
 # kernel-module types generated from module BTF (make btf)
 BTF_HDRS := $(wildcard btf/*.h)
 LDLIBS_BASE := -lbpf -lelf -lz
@@ -88,7 +90,11 @@ vmlinux-arm64:
 	$(call msg,GEN,vmlinux/arm64/vmlinux.h)
 	$(Q)vmlinux/gen-from-deb.sh arm64
 
-$(OUTPUT)/%.bpf.o: bpf/%.bpf.c bpf/%.h $(LIB_HDRS) $(BTF_HDRS) $(VMLINUX_DIR)/vmlinux.h | $(OUTPUT)
+$(VMLINUX_HAVE): $(VMLINUX_DIR)/vmlinux.h | $(OUTPUT)
+	$(call msg,GEN,$@)
+	$(Q)sed -n 's/^\(struct\|union\|enum\) \([A-Za-z0-9_]*\) {$$/#define AX_HAVE_\1_\2 1/p' $< > $@
+
+$(OUTPUT)/%.bpf.o: bpf/%.bpf.c bpf/%.h $(LIB_HDRS) $(BTF_HDRS) $(VMLINUX_HAVE) | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp

@@ -22,6 +22,37 @@
 #include "lib/maps.bpf.h"
 #include "nfdrop.h"
 
+/*
+ * What nfdrop reads of nf_tables and x_tables, as local CO-RE types: the
+ * "___ax" flavour matches the kernel's struct of the name before "___",
+ * field by field, wherever it lives. Where nf_tables and x_tables are
+ * modules (Debian's arm64 kernel) vmlinux.h has no such structs; the
+ * offsets come from the module's BTF at load time, on every kernel.
+ */
+struct nft_table___ax {
+	__u16 family:6;		/* a bit-field: read with the _PROBED macro */
+	char *name;
+} __attribute__((preserve_access_index));
+
+struct nft_chain___ax {
+	struct nft_table___ax *table;
+	char *name;
+} __attribute__((preserve_access_index));
+
+struct nft_base_chain___ax {
+	struct nft_chain___ax chain;
+	__u8 policy;
+} __attribute__((preserve_access_index));
+
+struct nft_pktinfo___ax {
+	struct sk_buff *skb;
+	const struct nf_hook_state *state;
+} __attribute__((preserve_access_index));
+
+struct xt_table___ax {
+	char name[32];		/* XT_TABLE_MAXNAMELEN */
+} __attribute__((preserve_access_index));
+
 #define NF_DROP_VERDICT	0
 #define NF_STOLEN_VERDICT 2
 #define NF_VERDICT_BITS	0xff
@@ -377,12 +408,12 @@ static __always_inline void handle_fexit_drop(struct nfd_cpu *st,
 }
 
 SEC("fexit/nft_do_chain")
-int BPF_PROG(nfdrop_nft_exit, struct nft_pktinfo *pkt, void *priv,
+int BPF_PROG(nfdrop_nft_exit, struct nft_pktinfo___ax *pkt, void *priv,
 	     unsigned int ret)
 {
-	struct nft_chain *chain = priv;
-	struct nft_table *table;
-	struct nft_base_chain *base;
+	struct nft_chain___ax *chain = priv;
+	struct nft_table___ax *table;
+	struct nft_base_chain___ax *base;
 	const struct nf_hook_state *state;
 	struct nfd_cpu *st;
 	struct nfd_key *key;
@@ -410,7 +441,7 @@ int BPF_PROG(nfdrop_nft_exit, struct nft_pktinfo *pkt, void *priv,
 	name = BPF_CORE_READ(chain, name);
 	bpf_probe_read_kernel_str(key->chain, sizeof(key->chain), name);
 	/* nft_do_chain only runs base chains; the policy lives around them */
-	base = (void *)chain - bpf_core_field_offset(struct nft_base_chain, chain);
+	base = (void *)chain - bpf_core_field_offset(struct nft_base_chain___ax, chain);
 	key->policy = BPF_CORE_READ(base, policy);
 	handle_fexit_drop(st, BPF_CORE_READ(pkt, skb));
 	return 0;
@@ -421,7 +452,7 @@ static __always_inline int handle_xt_exit(__u64 *ctx, __u8 source)
 	/* fixed ctx offsets first: the verifier refuses computed ones */
 	__u64 a0 = ctx[0], a1 = ctx[1], a2 = ctx[2];
 	unsigned int ret = ctx[3];
-	struct xt_table *table = (void *)(targ_xt_priv_first ? a0 : a2);
+	struct xt_table___ax *table = (void *)(targ_xt_priv_first ? a0 : a2);
 	struct sk_buff *skb = (void *)(targ_xt_priv_first ? a1 : a0);
 	const struct nf_hook_state *state = (void *)(targ_xt_priv_first ? a2 : a1);
 	struct nfd_cpu *st;

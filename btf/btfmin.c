@@ -25,7 +25,11 @@
  * by value must be in SPEC, and so must those named by a pointer (a pointer
  * to anything else becomes void *). Debian's 6.1 vmlinux carries ib_core
  * types (ib_qp, ib_device, ...) that the vendored vmlinux.h, made from a
- * kernel without them, lacks: what counts is vmlinux.h, not the base BTF; typedefs of integers become
+ * kernel without them, lacks: what counts is vmlinux.h, not the base BTF.
+ * Every definition is wrapped in #ifndef AX_HAVE_<kind>_<name>: the Makefile
+ * defines those for the types the vmlinux.h of the target architecture has
+ * (Debian's arm64 vmlinux.h has ib_core's), so the header serves both.
+ * Typedefs of integers become
  * __u8..__s64 / bool; enums not in SPEC become integers of their size;
  * anonymous struct/union members are kept when they contain a wanted field,
  * anonymous types of named members are written out in full.
@@ -414,6 +418,7 @@ static void emit_item(FILE *f, struct item *it)
 		die("struct %s embeds itself", it->name);
 	it->done = 1;
 	if (it->is_enum) {
+		fprintf(f, "#ifndef AX_HAVE_enum_%s\n", it->name);
 		fprintf(f, "enum %s {\n", it->name);
 		for (int i = 0; i < btf_vlen(t); i++) {
 			const char *n;
@@ -429,14 +434,15 @@ static void emit_item(FILE *f, struct item *it)
 			}
 			fprintf(f, "\t%s = %lld,\n", n, v);
 		}
-		fprintf(f, "};\n\n");
+		fprintf(f, "};\n#endif\n\n");
 		it->done = 2;
 		return;
 	}
 	emit_deps(f, it->id);
+	fprintf(f, "#ifndef AX_HAVE_%s_%s\n", btf_is_struct(t) ? "struct" : "union", it->name);
 	fprintf(f, "%s %s {\n", btf_is_struct(t) ? "struct" : "union", it->name);
 	emit_composite(f, it->id, it, 1);
-	fprintf(f, "} __attribute__((preserve_access_index));\n\n");
+	fprintf(f, "} __attribute__((preserve_access_index));\n#endif\n\n");
 	it->done = 2;
 }
 

@@ -62,7 +62,9 @@ trap 'rm -f "$tmp"' EXIT
  * Only what bpf/rxeqp.bpf.c reads, each struct with preserve_access_index:
  * offsets are relocated against the running kernel's module BTF at load
  * time, so a field that moved still resolves; one that is gone must be
- * guarded with bpf_core_field_exists() where it is read.
+ * guarded with bpf_core_field_exists() where it is read. A type the
+ * target architecture's vmlinux.h already has is skipped (AX_HAVE_*, from
+ * the Makefile).
  */
 #ifndef AGENTXDP_RDMA_RXE_H
 #define AGENTXDP_RDMA_RXE_H

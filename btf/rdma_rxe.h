@@ -6,7 +6,9 @@
  * Only what bpf/rxeqp.bpf.c reads, each struct with preserve_access_index:
  * offsets are relocated against the running kernel's module BTF at load
  * time, so a field that moved still resolves; one that is gone must be
- * guarded with bpf_core_field_exists() where it is read.
+ * guarded with bpf_core_field_exists() where it is read. A type the
+ * target architecture's vmlinux.h already has is skipped (AX_HAVE_*, from
+ * the Makefile).
  */
 #ifndef AGENTXDP_RDMA_RXE_H
 #define AGENTXDP_RDMA_RXE_H
@@ -28,6 +30,7 @@ struct rxe_cq;
 struct rxe_cqe;
 struct rxe_dev;
 
+#ifndef AX_HAVE_enum_ib_qp_state
 enum ib_qp_state {
 	IB_QPS_RESET = 0,
 	IB_QPS_INIT = 1,
@@ -37,7 +40,9 @@ enum ib_qp_state {
 	IB_QPS_SQE = 5,
 	IB_QPS_ERR = 6,
 };
+#endif
 
+#ifndef AX_HAVE_enum_ib_qp_type
 enum ib_qp_type {
 	IB_QPT_SMI = 0,
 	IB_QPT_GSI = 1,
@@ -62,7 +67,9 @@ enum ib_qp_type {
 	IB_QPT_RESERVED9 = 4104,
 	IB_QPT_RESERVED10 = 4105,
 };
+#endif
 
+#ifndef AX_HAVE_enum_ib_wc_status
 enum ib_wc_status {
 	IB_WC_SUCCESS = 0,
 	IB_WC_LOC_LEN_ERR = 1,
@@ -87,7 +94,9 @@ enum ib_wc_status {
 	IB_WC_RESP_TIMEOUT_ERR = 20,
 	IB_WC_GENERAL_ERR = 21,
 };
+#endif
 
+#ifndef AX_HAVE_enum_ib_qp_attr_mask
 enum ib_qp_attr_mask {
 	IB_QP_STATE = 1,
 	IB_QP_CUR_STATE = 2,
@@ -117,7 +126,9 @@ enum ib_qp_attr_mask {
 	IB_QP_RATE_LIMIT = 33554432,
 	IB_QP_ATTR_STANDARD_BITS = 2097151,
 };
+#endif
 
+#ifndef AX_HAVE_enum_ib_wc_opcode
 enum ib_wc_opcode {
 	IB_WC_SEND = 0,
 	IB_WC_RDMA_WRITE = 1,
@@ -133,22 +144,30 @@ enum ib_wc_opcode {
 	IB_WC_RECV = 128,
 	IB_WC_RECV_RDMA_WITH_IMM = 129,
 };
+#endif
 
+#ifndef AX_HAVE_struct_ib_device
 struct ib_device {
 	char name[64];
 	struct ib_port_data *port_data;
 } __attribute__((preserve_access_index));
+#endif
 
+#ifndef AX_HAVE_struct_ib_port_data
 struct ib_port_data {
 	struct net_device *netdev;
 } __attribute__((preserve_access_index));
+#endif
 
+#ifndef AX_HAVE_struct_ib_qp
 struct ib_qp {
 	struct ib_device *device;
 	__u32 qp_num;
 	enum ib_qp_type qp_type;
 } __attribute__((preserve_access_index));
+#endif
 
+#ifndef AX_HAVE_struct_ib_qp_attr
 struct ib_qp_attr {
 	enum ib_qp_state qp_state;
 	__u32 dest_qp_num;
@@ -156,23 +175,31 @@ struct ib_qp_attr {
 	__u8 retry_cnt;
 	__u8 rnr_retry;
 } __attribute__((preserve_access_index));
+#endif
 
+#ifndef AX_HAVE_struct_ib_cq
 struct ib_cq {
 	struct ib_device *device;
 } __attribute__((preserve_access_index));
+#endif
 
+#ifndef AX_HAVE_struct_ib_wc
 struct ib_wc {
 	enum ib_wc_status status;
 	enum ib_wc_opcode opcode;
 	struct ib_qp *qp;
 } __attribute__((preserve_access_index));
+#endif
 
+#ifndef AX_HAVE_struct_ib_uverbs_wc
 struct ib_uverbs_wc {
 	__u32 status;
 	__u32 opcode;
 	__u32 qp_num;
 } __attribute__((preserve_access_index));
+#endif
 
+#ifndef AX_HAVE_struct_rxe_av
 struct rxe_av {
 	__u8 network_type;
 	union {
@@ -184,21 +211,29 @@ struct rxe_av {
 		struct sockaddr_in6 _sockaddr_in6;
 	} dgid_addr;
 } __attribute__((preserve_access_index));
+#endif
 
+#ifndef AX_HAVE_struct_rxe_req_info
 struct rxe_req_info {
 	__u32 psn;
 } __attribute__((preserve_access_index));
+#endif
 
+#ifndef AX_HAVE_struct_rxe_comp_info
 struct rxe_comp_info {
 	__u32 psn;
 	__u32 retry_cnt;
 	__u32 rnr_retry;
 } __attribute__((preserve_access_index));
+#endif
 
+#ifndef AX_HAVE_struct_rxe_resp_info
 struct rxe_resp_info {
 	__u32 psn;
 } __attribute__((preserve_access_index));
+#endif
 
+#ifndef AX_HAVE_struct_rxe_qp
 struct rxe_qp {
 	struct ib_qp ibqp;
 	struct ib_qp_attr attr;
@@ -211,7 +246,9 @@ struct rxe_qp {
 	struct timer_list retrans_timer;
 	struct timer_list rnr_nak_timer;
 } __attribute__((preserve_access_index));
+#endif
 
+#ifndef AX_HAVE_struct_rxe_pkt_info
 struct rxe_pkt_info {
 	struct rxe_qp *qp;
 	__u8 *hdr;
@@ -220,22 +257,29 @@ struct rxe_pkt_info {
 	__u16 paylen;
 	__u8 opcode;
 } __attribute__((preserve_access_index));
+#endif
 
+#ifndef AX_HAVE_struct_rxe_cq
 struct rxe_cq {
 	struct ib_cq ibcq;
 	bool is_user;
 } __attribute__((preserve_access_index));
+#endif
 
+#ifndef AX_HAVE_struct_rxe_cqe
 struct rxe_cqe {
 	union {
 		struct ib_wc ibwc;
 		struct ib_uverbs_wc uibwc;
 	};
 } __attribute__((preserve_access_index));
+#endif
 
+#ifndef AX_HAVE_struct_rxe_dev
 struct rxe_dev {
 	struct ib_device ib_dev;
 	struct net_device *ndev;
 } __attribute__((preserve_access_index));
+#endif
 
 #endif
