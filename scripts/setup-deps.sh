@@ -12,9 +12,9 @@ PKGS=(
 	make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libpcap-dev pkg-config
 	libmnl-dev libnftnl-dev libnftables-dev
 	# host tests
-	bats jq iproute2 nftables iptables tcpdump tshark procps kmod
+	bats jq iproute2 nftables iptables tcpdump tshark procps kmod python3-scapy
 	# benchmark
-	bpftrace
+	bpftrace stress-ng
 	# docs, packaging, fleet output (make man, tests/host/{docs,package,prom}.bats)
 	help2man groff man-db debhelper dpkg-dev fakeroot lintian prometheus bash-completion
 	libzstd-dev
