@@ -5,20 +5,26 @@
  * One handler, two thin wrappers. Every packet passes untouched. A request
  * that expects an answer (AckReq, READ REQUEST, atomic) is remembered with
  * its timestamp; the answer that covers its PSN (cumulative ACK, NAK's
- * implied ACK, first READ RESPONSE) turns it into a latency sample.
+ * implied ACK, its READ RESPONSE or ATOMIC ACKNOWLEDGE) turns it into a
+ * latency sample.
  *
- * Pending state is keyed as DESIGN.md says, by (addresses, UDP source port,
- * PSN), but stored as one LRU entry per (requester, responder, sport) path
- * holding a FIFO ring of outstanding PSNs with their timestamps: an ACK
- * then completes everything up to its PSN by walking the ring from its
- * oldest entry (at most PENDING_RING steps, usually one or two), instead
- * of one hash lookup per PSN. The answer direction reverses the
- * addresses; the responder QPN is kept from the request (an ACK carries the
- * requester's QPN). The same entry holds the statistics of the path's
- * flow, so an answer costs one lookup (see struct pending_path).
+ * Answers are paired by queue pair, never by UDP source port: a request
+ * names the responder's QPN, its answer the requester's, and the two
+ * sides of a QP pair may send from different source ports (hardware RNICs
+ * pick one per QP; only current rdma_rxe derives one port from both
+ * QPNs). A flow is (requester, responder, responder QPN): one pending-map
+ * entry holding a FIFO ring of outstanding PSNs and the flow's statistics.
+ * The pairs map learns requester QPN -> responder QPN from the first
+ * answer whose PSN falls inside exactly one candidate flow's window of
+ * outstanding PSNs between the same two addresses (starting PSNs are
+ * random 24-bit values, so windows of different QPs practically never
+ * overlap; when they do, nothing is learned and the answer is counted as
+ * ambiguous). After that an answer costs two lookups: pairs, then pending.
  *
  * -r FILE runs this very program through BPF_PROG_TEST_RUN with the capture
- * time written to clock_ns before each packet (targ_offline).
+ * time written to clock_ns before each packet (targ_offline); rocelat_sweep
+ * (run the same way, by user space, before each report) counts requests
+ * left unanswered for --timeout on flows that went quiet.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -41,19 +47,27 @@ __u64 clock_ns = 0;
  * held in pending-map entries are zeroed lazily, at their next update) */
 __u32 stats_epoch = 0;
 
+/* sizes set by the loader from --max-flows */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 4096);	/* ~1.5 KiB each */
-	__type(key, struct roce_path_key);
-	__type(value, struct pending_path);
+	__uint(max_entries, DEFAULT_MAX_FLOWS);
+	__type(key, struct roce_qp_key);	/* qpn: the responder's */
+	__type(value, struct pending_flow);
 } pending SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 8192);
-	__type(key, struct roce_flow_key);
-	__type(value, struct roce_flow_stats);
-} flows SEC(".maps");
+	__uint(max_entries, 2 * DEFAULT_MAX_FLOWS);
+	__type(key, struct roce_qp_key);	/* qpn: the requester's */
+	__type(value, __u32);			/* the responder's QPN */
+} pairs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, DEFAULT_MAX_FLOWS);
+	__type(key, struct roce_pair_key);
+	__type(value, struct roce_pair_qps);
+} cands SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -62,21 +76,22 @@ struct {
 	__type(value, struct rocelat_counters);
 } counters SEC(".maps");
 
-static const struct pending_path zero_path;
-static const struct roce_flow_stats zero_flow;
+static const struct pending_flow zero_flow;
+static const struct roce_pair_qps zero_qps;
 
 static __always_inline __u64 now_ns(void)
 {
 	return targ_offline ? clock_ns : bpf_ktime_get_ns();
 }
 
-/* answer: the packet travels responder -> requester */
-static __always_inline void path_key_fill(struct roce_path_key *k,
-					  const struct pkt_info *pi, bool answer)
+/* the flow of a request (requester = source), or of an answer's requester
+ * QP (requester = destination) */
+static __always_inline void qp_key_fill(struct roce_qp_key *k,
+					const struct pkt_info *pi, bool answer)
 {
 	k->family = pi->family;
-	k->pad = 0;
-	k->sport = pi->sport;
+	k->pad[0] = k->pad[1] = k->pad[2] = 0;
+	k->qpn = pi->dqpn;
 	if (answer) {
 		__builtin_memcpy(k->req, pi->daddr, 16);
 		__builtin_memcpy(k->resp, pi->saddr, 16);
@@ -86,47 +101,65 @@ static __always_inline void path_key_fill(struct roce_path_key *k,
 	}
 }
 
-static __always_inline struct roce_flow_stats *
-flow_get(const struct roce_path_key *path, __u32 resp_qpn)
-{
-	struct roce_flow_key fk;
+#define ST_WORDS	(sizeof(struct roce_flow_stats) / sizeof(__u64))
 
-	__builtin_memcpy(&fk.path, path, sizeof(fk.path));
-	fk.resp_qpn = resp_qpn;
-	return map_lookup_or_init(&flows, &fk, &zero_flow);
+struct stats_zero {
+	struct pending_flow *pf;
+};
+
+static long stats_zero_word(__u64 i, void *data)
+{
+	struct stats_zero *z = data;
+
+	if (i >= ST_WORDS)
+		return 1;
+	((__u64 *)&z->pf->st)[i] = 0;
+	return 0;
+}
+
+/* zeroing 5 KiB is too much for an inline memset: a word per loop step
+ * (once per flow and reporting interval) */
+__noinline int rocelat_stats_reset(struct pending_flow *pf)
+{
+	struct stats_zero z = { pf };
+
+	if (!pf)
+		return 0;
+	bpf_loop(ST_WORDS, stats_zero_word, &z, 0);
+	return 0;
 }
 
 /*
- * The statistics of flow (path, resp_qpn): in the path's pending entry
- * when it is the path's own QPN (or the path has none yet), else in the
- * flows map. Zeroed first when a new reporting interval has begun.
+ * The flow's statistics, zeroed first when a new reporting interval has
+ * begun. Both hooks may do this: an update racing the zeroing on another
+ * CPU can be lost (once per flow and interval at most).
  */
-static __always_inline struct roce_flow_stats *
-path_flow(struct pending_path *pp, const struct roce_path_key *key, __u32 resp_qpn)
+static __always_inline struct roce_flow_stats *flow_stats(struct pending_flow *pf)
 {
 	__u32 epoch = stats_epoch;
 
-	if ((pp->flags & PATH_ST_VALID) && pp->st_qpn != resp_qpn)
-		return flow_get(key, resp_qpn);
-	if (!(pp->flags & PATH_ST_VALID) || pp->st_epoch != epoch) {
-		__builtin_memset(&pp->st, 0, sizeof(pp->st));
-		pp->st_qpn = resp_qpn;
-		pp->st_epoch = epoch;
-		pp->flags |= PATH_ST_VALID;
+	if (!(pf->flags & FLOW_ST_VALID) || pf->st_epoch != epoch) {
+		rocelat_stats_reset(pf);
+		pf->st_epoch = epoch;
+		pf->flags |= FLOW_ST_VALID;
 	}
-	return &pp->st;
+	return &pf->st;
 }
 
 /* what an answer completes, passed to the out-of-line helpers below */
 struct answer_ctx {
-	struct roce_path_key key;	/* requester -> responder */
 	__u64 now;			/* 0 until first needed */
 	__u32 psn;
 	__u32 ifindex;
 	__u32 sample_psn;		/* PSN of the request being sampled */
+	__u32 span_hi;			/* READ RESPONSE FIRST: last PSN of its READ */
+	__u16 payload_len;
 	__u8 inclusive;			/* the PSN itself is answered */
-	__u8 drop_exact;		/* a fatal NAK ends the PSN it names */
-	__u8 pad[2];
+	__u8 fatal;			/* a fatal NAK ends its PSN and all later */
+	__u8 read_resp;			/* READ RESPONSE FIRST/ONLY: answers its READ */
+	__u8 atomic_ack;		/* ATOMIC ACKNOWLEDGE: answers its atomic */
+	__u8 egress;			/* the answer leaves this host (tc) */
+	__u8 has_span;
 };
 
 /*
@@ -135,91 +168,108 @@ struct answer_ctx {
  * times per ring slot. Their pointer arguments may be NULL to the
  * verifier, hence the checks.
  */
-__noinline int rocelat_sample(struct pending_path *pp, struct answer_ctx *ac,
-			      struct rocelat_counters *cnt, __u32 qpn, __u64 lat)
+__noinline int rocelat_sample(struct pending_flow *pf, struct answer_ctx *ac,
+			      struct rocelat_counters *cnt, __u64 lat, __u32 turn)
 {
 	struct roce_flow_stats *fs;
-	__u64 v;
-	__u32 slot;
+	__u32 slot, ll;
 
-	if (!pp || !ac || !cnt)
+	if (!pf || !ac || !cnt)
 		return 0;
-	v = lat / targ_unit_ns;
-	slot = hist_slot_bounded(v);
+	slot = hist_slot_bounded(lat / targ_unit_ns);
+	ll = llhist_bucket(lat);
 	cnt->c[RL_SAMPLES]++;
-	cnt->hist.slots[slot]++;
-	fs = path_flow(pp, &ac->key, qpn);
-	if (!fs)
-		return 0;
+	if (turn) {
+		cnt->c[RL_TURN_SAMPLES]++;
+		cnt->turn_hist.slots[slot]++;
+	} else {
+		cnt->hist.slots[slot]++;
+	}
+	fs = flow_stats(pf);
 	/*
-	 * Plain adds, no atomics: a path's answers arrive through one queue
-	 * (RSS hashes its 5-tuple), hence one CPU at a time; the ring above
-	 * is updated the same way. The steady-state bench: 101 -> 88 ns an
-	 * answer (lock-prefixed adds cost ~4 ns each here).
+	 * Plain adds, no atomics: a flow's answers arrive through one queue
+	 * (RSS hashes their 5-tuple), hence one CPU at a time; lock-prefixed
+	 * adds cost ~4 ns each here.
 	 */
+	if (!fs->samples || lat < fs->min)
+		fs->min = lat;
 	fs->samples++;
 	fs->sum += lat;
 	if (lat > fs->max)
 		fs->max = lat;
 	fs->ifindex = ac->ifindex;
 	fs->last_psn = ac->sample_psn;
+	fs->kind |= turn ? FLOW_KIND_TURN : FLOW_KIND_RTT;
 	fs->hist.slots[slot]++;
+	fs->ll.b[ll]++;
 	return 1;
 }
 
-/*
- * Complete the pending requests an answer covers: every PSN before its
- * own, and its own when inclusive (ACK, READ RESPONSE). A NAK acknowledges
- * only the PSNs before its own; a fatal NAK (not a sequence error) also
- * ends the request it names (drop_exact), without a sample. Returns how
- * many requests were completed.
- */
 /* state of one completion walk, shared with the bpf_loop() callback */
 struct complete_walk {
-	struct pending_path *pp;
+	struct pending_flow *pf;
 	struct answer_ctx *ac;
 	struct rocelat_counters *cnt;
 	__u32 tail, head, pop;
 	int completed;
-	__u32 front, mixed;	/* not bool: the verifier wants 0/1 returns */
+	__u32 front;		/* not bool: the verifier wants 0/1 returns */
 };
 
 /* one ring slot, oldest first; 1 ends the walk */
 static long complete_slot(__u64 i, void *data)
 {
 	struct complete_walk *w = data;
-	struct pending_path *pp = w->pp;
+	struct pending_flow *pf = w->pf;
 	struct answer_ctx *ac = w->ac;
 	struct pending_slot *s;
-	__u32 at = w->tail + (__u32)i, qf;
+	__u32 at = w->tail + (__u32)i, fl;
+	bool answered;
 	__s64 lat;
 	int d;
 
 	if (at == w->head)
 		return 1;
-	s = &pp->ring[at & (PENDING_RING - 1)];
-	qf = s->qpn_flags;
-	if (!(qf & SLOT_VALID)) {
+	s = &pf->ring[at & (PENDING_RING - 1)];
+	fl = s->flags;
+	if (!(fl & SLOT_VALID)) {
 		if (w->front)		/* a hole at the front: pop it */
 			w->pop++;
 		return 0;
 	}
 	d = roce_psn_diff(s->psn, ac->psn);
-	if (d > 0 || (d == 0 && !ac->inclusive && !ac->drop_exact)) {
-		w->front = 0;
-		/* PSN order: nothing later is covered, unless another QP's
-		 * PSNs are interleaved on this path */
-		if (w->mixed)
-			return 0;
-		return 1;
-	}
-	s->qpn_flags = 0;
+	if (!ac->fatal && (d > 0 || (d == 0 && !ac->inclusive)))
+		return 1;		/* PSN order: nothing later is covered */
+	s->flags = 0;
 	w->completed++;
 	if (w->front)
 		w->pop++;
-	if (d == 0 && !ac->inclusive)
-		return 0;		/* fatal NAK: no sample */
-	if (qf & SLOT_RETX) {
+	if (ac->fatal && d >= 0) {
+		/* the QP is in error: its named request and all later
+		 * ones will never be answered */
+		w->cnt->c[RL_FATAL_ENDED]++;
+		return 0;
+	}
+	/* a READ is answered by its own READ RESPONSE, an atomic by its
+	 * ATOMIC ACKNOWLEDGE; a later answer passing one means its response
+	 * was lost (or not seen here): no sample */
+	answered = true;
+	if (fl & SLOT_READ) {
+		answered = ac->read_resp && d == 0;
+		if (answered && ac->payload_len) {
+			/* the READ's PSNs run on to its last response */
+			ac->span_hi = s->psn + (s->dma_len + ac->payload_len - 1) /
+					       ac->payload_len - 1;
+			ac->has_span = 1;
+		}
+	} else if (fl & SLOT_ATOMIC) {
+		answered = ac->atomic_ack && d == 0;
+	}
+	if (!answered) {
+		w->cnt->c[RL_RESP_MISSING]++;
+		flow_stats(pf)->resp_missing++;
+		return 0;
+	}
+	if (fl & SLOT_RETX) {
 		w->cnt->c[RL_KARN_DISCARDED]++;
 		return 0;
 	}
@@ -230,139 +280,290 @@ static long complete_slot(__u64 i, void *data)
 		lat = 0;
 	if ((__u64)lat > targ_timeout_ns) {
 		w->cnt->c[RL_TIMEOUTS]++;
+		flow_stats(pf)->timeouts++;
 		return 0;
 	}
 	ac->sample_psn = s->psn;
-	rocelat_sample(pp, ac, w->cnt, qf >> 8, lat);
+	rocelat_sample(pf, ac, w->cnt, lat,
+		       (fl & SLOT_INGRESS) && ac->egress);
 	return 0;
 }
 
 /*
  * Complete the pending requests an answer covers: every PSN before its
  * own, and its own when inclusive (ACK, READ RESPONSE). A NAK acknowledges
- * only the PSNs before its own; a fatal NAK (not a sequence error) also
- * ends the request it names (drop_exact), without a sample. The ring walk
- * is a bpf_loop() (5.17+): the verifier checks the body once, which the
- * 6.1 verifier needs for PENDING_RING steps. Returns how many requests
- * were completed.
+ * only the PSNs before its own; a fatal NAK (not a sequence error, not
+ * RNR) also ends the request it names and every later one, without a
+ * sample. The ring walk is a bpf_loop() (5.17+): the verifier checks the
+ * body once, which the 6.1 verifier needs for PENDING_RING steps. Returns
+ * how many requests were completed.
+ *
+ * tail has one writer per side: this walk (answers) and, when the ring is
+ * full, the request path evicting its oldest. Should both move it at the
+ * same moment on two CPUs, one pop is lost: the freed slot stays a hole
+ * and the next walk pops it. Nothing is counted twice.
  */
-__noinline int rocelat_complete(struct pending_path *pp, struct answer_ctx *ac,
+__noinline int rocelat_complete(struct pending_flow *pf, struct answer_ctx *ac,
 				struct rocelat_counters *cnt)
 {
 	struct complete_walk w = {};
 
-	if (!pp || !ac || !cnt)
+	if (!pf || !ac || !cnt)
 		return 0;
-	w.pp = pp;
+	w.pf = pf;
 	w.ac = ac;
 	w.cnt = cnt;
-	w.tail = pp->tail;
-	w.head = pp->head;
+	w.tail = pf->tail;
+	w.head = pf->head;
 	w.front = 1;
-	w.mixed = pp->flags & PATH_QP_MIXED;
 	bpf_loop(PENDING_RING, complete_slot, &w, 0);
-	pp->tail = w.tail + w.pop;
+	pf->tail = w.tail + w.pop;
 	return w.completed;
 }
 
 /* a retransmitted request: its pending slot's answer becomes ambiguous */
-__noinline int rocelat_mark_retx(struct pending_path *pp, __u32 psn)
+__noinline int rocelat_mark_retx(struct pending_flow *pf, __u32 psn)
 {
 	__u32 tail, head;
 	int i;
 
-	if (!pp)
+	if (!pf)
 		return 0;
-	tail = pp->tail;
-	head = pp->head;
+	tail = pf->tail;
+	head = pf->head;
 	for (i = 0; i < PENDING_RING; i++) {
-		struct pending_slot *s = &pp->ring[(tail + i) & (PENDING_RING - 1)];
+		struct pending_slot *s = &pf->ring[(tail + i) & (PENDING_RING - 1)];
 
 		if (tail + i == head)
 			break;
-		if ((s->qpn_flags & SLOT_VALID) && s->psn == psn)
-			s->qpn_flags |= SLOT_RETX;
+		if ((s->flags & SLOT_VALID) && s->psn == psn)
+			s->flags |= SLOT_RETX;
 	}
 	return 0;
 }
 
+/* remember a new flow's responder QPN as a pairing candidate */
+static __always_inline void pair_add(const struct roce_qp_key *fk,
+				     struct rocelat_counters *cnt)
+{
+	struct roce_pair_key pk;
+	struct roce_pair_qps *q;
+	__u32 n;
+
+	pk.family = fk->family;
+	pk.pad[0] = pk.pad[1] = pk.pad[2] = 0;
+	__builtin_memcpy(pk.req, fk->req, 16);
+	__builtin_memcpy(pk.resp, fk->resp, 16);
+	q = map_lookup_or_init(&cands, &pk, &zero_qps);
+	if (!q)
+		return;
+	n = q->n;
+	if (n >= PAIR_QPS)
+		cnt->c[RL_PAIR_FULL]++;	/* the oldest candidate goes */
+	q->qpn[n & (PAIR_QPS - 1)] = fk->qpn;
+	q->n = n + 1;
+}
+
+static __always_inline struct pending_flow *
+flow_get(const struct roce_qp_key *fk, struct rocelat_counters *cnt)
+{
+	struct pending_flow *pf = bpf_map_lookup_elem(&pending, fk);
+	long err;
+
+	if (pf)
+		return pf;
+	err = bpf_map_update_elem(&pending, fk, &zero_flow, BPF_NOEXIST);
+	if (!err) {
+		cnt->c[RL_FLOWS]++;
+		pair_add(fk, cnt);
+	} else if (err != -17 /* EEXIST: another CPU was first */) {
+		return 0;
+	}
+	return bpf_map_lookup_elem(&pending, fk);
+}
+
 static __always_inline void handle_request(const struct pkt_info *pi,
-					   struct rocelat_counters *cnt)
+					   struct rocelat_counters *cnt,
+					   bool ingress)
 {
 	__u8 op = ROCE_OP(pi->opcode);
 	bool read = op == ROCE_READ_REQUEST;
-	bool tracked = (pi->flags & PKT_F_ACKREQ) || read ||
-		       op == ROCE_COMPARE_SWAP || op == ROCE_FETCH_ADD;
-	struct roce_path_key key;
-	struct pending_path *pp;
+	bool atomic = op == ROCE_COMPARE_SWAP || op == ROCE_FETCH_ADD;
+	bool tracked = (pi->flags & PKT_F_ACKREQ) || read || atomic;
+	struct roce_qp_key key;
+	struct pending_flow *pf;
 	struct pending_slot *s;
-	struct roce_flow_stats *fs;
 	__u64 now;
+	int d;
 
 	cnt->c[RL_REQUESTS]++;
-	path_key_fill(&key, pi, false);
-	pp = map_lookup_or_init(&pending, &key, &zero_path);
-	if (!pp)
+	qp_key_fill(&key, pi, false);
+	pf = flow_get(&key, cnt);
+	if (!pf)
 		return;
-	if (pi->ecn == AX_ECN_CE) {
-		fs = path_flow(pp, &key, pi->dqpn);
-		if (fs)
-			__sync_fetch_and_add(&fs->ecn_ce, 1);
-	}
-	if (pp->flags & PATH_HI_VALID) {
-		if (pi->dqpn != pp->resp_qpn) {
-			/* two QPs share addresses and source port: their PSN
-			 * spaces differ, so no retransmit verdict here */
-			cnt->c[RL_QP_SWITCH]++;
-			pp->flags |= PATH_QP_MIXED;
-		} else if (roce_psn_diff(pi->psn, pp->hi_psn) <= 0) {
-			/* a request PSN seen again: retransmission (Karn) */
-			cnt->c[RL_RETRANSMITS]++;
-			rocelat_mark_retx(pp, pi->psn);
-			fs = path_flow(pp, &key, pi->dqpn);
-			if (fs)
-				__sync_fetch_and_add(&fs->retransmits, 1);
+	now = now_ns();
+	if (pi->ecn == AX_ECN_CE)
+		__sync_fetch_and_add(&flow_stats(pf)->ecn_ce, 1);
+	pf->sport = pi->sport;
+	if (pf->flags & FLOW_HI_VALID) {
+		d = roce_psn_diff(pi->psn, pf->hi_psn);
+		if (d == 0 && pi->ip_id == pf->last_ip_id &&
+		    now - pf->last_ts < DUP_WINDOW_NS) {
+			cnt->c[RL_DUPLICATES]++;
 			return;
 		}
+		if (d < -RETX_WINDOW) {
+			/* a new connection on the same QPNs: what the old
+			 * one left outstanding is forgotten */
+			cnt->c[RL_FLOW_RESETS]++;
+			pf->tail = pf->head;
+			pf->una_psn = pi->psn;
+		} else if (d <= 0) {
+			/* a request PSN seen again: retransmission (Karn) */
+			cnt->c[RL_RETRANSMITS]++;
+			rocelat_mark_retx(pf, pi->psn);
+			flow_stats(pf)->retransmits++;
+			return;
+		}
+	} else {
+		pf->una_psn = pi->psn;
 	}
-	pp->hi_psn = pi->psn;
-	pp->resp_qpn = pi->dqpn;
-	pp->flags |= PATH_HI_VALID;
+	/* when the highest PSN was first seen, for the duplicate test */
+	pf->hi_psn = pi->psn;
+	pf->last_ip_id = pi->ip_id;
+	pf->last_ts = now;
+	pf->flags |= FLOW_HI_VALID;
 	if (!tracked)
 		return;
 
 	cnt->c[RL_TRACKED]++;
-	now = now_ns();
-	if (pp->head - pp->tail >= PENDING_RING) {
+	if (pf->head - pf->tail >= PENDING_RING) {
 		/* full: the oldest goes */
-		s = &pp->ring[pp->tail & (PENDING_RING - 1)];
-		if (s->qpn_flags & SLOT_VALID) {
-			if (now - s->ts_ns > targ_timeout_ns)
+		s = &pf->ring[pf->tail & (PENDING_RING - 1)];
+		if (s->flags & SLOT_VALID) {
+			if (now - s->ts_ns > targ_timeout_ns) {
 				cnt->c[RL_TIMEOUTS]++;
-			else
+				flow_stats(pf)->timeouts++;
+			} else {
 				cnt->c[RL_EVICTED]++;
+			}
 		}
-		pp->tail++;
+		s->flags = 0;
+		pf->tail++;
 	}
-	s = &pp->ring[pp->head & (PENDING_RING - 1)];
-	pp->head++;
+	s = &pf->ring[pf->head & (PENDING_RING - 1)];
 	s->ts_ns = now;
 	s->psn = pi->psn;
-	s->qpn_flags = (pi->dqpn << 8) | SLOT_VALID | (read ? SLOT_READ : 0);
+	s->dma_len = pi->dma_len;
+	s->flags = SLOT_VALID | (read ? SLOT_READ : 0) | (atomic ? SLOT_ATOMIC : 0) |
+		   (ingress ? SLOT_INGRESS : 0);
+	/* publish the slot only once it is written: the answer side (another
+	 * CPU on the requester host: XDP vs tc) reads up to head. A compiler
+	 * barrier; x86 keeps stores in order, arm64 may not (BPF has no
+	 * store barrier): there an answer racing its request can miss it. */
+	asm volatile("" ::: "memory");
+	pf->head++;
+}
+
+/* does an answer's PSN fall into this flow's window of outstanding PSNs
+ * (a NAK may name the next PSN to send) */
+static __always_inline bool flow_covers(const struct pending_flow *c, __u32 psn,
+					int slack, __u32 req_qpn)
+{
+	if (!(c->flags & FLOW_HI_VALID) || c->head == c->tail)
+		return false;
+	if ((c->flags & FLOW_PAIRED) && c->req_qpn != req_qpn)
+		return false;
+	return roce_psn_diff(psn, c->una_psn) >= 0 &&
+	       roce_psn_diff(psn, c->hi_psn) <= slack;
+}
+
+/*
+ * An answer of a requester QP not paired yet: the one candidate flow
+ * between the two addresses whose outstanding PSNs it covers. Learns the
+ * pairing and returns 1 with the responder's QPN in *resp_qpn; 0 when no
+ * candidate matches, -1 when several do (nothing learned). (A global
+ * function may not return a map value: the caller looks the flow up.)
+ */
+__noinline int rocelat_learn(const struct roce_qp_key *ak, __u32 psn, int slack,
+			     struct rocelat_counters *cnt, __u32 *resp_qpn)
+{
+	struct pending_flow *found = 0, *c;
+	struct roce_pair_qps *q;
+	struct roce_pair_key pk;
+	struct roce_qp_key fk;
+	__u32 n, found_qpn = 0;
+	int i, matches = 0;
+
+	if (!ak || !cnt || !resp_qpn)
+		return 0;
+	pk.family = ak->family;
+	pk.pad[0] = pk.pad[1] = pk.pad[2] = 0;
+	__builtin_memcpy(pk.req, ak->req, 16);
+	__builtin_memcpy(pk.resp, ak->resp, 16);
+	q = bpf_map_lookup_elem(&cands, &pk);
+	if (!q)
+		return 0;
+	n = q->n < PAIR_QPS ? q->n : PAIR_QPS;
+	__builtin_memcpy(&fk, ak, sizeof(fk));
+	for (i = 0; i < PAIR_QPS && i < (int)n; i++) {
+		fk.qpn = q->qpn[i];
+		c = bpf_map_lookup_elem(&pending, &fk);
+		if (c && flow_covers(c, psn, slack, ak->qpn)) {
+			matches++;
+			found = c;
+			found_qpn = fk.qpn;
+		}
+	}
+	if (matches > 1) {
+		cnt->c[RL_AMBIGUOUS]++;
+		return -1;
+	}
+	if (!matches || !found)
+		return 0;
+	bpf_map_update_elem(&pairs, ak, &found_qpn, BPF_ANY);
+	found->req_qpn = ak->qpn;
+	found->flags |= FLOW_PAIRED;
+	cnt->c[RL_LEARNED]++;
+	*resp_qpn = found_qpn;
+	return 1;
+}
+
+/* the flow of responder QP resp_qpn that requester QP ak talks to */
+static __always_inline struct pending_flow *
+flow_of(const struct roce_qp_key *ak, __u32 resp_qpn)
+{
+	struct roce_qp_key fk;
+
+	__builtin_memcpy(&fk, ak, sizeof(fk));
+	fk.qpn = resp_qpn;
+	return bpf_map_lookup_elem(&pending, &fk);
+}
+
+/* the flow an answer (or CNP) to requester QP ak belongs to, if paired */
+static __always_inline struct pending_flow *
+answer_flow(const struct roce_qp_key *ak)
+{
+	__u32 *resp_qpn = bpf_map_lookup_elem(&pairs, ak);
+
+	return resp_qpn ? flow_of(ak, *resp_qpn) : 0;
 }
 
 static __always_inline void handle_answer(const struct pkt_info *pi,
 					  struct rocelat_counters *cnt,
-					  __u32 ifindex)
+					  __u32 ifindex, bool egress)
 {
 	__u8 op = ROCE_OP(pi->opcode);
 	bool ack = op == ROCE_ACKNOWLEDGE || op == ROCE_ATOMIC_ACK;
-	bool first = ack || op == ROCE_READ_RESP_FIRST || op == ROCE_READ_RESP_ONLY;
+	bool read_first = op == ROCE_READ_RESP_FIRST || op == ROCE_READ_RESP_ONLY;
+	bool first = ack || read_first;
 	__u8 kind = ROCE_AETH_ACK, code = 0;
-	struct roce_flow_stats *fs = NULL;
-	struct pending_path *pp;
-	struct answer_ctx ac;
-	int done;
+	struct roce_flow_stats *fs;
+	struct pending_flow *pf;
+	struct roce_qp_key ak;
+	struct answer_ctx ac = {};
+	__u32 learned_qpn = 0;
+	int done, learned = 0;
 
 	cnt->c[ack ? RL_ACKS : RL_READ_RESP]++;
 	if (pi->flags & PKT_F_AETH) {
@@ -381,58 +582,83 @@ static __always_inline void handle_answer(const struct pkt_info *pi,
 		return;
 	}
 
-	path_key_fill(&ac.key, pi, true);
-	pp = bpf_map_lookup_elem(&pending, &ac.key);
-	if (!pp) {
-		if (first && kind == ROCE_AETH_ACK)
+	qp_key_fill(&ak, pi, true);
+	pf = answer_flow(&ak);
+	if (!pf && first) {
+		learned = rocelat_learn(&ak, pi->psn, kind == ROCE_AETH_NAK, cnt,
+					&learned_qpn);
+		if (learned > 0)
+			pf = flow_of(&ak, learned_qpn);
+	}
+	if (!pf) {
+		if (first && kind == ROCE_AETH_ACK && learned == 0)
 			cnt->c[RL_UNMATCHED]++;
 		return;
 	}
-	if (kind != ROCE_AETH_ACK || pi->ecn == AX_ECN_CE)
-		fs = path_flow(pp, &ac.key, pp->resp_qpn);
-	if (fs) {
+	if (kind != ROCE_AETH_ACK || pi->ecn == AX_ECN_CE) {
+		fs = flow_stats(pf);
 		if (pi->ecn == AX_ECN_CE)
 			__sync_fetch_and_add(&fs->ecn_ce, 1);
 		if (kind == ROCE_AETH_RNR_NAK) {
-			__sync_fetch_and_add(&fs->rnr_naks, 1);
+			fs->rnr_naks++;
 			fs->rnr_timer = code;
 		} else if (kind == ROCE_AETH_NAK) {
-			__sync_fetch_and_add(&fs->naks, 1);
+			fs->naks++;
 			if (code < ROCE_NAK_CODES)
-				__sync_fetch_and_add(&fs->nak[code], 1);
+				fs->nak[code]++;
 		}
 	}
-	ac.now = 0;		/* read the clock only when a slot completes */
 	ac.psn = pi->psn;
 	ac.ifindex = ifindex;
+	ac.payload_len = pi->payload_len;
 	ac.inclusive = kind == ROCE_AETH_ACK;
-	ac.drop_exact = kind == ROCE_AETH_NAK && code != ROCE_NAK_PSN_SEQ_ERR;
-	done = rocelat_complete(pp, &ac, cnt);
+	ac.fatal = kind == ROCE_AETH_NAK && code != ROCE_NAK_PSN_SEQ_ERR;
+	ac.read_resp = read_first;
+	ac.atomic_ack = op == ROCE_ATOMIC_ACK;
+	ac.egress = egress;
+	done = rocelat_complete(pf, &ac, cnt);
+	/* the responder's PSNs move on with its READ RESPONSEs: a READ
+	 * resumed part-way (at a PSN above its own) is then a retransmit */
+	if (op >= ROCE_READ_RESP_FIRST && op <= ROCE_READ_RESP_ONLY &&
+	    roce_psn_diff(pi->psn, pf->hi_psn) > 0)
+		pf->hi_psn = pi->psn;
+	if (ac.has_span && roce_psn_diff(ac.span_hi, pf->hi_psn) > 0)
+		pf->hi_psn = ac.span_hi & ROCE_PSN_MASK;
+	if (kind != ROCE_AETH_RNR_NAK) {
+		__u32 una = ac.inclusive ? pi->psn + 1 : pi->psn;
+
+		if (roce_psn_diff(una, pf->una_psn) > 0)
+			pf->una_psn = una & ROCE_PSN_MASK;
+	}
 	if (!done && first && kind == ROCE_AETH_ACK)
 		cnt->c[RL_UNMATCHED]++;
 }
 
-/* a CNP goes from the notification point (the receiver of CE-marked
- * packets, here the responder) back to the requester */
+/*
+ * A CNP goes from the receiver of CE-marked packets back to their sender,
+ * naming the sender's QP: to the requester (marked requests; the QPN is
+ * the requester's) or, for marked READ RESPONSEs, to the responder (the
+ * QPN is the responder's, so the flow is keyed by it directly).
+ */
 static __always_inline void handle_cnp(const struct pkt_info *pi,
 				       struct rocelat_counters *cnt)
 {
-	struct roce_path_key key;
-	struct pending_path *pp;
-	struct roce_flow_stats *fs;
+	struct roce_qp_key k;
+	struct pending_flow *pf;
 
 	cnt->c[RL_CNPS]++;
-	path_key_fill(&key, pi, true);
-	pp = bpf_map_lookup_elem(&pending, &key);
-	if (!pp)
-		return;
-	fs = path_flow(pp, &key, pp->resp_qpn);
-	if (fs)
-		__sync_fetch_and_add(&fs->cnps, 1);
+	qp_key_fill(&k, pi, false);
+	pf = bpf_map_lookup_elem(&pending, &k);
+	if (!pf) {
+		qp_key_fill(&k, pi, true);
+		pf = answer_flow(&k);
+	}
+	if (pf)
+		__sync_fetch_and_add(&flow_stats(pf)->cnps, 1);
 }
 
 static __always_inline void rocelat_handle(void *data, void *data_end,
-					   __u32 ifindex)
+					   __u32 ifindex, bool egress)
 {
 	struct pkt_cursor c = {
 		.kind = SRC_PACKET, .data = data, .data_end = data_end,
@@ -440,7 +666,7 @@ static __always_inline void rocelat_handle(void *data, void *data_end,
 	struct rocelat_counters *cnt;
 	struct pkt_info pi = {};
 	__u32 zero = 0;
-	__u8 tr;
+	__u8 tr, op;
 	int v;
 
 	if (pkt_fast_not_roce(data, data_end, targ_roce_port))
@@ -467,18 +693,20 @@ static __always_inline void rocelat_handle(void *data, void *data_end,
 		cnt->c[RL_OTHER_TRANSPORT]++;
 		return;
 	}
+	op = ROCE_OP(pi.opcode);
 	if (roce_op_is_request(pi.opcode))
-		handle_request(&pi, cnt);
-	else if (ROCE_OP(pi.opcode) >= ROCE_READ_RESP_FIRST &&
-		 ROCE_OP(pi.opcode) <= ROCE_ATOMIC_ACK)
-		handle_answer(&pi, cnt, ifindex);
+		handle_request(&pi, cnt, !egress);
+	else if (op >= ROCE_READ_RESP_FIRST && op <= ROCE_ATOMIC_ACK)
+		handle_answer(&pi, cnt, ifindex, egress);
+	else
+		cnt->c[RL_RESERVED_OP]++;
 }
 
 SEC("xdp")
 int rocelat_xdp(struct xdp_md *ctx)
 {
 	rocelat_handle((void *)(long)ctx->data, (void *)(long)ctx->data_end,
-		       ctx->ingress_ifindex);
+		       ctx->ingress_ifindex, false);
 	return XDP_PASS;
 }
 
@@ -496,8 +724,62 @@ int rocelat_tc(struct __sk_buff *skb)
 	 * the verifier wants ctx loads at a constant offset */
 	asm volatile("" : "+r"(skb));
 	rocelat_handle((void *)(long)skb->data, (void *)(long)skb->data_end,
-		       skb->ifindex);
+		       skb->ifindex, true);
 	return AX_TC_ACT_UNSPEC;
+}
+
+/* ---- the timeout sweep, run by user space through BPF_PROG_TEST_RUN --- */
+
+struct sweep_ctx {
+	__u64 now;
+	struct rocelat_counters *cnt;
+};
+
+/*
+ * Requests are appended in time order, so the timed-out ones of a flow are
+ * a prefix of its ring: count them and pop them. Racing the flow's own
+ * answer walk on another CPU, a pop can be lost (the slot stays a hole,
+ * popped later) but no request is counted twice: a slot is cleared before
+ * it is counted.
+ */
+static long sweep_flow(struct bpf_map *map, struct roce_qp_key *key,
+		       struct pending_flow *pf, struct sweep_ctx *sc)
+{
+	__u32 tail = pf->tail, head = pf->head, pop = 0;
+	int i;
+
+	for (i = 0; i < PENDING_RING; i++) {
+		struct pending_slot *s = &pf->ring[(tail + pop) & (PENDING_RING - 1)];
+
+		if (tail + pop == head)
+			break;
+		if (s->flags & SLOT_VALID) {
+			if (sc->now - s->ts_ns <= targ_timeout_ns ||
+			    s->ts_ns > sc->now)
+				break;
+			s->flags = 0;
+			sc->cnt->c[RL_TIMEOUTS]++;
+			flow_stats(pf)->timeouts++;
+		}
+		pop++;
+	}
+	if (pop)
+		pf->tail = tail + pop;
+	return 0;
+}
+
+SEC("tc")
+int rocelat_sweep(struct __sk_buff *skb)
+{
+	struct sweep_ctx sc;
+	__u32 zero = 0;
+
+	sc.now = now_ns();
+	sc.cnt = bpf_map_lookup_elem(&counters, &zero);
+	if (!sc.cnt)
+		return 0;
+	bpf_for_each_map_elem(&pending, sweep_flow, &sc, 0);
+	return 0;
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

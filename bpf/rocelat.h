@@ -8,12 +8,24 @@
 #include "lib/roce_proto.h"
 
 /*
- * Outstanding requests of one path, a FIFO ring in PSN order: answers come
- * in order, so completing scans only from the oldest entry up to the first
- * one not yet covered. A path with more requests in flight drops its
- * oldest (counted as an eviction). Power of two.
+ * Outstanding requests of one flow (one responder QP), a FIFO ring in PSN
+ * order: answers come in order, so completing scans only from the oldest
+ * entry up to the first one not yet covered. A flow with more requests in
+ * flight drops its oldest (counted as an eviction). Power of two.
  */
 #define PENDING_RING		64
+/* responder QPs remembered per address pair, the candidates an answer of
+ * a not yet known requester QP is tried against */
+#define PAIR_QPS		16
+/* a request PSN further behind the highest one than this is a new
+ * connection reusing the QPN (random starting PSN), not a retransmission:
+ * go-back-N never resends more than the requester has in flight */
+#define RETX_WINDOW		(1 << 16)
+/* the same request seen again this soon with the same IPv4 ID is one
+ * packet seen twice (two interfaces, a bridge's two ports, a mirror of rx
+ * and tx), not a retransmission: a resend waits for a NAK or a timer */
+#define DUP_WINDOW_NS		20000ULL
+#define DEFAULT_MAX_FLOWS	4096
 
 /* global counters, one per-CPU struct looked up once per RoCE packet */
 enum rocelat_counter {
@@ -23,7 +35,8 @@ enum rocelat_counter {
 	RL_TRACKED,		/* requests waiting for an answer (AckReq, READ, atomic) */
 	RL_ACKS,		/* ACKNOWLEDGE / ATOMIC ACK packets (ACK, NAK, RNR) */
 	RL_READ_RESP,		/* READ RESPONSE packets */
-	RL_SAMPLES,		/* latency samples taken */
+	RL_SAMPLES,		/* latency samples taken (both kinds) */
+	RL_TURN_SAMPLES,	/* of those: local turnaround (request in, answer out) */
 	RL_RETRANSMITS,		/* request packets with a PSN seen before */
 	RL_KARN_DISCARDED,	/* answers to retransmitted requests: no sample */
 	RL_NAK_SEQ,		/* NAK PSN sequence error */
@@ -38,49 +51,78 @@ enum rocelat_counter {
 	RL_EVICTED,		/* pending request pushed out by a newer one */
 	RL_TIMEOUTS,		/* pending request unanswered for --timeout */
 	RL_UNMATCHED,		/* answer that completed no pending request */
-	RL_QP_SWITCH,		/* one path (addresses, sport) used by another QP */
+	RL_RESP_MISSING,	/* READ/atomic passed by a later answer: its response was not seen */
+	RL_FATAL_ENDED,		/* requests ended without a sample by a fatal NAK */
+	RL_LEARNED,		/* requester QPs paired with their responder QP */
+	RL_AMBIGUOUS,		/* answers that could belong to several QPs: not paired */
+	RL_DUPLICATES,		/* the same packet seen twice: one sighting */
+	RL_FLOW_RESETS,		/* a QP's PSNs restarted far behind: a new connection */
+	RL_FLOWS,		/* flows (responder QPs) started; minus those live = evicted */
+	RL_PAIR_FULL,		/* a responder QP forgotten as pairing candidate (PAIR_QPS) */
+	RL_RESERVED_OP,		/* reserved RC/XRC opcodes */
 	RL_OTHER_TRANSPORT,	/* UC, UD, RD packets: counted, not timed */
 	RL_NR,
 };
 
-/* per-CPU: the counters and the histogram of all samples */
+/* per-CPU: the counters and the log2 histograms of all samples */
 struct rocelat_counters {
 	__u64 c[RL_NR];
-	struct hist hist;
+	struct hist hist;	/* round trips (and samples of unknown direction) */
+	struct hist turn_hist;	/* local turnarounds */
 };
 
-/* requester -> responder over one UDP source port: one ECMP path */
-struct roce_path_key {
+/*
+ * One responder QP seen from one requester address: a flow. The same
+ * layout keys the pairing map, with the requester's QPN (the one answers
+ * name) in qpn instead.
+ */
+struct roce_qp_key {
 	__u8 family;
-	__u8 pad;
-	__u16 sport;
+	__u8 pad[3];
+	__u32 qpn;
 	__u8 req[16];		/* requester address (IPv4 in the first 4) */
 	__u8 resp[16];		/* responder address */
 };
 
-/* a flow: a path plus the responder's QPN taken from the request */
-struct roce_flow_key {
-	struct roce_path_key path;
-	__u32 resp_qpn;
+/* requester and responder addresses: where pairing candidates are kept */
+struct roce_pair_key {
+	__u8 family;
+	__u8 pad[3];
+	__u8 req[16];
+	__u8 resp[16];
+};
+
+struct roce_pair_qps {
+	__u32 n;		/* QPNs added so far (free-running) */
+	__u32 qpn[PAIR_QPS];
 };
 
 #define SLOT_VALID	0x01
 #define SLOT_RETX	0x02	/* retransmitted: the answer is ambiguous */
-#define SLOT_READ	0x04	/* READ REQUEST: first READ RESPONSE answers */
+#define SLOT_READ	0x04	/* READ REQUEST: only its READ RESPONSE answers */
+#define SLOT_ATOMIC	0x08	/* atomic: only its ATOMIC ACKNOWLEDGE answers */
+#define SLOT_INGRESS	0x10	/* request seen arriving (XDP), not leaving (tc) */
 
 struct pending_slot {
 	__u64 ts_ns;
 	__u32 psn;
-	__u32 qpn_flags;	/* responder QPN << 8 | SLOT_* */
+	__u16 flags;		/* SLOT_* */
+	__u16 pad;
+	__u32 dma_len;		/* READ: bytes asked for (its response's span) */
+	__u32 pad2;
 };
 
-#define PATH_HI_VALID	0x01
-#define PATH_QP_MIXED	0x02	/* another QP used the path: PSNs interleave */
-#define PATH_ST_VALID	0x04	/* st holds the flow of responder QPN st_qpn */
+#define FLOW_HI_VALID	0x01	/* hi_psn and una_psn hold PSNs */
+#define FLOW_PAIRED	0x02	/* req_qpn is known */
+#define FLOW_ST_VALID	0x04	/* st counts in interval st_epoch */
+
+#define FLOW_KIND_RTT	0x01	/* request out (or unknown) -> answer in */
+#define FLOW_KIND_TURN	0x02	/* request in -> answer out: this host answers */
 
 struct roce_flow_stats {
 	__u64 samples;
 	__u64 sum;		/* latency sum, ns */
+	__u64 min;		/* ns */
 	__u64 max;		/* ns */
 	__u64 retransmits;
 	__u64 naks;		/* all NAK codes */
@@ -88,39 +130,44 @@ struct roce_flow_stats {
 	__u64 rnr_naks;
 	__u64 cnps;
 	__u64 ecn_ce;
+	__u64 timeouts;
+	__u64 resp_missing;
 	__u32 ifindex;		/* where the latest answer was seen */
 	__u32 last_psn;		/* latest answered PSN */
 	__u8 rnr_timer;		/* timer field of the latest RNR NAK */
-	__u8 pad[7];
+	__u8 kind;		/* FLOW_KIND_* of its samples */
+	__u8 pad[6];
 	struct hist hist;	/* log2 of latency in the chosen unit */
+	struct llhist ll;	/* the same samples in ns, for percentiles */
 };
 
 /*
- * One pending-map entry per path. The statistics of the path's first
- * responder QPN live in the entry itself (st): an answer then costs one
- * hash lookup, not two. Another QPN on the same path (rare: the UDP source
- * port usually comes from the QPN) has its row in the flows map. st
- * belongs to reporting interval st_epoch: when user space starts a new
- * interval (stats_epoch in .bss) the next update zeroes it first.
+ * A flow's state, one entry of the pending map keyed by its roce_qp_key:
+ * the outstanding requests and the flow's statistics (st), so an answer
+ * costs one lookup once its requester QP is paired. st belongs to
+ * reporting interval st_epoch: when user space starts a new interval
+ * (stats_epoch in .bss) the next update zeroes it first.
  */
-struct pending_path {
-	__u32 hi_psn;		/* highest request PSN seen on the path */
-	__u32 resp_qpn;		/* QPN of the latest request */
+struct pending_flow {
+	__u32 hi_psn;		/* highest request (or READ response) PSN seen */
+	__u32 una_psn;		/* oldest PSN that may still be unanswered */
 	__u32 head;		/* next slot to fill (free-running) */
 	__u32 tail;		/* oldest slot that may be in use */
-	__u32 flags;		/* PATH_* */
-	__u32 st_qpn;		/* responder QPN of st */
-	__u32 st_epoch;		/* interval st counts in */
-	__u32 pad;
+	__u32 flags;		/* FLOW_* */
+	__u32 req_qpn;		/* the requester's QPN, once paired */
+	__u32 st_epoch;
+	__u16 sport;		/* UDP source port of the latest request (ECMP path) */
+	__u16 last_ip_id;	/* IPv4 ID of the latest request */
+	__u64 last_ts;		/* when the latest request was seen */
 	struct pending_slot ring[PENDING_RING];
 	struct roce_flow_stats st;
 };
 
-/* the flow a pending-map entry holds for reporting interval epoch, if any */
+/* the flow statistics an entry holds for reporting interval epoch, if any */
 static inline const struct roce_flow_stats *
-pending_path_flow(const struct pending_path *pp, __u32 epoch)
+pending_flow_stats(const struct pending_flow *pf, __u32 epoch)
 {
-	return (pp->flags & PATH_ST_VALID) && pp->st_epoch == epoch ? &pp->st : 0;
+	return (pf->flags & FLOW_ST_VALID) && pf->st_epoch == epoch ? &pf->st : 0;
 }
 
 #endif

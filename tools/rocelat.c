@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/if_link.h>
@@ -31,7 +32,6 @@
 #include "lib/roce_names.h"
 
 #define MAX_IFACES		8
-#define MAX_FLOWS		8192
 #define OUTLIER_MIN_SAMPLES	5
 #define OUTLIER_RATIO		2.0
 #define OUTLIER_MIN_GAP_NS	50000ULL	/* ignore sub-50us differences */
@@ -55,8 +55,10 @@ static struct {
 	bool mirror;
 	bool no_egress;
 	long timeout_ms;
+	long max_flows;
 } env = {
 	.unit_ns = 1000, .unit = "usecs", .timeout_ms = 1000,
+	.max_flows = DEFAULT_MAX_FLOWS,
 };
 
 struct iface {
@@ -99,6 +101,7 @@ static const char doc[] =
 
 enum {
 	OPT_SKB = 0x2000, OPT_NATIVE, OPT_MIRROR, OPT_NO_EGRESS, OPT_TIMEOUT,
+	OPT_MAX_FLOWS,
 };
 
 static const struct argp_option opts[] = {
@@ -114,6 +117,9 @@ static const struct argp_option opts[] = {
 	{ "no-egress", OPT_NO_EGRESS, NULL, 0, "Do not attach tc egress", 0 },
 	{ "timeout", OPT_TIMEOUT, "MS", 0,
 	  "A request unanswered this long is a timeout (default 1000)", 0 },
+	{ "max-flows", OPT_MAX_FLOWS, "N", 0,
+	  "Track at most N flows (responder QPs; default 4096, about 4.5 KiB "
+	  "of kernel memory each); more are evicted and counted", 0 },
 	{},
 };
 
@@ -166,6 +172,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_failure(state, 1, 0, "invalid timeout: %s (1-3600000 ms)", arg);
 		env.timeout_ms = v;
 		break;
+	case OPT_MAX_FLOWS:
+		if (!cli_parse_long(arg, 16, 1000000, &v))
+			argp_failure(state, 1, 0, "invalid --max-flows: %s (16-1000000)", arg);
+		env.max_flows = v;
+		break;
 	case ARGP_KEY_END:
 		if (env.pcap) {
 			if (env.nifs)
@@ -199,6 +210,7 @@ static const char *const counter_names[RL_NR] = {
 	[RL_ACKS] = "acks",
 	[RL_READ_RESP] = "read_responses",
 	[RL_SAMPLES] = "samples",
+	[RL_TURN_SAMPLES] = "turnaround_samples",
 	[RL_RETRANSMITS] = "retransmits",
 	[RL_KARN_DISCARDED] = "karn_discarded",
 	[RL_NAK_SEQ] = "nak_psn_seq_err",
@@ -213,7 +225,15 @@ static const char *const counter_names[RL_NR] = {
 	[RL_EVICTED] = "evicted",
 	[RL_TIMEOUTS] = "timeouts",
 	[RL_UNMATCHED] = "unmatched_answers",
-	[RL_QP_SWITCH] = "qp_switches",
+	[RL_RESP_MISSING] = "responses_missing",
+	[RL_FATAL_ENDED] = "fatal_ended",
+	[RL_LEARNED] = "qps_paired",
+	[RL_AMBIGUOUS] = "ambiguous_answers",
+	[RL_DUPLICATES] = "duplicates",
+	[RL_FLOW_RESETS] = "flow_resets",
+	[RL_FLOWS] = "flows_started",
+	[RL_PAIR_FULL] = "pair_candidates_dropped",
+	[RL_RESERVED_OP] = "reserved_opcodes",
 	[RL_OTHER_TRANSPORT] = "other_transport",
 };
 
@@ -224,7 +244,8 @@ static const char *const counter_help[RL_NR] = {
 	[RL_TRACKED] = "Requests waiting for an answer (AckReq, READ, atomic)",
 	[RL_ACKS] = "ACKNOWLEDGE and ATOMIC ACKNOWLEDGE packets (ACK, NAK, RNR NAK)",
 	[RL_READ_RESP] = "READ RESPONSE packets",
-	[RL_SAMPLES] = "Latency samples",
+	[RL_SAMPLES] = "Latency samples (round trips and local turnarounds)",
+	[RL_TURN_SAMPLES] = "Latency samples of requests this host answered (request in, answer out)",
 	[RL_RETRANSMITS] = "Request packets with a PSN seen before",
 	[RL_KARN_DISCARDED] = "Answers to retransmitted requests, not timed (Karn)",
 	[RL_NAK_SEQ] = "NAK: PSN sequence error",
@@ -239,7 +260,15 @@ static const char *const counter_help[RL_NR] = {
 	[RL_EVICTED] = "Pending requests pushed out by newer ones",
 	[RL_TIMEOUTS] = "Pending requests unanswered for --timeout",
 	[RL_UNMATCHED] = "Answers that completed no pending request",
-	[RL_QP_SWITCH] = "Requests of another QP on the same addresses and source port",
+	[RL_RESP_MISSING] = "READs and atomics passed by a later answer without their response",
+	[RL_FATAL_ENDED] = "Requests ended without an answer by a fatal NAK",
+	[RL_LEARNED] = "Requester QPs paired with their responder QP",
+	[RL_AMBIGUOUS] = "Answers that could belong to several QPs (not paired)",
+	[RL_DUPLICATES] = "Requests seen twice within microseconds (one sighting)",
+	[RL_FLOW_RESETS] = "QPs whose PSNs restarted far behind (a new connection)",
+	[RL_FLOWS] = "Flows (responder QPs) started",
+	[RL_PAIR_FULL] = "Responder QPs dropped as pairing candidates (over 16 per address pair)",
+	[RL_RESERVED_OP] = "Packets with a reserved RC/XRC opcode",
 	[RL_OTHER_TRANSPORT] = "UC, UD and RD packets (counted, not timed)",
 };
 
@@ -256,39 +285,46 @@ static void read_counters(struct rocelat_bpf *obj, struct rocelat_counters *out)
 			for (int i = 0; i < RL_NR; i++)
 				out->c[i] += v[c].c[i];
 			hist_add_into(out->hist.slots, v[c].hist.slots, HIST_SLOTS);
+			hist_add_into(out->turn_hist.slots, v[c].turn_hist.slots, HIST_SLOTS);
 		}
 	}
 	free(v);
 }
 
-/* requests still waiting for an answer, and paths known */
-static void read_pending(struct rocelat_bpf *obj, __u64 *pending, __u64 *paths)
+/*
+ * Requests unanswered for --timeout on flows that went quiet are counted
+ * by rocelat_sweep, run here before each report (offline: at the capture's
+ * latest time, which clock_ns holds).
+ */
+static void sweep_timeouts(struct rocelat_bpf *obj)
 {
-	int fd = bpf_map__fd(obj->maps.pending);
-	struct roce_path_key key, next, *prev = NULL;
-	struct pending_path pp;
+	unsigned char frame[64] = {};
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame,
+		    .data_size_in = sizeof(frame), .repeat = 1);
 
-	*pending = *paths = 0;
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		if (!bpf_map_lookup_elem(fd, &next, &pp)) {
-			(*paths)++;
-			for (int i = 0; i < PENDING_RING; i++)
-				*pending += !!(pp.ring[i].qpn_flags & SLOT_VALID);
-		}
-		key = next;
-		prev = &key;
-	}
+	if (bpf_prog_test_run_opts(bpf_program__fd(obj->progs.rocelat_sweep), &o))
+		cli_err("timeout sweep failed: %s", strerror(errno));
 }
 
 struct flow_row {
-	struct roce_flow_key key;
+	struct roce_qp_key key;		/* qpn: the responder's */
+	__u32 req_qpn;
+	bool paired;
+	__u16 sport;
 	struct roce_flow_stats st;
-	__u64 p50, p99, max;		/* in the unit */
+	double p50, p90, p99;		/* ns, from the log-linear histogram */
 	double mean_ns;
-	double median;			/* interpolated, in the unit */
 };
 
-static struct flow_row rows[MAX_FLOWS];
+static struct flow_row *rows;
+static int max_rows;
+/* flows live in the pending map, requests waiting in their rings */
+static __u64 live_flows, live_pending;
+
+static bool row_turn(const struct flow_row *r)
+{
+	return r->st.kind == FLOW_KIND_TURN;
+}
 
 static int cmp_rows(const void *a, const void *b)
 {
@@ -296,9 +332,12 @@ static int cmp_rows(const void *a, const void *b)
 	__u64 bx = x->st.retransmits + x->st.naks + x->st.rnr_naks;
 	__u64 by = y->st.retransmits + y->st.naks + y->st.rnr_naks;
 
-	/* the median first: one stray sample must not put a flow on top */
-	if (x->median != y->median)
-		return x->median < y->median ? 1 : -1;
+	/* round trips first; the median first: one stray sample must not
+	 * put a flow on top */
+	if (row_turn(x) != row_turn(y))
+		return row_turn(x) ? 1 : -1;
+	if (x->p50 != y->p50)
+		return x->p50 < y->p50 ? 1 : -1;
 	if (x->mean_ns != y->mean_ns)
 		return x->mean_ns < y->mean_ns ? 1 : -1;
 	if (bx != by)
@@ -308,139 +347,184 @@ static int cmp_rows(const void *a, const void *b)
 
 static void flow_row_fill(struct flow_row *r)
 {
-	r->p50 = hist_quantile(r->st.hist.slots, HIST_SLOTS, 0.50);
-	r->p99 = hist_quantile(r->st.hist.slots, HIST_SLOTS, 0.99);
-	r->max = r->st.max / env.unit_ns;
-	r->mean_ns = r->st.samples ? (double)r->st.sum / r->st.samples : 0;
-	r->median = hist_quantile_interp(r->st.hist.slots, HIST_SLOTS, 0.5);
-	if (!r->st.samples)
-		r->p50 = r->p99 = 0;
+	const struct roce_flow_stats *s = &r->st;
+
+	r->p50 = llhist_quantile(s->ll.b, 0.50, s->min, s->max);
+	r->p90 = llhist_quantile(s->ll.b, 0.90, s->min, s->max);
+	r->p99 = llhist_quantile(s->ll.b, 0.99, s->min, s->max);
+	r->mean_ns = s->samples ? (double)s->sum / s->samples : 0;
 }
 
 /*
- * The flows of this interval, worst first: each path's own flow from its
- * pending-map entry, other QPNs of a path from the flows map. With clear
- * (per interval) the flows map rows are deleted and the BPF side starts a
- * new interval (stats_epoch), zeroing the entries' flows as it next
- * updates them.
+ * The flows of this interval, worst first, from the pending map (a flow's
+ * statistics live in its entry). With clear (per interval) the BPF side
+ * starts a new interval (stats_epoch), zeroing each entry's statistics as
+ * it next updates them. Also counts the live flows and requests.
  */
 static int collect_flows(struct rocelat_bpf *obj, bool clear)
 {
-	int fd = bpf_map__fd(obj->maps.pending), n = 0, first_map_row;
+	int fd = bpf_map__fd(obj->maps.pending), n = 0;
 	__u32 epoch = obj->bss->stats_epoch;
-	struct roce_path_key pkey, pnext, *pprev = NULL;
-	struct roce_flow_key key, next, *prev = NULL;
-	static struct pending_path pp;
+	struct roce_qp_key key, next, *prev = NULL;
+	static struct pending_flow pf;
 
-	while (n < MAX_FLOWS && !bpf_map_get_next_key(fd, pprev, &pnext)) {
+	live_flows = live_pending = 0;
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		const struct roce_flow_stats *st;
 
-		if (!bpf_map_lookup_elem(fd, &pnext, &pp) &&
-		    (st = pending_path_flow(&pp, epoch))) {
-			rows[n].key.path = pnext;
-			rows[n].key.resp_qpn = pp.st_qpn;
-			rows[n].st = *st;
-			flow_row_fill(&rows[n++]);
-		}
-		pkey = pnext;
-		pprev = &pkey;
-	}
-	first_map_row = n;
-	fd = bpf_map__fd(obj->maps.flows);
-	while (n < MAX_FLOWS && !bpf_map_get_next_key(fd, prev, &next)) {
-		struct flow_row *r = &rows[n];
+		if (!bpf_map_lookup_elem(fd, &next, &pf)) {
+			live_flows++;
+			for (int i = 0; i < PENDING_RING; i++)
+				live_pending += !!(pf.ring[i].flags & SLOT_VALID);
+			st = pending_flow_stats(&pf, epoch);
+			if (st && n < max_rows && (st->samples || st->retransmits ||
+			    st->naks || st->rnr_naks || st->cnps || st->ecn_ce ||
+			    st->timeouts || st->resp_missing)) {
+				struct flow_row *r = &rows[n++];
 
-		if (!bpf_map_lookup_elem(fd, &next, &r->st)) {
-			r->key = next;
-			flow_row_fill(r);
-			n++;
+				r->key = next;
+				r->req_qpn = pf.req_qpn;
+				r->paired = pf.flags & FLOW_PAIRED;
+				r->sport = pf.sport;
+				r->st = *st;
+				flow_row_fill(r);
+			}
 		}
 		key = next;
 		prev = &key;
 	}
-	if (clear) {
-		for (int i = first_map_row; i < n; i++)
-			bpf_map_delete_elem(fd, &rows[i].key);
+	if (clear)
 		obj->bss->stats_epoch = epoch + 1;
-	}
 	qsort(rows, n, sizeof(rows[0]), cmp_rows);
 	return n;
 }
 
+/* percentiles over all flows' samples of one kind */
+struct overall {
+	__u64 samples, min, max;
+	double p50, p90, p99;
+};
+
+static void overall_of(int n, bool turn, struct overall *o)
+{
+	static struct llhist sum;
+
+	memset(&sum, 0, sizeof(sum));
+	memset(o, 0, sizeof(*o));
+	o->min = ~0ULL;
+	for (int i = 0; i < n; i++) {
+		const struct roce_flow_stats *s = &rows[i].st;
+
+		if (row_turn(&rows[i]) != turn || !s->samples)
+			continue;
+		llhist_add_into(sum.b, s->ll.b);
+		o->samples += s->samples;
+		o->min = s->min < o->min ? s->min : o->min;
+		o->max = s->max > o->max ? s->max : o->max;
+	}
+	if (!o->samples) {
+		o->min = 0;
+		return;
+	}
+	o->p50 = llhist_quantile(sum.b, 0.50, o->min, o->max);
+	o->p90 = llhist_quantile(sum.b, 0.90, o->min, o->max);
+	o->p99 = llhist_quantile(sum.b, 0.99, o->min, o->max);
+}
+
+/* the interface of a live answer; none for a capture */
 static const char *ifname_of(__u32 ifindex, char *buf)
 {
+	if (env.pcap)
+		return NULL;
 	if (!ifindex || !if_indextoname(ifindex, buf))
-		return env.pcap ? "capture" : "-";
+		return "-";
 	return buf;
 }
 
+/* a flow's median, and its row, for ranking the peers */
+struct med_rank {
+	double p50;
+	int row;
+};
+
+static int cmp_med(const void *a, const void *b)
+{
+	const struct med_rank *x = a, *y = b;
+
+	return x->p50 < y->p50 ? -1 : x->p50 > y->p50;
+}
+
+/* median of sorted s[0..m-1] without element k */
+static double median_without(const struct med_rank *s, int m, int k)
+{
+	int n = m - 1;
+#define AT(j) (s[(j) < k ? (j) : (j) + 1].p50)
+	return n % 2 ? AT(n / 2) : (AT(n / 2 - 1) + AT(n / 2)) / 2;
+#undef AT
+}
+
 /*
- * The gray failure: a flow whose typical latency (its median, interpolated
- * in its log2 slot: robust to a few stray samples, unlike the mean) is at
- * least OUTLIER_RATIO times the median of its peers' (flows with enough
- * samples). Returns its row or -1; ratio and the peers' median (in the
- * unit) through the pointers.
+ * The gray failure: a round-trip flow whose median is at least
+ * OUTLIER_RATIO times the median of its peers' (round-trip flows with
+ * enough samples; a local turnaround is another quantity and never
+ * compared). Returns its row or -1; ratio and the peers' median (ns)
+ * through the pointers. O(n log n): the medians are sorted once.
  */
 static int find_outlier(int n, double *ratio_out, double *median_out, int *peers_out)
 {
-	double meds[MAX_FLOWS];
-	int best = -1, elig = 0;
+	struct med_rank *s = calloc(n ? n : 1, sizeof(*s));
 	double best_ratio = 0, best_med = 0;
+	int best = -1, m = 0;
 
-	for (int i = 0; i < n; i++)
-		if (rows[i].st.samples >= OUTLIER_MIN_SAMPLES)
-			elig++;
-	if (elig < 2)
+	if (!s)
 		return -1;
-	for (int i = 0; i < n; i++) {
-		int m = 0;
-		double med;
+	for (int i = 0; i < n; i++)
+		if (rows[i].st.samples >= OUTLIER_MIN_SAMPLES && !row_turn(&rows[i]))
+			s[m++] = (struct med_rank){ rows[i].p50, i };
+	qsort(s, m, sizeof(*s), cmp_med);
+	for (int k = 0; m >= 2 && k < m; k++) {
+		double med = median_without(s, m, k);
 
-		if (rows[i].st.samples < OUTLIER_MIN_SAMPLES)
-			continue;
-		for (int j = 0; j < n; j++)
-			if (j != i && rows[j].st.samples >= OUTLIER_MIN_SAMPLES)
-				meds[m++] = rows[j].median;
-		/* median of the peers (insertion sort: m is small) */
-		for (int a = 1; a < m; a++)
-			for (int b = a; b > 0 && meds[b - 1] > meds[b]; b--) {
-				double t = meds[b];
-
-				meds[b] = meds[b - 1];
-				meds[b - 1] = t;
-			}
-		med = m % 2 ? meds[m / 2] : (meds[m / 2 - 1] + meds[m / 2]) / 2;
 		if (med <= 0)
-			med = 1.0 / env.unit_ns;	/* 1 ns */
-		if (rows[i].median / med > best_ratio &&
-		    (rows[i].median - med) * env.unit_ns >= OUTLIER_MIN_GAP_NS) {
-			best_ratio = rows[i].median / med;
+			med = 1;	/* 1 ns */
+		if (s[k].p50 / med > best_ratio &&
+		    s[k].p50 - med >= OUTLIER_MIN_GAP_NS) {
+			best_ratio = s[k].p50 / med;
 			best_med = med;
-			best = i;
+			best = s[k].row;
 		}
 	}
+	free(s);
 	if (best < 0 || best_ratio < OUTLIER_RATIO)
 		return -1;
 	*ratio_out = best_ratio;
 	*median_out = best_med;
-	*peers_out = elig - 1;
+	*peers_out = m - 1;
 	return best;
 }
 
-static void flow_pkt_info(const struct roce_flow_key *k, struct pkt_info *pi)
+static void flow_pkt_info(const struct flow_row *r, struct pkt_info *pi)
 {
 	memset(pi, 0, sizeof(*pi));
-	pi->family = k->path.family;
-	memcpy(pi->saddr, k->path.req, 16);
-	memcpy(pi->daddr, k->path.resp, 16);
+	pi->family = r->key.family;
+	memcpy(pi->saddr, r->key.req, 16);
+	memcpy(pi->daddr, r->key.resp, 16);
 	pi->ip_proto = 17;
-	pi->sport = k->path.sport;
+	pi->sport = r->sport;
 	pi->dport = cli.roce_port;
 }
 
 static const char *short_unit(void)
 {
 	return env.unit_ns == 1 ? "ns" : env.unit_ns == 1000 ? "us" : "ms";
+}
+
+/* a latency in ns in the chosen unit, for the table's 6 columns */
+static void fmt_unit(double ns, char *buf, size_t len)
+{
+	double v = ns / env.unit_ns;
+
+	snprintf(buf, len, v < 100 && env.unit_ns > 1 ? "%.1f" : "%.0f", v);
 }
 
 static void fmt_lat(double ns, char *buf, size_t len)
@@ -457,64 +541,92 @@ static void print_outlier_text(int o, double ratio, double med, int peers)
 {
 	const struct flow_row *r = &rows[o];
 	char a[ADDR_STRLEN], b[ADDR_STRLEN], ifn[IF_NAMESIZE], m1[32], m2[32];
+	const char *via = ifname_of(r->st.ifindex, ifn);
 
-	fmt_lat(r->median * env.unit_ns, m1, sizeof(m1));
-	fmt_lat(med * env.unit_ns, m2, sizeof(m2));
-	printf("OUTLIER: %s -> %s qpn 0x%x sport %u via %s: median %s, %.1fx the "
+	fmt_lat(r->p50, m1, sizeof(m1));
+	fmt_lat(med, m2, sizeof(m2));
+	printf("OUTLIER: %s -> %s qpn 0x%x sport %u%s%s: median %s, %.1fx the "
 	       "median of %d other flow%s (%s)\n",
-	       pkt_addr_str(r->key.path.family, r->key.path.req, a, sizeof(a)),
-	       pkt_addr_str(r->key.path.family, r->key.path.resp, b, sizeof(b)),
-	       r->key.resp_qpn, r->key.path.sport, ifname_of(r->st.ifindex, ifn),
+	       pkt_addr_str(r->key.family, r->key.req, a, sizeof(a)),
+	       pkt_addr_str(r->key.family, r->key.resp, b, sizeof(b)),
+	       r->key.qpn, r->sport, via ? " via " : "", via ? via : "",
 	       m1, ratio, peers, peers == 1 ? "" : "s", m2);
+}
+
+static void print_flow_table(int from, int to, int wa, int wb)
+{
+	char a[ADDR_STRLEN], b[ADDR_STRLEN], p50[16], p99[16], max[16];
+
+	printf("%-*s %-*s %6s %5s %7s %4s%-2s %4s%-2s %4s%-2s %4s %3s %3s %3s\n",
+	       wa, "REQUESTER", wb, "RESPONDER", "QPN", "SPORT", "SAMPLES",
+	       "P50", short_unit(), "P99", short_unit(), "MAX", short_unit(),
+	       "RETX", "NAK", "RNR", "CNP");
+	for (int i = from; i < to; i++) {
+		const struct flow_row *r = &rows[i];
+
+		fmt_unit(r->p50, p50, sizeof(p50));
+		fmt_unit(r->p99, p99, sizeof(p99));
+		fmt_unit((double)r->st.max, max, sizeof(max));
+		printf("%-*s %-*s %#6x %5u %7llu %6s %6s %6s %4llu %3llu %3llu %3llu\n",
+		       wa, pkt_addr_str(r->key.family, r->key.req, a, sizeof(a)),
+		       wb, pkt_addr_str(r->key.family, r->key.resp, b, sizeof(b)),
+		       r->key.qpn, r->sport, (unsigned long long)r->st.samples,
+		       p50, p99, max,
+		       (unsigned long long)r->st.retransmits,
+		       (unsigned long long)r->st.naks,
+		       (unsigned long long)r->st.rnr_naks,
+		       (unsigned long long)r->st.cnps);
+	}
 }
 
 static void print_flows_text(int n)
 {
 	char a[ADDR_STRLEN], b[ADDR_STRLEN];
-	int wa = 9, wb = 9;
+	int wa = 9, wb = 9, nrtt = 0;
 	double ratio, med;
 	int peers, o;
 
 	for (int i = 0; i < n; i++) {
-		int la = strlen(pkt_addr_str(rows[i].key.path.family, rows[i].key.path.req, a, sizeof(a)));
-		int lb = strlen(pkt_addr_str(rows[i].key.path.family, rows[i].key.path.resp, b, sizeof(b)));
+		int la = strlen(pkt_addr_str(rows[i].key.family, rows[i].key.req, a, sizeof(a)));
+		int lb = strlen(pkt_addr_str(rows[i].key.family, rows[i].key.resp, b, sizeof(b)));
 
 		wa = la > wa ? la : wa;
 		wb = lb > wb ? lb : wb;
+		nrtt += !row_turn(&rows[i]);
 	}
-	printf("%-*s %-*s %6s %5s %7s %4s%-2s %4s%-2s %4s%-2s %4s %3s %3s %3s\n",
-	       wa, "REQUESTER", wb, "RESPONDER", "QPN", "SPORT", "SAMPLES",
-	       "P50", short_unit(), "P99", short_unit(), "MAX", short_unit(),
-	       "RETX", "NAK", "RNR", "CNP");
-	for (int i = 0; i < n; i++) {
-		const struct flow_row *r = &rows[i];
-
-		printf("%-*s %-*s %#6x %5u %7llu %6llu %6llu %6llu %4llu %3llu %3llu %3llu\n",
-		       wa, pkt_addr_str(r->key.path.family, r->key.path.req, a, sizeof(a)),
-		       wb, pkt_addr_str(r->key.path.family, r->key.path.resp, b, sizeof(b)),
-		       r->key.resp_qpn, r->key.path.sport,
-		       (unsigned long long)r->st.samples, (unsigned long long)r->p50,
-		       (unsigned long long)r->p99, (unsigned long long)r->max,
-		       (unsigned long long)r->st.retransmits,
-		       (unsigned long long)r->st.naks,
-		       (unsigned long long)r->st.rnr_naks,
-		       (unsigned long long)r->st.cnps);
+	/* rows are sorted round trips first */
+	if (nrtt)
+		print_flow_table(0, nrtt, wa, wb);
+	if (nrtt < n) {
+		printf("%sLocal turnaround (requests this host answered, request in -> answer out):\n",
+		       nrtt ? "\n" : "");
+		print_flow_table(nrtt, n, wa, wb);
 	}
 	o = find_outlier(n, &ratio, &med, &peers);
 	if (o >= 0)
 		print_outlier_text(o, ratio, med, peers);
 }
 
+static void json_unit_f(struct json_w *w, const char *key, double ns)
+{
+	json_f64(w, key, ns / env.unit_ns);
+}
+
 static void json_flow_key(struct json_w *w, const struct flow_row *r)
 {
 	struct pkt_info pi;
 	char ifn[IF_NAMESIZE];
+	const char *via = ifname_of(r->st.ifindex, ifn);
 
-	flow_pkt_info(&r->key, &pi);
+	flow_pkt_info(r, &pi);
 	pkt_json_fields(w, &pi, false);
-	json_u64(w, "dqpn", r->key.resp_qpn);
+	json_u64(w, "dqpn", r->key.qpn);
+	if (r->paired)
+		json_u64(w, "req_qpn", r->req_qpn);
 	json_u64(w, "psn", r->st.last_psn);
-	json_str(w, "ifname", ifname_of(r->st.ifindex, ifn));
+	json_str(w, "kind", row_turn(r) ? "turnaround" : "rtt");
+	if (via)
+		json_str(w, "ifname", via);
 }
 
 static void print_flows_json(int n, double now)
@@ -532,11 +644,13 @@ static void print_flows_json(int n, double now)
 		json_flow_key(&w, r);
 		json_str(&w, "unit", short_unit());
 		json_u64(&w, "samples", r->st.samples);
-		json_f64(&w, "mean", r->mean_ns / env.unit_ns);
-		json_f64(&w, "median", r->median);
-		json_u64(&w, "p50", r->p50);
-		json_u64(&w, "p99", r->p99);
-		json_f64(&w, "max", (double)r->st.max / env.unit_ns);
+		json_unit_f(&w, "mean", r->mean_ns);
+		json_unit_f(&w, "median", r->p50);
+		json_unit_f(&w, "p50", r->p50);
+		json_unit_f(&w, "p90", r->p90);
+		json_unit_f(&w, "p99", r->p99);
+		json_unit_f(&w, "min", (double)r->st.min);
+		json_unit_f(&w, "max", (double)r->st.max);
 		json_u64(&w, "retransmits", r->st.retransmits);
 		json_u64(&w, "naks", r->st.naks);
 		for (int c = 0; c < ROCE_NAK_CODES; c++)
@@ -545,6 +659,8 @@ static void print_flows_json(int n, double now)
 		json_u64(&w, "rnr_timer", r->st.rnr_timer);
 		json_u64(&w, "cnps", r->st.cnps);
 		json_u64(&w, "ecn_ce", r->st.ecn_ce);
+		json_u64(&w, "timeouts", r->st.timeouts);
+		json_u64(&w, "responses_missing", r->st.resp_missing);
 		json_key(&w, "buckets");
 		hist_json_buckets(w.f, r->st.hist.slots, HIST_SLOTS);
 		json_end(&w);
@@ -557,9 +673,9 @@ static void print_flows_json(int n, double now)
 	json_f64(&w, "time", now);
 	json_flow_key(&w, &rows[o]);
 	json_str(&w, "unit", short_unit());
-	json_f64(&w, "median", rows[o].median);
-	json_f64(&w, "mean", rows[o].mean_ns / env.unit_ns);
-	json_f64(&w, "peer_median", med);
+	json_unit_f(&w, "median", rows[o].p50);
+	json_unit_f(&w, "mean", rows[o].mean_ns);
+	json_unit_f(&w, "peer_median", med);
 	json_u64(&w, "peers", peers);
 	json_f64(&w, "ratio", ratio);
 	json_end(&w);
@@ -567,19 +683,19 @@ static void print_flows_json(int n, double now)
 
 /* ---- Prometheus text file (--prom), through lib/prom ----------------- */
 
-/* cumulative: the BPF counters and histogram are never reset */
-static void write_prom(struct rocelat_bpf *obj)
+/* counters and the log2 histogram are cumulative (never reset); the
+ * quantiles are those of the latest report's round trips */
+static void write_prom(struct rocelat_bpf *obj, const struct overall *rtt)
 {
+	static const double qs[] = { 0.5, 0.9, 0.99 };
 	struct rocelat_counters tot;
 	struct prom_file pf;
-	__u64 pending, paths;
-	char name[96];
+	char name[96], qv[16];
 	int err;
 
 	if (!cli.prom_path)
 		return;
 	read_counters(obj, &tot);
-	read_pending(obj, &pending, &paths);
 	if (prom_open(&pf, cli.prom_path)) {
 		err = -errno;
 		goto fail;
@@ -591,11 +707,24 @@ static void write_prom(struct rocelat_bpf *obj)
 	}
 	prom_family(&pf, "agentxdp_rocelat_pending_requests", PROM_GAUGE,
 		    "Requests waiting for an answer now");
-	prom_gauge(&pf, "agentxdp_rocelat_pending_requests", NULL, 0, pending);
+	prom_gauge(&pf, "agentxdp_rocelat_pending_requests", NULL, 0, live_pending);
+	prom_family(&pf, "agentxdp_rocelat_flows", PROM_GAUGE,
+		    "Flows (responder QPs) tracked now");
+	prom_gauge(&pf, "agentxdp_rocelat_flows", NULL, 0, live_flows);
 	prom_family(&pf, "agentxdp_rocelat_latency_seconds", PROM_HISTOGRAM,
-		    "Request to ACK / first READ RESPONSE latency");
+		    "Request to ACK / READ RESPONSE round-trip latency");
 	prom_hist_log2(&pf, "agentxdp_rocelat_latency_seconds", NULL, 0,
 		       tot.hist.slots, HIST_SLOTS, env.unit_ns * 1e-9, -1);
+	prom_family(&pf, "agentxdp_rocelat_latency_quantile_seconds", PROM_GAUGE,
+		    "Round-trip latency quantiles of the latest interval (within 3%; 1 is the maximum)");
+	for (int i = 0; i <= 3 && rtt && rtt->samples; i++) {
+		struct prom_label l = { "quantile", qv };
+
+		snprintf(qv, sizeof(qv), "%g", i < 3 ? qs[i] : 1.0);
+		prom_gauge(&pf, "agentxdp_rocelat_latency_quantile_seconds", &l, 1,
+			   (i == 0 ? rtt->p50 : i == 1 ? rtt->p90 : i == 2 ? rtt->p99 :
+			    (double)rtt->max) * 1e-9);
+	}
 	err = prom_commit(&pf);
 	if (!err)
 		return;
@@ -605,38 +734,114 @@ fail:
 
 /* ---- one report ------------------------------------------------------ */
 
+/* --prom without an interval: the file is rewritten, nothing printed */
+static void prom_tick(struct rocelat_bpf *obj)
+{
+	struct overall rtt;
+
+	sweep_timeouts(obj);
+	overall_of(collect_flows(obj, false), false, &rtt);
+	write_prom(obj, &rtt);
+}
+
 static struct rocelat_counters prev_total;
+
+static void print_overall_text(const char *what, const struct overall *o)
+{
+	char p50[32], p90[32], p99[32], max[32];
+
+	if (!o->samples)
+		return;
+	fmt_lat(o->p50, p50, sizeof(p50));
+	fmt_lat(o->p90, p90, sizeof(p90));
+	fmt_lat(o->p99, p99, sizeof(p99));
+	fmt_lat((double)o->max, max, sizeof(max));
+	printf("%s: %llu samples, p50 %s, p90 %s, p99 %s, max %s\n", what,
+	       (unsigned long long)o->samples, p50, p90, p99, max);
+}
+
+static void json_overall(const char *type, double now, const struct rocelat_counters *d,
+			 const __u64 *slots, const struct overall *o)
+{
+	struct json_w w;
+
+	json_begin(&w, stdout);
+	json_str(&w, "type", type);
+	json_f64(&w, "time", now);
+	json_str(&w, "unit", short_unit());
+	json_u64(&w, "samples", hist_total(slots, HIST_SLOTS));
+	json_unit_f(&w, "p50", o->p50);
+	json_unit_f(&w, "p90", o->p90);
+	json_unit_f(&w, "p99", o->p99);
+	json_unit_f(&w, "max", (double)o->max);
+	json_key(&w, "buckets");
+	hist_json_buckets(w.f, slots, HIST_SLOTS);
+	json_end(&w);
+}
+
+static void print_counters_text(const struct rocelat_counters *d, __u64 evicted)
+{
+	int col = 0;
+	char item[64];
+
+	for (int i = 0; i <= RL_NR + 2; i++) {
+		int len;
+
+		if (i < RL_NR)
+			len = snprintf(item, sizeof(item), "%s=%llu", counter_names[i],
+				       (unsigned long long)d->c[i]);
+		else if (i == RL_NR)
+			len = snprintf(item, sizeof(item), "pending=%llu",
+				       (unsigned long long)live_pending);
+		else if (i == RL_NR + 1)
+			len = snprintf(item, sizeof(item), "flows=%llu",
+				       (unsigned long long)live_flows);
+		else
+			len = snprintf(item, sizeof(item), "flows_evicted=%llu",
+				       (unsigned long long)evicted);
+		if (col && col + 1 + len > 79) {
+			printf("\n");
+			col = 0;
+		}
+		col += printf("%s%s", col ? " " : "", item);
+	}
+	printf("\n\n");
+}
+
+/* wall time live; the latest packet's time for a capture */
+static double report_time(struct rocelat_bpf *obj)
+{
+	return env.pcap ? (double)obj->bss->clock_ns / 1e9 : (double)time(NULL);
+}
 
 static void report(struct rocelat_bpf *obj, bool interval)
 {
 	struct rocelat_counters tot, d;
-	__u64 pending, paths;
-	double now = (double)time(NULL);
-	int nflows = 0;
+	struct overall rtt, turn;
+	double now = report_time(obj);
+	__u64 evicted;
+	int nflows;
 	struct json_w w;
 
+	sweep_timeouts(obj);
 	read_counters(obj, &tot);
-	read_pending(obj, &pending, &paths);
 	for (int i = 0; i < RL_NR; i++)
 		d.c[i] = tot.c[i] - prev_total.c[i];
-	for (int i = 0; i < HIST_SLOTS; i++)
+	for (int i = 0; i < HIST_SLOTS; i++) {
 		d.hist.slots[i] = tot.hist.slots[i] - prev_total.hist.slots[i];
+		d.turn_hist.slots[i] = tot.turn_hist.slots[i] - prev_total.turn_hist.slots[i];
+	}
 	prev_total = tot;
-	if (env.flows)
-		nflows = collect_flows(obj, interval);
-	write_prom(obj);
+	nflows = collect_flows(obj, interval);
+	evicted = tot.c[RL_FLOWS] > live_flows ? tot.c[RL_FLOWS] - live_flows : 0;
+	overall_of(nflows, false, &rtt);
+	overall_of(nflows, true, &turn);
+	write_prom(obj, &rtt);
 
 	if (cli.json) {
-		json_begin(&w, stdout);
-		json_str(&w, "type", "hist");
-		json_f64(&w, "time", now);
-		json_str(&w, "unit", short_unit());
-		json_u64(&w, "samples", hist_total(d.hist.slots, HIST_SLOTS));
-		json_u64(&w, "p50", hist_quantile(d.hist.slots, HIST_SLOTS, 0.5));
-		json_u64(&w, "p99", hist_quantile(d.hist.slots, HIST_SLOTS, 0.99));
-		json_key(&w, "buckets");
-		hist_json_buckets(w.f, d.hist.slots, HIST_SLOTS);
-		json_end(&w);
+		json_overall("hist", now, &d, d.hist.slots, &rtt);
+		if (turn.samples)
+			json_overall("turnaround_hist", now, &d, d.turn_hist.slots, &turn);
 		if (env.flows)
 			print_flows_json(nflows, now);
 		json_begin(&w, stdout);
@@ -644,18 +849,26 @@ static void report(struct rocelat_bpf *obj, bool interval)
 		json_f64(&w, "time", now);
 		for (int i = 0; i < RL_NR; i++)
 			json_u64(&w, counter_names[i], d.c[i]);
-		json_u64(&w, "pending", pending);
-		json_u64(&w, "paths", paths);
+		json_u64(&w, "pending", live_pending);
+		json_u64(&w, "flows", live_flows);
+		json_u64(&w, "flows_evicted", evicted);
 		json_end(&w);
 		return;
 	}
 	cli_print_timestamp(stdout);
 	if (cli.timestamp)
 		printf("\n");
-	if (hist_total(d.hist.slots, HIST_SLOTS))
+	if (hist_total(d.hist.slots, HIST_SLOTS)) {
 		hist_print_log2(stdout, d.hist.slots, HIST_SLOTS, env.unit);
-	else
+		print_overall_text("round trip", &rtt);
+	} else {
 		printf("no latency samples\n");
+	}
+	if (hist_total(d.turn_hist.slots, HIST_SLOTS)) {
+		printf("\nlocal turnaround (this host answered):\n");
+		hist_print_log2(stdout, d.turn_hist.slots, HIST_SLOTS, env.unit);
+		print_overall_text("turnaround", &turn);
+	}
 	printf("\n");
 	if (env.flows) {
 		if (nflows)
@@ -664,27 +877,7 @@ static void report(struct rocelat_bpf *obj, bool interval)
 			printf("no flows\n");
 		printf("\n");
 	}
-	{
-		int col = 0;
-		char item[64];
-
-		for (int i = 0; i <= RL_NR; i++) {
-			int len;
-
-			if (i < RL_NR)
-				len = snprintf(item, sizeof(item), "%s=%llu", counter_names[i],
-					       (unsigned long long)d.c[i]);
-			else
-				len = snprintf(item, sizeof(item), "pending=%llu",
-					       (unsigned long long)pending);
-			if (col && col + 1 + len > 79) {
-				printf("\n");
-				col = 0;
-			}
-			col += printf("%s%s", col ? " " : "", item);
-		}
-		printf("\n\n");
-	}
+	print_counters_text(&d, evicted);
 	fflush(stdout);
 }
 
@@ -955,10 +1148,10 @@ static int run_live(struct rocelat_bpf *obj)
 		fflush(out);
 	}
 	/* the metrics file exists from the start */
-	write_prom(obj);
+	write_prom(obj, NULL);
 	while (cli_wait_report()) {
 		if (!cli.interval) {
-			write_prom(obj);	/* --prom without an interval */
+			prom_tick(obj);		/* --prom without an interval */
 			continue;
 		}
 		report(obj, true);
@@ -972,12 +1165,60 @@ static int run_live(struct rocelat_bpf *obj)
 
 /* ---- offline: a capture through BPF_PROG_TEST_RUN ------------------- */
 
+/*
+ * Reading a long capture to a terminal: packets, bytes and how far into
+ * the file, on stderr, about once a second. The byte count is the frames'
+ * plus 16 bytes of pcap record header each, so the percentage is an
+ * estimate (pcapng records are larger).
+ */
+struct progress {
+	bool on;
+	double file_bytes, bytes;
+	time_t last;
+};
+
+static void progress_start(struct progress *p, const char *path)
+{
+	struct stat st;
+
+	memset(p, 0, sizeof(*p));
+	p->on = isatty(STDERR_FILENO) && !stat(path, &st);
+	p->file_bytes = p->on ? (double)st.st_size : 0;
+	p->last = time(NULL);
+}
+
+static void progress_step(struct progress *p, unsigned long long packets,
+			  unsigned int len)
+{
+	time_t now;
+	double pct;
+
+	p->bytes += len + 16;
+	if (!p->on || packets % 4096)
+		return;
+	now = time(NULL);
+	if (now == p->last)
+		return;
+	p->last = now;
+	pct = p->file_bytes > 0 ? 100 * p->bytes / p->file_bytes : 0;
+	fprintf(stderr, "\rrocelat: %llu packets, %.1f MB read (%.0f%%)",
+		packets, p->bytes / 1e6, pct > 99 ? 99 : pct);
+}
+
+static void progress_end(struct progress *p, unsigned long long packets)
+{
+	if (p->on && p->bytes > 0 && p->last)
+		fprintf(stderr, "\rrocelat: %llu packets, %.1f MB read (100%%)\n",
+			packets, p->bytes / 1e6);
+}
+
 static int run_offline(struct rocelat_bpf *obj)
 {
 	int prog_fd = bpf_program__fd(obj->progs.rocelat_xdp), rc;
 	unsigned long long packets = 0, short_frames = 0, failed_runs = 0, ts;
 	const unsigned char *frame;
 	char err[256];
+	struct progress prog;
 	struct capture *c;
 	unsigned int len;
 
@@ -987,11 +1228,13 @@ static int run_offline(struct rocelat_bpf *obj)
 		return 1;
 	}
 	err[0] = 0;
+	progress_start(&prog, env.pcap);
 	while ((rc = capture_next(c, &frame, &len, &ts)) == 1) {
 		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame,
 			    .data_size_in = len, .repeat = 1);
 
 		packets++;
+		progress_step(&prog, packets, len);
 		if (len < 14) {		/* BPF_PROG_TEST_RUN needs an Ethernet header */
 			short_frames++;
 			continue;
@@ -1004,6 +1247,7 @@ static int run_offline(struct rocelat_bpf *obj)
 	if (rc < 0)
 		snprintf(err, sizeof(err), "%s", capture_error(c));
 	capture_close(c);
+	progress_end(&prog, packets);
 
 	report(obj, false);
 	if (cli.json) {
@@ -1065,6 +1309,15 @@ int main(int argc, char **argv)
 	obj->rodata->targ_offline = env.pcap != NULL;
 	if (env.pcap || env.mirror || env.no_egress)
 		bpf_program__set_autoload(obj->progs.rocelat_tc, false);
+	bpf_map__set_max_entries(obj->maps.pending, env.max_flows);
+	bpf_map__set_max_entries(obj->maps.cands, env.max_flows);
+	bpf_map__set_max_entries(obj->maps.pairs, 2 * env.max_flows);
+	max_rows = env.max_flows;
+	rows = calloc(max_rows, sizeof(*rows));
+	if (!rows) {
+		cli_err("out of memory for %d flow rows", max_rows);
+		goto cleanup;
+	}
 
 	err = rocelat_bpf__load(obj);
 	if (err) {
@@ -1076,5 +1329,6 @@ int main(int argc, char **argv)
 cleanup:
 	detach_all();
 	rocelat_bpf__destroy(obj);
+	free(rows);
 	return ret;
 }

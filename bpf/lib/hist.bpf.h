@@ -46,6 +46,25 @@ static __always_inline __u32 hist_slot_bounded(__u64 v)
 	return s & (HIST_SLOTS - 1);
 }
 
+/* bucket of v (ns) in a struct llhist, bounded for indexing like above */
+static __always_inline __u32 llhist_bucket(__u64 v)
+{
+	__u32 e, b;
+
+	if (v < LLH_SUB) {
+		b = v;
+	} else {
+		e = log2_u64(v);
+		if (e > LLH_MAX_LOG2)
+			b = LLH_BUCKETS - 1;
+		else
+			b = ((e - LLH_SUB_BITS + 1) << LLH_SUB_BITS) |
+			    ((v >> (e - LLH_SUB_BITS)) & (LLH_SUB - 1));
+	}
+	asm volatile("" : "+r"(b));
+	return b & (LLH_BUCKETS - 1);
+}
+
 static __always_inline void hist_add(struct hist *h, __u64 v)
 {
 	__u32 s = hist_slot_bounded(v);

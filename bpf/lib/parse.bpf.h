@@ -157,6 +157,7 @@ static __always_inline int parse_ipv4(const struct pkt_cursor *c, __u32 off,
 	pi->ip_proto = h.ip.protocol;
 	pi->ecn = h.ip.tos & AX_ECN_MASK;
 	pi->l3_len = tot;
+	pi->ip_id = bpf_ntohs(h.ip.id);
 	__builtin_memcpy(pi->saddr, &h.ip.saddr, 4);
 	__builtin_memcpy(pi->daddr, &h.ip.daddr, 4);
 	if (h.ip.protocol != AX_IPPROTO_UDP ||

@@ -42,6 +42,8 @@ struct pkt_info {
 	__u32 src_qp;		/* DETH source QP (UD) */
 	__u16 l3_len;		/* IP total length as the header says */
 	__u16 payload_len;	/* UDP payload after BTH and extended headers */
+	__u16 ip_id;		/* IPv4 identification, 0 for IPv6 */
+	__u16 pad;
 };
 
 #endif

@@ -67,6 +67,8 @@
 #define ROCE_FETCH_ADD		0x14
 #define ROCE_SEND_LAST_INV	0x16
 #define ROCE_SEND_ONLY_INV	0x17
+#define ROCE_FLUSH		0x1C	/* IBTA 1.5: persistence flush */
+#define ROCE_ATOMIC_WRITE	0x1D	/* IBTA 1.5: 8-byte atomic write */
 #define ROCE_OPCODE_CNP		0x81
 #define ROCE_UD_SEND_ONLY	0x64
 #define ROCE_UD_SEND_ONLY_IMM	0x65
@@ -117,7 +119,8 @@ static inline int roce_op_is_request(unsigned char op)
 		return 1;
 	return o <= ROCE_READ_REQUEST || o == ROCE_COMPARE_SWAP ||
 	       o == ROCE_FETCH_ADD || o == ROCE_SEND_LAST_INV ||
-	       o == ROCE_SEND_ONLY_INV;
+	       o == ROCE_SEND_ONLY_INV || o == ROCE_FLUSH ||
+	       o == ROCE_ATOMIC_WRITE;
 }
 
 /* the last (or only) packet of a request message: one per work request */
@@ -133,7 +136,8 @@ static inline int roce_op_ends_message(unsigned char op)
 	       o == ROCE_WRITE_ONLY || o == ROCE_WRITE_ONLY_IMM ||
 	       o == ROCE_READ_REQUEST || o == ROCE_COMPARE_SWAP ||
 	       o == ROCE_FETCH_ADD || o == ROCE_SEND_LAST_INV ||
-	       o == ROCE_SEND_ONLY_INV;
+	       o == ROCE_SEND_ONLY_INV || o == ROCE_FLUSH ||
+	       o == ROCE_ATOMIC_WRITE;
 }
 
 /* PSN arithmetic is modulo 2^24: a - b as a signed 24-bit distance */

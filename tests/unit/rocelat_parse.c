@@ -16,8 +16,8 @@ static const struct pkt_spec req = {
 
 static void test_ipv4_request(void)
 {
-	struct roce_path_key k;
-	struct pending_path pp;
+	struct roce_qp_key k;
+	static struct pending_flow pp;
 	struct rocelat_counters c;
 
 	t_reset(obj);
@@ -27,11 +27,12 @@ static void test_ipv4_request(void)
 	tap_eq(c.c[RL_REQUESTS], 1, "IPv4 SEND_ONLY: one request");
 	tap_eq(c.c[RL_TRACKED], 1, "IPv4 SEND_ONLY with AckReq: tracked");
 	tap_eq(c.c[RL_PARSE_ERRORS], 0, "IPv4 SEND_ONLY: no parse error");
-	t_path_key(&k, 4, "10.0.0.1", "10.0.0.2", 49152);
-	tap_eq(t_pending(obj, &k, &pp), 0, "pending path keyed requester->responder, sport");
+	t_flow_key(&k, 4, "10.0.0.1", "10.0.0.2", 0x12);
+	tap_eq(t_pending(obj, &k, &pp), 0, "flow keyed requester->responder, responder QPN");
 	tap_eq(t_pending_count(&pp), 1, "one pending slot");
 	tap_eq(pp.ring[0].psn, 7, "pending slot PSN");
-	tap_eq(pp.ring[0].qpn_flags >> 8, 0x12, "pending slot keeps the responder QPN");
+	tap_eq(pp.sport, 49152, "the flow keeps the request's source port (its path)");
+	tap_eq(pp.ring[0].flags & SLOT_INGRESS, SLOT_INGRESS, "seen on XDP: arriving");
 	tap_eq(pp.ring[0].ts_ns, 5000, "pending slot timestamp is the program clock");
 	tap_eq(pp.hi_psn, 7, "highest request PSN");
 }
@@ -39,8 +40,8 @@ static void test_ipv4_request(void)
 static void test_no_ackreq(void)
 {
 	struct pkt_spec s = req;
-	struct roce_path_key k;
-	struct pending_path pp;
+	struct roce_qp_key k;
+	static struct pending_flow pp;
 
 	t_reset(obj);
 	s.ackreq = false;
@@ -48,8 +49,8 @@ static void test_no_ackreq(void)
 	t_xdp(obj, &s, 1000);
 	tap_eq(C(RL_REQUESTS), 1, "WRITE_FIRST without AckReq: a request");
 	tap_eq(C(RL_TRACKED), 0, "WRITE_FIRST without AckReq: not tracked");
-	t_path_key(&k, 4, "10.0.0.1", "10.0.0.2", 49152);
-	tap_eq(t_pending(obj, &k, &pp), 0, "path exists for retransmit detection");
+	t_flow_key(&k, 4, "10.0.0.1", "10.0.0.2", 0x12);
+	tap_eq(t_pending(obj, &k, &pp), 0, "flow exists for retransmit detection");
 	tap_eq(t_pending_count(&pp), 0, "but no pending slot");
 }
 
@@ -145,8 +146,8 @@ static void test_not_roce(void)
 static void test_vlan_ipv6(void)
 {
 	struct pkt_spec s = req;
-	struct roce_path_key k;
-	struct pending_path pp;
+	struct roce_qp_key k;
+	static struct pending_flow pp;
 
 	t_reset(obj);
 	s.vlans = 1;
@@ -172,8 +173,8 @@ static void test_vlan_ipv6(void)
 	s.psn = 12;
 	t_xdp(obj, &s, 5);
 	tap_eq(C(RL_ROCE_PKTS), 5, "QinQ IPv6 with three extension headers parsed");
-	t_path_key(&k, 6, "fd00::1", "fd00::2", 49152);
-	tap_eq(t_pending(obj, &k, &pp), 0, "IPv6 pending path with 16-byte addresses");
+	t_flow_key(&k, 6, "fd00::1", "fd00::2", 0x12);
+	tap_eq(t_pending(obj, &k, &pp), 0, "IPv6 flow with 16-byte addresses");
 	tap_eq(t_pending_count(&pp), 3, "three IPv6 requests pending");
 	tap_eq(pp.hi_psn, 12, "IPv6 highest PSN");
 	s.ext6 = 5;			/* more than the parser follows */

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * rocelat's measurement through BPF_PROG_TEST_RUN with the offline clock:
- * request/ACK pairing by (addresses reversed, sport, PSN), the responder QPN
- * kept from the request, cumulative ACKs, PSN wrap, READ, retransmissions
- * (Karn), NAKs, RNR NAKs, evictions and timeouts; histogram slots exact.
+ * request/ACK pairing by queue pair (the answer names the requester's QPN,
+ * the flow is keyed by the responder's), cumulative ACKs, PSN wrap, READ,
+ * retransmissions (Karn), NAKs, RNR NAKs, evictions and timeouts;
+ * histogram slots exact. tests/unit/rocelat_pairing.c has the shapes of
+ * hardware RNICs' traffic.
  * Needs root.
  */
 #include "rocelat_test.h"
@@ -12,7 +14,7 @@
 #define MS 1000000ULL
 
 static struct rocelat_bpf *obj;
-static struct roce_path_key path;	/* 10.0.0.1 -> 10.0.0.2 sport 49152 */
+static struct roce_qp_key path;	/* 10.0.0.1 -> 10.0.0.2 responder QP 0x11 */
 
 #define C(x) (t_counters(obj).c[x])
 
@@ -46,13 +48,13 @@ static struct roce_flow_stats flow(void)
 {
 	struct roce_flow_stats fs;
 
-	t_flow(obj, &path, 0x11, &fs);
+	t_flow(obj, &path, &fs);
 	return fs;
 }
 
 static int pending_now(void)
 {
-	struct pending_path pp;
+	static struct pending_flow pp;
 
 	if (t_pending(obj, &path, &pp))
 		return -1;
@@ -72,7 +74,7 @@ static void test_single(void)
 {
 	struct rocelat_counters c;
 	struct roce_flow_stats fs;
-	struct roce_flow_key fk = {};
+	struct roce_qp_key fk = path;
 
 	t_reset(obj);
 	request(100, 1 * MS);
@@ -81,17 +83,20 @@ static void test_single(void)
 	tap_eq(c.c[RL_SAMPLES], 1, "request + ACK: one sample");
 	tap_eq(c.hist.slots[9], 1, "600 us lands in slot 9 (512-1023 us)");
 	tap_eq(hist_total_u(c.hist.slots), 1, "and nowhere else");
-	tap_eq(t_flow(obj, &path, 0x11, &fs), 0,
-	       "flow keyed by requester, responder, sport and the request's QPN");
+	tap_eq(t_flow(obj, &path, &fs), 0,
+	       "flow keyed by requester, responder and the request's QPN");
 	tap_eq(fs.samples, 1, "flow: one sample");
 	tap_eq(fs.max, 600 * US, "flow: max is the exact latency in ns");
 	tap_eq(fs.sum, 600 * US, "flow: sum");
 	tap_eq(fs.hist.slots[9], 1, "flow histogram slot 9");
 	tap_eq(fs.last_psn, 100, "flow: last answered PSN");
-	fk.path = path;
-	fk.resp_qpn = 0x111;
-	tap_ok(bpf_map_lookup_elem(bpf_map__fd(obj->maps.flows), &fk, &fs) != 0,
+	tap_eq(fs.min, 600 * US, "flow: min");
+	tap_eq(fs.ll.b[llhist_test_bucket(600 * US)], 1,
+	       "flow: log-linear bucket of 600 us");
+	fk.qpn = 0x111;
+	tap_ok(t_flow(obj, &fk, &fs) != 0,
 	       "no flow under the ACK's (requester's) QPN");
+	tap_eq(C(RL_LEARNED), 1, "the requester QP 0x111 was paired with 0x11");
 	tap_eq(pending_now(), 0, "pending slot freed");
 	ack(100, 2 * MS);
 	tap_eq(C(RL_UNMATCHED), 1, "duplicate ACK completes nothing: unmatched");
@@ -107,16 +112,22 @@ static void test_wrong_key(void)
 
 	t_reset(obj);
 	request(5, 1000);
-	t_xdp(obj, &s, 2000);		/* other source port */
-	s.sport = 49152;
 	s.saddr = "10.0.0.3";		/* other responder */
 	t_xdp(obj, &s, 2000);
 	s.saddr = "10.0.0.1";		/* same direction as the request */
 	s.daddr = "10.0.0.2";
 	t_xdp(obj, &s, 2000);
-	tap_eq(C(RL_SAMPLES), 0, "ACK with other sport/address/direction: no sample");
+	s.saddr = "10.0.0.2";		/* right addresses, PSN outside the window */
+	s.daddr = "10.0.0.1";
+	s.psn = 9;
+	t_xdp(obj, &s, 2000);
+	tap_eq(C(RL_SAMPLES), 0, "ACK with other address/direction/PSN: no sample");
 	tap_eq(C(RL_UNMATCHED), 3, "... three unmatched ACKs");
 	tap_eq(pending_now(), 1, "... request still pending");
+	s.psn = 5;			/* from another source port (49153) */
+	t_xdp(obj, &s, 3000);
+	tap_eq(C(RL_SAMPLES), 1, "the ACK from the responder's own source port pairs by QP");
+	tap_eq(flow().max, 2000, "... 2 us");
 }
 
 static void test_cumulative(void)
@@ -305,7 +316,7 @@ static void test_bounds(void)
 	tap_eq(c.c[RL_EVICTED] + c.c[RL_UNMATCHED], 0, "no eviction, no unmatched ACK");
 	tap_eq(pending_now(), 0, "ring drained");
 	{
-		struct pending_path pp;
+		static struct pending_flow pp;
 
 		t_pending(obj, &path, &pp);
 		tap_eq(pp.tail, pp.head, "tail caught up with head");
@@ -317,10 +328,10 @@ static void test_bounds(void)
 	request(6002, 1 * MS);
 	answer(ROCE_ACKNOWLEDGE, 0x60 | ROCE_NAK_INVALID_REQ, 6001, 1 * MS + 10 * US);
 	tap_eq(C(RL_SAMPLES), 1, "fatal NAK 6001 acknowledges 6000");
-	tap_eq(pending_now(), 1, "6002 still pending behind the hole");
-	ack(6002, 1 * MS + 20 * US);
-	tap_eq(C(RL_SAMPLES), 2, "ACK 6002 completes it past the hole");
+	tap_eq(C(RL_FATAL_ENDED), 2, "... and ends 6001 and 6002: the QP is in error");
 	tap_eq(pending_now(), 0, "nothing pending");
+	ack(6002, 1 * MS + 20 * US);
+	tap_eq(C(RL_SAMPLES), 1, "a later ACK 6002 times nothing");
 
 	t_reset(obj);
 	request(2000, 1 * MS);
@@ -343,32 +354,38 @@ static void test_flows_and_qpn(void)
 		.opcode = ROCE_SEND_ONLY, .ackreq = true, .dqpn = 0x22,
 		.psn = 50, .sport = 49153,
 	};
-	struct roce_path_key p2;
+	static struct pending_flow pf;
+	struct roce_qp_key p2;
 	struct roce_flow_stats fs;
 
 	t_reset(obj);
 	request(50, 1 * MS);
-	t_xdp(obj, &s, 1 * MS);		/* same PSN, other sport: other path */
-	tap_eq(C(RL_RETRANSMITS), 0, "same PSN on another source port is no retransmit");
+	t_xdp(obj, &s, 1 * MS);		/* same PSN, other QP */
+	tap_eq(C(RL_RETRANSMITS), 0, "same PSN on another QP is no retransmit");
+	/* both windows hold PSN 50: the first answer cannot tell them apart */
 	ack(50, 1 * MS + 500 * US);
+	tap_eq(C(RL_AMBIGUOUS), 1, "an answer two QPs' windows cover is ambiguous");
+	tap_eq(C(RL_SAMPLES) + C(RL_UNMATCHED), 0, "... neither timed nor unmatched");
+	/* the next requests move the windows apart: ACK 90 fits QP 0x22's
+	 * only; once 0x22 is paired with 0x122, ACK 51 fits 0x11's only */
+	request(51, 2 * MS);
+	s.psn = 90;
+	t_xdp(obj, &s, 2 * MS);
 	s = (struct pkt_spec){ .saddr = "10.0.0.2", .daddr = "10.0.0.1",
 		.opcode = ROCE_ACKNOWLEDGE, .syndrome = 0x1f, .dqpn = 0x122,
-		.psn = 50, .sport = 49153 };
-	t_xdp(obj, &s, 1 * MS + 5000 * US);
-	tap_eq(flow().hist.slots[8], 1, "flow sport 49152: 500 us in slot 8");
-	t_path_key(&p2, 4, "10.0.0.1", "10.0.0.2", 49153);
-	tap_eq(t_flow(obj, &p2, 0x22, &fs), 0, "flow sport 49153 under QPN 0x22");
-	tap_eq(fs.hist.slots[12], 1, "flow sport 49153: 5000 us in slot 12");
-
-	/* a second QP on the same path switches the PSN space */
-	s = (struct pkt_spec){ .opcode = ROCE_SEND_ONLY, .ackreq = true,
-		.dqpn = 0x33, .psn = 10 };
-	t_xdp(obj, &s, 2 * MS);
-	tap_eq(C(RL_QP_SWITCH), 1, "another QP on the same path is counted");
-	tap_eq(C(RL_RETRANSMITS), 0, "... and its lower PSN is no retransmit");
-	ack(10, 2 * MS + 10 * US);
-	tap_ok(t_flow(obj, &path, 0x33, &fs) == 0 && fs.samples == 1,
-	       "its sample goes to its own QPN's flow");
+		.psn = 90, .sport = 50000 };
+	t_xdp(obj, &s, 2 * MS + 5000 * US);
+	ack(51, 2 * MS + 500 * US);
+	tap_eq(C(RL_LEARNED), 2, "each requester QP paired once the windows differ");
+	tap_eq(flow().hist.slots[8], 1, "QP 0x11: 500 us in slot 8 (and 50 at 1500 us)");
+	tap_eq(flow().samples, 2, "QP 0x11: ACK 51 covers 50 and 51");
+	t_flow_key(&p2, 4, "10.0.0.1", "10.0.0.2", 0x22);
+	tap_eq(t_flow(obj, &p2, &fs), 0, "flow of responder QP 0x22");
+	tap_eq(fs.samples, 2, "QP 0x22: ACK 90 covers 50 and 90");
+	tap_eq(fs.hist.slots[12], 2, "QP 0x22: 6000 and 5000 us in slot 12");
+	t_pending(obj, &p2, &pf);
+	tap_eq(pf.sport, 49153, "QP 0x22 keeps its requests' source port");
+	tap_eq(pf.req_qpn, 0x122, "... and its requester's QPN");
 }
 
 /* rocelat's -F with an interval: the path's own flow lives in its pending
@@ -384,7 +401,7 @@ static void test_interval_epoch(void)
 	ack(101, 2 * MS + 600 * US);
 	tap_eq(flow().samples, 2, "interval 1: two samples on the path's flow");
 	obj->bss->stats_epoch++;
-	tap_ok(t_flow(obj, &path, 0x11, &fs) != 0,
+	tap_ok(t_flow(obj, &path, &fs) != 0,
 	       "interval 2 begun: the last interval's flow is not reported again");
 	tap_eq(pending_now(), 0, "the pending ring is untouched by the new interval");
 	request(102, 3 * MS);
@@ -407,13 +424,18 @@ static void test_cnp_ecn(void)
 
 	t_reset(obj);
 	t_xdp(obj, &s, 1 * MS);
+	ack(1, 1 * MS + 10 * US);	/* pairs requester QP 0x111 */
 	s = (struct pkt_spec){ .saddr = "10.0.0.2", .daddr = "10.0.0.1",
 		.opcode = ROCE_OPCODE_CNP, .dqpn = 0x111 };
 	t_xdp(obj, &s, 1 * MS);
 	fs = flow();
 	tap_eq(fs.ecn_ce, 1, "CE-marked request counted on its flow");
-	tap_eq(fs.cnps, 1, "CNP back to the requester counted on the flow");
-	tap_eq(C(RL_CNPS), 1, "global CNP count");
+	tap_eq(fs.cnps, 1, "CNP back to the requester (its QPN) counted on the flow");
+	/* CE-marked READ RESPONSEs: the requester notifies the responder */
+	s = (struct pkt_spec){ .opcode = ROCE_OPCODE_CNP, .dqpn = 0x11 };
+	t_xdp(obj, &s, 2 * MS);
+	tap_eq(flow().cnps, 2, "CNP to the responder (its QPN) counted on the flow");
+	tap_eq(C(RL_CNPS), 2, "global CNP count");
 	tap_eq(C(RL_ECN_CE), 1, "global ECN CE count");
 }
 
@@ -438,7 +460,7 @@ static void test_units(void)
 int main(void)
 {
 	obj = t_load(1000, ROCE_V2_PORT);
-	t_path_key(&path, 4, "10.0.0.1", "10.0.0.2", 49152);
+	t_flow_key(&path, 4, "10.0.0.1", "10.0.0.2", 0x11);
 	test_single();
 	test_wrong_key();
 	test_cumulative();

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* Helpers shared by the rocelat unit tests: load the skeleton in offline
  * mode (the program's clock is ours), run crafted frames through
- * BPF_PROG_TEST_RUN, read counters, pending paths and flows back. */
+ * BPF_PROG_TEST_RUN, read counters and flows back. */
 #ifndef AGENTXDP_ROCELAT_TEST_H
 #define AGENTXDP_ROCELAT_TEST_H
 
@@ -82,75 +82,95 @@ static inline struct rocelat_counters t_counters(struct rocelat_bpf *obj)
 	return sum;
 }
 
-static inline void t_path_key(struct roce_path_key *k, int family, const char *req,
-		       const char *resp, __u16 sport)
+/* the struct llhist bucket of v ns (bpf/lib/hist.bpf.h's llhist_bucket) */
+static inline int llhist_test_bucket(__u64 v)
+{
+	int e = 63 - __builtin_clzll(v | 1);
+
+	if (v < LLH_SUB)
+		return v;
+	if (e > LLH_MAX_LOG2)
+		return LLH_BUCKETS - 1;
+	return ((e - LLH_SUB_BITS + 1) << LLH_SUB_BITS) |
+	       ((v >> (e - LLH_SUB_BITS)) & (LLH_SUB - 1));
+}
+
+/* a flow: requester, responder, responder QPN */
+static inline void t_flow_key(struct roce_qp_key *k, int family, const char *req,
+			      const char *resp, __u32 qpn)
 {
 	memset(k, 0, sizeof(*k));
 	k->family = family;
-	k->sport = sport;
+	k->qpn = qpn;
 	inet_pton(family == 4 ? AF_INET : AF_INET6, req, k->req);
 	inet_pton(family == 4 ? AF_INET : AF_INET6, resp, k->resp);
 }
 
-/* 0 when found */
-static inline int t_flow(struct rocelat_bpf *obj, const struct roce_path_key *path,
-		  __u32 qpn, struct roce_flow_stats *fs)
+static inline int t_pending(struct rocelat_bpf *obj, const struct roce_qp_key *k,
+			    struct pending_flow *pf)
 {
-	static struct pending_path pp;
+	memset(pf, 0, sizeof(*pf));
+	return bpf_map_lookup_elem(bpf_map__fd(obj->maps.pending), k, pf);
+}
+
+/* the flow's statistics of the current interval, as rocelat reads them;
+ * 0 when found */
+static inline int t_flow(struct rocelat_bpf *obj, const struct roce_qp_key *k,
+			 struct roce_flow_stats *fs)
+{
+	static struct pending_flow pf;
 	const struct roce_flow_stats *st;
-	struct roce_flow_key k;
 
-	memset(&k, 0, sizeof(k));
-	k.path = *path;
-	k.resp_qpn = qpn;
 	memset(fs, 0, sizeof(*fs));
-	/* as rocelat reads it: the path's own flow in its pending entry,
-	 * another QPN's in the flows map */
-	if (!bpf_map_lookup_elem(bpf_map__fd(obj->maps.pending), path, &pp) &&
-	    (st = pending_path_flow(&pp, obj->bss->stats_epoch)) && pp.st_qpn == qpn) {
-		*fs = *st;
-		return 0;
-	}
-	return bpf_map_lookup_elem(bpf_map__fd(obj->maps.flows), &k, fs);
+	if (t_pending(obj, k, &pf))
+		return -1;
+	st = pending_flow_stats(&pf, obj->bss->stats_epoch);
+	if (!st)
+		return -1;
+	*fs = *st;
+	return 0;
 }
 
-static inline int t_pending(struct rocelat_bpf *obj, const struct roce_path_key *path,
-		     struct pending_path *pp)
-{
-	memset(pp, 0, sizeof(*pp));
-	return bpf_map_lookup_elem(bpf_map__fd(obj->maps.pending), path, pp);
-}
-
-static inline int t_pending_count(const struct pending_path *pp)
+static inline int t_pending_count(const struct pending_flow *pf)
 {
 	int n = 0;
 
 	for (int i = 0; i < PENDING_RING; i++)
-		n += !!(pp->ring[i].qpn_flags & SLOT_VALID);
+		n += !!(pf->ring[i].flags & SLOT_VALID);
 	return n;
+}
+
+/* empty every map of the object (keys of any size) */
+static inline void t_map_clear(struct bpf_map *m)
+{
+	int fd = bpf_map__fd(m);
+	char key[64];
+
+	while (!bpf_map_get_next_key(fd, NULL, key))
+		bpf_map_delete_elem(fd, key);
 }
 
 static inline void t_reset(struct rocelat_bpf *obj)
 {
-	struct roce_flow_key fk, nfk;
-	struct roce_path_key pk, npk;
 	struct rocelat_counters *z = calloc(t_ncpu, sizeof(*z));
 	__u32 zero = 0;
-	int fd;
 
-	fd = bpf_map__fd(obj->maps.flows);
-	while (!bpf_map_get_next_key(fd, NULL, &nfk)) {
-		fk = nfk;
-		bpf_map_delete_elem(fd, &fk);
-	}
-	fd = bpf_map__fd(obj->maps.pending);
-	while (!bpf_map_get_next_key(fd, NULL, &npk)) {
-		pk = npk;
-		bpf_map_delete_elem(fd, &pk);
-	}
+	t_map_clear(obj->maps.pending);
+	t_map_clear(obj->maps.pairs);
+	t_map_clear(obj->maps.cands);
 	if (z)
 		bpf_map_update_elem(bpf_map__fd(obj->maps.counters), &zero, z, 0);
 	free(z);
+}
+
+/* the timeout sweep rocelat runs before each report, at the clock t_ns */
+static inline void t_sweep(struct rocelat_bpf *obj, __u64 t_ns)
+{
+	uint8_t frame[64] = {};
+
+	obj->bss->clock_ns = t_ns;
+	if (t_run_prog(obj->progs.rocelat_sweep, frame, sizeof(frame)) < -900)
+		tap_ok(0, "timeout sweep ran");
 }
 
 #endif

@@ -4,7 +4,7 @@
 
 #include <linux/types.h>
 #include <stdio.h>
-#include "lib/hist.h"
+#include "../../bpf/lib/hist.h"	/* the BPF side's layout (the same name) */
 
 /* a log2 histogram as libbpf-tools prints it; unit is the column label */
 void hist_print_log2(FILE *f, const __u64 *slots, int n, const char *unit);
@@ -18,5 +18,16 @@ double hist_quantile_interp(const __u64 *slots, int n, double q);
 __u64 hist_total(const __u64 *slots, int n);
 /* sum src into dst */
 void hist_add_into(__u64 *dst, const __u64 *src, int n);
+
+/* a struct llhist bucket's bounds in ns, inclusive */
+void llhist_bounds(int b, __u64 *lo, __u64 *hi);
+__u64 llhist_total(const __u32 *b);
+void llhist_add_into(__u32 *dst, const __u32 *src);
+/*
+ * The q-quantile (nearest rank: the ceil(q * n)-th smallest sample) in ns:
+ * the midpoint of its bucket, within 1.6% of the sample, clamped to the
+ * exact [min, max] of the samples when they are known (else pass 0, ~0).
+ */
+double llhist_quantile(const __u32 *b, double q, __u64 min, __u64 max);
 
 #endif
