@@ -18,8 +18,10 @@
  * answer whose PSN falls inside exactly one candidate flow's window of
  * outstanding PSNs between the same two addresses (starting PSNs are
  * random 24-bit values, so windows of different QPs practically never
- * overlap; when they do, nothing is learned and the answer is counted as
- * ambiguous). After that an answer costs two lookups: pairs, then pending.
+ * overlap; when they do, the one candidate that sends from the answer's
+ * own source port wins, as rxe's symmetric port has it; failing that,
+ * nothing is learned and the answer is counted as ambiguous). After that
+ * an answer costs two lookups: pairs, then pending.
  *
  * -r FILE runs this very program through BPF_PROG_TEST_RUN with the capture
  * time written to clock_ns before each packet (targ_offline); rocelat_sweep
@@ -478,22 +480,54 @@ static __always_inline bool flow_covers(const struct pending_flow *c, __u32 psn,
 	       roce_psn_diff(psn, c->hi_psn) <= slack;
 }
 
+/* state of one pairing search, shared with the bpf_loop() callback */
+struct learn_walk {
+	struct roce_qp_key fk;		/* qpn: the candidate's */
+	const struct roce_pair_qps *q;
+	__u32 n, psn, req_qpn, sport;
+	int slack, matches, port_matches;
+	__u32 found_qpn, port_qpn;
+};
+
+/* one candidate responder QP */
+static long learn_try(__u64 i, void *data)
+{
+	struct learn_walk *w = data;
+	const struct pending_flow *c;
+
+	if (i >= w->n || i >= PAIR_QPS)
+		return 1;
+	w->fk.qpn = w->q->qpn[i & (PAIR_QPS - 1)];
+	c = bpf_map_lookup_elem(&pending, &w->fk);
+	if (!c || !flow_covers(c, w->psn, w->slack, w->req_qpn))
+		return 0;
+	w->matches++;
+	w->found_qpn = w->fk.qpn;
+	if (c->sport == w->sport) {
+		w->port_matches++;
+		w->port_qpn = w->fk.qpn;
+	}
+	return 0;
+}
+
 /*
  * An answer of a requester QP not paired yet: the one candidate flow
- * between the two addresses whose outstanding PSNs it covers. Learns the
- * pairing and returns 1 with the responder's QPN in *resp_qpn; 0 when no
- * candidate matches, -1 when several do (nothing learned). (A global
- * function may not return a map value: the caller looks the flow up.)
+ * between the two addresses whose outstanding PSNs it covers. Windows
+ * that overlap (QPs started at the same PSN, as test generators do) are
+ * told apart by rxe's symmetric source port when exactly one candidate
+ * sends from the answer's port. Learns the pairing and returns 1 with the
+ * responder's QPN in *resp_qpn; 0 when no candidate matches, -1 when
+ * several do (nothing learned). A global function may not return a map
+ * value, and five arguments at most: the PSN's top byte carries the slack
+ * a NAK gets (it may name the next PSN to send).
  */
-__noinline int rocelat_learn(const struct roce_qp_key *ak, __u32 psn, int slack,
-			     struct rocelat_counters *cnt, __u32 *resp_qpn)
+__noinline int rocelat_learn(const struct roce_qp_key *ak, __u32 psn_slack,
+			     __u32 sport, struct rocelat_counters *cnt,
+			     __u32 *resp_qpn)
 {
-	struct pending_flow *found = 0, *c;
-	struct roce_pair_qps *q;
+	struct learn_walk w = {};
+	struct pending_flow *found;
 	struct roce_pair_key pk;
-	struct roce_qp_key fk;
-	__u32 n, found_qpn = 0;
-	int i, matches = 0;
 
 	if (!ak || !cnt || !resp_qpn)
 		return 0;
@@ -501,31 +535,35 @@ __noinline int rocelat_learn(const struct roce_qp_key *ak, __u32 psn, int slack,
 	pk.pad[0] = pk.pad[1] = pk.pad[2] = 0;
 	__builtin_memcpy(pk.req, ak->req, 16);
 	__builtin_memcpy(pk.resp, ak->resp, 16);
-	q = bpf_map_lookup_elem(&cands, &pk);
-	if (!q)
+	w.q = bpf_map_lookup_elem(&cands, &pk);
+	if (!w.q)
 		return 0;
-	n = q->n < PAIR_QPS ? q->n : PAIR_QPS;
-	__builtin_memcpy(&fk, ak, sizeof(fk));
-	for (i = 0; i < PAIR_QPS && i < (int)n; i++) {
-		fk.qpn = q->qpn[i];
-		c = bpf_map_lookup_elem(&pending, &fk);
-		if (c && flow_covers(c, psn, slack, ak->qpn)) {
-			matches++;
-			found = c;
-			found_qpn = fk.qpn;
-		}
+	__builtin_memcpy(&w.fk, ak, sizeof(w.fk));
+	w.n = w.q->n;
+	w.psn = psn_slack & ROCE_PSN_MASK;
+	w.slack = psn_slack >> 24;
+	w.req_qpn = ak->qpn;
+	w.sport = sport;
+	bpf_loop(PAIR_QPS, learn_try, &w, 0);
+	if (w.matches > 1 && w.port_matches == 1) {
+		w.matches = 1;
+		w.found_qpn = w.port_qpn;
 	}
-	if (matches > 1) {
+	if (w.matches > 1) {
 		cnt->c[RL_AMBIGUOUS]++;
 		return -1;
 	}
-	if (!matches || !found)
+	if (!w.matches)
 		return 0;
-	bpf_map_update_elem(&pairs, ak, &found_qpn, BPF_ANY);
+	w.fk.qpn = w.found_qpn;
+	found = bpf_map_lookup_elem(&pending, &w.fk);
+	if (!found)
+		return 0;
+	bpf_map_update_elem(&pairs, ak, &w.found_qpn, BPF_ANY);
 	found->req_qpn = ak->qpn;
 	found->flags |= FLOW_PAIRED;
 	cnt->c[RL_LEARNED]++;
-	*resp_qpn = found_qpn;
+	*resp_qpn = w.found_qpn;
 	return 1;
 }
 
@@ -585,8 +623,8 @@ static __always_inline void handle_answer(const struct pkt_info *pi,
 	qp_key_fill(&ak, pi, true);
 	pf = answer_flow(&ak);
 	if (!pf && first) {
-		learned = rocelat_learn(&ak, pi->psn, kind == ROCE_AETH_NAK, cnt,
-					&learned_qpn);
+		learned = rocelat_learn(&ak, pi->psn | (kind == ROCE_AETH_NAK) << 24,
+					pi->sport, cnt, &learned_qpn);
 		if (learned > 0)
 			pf = flow_of(&ak, learned_qpn);
 	}

@@ -362,10 +362,16 @@ static void test_flows_and_qpn(void)
 	request(50, 1 * MS);
 	t_xdp(obj, &s, 1 * MS);		/* same PSN, other QP */
 	tap_eq(C(RL_RETRANSMITS), 0, "same PSN on another QP is no retransmit");
-	/* both windows hold PSN 50: the first answer cannot tell them apart */
-	ack(50, 1 * MS + 500 * US);
+	/* both windows hold PSN 50: an answer from a third source port
+	 * cannot tell them apart */
+	s = (struct pkt_spec){ .saddr = "10.0.0.2", .daddr = "10.0.0.1",
+		.opcode = ROCE_ACKNOWLEDGE, .syndrome = 0x1f, .dqpn = 0x111,
+		.psn = 50, .sport = 50000 };
+	t_xdp(obj, &s, 1 * MS + 500 * US);
 	tap_eq(C(RL_AMBIGUOUS), 1, "an answer two QPs' windows cover is ambiguous");
 	tap_eq(C(RL_SAMPLES) + C(RL_UNMATCHED), 0, "... neither timed nor unmatched");
+	s = (struct pkt_spec){ .opcode = ROCE_SEND_ONLY, .ackreq = true,
+		.dqpn = 0x22, .sport = 49153 };
 	/* the next requests move the windows apart: ACK 90 fits QP 0x22's
 	 * only; once 0x22 is paired with 0x122, ACK 51 fits 0x11's only */
 	request(51, 2 * MS);
@@ -378,6 +384,7 @@ static void test_flows_and_qpn(void)
 	ack(51, 2 * MS + 500 * US);
 	tap_eq(C(RL_LEARNED), 2, "each requester QP paired once the windows differ");
 	tap_eq(flow().hist.slots[8], 1, "QP 0x11: 500 us in slot 8 (and 50 at 1500 us)");
+	tap_eq(flow().hist.slots[10], 1, "... 1500 us in slot 10");
 	tap_eq(flow().samples, 2, "QP 0x11: ACK 51 covers 50 and 51");
 	t_flow_key(&p2, 4, "10.0.0.1", "10.0.0.2", 0x22);
 	tap_eq(t_flow(obj, &p2, &fs), 0, "flow of responder QP 0x22");
@@ -386,6 +393,30 @@ static void test_flows_and_qpn(void)
 	t_pending(obj, &p2, &pf);
 	tap_eq(pf.sport, 49153, "QP 0x22 keeps its requests' source port");
 	tap_eq(pf.req_qpn, 0x122, "... and its requester's QPN");
+}
+
+/* rxe's symmetric source port settles overlapping windows */
+static void test_port_tiebreak(void)
+{
+	struct pkt_spec s = {
+		.opcode = ROCE_SEND_ONLY, .ackreq = true, .dqpn = 0x22,
+		.psn = 50, .sport = 49153,
+	};
+	struct roce_qp_key p2;
+	struct roce_flow_stats fs;
+
+	t_reset(obj);
+	request(50, 1 * MS);
+	t_xdp(obj, &s, 1 * MS);
+	s = (struct pkt_spec){ .saddr = "10.0.0.2", .daddr = "10.0.0.1",
+		.opcode = ROCE_ACKNOWLEDGE, .syndrome = 0x1f, .dqpn = 0x122,
+		.psn = 50, .sport = 49153 };
+	t_xdp(obj, &s, 1 * MS + 700 * US);
+	tap_eq(C(RL_AMBIGUOUS), 0, "same windows, the answer's port is one QP's: not ambiguous");
+	t_flow_key(&p2, 4, "10.0.0.1", "10.0.0.2", 0x22);
+	tap_ok(!t_flow(obj, &p2, &fs) && fs.samples == 1 && fs.max == 700 * US,
+	       "... the sample goes to the QP sending from that port");
+	tap_eq(flow().samples, 0, "... not to the other");
 }
 
 /* rocelat's -F with an interval: the path's own flow lives in its pending
@@ -471,6 +502,7 @@ int main(void)
 	test_rnr();
 	test_bounds();
 	test_flows_and_qpn();
+	test_port_tiebreak();
 	test_interval_epoch();
 	test_cnp_ecn();
 	test_units();

@@ -1,0 +1,305 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""RoCE v2 captures shaped like hardware RNICs' traffic, built with scapy's
+RoCE layer (scapy.contrib.roce: BTH with its ICRC, AETH), not with anything
+of ours, plus the ground truth of each by construction.
+
+    roce_captures.py OUTDIR
+
+writes OUTDIR/<scenario>.pcap and OUTDIR/<scenario>.json for every
+scenario: per flow (requester, responder, responder QPN) the exact latency
+of every request that gets timed, in ns, and the counts rocelat must find.
+Deterministic (fixed seeds). What real NICs do that rxe and rocegen do not:
+each side of a QP pair sends from its own UDP source port, several QPs
+between the same two hosts, random 24-bit starting PSNs, coalesced ACKs,
+4 KiB READs at MTU 1024, RNR NAKs, CNPs, IPv6 in a VLAN, atomics.
+"""
+import json
+import random
+import struct
+import sys
+from decimal import Decimal
+
+from scapy.all import Ether, IP, IPv6, UDP, Dot1Q, Raw, wrpcap
+from scapy.contrib.roce import BTH, AETH
+
+US = 1000
+MS = 1000 * US
+
+OP = {
+    "SEND_ONLY": 0x04, "WRITE_ONLY": 0x0A, "READ_REQUEST": 0x0C,
+    "READ_RESP_FIRST": 0x0D, "READ_RESP_MIDDLE": 0x0E,
+    "READ_RESP_LAST": 0x0F, "READ_RESP_ONLY": 0x10, "ACK": 0x11,
+    "ATOMIC_ACK": 0x12, "FETCH_ADD": 0x14, "CNP": 0x81,
+}
+
+
+def nearest_rank(vals, q):
+    s = sorted(vals)
+    k = max(1, -(-int(q * len(s) * 1000000) // 1000000))  # ceil(q * n)
+    return s[min(k, len(s)) - 1]
+
+
+class Capture:
+    """Frames in time order with their ground truth."""
+
+    def __init__(self, v6=False, vlan=None):
+        self.frames = []          # (t_ns, scapy packet)
+        self.v6 = v6
+        self.vlan = vlan
+        self.flows = {}
+        self.ip_id = 0
+
+    def flow(self, req, resp, resp_qpn, req_qpn, sport):
+        key = "%s>%s/%d" % (req, resp, resp_qpn)
+        f = self.flows.setdefault(key, {
+            "requester": req, "responder": resp, "dqpn": resp_qpn,
+            "req_qpn": req_qpn, "sport": sport, "latencies_ns": [],
+            "retransmits": 0, "naks": 0, "rnr_naks": 0, "cnps": 0,
+            "ecn_ce": 0, "responses_missing": 0})
+        return f
+
+    def pkt(self, t, src, dst, sport, bth, extra=b"", ecn=0):
+        self.ip_id = (self.ip_id + 1) & 0xFFFF
+        if self.v6:
+            l3 = IPv6(src=src, dst=dst, tc=ecn)
+        else:
+            l3 = IP(src=src, dst=dst, tos=ecn, id=self.ip_id, flags="DF")
+        eth = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+        if self.vlan is not None:
+            eth = eth / Dot1Q(vlan=self.vlan)
+        p = eth / l3 / UDP(sport=sport, dport=4791) / bth
+        if extra:
+            p = p / Raw(extra)
+        self.frames.append((t, p))
+
+    def write(self, base, totals):
+        self.frames.sort(key=lambda x: x[0])
+        pkts = []
+        for t, p in self.frames:
+            p.time = Decimal(t) / Decimal(10 ** 9)
+            pkts.append(p)
+        wrpcap(base + ".pcap", pkts, nano=True)
+        flows = []
+        for f in self.flows.values():
+            lat = f["latencies_ns"]
+            f["samples"] = len(lat)
+            if lat:
+                f["p50"] = nearest_rank(lat, 0.50)
+                f["p90"] = nearest_rank(lat, 0.90)
+                f["p99"] = nearest_rank(lat, 0.99)
+                f["max"] = max(lat)
+            flows.append(f)
+        totals["samples"] = sum(f["samples"] for f in flows)
+        with open(base + ".json", "w") as out:
+            json.dump({"flows": flows, "totals": totals}, out, indent=1)
+
+
+def reth(length):
+    return struct.pack("!QII", 0x7f0000001000, 0x1234, length)
+
+
+def aeth(syndrome, msn):
+    return struct.pack("!I", (syndrome << 24) | (msn & 0xFFFFFF))
+
+
+def connectx(out):
+    """4 QPs between two hosts, each side its own source port per QP,
+    random starting PSNs, SENDs with coalesced ACKs (one ACK for every
+    third request), 4 KiB READs at MTU 1024, fetch-and-adds."""
+    rnd = random.Random(8)
+    c = Capture()
+    A, B = "10.1.0.1", "10.1.0.2"
+    tot = {"requests": 0, "acks": 0, "read_responses": 0, "retransmits": 0,
+           "nak_psn_seq_err": 0, "rnr_naks": 0, "cnps": 0, "ecn_ce": 0,
+           "unmatched_answers": 0, "timeouts": 0, "responses_missing": 0}
+    qps = []
+    for i in range(4):
+        qps.append({
+            "req_qpn": 0x100 + 7 * i, "resp_qpn": 0x2c0 + 3 * i,
+            # per side: the port each RNIC picked for its QP
+            "req_sport": 49152 + rnd.randrange(16000),
+            "resp_sport": 49152 + rnd.randrange(16000),
+            "psn": rnd.randrange(1 << 24),
+            "base_us": [12, 18, 30, 250][i],
+        })
+    t = 1 * MS
+    for rnd_i in range(120):
+        for q in qps:
+            f = c.flow(A, B, q["resp_qpn"], q["req_qpn"], q["req_sport"])
+            kind = rnd_i % 6
+            if kind in (0, 1, 2):
+                # a SEND; the responder ACKs only the third one, which
+                # acknowledges all three (coalescing)
+                if kind == 0:
+                    q["burst"] = []
+                c.pkt(t, A, B, q["req_sport"],
+                      BTH(opcode=OP["SEND_ONLY"], dqpn=q["resp_qpn"],
+                          ackreq=1, psn=q["psn"]), b"\0" * 64)
+                tot["requests"] += 1
+                q["burst"].append(t)
+                q["psn"] = (q["psn"] + 1) & 0xFFFFFF
+                if kind == 2:
+                    lat = int(q["base_us"] * US * rnd.lognormvariate(0, 0.25))
+                    ta = t + lat
+                    c.pkt(ta, B, A, q["resp_sport"],
+                          BTH(opcode=OP["ACK"], dqpn=q["req_qpn"],
+                              psn=(q["psn"] - 1) & 0xFFFFFF) / AETH(syndrome=0x1f, msn=rnd_i))
+                    tot["acks"] += 1
+                    f["latencies_ns"] += [ta - ts for ts in q["burst"]]
+            elif kind in (3, 4):
+                # a 4 KiB READ at MTU 1024: four responses; the first
+                # answers it, the READ took four PSNs
+                c.pkt(t, A, B, q["req_sport"],
+                      BTH(opcode=OP["READ_REQUEST"], dqpn=q["resp_qpn"],
+                          ackreq=1, psn=q["psn"]), reth(4096))
+                tot["requests"] += 1
+                lat = int(q["base_us"] * US * rnd.lognormvariate(0, 0.25))
+                names = ["READ_RESP_FIRST", "READ_RESP_MIDDLE",
+                         "READ_RESP_MIDDLE", "READ_RESP_LAST"]
+                for k, name in enumerate(names):
+                    ext = aeth(0x1f, rnd_i) if name != "READ_RESP_MIDDLE" else b""
+                    c.pkt(t + lat + k * 800, B, A, q["resp_sport"],
+                          BTH(opcode=OP[name], dqpn=q["req_qpn"],
+                              psn=(q["psn"] + k) & 0xFFFFFF), ext + b"\x5a" * 1024)
+                    tot["read_responses"] += 1
+                f["latencies_ns"].append(lat)
+                q["psn"] = (q["psn"] + 4) & 0xFFFFFF
+            else:
+                # fetch-and-add, answered by its ATOMIC ACKNOWLEDGE
+                c.pkt(t, A, B, q["req_sport"],
+                      BTH(opcode=OP["FETCH_ADD"], dqpn=q["resp_qpn"],
+                          ackreq=1, psn=q["psn"]),
+                      reth(8)[:12] + struct.pack("!QQ", 1, 0))
+                tot["requests"] += 1
+                lat = int(q["base_us"] * US * rnd.lognormvariate(0, 0.25))
+                c.pkt(t + lat, B, A, q["resp_sport"],
+                      BTH(opcode=OP["ATOMIC_ACK"], dqpn=q["req_qpn"], psn=q["psn"]),
+                      aeth(0x1f, rnd_i) + struct.pack("!Q", 41))
+                tot["acks"] += 1
+                f["latencies_ns"].append(lat)
+                q["psn"] = (q["psn"] + 1) & 0xFFFFFF
+            t += 3 * MS // 4 + rnd.randrange(100 * US)
+        t += 2 * MS
+    c.write(out + "/connectx", tot)
+
+
+def faults(out, v6=False):
+    """One QP per direction (both hosts are requesters), IPv6 in a VLAN
+    when v6: RNR NAK then the retry, a lost request answered by a
+    sequence-error NAK and go-back-N, CE marks with CNPs both ways, a READ
+    whose first response is lost (a later ACK passes it), and requests left
+    unanswered at the end (timeouts)."""
+    rnd = random.Random(11)
+    if v6:
+        c = Capture(v6=True, vlan=301)
+        A, B = "fd00:10::1", "fd00:10::2"
+    else:
+        c = Capture()
+        A, B = "10.2.0.1", "10.2.0.2"
+    tot = {"rnr_naks": 0, "nak_psn_seq_err": 0, "retransmits": 0, "cnps": 0,
+           "ecn_ce": 0, "timeouts": 0, "responses_missing": 0, "karn_discarded": 0}
+    sides = [
+        # requester, responder, requester QPN, responder QPN, ports, PSN
+        (A, B, 0x4a1, 0x9c3, 50001, 60002, rnd.randrange(1 << 24)),
+        (B, A, 0x9c5, 0x4a7, 61003, 51004, rnd.randrange(1 << 24)),
+    ]
+    t = 1 * MS
+    for (rq, rs, rqpn, sqpn, rport, sport, psn) in sides:
+        f = c.flow(rq, rs, sqpn, rqpn, rport)
+
+        def req(tt, p, op="SEND_ONLY", ecn=0, extra=b"\0" * 32):
+            c.pkt(tt, rq, rs, rport, BTH(opcode=OP[op], dqpn=sqpn, ackreq=1,
+                                         psn=p & 0xFFFFFF), extra, ecn=ecn)
+
+        def ans(tt, p, syn=0x1f, op="ACK", extra=b"", ecn=0):
+            c.pkt(tt, rs, rq, sport, BTH(opcode=OP[op], dqpn=rqpn,
+                                         psn=p & 0xFFFFFF), aeth(syn, 0) + extra, ecn=ecn)
+
+        # 40 clean SENDs, 20 of them CE-marked, each CE answered by a CNP
+        # from the responder to the requester's QP
+        for i in range(40):
+            lat = int((20 + 40 * rnd.random()) * US)
+            ce = 3 if i % 2 else 0
+            req(t, psn, ecn=ce)
+            ans(t + lat, psn)
+            f["latencies_ns"].append(lat)
+            if ce:
+                f["ecn_ce"] += 1
+                tot["ecn_ce"] += 1
+                c.pkt(t + lat + 5 * US, rs, rq, sport + 1,
+                      BTH(opcode=OP["CNP"], dqpn=rqpn, psn=0), b"\0" * 16)
+                f["cnps"] += 1
+                tot["cnps"] += 1
+            psn += 1
+            t += 500 * US
+        # RNR NAK, then the retry is ACKed (Karn: no sample)
+        req(t, psn)
+        ans(t + 30 * US, psn, syn=0x20 | 12)
+        req(t + 2 * MS, psn)
+        ans(t + 2 * MS + 25 * US, psn)
+        f["rnr_naks"] += 1
+        f["retransmits"] += 1
+        tot["rnr_naks"] += 1
+        tot["retransmits"] += 1
+        tot["karn_discarded"] += 1
+        psn += 1
+        t += 4 * MS
+        # psn+0 arrives, psn+1 is lost, psn+2 arrives: NAK(psn+1) acks
+        # psn+0; go-back-N resends psn+1 and psn+2, ACKed together
+        req(t, psn)
+        req(t + 10 * US, psn + 2)   # psn+1 never seen here
+        ans(t + 40 * US, psn + 1, syn=0x60)
+        f["latencies_ns"].append(40 * US)
+        f["naks"] += 1
+        tot["nak_psn_seq_err"] += 1
+        req(t + 100 * US, psn + 1)
+        req(t + 110 * US, psn + 2)
+        ans(t + 150 * US, psn + 2)
+        # both resends are retransmissions (psn+1's original was lost
+        # before this observer), so the ACK times nothing (Karn)
+        f["retransmits"] += 2
+        tot["retransmits"] += 2
+        tot["karn_discarded"] += 1
+        psn += 3
+        t += 4 * MS
+        # a READ whose responses are all lost; the next SEND's ACK
+        # passes it: no sample, its response counted as missing
+        req(t, psn, op="READ_REQUEST", extra=reth(2048))
+        req(t + 20 * US, psn + 2)
+        ans(t + 80 * US, psn + 2)
+        f["latencies_ns"].append(60 * US)
+        f["responses_missing"] += 1
+        tot["responses_missing"] += 1
+        psn += 3
+        t += 4 * MS
+        # a CE-marked READ RESPONSE makes the requester send the CNP, to
+        # the responder's QP
+        req(t, psn, op="READ_REQUEST", extra=reth(512))
+        ans(t + 35 * US, psn, op="READ_RESP_ONLY", extra=b"\x11" * 512, ecn=3)
+        c.pkt(t + 60 * US, rq, rs, rport + 7,
+              BTH(opcode=OP["CNP"], dqpn=sqpn, psn=0), b"\0" * 16)
+        f["latencies_ns"].append(35 * US)
+        f["ecn_ce"] += 1
+        tot["ecn_ce"] += 1
+        f["cnps"] += 1
+        tot["cnps"] += 1
+        psn += 1
+        t += 4 * MS
+        # three requests never answered: timeouts once 1 s has passed
+        for i in range(3):
+            req(t + i * US, psn + i)
+        f["timeouts"] = 3
+        tot["timeouts"] += 3
+        psn += 3
+        t += 1 * MS
+    # the capture runs on past the 1 s timeout: a last unrelated packet
+    c.pkt(t + 1500 * MS, A, B, 50001, BTH(opcode=OP["SEND_ONLY"], dqpn=0x777,
+                                          ackreq=0, psn=5), b"\0" * 8)
+    c.write(out + ("/faults6" if v6 else "/faults"), tot)
+
+
+if __name__ == "__main__":
+    connectx(sys.argv[1])
+    faults(sys.argv[1])
+    faults(sys.argv[1], v6=True)
