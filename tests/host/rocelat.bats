@@ -170,7 +170,8 @@ nothing_attached() {
 		[ "$(jq -r "[.buckets[] | select(.lo < $lo) | .count] | add // 0" <<< "$flow")" -eq 0 ]
 		# a software-emulated VM adds milliseconds: there the floor only
 		[ -n "${AGENTXDP_VM:-}" ] && continue
-		[ "$(jq -r .p50 <<< "$flow")" -eq $(( lo * 2 - 1 )) ]
+		# p50 is exact to 3%: between the injected delay and its slot's end
+		jq -e ".p50 >= $(( sp == 49152 ? 500 : 5000 )) and .p50 < $(( lo * 2 ))" <<< "$flow"
 		[ "$inslot" -ge $(( n / 2 )) ]
 		# and the mean agrees with the generator's RTT (wire vs. socket)
 		mean=$(jq -r '.mean | floor' <<< "$flow")
@@ -327,9 +328,10 @@ nothing_attached() {
 	[ "$(gen_kv requester status "$T/req.out")" = ok ]
 	[ "$(rl_counter read_responses "$T/rl.out")" -eq "$(gen_kv requester read_resp "$T/req.out")" ]
 	check_samples "$T/rl.out"
-	# 300 us of responder delay: a floor, and (not in a VM) the median's slot
+	# 300 us of responder delay: a floor, and (not in a VM) the median
+	# within its log2 slot
 	[ "$(jq -r 'select(.type=="hist") | [.buckets[] | select(.lo < 256) | .count] | add // 0' "$T/rl.out")" -eq 0 ]
-	[ -n "${AGENTXDP_VM:-}" ] || [ "$(jq -r 'select(.type=="hist") | .p50' "$T/rl.out")" -eq 511 ]
+	[ -n "${AGENTXDP_VM:-}" ] || jq -s -e '[.[] | select(.type=="hist")] | last | .p50 >= 300 and .p50 < 512' "$T/rl.out"
 }
 
 @test "nothing stays attached after SIGINT" {

@@ -1,0 +1,129 @@
+#!/usr/bin/env bats
+# rocelat -r on captures it did not write: RoCE v2 built by scapy's RoCE
+# layer (tests/lib/roce_captures.py) in the shapes hardware RNICs put on
+# the wire: each side of a QP pair on its own UDP source port, four QPs
+# between two hosts, random starting PSNs, coalesced ACKs, 4 KiB READs at
+# MTU 1024, atomics, RNR NAKs, sequence-error NAKs and go-back-N, CE marks
+# and CNPs both ways, lost READ responses, requests never answered, IPv6
+# in a VLAN. The ground truth (every latency in ns, every count) comes
+# from the builder; tshark's InfiniBand dissector is the second opinion on
+# the packet counts. Pure user space + BPF_PROG_TEST_RUN: no namespaces.
+
+bats_require_minimum_version 1.5.0
+load ../lib/common
+
+RL=$AX_BUILD/rocelat
+PY=/usr/bin/python3
+
+setup_file() {
+	ax_file_needs "$RL" tshark jq || return 0
+	if [ -n "${AGENTXDP_VM:-}" ]; then
+		export AX_FILE_SKIP="user space and BPF_PROG_TEST_RUN only: the host runs it"
+		return 0
+	fi
+	if ! "$PY" -c 'import scapy.contrib.roce' 2>/dev/null; then
+		export AX_FILE_SKIP="python3-scapy not installed"
+		return 0
+	fi
+	export CAP=$BATS_FILE_TMPDIR/cap
+	mkdir -p "$CAP"
+	"$PY" "$AX_ROOT/tests/lib/roce_captures.py" "$CAP" 2>/dev/null
+	for s in connectx faults faults6; do
+		"$RL" -r "$CAP/$s.pcap" -F -j -N > "$CAP/$s.out"
+	done
+}
+
+setup() {
+	ax_file_skip
+}
+
+# exact counts: each total of the truth equals rocelat's counter
+check_totals() {
+	local s=$1 k want got
+	for k in $(jq -r '.totals | keys[]' "$CAP/$s.json"); do
+		want=$(jq -r ".totals.$k" "$CAP/$s.json")
+		got=$(jq -r "select(.type==\"counters\") | .$k" "$CAP/$s.out")
+		echo "$s total $k: want $want got $got" >&2
+		[ "$got" = "$want" ]
+	done
+}
+
+# per flow: the counts exact, the QPs and the path as built, p50/p90/p99
+# within 3% of the exact nearest-rank quantiles, max exact
+check_flows() {
+	local s=$1 n i f r
+	n=$(jq '.flows | length' "$CAP/$s.json")
+	[ "$n" -gt 0 ]
+	for ((i = 0; i < n; i++)); do
+		f=$(jq -c ".flows[$i]" "$CAP/$s.json")
+		r=$(jq -c --argjson f "$f" 'select(.type=="flow" and .saddr==$f.requester and .daddr==$f.responder and .dqpn==$f.dqpn)' "$CAP/$s.out")
+		echo "$s flow $i: truth $(jq -c 'del(.latencies_ns)' <<< "$f")" >&2
+		echo "$s flow $i: rocelat $(jq -c 'del(.buckets)' <<< "$r")" >&2
+		[ -n "$r" ]
+		jq -e -n --argjson f "$f" --argjson r "$r" '
+			def near(a; b): (a - b | fabs) <= 0.03 * b;
+			$r.req_qpn == $f.req_qpn and $r.sport == $f.sport and
+			$r.samples == $f.samples and $r.retransmits == $f.retransmits and
+			$r.naks == $f.naks and $r.rnr_naks == $f.rnr_naks and
+			$r.cnps == $f.cnps and $r.ecn_ce == $f.ecn_ce and
+			$r.responses_missing == $f.responses_missing and
+			$r.timeouts == ($f.timeouts // 0) and
+			($f.samples == 0 or (near($r.p50; $f.p50) and near($r.p90; $f.p90) and
+			  near($r.p99; $f.p99) and ($r.max == $f.max)))' > /dev/null
+	done
+}
+
+# tshark's count of packets whose BTH opcode matches FILTER
+ts_count() {
+	tshark -r "$CAP/$1.pcap" -Y "$2" -T fields -e frame.number 2>/dev/null | wc -l
+}
+
+check_tshark() {
+	local s=$1
+	[ "$(ts_count "$s" 'infiniband.bth.opcode <= 12 || infiniband.bth.opcode == 19 || infiniband.bth.opcode == 20')" -eq \
+	  "$(jq -r 'select(.type=="counters") | .requests' "$CAP/$s.out")" ]
+	[ "$(ts_count "$s" 'infiniband.bth.opcode == 17 || infiniband.bth.opcode == 18')" -eq \
+	  "$(jq -r 'select(.type=="counters") | .acks' "$CAP/$s.out")" ]
+	[ "$(ts_count "$s" 'infiniband.bth.opcode >= 13 && infiniband.bth.opcode <= 16')" -eq \
+	  "$(jq -r 'select(.type=="counters") | .read_responses' "$CAP/$s.out")" ]
+	[ "$(ts_count "$s" 'infiniband.bth.opcode == 129')" -eq \
+	  "$(jq -r 'select(.type=="counters") | .cnps' "$CAP/$s.out")" ]
+}
+
+@test "ConnectX-shaped: 4 QPs, per-side source ports, random PSNs: every request paired by QP, exact counts" {
+	check_totals connectx
+	[ "$(jq -r 'select(.type=="counters") | .qps_paired' "$CAP/connectx.out")" -eq 4 ]
+	[ "$(jq -r 'select(.type=="counters") | .ambiguous_answers' "$CAP/connectx.out")" -eq 0 ]
+	check_tshark connectx
+}
+
+@test "ConnectX-shaped: per-QP p50/p90/p99 within 3% of the exact quantiles (coalesced ACKs, 4 KiB READs, atomics)" {
+	check_flows connectx
+}
+
+@test "faults: RNR, NAK + go-back-N, CE/CNP both ways, lost READ response, timeouts: exact per QP" {
+	check_totals faults
+	check_flows faults
+	check_tshark faults
+	# the requests left unanswered were swept as timeouts, none pending
+	[ "$(jq -r 'select(.type=="counters") | .pending' "$CAP/faults.out")" -eq 0 ]
+}
+
+@test "faults over IPv6 in a VLAN: the same counts and quantiles" {
+	check_totals faults6
+	check_flows faults6
+	check_tshark faults6
+	[ "$(tshark -r "$CAP/faults6.pcap" -Y 'vlan.id == 301 && ipv6' -T fields -e frame.number 2>/dev/null | wc -l)" -eq \
+	  "$(jq -r 'select(.type=="counters") | .roce_packets' "$CAP/faults6.out")" ]
+}
+
+@test "-r: the report's time is the capture's, no interface name for packets from a file" {
+	local last
+	last=$(tshark -r "$CAP/faults.pcap" -T fields -e frame.time_epoch 2>/dev/null | tail -1)
+	jq -e -n --argjson t "$(jq -r 'select(.type=="counters") | .time' "$CAP/faults.out")" \
+		--argjson l "$last" '($t - $l | fabs) < 0.001' > /dev/null
+	[ "$(jq -r 'select(.type=="flow") | .ifname // "none"' "$CAP/faults.out" | sort -u)" = none ]
+	run -0 "$RL" -r "$CAP/faults.pcap" -F
+	[[ "$output" != *" via "* ]]
+	[[ "$output" != *" lo "* ]]
+}
