@@ -559,7 +559,9 @@ __noinline int rocelat_learn(const struct roce_qp_key *ak, __u32 psn_slack,
 	found = bpf_map_lookup_elem(&pending, &w.fk);
 	if (!found)
 		return 0;
-	bpf_map_update_elem(&pairs, ak, &w.found_qpn, BPF_ANY);
+	/* a key on the stack: 6.1 takes no argument memory as a map key */
+	w.fk.qpn = ak->qpn;
+	bpf_map_update_elem(&pairs, &w.fk, &w.found_qpn, BPF_ANY);
 	found->req_qpn = ak->qpn;
 	found->flags |= FLOW_PAIRED;
 	cnt->c[RL_LEARNED]++;

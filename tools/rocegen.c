@@ -12,9 +12,10 @@
  *  - Requests go to the responder's UDP port 4791 from the flow's own source
  *    port (--sport BASE + flow index). Answers (ACK, NAK, READ RESPONSE, CNP)
  *    go back to the requester's UDP port 4791 *from that same source port*,
- *    as rdma_rxe does for the two directions of one QP pair. The responder
- *    sends from a socket bound to (request destination address, request
- *    source port); the requester receives on (its address, 4791).
+ *    as rdma_rxe does for the two directions of one QP pair, or with
+ *    --reply-sport from a port of each flow's own, as hardware RNICs do. The
+ *    responder sends from a socket bound to (request destination address,
+ *    that port); the requester receives on (its address, 4791).
  *  - Flow i sends to destination QPN (--qpn + i). The requester's own QPN is
  *    that plus --qpn-offset (default 0x100), modulo 2^24; the responder puts
  *    request QPN + --qpn-offset into every answer's BTH destination QP.
@@ -653,6 +654,7 @@ struct rsp_opts {
 	bool count_only;
 	bool flow_stats;
 	uint64_t seed;
+	uint16_t reply_sport;	/* 0: answer from the request's source port */
 };
 
 struct sock_key {
@@ -1213,7 +1215,10 @@ static struct rflow *rsp_flow(struct responder *r,
 
 	f = xcalloc(1, sizeof(*f));
 	f->key = k;
-	f->fd = rsp_sock_for(r, peer->ss_family, local, scope, sport);
+	/* --reply-sport: each QP answers from a port of its own, as hardware
+	 * RNICs pick one per QP on each side */
+	f->fd = rsp_sock_for(r, peer->ss_family, local, scope,
+			     o->reply_sport ? (uint16_t)(o->reply_sport + r->nflows) : sport);
 	f->peer = *peer;
 	sa_set_port(&f->peer, o->c.port);
 	f->req_qpn = (dqpn + o->c.qpn_offset) & QPN_MASK;
@@ -1535,6 +1540,7 @@ struct req_opts {
 	uint16_t sport;
 	uint32_t qpn;
 	uint32_t psn;
+	bool psn_random;	/* each flow its own starting PSN, as RNICs pick */
 	uint32_t size;
 	uint64_t retransmit_every;
 	uint64_t retransmit_pause_us;
@@ -1919,7 +1925,6 @@ static bool req_recv_one(struct requester *rq)
 	struct sockaddr_storage peer;
 	socklen_t pl = sizeof(peer);
 	struct qflow *f;
-	uint16_t sport;
 	uint32_t psn;
 	ssize_t n;
 	uint8_t op;
@@ -1934,20 +1939,23 @@ static bool req_recv_one(struct requester *rq)
 		die("recvfrom: %s", strerror(errno));
 	}
 	rq->last_rx_ns = now_ns();
-	sport = sa_port(&peer);
-	if ((size_t)n < BTH_LEN + ICRC_LEN || !same_addr(&peer, &rq->dst) ||
-	    sport < rq->o.sport ||
-	    (uint32_t)(sport - rq->o.sport) >= rq->o.flows) {
+	if ((size_t)n < BTH_LEN + ICRC_LEN || !same_addr(&peer, &rq->dst)) {
 		rq->stray++;
 		return true;
 	}
-	f = &rq->fl[sport - rq->o.sport];
+	/* an answer belongs to the flow whose QPN it names, whatever port
+	 * it comes from (hardware RNICs answer from a port of their own) */
+	{
+		uint32_t idx = (get24(p + 5) - rq->fl[0].lqpn) & QPN_MASK;
+
+		if (idx >= rq->o.flows) {
+			rq->bad_qpn++;
+			return true;
+		}
+		f = &rq->fl[idx];
+	}
 	op = p[0];
 	psn = get24(p + 9);
-	if (get24(p + 5) != f->lqpn) {
-		rq->bad_qpn++;
-		return true;
-	}
 	if (verbose >= 1) {
 		char extra[32] = "";
 
@@ -2117,7 +2125,10 @@ static void req_setup(struct requester *rq)
 		f->sport = (uint16_t)(o->sport + i);
 		f->dqpn = (o->qpn + i) & QPN_MASK;
 		f->lqpn = (f->dqpn + o->c.qpn_offset) & QPN_MASK;
-		f->next_psn = o->psn;
+		/* a fixed hash of the flow index: random-looking 24-bit
+		 * starting PSNs, the same every run */
+		f->next_psn = o->psn_random ?
+			(uint32_t)((i + 1) * 0x9E3779B97F4A7C15ull >> 40) & PSN_MASK : o->psn;
 		f->quota = o->count / o->flows + (i < o->count % o->flows);
 		sa_set_port(&ss, f->sport);
 		f->fd = udp_bound(&ss, true);
@@ -2404,7 +2415,8 @@ static void usage(FILE *out)
 "                            (default 49152)\n"
 "      --qpn Q               responder QPN of flow 0; flow i uses Q+i\n"
 "                            (default 0x11)\n"
-"      --psn START           first PSN of every flow, modulo 2^24 (default 0)\n"
+"      --psn START|random    first PSN of every flow, modulo 2^24 (default 0);\n"
+"                            random: each flow its own, as RNICs pick them\n"
 "      --size BYTES          message size; > MTU gives FIRST/MIDDLE/LAST\n"
 "                            packets (default 64; read: DMA length)\n"
 "      --retransmit-every N  resend the AckReq packet of every Nth message\n"
@@ -2437,6 +2449,9 @@ static void usage(FILE *out)
 "      --rnr-timer CODE      RNR NAK timer field, 0-31 (default 4 = 40 us)\n"
 "      --drop-every SPEC     silently ignore every Nth AckReq request\n"
 "      --cnp                 answer ECN CE-marked requests with a CNP (0x81)\n"
+"      --reply-sport BASE    answer the k-th flow from UDP port BASE+k, not\n"
+"                            from the request's port (hardware RNICs: each\n"
+"                            side of a QP pair picks its own port)\n"
 "      --count-only          count requests, never answer\n"
 "      --seed N              seed for --jitter-us\n"
 "      --timeout SEC         exit after SEC seconds (default 0 = never)\n"
@@ -2489,7 +2504,7 @@ enum {
 	O_NO_RECOVERY, O_LINGER, O_TOS, O_TIMEOUT, O_DELAY, O_JITTER,
 	O_COALESCE, O_COALESCE_US, O_NAK_EVERY, O_RNR_EVERY, O_RNR_TIMER,
 	O_DROP_EVERY, O_CNP, O_COUNT_ONLY, O_SEED, O_PORT, O_MTU,
-	O_QPN_OFFSET, O_FLOW_STATS, O_CTL_PORT,
+	O_QPN_OFFSET, O_FLOW_STATS, O_CTL_PORT, O_REPLY_SPORT,
 };
 
 /* options: which role may use each (r = requester, s = responder) */
@@ -2526,6 +2541,7 @@ static const struct {
 	{ { "rnr-timer", required_argument, NULL, O_RNR_TIMER }, "s" },
 	{ { "drop-every", required_argument, NULL, O_DROP_EVERY }, "s" },
 	{ { "cnp", no_argument, NULL, O_CNP }, "s" },
+	{ { "reply-sport", required_argument, NULL, O_REPLY_SPORT }, "s" },
 	{ { "count-only", no_argument, NULL, O_COUNT_ONLY }, "s" },
 	{ { "seed", required_argument, NULL, O_SEED }, "s" },
 	{ { "timeout", required_argument, NULL, O_TIMEOUT }, "rs" },
@@ -2664,7 +2680,10 @@ int main(int argc, char **argv)
 			rq.o.qpn = (uint32_t)parse_u64("--qpn", optarg, 0, QPN_MASK);
 			break;
 		case O_PSN:
-			rq.o.psn = (uint32_t)parse_u64("--psn", optarg, 0, PSN_MASK);
+			if (!strcmp(optarg, "random"))
+				rq.o.psn_random = true;
+			else
+				rq.o.psn = (uint32_t)parse_u64("--psn", optarg, 0, PSN_MASK);
 			break;
 		case O_SIZE:
 			rq.o.size = (uint32_t)parse_u64("--size", optarg, 0, MAX_MSG_SIZE);
@@ -2722,6 +2741,9 @@ int main(int argc, char **argv)
 			rs.o.rnr_timer = (unsigned int)parse_u64("--rnr-timer", optarg, 0, 31);
 			break;
 		case O_CNP: rs.o.cnp = true; break;
+		case O_REPLY_SPORT:
+			rs.o.reply_sport = (uint16_t)parse_u64("--reply-sport", optarg, 1, 65535 - 1024);
+			break;
 		case O_COUNT_ONLY: rs.o.count_only = true; break;
 		case O_SEED:
 			rs.o.seed = parse_u64("--seed", optarg, 0, UINT64_MAX);

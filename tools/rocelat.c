@@ -1177,7 +1177,7 @@ static int run_live(struct rocelat_bpf *obj)
  * estimate (pcapng records are larger).
  */
 struct progress {
-	bool on;
+	bool on, shown;
 	double file_bytes, bytes;
 	time_t last;
 };
@@ -1208,11 +1208,12 @@ static void progress_step(struct progress *p, unsigned long long packets,
 	pct = p->file_bytes > 0 ? 100 * p->bytes / p->file_bytes : 0;
 	fprintf(stderr, "\rrocelat: %llu packets, %.1f MB read (%.0f%%)",
 		packets, p->bytes / 1e6, pct > 99 ? 99 : pct);
+	p->shown = true;
 }
 
 static void progress_end(struct progress *p, unsigned long long packets)
 {
-	if (p->on && p->bytes > 0 && p->last)
+	if (p->shown)
 		fprintf(stderr, "\rrocelat: %llu packets, %.1f MB read (100%%)\n",
 			packets, p->bytes / 1e6);
 }

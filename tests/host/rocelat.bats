@@ -388,6 +388,49 @@ nothing_attached() {
 	ip -n "${P}a" link set dev "${P}va" xdpgeneric off
 }
 
+@test "RNIC-shaped live traffic: each side its own source port, random PSNs, 3 QPs: paired by QP, live equals -r" {
+	command -v tcpdump >/dev/null || skip "no tcpdump"
+	start_responder --reply-sport 40000 --delay-us 49153=2000
+	ax_bg ip netns exec "${P}a" tcpdump -s 512 -B 4096 --immediate-mode -U -Z root -i "${P}va" -w "$T/cap.pcap" udp port 4791 2> "$T/tcpdump.err"
+	local tcpd=$AX_LAST_PID
+	ax_wait_for "$T/tcpdump.err" "listening on" "$WAIT"
+	start_rocelat_logged -j -F
+	run_requester -f 3 -n 150 --psn random --flow-stats
+	stop_rocelat
+	ax_stop "$tcpd" INT
+	[ "$(gen_kv requester status "$T/req.out")" = ok ]
+	check_samples "$T/rl.out"
+	[ "$(rl_counter qps_paired "$T/rl.out")" -eq 3 ]
+	[ "$(rl_counter unmatched_answers "$T/rl.out")" -eq 0 ]
+	[ "$(rl_counter ambiguous_answers "$T/rl.out")" -eq 0 ]
+	# one flow per responder QP, with its requests' port and its requester QP
+	local i f
+	for i in 0 1 2; do
+		f=$(jq -c "select(.type==\"flow\" and .dqpn==$((0x11 + i)))" "$T/rl.out")
+		[ "$(jq -r .sport <<< "$f")" -eq $((49152 + i)) ]
+		[ "$(jq -r .req_qpn <<< "$f")" -eq $((0x111 + i)) ]
+		[ "$(jq -r .samples <<< "$f")" -eq "$(sed -n "s/^rocegen: role=requester-flow sport=$((49152 + i)) .* completed=\([0-9]*\).*/\1/p" "$T/req.out")" ]
+	done
+	# the slow QP is named although its ACKs come from another port
+	[ "$(jq -r 'select(.type=="outlier") | .dqpn' "$T/rl.out")" -eq $((0x12)) ]
+
+	run --separate-stderr "$RL" -r "$T/cap.pcap" -j -F
+	[ "$status" -eq 0 ]
+	echo "$output" > "$T/off.out"
+	local k
+	for k in requests tracked acks samples retransmits unmatched_answers qps_paired; do
+		echo "$k live=$(rl_counter $k "$T/rl.out") offline=$(rl_counter $k "$T/off.out")" >&2
+		[ "$(rl_counter $k "$T/off.out")" -eq "$(rl_counter $k "$T/rl.out")" ]
+	done
+	[ "$(jq -c 'select(.type=="flow") | [.dqpn, .req_qpn, .sport, .samples]' "$T/off.out" | sort)" = \
+	  "$(jq -c 'select(.type=="flow") | [.dqpn, .req_qpn, .sport, .samples]' "$T/rl.out" | sort)" ]
+	[ -z "${AGENTXDP_VM:-}" ] || return 0
+	# tshark: the answers really came from the responder's own ports
+	command -v tshark >/dev/null || skip "no tshark for the independent check"
+	[ "$(tshark -r "$T/cap.pcap" -d udp.port==4791,infiniband -Y 'infiniband.bth.opcode == 17' \
+		-T fields -e udp.srcport 2>/dev/null | sort -u | tr '\n' ' ')" = "40000 40001 40002 " ]
+}
+
 @test "offline -r of a tcpdump capture gives the live counts; tshark agrees" {
 	command -v tcpdump >/dev/null || skip "no tcpdump"
 	start_responder --nak-every 9 --rnr-every 13 --delay-us 49153=2000
