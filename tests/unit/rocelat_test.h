@@ -76,6 +76,8 @@ static inline struct rocelat_counters t_counters(struct rocelat_bpf *obj)
 				sum.c[i] += v[c].c[i];
 			for (int i = 0; i < HIST_SLOTS; i++)
 				sum.hist.slots[i] += v[c].hist.slots[i];
+			for (int i = 0; i < HIST_SLOTS; i++)
+				sum.turn_hist.slots[i] += v[c].turn_hist.slots[i];
 		}
 	}
 	free(v);
