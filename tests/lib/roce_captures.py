@@ -105,8 +105,8 @@ def aeth(syndrome, msn):
 
 def connectx(out):
     """4 QPs between two hosts, each side its own source port per QP,
-    random starting PSNs, SENDs with coalesced ACKs (one ACK for every
-    third request), 4 KiB READs at MTU 1024, fetch-and-adds."""
+    random starting PSNs, SENDs with coalesced ACKs (one ACK for three
+    back-to-back requests), 4 KiB READs at MTU 1024, fetch-and-adds."""
     rnd = random.Random(8)
     c = Capture()
     A, B = "10.1.0.1", "10.1.0.2"
@@ -127,27 +127,26 @@ def connectx(out):
     for rnd_i in range(120):
         for q in qps:
             f = c.flow(A, B, q["resp_qpn"], q["req_qpn"], q["req_sport"])
-            kind = rnd_i % 6
-            if kind in (0, 1, 2):
-                # a SEND; the responder ACKs only the third one, which
-                # acknowledges all three (coalescing)
-                if kind == 0:
-                    q["burst"] = []
-                c.pkt(t, A, B, q["req_sport"],
-                      BTH(opcode=OP["SEND_ONLY"], dqpn=q["resp_qpn"],
-                          ackreq=1, psn=q["psn"]), b"\0" * 64)
-                tot["requests"] += 1
-                q["burst"].append(t)
-                q["psn"] = (q["psn"] + 1) & 0xFFFFFF
-                if kind == 2:
-                    lat = int(q["base_us"] * US * rnd.lognormvariate(0, 0.25))
-                    ta = t + lat
-                    c.pkt(ta, B, A, q["resp_sport"],
-                          BTH(opcode=OP["ACK"], dqpn=q["req_qpn"],
-                              psn=(q["psn"] - 1) & 0xFFFFFF) / AETH(syndrome=0x1f, msn=rnd_i))
-                    tot["acks"] += 1
-                    f["latencies_ns"] += [ta - ts for ts in q["burst"]]
-            elif kind in (3, 4):
+            kind = rnd_i % 3
+            if kind == 0:
+                # three SENDs back to back; the responder ACKs only the
+                # last, which acknowledges all three (coalescing)
+                burst = []
+                for k in range(3):
+                    c.pkt(t + 2 * US * k, A, B, q["req_sport"],
+                          BTH(opcode=OP["SEND_ONLY"], dqpn=q["resp_qpn"],
+                              ackreq=1, psn=q["psn"]), b"\0" * 64)
+                    tot["requests"] += 1
+                    burst.append(t + 2 * US * k)
+                    q["psn"] = (q["psn"] + 1) & 0xFFFFFF
+                lat = int(q["base_us"] * US * rnd.lognormvariate(0, 0.25))
+                ta = burst[-1] + lat
+                c.pkt(ta, B, A, q["resp_sport"],
+                      BTH(opcode=OP["ACK"], dqpn=q["req_qpn"],
+                          psn=(q["psn"] - 1) & 0xFFFFFF) / AETH(syndrome=0x1f, msn=rnd_i))
+                tot["acks"] += 1
+                f["latencies_ns"] += [ta - ts for ts in burst]
+            elif kind == 1:
                 # a 4 KiB READ at MTU 1024: four responses; the first
                 # answers it, the READ took four PSNs
                 c.pkt(t, A, B, q["req_sport"],
