@@ -78,6 +78,15 @@ struct {
 	__type(value, struct rocelat_counters);
 } counters SEC(".maps");
 
+/* CM REQs waiting for their REP: qpn holds the REQ's communication ID,
+ * the value the requester's QPN */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct roce_qp_key);
+	__type(value, __u32);
+} cm_reqs SEC(".maps");
+
 static const struct pending_flow zero_flow;
 static const struct roce_pair_qps zero_qps;
 
@@ -635,6 +644,10 @@ static __always_inline void handle_answer(const struct pkt_info *pi,
 			cnt->c[RL_UNMATCHED]++;
 		return;
 	}
+	if (!(pf->flags & FLOW_PAIRED)) {	/* paired by the CM exchange */
+		pf->req_qpn = ak.qpn;
+		pf->flags |= FLOW_PAIRED;
+	}
 	if (kind != ROCE_AETH_ACK || pi->ecn == AX_ECN_CE) {
 		fs = flow_stats(pf);
 		if (pi->ecn == AX_ECN_CE)
@@ -697,6 +710,51 @@ static __always_inline void handle_cnp(const struct pkt_info *pi,
 		__sync_fetch_and_add(&flow_stats(pf)->cnps, 1);
 }
 
+/*
+ * RDMA CM, when the connection set-up is seen: the REQ names the
+ * requester's QPN, its REP (matched by communication ID) the responder's.
+ * An RC QP pair carries requests both ways, so both directions are paired.
+ */
+static __always_inline void handle_cm(const struct pkt_cursor *c,
+				      const struct pkt_info *pi,
+				      struct rocelat_counters *cnt)
+{
+	__u8 m[ROCE_MAD_HDR_LEN + ROCE_CM_REQ_PSN];
+	struct roce_qp_key k;
+	__u32 id, q, *req_qpn;
+	__u16 attr;
+
+	if (pkt_load(c, pi->payload_off, m, sizeof(m)) ||
+	    m[1] != ROCE_MAD_CLASS_CM)
+		return;
+	attr = (__u16)m[16] << 8 | m[17];
+	qp_key_fill(&k, pi, false);
+	if (attr == ROCE_CM_ATTR_REQ) {
+		cnt->c[RL_CM_REQS]++;
+		k.qpn = bpf_ntohl(*(__be32 *)&m[ROCE_MAD_HDR_LEN]);
+		q = be24(&m[ROCE_MAD_HDR_LEN + ROCE_CM_REQ_QPN]);
+		bpf_map_update_elem(&cm_reqs, &k, &q, BPF_ANY);
+		return;
+	}
+	if (attr != ROCE_CM_ATTR_REP)
+		return;
+	/* the REP goes responder -> requester */
+	qp_key_fill(&k, pi, true);
+	k.qpn = bpf_ntohl(*(__be32 *)&m[ROCE_MAD_HDR_LEN + ROCE_CM_REP_REMOTE_ID]);
+	req_qpn = bpf_map_lookup_elem(&cm_reqs, &k);
+	if (!req_qpn)
+		return;
+	id = *req_qpn;
+	q = be24(&m[ROCE_MAD_HDR_LEN + ROCE_CM_REP_QPN]);
+	bpf_map_delete_elem(&cm_reqs, &k);
+	k.qpn = id;			/* requester QP -> responder QP */
+	bpf_map_update_elem(&pairs, &k, &q, BPF_ANY);
+	qp_key_fill(&k, pi, false);	/* and the other way round */
+	k.qpn = q;
+	bpf_map_update_elem(&pairs, &k, &id, BPF_ANY);
+	cnt->c[RL_CM_PAIRED]++;
+}
+
 static __always_inline void rocelat_handle(void *data, void *data_end,
 					   __u32 ifindex, bool egress)
 {
@@ -731,6 +789,8 @@ static __always_inline void rocelat_handle(void *data, void *data_end,
 	tr = ROCE_TRANSPORT(pi.opcode);
 	if (tr != ROCE_TR_RC && tr != ROCE_TR_XRC) {
 		cnt->c[RL_OTHER_TRANSPORT]++;
+		if (pi.opcode == ROCE_UD_SEND_ONLY && pi.dqpn == ROCE_CM_QPN)
+			handle_cm(&c, &pi, cnt);
 		return;
 	}
 	op = ROCE_OP(pi.opcode);

@@ -54,6 +54,8 @@ enum rocelat_counter {
 	RL_RESP_MISSING,	/* READ/atomic passed by a later answer: its response was not seen */
 	RL_FATAL_ENDED,		/* requests ended without a sample by a fatal NAK */
 	RL_LEARNED,		/* requester QPs paired with their responder QP */
+	RL_CM_REQS,		/* RDMA CM connection requests (REQ) seen */
+	RL_CM_PAIRED,		/* QP pairs learned from a CM REQ and its REP */
 	RL_AMBIGUOUS,		/* answers that could belong to several QPs: not paired */
 	RL_DUPLICATES,		/* the same packet seen twice: one sighting */
 	RL_FLOW_RESETS,		/* a QP's PSNs restarted far behind: a new connection */

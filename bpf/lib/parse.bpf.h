@@ -106,6 +106,7 @@ static __always_inline int roce_parse_bth(const struct pkt_cursor *c, __u32 off,
 		pi->flags |= PKT_F_AETH;
 		off += ROCE_AETH_LEN;
 	}
+	pi->payload_off = off;
 	if (end < off + ROCE_ICRC_LEN)
 		return hdr <= end ? PKT_ROCE : PKT_MALFORMED;
 	pi->payload_len = end - off - ROCE_ICRC_LEN;

@@ -43,7 +43,7 @@ struct pkt_info {
 	__u16 l3_len;		/* IP total length as the header says */
 	__u16 payload_len;	/* UDP payload after BTH and extended headers */
 	__u16 ip_id;		/* IPv4 identification, 0 for IPv6 */
-	__u16 pad;
+	__u16 payload_off;	/* where the payload after the extended headers starts */
 };
 
 #endif

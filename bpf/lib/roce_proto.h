@@ -140,6 +140,26 @@ static inline int roce_op_ends_message(unsigned char op)
 	       o == ROCE_ATOMIC_WRITE;
 }
 
+/*
+ * RDMA CM over RoCE v2: MADs in UD SEND_ONLY packets to QP 1 (after BTH and
+ * DETH): a 24-byte MAD header (management class at byte 1, attribute ID at
+ * bytes 16-17), then the CM message. Offsets in the message (IBTA vol. 1
+ * ch. 12; checked against Wireshark's InfiniBand dissector): REQ local
+ * communication ID at 0, local QPN at 32 (24 bits), starting PSN at 44;
+ * REP local comm ID at 0, remote comm ID at 4, local QPN at 12, starting
+ * PSN at 20.
+ */
+#define ROCE_CM_QPN		1
+#define ROCE_MAD_HDR_LEN	24
+#define ROCE_MAD_CLASS_CM	0x07
+#define ROCE_CM_ATTR_REQ	0x0010
+#define ROCE_CM_ATTR_REP	0x0013
+#define ROCE_CM_REQ_QPN		32
+#define ROCE_CM_REQ_PSN		44
+#define ROCE_CM_REP_REMOTE_ID	4
+#define ROCE_CM_REP_QPN		12
+#define ROCE_CM_REP_PSN		20
+
 /* PSN arithmetic is modulo 2^24: a - b as a signed 24-bit distance */
 static inline int roce_psn_diff(unsigned int a, unsigned int b)
 {

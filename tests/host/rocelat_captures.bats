@@ -28,7 +28,7 @@ setup_file() {
 	export CAP=$BATS_FILE_TMPDIR/cap
 	mkdir -p "$CAP"
 	"$PY" "$AX_ROOT/tests/lib/roce_captures.py" "$CAP" 2>/dev/null
-	for s in connectx faults faults6; do
+	for s in connectx faults faults6 cm; do
 		"$RL" -r "$CAP/$s.pcap" -F -j -N > "$CAP/$s.out"
 	done
 }
@@ -126,4 +126,19 @@ check_tshark() {
 	run -0 "$RL" -r "$CAP/faults.pcap" -F
 	[[ "$output" != *" via "* ]]
 	[[ "$output" != *" lo "* ]]
+}
+
+@test "RDMA CM seen: the REQ/REP pair the QPs whose PSN windows overlap; without it, ambiguous, never wrong" {
+	check_totals cm
+	check_flows cm
+	# tshark reads the same QPNs from the CM messages
+	[ "$(tshark -r "$CAP/cm.pcap" -Y 'infiniband.bth.opcode == 100' -T fields \
+		-e infiniband.cm.req.localqpn -e infiniband.cm.rep.localqpn 2>/dev/null | tr -s '\t\n' '  ')" = \
+	  "0x0001a2 0x0003b4 0x0001a9 0x0003c1 " ]
+	# the same traffic without the CM exchange: nothing is credited to
+	# the wrong QP, the answers are counted as ambiguous
+	tshark -r "$CAP/cm.pcap" -Y 'infiniband.bth.opcode != 100' -w "$BATS_TEST_TMPDIR/nocm.pcap" 2>/dev/null
+	run -0 "$RL" -r "$BATS_TEST_TMPDIR/nocm.pcap" -j
+	[ "$(jq -r 'select(.type=="counters") | .samples' <<< "$output")" -eq 0 ]
+	[ "$(jq -r 'select(.type=="counters") | .ambiguous_answers' <<< "$output")" -eq 100 ]
 }

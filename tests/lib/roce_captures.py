@@ -298,7 +298,67 @@ def faults(out, v6=False):
     c.write(out + ("/faults6" if v6 else "/faults"), tot)
 
 
+def mad(attr, body):
+    """a CM MAD: base version 1, class 7 (CM), class version 2, Send"""
+    hdr = struct.pack("!BBBBHHQHHI", 1, 0x07, 2, 0x03, 0, 0,
+                      0x5eed0000 + attr, attr, 0, 0)
+    return (hdr + body).ljust(256, b"\0")
+
+
+def cm_req(comm_id, qpn, psn):
+    body = struct.pack("!II", comm_id, 0) + struct.pack("!QQ", 0x0106000000000000 | 4791, 0x0202)
+    body += struct.pack("!II", 0, 0)                       # reserved, Q_Key
+    body += struct.pack("!I", qpn << 8 | 0x10)              # local QPN, resp. resources
+    body += struct.pack("!II", 0x10, 0x07)                  # EECNs, depth, flags
+    body += struct.pack("!I", psn << 8 | 0x77)              # starting PSN, timeouts
+    return mad(0x0010, body)
+
+
+def cm_rep(comm_id, remote_id, qpn, psn):
+    body = struct.pack("!III", comm_id, remote_id, 0)
+    body += struct.pack("!II", qpn << 8, 0) + struct.pack("!I", psn << 8)
+    return mad(0x0013, body)
+
+
+def cm(out):
+    """RDMA CM sets up two QPs between two hosts whose requests start at
+    the same PSN (as generators and some drivers do) and whose answers
+    come from ports of their own: only the CM exchange (REQ on QP 1 with
+    the requester's QPN, REP with the responder's) tells the QPs' answers
+    apart."""
+    rnd = random.Random(5)
+    c = Capture()
+    A, B = "10.4.0.1", "10.4.0.2"
+    deth = struct.pack("!II", 0x80010000, 1)
+    qps = [(0x1a2, 0x3b4, 50100, 60100, 0xaaa0001, 0xbbb0001),
+           (0x1a9, 0x3c1, 50101, 60101, 0xaaa0002, 0xbbb0002)]
+    t = 1 * MS
+    for rq, rs, rport, sport, cid_a, cid_b in qps:
+        c.pkt(t, A, B, 49999, BTH(opcode=0x64, dqpn=1, psn=0), deth + cm_req(cid_a, rq, 1000))
+        c.pkt(t + 300 * US, B, A, 49998, BTH(opcode=0x64, dqpn=1, psn=0), deth + cm_rep(cid_b, cid_a, rs, 7000))
+        t += 1 * MS
+    tot = {"cm_requests": 2, "cm_paired": 2, "ambiguous_answers": 0,
+           "unmatched_answers": 0, "qps_paired": 0}
+    psn = 1000
+    for i in range(50):
+        # both QPs' requests are out before either answer: their windows
+        # hold the same PSN
+        for k, (rq, rs, rport, sport, _, _) in enumerate(qps):
+            f = c.flow(A, B, rs, rq, rport)
+            ts = t + 2 * US * k
+            lat = int((15 + 60 * k) * US * rnd.lognormvariate(0, 0.2))
+            c.pkt(ts, A, B, rport, BTH(opcode=OP["SEND_ONLY"], dqpn=rs, ackreq=1,
+                                       psn=psn), b"\0" * 32)
+            c.pkt(ts + lat, B, A, sport, BTH(opcode=OP["ACK"], dqpn=rq, psn=psn)
+                  / AETH(syndrome=0x1f, msn=i))
+            f["latencies_ns"].append(lat)
+        t += 400 * US
+        psn += 1
+    c.write(out + "/cm", tot)
+
+
 if __name__ == "__main__":
     connectx(sys.argv[1])
     faults(sys.argv[1])
     faults(sys.argv[1], v6=True)
+    cm(sys.argv[1])
