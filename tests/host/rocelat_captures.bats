@@ -142,3 +142,18 @@ check_tshark() {
 	[ "$(jq -r 'select(.type=="counters") | .samples' <<< "$output")" -eq 0 ]
 	[ "$(jq -r 'select(.type=="counters") | .ambiguous_answers' <<< "$output")" -eq 100 ]
 }
+
+@test "20000 QPs into --max-flows 1000: bounded, and every flow pushed out is counted" {
+	run -0 "$RL" -r "$CAP/many_qps.pcap" -j --max-flows 1000
+	local c
+	c=$(jq -c 'select(.type=="counters")' <<< "$output")
+	echo "$c" >&2
+	[ "$(jq -r .requests <<< "$c")" -eq 20000 ]
+	[ "$(jq -r .tracked <<< "$c")" -eq 20000 ]
+	[ "$(jq -r .flows_started <<< "$c")" -eq 20000 ]
+	[ "$(jq -r .flows <<< "$c")" -le 1000 ]
+	[ "$(jq -r '.flows + .flows_evicted' <<< "$c")" -eq 20000 ]
+	[ "$(jq -r .pending <<< "$c")" -eq "$(jq -r .flows <<< "$c")" ]
+	run -1 "$RL" -r "$CAP/many_qps.pcap" --max-flows 5
+	[[ "$output" == *"invalid --max-flows: 5"* ]]
+}

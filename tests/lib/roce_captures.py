@@ -357,8 +357,33 @@ def cm(out):
     c.write(out + "/cm", tot)
 
 
+def many_qps(out, n=20000):
+    """n QPs between two hosts, one request each, never answered: more
+    flows than rocelat keeps. One scapy-built frame, its QPN and PSN
+    patched per copy (the ICRC is left stale: nobody here checks it),
+    written as pcap by hand: scapy takes minutes for 20000 frames."""
+    tmpl = bytearray(bytes(
+        Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02") /
+        IP(src="10.5.0.1", dst="10.5.0.2", flags="DF") /
+        UDP(sport=49152, dport=4791) /
+        BTH(opcode=OP["SEND_ONLY"], dqpn=0, ackreq=1, psn=0) / Raw(b"\0" * 16)))
+    bth = 14 + 20 + 8
+    with open(out + "/many_qps.pcap", "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xa1b23c4d, 2, 4, 0, 0, 65535, 1))
+        for i in range(n):
+            tmpl[bth + 5:bth + 8] = (0x1000 + i).to_bytes(3, "big")
+            tmpl[bth + 9:bth + 12] = ((i * 7919) & 0xFFFFFF).to_bytes(3, "big")
+            t = 1 * MS + i * 10 * US
+            f.write(struct.pack("<IIII", t // 10 ** 9, t % 10 ** 9, len(tmpl), len(tmpl)))
+            f.write(tmpl)
+    with open(out + "/many_qps.json", "w") as f:
+        json.dump({"flows": [], "totals": {"requests": n, "tracked": n,
+                                          "flows_started": n}}, f)
+
+
 if __name__ == "__main__":
     connectx(sys.argv[1])
     faults(sys.argv[1])
     faults(sys.argv[1], v6=True)
     cm(sys.argv[1])
+    many_qps(sys.argv[1])
