@@ -332,8 +332,13 @@ __noinline int rocelat_complete(struct pending_flow *pf, struct answer_ctx *ac,
 	return w.completed;
 }
 
-/* a retransmitted request: its pending slot's answer becomes ambiguous */
-__noinline int rocelat_mark_retx(struct pending_flow *pf, __u32 psn)
+/*
+ * A request PSN seen again. Its pending slot holds the first sighting:
+ * the same IPv4 ID within DUP_WINDOW_NS is that packet seen a second time
+ * (returns 1); else a retransmission, whose answer becomes ambiguous.
+ */
+__noinline int rocelat_mark_retx(struct pending_flow *pf, __u32 psn,
+				 __u32 ip_id, __u64 now)
 {
 	__u32 tail, head;
 	int i;
@@ -347,8 +352,11 @@ __noinline int rocelat_mark_retx(struct pending_flow *pf, __u32 psn)
 
 		if (tail + i == head)
 			break;
-		if ((s->flags & SLOT_VALID) && s->psn == psn)
-			s->flags |= SLOT_RETX;
+		if (!(s->flags & SLOT_VALID) || s->psn != psn)
+			continue;
+		if (s->ip_id == ip_id && now - s->ts_ns < DUP_WINDOW_NS)
+			return 1;
+		s->flags |= SLOT_RETX;
 	}
 	return 0;
 }
@@ -430,9 +438,12 @@ static __always_inline void handle_request(const struct pkt_info *pi,
 			pf->tail = pf->head;
 			pf->una_psn = pi->psn;
 		} else if (d <= 0) {
+			if (rocelat_mark_retx(pf, pi->psn, pi->ip_id, now)) {
+				cnt->c[RL_DUPLICATES]++;
+				return;
+			}
 			/* a request PSN seen again: retransmission (Karn) */
 			cnt->c[RL_RETRANSMITS]++;
-			rocelat_mark_retx(pf, pi->psn);
 			flow_stats(pf)->retransmits++;
 			return;
 		}
@@ -466,6 +477,7 @@ static __always_inline void handle_request(const struct pkt_info *pi,
 	s->ts_ns = now;
 	s->psn = pi->psn;
 	s->dma_len = pi->dma_len;
+	s->ip_id = pi->ip_id;
 	s->flags = SLOT_VALID | (read ? SLOT_READ : 0) | (atomic ? SLOT_ATOMIC : 0) |
 		   (ingress ? SLOT_INGRESS : 0);
 	/* publish the slot only once it is written: the answer side (another
@@ -683,8 +695,21 @@ static __always_inline void handle_answer(const struct pkt_info *pi,
 		if (roce_psn_diff(una, pf->una_psn) > 0)
 			pf->una_psn = una & ROCE_PSN_MASK;
 	}
-	if (!done && first && kind == ROCE_AETH_ACK)
-		cnt->c[RL_UNMATCHED]++;
+	if (done) {
+		if (!ac.now)
+			ac.now = now_ns();
+		pf->ans_ts = ac.now;
+		pf->ans_psn = pi->psn;
+		pf->ans_ip_id = pi->ip_id;
+	} else if (first && kind == ROCE_AETH_ACK) {
+		/* the answer that just completed requests, seen again (a mirror
+		 * of both directions, a bridge's two ports) is no stray one */
+		if (pi->psn == pf->ans_psn && pi->ip_id == pf->ans_ip_id &&
+		    now_ns() - pf->ans_ts < DUP_WINDOW_NS)
+			cnt->c[RL_DUPLICATES]++;
+		else
+			cnt->c[RL_UNMATCHED]++;
+	}
 }
 
 /*

@@ -109,7 +109,7 @@ struct pending_slot {
 	__u64 ts_ns;
 	__u32 psn;
 	__u16 flags;		/* SLOT_* */
-	__u16 pad;
+	__u16 ip_id;		/* IPv4 ID: the same packet seen again is no resend */
 	__u32 dma_len;		/* READ: bytes asked for (its response's span) */
 	__u32 pad2;
 };
@@ -161,6 +161,10 @@ struct pending_flow {
 	__u16 sport;		/* UDP source port of the latest request (ECMP path) */
 	__u16 last_ip_id;	/* IPv4 ID of the latest request */
 	__u64 last_ts;		/* when the latest request was seen */
+	__u64 ans_ts;		/* the latest answer that completed something: */
+	__u32 ans_psn;		/* when, its PSN and IPv4 ID (to tell a second */
+	__u16 ans_ip_id;	/* sighting of it from a stray answer) */
+	__u16 pad;
 	struct pending_slot ring[PENDING_RING];
 	struct roce_flow_stats st;
 };

@@ -86,6 +86,40 @@ static void test_duplicate_sighting(void)
 	tap_eq(C(RL_RETRANSMITS), 1, "the same PSN 4 ms later is a retransmission");
 }
 
+/* a mirror of both directions of a link: every packet twice, bursts
+ * reordered between the two copies */
+static void test_mirror_both_ways(void)
+{
+	struct pkt_spec r = {
+		.opcode = ROCE_SEND_ONLY, .ackreq = true, .dqpn = 0x11,
+	};
+	struct pkt_spec a = {
+		.saddr = "10.0.0.2", .daddr = "10.0.0.1", .opcode = ROCE_ACKNOWLEDGE,
+		.syndrome = 0x1f, .dqpn = 0x111, .sport = 61000,
+	};
+
+	t_reset(obj);
+	for (int i = 0; i < 10; i++) {
+		__u64 t = (__u64)(i + 1) * MS;
+
+		r.psn = 20 + 2 * i;
+		t_xdp(obj, &r, t);
+		r.psn++;
+		t_xdp(obj, &r, t + 1 * US);
+		r.psn--;			/* the copies of both, 4 us later */
+		t_xdp(obj, &r, t + 4 * US);
+		r.psn++;
+		t_xdp(obj, &r, t + 5 * US);
+		a.psn = r.psn;			/* one coalesced ACK, twice */
+		t_xdp(obj, &a, t + 60 * US);
+		t_xdp(obj, &a, t + 63 * US);
+	}
+	tap_eq(C(RL_DUPLICATES), 30, "each request and ACK seen twice: 30 second sightings");
+	tap_eq(C(RL_RETRANSMITS), 0, "... no retransmission");
+	tap_eq(C(RL_UNMATCHED), 0, "... no stray answer");
+	tap_eq(C(RL_SAMPLES), 20, "... and every request timed once");
+}
+
 static void test_resumed_read(void)
 {
 	t_reset(obj);
@@ -242,6 +276,7 @@ int main(void)
 	t_flow_key(&flow_k, 4, "10.0.0.1", "10.0.0.2", 0x11);
 	test_new_connection();
 	test_duplicate_sighting();
+	test_mirror_both_ways();
 	test_resumed_read();
 	test_atomic_and_read_answers();
 	test_fatal_nak();
