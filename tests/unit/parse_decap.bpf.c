@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Test-only XDP programs around the shared parser (tests/unit/parse_decap.c):
+ * each runs pkt_parse_eth() on the frame BPF_PROG_TEST_RUN hands it and
+ * leaves the verdict and the pkt_info in globals for the test to read.
+ * parse_decap follows tunnels as a mirror-port caller would (decap from a
+ * const volatile, like a tool's targ_decap); parse_plain is a caller that
+ * never asked for it. Both go through the quick pre-filter first, as
+ * rocelat does: a frame it rejects leaves verdict PARSE_T_FILTERED.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include "lib/parse.bpf.h"
+
+#define PARSE_T_FILTERED	100
+
+const volatile bool targ_decap = true;
+const volatile __u16 targ_roce_port = ROCE_V2_PORT;
+
+int verdict;
+struct pkt_info info;
+
+static __always_inline void parse_t_run(struct xdp_md *ctx, bool decap)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct pkt_cursor c = {
+		.kind = SRC_PACKET, .data = data, .data_end = data_end,
+		.decap = decap,
+	};
+	struct pkt_info pi = {};
+
+	if (pkt_fast_not_roce_decap(data, data_end, targ_roce_port, decap)) {
+		verdict = PARSE_T_FILTERED;
+		info = pi;
+		return;
+	}
+	verdict = pkt_parse_eth(&c, targ_roce_port, &pi);
+	info = pi;
+}
+
+SEC("xdp")
+int parse_decap(struct xdp_md *ctx)
+{
+	parse_t_run(ctx, targ_decap);
+	return XDP_PASS;
+}
+
+SEC("xdp")
+int parse_plain(struct xdp_md *ctx)
+{
+	parse_t_run(ctx, false);
+	return XDP_PASS;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
