@@ -442,8 +442,8 @@ static __always_inline int pkt_parse_frame(const struct pkt_cursor *c, __u32 off
  * is inlined once and no further. What the outer headers
  * wrote above the tun_* fields goes; truncation and timestamp flags stay.
  */
-static __always_inline int pkt_decap_inner(const struct pkt_cursor *c,
-					   __u16 roce_port, struct pkt_info *pi)
+static __noinline int pkt_decap_inner(const struct pkt_cursor *c,
+				      __u16 roce_port, struct pkt_info *pi)
 {
 	struct pkt_cursor in = *c;
 	__u8 keep = pi->flags & (PKT_F_TRUNC | PKT_F_TUN_TS | PKT_F_TUN_PLAT);

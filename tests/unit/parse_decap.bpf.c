@@ -29,15 +29,14 @@ static __always_inline void parse_t_run(struct xdp_md *ctx, bool decap)
 		.kind = SRC_PACKET, .data = data, .data_end = data_end,
 		.decap = decap,
 	};
-	struct pkt_info pi = {};
-
+	/* straight into the global: a pkt_info in memory, as tools that
+	 * keep it in a map value or ring buffer record have it */
+	__builtin_memset(&info, 0, sizeof(info));
 	if (pkt_fast_not_roce_decap(data, data_end, targ_roce_port, decap)) {
 		verdict = PARSE_T_FILTERED;
-		info = pi;
 		return;
 	}
-	verdict = pkt_parse_eth(&c, targ_roce_port, &pi);
-	info = pi;
+	verdict = pkt_parse_eth(&c, targ_roce_port, &info);
 }
 
 SEC("xdp")
