@@ -39,6 +39,38 @@ static __always_inline void parse_t_run(struct xdp_md *ctx, bool decap)
 	verdict = pkt_parse_eth(&c, targ_roce_port, &info);
 }
 
+/* the same with a pkt_info on the stack, as rocelat keeps it: only for
+ * the cost comparison, clang treats the two differently */
+static __always_inline void parse_t_run_local(struct xdp_md *ctx, bool decap)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct pkt_cursor c = {
+		.kind = SRC_PACKET, .data = data, .data_end = data_end,
+		.decap = decap,
+	};
+	struct pkt_info pi = {};
+
+	if (pkt_fast_not_roce_decap(data, data_end, targ_roce_port, decap))
+		return;
+	verdict = pkt_parse_eth(&c, targ_roce_port, &pi);
+	info = pi;			/* a tool would use every field */
+}
+
+SEC("xdp")
+int parse_decap_local(struct xdp_md *ctx)
+{
+	parse_t_run_local(ctx, targ_decap);
+	return XDP_PASS;
+}
+
+SEC("xdp")
+int parse_plain_local(struct xdp_md *ctx)
+{
+	parse_t_run_local(ctx, false);
+	return XDP_PASS;
+}
+
 SEC("xdp")
 int parse_decap(struct xdp_md *ctx)
 {
