@@ -5,7 +5,7 @@
  * leaves the verdict and the pkt_info in globals for the test to read.
  * parse_decap follows tunnels as a mirror-port caller would (decap from a
  * const volatile, like a tool's targ_decap); parse_plain is a caller that
- * never asked for it. Both go through the quick pre-filter first, as
+ * never asked for it; the *_local pair differ only in where pkt_info is. Both go through the quick pre-filter first, as
  * rocelat does: a frame it rejects leaves verdict PARSE_T_FILTERED.
  */
 #include "vmlinux.h"
@@ -21,7 +21,13 @@ const volatile __u16 targ_roce_port = ROCE_V2_PORT;
 int verdict;
 struct pkt_info info;
 
-static __always_inline void parse_t_run(struct xdp_md *ctx, bool decap)
+/*
+ * local: the pkt_info on the stack and copied out after, as rocelat keeps
+ * it; else straight into the global, as tools that parse into a map value
+ * or ring buffer record have it. Both for the cost comparison: clang
+ * treats the two differently.
+ */
+static __always_inline void parse_t_run(struct xdp_md *ctx, bool decap, bool local)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
@@ -29,59 +35,43 @@ static __always_inline void parse_t_run(struct xdp_md *ctx, bool decap)
 		.kind = SRC_PACKET, .data = data, .data_end = data_end,
 		.decap = decap,
 	};
-	/* straight into the global: a pkt_info in memory, as tools that
-	 * keep it in a map value or ring buffer record have it */
-	__builtin_memset(&info, 0, sizeof(info));
-	if (pkt_fast_not_roce_decap(data, data_end, targ_roce_port, decap)) {
-		verdict = PARSE_T_FILTERED;
-		return;
-	}
-	verdict = pkt_parse_eth(&c, targ_roce_port, &info);
-}
+	struct pkt_info stack_pi = {}, *pi = local ? &stack_pi : &info;
 
-/* the same with a pkt_info on the stack, as rocelat keeps it: only for
- * the cost comparison, clang treats the two differently */
-static __always_inline void parse_t_run_local(struct xdp_md *ctx, bool decap)
-{
-	void *data = (void *)(long)ctx->data;
-	void *data_end = (void *)(long)ctx->data_end;
-	struct pkt_cursor c = {
-		.kind = SRC_PACKET, .data = data, .data_end = data_end,
-		.decap = decap,
-	};
-	struct pkt_info pi = {};
-
+	if (!local)
+		__builtin_memset(&info, 0, sizeof(info));
 	if (pkt_fast_not_roce_decap(data, data_end, targ_roce_port, decap))
-		return;
-	verdict = pkt_parse_eth(&c, targ_roce_port, &pi);
-	info = pi;			/* a tool would use every field */
-}
-
-SEC("xdp")
-int parse_decap_local(struct xdp_md *ctx)
-{
-	parse_t_run_local(ctx, targ_decap);
-	return XDP_PASS;
-}
-
-SEC("xdp")
-int parse_plain_local(struct xdp_md *ctx)
-{
-	parse_t_run_local(ctx, false);
-	return XDP_PASS;
+		verdict = PARSE_T_FILTERED;
+	else
+		verdict = pkt_parse_eth(&c, targ_roce_port, pi);
+	if (local)
+		info = stack_pi;	/* a tool would use every field */
 }
 
 SEC("xdp")
 int parse_decap(struct xdp_md *ctx)
 {
-	parse_t_run(ctx, targ_decap);
+	parse_t_run(ctx, targ_decap, false);
 	return XDP_PASS;
 }
 
 SEC("xdp")
 int parse_plain(struct xdp_md *ctx)
 {
-	parse_t_run(ctx, false);
+	parse_t_run(ctx, false, false);
+	return XDP_PASS;
+}
+
+SEC("xdp")
+int parse_decap_local(struct xdp_md *ctx)
+{
+	parse_t_run(ctx, targ_decap, true);
+	return XDP_PASS;
+}
+
+SEC("xdp")
+int parse_plain_local(struct xdp_md *ctx)
+{
+	parse_t_run(ctx, false, true);
 	return XDP_PASS;
 }
 
