@@ -5,13 +5,17 @@
  * leaves the verdict and the pkt_info in globals for the test to read.
  * parse_decap follows tunnels as a mirror-port caller would (decap from a
  * const volatile, like a tool's targ_decap); parse_plain is a caller that
- * never asked for it; the *_local pair differ only in where pkt_info is. Both go through the quick pre-filter first, as
- * rocelat does: a frame it rejects leaves verdict PARSE_T_FILTERED.
+ * never asked for it; the *_local pair differ only in where pkt_info is.
+ * All go through the quick pre-filter first, as rocelat does: a frame it
+ * rejects leaves verdict PARSE_T_FILTERED. parse_skb_decap is never
+ * attached: loading it has the verifier pass the sk_buff (probe read)
+ * flavour of decap, which the tracing tools would use.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
-#include "lib/parse.bpf.h"
+#include <bpf/bpf_tracing.h>
+#include "lib/skb.bpf.h"
 
 #define PARSE_T_FILTERED	100
 
@@ -20,6 +24,8 @@ const volatile __u16 targ_roce_port = ROCE_V2_PORT;
 
 int verdict;
 struct pkt_info info;
+int skb_verdict;
+struct pkt_info skb_info;
 
 /*
  * local: the pkt_info on the stack and copied out after, as rocelat keeps
@@ -73,6 +79,17 @@ int parse_plain_local(struct xdp_md *ctx)
 {
 	parse_t_run(ctx, false, true);
 	return XDP_PASS;
+}
+
+SEC("tp_btf/kfree_skb")
+int BPF_PROG(parse_skb_decap, struct sk_buff *skb)
+{
+	struct pkt_info pi = {};
+
+	skb_verdict = skb_parse_decap(skb, true, false, targ_decap,
+				      targ_roce_port, &pi);
+	skb_info = pi;
+	return 0;
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
