@@ -265,18 +265,18 @@ static __always_inline int pkt_parse_udp_tun(const struct pkt_cursor *c,
 {
 	struct { __u8 b0, b1; __be16 proto; __u8 vni[3], resv; } h;
 
+	pkt_tun_start(pi, dport == AX_VXLAN_PORT ? PKT_TUN_VXLAN : PKT_TUN_GENEVE);
 	if (pkt_load(c, off, &h, sizeof(h)))
 		return PKT_MALFORMED;
 	pi->tun_id = be24(h.vni);
 	if (dport == AX_VXLAN_PORT) {
-		pkt_tun_start(pi, PKT_TUN_VXLAN);
+		/* Linux drops VXLAN without the I flag too */
 		if (!(h.b0 & AX_VXLAN_F_VNI))
 			return PKT_TUN_UNKNOWN;
 		pi->tun_off = off + AX_VXLAN_LEN;
 		return PKT_DECAP_INNER;
 	}
 	/* Geneve: Ver(2) Opt Len(6, in 4-byte words) O C Rsvd(6) Protocol */
-	pkt_tun_start(pi, PKT_TUN_GENEVE);
 	if ((h.b0 >> 6) || bpf_ntohs(h.proto) != AX_ETH_P_TEB)
 		return PKT_TUN_UNKNOWN;
 	pi->tun_off = off + AX_GENEVE_LEN + (__u32)(h.b0 & 0x3F) * 4;

@@ -168,36 +168,50 @@ static const struct decap_case *find_case(const char *name)
 }
 
 /*
- * An ERSPAN III frame cut at every length, the outer headers too: the
- * parser never calls a frame RoCE before its BTH and RETH are complete,
- * always does after, and flags every cut frame as truncated once the
- * outer IP header is there to say how long it should be.
+ * Tunnel frames cut at every length, the outer headers too: the parser
+ * never calls a frame RoCE before its BTH and extended header are
+ * complete, always does after, calls every shorter cut malformed, and
+ * flags every cut as truncated once the outer IP header is there to say
+ * how long the frame should be.
  */
 static void test_cut_everywhere(struct parse_decap_bpf *on)
 {
-	const struct decap_case *c = find_case("ERSPAN III IPv4 outer, 100 ns timestamp");
-	/* inner Ethernet, IPv4, UDP, BTH, RETH */
-	unsigned need = c->want.tun_off + 14 + 20 + 8 + 12 + 16;
-	unsigned early = 0, late = 0, unflagged = 0, malformed = 0;
-	struct pkt_info pi;
-	int v;
+	static const struct { const char *name; unsigned inner, outer_ip; } cuts[] = {
+		/* inner Ethernet + IPv4 + UDP + BTH + RETH */
+		{ "ERSPAN III IPv4 outer, 100 ns timestamp", 14 + 20 + 8 + 12 + 16, 20 },
+		{ "GRE/TEB IPv4 outer, key", 14 + 20 + 8 + 12 + 16, 20 },
+		/* + IPv4, no extended header */
+		{ "VXLAN IPv4 outer", 14 + 20 + 8 + 12, 20 },
+		/* + IPv6 */
+		{ "Geneve IPv4 outer, 20 bytes of options", 14 + 40 + 8 + 12, 20 },
+		/* + IPv6 + AETH, IPv6 outer */
+		{ "ERSPAN III IPv6 outer, platform subheader", 14 + 40 + 8 + 12 + 4, 40 },
+	};
 
-	for (unsigned len = 14; len < c->len; len++) {
-		v = t_run(on, on->progs.parse_decap, c->pkt, len, &pi);
-		if (v == PKT_ROCE && len < need)
-			early++;
-		if (v != PKT_ROCE && len >= need)
-			late++;
-		if (v == PKT_MALFORMED)
-			malformed++;
-		if (len >= 14 + 20 && !(pi.flags & PKT_F_TRUNC))
-			unflagged++;
+	for (unsigned k = 0; k < sizeof(cuts) / sizeof(cuts[0]); k++) {
+		const struct decap_case *c = find_case(cuts[k].name);
+		unsigned need = c->want.tun_off + cuts[k].inner;
+		unsigned early = 0, late = 0, unflagged = 0, malformed = 0;
+		struct pkt_info pi;
+		int v;
+
+		for (unsigned len = 14; len < c->len; len++) {
+			v = t_run(on, on->progs.parse_decap, c->pkt, len, &pi);
+			if (v == PKT_ROCE && len < need)
+				early++;
+			if (v != PKT_ROCE && len >= need)
+				late++;
+			if (v == PKT_MALFORMED)
+				malformed++;
+			if (len >= 14 + cuts[k].outer_ip && !(pi.flags & PKT_F_TRUNC))
+				unflagged++;
+		}
+		tap_eq(early, 0, "%s, cut: never RoCE before byte %u", c->name, need);
+		tap_eq(late, 0, "%s, cut: always RoCE from byte %u on", c->name, need);
+		tap_eq(malformed, need - 14, "%s, cut: the %u shorter cuts are malformed",
+		       c->name, need - 14);
+		tap_eq(unflagged, 0, "%s, cut: every cut flagged PKT_F_TRUNC", c->name);
 	}
-	tap_eq(early, 0, "cut ERSPAN III: never RoCE before byte %u (BTH+RETH end)", need);
-	tap_eq(late, 0, "cut ERSPAN III: always RoCE from byte %u on", need);
-	tap_eq(malformed, need - 14, "cut ERSPAN III: the %u shorter cuts are malformed",
-	       need - 14);
-	tap_eq(unflagged, 0, "cut ERSPAN III: every cut frame flagged PKT_F_TRUNC");
 }
 
 /* ns per run of prog over one frame, BPF_PROG_TEST_RUN's own average */
