@@ -9,9 +9,10 @@ Usage: gen_decap.py OUT.h [OUT.pcap]   (with a pcap also OUT.expect)
 
 OUT.h holds one struct decap_case per frame: the bytes, the verdict
 pkt_parse_eth() must return with decap on and with decap off, and the
-struct pkt_info it must fill, every field of it. The expected fields are
-read back from scapy's dissection of the frame it built (lengths, offsets,
-addresses), not computed the way the parser computes them. OUT.pcap has
+struct pkt_info it must fill, every field of it. Header fields expected
+are the values scapy was given; lengths, offsets and addresses are read
+back from scapy's dissection of the bytes it built, not computed the way
+the parser computes them. OUT.pcap has
 the same frames for a second opinion, and OUT.expect what it must show:
 
     tshark -r build/tests/decap.pcap -V
@@ -21,6 +22,7 @@ with the platform-specific subheader, VXLAN, Geneve, InfiniBand BTH/AETH);
 tests/host/decap_pcap.bats holds that dissection (tshark 4.0, Debian 12)
 against OUT.expect: the tunnel, its session ID or VNI, the inner BTH's
 destination QP and PSN.
+
 Deterministic: every field that scapy would fill from a clock or a
 random source is given.
 """
