@@ -33,7 +33,8 @@ import sys
 # frames (their ICRC stays as scapy leaves it); the parser never reads it
 logging.getLogger("scapy").setLevel(logging.ERROR)
 
-from scapy.all import Ether, Dot1Q, Dot1AD, IP, IPv6, UDP, TCP, ARP, GRE, Raw
+from scapy.all import Ether, Dot1Q, Dot1AD, IP, IPv6, IPv6ExtHdrDestOpt, UDP, TCP, ARP, \
+    GRE, Raw
 from scapy.layers.vxlan import VXLAN
 from scapy.contrib.roce import BTH, AETH
 from scapy.contrib.erspan import ERSPAN_II, ERSPAN_III, ERSPAN_PlatformSpecific
@@ -256,6 +257,23 @@ def build():
          erspan2(6, 0x3FF, vlans=(7,)) / r, "PKT_ROCE", "PKT_IP",
          inner=r, tun=dict(tun_kind="PKT_TUN_ERSPAN2", tun_family=6, tun_id=0x3FF,
                            tun_saddr=addr_bytes(SW6, 6)))
+    # GRE with checksum, key and sequence number: 16 bytes to skip
+    r = roce(psn=2)
+    case("GRE/TEB with checksum, key and sequence number",
+         outer_ip(4) / GRE(proto=0x6558, chksum_present=1, key_present=1, key=0xFFFFFFFF,
+                           seqnum_present=1, seqence_number=3) / r,
+         "PKT_ROCE", "FILTERED", inner=r,
+         tun=dict(tun_kind="PKT_TUN_GRE", tun_family=4, tun_id=0xFFFFFFFF,
+                  tun_saddr=addr_bytes(SW4, 4)))
+    # an IPv6 extension header between the outer IPv6 header and GRE
+    r = roce(psn=3)
+    f = (Ether(src=MAC_SW, dst=MAC_COL) / IPv6(src=SW6, dst=COL6, hlim=63) /
+         IPv6ExtHdrDestOpt() / GRE(proto=0x88BE, seqnum_present=1, seqence_number=4) /
+         ERSPAN_II(ver=1, session_id=12, index=1) / r)
+    case("ERSPAN II IPv6 outer with a destination options header", f,
+         "PKT_ROCE", "PKT_IP", inner=r,
+         tun=dict(tun_kind="PKT_TUN_ERSPAN2", tun_family=6, tun_id=12,
+                  tun_saddr=addr_bytes(SW6, 6)))
     # ERSPAN type I: no header after a GRE header without sequence number
     r = roce(psn=1)
     case("ERSPAN I IPv4 outer", outer_ip(4) / GRE(proto=0x88BE) / r,
@@ -358,6 +376,16 @@ def build():
     g = outer_ip(4) / GRE(proto=0x0800) / IP(src=RQ4, dst=RS4) / UDP(dport=4791)
     case("GRE carrying IP, not Ethernet", g, "PKT_TUN_UNKNOWN", "FILTERED",
          outer=g, tun=dict(tun_kind="PKT_TUN_GRE", tun_family=4,
+                           tun_saddr=addr_bytes(SW4, 4)))
+    e = erspan3(4, 13, 99, ft=2) / IP(src=RQ4, dst=RS4) / UDP(dport=4791)
+    case("ERSPAN III frame type IP, not Ethernet", e, "PKT_TUN_UNKNOWN", "FILTERED",
+         outer=e, tun=dict(tun_kind="PKT_TUN_ERSPAN3", tun_family=4, tun_id=13,
+                           tun_ts=99, tun_ts_gra=GRA[1], flags=["PKT_F_TUN_TS"],
+                           tun_saddr=addr_bytes(SW4, 4)))
+    g = outer_ip(4) / UDP(sport=61001, dport=6081, chksum=0) / \
+        GENEVE(vni=14, proto=0x0800) / IP(src=RQ4, dst=RS4) / UDP(dport=4791)
+    case("Geneve carrying IPv4, not Ethernet", g, "PKT_TUN_UNKNOWN", "FILTERED",
+         outer=g, tun=dict(tun_kind="PKT_TUN_GENEVE", tun_family=4, tun_id=14,
                            tun_saddr=addr_bytes(SW4, 4)))
     v = vxlan(4, 10, flags=0x00) / roce()
     case("VXLAN without the I flag", v, "PKT_TUN_UNKNOWN", "FILTERED", outer=v,
