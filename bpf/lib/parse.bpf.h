@@ -335,11 +335,11 @@ static __always_inline int parse_ipv4(const struct pkt_cursor *c, __u32 off,
 	__builtin_memcpy(pi->saddr, &h.ip.saddr, 4);
 	__builtin_memcpy(pi->daddr, &h.ip.daddr, 4);
 	pkt_note_trunc(c, off + tot, pi);
-	if (bpf_ntohs(h.ip.frag_off) & AX_IP_OFFSET)
-		return PKT_IP;
-	if (pkt_decap_here(c) && h.ip.protocol == AX_IPPROTO_GRE)
+	if (pkt_decap_here(c) && h.ip.protocol == AX_IPPROTO_GRE &&
+	    !(bpf_ntohs(h.ip.frag_off) & AX_IP_OFFSET))
 		return pkt_parse_gre(c, off + ihl, pi);
-	if (h.ip.protocol != AX_IPPROTO_UDP)
+	if (h.ip.protocol != AX_IPPROTO_UDP ||
+	    (bpf_ntohs(h.ip.frag_off) & AX_IP_OFFSET))
 		return PKT_IP;
 	if (have_udp && ihl == sizeof(h.ip))
 		return parse_udp_hdr(c, &h.udp, off + ihl, off + tot, roce_port, pi);
@@ -438,20 +438,12 @@ static __always_inline int pkt_parse_frame(const struct pkt_cursor *c, __u32 off
 
 /*
  * The outer headers ended in a tunnel: parse the inner frame at
- * pi->tun_off with a cursor marked inner, so the copy of the parser in
- * here looks for no further tunnel. What the outer headers wrote above
- * the tun_* fields goes; truncation and timestamp flags stay.
- *
- * A BPF-to-BPF call, not inlined: the caller then keeps its pkt_info in
- * memory. Inlined, clang 14 splits the struct into some 30 scalars that
- * stay live across both copies of the parser and spills them all, which
- * made plain RoCE 1.5x slower with decap on (BPF_PROG_TEST_RUN, a local
- * pkt_info as rocelat has); called, decap on costs plain RoCE a few
- * percent. Static subprograms with stack and packet pointers are verified
- * in the caller's context (kernel 4.16+).
+ * pi->tun_off with a cursor marked inner, so the second copy of the parser
+ * inlined here looks for no further tunnel. What the outer headers wrote
+ * above the tun_* fields goes; truncation and timestamp flags stay.
  */
-static __noinline int pkt_decap_inner(const struct pkt_cursor *c,
-				      __u16 roce_port, struct pkt_info *pi)
+static __always_inline int pkt_decap_inner(const struct pkt_cursor *c,
+					   __u16 roce_port, struct pkt_info *pi)
 {
 	struct pkt_cursor in = *c;
 	__u8 keep = pi->flags & (PKT_F_TRUNC | PKT_F_TUN_TS | PKT_F_TUN_PLAT);
@@ -466,6 +458,19 @@ static __noinline int pkt_decap_inner(const struct pkt_cursor *c,
 	return v;
 }
 
+/*
+ * With decap, pkt_info stays in memory: clang (14) otherwise splits a
+ * caller's local pkt_info into some 30 scalars that stay live across both
+ * copies of the parser and spills them all, which made plain RoCE 1.5x
+ * slower with decap on (tests/unit/parse_decap.c measures it). An empty
+ * asm that may have read the pointer is enough; callers without decap
+ * never reach it and keep their code as it was.
+ */
+static __always_inline void pkt_info_in_memory(struct pkt_info *pi)
+{
+	asm volatile("" : "+r"(pi) : : "memory");
+}
+
 /* from the Ethernet header on (XDP, tc, mirror ports) */
 static __always_inline int pkt_parse_eth(const struct pkt_cursor *c,
 					 __u16 roce_port, struct pkt_info *pi)
@@ -474,6 +479,7 @@ static __always_inline int pkt_parse_eth(const struct pkt_cursor *c,
 
 	if (!c->decap)
 		return pkt_parse_frame(c, 0, roce_port, pi);
+	pkt_info_in_memory(pi);
 	pi->cap_len = pkt_cap_len(c);
 	v = pkt_parse_frame(c, 0, roce_port, pi);
 	if (v != PKT_DECAP_INNER)
@@ -489,6 +495,7 @@ static __always_inline int pkt_parse_ip(const struct pkt_cursor *c, __u16 proto,
 
 	if (!c->decap)
 		return pkt_parse_l3(c, 0, proto, roce_port, pi);
+	pkt_info_in_memory(pi);
 	pi->cap_len = pkt_cap_len(c);
 	v = pkt_parse_l3(c, 0, proto, roce_port, pi);
 	if (v != PKT_DECAP_INNER)
