@@ -53,33 +53,19 @@ static __always_inline void parse_t_run(struct xdp_md *ctx, bool decap, bool loc
 		info = stack_pi;	/* a tool would use every field */
 }
 
-SEC("xdp")
-int parse_decap(struct xdp_md *ctx)
-{
-	parse_t_run(ctx, targ_decap, false);
-	return XDP_PASS;
+/* one XDP program per way of calling the parser */
+#define PARSE_T_PROG(name, decap, local)				\
+SEC("xdp")								\
+int name(struct xdp_md *ctx)						\
+{									\
+	parse_t_run(ctx, decap, local);					\
+	return XDP_PASS;						\
 }
 
-SEC("xdp")
-int parse_plain(struct xdp_md *ctx)
-{
-	parse_t_run(ctx, false, false);
-	return XDP_PASS;
-}
-
-SEC("xdp")
-int parse_decap_local(struct xdp_md *ctx)
-{
-	parse_t_run(ctx, targ_decap, true);
-	return XDP_PASS;
-}
-
-SEC("xdp")
-int parse_plain_local(struct xdp_md *ctx)
-{
-	parse_t_run(ctx, false, true);
-	return XDP_PASS;
-}
+PARSE_T_PROG(parse_decap, targ_decap, false)
+PARSE_T_PROG(parse_plain, false, false)
+PARSE_T_PROG(parse_decap_local, targ_decap, true)
+PARSE_T_PROG(parse_plain_local, false, true)
 
 SEC("tp_btf/kfree_skb")
 int BPF_PROG(parse_skb_decap, struct sk_buff *skb)
