@@ -85,12 +85,20 @@ static __always_inline __u32 pkt_cap_len(const struct pkt_cursor *c)
 	return c->klen;
 }
 
+/* for pkt_info: a tc skb may be a 64 KiB+ GSO packet */
+static __always_inline __u16 pkt_cap_len_u16(const struct pkt_cursor *c)
+{
+	__u32 n = pkt_cap_len(c);
+
+	return n > 0xFFFF ? 0xFFFF : n;
+}
+
 /* decap: an IP header says the packet ends at end; a cut mirror ends
  * sooner, and only the payload it lost may be missing */
 static __always_inline void pkt_note_trunc(const struct pkt_cursor *c,
 					   __u32 end, struct pkt_info *pi)
 {
-	if (c->decap && end > pi->cap_len)
+	if (c->decap && end > pkt_cap_len(c))
 		pi->flags |= PKT_F_TRUNC;
 }
 
@@ -480,7 +488,7 @@ static __always_inline int pkt_parse_eth(const struct pkt_cursor *c,
 	if (!c->decap)
 		return pkt_parse_frame(c, 0, roce_port, pi);
 	pkt_info_in_memory(pi);
-	pi->cap_len = pkt_cap_len(c);
+	pi->cap_len = pkt_cap_len_u16(c);
 	v = pkt_parse_frame(c, 0, roce_port, pi);
 	if (v != PKT_DECAP_INNER)
 		return v;
@@ -496,7 +504,7 @@ static __always_inline int pkt_parse_ip(const struct pkt_cursor *c, __u16 proto,
 	if (!c->decap)
 		return pkt_parse_l3(c, 0, proto, roce_port, pi);
 	pkt_info_in_memory(pi);
-	pi->cap_len = pkt_cap_len(c);
+	pi->cap_len = pkt_cap_len_u16(c);
 	v = pkt_parse_l3(c, 0, proto, roce_port, pi);
 	if (v != PKT_DECAP_INNER)
 		return v;

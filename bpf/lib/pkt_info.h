@@ -18,8 +18,10 @@ enum pkt_verdict {
 	PKT_TUN_NOT_ROCE,	/* a tunnel or mirror decapsulated, the inner
 				 * frame is not RoCE (pkt_info describes it) */
 	PKT_TUN_UNKNOWN,	/* a tunnel header not followed: unknown ERSPAN
-				 * version, GRE routing or version 1, a payload
-				 * that is not Ethernet (pkt_info: the outer) */
+				 * version, GRE routing or version 1, VXLAN
+				 * without its I flag, Geneve version 1+, a
+				 * payload that is not Ethernet (pkt_info:
+				 * the outer packet and tun_*) */
 	PKT_VERDICTS,
 };
 
@@ -39,7 +41,7 @@ enum pkt_tunnel {
 enum pkt_ts_gra {
 	PKT_GRA_100US = 0,
 	PKT_GRA_100NS = 1,
-	PKT_GRA_IEEE1588 = 2,	/* nanoseconds; seconds in a platform subheader */
+	PKT_GRA_IEEE1588 = 2,	/* PTP time; a platform subheader may hold more */
 	PKT_GRA_USER = 3,
 };
 
@@ -77,9 +79,9 @@ struct pkt_info {
 	__u16 payload_len;	/* UDP payload after BTH and extended headers */
 	/*
 	 * With pkt_cursor.decap, the tunnel or mirror session the frame came
-	 * in; every field above then describes the inner frame. All zero for
-	 * a frame that is not in a tunnel. Kept last: the parser clears what
-	 * is above when it steps into the inner frame.
+	 * in; every field above then describes the inner frame. All zero but
+	 * cap_len for a frame that is not in a tunnel. Kept last: the parser
+	 * clears what is above when it steps into the inner frame.
 	 */
 	__u8 tun_kind;		/* PKT_TUN_* */
 	__u8 tun_family;	/* outer IP version, 4 or 6 */
@@ -89,10 +91,12 @@ struct pkt_info {
 				 * VNI (24), GRE key when present */
 	__u8 tun_saddr[16];	/* outer source: the switch or VTEP that sent it */
 	__u32 tun_ts;		/* ERSPAN III timestamp, units of tun_ts_gra */
-	__u32 tun_plat_word;	/* the subheader's second word: where platforms
-				 * 0x3, 0x5, 0x6 keep high timestamp bits */
+	__u32 tun_plat_word;	/* the subheader's second word, as sent: some
+				 * platforms keep timestamp bits there (read
+				 * it with tun_plat_id) */
 	__u16 tun_off;		/* offset of the inner Ethernet header */
-	__u16 cap_len;		/* bytes the frame has (decap only) */
+	__u16 cap_len;		/* decap: bytes the frame has, what a mirror's
+				 * truncation left (65535 at most) */
 };
 
 #endif
