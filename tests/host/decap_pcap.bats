@@ -6,11 +6,12 @@
 # must see in each frame the tunnel the generator says (GRE, ERSPAN, VXLAN,
 # Geneve), its session ID or VNI, and the inner RoCE frame's destination
 # QP and PSN that tests/unit/parse_decap.c expects the parser to read.
-# Needs tshark and a built tree (make).
+# Needs tshark and a built tree (make; AX_BUILD as in tests/lib/common).
 
-REPO="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)"
-PCAP="$REPO/build/tests/decap.pcap"
-EXPECT="$REPO/build/tests/decap.expect"
+load ../lib/common
+
+PCAP="$AX_BUILD/tests/decap.pcap"
+EXPECT="$AX_BUILD/tests/decap.expect"
 
 setup() {
 	command -v tshark >/dev/null || skip "needs tshark"
