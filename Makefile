@@ -18,8 +18,13 @@ EXTRA_PROGS := $(patsubst tools/%.c,%,$(wildcard tools/rocegen.c))
 LIB_SRCS := $(wildcard tools/lib/*.c)
 LIB_OBJS := $(patsubst tools/lib/%.c,$(OUTPUT)/lib/%.o,$(LIB_SRCS))
 LIB_HDRS := $(wildcard tools/lib/*.h) $(wildcard bpf/lib/*.h)
-UNIT_SRCS := $(wildcard tests/unit/*.c)
+UNIT_SRCS := $(filter-out %.bpf.c,$(wildcard tests/unit/*.c))
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
+# test-only BPF objects: tests/unit/<name>.bpf.c -> build/tests/<name>.skel.h
+UNIT_SKELS := $(patsubst tests/unit/%.bpf.c,$(OUTPUT)/tests/%.skel.h,$(wildcard tests/unit/*.bpf.c))
+# packets of an independent builder (scapy), generated at build time
+PYTHON_SCAPY ?= /usr/bin/python3
+UNIT_GEN := $(patsubst tests/unit/gen_%.py,$(OUTPUT)/tests/%_pkts.h,$(wildcard tests/unit/gen_*.py))
 
 WARN := -Wall -Wextra -Wno-unused-parameter
 CFLAGS ?= -O2 -g
@@ -145,8 +150,19 @@ $(OUTPUT)/rocegen: tools/rocegen.c | $(OUTPUT)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $(WARN) $(LDFLAGS) $< -lm -o $@
 
-# unit tests: tests/unit/<tool>_*.c may include that tool's skeleton
-$(OUTPUT)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(wildcard bpf/*.h) $(LIB_HDRS) $(addprefix $(OUTPUT)/,$(addsuffix .skel.h,$(TOOLS))) $(OUTPUT)/libagentxdp.a | $(OUTPUT)/tests
+$(OUTPUT)/tests/%.bpf.o: tests/unit/%.bpf.c $(LIB_HDRS) $(VMLINUX_HAVE) | $(OUTPUT)/tests
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
+
+# tests/unit/gen_<name>.py writes build/tests/<name>_pkts.h (and a pcap)
+$(OUTPUT)/tests/%_pkts.h: tests/unit/gen_%.py | $(OUTPUT)/tests
+	$(call msg,GEN,$@)
+	$(Q)$(PYTHON_SCAPY) $< $@ $(OUTPUT)/tests/$*.pcap
+
+# unit tests: tests/unit/<tool>_*.c may include that tool's skeleton, a
+# test-only skeleton (tests/<name>.skel.h) and generated packets
+$(OUTPUT)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(wildcard bpf/*.h) $(LIB_HDRS) $(addprefix $(OUTPUT)/,$(addsuffix .skel.h,$(TOOLS))) $(UNIT_SKELS) $(UNIT_GEN) $(OUTPUT)/libagentxdp.a | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(OUTPUT)/libagentxdp.a $(LDLIBS_BASE) -o $@
 

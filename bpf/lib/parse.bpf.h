@@ -8,6 +8,14 @@
  * Every read goes through pkt_load(); the source kind is a compile-time
  * constant at each call site, so after inlining the XDP/tc programs carry
  * no probe reads and the tracing programs no packet pointers.
+ *
+ * Decapsulation (pkt_cursor.decap, for mirror ports and collectors):
+ * GRE with transparent Ethernet bridging, ERSPAN types I, II and III,
+ * VXLAN and Geneve, over IPv4 or IPv6, each to one inner Ethernet frame
+ * (a tunnel inside the tunnel is not followed). pkt_info then describes
+ * the inner frame and its tun_* fields the session. A caller sets decap
+ * from a const volatile: the verifier sees the frozen value and removes
+ * the tunnel code when it is false; a literal false removes it in clang.
  */
 #ifndef AGENTXDP_PARSE_BPF_H
 #define AGENTXDP_PARSE_BPF_H
@@ -27,7 +35,21 @@ struct pkt_cursor {
 	const void *kbase;	/* SRC_KERNEL: start of the headers in memory */
 	__u32 klen;		/* bytes readable from kbase */
 	bool l4_only;		/* stop after the UDP header */
+	bool decap;		/* follow GRE/ERSPAN/VXLAN/Geneve (see above) */
+	__u32 frame_len;	/* decap: bytes the frame has when more than
+				 * data_end/klen tell (tc: skb->len); 0 else */
+	bool inner;		/* the parser's own: in the tunnel, stay there */
 };
+
+/* tunnels are looked for only in the outer headers */
+static __always_inline bool pkt_decap_here(const struct pkt_cursor *c)
+{
+	return c->decap && !c->inner;
+}
+
+/* internal: the outer headers end in a tunnel whose inner Ethernet frame
+ * starts at pi->tun_off; never returned to a caller */
+#define PKT_DECAP_INNER		(-1)
 
 static __always_inline int pkt_load(const struct pkt_cursor *c, __u32 off,
 				    void *dst, __u32 len)
@@ -51,6 +73,33 @@ static __always_inline int pkt_load(const struct pkt_cursor *c, __u32 off,
 	if (off + len > c->klen)
 		return -1;
 	return bpf_probe_read_kernel(dst, len, c->kbase + off);
+}
+
+/* bytes the frame has: what a mirror's truncation left */
+static __always_inline __u32 pkt_cap_len(const struct pkt_cursor *c)
+{
+	if (c->frame_len)
+		return c->frame_len;
+	if (c->kind == SRC_PACKET)
+		return (__u32)(c->data_end - c->data);
+	return c->klen;
+}
+
+/* for pkt_info: a tc skb may be a 64 KiB+ GSO packet */
+static __always_inline __u16 pkt_cap_len_u16(const struct pkt_cursor *c)
+{
+	__u32 n = pkt_cap_len(c);
+
+	return n > 0xFFFF ? 0xFFFF : n;
+}
+
+/* decap: an IP header says the packet ends at end; a cut mirror ends
+ * sooner, and only the payload it lost may be missing */
+static __always_inline void pkt_note_trunc(const struct pkt_cursor *c,
+					   __u32 end, struct pkt_info *pi)
+{
+	if (c->decap && end > pkt_cap_len(c))
+		pi->flags |= PKT_F_TRUNC;
 }
 
 struct ax_bth {
@@ -113,6 +162,136 @@ static __always_inline int roce_parse_bth(const struct pkt_cursor *c, __u32 off,
 	return PKT_ROCE;
 }
 
+/* a tunnel recognised: the outer headers become the session's address */
+static __always_inline void pkt_tun_start(struct pkt_info *pi, __u8 kind)
+{
+	pi->tun_kind = kind;
+	pi->tun_family = pi->family;
+	__builtin_memcpy(pi->tun_saddr, pi->saddr, 16);
+}
+
+/*
+ * ERSPAN after its GRE header; off points at the ERSPAN header. The
+ * version field decides the layout, as Wireshark does: 1 is type II, 2 is
+ * type III, whichever of the two GRE protocols carried it. Type II:
+ * Ver(4) VLAN(12) COS(3) En(2) T(1) Session(10), Reserved(12) Index(20).
+ * Type III: the same first word with BSO for En, a 32-bit timestamp, then
+ * SGT(16) P(1) FT(5) HW ID(6) D(1) Gra(2) O(1); O adds an 8-byte
+ * platform-specific subheader, Platf ID in its top 6 bits.
+ */
+static __always_inline int pkt_parse_erspan(const struct pkt_cursor *c,
+					    __u32 off, struct pkt_info *pi)
+{
+	struct { __be16 ver_vlan, cos_sid; __be32 ts; __be16 sgt, bits; } h;
+	struct { __be32 w0, w1; } plat;
+	__u16 w, bits;
+
+	if (pkt_load(c, off, &h, AX_ERSPAN2_LEN))
+		return PKT_MALFORMED;
+	w = bpf_ntohs(h.cos_sid);
+	pi->tun_id = w & 0x3FF;
+	/* T: the switch cut the mirrored frame (its own truncation option) */
+	if (w & 0x0400)
+		pi->flags |= PKT_F_TRUNC;
+	switch (bpf_ntohs(h.ver_vlan) >> 12) {
+	case 1:
+		pi->tun_kind = PKT_TUN_ERSPAN2;
+		pi->tun_off = off + AX_ERSPAN2_LEN;
+		return PKT_DECAP_INNER;
+	case 2:
+		break;
+	default:
+		return PKT_TUN_UNKNOWN;
+	}
+	pi->tun_kind = PKT_TUN_ERSPAN3;
+	if (pkt_load(c, off, &h, AX_ERSPAN3_LEN))
+		return PKT_MALFORMED;
+	bits = bpf_ntohs(h.bits);
+	pi->tun_ts = bpf_ntohl(h.ts);
+	pi->tun_ts_gra = (bits >> 1) & 0x3;
+	pi->flags |= PKT_F_TUN_TS;
+	off += AX_ERSPAN3_LEN;
+	if (bits & 0x1) {
+		if (pkt_load(c, off, &plat, sizeof(plat)))
+			return PKT_MALFORMED;
+		pi->tun_plat_id = bpf_ntohl(plat.w0) >> 26;
+		pi->tun_plat_word = bpf_ntohl(plat.w1);
+		pi->flags |= PKT_F_TUN_PLAT;
+		off += AX_ERSPAN3_PLAT_LEN;
+	}
+	/* FT 0 is an Ethernet frame; 2 (IP without L2) is not followed */
+	if ((bits >> 10) & 0x1F)
+		return PKT_TUN_UNKNOWN;
+	pi->tun_off = off;
+	return PKT_DECAP_INNER;
+}
+
+/* GRE (RFC 2784, key and sequence number RFC 2890); off points at it */
+static __always_inline int pkt_parse_gre(const struct pkt_cursor *c, __u32 off,
+					 struct pkt_info *pi)
+{
+	struct { __be16 flags, proto; } gre;
+	__be32 key;
+	__u16 fl, proto;
+
+	if (pkt_load(c, off, &gre, sizeof(gre)))
+		return PKT_MALFORMED;
+	fl = bpf_ntohs(gre.flags);
+	proto = bpf_ntohs(gre.proto);
+	pkt_tun_start(pi, PKT_TUN_GRE);
+	if (proto == AX_ETH_P_ERSPAN)
+		pi->tun_kind = fl & AX_GRE_SEQ ? PKT_TUN_ERSPAN2 : PKT_TUN_ERSPAN1;
+	else if (proto == AX_ETH_P_ERSPAN3)
+		pi->tun_kind = PKT_TUN_ERSPAN3;
+	else if (proto != AX_ETH_P_TEB)
+		return PKT_TUN_UNKNOWN;
+	if (fl & (AX_GRE_ROUTING | AX_GRE_VERSION))
+		return PKT_TUN_UNKNOWN;
+	off += sizeof(gre);
+	if (fl & AX_GRE_CSUM)
+		off += 4;			/* checksum, reserved */
+	if (fl & AX_GRE_KEY) {
+		if (pkt_load(c, off, &key, sizeof(key)))
+			return PKT_MALFORMED;
+		if (proto == AX_ETH_P_TEB)
+			pi->tun_id = bpf_ntohl(key);
+		off += 4;
+	}
+	if (fl & AX_GRE_SEQ)
+		off += 4;
+	/* type I: the mirrored frame right after the 4-byte GRE header */
+	if (proto == AX_ETH_P_TEB || pi->tun_kind == PKT_TUN_ERSPAN1) {
+		pi->tun_off = off;
+		return PKT_DECAP_INNER;
+	}
+	return pkt_parse_erspan(c, off, pi);
+}
+
+/* VXLAN (RFC 7348) and Geneve (RFC 8926) after the outer UDP header */
+static __always_inline int pkt_parse_udp_tun(const struct pkt_cursor *c,
+					     __u32 off, __u16 dport,
+					     struct pkt_info *pi)
+{
+	struct { __u8 b0, b1; __be16 proto; __u8 vni[3], resv; } h;
+
+	pkt_tun_start(pi, dport == AX_VXLAN_PORT ? PKT_TUN_VXLAN : PKT_TUN_GENEVE);
+	if (pkt_load(c, off, &h, sizeof(h)))
+		return PKT_MALFORMED;
+	pi->tun_id = be24(h.vni);
+	if (dport == AX_VXLAN_PORT) {
+		/* Linux drops VXLAN without the I flag too */
+		if (!(h.b0 & AX_VXLAN_F_VNI))
+			return PKT_TUN_UNKNOWN;
+		pi->tun_off = off + AX_VXLAN_LEN;
+		return PKT_DECAP_INNER;
+	}
+	/* Geneve: Ver(2) Opt Len(6, in 4-byte words) O C Rsvd(6) Protocol */
+	if ((h.b0 >> 6) || bpf_ntohs(h.proto) != AX_ETH_P_TEB)
+		return PKT_TUN_UNKNOWN;
+	pi->tun_off = off + AX_GENEVE_LEN + (__u32)(h.b0 & 0x3F) * 4;
+	return PKT_DECAP_INNER;
+}
+
 /* a UDP header already loaded; off points at it, end one past the IP payload */
 static __always_inline int parse_udp_hdr(const struct pkt_cursor *c,
 					 const struct udphdr *udp, __u32 off,
@@ -121,8 +300,12 @@ static __always_inline int parse_udp_hdr(const struct pkt_cursor *c,
 {
 	pi->sport = bpf_ntohs(udp->source);
 	pi->dport = bpf_ntohs(udp->dest);
-	if (pi->dport != roce_port)
+	if (pi->dport != roce_port) {
+		if (pkt_decap_here(c) && (pi->dport == AX_VXLAN_PORT ||
+				 pi->dport == AX_GENEVE_PORT))
+			return pkt_parse_udp_tun(c, off + sizeof(*udp), pi->dport, pi);
 		return PKT_UDP;
+	}
 	if (c->l4_only)
 		return PKT_ROCE;
 	return roce_parse_bth(c, off + sizeof(*udp), end, pi);
@@ -161,6 +344,10 @@ static __always_inline int parse_ipv4(const struct pkt_cursor *c, __u32 off,
 	pi->ip_id = bpf_ntohs(h.ip.id);
 	__builtin_memcpy(pi->saddr, &h.ip.saddr, 4);
 	__builtin_memcpy(pi->daddr, &h.ip.daddr, 4);
+	pkt_note_trunc(c, off + tot, pi);
+	if (pkt_decap_here(c) && h.ip.protocol == AX_IPPROTO_GRE &&
+	    !(bpf_ntohs(h.ip.frag_off) & AX_IP_OFFSET))
+		return pkt_parse_gre(c, off + ihl, pi);
 	if (h.ip.protocol != AX_IPPROTO_UDP ||
 	    (bpf_ntohs(h.ip.frag_off) & AX_IP_OFFSET))
 		return PKT_IP;
@@ -188,6 +375,7 @@ static __always_inline int parse_ipv6(const struct pkt_cursor *c, __u32 off,
 	__builtin_memcpy(pi->saddr, &ip6.saddr, 16);
 	__builtin_memcpy(pi->daddr, &ip6.daddr, 16);
 	end = off + pi->l3_len;
+	pkt_note_trunc(c, end, pi);
 	off += sizeof(ip6);
 	nh = ip6.nexthdr;
 #pragma unroll
@@ -210,6 +398,8 @@ static __always_inline int parse_ipv6(const struct pkt_cursor *c, __u32 off,
 		nh = ext.nexthdr;
 	}
 	pi->ip_proto = nh;
+	if (pkt_decap_here(c) && nh == AX_IPPROTO_GRE)
+		return pkt_parse_gre(c, off, pi);
 	if (nh != AX_IPPROTO_UDP)
 		return PKT_IP;
 	return parse_udp(c, off, end, roce_port, pi);
@@ -227,18 +417,18 @@ static __always_inline int pkt_parse_l3(const struct pkt_cursor *c, __u32 off,
 	return PKT_OTHER;
 }
 
-/* from the Ethernet header on (XDP, tc, mirror ports) */
-static __always_inline int pkt_parse_eth(const struct pkt_cursor *c,
-					 __u16 roce_port, struct pkt_info *pi)
+/* from an Ethernet header at off on */
+static __always_inline int pkt_parse_frame(const struct pkt_cursor *c, __u32 off,
+					   __u16 roce_port, struct pkt_info *pi)
 {
 	struct { __u8 dst[6], src[6]; __be16 proto; } eth;
 	struct { __be16 tci, proto; } vlan;
-	__u32 off = AX_ETH_HLEN;
 	__u16 proto;
 	int i;
 
-	if (pkt_load(c, 0, &eth, sizeof(eth)))
+	if (pkt_load(c, off, &eth, sizeof(eth)))
 		return PKT_MALFORMED;
+	off += AX_ETH_HLEN;
 	proto = bpf_ntohs(eth.proto);
 #pragma unroll
 	for (i = 0; i < 2; i++) {
@@ -257,14 +447,90 @@ static __always_inline int pkt_parse_eth(const struct pkt_cursor *c,
 }
 
 /*
+ * The outer headers ended in a tunnel: parse the inner frame at
+ * pi->tun_off with a cursor marked inner, so the second copy of the parser
+ * inlined here looks for no further tunnel. What the outer headers wrote
+ * above the tun_* fields goes; truncation and timestamp flags stay.
+ */
+static __always_inline int pkt_decap_inner(const struct pkt_cursor *c,
+					   __u16 roce_port, struct pkt_info *pi)
+{
+	struct pkt_cursor in = *c;
+	__u8 keep = pi->flags & (PKT_F_TRUNC | PKT_F_TUN_TS | PKT_F_TUN_PLAT);
+	int v;
+
+	in.inner = true;
+	__builtin_memset(pi, 0, __builtin_offsetof(struct pkt_info, tun_kind));
+	pi->flags = keep;
+	v = pkt_parse_frame(&in, pi->tun_off, roce_port, pi);
+	if (v == PKT_UDP || v == PKT_IP || v == PKT_OTHER)
+		return PKT_TUN_NOT_ROCE;
+	return v;
+}
+
+/*
+ * With decap, pkt_info stays in memory: clang (14) otherwise splits a
+ * caller's local pkt_info into some 30 scalars that stay live across both
+ * copies of the parser and spills them all, which made plain RoCE 1.5x
+ * slower with decap on (tests/unit/parse_decap.c measures it). An empty
+ * asm that may have read the pointer is enough; callers without decap
+ * never reach it and keep their code as it was.
+ */
+static __always_inline void pkt_info_in_memory(struct pkt_info *pi)
+{
+	asm volatile("" : "+r"(pi) : : "memory");
+}
+
+/* from the Ethernet header on (XDP, tc, mirror ports) */
+static __always_inline int pkt_parse_eth(const struct pkt_cursor *c,
+					 __u16 roce_port, struct pkt_info *pi)
+{
+	int v;
+
+	if (!c->decap)
+		return pkt_parse_frame(c, 0, roce_port, pi);
+	pkt_info_in_memory(pi);
+	pi->cap_len = pkt_cap_len_u16(c);
+	v = pkt_parse_frame(c, 0, roce_port, pi);
+	if (v != PKT_DECAP_INNER)
+		return v;
+	return pkt_decap_inner(c, roce_port, pi);
+}
+
+/* from the network header on (sk_buffs); proto as for pkt_parse_l3() */
+static __always_inline int pkt_parse_ip(const struct pkt_cursor *c, __u16 proto,
+					__u16 roce_port, struct pkt_info *pi)
+{
+	int v;
+
+	if (!c->decap)
+		return pkt_parse_l3(c, 0, proto, roce_port, pi);
+	pkt_info_in_memory(pi);
+	pi->cap_len = pkt_cap_len_u16(c);
+	v = pkt_parse_l3(c, 0, proto, roce_port, pi);
+	if (v != PKT_DECAP_INNER)
+		return v;
+	return pkt_decap_inner(c, roce_port, pi);
+}
+
+/* a UDP destination port the parser must see */
+static __always_inline bool pkt_fast_port(__u16 dport, __u16 roce_port, bool decap)
+{
+	return dport == roce_port ||
+	       (decap && (dport == AX_VXLAN_PORT || dport == AX_GENEVE_PORT));
+}
+
+/*
  * Hot-path shortcut for XDP/tc observers that only care about RoCE: true
  * when an untagged frame is certainly not UDP to roce_port (not IP, or
  * IPv4 without options / IPv6 without extension headers whose L4 is
  * something else). Anything it cannot decide cheaply (VLAN tags, options,
  * extension headers, short frames) returns false: run pkt_parse_eth().
+ * With decap (the cursor's), GRE and UDP to the VXLAN and Geneve ports go
+ * on to the parser too.
  */
-static __always_inline bool pkt_fast_not_roce(void *data, void *data_end,
-					      __u16 roce_port)
+static __always_inline bool pkt_fast_not_roce_decap(void *data, void *data_end,
+						    __u16 roce_port, bool decap)
 {
 	__u8 *p = data;
 	__u16 proto;
@@ -276,8 +542,9 @@ static __always_inline bool pkt_fast_not_roce(void *data, void *data_end,
 		if (p[AX_ETH_HLEN] != 0x45)		/* options or not v4 */
 			return false;
 		if (p[AX_ETH_HLEN + 9] != AX_IPPROTO_UDP)
-			return true;
-		return bpf_ntohs(*(__be16 *)(p + AX_ETH_HLEN + 20 + 2)) != roce_port;
+			return !(decap && p[AX_ETH_HLEN + 9] == AX_IPPROTO_GRE);
+		return !pkt_fast_port(bpf_ntohs(*(__be16 *)(p + AX_ETH_HLEN + 20 + 2)),
+				      roce_port, decap);
 	}
 	if (proto == AX_ETH_P_IPV6) {
 		__u8 nh;
@@ -287,11 +554,20 @@ static __always_inline bool pkt_fast_not_roce(void *data, void *data_end,
 		nh = p[AX_ETH_HLEN + 6];
 
 		if (nh == AX_IPPROTO_UDP)
-			return bpf_ntohs(*(__be16 *)(p + AX_ETH_HLEN + 40 + 2)) != roce_port;
+			return !pkt_fast_port(bpf_ntohs(*(__be16 *)(p + AX_ETH_HLEN + 40 + 2)),
+					      roce_port, decap);
+		if (decap && nh == AX_IPPROTO_GRE)
+			return false;
 		return nh != AX_IPPROTO_HOPOPTS && nh != AX_IPPROTO_ROUTING &&
 		       nh != AX_IPPROTO_DSTOPTS && nh != AX_IPPROTO_FRAGMENT;
 	}
 	return proto != AX_ETH_P_8021Q && proto != AX_ETH_P_8021AD;
+}
+
+static __always_inline bool pkt_fast_not_roce(void *data, void *data_end,
+					      __u16 roce_port)
+{
+	return pkt_fast_not_roce_decap(data, data_end, roce_port, false);
 }
 
 #endif

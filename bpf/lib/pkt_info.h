@@ -14,7 +14,35 @@ enum pkt_verdict {
 	PKT_IP,			/* IP, not UDP (or non-first fragment) */
 	PKT_OTHER,		/* not IP */
 	PKT_MALFORMED,		/* truncated or inconsistent headers */
+	/* only with pkt_cursor.decap: */
+	PKT_TUN_NOT_ROCE,	/* a tunnel or mirror decapsulated, the inner
+				 * frame is not RoCE (pkt_info describes it) */
+	PKT_TUN_UNKNOWN,	/* a tunnel header not followed: unknown ERSPAN
+				 * version, GRE routing or version 1, VXLAN
+				 * without its I flag, Geneve version 1+, a
+				 * payload that is not Ethernet (pkt_info:
+				 * the outer packet and tun_*) */
 	PKT_VERDICTS,
+};
+
+/* what a RoCE frame came in, with pkt_cursor.decap (else PKT_TUN_NONE) */
+enum pkt_tunnel {
+	PKT_TUN_NONE = 0,
+	PKT_TUN_GRE,		/* GRE, transparent Ethernet bridging (0x6558) */
+	PKT_TUN_ERSPAN1,	/* GRE 0x88BE without sequence number: no header */
+	PKT_TUN_ERSPAN2,	/* GRE 0x88BE, 8-byte ERSPAN type II header */
+	PKT_TUN_ERSPAN3,	/* GRE 0x22EB, 12-byte type III header (+8) */
+	PKT_TUN_VXLAN,		/* UDP 4789 */
+	PKT_TUN_GENEVE,		/* UDP 6081 */
+	PKT_TUN_KINDS,
+};
+
+/* ERSPAN type III timestamp granularity (the header's Gra field) */
+enum pkt_ts_gra {
+	PKT_GRA_100US = 0,
+	PKT_GRA_100NS = 1,
+	PKT_GRA_IEEE1588 = 2,	/* PTP time; a platform subheader may hold more */
+	PKT_GRA_USER = 3,
 };
 
 #define PKT_F_ACKREQ	0x01
@@ -22,6 +50,13 @@ enum pkt_verdict {
 #define PKT_F_RETH	0x04
 #define PKT_F_DETH	0x08
 #define PKT_F_VLAN	0x10
+/* with pkt_cursor.decap: the frame is shorter than its IP total length
+ * (a mirror cut it: switches truncate mirrored frames to e.g. 128 bytes),
+ * or the ERSPAN header's T bit says the switch truncated it. The headers
+ * that were read are good; payload_len is what the header says. */
+#define PKT_F_TRUNC	0x20
+#define PKT_F_TUN_TS	0x40	/* tun_ts holds an ERSPAN III timestamp */
+#define PKT_F_TUN_PLAT	0x80	/* ... and tun_plat_id/tun_plat_word a subheader */
 
 struct pkt_info {
 	__u8 family;		/* 4 or 6, 0 when not IP */
@@ -44,6 +79,26 @@ struct pkt_info {
 	__u16 payload_len;	/* UDP payload after BTH and extended headers */
 	__u16 ip_id;		/* IPv4 identification, 0 for IPv6 */
 	__u16 payload_off;	/* where the payload after the extended headers starts */
+	/*
+	 * With pkt_cursor.decap, the tunnel or mirror session the frame came
+	 * in; every field above then describes the inner frame. All zero but
+	 * cap_len for a frame that is not in a tunnel. Kept last: the parser
+	 * clears what is above when it steps into the inner frame.
+	 */
+	__u8 tun_kind;		/* PKT_TUN_* */
+	__u8 tun_family;	/* outer IP version, 4 or 6 */
+	__u8 tun_ts_gra;	/* PKT_GRA_* when PKT_F_TUN_TS */
+	__u8 tun_plat_id;	/* ERSPAN III platform subheader's Platf ID */
+	__u32 tun_id;		/* ERSPAN session ID (10 bits), VXLAN or Geneve
+				 * VNI (24), GRE key when present */
+	__u8 tun_saddr[16];	/* outer source: the switch or VTEP that sent it */
+	__u32 tun_ts;		/* ERSPAN III timestamp, units of tun_ts_gra */
+	__u32 tun_plat_word;	/* the subheader's second word, as sent: some
+				 * platforms keep timestamp bits there (read
+				 * it with tun_plat_id) */
+	__u16 tun_off;		/* offset of the inner Ethernet header */
+	__u16 cap_len;		/* decap: bytes the frame has, what a mirror's
+				 * truncation left (65535 at most) */
 };
 
 #endif

@@ -15,6 +15,7 @@
 #define AX_IPPROTO_HOPOPTS	0
 #define AX_IPPROTO_TCP		6
 #define AX_IPPROTO_UDP		17
+#define AX_IPPROTO_GRE		47
 #define AX_IPPROTO_ROUTING	43
 #define AX_IPPROTO_FRAGMENT	44
 #define AX_IPPROTO_DSTOPTS	60
@@ -24,6 +25,25 @@
 #define AX_ECN_CE		0x3
 
 #define ROCE_V2_PORT		4791
+
+/* tunnels and mirrors (decap): GRE RFC 2784/2890, ERSPAN as the switches
+ * send it (draft-foschiano-erspan), VXLAN RFC 7348, Geneve RFC 8926 */
+#define AX_VXLAN_PORT		4789
+#define AX_GENEVE_PORT		6081
+#define AX_ETH_P_TEB		0x6558	/* transparent Ethernet bridging */
+#define AX_ETH_P_ERSPAN		0x88BE	/* types I and II */
+#define AX_ETH_P_ERSPAN3	0x22EB
+#define AX_GRE_CSUM		0x8000
+#define AX_GRE_ROUTING		0x4000	/* RFC 1701 source routing: not followed */
+#define AX_GRE_KEY		0x2000
+#define AX_GRE_SEQ		0x1000
+#define AX_GRE_VERSION		0x0007	/* 1 is PPTP's enhanced GRE */
+#define AX_ERSPAN2_LEN		8
+#define AX_ERSPAN3_LEN		12
+#define AX_ERSPAN3_PLAT_LEN	8
+#define AX_VXLAN_LEN		8
+#define AX_VXLAN_F_VNI		0x08	/* I flag: the VNI is valid */
+#define AX_GENEVE_LEN		8
 #define ROCE_BTH_LEN		12
 #define ROCE_RETH_LEN		16
 #define ROCE_AETH_LEN		4

@@ -21,13 +21,17 @@
  * the socket lookup are exactly the RoCE case. The header offsets are
  * u16 with ~0 meaning unset; tail is an offset on 64-bit kernels
  * (NET_SKBUFF_DATA_USES_OFFSET). With l4_only the BTH is not read (the
- * port alone decides whether it is RoCE).
+ * port alone decides whether it is RoCE). With decap, tunnels in the
+ * network headers are followed (pkt_cursor.decap); paged data past
+ * skb->tail is not read, so cap_len and PKT_F_TRUNC see the linear part.
  */
-static __always_inline int skb_parse(struct sk_buff *skb, bool direct,
-				     bool l4_only, __u16 roce_port,
-				     struct pkt_info *pi)
+static __always_inline int skb_parse_decap(struct sk_buff *skb, bool direct,
+					   bool l4_only, bool decap,
+					   __u16 roce_port, struct pkt_info *pi)
 {
-	struct pkt_cursor c = { .kind = SRC_KERNEL, .l4_only = l4_only };
+	struct pkt_cursor c = {
+		.kind = SRC_KERNEL, .l4_only = l4_only, .decap = decap,
+	};
 	unsigned char *head = SKB_READ(direct, skb, head);
 	__u16 nh = SKB_READ(direct, skb, network_header);
 	__u32 tail = SKB_READ(direct, skb, tail);
@@ -45,7 +49,14 @@ static __always_inline int skb_parse(struct sk_buff *skb, bool direct,
 		proto = (ver >> 4) == 4 ? AX_ETH_P_IP :
 			(ver >> 4) == 6 ? AX_ETH_P_IPV6 : 0;
 	}
-	return pkt_parse_l3(&c, 0, proto, roce_port, pi);
+	return pkt_parse_ip(&c, proto, roce_port, pi);
+}
+
+static __always_inline int skb_parse(struct sk_buff *skb, bool direct,
+				     bool l4_only, __u16 roce_port,
+				     struct pkt_info *pi)
+{
+	return skb_parse_decap(skb, direct, l4_only, false, roce_port, pi);
 }
 
 static __always_inline __u32 skb_ifindex(struct sk_buff *skb, bool direct)

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Test-only XDP programs around the shared parser (tests/unit/parse_decap.c):
+ * each runs pkt_parse_eth() on the frame BPF_PROG_TEST_RUN hands it and
+ * leaves the verdict and the pkt_info in globals for the test to read.
+ * parse_decap follows tunnels as a mirror-port caller would (decap from a
+ * const volatile, like a tool's targ_decap); parse_plain is a caller that
+ * never asked for it; the *_local pair differ only in where pkt_info is.
+ * All go through the quick pre-filter first, as rocelat does: a frame it
+ * rejects leaves verdict PARSE_T_FILTERED. parse_skb_decap is never
+ * attached: loading it has the verifier pass the sk_buff (probe read)
+ * flavour of decap, which the tracing tools would use.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_tracing.h>
+#include "lib/skb.bpf.h"
+
+#define PARSE_T_FILTERED	100
+
+const volatile bool targ_decap = true;
+const volatile __u16 targ_roce_port = ROCE_V2_PORT;
+
+int verdict;
+struct pkt_info info;
+int skb_verdict;
+struct pkt_info skb_info;
+
+/*
+ * local: the pkt_info on the stack and copied out after, as rocelat keeps
+ * it; else straight into the global, as tools that parse into a map value
+ * or ring buffer record have it. Both for the cost comparison: clang
+ * treats the two differently.
+ */
+static __always_inline void parse_t_run(struct xdp_md *ctx, bool decap, bool local)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct pkt_cursor c = {
+		.kind = SRC_PACKET, .data = data, .data_end = data_end,
+		.decap = decap,
+	};
+	struct pkt_info stack_pi = {}, *pi = local ? &stack_pi : &info;
+
+	if (!local)
+		__builtin_memset(&info, 0, sizeof(info));
+	if (pkt_fast_not_roce_decap(data, data_end, targ_roce_port, decap))
+		verdict = PARSE_T_FILTERED;
+	else
+		verdict = pkt_parse_eth(&c, targ_roce_port, pi);
+	if (local)
+		info = stack_pi;	/* a tool would use every field */
+}
+
+/* one XDP program per way of calling the parser */
+#define PARSE_T_PROG(name, decap, local)				\
+SEC("xdp")								\
+int name(struct xdp_md *ctx)						\
+{									\
+	parse_t_run(ctx, decap, local);					\
+	return XDP_PASS;						\
+}
+
+PARSE_T_PROG(parse_decap, targ_decap, false)
+PARSE_T_PROG(parse_plain, false, false)
+PARSE_T_PROG(parse_decap_local, targ_decap, true)
+PARSE_T_PROG(parse_plain_local, false, true)
+
+SEC("tp_btf/kfree_skb")
+int BPF_PROG(parse_skb_decap, struct sk_buff *skb)
+{
+	struct pkt_info pi = {};
+
+	skb_verdict = skb_parse_decap(skb, true, false, targ_decap,
+				      targ_roce_port, &pi);
+	skb_info = pi;
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
