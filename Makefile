@@ -115,9 +115,17 @@ $(OUTPUT)/%.o: tools/%.c $(OUTPUT)/%.skel.h bpf/%.h $(LIB_HDRS) | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
+# a tool's further objects: tools/<tool>_<part>.c (nfdrop_evidence.c)
+$(OUTPUT)/nfdrop_%.o: tools/nfdrop_%.c tools/nfdrop_%.h bpf/nfdrop.h $(LIB_HDRS) | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/nfdrop: $(patsubst tools/%.c,$(OUTPUT)/%.o,$(wildcard tools/nfdrop_*.c))
+$(OUTPUT)/nfdrop.o: $(wildcard tools/nfdrop_*.h)
+
 $(addprefix $(OUTPUT)/,$(TOOLS)): $(OUTPUT)/%: $(OUTPUT)/%.o $(OUTPUT)/libagentxdp.a
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(call tool_ldflags,$*) $^ $(call tool_ldlibs,$*) -o $@
+	$(Q)$(CC) $(call tool_ldflags,$*) $(filter %.o,$^) $(filter %.a,$^) $(call tool_ldlibs,$*) -o $@
 
 # module types for CO-RE from a module's BTF: btf/rdma_rxe.h from rdma_rxe
 # (loaded, or the Soft-RoCE guest cache); btf-check diffs instead of writing

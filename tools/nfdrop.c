@@ -29,6 +29,7 @@
 #include <bpf/libbpf.h>
 #include "nfdrop.h"
 #include "nfdrop.skel.h"
+#include "nfdrop_evidence.h"
 #include "lib/cli.h"
 #include "lib/btf_enum.h"
 #include "lib/json.h"
@@ -40,9 +41,10 @@
 #include "lib/prom.h"
 #include "lib/roce_names.h"
 
-#define MAX_KEYS	4096
+#define MAX_KEYS	8192
 #define MAX_CANDS	8
 #define MAX_HITS	8
+#define MAX_BASES	32
 #define RULESET_TTL_S	1
 #define TRACE_TTL_S	10
 
@@ -522,6 +524,7 @@ struct cand {
 	int policy;
 	int nrules;		/* rules that can drop, jumps followed */
 	struct cand_rule rules[MAX_HITS];
+	bool policy_cand;	/* its policy may have dropped it */
 };
 
 struct row {
@@ -551,6 +554,7 @@ struct row {
 	const char *note;
 	int ncands;
 	struct cand cands[MAX_CANDS];
+	struct ev_set ev;	/* the packet run through the rules, weighed */
 	/* counts */
 	unsigned long long packets;
 	unsigned long long rejected;
@@ -665,6 +669,118 @@ static void settle_chain(struct row *r, const struct cand *c, int policy)
 		r->inferred |= INF_VERDICT;	/* not even inferred: unknown */
 }
 
+/* the packet's own way through the chains of its hook (r->ev) */
+static void walk_packet(const struct nfd_key *k, const struct nfr_ruleset *rs,
+			const struct nfr_chain **bases, int nbases, struct row *r)
+{
+	struct nfm_pkt pkt;
+
+	r->ev.used = false;
+	if (!nbases || !ev_packet(k, r->pf, r->hook, &pkt))
+		return;
+	ev_walk(rs, bases, nbases, &pkt, &r->ev);
+	if (!r->ev.n)
+		r->ev.used = false;	/* the ruleset has changed: old method */
+}
+
+/* the candidates still alive, as the output lists them */
+static void cands_from_ev(struct row *r)
+{
+	r->ncands = 0;
+	for (int i = 0; i < r->ev.n; i++) {
+		const struct ev_cand *e = &r->ev.c[i];
+		struct cand *c = NULL;
+		struct cand_rule *cr;
+
+		if (!e->alive)
+			continue;
+		for (int j = 0; j < r->ncands && !c; j++)
+			if (r->cands[j].engine == e->engine && r->cands[j].family == e->family &&
+			    !strcmp(r->cands[j].table, e->table) &&
+			    !strcmp(r->cands[j].chain, e->base))
+				c = &r->cands[j];
+		if (!c) {
+			if (r->ncands == MAX_CANDS)
+				continue;
+			c = &r->cands[r->ncands++];
+			memset(c, 0, sizeof(*c));
+			c->engine = e->engine;
+			c->family = e->family;
+			snprintf(c->table, sizeof(c->table), "%s", e->table);
+			snprintf(c->chain, sizeof(c->chain), "%s", e->base);
+			c->prio = e->base_prio;
+			c->policy = e->base_policy;
+		}
+		if (e->policy) {
+			c->policy_cand = true;
+			continue;
+		}
+		if (c->nrules == MAX_HITS)
+			continue;
+		cr = &c->rules[c->nrules++];
+		snprintf(cr->chain, sizeof(cr->chain), "%s", e->chain);
+		cr->handle = e->handle;
+		cr->kind = e->kind;
+		snprintf(cr->text, sizeof(cr->text), "%s", e->text);
+	}
+}
+
+/* rule and verdict from the evidence: certain only with one survivor */
+static void settle_ev(struct row *r, unsigned long long packets,
+		      unsigned long long rejected)
+{
+	int n = ev_weigh(&r->ev, r->netns, packets, rejected, reject_complete);
+	const struct ev_cand *f = NULL;
+	bool one_base = true, one_kind = true;
+
+	for (int i = 0; i < r->ev.n; i++) {
+		const struct ev_cand *c = &r->ev.c[i];
+
+		if (!c->alive)
+			continue;
+		if (!f) {
+			f = c;
+			continue;
+		}
+		one_base &= c->engine == f->engine && c->family == f->family &&
+			    !strcmp(c->table, f->table) && !strcmp(c->base, f->base);
+		one_kind &= c->kind == f->kind && c->policy == f->policy;
+	}
+	r->engine = f->engine;
+	r->table_family = f->family;
+	snprintf(r->table, sizeof(r->table), "%s", f->table);
+	snprintf(r->chain, sizeof(r->chain), "%s", f->base);
+	r->prio = f->base_prio;
+	r->policy = f->base_policy;
+	r->chain_known = true;
+	r->rule_known = !f->policy;
+	snprintf(r->rule_chain, sizeof(r->rule_chain), "%s", f->policy ? "" : f->chain);
+	r->handle = f->handle;
+	snprintf(r->rule_text, sizeof(r->rule_text), "%s", f->policy ? "" : f->text);
+	r->verdict = f->policy ? V_POLICY : f->kind == NFR_KIND_REJECT ? V_REJECT :
+		     f->kind == NFR_KIND_DROP ? V_DROP : V_UNKNOWN;
+	r->inferred &= INF_HOOK;
+	r->note = NULL;
+	if (n > 1 || !r->ev.complete) {
+		r->inferred |= INF_RULE;
+		if (!one_base || !r->ev.complete)
+			r->inferred |= INF_TABLE | INF_CHAIN;
+		if (!one_kind || !r->ev.complete)
+			r->inferred |= INF_VERDICT;
+		if (!r->ev.complete)
+			r->note = "not every way through the ruleset could be followed";
+	}
+	if (r->verdict == V_UNKNOWN)
+		r->inferred |= INF_VERDICT;
+	if (r->source == (const char *)"fexit")
+		r->inferred &= ~(INF_TABLE | INF_CHAIN);	/* the kernel named them */
+	if (rejected && rejected == packets) {
+		r->verdict = V_REJECT;
+		r->inferred &= ~INF_VERDICT;
+	}
+	cands_from_ev(r);
+}
+
 /*
  * Names everything the key and the ruleset tell (hook, engine, candidate
  * chains and their drop rules); settle() then picks rule and verdict with
@@ -677,7 +793,8 @@ static void resolve_names(const struct nfd_key *k, enum rs_when when, struct row
 	struct ns_rules *nr;
 	const char *need_type = NULL;
 	const char *hook2 = NULL;
-	int need_family = 0, engine = 0;
+	int need_family = 0, engine = 0, nbases = 0;
+	const struct nfr_chain *bases[MAX_BASES];
 	char fn[64];
 
 	memset(r, 0, sizeof(*r));
@@ -759,11 +876,12 @@ static void resolve_names(const struct nfd_key *k, enum rs_when when, struct row
 		fill_cand(&r->cands[0], rs, ch);
 		r->prio = ch->prio;
 		r->settle_policy = engine == NFR_ENGINE_NFT ? k->policy : ch->policy;
+		walk_packet(k, rs, &ch, 1, r);
 		return;
 	}
 
 	/* base chains at this hook that could have dropped the packet */
-	for (int i = 0; i < rs->nchains && r->ncands < MAX_CANDS; i++) {
+	for (int i = 0; i < rs->nchains; i++) {
 		const struct nfr_chain *ch = &rs->chains[i];
 		const char *h;
 		struct cand *c = &r->cands[r->ncands];
@@ -780,11 +898,18 @@ static void resolve_names(const struct nfd_key *k, enum rs_when when, struct row
 		h = nfr_hook_name(ch->family, ch->hook);
 		if (r->hook[0] && (!h || (strcmp(h, r->hook) && (!hook2 || strcmp(h, hook2)))))
 			continue;
+		if (nbases < MAX_BASES)
+			bases[nbases++] = ch;
+		if (r->ncands == MAX_CANDS)
+			continue;
 		fill_cand(c, rs, ch);
 		if (can_drop(c))
 			r->ncands++;
 	}
 	qsort(r->cands, r->ncands, sizeof(r->cands[0]), cmp_cand);
+	/* two hooks share the call site (bridge forward/output): no walk */
+	if (!hook2)
+		walk_packet(k, rs, bases, nbases, r);
 	if (!r->ncands) {
 		r->note = engine ? "no chain at this hook can drop now (ruleset changed?)" :
 			  "no nftables traversal on the stack and no iptables-legacy "
@@ -811,6 +936,10 @@ static void settle(struct row *r, unsigned long long packets,
 
 	r->packets = packets;
 	r->rejected = rejected;
+	if (r->ev.used) {
+		settle_ev(r, packets, rejected);
+		return;
+	}
 	if (!r->ncands) {
 		/* chain unknown, or named by the kernel but gone from the ruleset */
 		r->verdict = all_rejected ? V_REJECT :
@@ -1041,6 +1170,8 @@ static void json_cands(struct json_w *w, const struct row *r)
 		json_str(w, "chain", c->chain);
 		json_i64(w, "priority", c->prio);
 		json_str(w, "policy", policy_str(c->policy));
+		if (c->policy_cand)
+			json_bool(w, "policy_candidate", true);
 		json_arr_open(w, "drop_rules");
 		for (int j = 0; j < c->nrules && j < MAX_HITS; j++) {
 			json_obj_open(w, NULL);
@@ -1054,6 +1185,39 @@ static void json_cands(struct json_w *w, const struct row *r)
 		json_obj_close(w);
 	}
 	json_arr_close(w);
+}
+
+static void json_csv(struct json_w *w, const char *key, const char *csv)
+{
+	char buf[160], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", csv);
+	json_arr_open(w, key);
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		json_key(w, NULL);
+		json_escape(w->f, t);
+	}
+	json_arr_close(w);
+}
+
+/* what was weighed: the packet (which matches it was checked against),
+ * the counters, the REJECT replies */
+static void json_evidence(struct json_w *w, const struct row *r)
+{
+	json_arr_open(w, "evidence");
+	json_key(w, NULL);
+	json_escape(w->f, "packet");
+	if (r->ev.counters_ruled) {
+		json_key(w, NULL);
+		json_escape(w->f, "counters");
+	}
+	if (r->rejected) {
+		json_key(w, NULL);
+		json_escape(w->f, "reject_reply");
+	}
+	json_arr_close(w);
+	json_csv(w, "matches_evaluated", r->ev.evaluated);
+	json_csv(w, "matches_not_understood", r->ev.unknown);
 }
 
 /* the fields every record about a drop carries */
@@ -1089,6 +1253,8 @@ static void json_row_fields(struct json_w *w, const struct row *r)
 	json_str(w, "location", r->location);
 	if (r->note)
 		json_str(w, "note", r->note);
+	if (r->ev.used)
+		json_evidence(w, r);
 	if (r->ncands > 1 || (r->inferred & INF_RULE))
 		json_cands(w, r);
 }
@@ -1105,7 +1271,13 @@ static void text_cands(const struct row *r, const char *indent)
 		for (int j = 0; j < c->nrules && j < MAX_HITS; j++)
 			printf("%s  rule? %s handle %llu: %s\n", indent, c->rules[j].chain,
 			       c->rules[j].handle, c->rules[j].text);
+		if (c->policy_cand)
+			printf("%s  rule? policy drop of %s\n", indent, c->chain);
 	}
+	if (r->ev.used)
+		printf("%s  evaluated on the packet: %s; not understood: %s\n", indent,
+		       r->ev.evaluated[0] ? r->ev.evaluated : "-",
+		       r->ev.unknown[0] ? r->ev.unknown : "-");
 }
 
 static void text_row(const struct row *r)
@@ -1312,10 +1484,29 @@ static void merge_row(const struct row *r)
 		*d = *r;
 }
 
+/* counter snapshots of the namespaces with drops, before (when) or after
+ * a drain */
+static void snapshot_netns(const struct nfd_key *keys, int n, bool pre)
+{
+	for (int i = 0; i < n; i++) {
+		bool dup = false;
+
+		for (int j = 0; j < i && !dup; j++)
+			dup = keys[j].netns == keys[i].netns;
+		if (dup)
+			continue;
+		if (pre)
+			ev_counters_pre(keys[i].netns);
+		else
+			ev_counters_post(keys[i].netns);
+	}
+}
+
 /* drain the map into rows (kept until the next report) */
 static void collect_rows(void)
 {
 	static struct nfd_key keys[MAX_KEYS];
+	static unsigned long long pk[MAX_KEYS], rjk[MAX_KEYS];
 	int fd = bpf_map__fd(obj->maps.drops), n = 0;
 	struct nfd_key key, *prev = NULL;
 	struct nfd_value vals[ncpu];
@@ -1327,23 +1518,30 @@ static void collect_rows(void)
 		prev = &key;
 		n++;
 	}
+	/* counters around the drain: what was drained moved them inside */
+	snapshot_netns(keys, n, true);
 	for (int i = 0; i < n; i++) {
-		unsigned long long p = 0, rj = 0;
-
+		pk[i] = rjk[i] = 0;
 		if (bpf_map_lookup_elem(fd, &keys[i], vals))
 			continue;
 		bpf_map_delete_elem(fd, &keys[i]);
 		for (int c = 0; c < ncpu; c++) {
-			p += vals[c].packets;
-			rj += vals[c].rejected;
+			pk[i] += vals[c].packets;
+			rjk[i] += vals[c].rejected;
 		}
+	}
+	snapshot_netns(keys, n, false);
+	for (int i = 0; i < n; i++) {
+		if (!pk[i])
+			continue;
 		if (!seen_names(&keys[i], &r))
 			resolve_names(&keys[i], RS_CACHED, &r);
-		settle(&r, p, rj);
+		settle(&r, pk[i], rjk[i]);
 		for (int s = split_by_trace(&r, split, 8); s > 0; s--)
 			merge_row(&split[s - 1]);
 		merge_row(&r);
 	}
+	ev_counters_advance();
 	trace_expire();
 }
 
@@ -1657,6 +1855,8 @@ int main(int argc, char **argv)
 	if (env.method == METHOD_FEXIT && !fexit)
 		cli_die("fexit on nft_do_chain/ipt_do_table is not allowed by this "
 			"kernel (or nf_tables/ip_tables are not loaded)");
+	/* the first counter window starts before the first drop is counted */
+	ev_counters_start(env.netns_inum ? env.netns_inum : netns_self());
 	err = load_bpf(fexit, nf_drop);
 	if (err && fexit && env.method == METHOD_AUTO) {
 		if (cli.verbose)
