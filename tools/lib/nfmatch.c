@@ -794,7 +794,9 @@ static int eval_test(struct eval *ev, const struct regs *r, const struct nfm_op 
 	int d, lo, hi;
 
 	if (!reg_known(r, o->sreg, o->len)) {
-		note(ev->w->unknown, sizeof(ev->w->unknown), src);
+		/* loaded by an expression not understood: that one is noted */
+		if (r->src[o->sreg])
+			note(ev->w->unknown, sizeof(ev->w->unknown), src);
 		return -1;
 	}
 	note(ev->w->evaluated, sizeof(ev->w->evaluated), src);
@@ -916,6 +918,7 @@ static void eval_rule(struct eval *ev, const struct nfm_prog *p)
 			note(ev->w->unknown, sizeof(ev->w->unknown), o->name ? o->name : "?");
 			out_add(ev, NFM_V_CONTINUE, NULL);
 			memset(r.known, 0, sizeof(r.known));
+			memset(r.src, 0, sizeof(r.src));
 			break;
 		default:
 			break;
