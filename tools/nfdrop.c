@@ -76,10 +76,13 @@ static const char doc[] =
 "verdict (DROP, REJECT, or the chain's policy) and prints them every\n"
 "interval and at exit. Where the kernel allows fexit, the table and chain\n"
 "come from the kernel; elsewhere the kernel stack names the hook and the\n"
-"ruleset of the packet's namespace names the chains there. A field followed\n"
-"by '?' (in JSON: listed in \"inferred\") was inferred from the ruleset and\n"
-"the other candidates are listed. The ruleset is only read, never changed,\n"
-"unless --trace-rules is given.\n"
+"ruleset of the packet's namespace names the chains there. The rule comes\n"
+"from the evidence: the packet itself run through the rules of its hook\n"
+"(jumps, gotos, verdict maps, sets followed), the rules' own counters (a\n"
+"rule whose counter did not move dropped nothing) and REJECT replies. A\n"
+"field followed by '?' (in JSON: listed in \"inferred\") is not settled by\n"
+"that evidence, and the remaining candidates are listed. The ruleset is\n"
+"only read, never changed, unless --trace-rules is given.\n"
 "\n"
 "EXAMPLES:\n"
 "    nfdrop                  # netfilter drops until Ctrl-C\n"
@@ -761,11 +764,13 @@ static void settle_ev(struct row *r, unsigned long long packets,
 		     f->kind == NFR_KIND_DROP ? V_DROP : V_UNKNOWN;
 	r->inferred &= INF_HOOK;
 	r->note = NULL;
-	if (n > 1 || !r->ev.complete) {
+	if (r->ev.contradicted)
+		r->note = "the counters or REJECT replies fit no rule the packet can meet";
+	if (n > 1 || !r->ev.complete || r->ev.contradicted) {
 		r->inferred |= INF_RULE;
-		if (!one_base || !r->ev.complete)
+		if (!one_base || !r->ev.complete || r->ev.contradicted)
 			r->inferred |= INF_TABLE | INF_CHAIN;
-		if (!one_kind || !r->ev.complete)
+		if (!one_kind || !r->ev.complete || r->ev.contradicted)
 			r->inferred |= INF_VERDICT;
 		if (!r->ev.complete)
 			r->note = "not every way through the ruleset could be followed";
@@ -1261,6 +1266,8 @@ static void json_row_fields(struct json_w *w, const struct row *r)
 
 static void text_cands(const struct row *r, const char *indent)
 {
+	if (r->ev.used && (r->inferred & INF_RULE))
+		printf("%srule?: the packet and the counters leave these:\n", indent);
 	for (int i = 0; i < r->ncands; i++) {
 		const struct cand *c = &r->cands[i];
 

@@ -76,6 +76,7 @@ bool ev_packet(const struct nfd_key *k, int pf, const char *hook,
 	pkt->l4proto = k->sig_proto;
 	memcpy(pkt->saddr, k->saddr, 16);
 	memcpy(pkt->daddr, k->daddr, 16);
+	pkt->addrs_known = true;
 	if (k->sig_ports) {
 		pkt->sport = k->sport;
 		pkt->dport = k->dport;
@@ -110,16 +111,34 @@ static int kind_of(int verdict)
 	       verdict == NFM_V_DROP ? NFR_KIND_DROP : NFR_KIND_MAYBE;
 }
 
+static bool is_nat(const struct nfr_chain *c)
+{
+	return c->engine == NFR_ENGINE_NFT ? c->type && !strcmp(c->type, "nat") :
+	       !strcmp(c->table, "nat");
+}
+
 void ev_walk(const struct nfr_ruleset *rs, const struct nfr_chain **bases,
 	     int nbases, const struct nfm_pkt *pkt, struct ev_set *s)
 {
 	struct nfm_walk *w = calloc(1, sizeof(*w));
+	const struct nfm_pkt *pkts[nbases ? nbases : 1];
+	struct nfm_pkt pre_nat = *pkt;
+	int last_nat = -1;
 
 	memset(s, 0, sizeof(*s));
 	if (!w)
 		return;
 	qsort(bases, nbases, sizeof(*bases), cmp_prio);
-	nfm_walk_hook(rs, (const struct nfr_chain *const *)bases, nbases, pkt, w);
+	/* the event saw the packet after any NAT at this hook: the chains up
+	 * to the last nat chain may have seen other addresses and ports */
+	for (int i = 0; i < nbases; i++)
+		if (is_nat(bases[i]))
+			last_nat = i;
+	pre_nat.addrs_known = false;
+	pre_nat.sport = pre_nat.dport = -1;
+	for (int i = 0; i < nbases; i++)
+		pkts[i] = i <= last_nat ? &pre_nat : pkt;
+	nfm_walk_hook(rs, (const struct nfr_chain *const *)bases, nbases, pkts, w);
 	s->used = true;
 	s->complete = w->complete;
 	snprintf(s->evaluated, sizeof(s->evaluated), "%s", w->evaluated);
@@ -249,8 +268,10 @@ static bool narrow(struct ev_set *s, bool (*keep)(const struct ev_cand *, void *
 		if (was[i] && keep(&s->c[i], arg))
 			any = true;
 	}
-	if (!any)
-		return false;	/* contradicts the ruleset: evidence not used */
+	if (!any) {
+		s->contradicted = true;	/* not used, and nothing is certain */
+		return false;
+	}
 	for (int i = 0; i < s->n; i++)
 		if (was[i] && !keep(&s->c[i], arg)) {
 			s->c[i].alive = false;
@@ -317,7 +338,7 @@ int ev_weigh(struct ev_set *s, unsigned int netns, unsigned long long packets,
 		s->c[i].alive = true;
 		s->c[i].delta = -1;
 	}
-	s->counters = s->counters_ruled = false;
+	s->counters = s->counters_ruled = s->contradicted = false;
 	/* a reply was seen for every packet: a REJECT did it; none, where
 	 * every REJECT is seen: no REJECT did (the rate limiter only stops
 	 * replies, not REJECTs, so no reply proves nothing elsewhere) */
@@ -326,5 +347,7 @@ int ev_weigh(struct ev_set *s, unsigned int netns, unsigned long long packets,
 	else if (!rejected && reject_complete)
 		narrow(s, keep_not_reject, NULL);
 	weigh_counters(s, netns, packets);
+	if (s->counters && !counters_consistent(s, packets))
+		s->contradicted = true;
 	return alive(s);
 }

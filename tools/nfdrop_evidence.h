@@ -37,6 +37,9 @@ struct ev_set {
 	bool complete;		/* the walk followed every path */
 	bool counters;		/* counter evidence was applied */
 	bool counters_ruled;	/* ... and eliminated a candidate */
+	bool contradicted;	/* evidence ruled out every candidate (the drop
+				 * came from elsewhere: conntrack, a changed
+				 * ruleset): not used, nothing certain */
 	int n;
 	struct ev_cand c[EV_MAX_CANDS];
 	char evaluated[160];

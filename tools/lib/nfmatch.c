@@ -728,14 +728,14 @@ static bool pkt_bytes(const struct nfm_pkt *pk, int base, unsigned int off,
 		known[9] = pk->l4proto >= 0;
 		memcpy(nh + 12, pk->saddr, 4);
 		memcpy(nh + 16, pk->daddr, 4);
-		memset(known + 12, 1, 8);
+		memset(known + 12, pk->addrs_known, 8);
 		*src = off >= 12 && off < 16 ? "ip saddr" : off >= 16 && off < 20 ?
 		       "ip daddr" : "ip protocol";
 	} else if (pk->family == 6) {
 		nlen = 40;
 		memcpy(nh + 8, pk->saddr, 16);
 		memcpy(nh + 24, pk->daddr, 16);
-		memset(known + 8, 1, 32);
+		memset(known + 8, pk->addrs_known, 32);
 		*src = off >= 8 && off < 24 ? "ip6 saddr" : "ip6 daddr";
 	}
 	if (off + len > (unsigned int)nlen)
@@ -830,7 +830,10 @@ static bool eval_lookup(struct eval *ev, struct regs *r, const struct nfm_op *o)
 	const struct nfm_elem *e;
 	char what[96];
 
-	snprintf(what, sizeof(what), "@%s", o->name ? o->name : "?");
+	if (s && (s->flags & NFT_SET_ANONYMOUS))
+		snprintf(what, sizeof(what), "anonymous %s", s->vmap ? "vmap" : "set");
+	else
+		snprintf(what, sizeof(what), "@%s", o->name ? o->name : "?");
 	if (!s || !reg_known(r, o->sreg, s->key_len)) {
 		note(ev->w->unknown, sizeof(ev->w->unknown), s ? (r->src[o->sreg] ?: what) : what);
 		out_add(ev, NFM_V_CONTINUE, NULL);
@@ -1063,15 +1066,16 @@ out:
 
 void nfm_walk_hook(const struct nfr_ruleset *rs,
 		   const struct nfr_chain *const *bases, int nbases,
-		   const struct nfm_pkt *pkt, struct nfm_walk *w)
+		   const struct nfm_pkt *const *pkts, struct nfm_walk *w)
 {
 	struct frame stack[MAX_DEPTH];
-	struct walker k = { rs, pkt, w, NULL, false };
+	struct walker k = { rs, NULL, w, NULL, false };
 
 	memset(w, 0, sizeof(*w));
 	w->complete = true;
 	for (int b = 0; b < nbases; b++) {
 		k.base = bases[b];
+		k.pkt = pkts[b];
 		k.passes = false;
 		walk_chain(&k, bases[b], 0, stack, 0);
 		if (!k.passes)

@@ -26,6 +26,7 @@ struct nfm_pkt {
 	int family;			/* 4 or 6; 0 unknown */
 	int l4proto;			/* IPPROTO_*; -1 unknown */
 	unsigned char saddr[16], daddr[16];
+	bool addrs_known;		/* saddr and daddr are the packet's */
 	int sport, dport;		/* -1 unknown */
 	char iifname[16], oifname[16];
 	bool iif_known, oif_known;	/* known: "" is "no device" */
@@ -140,13 +141,14 @@ struct nfm_walk {
 };
 
 /*
- * Walk the base chains of one hook, in priority order, for pkt: a chain
- * after the first is reached only if one before can accept the packet.
- * hook_pf is the hook's family (NFR_PROTO_IPV4/IPV6).
+ * Walk the base chains of one hook, in priority order, base i for pkts[i]
+ * (the packet as that chain saw it: NAT before the drop may have changed
+ * it): a chain after the first is reached only if one before can accept
+ * the packet.
  */
 void nfm_walk_hook(const struct nfr_ruleset *rs,
 		   const struct nfr_chain *const *bases, int nbases,
-		   const struct nfm_pkt *pkt, struct nfm_walk *w);
+		   const struct nfm_pkt *const *pkts, struct nfm_walk *w);
 
 /* ---- counters ---- */
 
