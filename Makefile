@@ -153,10 +153,12 @@ $(OUTPUT)/rocegen: tools/rocegen.c | $(OUTPUT)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $(WARN) $(LDFLAGS) $< -lm -o $@
 
-# unit tests: tests/unit/<tool>_*.c may include that tool's skeleton
+# unit tests: tests/unit/<tool>_*.c may include that tool's skeleton;
+# <test>_UNIT_LDLIBS: the libraries of the code it tests
+nfmatch_UNIT_LDLIBS := $(nfdrop_LDLIBS)
 $(OUTPUT)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(wildcard bpf/*.h) $(LIB_HDRS) $(addprefix $(OUTPUT)/,$(addsuffix .skel.h,$(TOOLS))) $(OUTPUT)/libagentxdp.a | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(OUTPUT)/libagentxdp.a $(LDLIBS_BASE) -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(OUTPUT)/libagentxdp.a $($*_UNIT_LDLIBS) $(LDLIBS_BASE) -o $@
 
 unit: $(UNIT_BINS)
 
