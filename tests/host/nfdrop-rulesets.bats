@@ -48,15 +48,26 @@ legacy_counter() {
 		awk -v n="$3" '$1 == n { print $2 }'
 }
 
+# the issue's iptables ruleset with TOOL in ${P}b: INPUT drops 10.99.0.0/16
+# and jumps to ROCE for the RoCE port; ROCE drops source ports 1-1000,
+# then the rules given (each one string of iptables arguments)
+roce_user_chain() {
+	local ipt="ip netns exec ${P}b $1" r
+	shift
+	$ipt -A INPUT -s 10.99.0.0/16 -j DROP
+	$ipt -N ROCE
+	$ipt -A INPUT -p udp --dport 4791 -j ROCE
+	$ipt -A ROCE -p udp --sport 1:1000 -j DROP
+	for r in "$@"; do
+		# shellcheck disable=SC2086 # one rule's words
+		$ipt -A ROCE $r
+	done
+}
+
 @test "iptables-nft user chain behind decoys: all 9 to the REJECT, replies rate-limited or not, equal to its counter" {
 	command -v iptables-nft >/dev/null || skip "iptables-nft not installed"
 	pair
-	ipt() { ip netns exec "${P}b" iptables-nft "$@"; }
-	ipt -A INPUT -s 10.99.0.0/16 -j DROP
-	ipt -N ROCE
-	ipt -A INPUT -p udp --dport 4791 -j ROCE
-	ipt -A ROCE -p udp --sport 1:1000 -j DROP
-	ipt -A ROCE -p udp -j REJECT
+	roce_user_chain iptables-nft "-p udp -j REJECT"
 	h=$(nft_handle "${P}b" "ip filter ROCE" "meta l4proto udp counter.* reject")
 	[ -n "$h" ]
 	start_nfdrop --roce -N "${P}b"
@@ -331,13 +342,8 @@ docker_chains() {
 @test "iptables-legacy user chain, decoys before the real rule, conntrack matches: the counters decide" {
 	command -v iptables-legacy >/dev/null || skip "iptables-legacy not installed"
 	pair
-	ipl() { ip netns exec "${P}b" iptables-legacy "$@"; }
-	ipl -A INPUT -s 10.99.0.0/16 -j DROP
-	ipl -N ROCE
-	ipl -A INPUT -p udp --dport 4791 -j ROCE
-	ipl -A ROCE -p udp --sport 1:1000 -j DROP
-	ipl -A ROCE -m conntrack --ctstate INVALID -j DROP
-	ipl -A ROCE -m conntrack --ctstate NEW -j DROP
+	roce_user_chain iptables-legacy "-m conntrack --ctstate INVALID -j DROP" \
+		"-m conntrack --ctstate NEW -j DROP"
 	start_nfdrop --roce -N "${P}b"
 	ax_send_roce "${P}a" 10.210.0.2 10
 	stop_nfdrop

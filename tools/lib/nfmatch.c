@@ -59,7 +59,7 @@ static int reg_off(unsigned int reg)
 	return reg * 16;
 }
 
-static int verdict_of(int code)
+int nfm_verdict_of(int code)
 {
 	switch (code) {
 	case NF_DROP: return NFM_V_DROP;
@@ -225,7 +225,7 @@ void nfm_compile_nft(struct nfm_prog *p, struct nftnl_expr *e)
 		compile_data_op(p, e, name);
 	} else if (!strcmp(name, "immediate")) {
 		if (nftnl_expr_is_set(e, NFTNL_EXPR_IMM_VERDICT)) {
-			compile_verdict(p, verdict_of((int)nftnl_expr_get_u32(e, NFTNL_EXPR_IMM_VERDICT)),
+			compile_verdict(p, nfm_verdict_of((int)nftnl_expr_get_u32(e, NFTNL_EXPR_IMM_VERDICT)),
 					nftnl_expr_get_str(e, NFTNL_EXPR_IMM_CHAIN));
 		} else {
 			struct nfm_op *o = op_add(p, NFM_OP_IMM_DATA, NULL);

@@ -106,6 +106,8 @@ struct nfm_set {
 	int nelems;
 };
 
+/* NF_DROP, NFT_JUMP, ... as enum nfm_verdict */
+int nfm_verdict_of(int code);
 void nfm_prog_free(struct nfm_prog *p);
 void nfm_set_free(struct nfm_set *s);
 /* compile one nftables expression into p */

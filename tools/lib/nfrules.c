@@ -637,19 +637,6 @@ static int elems_cb(const struct nlmsghdr *nlh, void *data)
 	return nftnl_set_elems_nlmsg_parse(nlh, data) < 0 ? MNL_CB_ERROR : MNL_CB_OK;
 }
 
-static int verdict_of_code(int code)
-{
-	switch (code) {
-	case NF_DROP: return NFM_V_DROP;
-	case NF_ACCEPT: return NFM_V_ACCEPT;
-	case NFT_JUMP: return NFM_V_JUMP;
-	case NFT_GOTO: return NFM_V_GOTO;
-	case NFT_RETURN: return NFM_V_RETURN;
-	case NFT_CONTINUE: return NFM_V_CONTINUE;
-	default: return NFM_V_MAYBE;
-	}
-}
-
 static int elem_cb(struct nftnl_set_elem *e, void *data)
 {
 	struct nfm_set *s = data;
@@ -674,7 +661,7 @@ static int elem_cb(struct nftnl_set_elem *e, void *data)
 		x->interval_end = nftnl_set_elem_get_u32(e, NFTNL_SET_ELEM_FLAGS) &
 				  NFT_SET_ELEM_INTERVAL_END;
 	if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_VERDICT))
-		x->verdict = verdict_of_code((int)nftnl_set_elem_get_u32(e, NFTNL_SET_ELEM_VERDICT));
+		x->verdict = nfm_verdict_of((int)nftnl_set_elem_get_u32(e, NFTNL_SET_ELEM_VERDICT));
 	else
 		x->verdict = NFM_V_CONTINUE;
 	if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_CHAIN))
