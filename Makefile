@@ -116,7 +116,7 @@ $(OUTPUT)/%.o: tools/%.c $(OUTPUT)/%.skel.h bpf/%.h $(LIB_HDRS) | $(OUTPUT)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 # a tool's further objects: tools/<tool>_<part>.c (nfdrop_evidence.c)
-$(OUTPUT)/nfdrop_%.o: tools/nfdrop_%.c tools/nfdrop_%.h bpf/nfdrop.h $(LIB_HDRS) | $(OUTPUT)
+$(OUTPUT)/nfdrop_%.o: tools/nfdrop_%.c $(wildcard tools/nfdrop_*.h) bpf/nfdrop.h $(LIB_HDRS) | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 

@@ -11,6 +11,7 @@
  * (a temporary helper table) for rule-exact answers.
  */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -29,7 +30,7 @@
 #include <bpf/libbpf.h>
 #include "nfdrop.h"
 #include "nfdrop.skel.h"
-#include "nfdrop_evidence.h"
+#include "nfdrop_row.h"
 #include "lib/cli.h"
 #include "lib/btf_enum.h"
 #include "lib/json.h"
@@ -42,8 +43,6 @@
 #include "lib/roce_names.h"
 
 #define MAX_KEYS	8192
-#define MAX_CANDS	8
-#define MAX_HITS	8
 #define MAX_BASES	32
 #define RULESET_TTL_S	1
 #define TRACE_TTL_S	10
@@ -501,67 +500,7 @@ static void trace_setup(void)
 
 /* ---- from a kernel key to a named hook, table, chain, rule, verdict ---- */
 
-enum verdict { V_UNKNOWN, V_DROP, V_REJECT, V_POLICY };
 static const char *const verdict_names[] = { "?", "DROP", "REJECT", "POLICY" };
-
-/* inferred-field bits */
-#define INF_TABLE	0x1
-#define INF_CHAIN	0x2
-#define INF_RULE	0x4
-#define INF_VERDICT	0x8
-#define INF_HOOK	0x10
-
-struct cand_rule {
-	char chain[NFD_CHAIN_LEN * 4];
-	unsigned long long handle;
-	int kind;
-	char text[512];
-};
-
-struct cand {
-	int engine;
-	int family;
-	char table[64];
-	char chain[256];
-	int prio;
-	int policy;
-	int nrules;		/* rules that can drop, jumps followed */
-	struct cand_rule rules[MAX_HITS];
-	bool policy_cand;	/* its policy may have dropped it */
-};
-
-struct row {
-	/* identity */
-	unsigned int netns;
-	int pf;			/* NFR_PROTO_* of the hook, 0 unknown */
-	char hook[16];		/* "" unknown */
-	int engine;
-	int table_family;
-	char table[64];
-	char chain[256];
-	char rule_chain[256];
-	unsigned long long handle;	/* 0: none */
-	int verdict;
-	unsigned int inferred;
-	const char *source;
-	/* details */
-	char netns_name[64];
-	char hook_fn[64];
-	char location[64];
-	char rule_text[512];
-	int prio;
-	int policy;
-	int settle_policy;	/* policy of the chain settle() looks at */
-	bool chain_known;
-	bool rule_known;
-	const char *note;
-	int ncands;
-	struct cand cands[MAX_CANDS];
-	struct ev_set ev;	/* the packet run through the rules, weighed */
-	/* counts */
-	unsigned long long packets;
-	unsigned long long rejected;
-};
 
 static const char *sym_name(unsigned long addr, char *buf, int len)
 {
@@ -674,116 +613,28 @@ static void settle_chain(struct row *r, const struct cand *c, int policy)
 
 /* the packet's own way through the chains of its hook (r->ev) */
 static void walk_packet(const struct nfd_key *k, const struct nfr_ruleset *rs,
-			const struct nfr_chain **bases, int nbases, struct row *r)
+			const struct nfr_chain **bases, int nbases,
+			const char *dropper_type, struct row *r)
 {
+	int nat_prio = INT_MIN;
+
+	/* NAT at this hook, in any table: see ev_walk() */
+	for (int i = 0; i < rs->nchains; i++) {
+		const struct nfr_chain *c = &rs->chains[i];
+		const char *h = c->base ? nfr_hook_name(c->family, c->hook) : NULL;
+
+		if (h && !strcmp(h, r->hook) && ev_is_nat(c) &&
+		    (!r->pf || nfr_family_covers(c->family, r->pf)) && c->prio > nat_prio)
+			nat_prio = c->prio;
+	}
 	struct nfm_pkt pkt;
 
 	r->ev.used = false;
 	if (!nbases || !ev_packet(k, r->pf, r->hook, &pkt))
 		return;
-	ev_walk(rs, bases, nbases, &pkt, &r->ev);
+	ev_walk(rs, bases, nbases, &pkt, dropper_type, nat_prio, &r->ev);
 	if (!r->ev.n)
 		r->ev.used = false;	/* the ruleset has changed: old method */
-}
-
-/* the candidates still alive, as the output lists them */
-static void cands_from_ev(struct row *r)
-{
-	r->ncands = 0;
-	for (int i = 0; i < r->ev.n; i++) {
-		const struct ev_cand *e = &r->ev.c[i];
-		struct cand *c = NULL;
-		struct cand_rule *cr;
-
-		if (!e->alive)
-			continue;
-		for (int j = 0; j < r->ncands && !c; j++)
-			if (r->cands[j].engine == e->engine && r->cands[j].family == e->family &&
-			    !strcmp(r->cands[j].table, e->table) &&
-			    !strcmp(r->cands[j].chain, e->base))
-				c = &r->cands[j];
-		if (!c) {
-			if (r->ncands == MAX_CANDS)
-				continue;
-			c = &r->cands[r->ncands++];
-			memset(c, 0, sizeof(*c));
-			c->engine = e->engine;
-			c->family = e->family;
-			snprintf(c->table, sizeof(c->table), "%s", e->table);
-			snprintf(c->chain, sizeof(c->chain), "%s", e->base);
-			c->prio = e->base_prio;
-			c->policy = e->base_policy;
-		}
-		if (e->policy) {
-			c->policy_cand = true;
-			continue;
-		}
-		if (c->nrules == MAX_HITS)
-			continue;
-		cr = &c->rules[c->nrules++];
-		snprintf(cr->chain, sizeof(cr->chain), "%s", e->chain);
-		cr->handle = e->handle;
-		cr->kind = e->kind;
-		snprintf(cr->text, sizeof(cr->text), "%s", e->text);
-	}
-}
-
-/* rule and verdict from the evidence: certain only with one survivor */
-static void settle_ev(struct row *r, unsigned long long packets,
-		      unsigned long long rejected)
-{
-	int n = ev_weigh(&r->ev, r->netns, packets, rejected, reject_complete);
-	const struct ev_cand *f = NULL;
-	bool one_base = true, one_kind = true;
-
-	for (int i = 0; i < r->ev.n; i++) {
-		const struct ev_cand *c = &r->ev.c[i];
-
-		if (!c->alive)
-			continue;
-		if (!f) {
-			f = c;
-			continue;
-		}
-		one_base &= c->engine == f->engine && c->family == f->family &&
-			    !strcmp(c->table, f->table) && !strcmp(c->base, f->base);
-		one_kind &= c->kind == f->kind && c->policy == f->policy;
-	}
-	r->engine = f->engine;
-	r->table_family = f->family;
-	snprintf(r->table, sizeof(r->table), "%s", f->table);
-	snprintf(r->chain, sizeof(r->chain), "%s", f->base);
-	r->prio = f->base_prio;
-	r->policy = f->base_policy;
-	r->chain_known = true;
-	r->rule_known = !f->policy;
-	snprintf(r->rule_chain, sizeof(r->rule_chain), "%s", f->policy ? "" : f->chain);
-	r->handle = f->handle;
-	snprintf(r->rule_text, sizeof(r->rule_text), "%s", f->policy ? "" : f->text);
-	r->verdict = f->policy ? V_POLICY : f->kind == NFR_KIND_REJECT ? V_REJECT :
-		     f->kind == NFR_KIND_DROP ? V_DROP : V_UNKNOWN;
-	r->inferred &= INF_HOOK;
-	r->note = NULL;
-	if (r->ev.contradicted)
-		r->note = "the counters or REJECT replies fit no rule the packet can meet";
-	if (n > 1 || !r->ev.complete || r->ev.contradicted) {
-		r->inferred |= INF_RULE;
-		if (!one_base || !r->ev.complete || r->ev.contradicted)
-			r->inferred |= INF_TABLE | INF_CHAIN;
-		if (!one_kind || !r->ev.complete || r->ev.contradicted)
-			r->inferred |= INF_VERDICT;
-		if (!r->ev.complete)
-			r->note = "not every way through the ruleset could be followed";
-	}
-	if (r->verdict == V_UNKNOWN)
-		r->inferred |= INF_VERDICT;
-	if (r->source == (const char *)"fexit")
-		r->inferred &= ~(INF_TABLE | INF_CHAIN);	/* the kernel named them */
-	if (rejected && rejected == packets) {
-		r->verdict = V_REJECT;
-		r->inferred &= ~INF_VERDICT;
-	}
-	cands_from_ev(r);
 }
 
 /*
@@ -799,6 +650,7 @@ static void resolve_names(const struct nfd_key *k, enum rs_when when, struct row
 	const char *need_type = NULL;
 	const char *hook2 = NULL;
 	int need_family = 0, engine = 0, nbases = 0;
+	bool chain_fn_known = false;
 	const struct nfr_chain *bases[MAX_BASES];
 	char fn[64];
 
@@ -850,6 +702,7 @@ static void resolve_names(const struct nfd_key *k, enum rs_when when, struct row
 					continue;
 				need_family = chain_fns[i].table_family;
 				need_type = chain_fns[i].type;
+				chain_fn_known = true;
 			}
 		}
 		/* no nft_do_chain on the stack: iptables-legacy (its traversal
@@ -881,7 +734,7 @@ static void resolve_names(const struct nfd_key *k, enum rs_when when, struct row
 		fill_cand(&r->cands[0], rs, ch);
 		r->prio = ch->prio;
 		r->settle_policy = engine == NFR_ENGINE_NFT ? k->policy : ch->policy;
-		walk_packet(k, rs, &ch, 1, r);
+		walk_packet(k, rs, &ch, 1, NULL, r);
 		return;
 	}
 
@@ -914,7 +767,8 @@ static void resolve_names(const struct nfd_key *k, enum rs_when when, struct row
 	qsort(r->cands, r->ncands, sizeof(r->cands[0]), cmp_cand);
 	/* two hooks share the call site (bridge forward/output): no walk */
 	if (!hook2)
-		walk_packet(k, rs, bases, nbases, r);
+		walk_packet(k, rs, bases, nbases,
+			    chain_fn_known ? (need_type ? need_type : "filter") : NULL, r);
 	if (!r->ncands) {
 		r->note = engine ? "no chain at this hook can drop now (ruleset changed?)" :
 			  "no nftables traversal on the stack and no iptables-legacy "
@@ -942,7 +796,7 @@ static void settle(struct row *r, unsigned long long packets,
 	r->packets = packets;
 	r->rejected = rejected;
 	if (r->ev.used) {
-		settle_ev(r, packets, rejected);
+		ev_settle_row(r, packets, rejected, reject_complete);
 		return;
 	}
 	if (!r->ncands) {

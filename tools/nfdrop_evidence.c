@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <net/if.h>
-#include "nfdrop_evidence.h"
+#include "nfdrop_row.h"
 #include "lib/netns.h"
 
 /* ---- the packet ---- */
@@ -81,7 +82,10 @@ bool ev_packet(const struct nfd_key *k, int pf, const char *hook,
 		pkt->sport = k->sport;
 		pkt->dport = k->dport;
 	}
-	/* which devices the hook has: in on receive, out on transmit */
+	/* which devices the hook has: in on receive, out on transmit. Only
+	 * IP hooks: a bridge hook's skb->dev may be the bridge, not the port */
+	if (pf != NFR_PROTO_IPV4 && pf != NFR_PROTO_IPV6)
+		hook = NULL;
 	rx = hook && (!strcmp(hook, "prerouting") || !strcmp(hook, "input") ||
 		      !strcmp(hook, "forward"));
 	tx = hook && (!strcmp(hook, "forward") || !strcmp(hook, "output") ||
@@ -111,19 +115,19 @@ static int kind_of(int verdict)
 	       verdict == NFM_V_DROP ? NFR_KIND_DROP : NFR_KIND_MAYBE;
 }
 
-static bool is_nat(const struct nfr_chain *c)
+bool ev_is_nat(const struct nfr_chain *c)
 {
 	return c->engine == NFR_ENGINE_NFT ? c->type && !strcmp(c->type, "nat") :
 	       !strcmp(c->table, "nat");
 }
 
 void ev_walk(const struct nfr_ruleset *rs, const struct nfr_chain **bases,
-	     int nbases, const struct nfm_pkt *pkt, struct ev_set *s)
+	     int nbases, const struct nfm_pkt *pkt, const char *dropper_type,
+	     int nat_prio, struct ev_set *s)
 {
 	struct nfm_walk *w = calloc(1, sizeof(*w));
 	const struct nfm_pkt *pkts[nbases ? nbases : 1];
 	struct nfm_pkt pre_nat = *pkt;
-	int last_nat = -1;
 
 	memset(s, 0, sizeof(*s));
 	if (!w)
@@ -131,13 +135,11 @@ void ev_walk(const struct nfr_ruleset *rs, const struct nfr_chain **bases,
 	qsort(bases, nbases, sizeof(*bases), cmp_prio);
 	/* the event saw the packet after any NAT at this hook: the chains up
 	 * to the last nat chain may have seen other addresses and ports */
-	for (int i = 0; i < nbases; i++)
-		if (is_nat(bases[i]))
-			last_nat = i;
 	pre_nat.addrs_known = false;
 	pre_nat.sport = pre_nat.dport = -1;
 	for (int i = 0; i < nbases; i++)
-		pkts[i] = i <= last_nat ? &pre_nat : pkt;
+		pkts[i] = nat_prio != INT_MIN && bases[i]->prio <= nat_prio ?
+			  &pre_nat : pkt;
 	nfm_walk_hook(rs, (const struct nfr_chain *const *)bases, nbases, pkts, w);
 	s->used = true;
 	s->complete = w->complete;
@@ -145,7 +147,13 @@ void ev_walk(const struct nfr_ruleset *rs, const struct nfr_chain **bases,
 	snprintf(s->unknown, sizeof(s->unknown), "%s", w->unknown);
 	for (int i = 0; i < w->ncands && s->n < EV_MAX_CANDS; i++) {
 		const struct nfm_cand *m = &w->cands[i];
-		struct ev_cand *c = &s->c[s->n++];
+		struct ev_cand *c;
+
+		/* walked for the way on, but not where the verdict fell */
+		if (dropper_type && m->base->engine == NFR_ENGINE_NFT &&
+		    (!m->base->type || strcmp(m->base->type, dropper_type)))
+			continue;
+		c = &s->c[s->n++];
 
 		c->engine = m->base->engine;
 		c->family = m->base->family;
@@ -350,4 +358,106 @@ int ev_weigh(struct ev_set *s, unsigned int netns, unsigned long long packets,
 	if (s->counters && !counters_consistent(s, packets))
 		s->contradicted = true;
 	return alive(s);
+}
+
+/* ---- the row ---- */
+
+/* the candidates still alive, as the output lists them */
+static void cands_from_ev(struct row *r)
+{
+	r->ncands = 0;
+	for (int i = 0; i < r->ev.n; i++) {
+		const struct ev_cand *e = &r->ev.c[i];
+		struct cand *c = NULL;
+		struct cand_rule *cr;
+
+		if (!e->alive)
+			continue;
+		for (int j = 0; j < r->ncands && !c; j++)
+			if (r->cands[j].engine == e->engine && r->cands[j].family == e->family &&
+			    !strcmp(r->cands[j].table, e->table) &&
+			    !strcmp(r->cands[j].chain, e->base))
+				c = &r->cands[j];
+		if (!c) {
+			if (r->ncands == MAX_CANDS)
+				continue;
+			c = &r->cands[r->ncands++];
+			memset(c, 0, sizeof(*c));
+			c->engine = e->engine;
+			c->family = e->family;
+			snprintf(c->table, sizeof(c->table), "%s", e->table);
+			snprintf(c->chain, sizeof(c->chain), "%s", e->base);
+			c->prio = e->base_prio;
+			c->policy = e->base_policy;
+		}
+		if (e->policy) {
+			c->policy_cand = true;
+			continue;
+		}
+		if (c->nrules == MAX_HITS)
+			continue;
+		cr = &c->rules[c->nrules++];
+		snprintf(cr->chain, sizeof(cr->chain), "%s", e->chain);
+		cr->handle = e->handle;
+		cr->kind = e->kind;
+		snprintf(cr->text, sizeof(cr->text), "%s", e->text);
+	}
+}
+
+/* rule and verdict from the evidence: certain only with one survivor */
+void ev_settle_row(struct row *r, unsigned long long packets,
+		   unsigned long long rejected, bool reject_complete)
+{
+	int n = ev_weigh(&r->ev, r->netns, packets, rejected, reject_complete);
+	const struct ev_cand *f = NULL;
+	bool one_base = true, one_kind = true;
+
+	for (int i = 0; i < r->ev.n; i++) {
+		const struct ev_cand *c = &r->ev.c[i];
+
+		if (!c->alive)
+			continue;
+		if (!f) {
+			f = c;
+			continue;
+		}
+		one_base &= c->engine == f->engine && c->family == f->family &&
+			    !strcmp(c->table, f->table) && !strcmp(c->base, f->base);
+		one_kind &= c->kind == f->kind && c->policy == f->policy;
+	}
+	r->engine = f->engine;
+	r->table_family = f->family;
+	snprintf(r->table, sizeof(r->table), "%s", f->table);
+	snprintf(r->chain, sizeof(r->chain), "%s", f->base);
+	r->prio = f->base_prio;
+	r->policy = f->base_policy;
+	r->chain_known = true;
+	r->rule_known = !f->policy;
+	snprintf(r->rule_chain, sizeof(r->rule_chain), "%s", f->policy ? "" : f->chain);
+	r->handle = f->handle;
+	snprintf(r->rule_text, sizeof(r->rule_text), "%s", f->policy ? "" : f->text);
+	r->verdict = f->policy ? V_POLICY : f->kind == NFR_KIND_REJECT ? V_REJECT :
+		     f->kind == NFR_KIND_DROP ? V_DROP : V_UNKNOWN;
+	r->inferred &= INF_HOOK;
+	r->note = NULL;
+	if (r->ev.contradicted)
+		r->note = "the counters or REJECT replies fit no rule the packet can meet";
+	if (n > 1 || !r->ev.complete || r->ev.contradicted) {
+		r->inferred |= INF_RULE;
+		if (!one_base || !r->ev.complete || r->ev.contradicted)
+			r->inferred |= INF_TABLE | INF_CHAIN;
+		if (!one_kind || !r->ev.complete || r->ev.contradicted)
+			r->inferred |= INF_VERDICT;
+		if (!r->ev.complete)
+			r->note = "not every way through the ruleset could be followed";
+	}
+	if (r->verdict == V_UNKNOWN)
+		r->inferred |= INF_VERDICT;
+	if (r->source == (const char *)"fexit")
+		r->inferred &= ~(INF_TABLE | INF_CHAIN);	/* the kernel named them */
+	if (rejected && rejected == packets) {
+		r->verdict = V_REJECT;
+		r->inferred &= ~INF_VERDICT;
+	}
+	cands_from_ev(r);
 }

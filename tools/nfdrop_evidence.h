@@ -51,9 +51,19 @@ struct ev_set {
 bool ev_packet(const struct nfd_key *k, int pf, const char *hook,
 	       struct nfm_pkt *pkt);
 
-/* run pkt through bases (sorted here by priority) into s */
+/*
+ * Run pkt through bases (sorted here by priority) into s. dropper_type:
+ * the nftables chain type the kernel stack says dropped (nat chains run
+ * under nft_nat_do_chain, route chains under nf_route_table_hook*,
+ * filter chains under nft_do_chain_<family>), NULL when not known.
+ * nat_prio: the highest priority of a nat chain at the hook (any table),
+ * INT_MIN for none: chains up to it may have seen other addresses.
+ */
 void ev_walk(const struct nfr_ruleset *rs, const struct nfr_chain **bases,
-	     int nbases, const struct nfm_pkt *pkt, struct ev_set *s);
+	     int nbases, const struct nfm_pkt *pkt, const char *dropper_type,
+	     int nat_prio, struct ev_set *s);
+/* is c a nat chain (nft type nat, the legacy nat table) */
+bool ev_is_nat(const struct nfr_chain *c);
 
 /*
  * Weigh the evidence for packets (rejected of them with a seen REJECT
