@@ -354,3 +354,27 @@ docker_chains() {
 		expect '.hook == "input"' '.evidence | join(",")' packet,counters
 	fi
 }
+
+@test "DNAT before the dropping chain: the chain before NAT is not judged by the translated address" {
+	pair
+	mac=$(ip -n "${P}b" -br link show "${P}vb" | awk '{ print $3 }')
+	ip -n "${P}a" neigh replace 10.210.0.99 lladdr "$mac" dev "${P}va"
+	# the raw-priority rule would match the address after DNAT, but the
+	# packet met it before (to .99): it must not be named
+	ip netns exec "${P}b" nft -f - <<-'NFT'
+	table ip axnat {
+		chain early { type filter hook prerouting priority -300; ip daddr 10.210.0.2 udp dport 4791 counter drop; }
+		chain nat_pre { type nat hook prerouting priority -100; ip daddr 10.210.0.99 dnat to 10.210.0.2; }
+		chain late { type filter hook prerouting priority 0; ip daddr 10.210.0.2 udp dport 4791 counter drop; }
+	}
+	NFT
+	h=$(nft_handle "${P}b" "ip axnat late" "ip daddr 10.210.0.2 udp dport 4791 counter")
+	he=$(nft_handle "${P}b" "ip axnat early" "ip daddr 10.210.0.2 udp dport 4791 counter")
+	start_nfdrop --roce -N "${P}b"
+	ax_send_roce "${P}a" 10.210.0.99 6
+	stop_nfdrop
+	[ "$(nft_counter "${P}b" "ip axnat late" "$h")" -eq 6 ]
+	[ "$(nft_counter "${P}b" "ip axnat early" "$he")" -eq 0 ]
+	expect '.hook == "prerouting"' .packets 6 .chain late .rule_handle "$h" \
+		'.inferred | length' 0
+}
