@@ -200,7 +200,7 @@ vmap_ruleset() {
 		'.matches_evaluated | index("iifname") != null' true
 }
 
-@test "firewalld-shaped zones with --trace-rules: exactly the zone's drop, ruleset byte-identical" {
+@test "firewalld-shaped zones with --trace-rules: exactly the zone's drop; ruleset byte-identical after exit and after kill -9 + the next run" {
 	pair
 	ip netns exec "${P}b" nft -f - <<-NFT
 	table inet firewalld {
@@ -226,6 +226,16 @@ vmap_ruleset() {
 	stop_nfdrop
 	expect '.hook == "input"' .packets 8 .source trace .chain filter_INPUT \
 		.rule_chain filter_IN_roce .rule_handle "$h" '.inferred | length' 0
+	[ "$(ip netns exec "${P}b" nft -s list ruleset)" = "$before" ]
+	# killed: the helper table stays until the next run removes it
+	start_nfdrop --roce -N "${P}b" --trace-rules
+	ax_stop "$NF_PID" KILL
+	[ "$(ip netns exec "${P}b" nft -s list ruleset)" != "$before" ]
+	start_nfdrop --roce -N "${P}b" --trace-rules
+	grep -q "removed 1 trace table" "$ERR"
+	ax_send_roce "${P}a" 10.210.0.2 4
+	stop_nfdrop
+	expect '.hook == "input"' .packets 4 .source trace .rule_handle "$h"
 	[ "$(ip netns exec "${P}b" nft -s list ruleset)" = "$before" ]
 }
 
