@@ -228,6 +228,28 @@ static void test_vmap_and_intervals(void)
 	p.sport = p.dport = -1;
 	tap_ok(!strcmp(walk("VIN", &p, NULL), "VROCE/1,VIN/1"),
 	       "ports unknown: every element (%s)", walk("VIN", &p, NULL));
+
+	/* a catch-all element: "* : accept" takes what no other element does */
+	s = &rs.sets[0];
+	s->elems = realloc(s->elems, 3 * sizeof(*s->elems));
+	memset(&s->elems[2], 0, sizeof(s->elems[2]));
+	s->elems[2].catchall = true;
+	s->elems[2].verdict = NFM_V_ACCEPT;
+	s->nelems = 3;
+	s->elems[1].verdict = NFM_V_DROP;
+	p.sport = 40000;
+	p.dport = 6000;
+	tap_ok(!strcmp(walk("VIN", &p, NULL), ""),
+	       "dport 6000: the catch-all accepts (%s)", walk("VIN", &p, NULL));
+	s->elems[2].verdict = NFM_V_DROP;
+	tap_ok(!strcmp(walk("VIN", &p, NULL), "VIN/1"),
+	       "dport 6000, catch-all drop: the vmap rule (%s)", walk("VIN", &p, NULL));
+	/* a set the rules update: its elements then are no evidence */
+	rs.sets[1].flags |= NFT_SET_EVAL;
+	p.dport = 4791;
+	tap_ok(!strcmp(walk("VIN", &p, NULL), "VROCE/1"),
+	       "sport 40000, set updated from the rules: both ways (%s)",
+	       walk("VIN", &p, NULL));
 }
 
 int main(void)

@@ -549,11 +549,15 @@ static bool elem_range_match(const struct nfm_set *s, const struct nfm_elem *e,
 static const struct nfm_elem *set_lookup(const struct nfm_set *s,
 					 const unsigned char *k)
 {
-	const struct nfm_elem *best = NULL;
+	const struct nfm_elem *best = NULL, *any = NULL;
 
 	for (int i = 0; i < s->nelems; i++) {
 		const struct nfm_elem *e = &s->elems[i];
 
+		if (e->catchall) {
+			any = e;
+			continue;
+		}
 		if (e->has_end) {
 			if (elem_range_match(s, e, k))
 				return e;
@@ -570,7 +574,7 @@ static const struct nfm_elem *set_lookup(const struct nfm_set *s,
 		     (!memcmp(e->key, best->key, s->key_len) && !e->interval_end)))
 			best = e;
 	}
-	return best && !best->interval_end ? best : NULL;
+	return best && !best->interval_end ? best : any;
 }
 
 int nfm_targets(const struct nfr_ruleset *rs, const struct nfr_chain *c,
@@ -834,7 +838,10 @@ static bool eval_lookup(struct eval *ev, struct regs *r, const struct nfm_op *o)
 		snprintf(what, sizeof(what), "anonymous %s", s->vmap ? "vmap" : "set");
 	else
 		snprintf(what, sizeof(what), "@%s", o->name ? o->name : "?");
-	if (!s || !reg_known(r, o->sreg, s->key_len)) {
+	/* elements that come and go with the traffic (timeouts, updates
+	 * from the rules) may differ from when the packet met them */
+	if (!s || !reg_known(r, o->sreg, s->key_len) ||
+	    (s->flags & (NFT_SET_TIMEOUT | NFT_SET_EVAL))) {
 		note(ev->w->unknown, sizeof(ev->w->unknown), s ? (r->src[o->sreg] ?: what) : what);
 		out_add(ev, NFM_V_CONTINUE, NULL);
 		if (!o->has_dreg)

@@ -90,6 +90,7 @@ struct nfm_elem {
 	int klen, dlen;
 	bool has_end;		/* key..key_end (concatenated ranges) */
 	bool interval_end;	/* an interval's exclusive end */
+	bool catchall;		/* "*": whatever no other element matches */
 	int verdict;		/* vmap: enum nfm_verdict */
 	char *chain;		/* vmap: jump/goto target */
 };

@@ -657,9 +657,12 @@ static int elem_cb(struct nftnl_set_elem *e, void *data)
 		memcpy(x->key_end, d, len < NFM_DATA_LEN ? len : NFM_DATA_LEN);
 		x->has_end = true;
 	}
-	if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_FLAGS))
-		x->interval_end = nftnl_set_elem_get_u32(e, NFTNL_SET_ELEM_FLAGS) &
-				  NFT_SET_ELEM_INTERVAL_END;
+	if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_FLAGS)) {
+		uint32_t f = nftnl_set_elem_get_u32(e, NFTNL_SET_ELEM_FLAGS);
+
+		x->interval_end = f & NFT_SET_ELEM_INTERVAL_END;
+		x->catchall = f & NFT_SET_ELEM_CATCHALL;
+	}
 	if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_VERDICT))
 		x->verdict = nfm_verdict_of((int)nftnl_set_elem_get_u32(e, NFTNL_SET_ELEM_VERDICT));
 	else
