@@ -825,15 +825,49 @@ static void resolve(const struct nfd_key *k, unsigned long long packets,
 	settle(r, packets, rejected);
 }
 
-/* keys seen in this interval, named with the ruleset read when they
- * appeared */
+/*
+ * Keys seen in this interval, named with the ruleset read when they
+ * appeared. A row is large (candidates with their texts) and counts are
+ * kept per packet signature: at most MAX_SEEN keys are named early, the
+ * rest at report time; a hash finds them (a flood of signatures would
+ * make a linear search quadratic).
+ */
+#define MAX_SEEN	256
+#define SEEN_SLOTS	1024	/* a power of two, over 2 x MAX_SEEN */
+
 struct seen_key {
 	struct nfd_key key;
 	struct row *names;
 };
-static struct seen_key *seen;
-static int nseen, capseen;
+static struct seen_key seen[MAX_SEEN];
+static int nseen;
+static short seen_slot[SEEN_SLOTS];	/* index + 1, 0 empty */
 
+static unsigned int key_hash(const struct nfd_key *k)
+{
+	const unsigned char *b = (const unsigned char *)k;
+	unsigned int h = 2166136261u;
+
+	for (size_t i = 0; i < sizeof(*k); i++)
+		h = (h ^ b[i]) * 16777619u;
+	return h;
+}
+
+/* the slot of k: where it is, or the empty one where it would go */
+static unsigned int seen_find(const struct nfd_key *k)
+{
+	unsigned int i = key_hash(k) & (SEEN_SLOTS - 1);
+
+	while (seen_slot[i] && memcmp(&seen[seen_slot[i] - 1].key, k, sizeof(*k)))
+		i = (i + 1) & (SEEN_SLOTS - 1);
+	return i;
+}
+
+static void seen_reset(void)
+{
+	nseen = 0;
+	memset(seen_slot, 0, sizeof(seen_slot));
+}
 
 static void scan_new_keys(void)
 {
@@ -841,42 +875,31 @@ static void scan_new_keys(void)
 	struct nfd_key k, prevk, *p = NULL;
 	int n = 0;
 
-	while (n++ < MAX_KEYS && !bpf_map_get_next_key(fd, p, &k)) {
-		bool known = false;
+	while (n++ < MAX_KEYS && nseen < MAX_SEEN &&
+	       !bpf_map_get_next_key(fd, p, &k)) {
+		unsigned int slot = seen_find(&k);
 
 		prevk = k;
 		p = &prevk;
-		for (int i = 0; i < nseen && !known; i++)
-			known = !memcmp(&seen[i].key, &k, sizeof(k));
-		if (known)
+		if (seen_slot[slot])
 			continue;
-		if (nseen == capseen) {
-			int cap = capseen ? capseen * 2 : 64;
-			struct seen_key *ns = realloc(seen, cap * sizeof(*ns));
-
-			if (!ns)
-				return;
-			memset(ns + capseen, 0, (cap - capseen) * sizeof(*ns));
-			seen = ns;
-			capseen = cap;
-		}
 		if (!seen[nseen].names && !(seen[nseen].names = malloc(sizeof(struct row))))
 			return;
 		seen[nseen].key = k;
 		rules_for(k.netns, RS_FRESH);
 		resolve_names(&k, RS_CACHED, seen[nseen].names);
-		nseen++;
+		seen_slot[slot] = ++nseen;
 	}
 }
 
 static bool seen_names(const struct nfd_key *k, struct row *r)
 {
-	for (int i = 0; i < nseen; i++)
-		if (!memcmp(&seen[i].key, k, sizeof(*k))) {
-			*r = *seen[i].names;
-			return true;
-		}
-	return false;
+	unsigned int slot = seen_find(k);
+
+	if (!seen_slot[slot])
+		return false;
+	*r = *seen[seen_slot[slot] - 1].names;
+	return true;
 }
 
 /* rule-exact counts from the trace, taken out of a row into new rows */
@@ -1413,7 +1436,7 @@ static void print_counts(__u64 *lost_seen)
 	__u64 lost;
 
 	collect_rows();
-	nseen = 0;
+	seen_reset();
 	qsort(rows, nrows, sizeof(*rows), cmp_rows);
 	write_prom();
 	lost = read_stat(NFD_STAT_EVENTS_LOST);
