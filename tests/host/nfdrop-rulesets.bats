@@ -388,3 +388,27 @@ docker_chains() {
 	expect '.hook == "prerouting"' .packets 6 .chain late .rule_handle "$h" \
 		'.inferred | length' 0
 }
+
+@test "300 packet signatures (one source port each): one row per rule, every packet counted" {
+	host_only
+	pair
+	ip netns exec "${P}b" nft -f - <<-'NFT'
+	table inet axt {
+		chain in { type filter hook input priority 0; udp sport 1-1000 drop; udp dport 4791 counter drop; }
+	}
+	NFT
+	h=$(nft_handle "${P}b" "inet axt in" "udp dport 4791 counter")
+	start_nfdrop --roce -N "${P}b"
+	# more signatures than nfdrop names before the report (the rest are
+	# named at report time): a socket, so a source port, per packet
+	ip netns exec "${P}a" /usr/bin/python3 -c '
+import socket
+for i in range(300):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.sendto(bytes([4, 0, 0xff, 0xff, 0, 0, 0, 0x12, 0x80, 0, 0, i % 256]) + bytes(20), ("10.210.0.2", 4791))
+    s.close()
+'
+	stop_nfdrop
+	[ "$(nft_counter "${P}b" "inet axt in" "$h")" -eq 300 ]
+	expect '.hook == "input"' .packets 300 .rule_handle "$h" '.inferred | length' 0
+}
