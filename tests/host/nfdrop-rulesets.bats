@@ -15,21 +15,12 @@
 load ../lib/common
 load ../lib/nfdrop
 
-NFDROP=$AX_BUILD/nfdrop
-
 setup() {
-	ax_need_root
-	[ -x "$NFDROP" ] || skip "build/nfdrop not built (make)"
-	P=nfx$(($$ % 100000))t$BATS_TEST_NUMBER
-	OUT=$BATS_TEST_TMPDIR/out
-	ERR=$BATS_TEST_TMPDIR/err
+	nfdrop_setup nfx
 }
 
 setup_file() {
-	local m
-	for m in nf_tables ip_tables iptable_filter nf_reject_ipv4 nf_conntrack; do
-		modprobe -q "$m" 2>/dev/null || true
-	done
+	nfdrop_modules
 }
 
 teardown() {

@@ -12,24 +12,12 @@
 load ../lib/common
 load ../lib/nfdrop
 
-NFDROP=$AX_BUILD/nfdrop
-
 setup() {
-	ax_need_root
-	[ -x "$NFDROP" ] || skip "build/nfdrop not built (make)"
-	# short: interface names are ${P}va, at most 15 characters
-	P=axn$(($$ % 100000))t$BATS_TEST_NUMBER
-	OUT=$BATS_TEST_TMPDIR/out
-	ERR=$BATS_TEST_TMPDIR/err
+	nfdrop_setup axn
 }
 
 setup_file() {
-	# the guest loads netfilter modules on use (then fexit can attach to
-	# them from the first test on); the host has them built in
-	local m
-	for m in nf_tables ip_tables iptable_filter ip6_tables nf_reject_ipv4 nf_reject_ipv6; do
-		modprobe -q "$m" 2>/dev/null || true
-	done
+	nfdrop_modules
 }
 
 teardown() {

@@ -1,7 +1,30 @@
 # Helpers of the nfdrop suites (tests/host/nfdrop*.bats): namespaces with
 # a veth pair or a router between two, nfdrop started and stopped around
 # the packets, and jq checks of its JSON count rows. Needs $NFDROP, $P,
-# $OUT and $ERR (set by the suites' setup()).
+# $OUT and $ERR (set by the suites' setup(), with nfdrop_setup).
+
+NFDROP=$AX_BUILD/nfdrop
+
+# setup() of a suite: names for this test, PREFIX (3 letters) first: the
+# interfaces are ${P}va, at most 15 characters
+nfdrop_setup() {
+	ax_need_root
+	[ -x "$NFDROP" ] || skip "build/nfdrop not built (make)"
+	P=$1$(($$ % 100000))t$BATS_TEST_NUMBER
+	OUT=$BATS_TEST_TMPDIR/out
+	ERR=$BATS_TEST_TMPDIR/err
+}
+
+# setup_file() of a suite: the guest loads netfilter modules on use (then
+# fexit can attach to them from the first test on); the host has them
+# built in
+nfdrop_modules() {
+	local m
+	for m in nf_tables ip_tables iptable_filter ip6_tables nf_reject_ipv4 \
+		nf_reject_ipv6 nf_conntrack; do
+		modprobe -q "$m" 2>/dev/null || true
+	done
+}
 
 # two namespaces ${P}a (10.210.0.1, fd00:210::1) and ${P}b (.2, ::2)
 pair() {
