@@ -1771,7 +1771,7 @@ int main(int argc, char **argv)
 		env.roce ? " of RoCE v2" : "", method,
 		env.trace_rules ? ", nftables trace" : "");
 	if (!cli.json && !env.events)
-		printf("'?' marks what was inferred from the ruleset.\n");
+		printf("'?' marks what the evidence does not settle (candidates listed).\n");
 	if (!cli.json && env.events)
 		printf("%-10s %-10s %-12s %-22s %-7s %s\n", "NETNS", "IFACE", "HOOK",
 		       "TABLE/CHAIN #RULE", "VERDICT", "PACKET");
