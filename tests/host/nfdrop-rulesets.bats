@@ -403,3 +403,33 @@ for i in range(300):
 	[ "$(nft_counter "${P}b" "inet axt in" "$h")" -eq 300 ]
 	expect '.hook == "input"' .packets 300 .rule_handle "$h" '.inferred | length' 0
 }
+
+@test "IPv6 and IPv4 through one inet chain: ip6 prefixes, ip rules skipped for IPv6, an address set per family" {
+	pair
+	ip netns exec "${P}b" nft -f - <<-'NFT'
+	table inet axt {
+		set v6peers { type ipv6_addr; flags interval; elements = { fd00:210::/120 } }
+		chain in {
+			type filter hook input priority 0;
+			ip6 saddr fd00:99::/32 counter drop
+			ip saddr 10.210.0.0/24 udp dport 4791 counter drop
+			ip6 saddr @v6peers udp dport 4791 counter reject
+			udp dport 4791 counter drop
+		}
+	}
+	NFT
+	h4=$(nft_handle "${P}b" "inet axt in" "ip saddr 10.210.0.0.24 udp dport 4791 counter")
+	h6=$(nft_handle "${P}b" "inet axt in" "ip6 saddr @v6peers udp dport 4791 counter")
+	start_nfdrop --roce -N "${P}b"
+	ax_send_roce "${P}a" fd00:210::2 7
+	ax_send_roce "${P}a" 10.210.0.2 5
+	stop_nfdrop
+	[ "$(nft_counter "${P}b" "inet axt in" "$h6")" -eq 7 ]
+	[ "$(nft_counter "${P}b" "inet axt in" "$h4")" -eq 5 ]
+	# the packets alone settle both (no counter needed)
+	expect '.hook_family == "ip6"' .packets 7 .rule_handle "$h6" .verdict REJECT \
+		'.inferred | length' 0 '.evidence | index("counters")' null \
+		'.matches_evaluated | index("@v6peers") != null' true
+	expect '.hook_family == "ip"' .packets 5 .rule_handle "$h4" .verdict DROP \
+		'.inferred | length' 0 '.evidence | index("counters")' null
+}
