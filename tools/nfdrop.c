@@ -992,6 +992,27 @@ static bool row_filtered(const struct row *r)
 	return env.hook && strcasecmp(env.hook, r->hook);
 }
 
+/* the same candidates listed: rows that list different ones stay apart,
+ * so that every row lists all that remain for its packets */
+static bool same_cands(const struct row *a, const struct row *b)
+{
+	if (a->ncands != b->ncands)
+		return false;
+	for (int i = 0; i < a->ncands; i++) {
+		const struct cand *x = &a->cands[i], *y = &b->cands[i];
+
+		if (x->engine != y->engine || x->family != y->family ||
+		    strcmp(x->table, y->table) || strcmp(x->chain, y->chain) ||
+		    x->nrules != y->nrules || x->policy_cand != y->policy_cand)
+			return false;
+		for (int j = 0; j < x->nrules && j < MAX_HITS; j++)
+			if (x->rules[j].handle != y->rules[j].handle ||
+			    strcmp(x->rules[j].chain, y->rules[j].chain))
+				return false;
+	}
+	return true;
+}
+
 static bool same_row(const struct row *a, const struct row *b)
 {
 	return a->netns == b->netns && a->pf == b->pf && !strcmp(a->hook, b->hook) &&
@@ -999,7 +1020,8 @@ static bool same_row(const struct row *a, const struct row *b)
 	       !strcmp(a->table, b->table) && !strcmp(a->chain, b->chain) &&
 	       !strcmp(a->rule_chain, b->rule_chain) && a->handle == b->handle &&
 	       a->verdict == b->verdict && a->inferred == b->inferred &&
-	       a->source == b->source;
+	       a->source == b->source &&
+	       (!(a->inferred & INF_RULE) || same_cands(a, b));
 }
 
 /* ---- output ---- */
