@@ -1494,9 +1494,8 @@ static void print_counts(__u64 *lost_seen)
 
 /* ---- events ---- */
 
-static int handle_event(void *ctx, void *data, size_t len)
+static void print_event(const struct nfd_event *e)
 {
-	const struct nfd_event *e = data;
 	const struct pkt_info *pi = &e->rec.pkt;
 	bool roce = e->rec.verdict == PKT_ROCE;
 	char sa[ADDR_STRLEN], da[ADDR_STRLEN], op[32], where[400], hook[32];
@@ -1509,7 +1508,7 @@ static int handle_event(void *ctx, void *data, size_t len)
 	if (split_by_trace(&r, split, 1) == 1)
 		r = split[0];
 	if (row_filtered(&r))
-		return 0;
+		return;
 	prom_add(&r);
 	if (cli.json) {
 		json_begin(&w, stdout);
@@ -1523,7 +1522,7 @@ static int handle_event(void *ctx, void *data, size_t len)
 		if (env.stack)
 			maps_print_stack(ksyms, obj->maps.stacks, e->rec.stack_id, &w);
 		json_end(&w);
-		return 0;
+		return;
 	}
 	cli_print_ktime(stdout, e->ts_ns);
 	pkt_addr_str(pi->family, pi->saddr, sa, sizeof(sa));
@@ -1564,7 +1563,65 @@ static int handle_event(void *ctx, void *data, size_t len)
 	if (env.stack)
 		maps_print_stack(ksyms, obj->maps.stacks, e->rec.stack_id, NULL);
 	fflush(stdout);
+	return;
+}
+
+
+/*
+ * Events wait for the counters: a batch read from the ring buffer is
+ * printed after a counter snapshot of its namespaces, and the window
+ * starts at the snapshot taken before the previous batch was read (see
+ * ev_counters_pre()), so every event's rule counter moved inside it.
+ */
+#define EVENT_BATCH	4096
+#define EVENT_SPACING_MS 100	/* at most ten snapshot pairs a second */
+
+static struct nfd_event *pending;
+static int npending;
+
+/* batch_end: the batch is read; else the queue is full mid-batch, and
+ * the window must not move on yet */
+static void flush_events(bool batch_end)
+{
+	for (int i = 0; i < npending; i++) {
+		bool dup = false;
+
+		for (int j = 0; j < i && !dup; j++)
+			dup = pending[j].key.netns == pending[i].key.netns;
+		if (!dup)
+			ev_counters_post(pending[i].key.netns);
+	}
+	for (int i = 0; i < npending; i++)
+		print_event(&pending[i]);
+	npending = 0;
+	if (batch_end)
+		ev_counters_advance();
+}
+
+static int handle_event(void *ctx, void *data, size_t len)
+{
+	if (!pending && !(pending = calloc(EVENT_BATCH, sizeof(*pending)))) {
+		print_event(data);	/* without counters, but not lost */
+		return 0;
+	}
+	if (npending == EVENT_BATCH)
+		flush_events(false);
+	memcpy(&pending[npending++], data, sizeof(*pending));
 	return 0;
+}
+
+/* before a batch is read: the snapshot that starts the next window */
+static void read_batch_prep(struct timespec *last)
+{
+	struct timespec now;
+	long ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (now.tv_sec - last->tv_sec) * 1000 + (now.tv_nsec - last->tv_nsec) / 1000000;
+	if (ms >= 0 && ms < EVENT_SPACING_MS)
+		usleep((EVENT_SPACING_MS - ms) * 1000);
+	ev_counters_pre_all();
+	clock_gettime(CLOCK_MONOTONIC, last);
 }
 
 /* ---- set-up ---- */
@@ -1807,6 +1864,7 @@ int main(int argc, char **argv)
 
 	if (env.events) {
 		struct pollfd pfd[2];
+		struct timespec last_batch = {};
 		int npfd = 1;
 
 		rb = ring_buffer__new(bpf_map__fd(obj->maps.events), handle_event,
@@ -1829,7 +1887,10 @@ int main(int argc, char **argv)
 				goto cleanup;
 			}
 			trace_drain();
+			if (err > 0 && (pfd[0].revents & POLLIN))
+				read_batch_prep(&last_batch);
 			err = ring_buffer__consume(rb);
+			flush_events(true);
 			if (err < 0 && err != -EINTR) {
 				cli_bpf_err("read ring buffer", err);
 				goto cleanup;
@@ -1839,6 +1900,7 @@ int main(int argc, char **argv)
 		}
 		trace_drain();
 		ring_buffer__consume(rb);
+		flush_events(true);
 		write_prom();
 		cli_warn_events_lost(read_stat(NFD_STAT_EVENTS_LOST));
 	} else {

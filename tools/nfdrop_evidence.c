@@ -229,11 +229,17 @@ void ev_counters_pre(unsigned int netns)
 		n->have_pre = snap(netns, &n->pre);
 }
 
+void ev_counters_pre_all(void)
+{
+	for (int i = 0; i < nnsc; i++)
+		ev_counters_pre(nsc[i].netns);
+}
+
 void ev_counters_post(unsigned int netns)
 {
 	struct ns_counters *n = nsc_get(netns);
 
-	if (n && !n->have_post)
+	if (n)
 		n->have_post = snap(netns, &n->post);
 }
 

@@ -82,6 +82,7 @@ int ev_weigh(struct ev_set *s, unsigned int netns, unsigned long long packets,
 void ev_counters_start(unsigned int netns);	/* before attaching */
 void ev_counters_pre(unsigned int netns);	/* before a drain */
 void ev_counters_post(unsigned int netns);	/* after it */
+void ev_counters_pre_all(void);		/* before, for every netns known */
 void ev_counters_advance(void);			/* after the report */
 
 #endif

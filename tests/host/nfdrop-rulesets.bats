@@ -109,6 +109,18 @@ vmap_ruleset() {
 	fi
 }
 
+@test "-e: every event named from the packet and the counters, the decoy ruled out by its counter" {
+	pair
+	DECOY_COUNTER="counter " vmap_ruleset
+	start_nfdrop --roce -N "${P}b" -e
+	ax_send_roce "${P}a" 10.210.0.2 17
+	stop_nfdrop
+	[ "$(nft_counter "${P}b" "inet axt roce" "$H")" -eq 17 ]
+	run jq -s -r '[.[] | select(.type == "nf_drop")] |
+		length, ([.[] | select(.rule_handle == '"$H"' and (.inferred | length) == 0)] | length)' "$OUT"
+	[ "${lines[*]}" = "17 17" ] || { cat "$OUT"; false; }
+}
+
 @test "nft verdict map, a decoy neither the packet nor a counter rules out: inferred, the real rule listed" {
 	host_only
 	pair
