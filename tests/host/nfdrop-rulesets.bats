@@ -147,8 +147,10 @@ vmap_ruleset() {
 	[ "$(ip netns exec "${P}b" nft -s list ruleset)" = "$before" ]
 }
 
-@test "firewalld-shaped zones (iifname vmap, gotos): the zone's rule and 'ct state invalid' remain, nothing else" {
-	pair
+# firewalld's shape in ${P}b: filter_INPUT accepts established traffic,
+# drops invalid, sends each interface to its zone by a verdict map (${P}vb
+# to zone "roce", whose target is a counted drop) and rejects the rest
+firewalld_ruleset() {
 	ip netns exec "${P}b" nft -f - <<-NFT
 	table inet firewalld {
 		chain filter_INPUT {
@@ -182,8 +184,15 @@ vmap_ruleset() {
 		}
 	}
 	NFT
-	h=$(nft_handle "${P}b" "inet firewalld filter_IN_roce" "counter.* drop")
-	hi=$(nft_handle "${P}b" "inet firewalld filter_INPUT" "ct state invalid drop")
+	H_ZONE=$(nft_handle "${P}b" "inet firewalld filter_IN_roce" "counter.* drop")
+	H_INVALID=$(nft_handle "${P}b" "inet firewalld filter_INPUT" "ct state invalid drop")
+}
+
+@test "firewalld-shaped zones (iifname vmap, gotos): the zone's rule and 'ct state invalid' remain, nothing else" {
+	pair
+	firewalld_ruleset
+	h=$H_ZONE
+	hi=$H_INVALID
 	start_nfdrop --roce -N "${P}b"
 	ax_send_roce "${P}a" 10.210.0.2 8
 	stop_nfdrop
@@ -205,24 +214,8 @@ vmap_ruleset() {
 
 @test "firewalld-shaped zones with --trace-rules: exactly the zone's drop; ruleset byte-identical after exit and after kill -9 + the next run" {
 	pair
-	ip netns exec "${P}b" nft -f - <<-NFT
-	table inet firewalld {
-		chain filter_INPUT {
-			type filter hook input priority filter + 10; policy accept;
-			ct state { established, related } accept
-			ct state invalid drop
-			jump filter_INPUT_ZONES
-			reject with icmpx admin-prohibited
-		}
-		chain filter_INPUT_ZONES {
-			iifname vmap { "${P}vb" : goto filter_IN_roce }
-			goto filter_IN_public
-		}
-		chain filter_IN_public { reject with icmpx admin-prohibited; }
-		chain filter_IN_roce { udp dport 5000 accept; counter drop; }
-	}
-	NFT
-	h=$(nft_handle "${P}b" "inet firewalld filter_IN_roce" "counter.* drop")
+	firewalld_ruleset
+	h=$H_ZONE
 	before=$(ip netns exec "${P}b" nft -s list ruleset)
 	start_nfdrop --roce -N "${P}b" --trace-rules
 	ax_send_roce "${P}a" 10.210.0.2 8
