@@ -120,9 +120,17 @@ $(OUTPUT)/%.o: tools/%.c $(OUTPUT)/%.skel.h bpf/%.h $(LIB_HDRS) | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
+# a tool's further objects: tools/<tool>_<part>.c (nfdrop_evidence.c)
+$(OUTPUT)/nfdrop_%.o: tools/nfdrop_%.c $(wildcard tools/nfdrop_*.h) bpf/nfdrop.h $(LIB_HDRS) | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/nfdrop: $(patsubst tools/%.c,$(OUTPUT)/%.o,$(wildcard tools/nfdrop_*.c))
+$(OUTPUT)/nfdrop.o: $(wildcard tools/nfdrop_*.h)
+
 $(addprefix $(OUTPUT)/,$(TOOLS)): $(OUTPUT)/%: $(OUTPUT)/%.o $(OUTPUT)/libagentxdp.a
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(call tool_ldflags,$*) $^ $(call tool_ldlibs,$*) -o $@
+	$(Q)$(CC) $(call tool_ldflags,$*) $(filter %.o,$^) $(filter %.a,$^) $(call tool_ldlibs,$*) -o $@
 
 # module types for CO-RE from a module's BTF: btf/rdma_rxe.h from rdma_rxe
 # (loaded, or the Soft-RoCE guest cache); btf-check diffs instead of writing
@@ -161,10 +169,12 @@ $(OUTPUT)/tests/%_pkts.h: tests/unit/gen_%.py | $(OUTPUT)/tests
 	$(Q)$(PYTHON_SCAPY) $< $@ $(OUTPUT)/tests/$*.pcap
 
 # unit tests: tests/unit/<tool>_*.c may include that tool's skeleton, a
-# test-only skeleton (tests/<name>.skel.h) and generated packets
+# test-only skeleton (tests/<name>.skel.h) and generated packets;
+# <test>_UNIT_LDLIBS: the libraries of the code it tests
+nfmatch_UNIT_LDLIBS := $(nfdrop_LDLIBS)
 $(OUTPUT)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(wildcard bpf/*.h) $(LIB_HDRS) $(addprefix $(OUTPUT)/,$(addsuffix .skel.h,$(TOOLS))) $(UNIT_SKELS) $(UNIT_GEN) $(OUTPUT)/libagentxdp.a | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(OUTPUT)/libagentxdp.a $(LDLIBS_BASE) -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(OUTPUT)/libagentxdp.a $($*_UNIT_LDLIBS) $(LDLIBS_BASE) -o $@
 
 unit: $(UNIT_BINS)
 

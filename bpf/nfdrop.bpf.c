@@ -86,7 +86,7 @@ const volatile bool targ_xt_priv_first = true;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 4096);
+	__uint(max_entries, 8192);
 	__type(key, struct nfd_key);
 	__type(value, struct nfd_value);
 } drops SEC(".maps");
@@ -256,6 +256,14 @@ static __always_inline void find_path(void *ctx, struct nfd_cpu *st,
 	bpf_map_update_elem(&paths, &sig, &nv, BPF_NOEXIST);
 }
 
+static __always_inline __u32 skb_dst_ifindex(struct sk_buff *skb)
+{
+	unsigned long refdst = BPF_CORE_READ(skb, _skb_refdst);
+	struct dst_entry *dst = (struct dst_entry *)(refdst & ~1UL);
+
+	return refdst ? BPF_CORE_READ(dst, dev, ifindex) : 0;
+}
+
 static __always_inline bool scope_match(const struct pkt_info *pi)
 {
 	bool udp = pi->ip_proto == AX_IPPROTO_UDP && (pi->sport || pi->dport);
@@ -268,6 +276,31 @@ static __always_inline bool scope_match(const struct pkt_info *pi)
 	return true;
 }
 
+static __always_inline void key_sign(struct nfd_key *key, const struct nfd_rec *rec)
+{
+	const struct pkt_info *pi = &rec->pkt;
+
+	key->sig = 1;
+	key->sig_family = pi->family;
+	key->sig_proto = pi->ip_proto;
+	key->sig_ports = rec->verdict == PKT_ROCE || rec->verdict == PKT_UDP;
+	key->sport = key->sig_ports ? pi->sport : 0;
+	key->dport = key->sig_ports ? pi->dport : 0;
+	key->dev_ifindex = rec->dev_ifindex;
+	key->dst_ifindex = rec->dst_ifindex;
+	__builtin_memcpy(key->saddr, pi->saddr, sizeof(key->saddr));
+	__builtin_memcpy(key->daddr, pi->daddr, sizeof(key->daddr));
+}
+
+static __always_inline void key_unsign(struct nfd_key *key)
+{
+	key->sig = key->sig_family = key->sig_proto = key->sig_ports = 0;
+	key->sport = key->dport = 0;
+	key->dev_ifindex = key->dst_ifindex = 0;
+	__builtin_memset(key->saddr, 0, sizeof(key->saddr));
+	__builtin_memset(key->daddr, 0, sizeof(key->daddr));
+}
+
 /* adds one packet to the counts and, with -e, sends its event */
 static __always_inline void count_drop(struct nfd_key *key, struct nfd_rec *rec)
 {
@@ -278,7 +311,13 @@ static __always_inline void count_drop(struct nfd_key *key, struct nfd_rec *rec)
 	counter_inc(&stats, NFD_STAT_DROPS);
 	/* REJECT and DROP from one chain are told apart by this bit */
 	key->rejected = rec->rejected;
+	key_sign(key, rec);
 	val = map_lookup_or_init(&drops, key, &zero);
+	if (!val) {
+		/* full of signatures: still counted, without one */
+		key_unsign(key);
+		val = map_lookup_or_init(&drops, key, &zero);
+	}
 	if (val) {
 		val->packets++;
 		val->rejected += rec->rejected;
@@ -328,6 +367,8 @@ static __always_inline int handle_kfree(void *ctx, struct sk_buff *skb,
 	/* where the packet is intact: filter and parse here */
 	dev = skb_any_dev(skb);
 	rec->ifindex = dev ? BPF_CORE_READ(dev, ifindex) : BPF_CORE_READ(skb, skb_iif);
+	rec->dev_ifindex = BPF_CORE_READ(skb, dev, ifindex);
+	rec->dst_ifindex = skb_dst_ifindex(skb);
 	key = marked ? &st->mark_key : &st->key;
 	if (!marked) {
 		__builtin_memset(key, 0, sizeof(*key));

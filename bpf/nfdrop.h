@@ -50,7 +50,20 @@ struct nfd_key {
 	__u8 table_family;	/* fexit nft: NFPROTO_* of the table */
 	__u8 policy;		/* fexit nft: the base chain's policy (NF_DROP 0) */
 	__u8 rejected;		/* a REJECT reply was sent for the packet first */
-	__u8 pad[6];
+	/*
+	 * The packet, for user space to match against the rules: counts are
+	 * kept per packet signature. sig 0 (and the fields zero) when the
+	 * map was full: then the rules cannot be matched against it.
+	 */
+	__u8 sig;		/* 1: the fields below are the packet's */
+	__u8 sig_family;	/* 4 or 6, 0 not IP */
+	__u8 sig_proto;		/* IP protocol / IPv6 upper layer */
+	__u8 sig_ports;		/* sport and dport were parsed (UDP) */
+	__u8 pad[2];
+	__u16 sport, dport;	/* host byte order */
+	__u32 dev_ifindex;	/* skb->dev: the input device on receive hooks */
+	__u32 dst_ifindex;	/* the route's device: output device */
+	__u8 saddr[16], daddr[16];
 	char table[NFD_TABLE_LEN];
 	char chain[NFD_CHAIN_LEN];
 };
@@ -68,6 +81,8 @@ struct nfd_rec {
 	__u8 verdict;		/* enum pkt_verdict of the parse */
 	__u8 rejected;		/* a REJECT reply was sent for it first */
 	__u8 pad[2];
+	__u32 dev_ifindex;	/* skb->dev, 0 none */
+	__u32 dst_ifindex;	/* skb_dst(skb)->dev, 0 none */
 	char ifname[NFD_IFNAMSIZ];
 	struct pkt_info pkt;
 };

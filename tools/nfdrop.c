@@ -11,6 +11,7 @@
  * (a temporary helper table) for rule-exact answers.
  */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -29,6 +30,7 @@
 #include <bpf/libbpf.h>
 #include "nfdrop.h"
 #include "nfdrop.skel.h"
+#include "nfdrop_row.h"
 #include "lib/cli.h"
 #include "lib/btf_enum.h"
 #include "lib/json.h"
@@ -40,9 +42,8 @@
 #include "lib/prom.h"
 #include "lib/roce_names.h"
 
-#define MAX_KEYS	4096
-#define MAX_CANDS	8
-#define MAX_HITS	8
+#define MAX_KEYS	8192
+#define MAX_BASES	32
 #define RULESET_TTL_S	1
 #define TRACE_TTL_S	10
 
@@ -74,10 +75,13 @@ static const char doc[] =
 "verdict (DROP, REJECT, or the chain's policy) and prints them every\n"
 "interval and at exit. Where the kernel allows fexit, the table and chain\n"
 "come from the kernel; elsewhere the kernel stack names the hook and the\n"
-"ruleset of the packet's namespace names the chains there. A field followed\n"
-"by '?' (in JSON: listed in \"inferred\") was inferred from the ruleset and\n"
-"the other candidates are listed. The ruleset is only read, never changed,\n"
-"unless --trace-rules is given.\n"
+"ruleset of the packet's namespace names the chains there. The rule comes\n"
+"from the evidence: the packet itself run through the rules of its hook\n"
+"(jumps, gotos, verdict maps, sets followed), the rules' own counters (a\n"
+"rule whose counter did not move dropped nothing) and REJECT replies. A\n"
+"field followed by '?' (in JSON: listed in \"inferred\") is not settled by\n"
+"that evidence, and the remaining candidates are listed. The ruleset is\n"
+"only read, never changed, unless --trace-rules is given.\n"
 "\n"
 "EXAMPLES:\n"
 "    nfdrop                  # netfilter drops until Ctrl-C\n"
@@ -496,65 +500,7 @@ static void trace_setup(void)
 
 /* ---- from a kernel key to a named hook, table, chain, rule, verdict ---- */
 
-enum verdict { V_UNKNOWN, V_DROP, V_REJECT, V_POLICY };
 static const char *const verdict_names[] = { "?", "DROP", "REJECT", "POLICY" };
-
-/* inferred-field bits */
-#define INF_TABLE	0x1
-#define INF_CHAIN	0x2
-#define INF_RULE	0x4
-#define INF_VERDICT	0x8
-#define INF_HOOK	0x10
-
-struct cand_rule {
-	char chain[NFD_CHAIN_LEN * 4];
-	unsigned long long handle;
-	int kind;
-	char text[512];
-};
-
-struct cand {
-	int engine;
-	int family;
-	char table[64];
-	char chain[256];
-	int prio;
-	int policy;
-	int nrules;		/* rules that can drop, jumps followed */
-	struct cand_rule rules[MAX_HITS];
-};
-
-struct row {
-	/* identity */
-	unsigned int netns;
-	int pf;			/* NFR_PROTO_* of the hook, 0 unknown */
-	char hook[16];		/* "" unknown */
-	int engine;
-	int table_family;
-	char table[64];
-	char chain[256];
-	char rule_chain[256];
-	unsigned long long handle;	/* 0: none */
-	int verdict;
-	unsigned int inferred;
-	const char *source;
-	/* details */
-	char netns_name[64];
-	char hook_fn[64];
-	char location[64];
-	char rule_text[512];
-	int prio;
-	int policy;
-	int settle_policy;	/* policy of the chain settle() looks at */
-	bool chain_known;
-	bool rule_known;
-	const char *note;
-	int ncands;
-	struct cand cands[MAX_CANDS];
-	/* counts */
-	unsigned long long packets;
-	unsigned long long rejected;
-};
 
 static const char *sym_name(unsigned long addr, char *buf, int len)
 {
@@ -665,6 +611,32 @@ static void settle_chain(struct row *r, const struct cand *c, int policy)
 		r->inferred |= INF_VERDICT;	/* not even inferred: unknown */
 }
 
+/* the packet's own way through the chains of its hook (r->ev) */
+static void walk_packet(const struct nfd_key *k, const struct nfr_ruleset *rs,
+			const struct nfr_chain **bases, int nbases,
+			const char *dropper_type, struct row *r)
+{
+	int nat_prio = INT_MIN;
+
+	/* NAT at this hook, in any table: see ev_walk() */
+	for (int i = 0; i < rs->nchains; i++) {
+		const struct nfr_chain *c = &rs->chains[i];
+		const char *h = c->base ? nfr_hook_name(c->family, c->hook) : NULL;
+
+		if (h && !strcmp(h, r->hook) && ev_is_nat(c) &&
+		    (!r->pf || nfr_family_covers(c->family, r->pf)) && c->prio > nat_prio)
+			nat_prio = c->prio;
+	}
+	struct nfm_pkt pkt;
+
+	r->ev.used = false;
+	if (!nbases || !ev_packet(k, r->pf, r->hook, &pkt))
+		return;
+	ev_walk(rs, bases, nbases, &pkt, dropper_type, nat_prio, &r->ev);
+	if (!r->ev.n)
+		r->ev.used = false;	/* the ruleset has changed: old method */
+}
+
 /*
  * Names everything the key and the ruleset tell (hook, engine, candidate
  * chains and their drop rules); settle() then picks rule and verdict with
@@ -677,7 +649,9 @@ static void resolve_names(const struct nfd_key *k, enum rs_when when, struct row
 	struct ns_rules *nr;
 	const char *need_type = NULL;
 	const char *hook2 = NULL;
-	int need_family = 0, engine = 0;
+	int need_family = 0, engine = 0, nbases = 0;
+	bool chain_fn_known = false;
+	const struct nfr_chain *bases[MAX_BASES];
 	char fn[64];
 
 	memset(r, 0, sizeof(*r));
@@ -728,6 +702,7 @@ static void resolve_names(const struct nfd_key *k, enum rs_when when, struct row
 					continue;
 				need_family = chain_fns[i].table_family;
 				need_type = chain_fns[i].type;
+				chain_fn_known = true;
 			}
 		}
 		/* no nft_do_chain on the stack: iptables-legacy (its traversal
@@ -759,11 +734,12 @@ static void resolve_names(const struct nfd_key *k, enum rs_when when, struct row
 		fill_cand(&r->cands[0], rs, ch);
 		r->prio = ch->prio;
 		r->settle_policy = engine == NFR_ENGINE_NFT ? k->policy : ch->policy;
+		walk_packet(k, rs, &ch, 1, NULL, r);
 		return;
 	}
 
 	/* base chains at this hook that could have dropped the packet */
-	for (int i = 0; i < rs->nchains && r->ncands < MAX_CANDS; i++) {
+	for (int i = 0; i < rs->nchains; i++) {
 		const struct nfr_chain *ch = &rs->chains[i];
 		const char *h;
 		struct cand *c = &r->cands[r->ncands];
@@ -780,11 +756,19 @@ static void resolve_names(const struct nfd_key *k, enum rs_when when, struct row
 		h = nfr_hook_name(ch->family, ch->hook);
 		if (r->hook[0] && (!h || (strcmp(h, r->hook) && (!hook2 || strcmp(h, hook2)))))
 			continue;
+		if (nbases < MAX_BASES)
+			bases[nbases++] = ch;
+		if (r->ncands == MAX_CANDS)
+			continue;
 		fill_cand(c, rs, ch);
 		if (can_drop(c))
 			r->ncands++;
 	}
 	qsort(r->cands, r->ncands, sizeof(r->cands[0]), cmp_cand);
+	/* two hooks share the call site (bridge forward/output): no walk */
+	if (!hook2)
+		walk_packet(k, rs, bases, nbases,
+			    chain_fn_known ? (need_type ? need_type : "filter") : NULL, r);
 	if (!r->ncands) {
 		r->note = engine ? "no chain at this hook can drop now (ruleset changed?)" :
 			  "no nftables traversal on the stack and no iptables-legacy "
@@ -811,6 +795,10 @@ static void settle(struct row *r, unsigned long long packets,
 
 	r->packets = packets;
 	r->rejected = rejected;
+	if (r->ev.used) {
+		ev_settle_row(r, packets, rejected, reject_complete);
+		return;
+	}
 	if (!r->ncands) {
 		/* chain unknown, or named by the kernel but gone from the ruleset */
 		r->verdict = all_rejected ? V_REJECT :
@@ -837,15 +825,49 @@ static void resolve(const struct nfd_key *k, unsigned long long packets,
 	settle(r, packets, rejected);
 }
 
-/* keys seen in this interval, named with the ruleset read when they
- * appeared */
+/*
+ * Keys seen in this interval, named with the ruleset read when they
+ * appeared. A row is large (candidates with their texts) and counts are
+ * kept per packet signature: at most MAX_SEEN keys are named early, the
+ * rest at report time; a hash finds them (a flood of signatures would
+ * make a linear search quadratic).
+ */
+#define MAX_SEEN	256
+#define SEEN_SLOTS	1024	/* a power of two, over 2 x MAX_SEEN */
+
 struct seen_key {
 	struct nfd_key key;
 	struct row *names;
 };
-static struct seen_key *seen;
-static int nseen, capseen;
+static struct seen_key seen[MAX_SEEN];
+static int nseen;
+static short seen_slot[SEEN_SLOTS];	/* index + 1, 0 empty */
 
+static unsigned int key_hash(const struct nfd_key *k)
+{
+	const unsigned char *b = (const unsigned char *)k;
+	unsigned int h = 2166136261u;
+
+	for (size_t i = 0; i < sizeof(*k); i++)
+		h = (h ^ b[i]) * 16777619u;
+	return h;
+}
+
+/* the slot of k: where it is, or the empty one where it would go */
+static unsigned int seen_find(const struct nfd_key *k)
+{
+	unsigned int i = key_hash(k) & (SEEN_SLOTS - 1);
+
+	while (seen_slot[i] && memcmp(&seen[seen_slot[i] - 1].key, k, sizeof(*k)))
+		i = (i + 1) & (SEEN_SLOTS - 1);
+	return i;
+}
+
+static void seen_reset(void)
+{
+	nseen = 0;
+	memset(seen_slot, 0, sizeof(seen_slot));
+}
 
 static void scan_new_keys(void)
 {
@@ -853,42 +875,31 @@ static void scan_new_keys(void)
 	struct nfd_key k, prevk, *p = NULL;
 	int n = 0;
 
-	while (n++ < MAX_KEYS && !bpf_map_get_next_key(fd, p, &k)) {
-		bool known = false;
+	while (n++ < MAX_KEYS && nseen < MAX_SEEN &&
+	       !bpf_map_get_next_key(fd, p, &k)) {
+		unsigned int slot = seen_find(&k);
 
 		prevk = k;
 		p = &prevk;
-		for (int i = 0; i < nseen && !known; i++)
-			known = !memcmp(&seen[i].key, &k, sizeof(k));
-		if (known)
+		if (seen_slot[slot])
 			continue;
-		if (nseen == capseen) {
-			int cap = capseen ? capseen * 2 : 64;
-			struct seen_key *ns = realloc(seen, cap * sizeof(*ns));
-
-			if (!ns)
-				return;
-			memset(ns + capseen, 0, (cap - capseen) * sizeof(*ns));
-			seen = ns;
-			capseen = cap;
-		}
 		if (!seen[nseen].names && !(seen[nseen].names = malloc(sizeof(struct row))))
 			return;
 		seen[nseen].key = k;
 		rules_for(k.netns, RS_FRESH);
 		resolve_names(&k, RS_CACHED, seen[nseen].names);
-		nseen++;
+		seen_slot[slot] = ++nseen;
 	}
 }
 
 static bool seen_names(const struct nfd_key *k, struct row *r)
 {
-	for (int i = 0; i < nseen; i++)
-		if (!memcmp(&seen[i].key, k, sizeof(*k))) {
-			*r = *seen[i].names;
-			return true;
-		}
-	return false;
+	unsigned int slot = seen_find(k);
+
+	if (!seen_slot[slot])
+		return false;
+	*r = *seen[seen_slot[slot] - 1].names;
+	return true;
 }
 
 /* rule-exact counts from the trace, taken out of a row into new rows */
@@ -981,6 +992,27 @@ static bool row_filtered(const struct row *r)
 	return env.hook && strcasecmp(env.hook, r->hook);
 }
 
+/* the same candidates listed: rows that list different ones stay apart,
+ * so that every row lists all that remain for its packets */
+static bool same_cands(const struct row *a, const struct row *b)
+{
+	if (a->ncands != b->ncands)
+		return false;
+	for (int i = 0; i < a->ncands; i++) {
+		const struct cand *x = &a->cands[i], *y = &b->cands[i];
+
+		if (x->engine != y->engine || x->family != y->family ||
+		    strcmp(x->table, y->table) || strcmp(x->chain, y->chain) ||
+		    x->nrules != y->nrules || x->policy_cand != y->policy_cand)
+			return false;
+		for (int j = 0; j < x->nrules && j < MAX_HITS; j++)
+			if (x->rules[j].handle != y->rules[j].handle ||
+			    strcmp(x->rules[j].chain, y->rules[j].chain))
+				return false;
+	}
+	return true;
+}
+
 static bool same_row(const struct row *a, const struct row *b)
 {
 	return a->netns == b->netns && a->pf == b->pf && !strcmp(a->hook, b->hook) &&
@@ -988,7 +1020,8 @@ static bool same_row(const struct row *a, const struct row *b)
 	       !strcmp(a->table, b->table) && !strcmp(a->chain, b->chain) &&
 	       !strcmp(a->rule_chain, b->rule_chain) && a->handle == b->handle &&
 	       a->verdict == b->verdict && a->inferred == b->inferred &&
-	       a->source == b->source;
+	       a->source == b->source &&
+	       (!(a->inferred & INF_RULE) || same_cands(a, b));
 }
 
 /* ---- output ---- */
@@ -1041,6 +1074,8 @@ static void json_cands(struct json_w *w, const struct row *r)
 		json_str(w, "chain", c->chain);
 		json_i64(w, "priority", c->prio);
 		json_str(w, "policy", policy_str(c->policy));
+		if (c->policy_cand)
+			json_bool(w, "policy_candidate", true);
 		json_arr_open(w, "drop_rules");
 		for (int j = 0; j < c->nrules && j < MAX_HITS; j++) {
 			json_obj_open(w, NULL);
@@ -1054,6 +1089,39 @@ static void json_cands(struct json_w *w, const struct row *r)
 		json_obj_close(w);
 	}
 	json_arr_close(w);
+}
+
+static void json_csv(struct json_w *w, const char *key, const char *csv)
+{
+	char buf[160], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", csv);
+	json_arr_open(w, key);
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		json_key(w, NULL);
+		json_escape(w->f, t);
+	}
+	json_arr_close(w);
+}
+
+/* what was weighed: the packet (which matches it was checked against),
+ * the counters, the REJECT replies */
+static void json_evidence(struct json_w *w, const struct row *r)
+{
+	json_arr_open(w, "evidence");
+	json_key(w, NULL);
+	json_escape(w->f, "packet");
+	if (r->ev.counters_ruled) {
+		json_key(w, NULL);
+		json_escape(w->f, "counters");
+	}
+	if (r->rejected) {
+		json_key(w, NULL);
+		json_escape(w->f, "reject_reply");
+	}
+	json_arr_close(w);
+	json_csv(w, "matches_evaluated", r->ev.evaluated);
+	json_csv(w, "matches_not_understood", r->ev.unknown);
 }
 
 /* the fields every record about a drop carries */
@@ -1089,12 +1157,16 @@ static void json_row_fields(struct json_w *w, const struct row *r)
 	json_str(w, "location", r->location);
 	if (r->note)
 		json_str(w, "note", r->note);
+	if (r->ev.used)
+		json_evidence(w, r);
 	if (r->ncands > 1 || (r->inferred & INF_RULE))
 		json_cands(w, r);
 }
 
 static void text_cands(const struct row *r, const char *indent)
 {
+	if (r->ev.used && (r->inferred & INF_RULE))
+		printf("%srule?: the packet and the counters leave these:\n", indent);
 	for (int i = 0; i < r->ncands; i++) {
 		const struct cand *c = &r->cands[i];
 
@@ -1105,7 +1177,13 @@ static void text_cands(const struct row *r, const char *indent)
 		for (int j = 0; j < c->nrules && j < MAX_HITS; j++)
 			printf("%s  rule? %s handle %llu: %s\n", indent, c->rules[j].chain,
 			       c->rules[j].handle, c->rules[j].text);
+		if (c->policy_cand)
+			printf("%s  rule? policy drop of %s\n", indent, c->chain);
 	}
+	if (r->ev.used)
+		printf("%s  evaluated on the packet: %s; not understood: %s\n", indent,
+		       r->ev.evaluated[0] ? r->ev.evaluated : "-",
+		       r->ev.unknown[0] ? r->ev.unknown : "-");
 }
 
 static void text_row(const struct row *r)
@@ -1312,10 +1390,29 @@ static void merge_row(const struct row *r)
 		*d = *r;
 }
 
+/* counter snapshots of the namespaces with drops, before (when) or after
+ * a drain */
+static void snapshot_netns(const struct nfd_key *keys, int n, bool pre)
+{
+	for (int i = 0; i < n; i++) {
+		bool dup = false;
+
+		for (int j = 0; j < i && !dup; j++)
+			dup = keys[j].netns == keys[i].netns;
+		if (dup)
+			continue;
+		if (pre)
+			ev_counters_pre(keys[i].netns);
+		else
+			ev_counters_post(keys[i].netns);
+	}
+}
+
 /* drain the map into rows (kept until the next report) */
 static void collect_rows(void)
 {
 	static struct nfd_key keys[MAX_KEYS];
+	static unsigned long long pk[MAX_KEYS], rjk[MAX_KEYS];
 	int fd = bpf_map__fd(obj->maps.drops), n = 0;
 	struct nfd_key key, *prev = NULL;
 	struct nfd_value vals[ncpu];
@@ -1327,23 +1424,30 @@ static void collect_rows(void)
 		prev = &key;
 		n++;
 	}
+	/* counters around the drain: what was drained moved them inside */
+	snapshot_netns(keys, n, true);
 	for (int i = 0; i < n; i++) {
-		unsigned long long p = 0, rj = 0;
-
+		pk[i] = rjk[i] = 0;
 		if (bpf_map_lookup_elem(fd, &keys[i], vals))
 			continue;
 		bpf_map_delete_elem(fd, &keys[i]);
 		for (int c = 0; c < ncpu; c++) {
-			p += vals[c].packets;
-			rj += vals[c].rejected;
+			pk[i] += vals[c].packets;
+			rjk[i] += vals[c].rejected;
 		}
+	}
+	snapshot_netns(keys, n, false);
+	for (int i = 0; i < n; i++) {
+		if (!pk[i])
+			continue;
 		if (!seen_names(&keys[i], &r))
 			resolve_names(&keys[i], RS_CACHED, &r);
-		settle(&r, p, rj);
+		settle(&r, pk[i], rjk[i]);
 		for (int s = split_by_trace(&r, split, 8); s > 0; s--)
 			merge_row(&split[s - 1]);
 		merge_row(&r);
 	}
+	ev_counters_advance();
 	trace_expire();
 }
 
@@ -1354,7 +1458,7 @@ static void print_counts(__u64 *lost_seen)
 	__u64 lost;
 
 	collect_rows();
-	nseen = 0;
+	seen_reset();
 	qsort(rows, nrows, sizeof(*rows), cmp_rows);
 	write_prom();
 	lost = read_stat(NFD_STAT_EVENTS_LOST);
@@ -1390,9 +1494,8 @@ static void print_counts(__u64 *lost_seen)
 
 /* ---- events ---- */
 
-static int handle_event(void *ctx, void *data, size_t len)
+static void print_event(const struct nfd_event *e)
 {
-	const struct nfd_event *e = data;
 	const struct pkt_info *pi = &e->rec.pkt;
 	bool roce = e->rec.verdict == PKT_ROCE;
 	char sa[ADDR_STRLEN], da[ADDR_STRLEN], op[32], where[400], hook[32];
@@ -1405,7 +1508,7 @@ static int handle_event(void *ctx, void *data, size_t len)
 	if (split_by_trace(&r, split, 1) == 1)
 		r = split[0];
 	if (row_filtered(&r))
-		return 0;
+		return;
 	prom_add(&r);
 	if (cli.json) {
 		json_begin(&w, stdout);
@@ -1419,7 +1522,7 @@ static int handle_event(void *ctx, void *data, size_t len)
 		if (env.stack)
 			maps_print_stack(ksyms, obj->maps.stacks, e->rec.stack_id, &w);
 		json_end(&w);
-		return 0;
+		return;
 	}
 	cli_print_ktime(stdout, e->ts_ns);
 	pkt_addr_str(pi->family, pi->saddr, sa, sizeof(sa));
@@ -1460,7 +1563,65 @@ static int handle_event(void *ctx, void *data, size_t len)
 	if (env.stack)
 		maps_print_stack(ksyms, obj->maps.stacks, e->rec.stack_id, NULL);
 	fflush(stdout);
+	return;
+}
+
+
+/*
+ * Events wait for the counters: a batch read from the ring buffer is
+ * printed after a counter snapshot of its namespaces, and the window
+ * starts at the snapshot taken before the previous batch was read (see
+ * ev_counters_pre()), so every event's rule counter moved inside it.
+ */
+#define EVENT_BATCH	4096
+#define EVENT_SPACING_MS 100	/* at most ten snapshot pairs a second */
+
+static struct nfd_event *pending;
+static int npending;
+
+/* batch_end: the batch is read; else the queue is full mid-batch, and
+ * the window must not move on yet */
+static void flush_events(bool batch_end)
+{
+	for (int i = 0; i < npending; i++) {
+		bool dup = false;
+
+		for (int j = 0; j < i && !dup; j++)
+			dup = pending[j].key.netns == pending[i].key.netns;
+		if (!dup)
+			ev_counters_post(pending[i].key.netns);
+	}
+	for (int i = 0; i < npending; i++)
+		print_event(&pending[i]);
+	npending = 0;
+	if (batch_end)
+		ev_counters_advance();
+}
+
+static int handle_event(void *ctx, void *data, size_t len)
+{
+	if (!pending && !(pending = calloc(EVENT_BATCH, sizeof(*pending)))) {
+		print_event(data);	/* without counters, but not lost */
+		return 0;
+	}
+	if (npending == EVENT_BATCH)
+		flush_events(false);
+	memcpy(&pending[npending++], data, sizeof(*pending));
 	return 0;
+}
+
+/* before a batch is read: the snapshot that starts the next window */
+static void read_batch_prep(struct timespec *last)
+{
+	struct timespec now;
+	long ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (now.tv_sec - last->tv_sec) * 1000 + (now.tv_nsec - last->tv_nsec) / 1000000;
+	if (ms >= 0 && ms < EVENT_SPACING_MS)
+		usleep((EVENT_SPACING_MS - ms) * 1000);
+	ev_counters_pre_all();
+	clock_gettime(CLOCK_MONOTONIC, last);
 }
 
 /* ---- set-up ---- */
@@ -1657,6 +1818,8 @@ int main(int argc, char **argv)
 	if (env.method == METHOD_FEXIT && !fexit)
 		cli_die("fexit on nft_do_chain/ipt_do_table is not allowed by this "
 			"kernel (or nf_tables/ip_tables are not loaded)");
+	/* the first counter window starts before the first drop is counted */
+	ev_counters_start(env.netns_inum ? env.netns_inum : netns_self());
 	err = load_bpf(fexit, nf_drop);
 	if (err && fexit && env.method == METHOD_AUTO) {
 		if (cli.verbose)
@@ -1687,7 +1850,7 @@ int main(int argc, char **argv)
 		env.roce ? " of RoCE v2" : "", method,
 		env.trace_rules ? ", nftables trace" : "");
 	if (!cli.json && !env.events)
-		printf("'?' marks what was inferred from the ruleset.\n");
+		printf("'?' marks what the evidence does not settle (candidates listed).\n");
 	if (!cli.json && env.events)
 		printf("%-10s %-10s %-12s %-22s %-7s %s\n", "NETNS", "IFACE", "HOOK",
 		       "TABLE/CHAIN #RULE", "VERDICT", "PACKET");
@@ -1701,6 +1864,7 @@ int main(int argc, char **argv)
 
 	if (env.events) {
 		struct pollfd pfd[2];
+		struct timespec last_batch = {};
 		int npfd = 1;
 
 		rb = ring_buffer__new(bpf_map__fd(obj->maps.events), handle_event,
@@ -1723,7 +1887,10 @@ int main(int argc, char **argv)
 				goto cleanup;
 			}
 			trace_drain();
+			if (err > 0 && (pfd[0].revents & POLLIN))
+				read_batch_prep(&last_batch);
 			err = ring_buffer__consume(rb);
+			flush_events(true);
 			if (err < 0 && err != -EINTR) {
 				cli_bpf_err("read ring buffer", err);
 				goto cleanup;
@@ -1733,6 +1900,7 @@ int main(int argc, char **argv)
 		}
 		trace_drain();
 		ring_buffer__consume(rb);
+		flush_events(true);
 		write_prom();
 		cli_warn_events_lost(read_stat(NFD_STAT_EVENTS_LOST));
 	} else {

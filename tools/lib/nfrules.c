@@ -15,6 +15,7 @@
 #include <libnftnl/common.h>
 #include <libnftnl/expr.h>
 #include <libnftnl/rule.h>
+#include <libnftnl/set.h>
 #include <nftables/libnftables.h>
 #include "nfrules.h"
 
@@ -167,6 +168,7 @@ void nfr_free(struct nfr_ruleset *rs)
 		for (int j = 0; j < c->nrules; j++) {
 			free(c->rules[j].target);
 			free(c->rules[j].text);
+			nfm_prog_free(&c->rules[j].prog);
 		}
 		free(c->rules);
 		free(c->table);
@@ -174,6 +176,9 @@ void nfr_free(struct nfr_ruleset *rs)
 		free(c->type);
 	}
 	free(rs->chains);
+	for (int i = 0; i < rs->nsets; i++)
+		nfm_set_free(&rs->sets[i]);
+	free(rs->sets);
 	memset(rs, 0, sizeof(*rs));
 }
 
@@ -190,6 +195,42 @@ struct nfr_chain *nfr_chain_find(const struct nfr_ruleset *rs, int engine,
 	return NULL;
 }
 
+#define MAX_TARGETS 64
+
+/* chains rule r of c can jump or go to: its target, verdict map elements */
+static int rule_targets(const struct nfr_ruleset *rs, const struct nfr_chain *c,
+			const struct nfr_rule *r, const struct nfr_chain **out)
+{
+	const char *names[MAX_TARGETS];
+	int n = nfm_targets(rs, c, &r->prog, names, MAX_TARGETS), m = 0;
+
+	if (!r->prog.nops && r->kind == NFR_KIND_JUMP && r->target) {
+		names[0] = r->target;
+		n = 1;
+	}
+	for (int i = 0; i < n && i < MAX_TARGETS; i++) {
+		const struct nfr_chain *t = nfr_chain_find(rs, c->engine, c->family,
+							   c->table, names[i]);
+		bool dup = false;
+
+		for (int j = 0; j < m; j++)
+			dup |= out[j] == t;
+		if (t && !dup)
+			out[m++] = t;
+	}
+	return m;
+}
+
+static bool rule_can_drop(const struct nfr_ruleset *rs, const struct nfr_chain *c,
+			  const struct nfr_rule *r)
+{
+	if (r->kind == NFR_KIND_DROP || r->kind == NFR_KIND_REJECT)
+		return true;
+	if (r->kind != NFR_KIND_MAYBE)
+		return false;
+	return !r->prog.nops || nfm_can_drop(rs, c, &r->prog);
+}
+
 static int drop_rules_rec(const struct nfr_ruleset *rs, const struct nfr_chain *c,
 			  struct nfr_hit *out, int max, int n,
 			  const struct nfr_chain **path, int depth)
@@ -202,16 +243,12 @@ static int drop_rules_rec(const struct nfr_ruleset *rs, const struct nfr_chain *
 	path[depth] = c;
 	for (int i = 0; i < c->nrules; i++) {
 		const struct nfr_rule *r = &c->rules[i];
-		const struct nfr_chain *t;
+		const struct nfr_chain *t[MAX_TARGETS];
+		int nt = rule_targets(rs, c, r, t);
 
-		if (r->kind == NFR_KIND_JUMP) {
-			t = r->target ? nfr_chain_find(rs, c->engine, c->family,
-						       c->table, r->target) : NULL;
-			if (t)
-				n = drop_rules_rec(rs, t, out, max, n, path, depth + 1);
-			continue;
-		}
-		if (r->kind == NFR_KIND_NONE)
+		for (int j = 0; j < nt; j++)
+			n = drop_rules_rec(rs, t[j], out, max, n, path, depth + 1);
+		if (!rule_can_drop(rs, c, r))
 			continue;
 		/* the same rule reached twice (two jumps to one chain) once */
 		bool seen = false;
@@ -245,14 +282,12 @@ static bool reaches_rec(const struct nfr_ruleset *rs, const struct nfr_chain *c,
 	if (depth >= MAX_JUMP_DEPTH)
 		return false;
 	for (int i = 0; i < c->nrules; i++) {
-		const struct nfr_rule *r = &c->rules[i];
-		const struct nfr_chain *t;
+		const struct nfr_chain *t[MAX_TARGETS];
+		int nt = rule_targets(rs, c, &c->rules[i], t);
 
-		if (r->kind != NFR_KIND_JUMP || !r->target)
-			continue;
-		t = nfr_chain_find(rs, c->engine, c->family, c->table, r->target);
-		if (t && reaches_rec(rs, t, to, depth + 1))
-			return true;
+		for (int j = 0; j < nt; j++)
+			if (reaches_rec(rs, t[j], to, depth + 1))
+				return true;
 	}
 	return false;
 }
@@ -265,7 +300,9 @@ bool nfr_reaches(const struct nfr_ruleset *rs, const struct nfr_chain *from,
 
 /* ---- nftables over netlink (libmnl + libnftnl) ---- */
 
-static int nft_dump(int msg_type, mnl_cb_t cb, void *data)
+/* a dump request; set: the elements of that set */
+static int nft_dump_req(int msg_type, int family, struct nftnl_set *set,
+			mnl_cb_t cb, void *data)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE * 4];
 	struct mnl_socket *nl;
@@ -282,8 +319,9 @@ static int nft_dump(int msg_type, mnl_cb_t cb, void *data)
 		return ret;
 	}
 	portid = mnl_socket_get_portid(nl);
-	nlh = nftnl_nlmsg_build_hdr(buf, msg_type, NFPROTO_UNSPEC,
-				    NLM_F_DUMP, seq);
+	nlh = nftnl_nlmsg_build_hdr(buf, msg_type, family, NLM_F_DUMP, seq);
+	if (set)
+		nftnl_set_elems_nlmsg_build_payload(nlh, set);
 	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0) {
 		ret = -errno;
 		mnl_socket_close(nl);
@@ -298,6 +336,11 @@ static int nft_dump(int msg_type, mnl_cb_t cb, void *data)
 		ret = -errno;
 	mnl_socket_close(nl);
 	return ret;
+}
+
+static int nft_dump(int msg_type, mnl_cb_t cb, void *data)
+{
+	return nft_dump_req(msg_type, NFPROTO_UNSPEC, NULL, cb, data);
 }
 
 static char *dup_attr(const char *s)
@@ -330,6 +373,11 @@ static int chain_cb(const struct nlmsghdr *nlh, void *data)
 			    NFR_POLICY_ACCEPT;
 		c->type = dup_attr(nftnl_chain_get_str(nc, NFTNL_CHAIN_TYPE));
 	}
+	/* base chains created with counters (iptables-nft's) count policy hits */
+	if (nftnl_chain_is_set(nc, NFTNL_CHAIN_PACKETS)) {
+		c->has_counter = true;
+		c->policy_packets = nftnl_chain_get_u64(nc, NFTNL_CHAIN_PACKETS);
+	}
 	nftnl_chain_free(nc);
 	return MNL_CB_OK;
 }
@@ -337,6 +385,9 @@ static int chain_cb(const struct nlmsghdr *nlh, void *data)
 struct rule_scan {
 	int kind;
 	const char *target;
+	struct nfm_prog *prog;
+	bool has_packets;
+	unsigned long long packets;
 };
 
 static int rank(int kind)
@@ -363,6 +414,11 @@ static int expr_cb(struct nftnl_expr *e, void *data)
 
 	if (!name)
 		return MNL_CB_OK;
+	nfm_compile_nft(s->prog, e);
+	if (!strcmp(name, "counter") && !s->has_packets) {
+		s->has_packets = true;
+		s->packets = nftnl_expr_get_u64(e, NFTNL_EXPR_CTR_PACKETS);
+	}
 	if (!strcmp(name, "immediate") && nftnl_expr_is_set(e, NFTNL_EXPR_IMM_VERDICT)) {
 		int v = (int)nftnl_expr_get_u32(e, NFTNL_EXPR_IMM_VERDICT);
 
@@ -413,8 +469,11 @@ static int rule_cb(const struct nlmsghdr *nlh, void *data)
 			   nftnl_rule_get_str(nr, NFTNL_RULE_CHAIN));
 	if (c && (r = add_rule(c))) {
 		r->handle = nftnl_rule_get_u64(nr, NFTNL_RULE_HANDLE);
+		scan.prog = &r->prog;
 		nftnl_expr_foreach(nr, expr_cb, &scan);
 		r->kind = scan.kind;
+		r->has_packets = scan.has_packets;
+		r->packets = scan.packets;
 		if (scan.target)
 			r->target = strdup(scan.target);
 	}
@@ -532,7 +591,121 @@ static void load_nft_texts(struct nfr_ruleset *rs)
 	nft_ctx_free(nft);
 }
 
-static int load_nft(struct nfr_ruleset *rs)
+/* ---- nftables sets and maps, with their elements ---- */
+
+static int set_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct nfr_ruleset *rs = data;
+	struct nftnl_set *ns = nftnl_set_alloc();
+	struct nfm_set *s;
+
+	if (!ns)
+		return MNL_CB_ERROR;
+	if (nftnl_set_nlmsg_parse(nlh, ns) < 0 ||
+	    !(s = realloc(rs->sets, (rs->nsets + 1) * sizeof(*s)))) {
+		nftnl_set_free(ns);
+		return MNL_CB_ERROR;
+	}
+	rs->sets = s;
+	s = &rs->sets[rs->nsets++];
+	memset(s, 0, sizeof(*s));
+	s->family = nftnl_set_get_u32(ns, NFTNL_SET_FAMILY);
+	s->table = dup_attr(nftnl_set_get_str(ns, NFTNL_SET_TABLE));
+	s->name = dup_attr(nftnl_set_get_str(ns, NFTNL_SET_NAME));
+	s->flags = nftnl_set_get_u32(ns, NFTNL_SET_FLAGS);
+	s->key_len = nftnl_set_get_u32(ns, NFTNL_SET_KEY_LEN);
+	if (s->key_len > NFM_DATA_LEN)
+		s->key_len = NFM_DATA_LEN;
+	if (nftnl_set_is_set(ns, NFTNL_SET_DATA_LEN))
+		s->data_len = nftnl_set_get_u32(ns, NFTNL_SET_DATA_LEN);
+	s->vmap = (s->flags & NFT_SET_MAP) &&
+		  nftnl_set_is_set(ns, NFTNL_SET_DATA_TYPE) &&
+		  nftnl_set_get_u32(ns, NFTNL_SET_DATA_TYPE) == NFT_DATA_VERDICT;
+	if (nftnl_set_is_set(ns, NFTNL_SET_DESC_CONCAT)) {
+		uint32_t n = 0;
+		const uint8_t *fl = nftnl_set_get_data(ns, NFTNL_SET_DESC_CONCAT, &n);
+
+		for (uint32_t i = 0; fl && i < n && i < 16; i++)
+			s->field_len[s->nfields++] = fl[i];
+	}
+	nftnl_set_free(ns);
+	return MNL_CB_OK;
+}
+
+static int elems_cb(const struct nlmsghdr *nlh, void *data)
+{
+	return nftnl_set_elems_nlmsg_parse(nlh, data) < 0 ? MNL_CB_ERROR : MNL_CB_OK;
+}
+
+static int elem_cb(struct nftnl_set_elem *e, void *data)
+{
+	struct nfm_set *s = data;
+	struct nfm_elem *x = realloc(s->elems, (s->nelems + 1) * sizeof(*x));
+	const void *d;
+	uint32_t len = 0;
+
+	if (!x)
+		return -1;
+	s->elems = x;
+	x = &s->elems[s->nelems++];
+	memset(x, 0, sizeof(*x));
+	if ((d = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &len))) {
+		x->klen = len < NFM_DATA_LEN ? len : NFM_DATA_LEN;
+		memcpy(x->key, d, x->klen);
+	}
+	if ((d = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY_END, &len))) {
+		memcpy(x->key_end, d, len < NFM_DATA_LEN ? len : NFM_DATA_LEN);
+		x->has_end = true;
+	}
+	if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_FLAGS)) {
+		uint32_t f = nftnl_set_elem_get_u32(e, NFTNL_SET_ELEM_FLAGS);
+
+		x->interval_end = f & NFT_SET_ELEM_INTERVAL_END;
+		x->catchall = f & NFT_SET_ELEM_CATCHALL;
+	}
+	if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_VERDICT))
+		x->verdict = nfm_verdict_of((int)nftnl_set_elem_get_u32(e, NFTNL_SET_ELEM_VERDICT));
+	else
+		x->verdict = NFM_V_CONTINUE;
+	if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_CHAIN))
+		x->chain = strdup(nftnl_set_elem_get_str(e, NFTNL_SET_ELEM_CHAIN));
+	if ((d = nftnl_set_elem_get(e, NFTNL_SET_ELEM_DATA, &len))) {
+		x->dlen = len < NFM_DATA_LEN ? len : NFM_DATA_LEN;
+		memcpy(x->data, d, x->dlen);
+	}
+	return 0;
+}
+
+static int load_set_elems(struct nfm_set *s)
+{
+	struct nftnl_set *ns = nftnl_set_alloc();
+	int err;
+
+	if (!ns)
+		return -ENOMEM;
+	nftnl_set_set_str(ns, NFTNL_SET_TABLE, s->table);
+	nftnl_set_set_str(ns, NFTNL_SET_NAME, s->name);
+	nftnl_set_set_u32(ns, NFTNL_SET_FAMILY, s->family);
+	err = nft_dump_req(NFT_MSG_GETSETELEM, s->family, ns, elems_cb, ns);
+	if (err >= 0)
+		nftnl_set_elem_foreach(ns, elem_cb, s);
+	nftnl_set_free(ns);
+	return err < 0 ? err : 0;
+}
+
+static void load_nft_sets(struct nfr_ruleset *rs)
+{
+	if (nft_dump(NFT_MSG_GETSET, set_cb, rs) < 0) {
+		set_err(rs, "nftables sets: %s", strerror(errno));
+		return;
+	}
+	for (int i = 0; i < rs->nsets; i++)
+		if (load_set_elems(&rs->sets[i]) < 0)
+			set_err(rs, "nftables set %s: cannot read elements",
+				rs->sets[i].name);
+}
+
+static int load_nft(struct nfr_ruleset *rs, bool counters_only)
 {
 	int err;
 
@@ -547,6 +720,9 @@ static int load_nft(struct nfr_ruleset *rs)
 		return err;
 	}
 	rs->have_nft = true;
+	if (counters_only)
+		return 0;
+	load_nft_sets(rs);
 	load_nft_texts(rs);
 	return 0;
 }
@@ -591,9 +767,23 @@ static bool file_has_lines(const char *path)
 	return any;
 }
 
-static void legacy_rule(struct nfr_ruleset *rs, int family, const char *table,
-			char *line)
+struct legacy_ctx {
+	const struct nfr_ruleset *rs;
+	int family;
+	const char *table;
+};
+
+static bool legacy_is_chain(const char *name, void *arg)
 {
+	const struct legacy_ctx *x = arg;
+
+	return nfr_chain_find(x->rs, NFR_ENGINE_LEGACY, x->family, x->table, name);
+}
+
+static void legacy_rule(struct nfr_ruleset *rs, int family, const char *table,
+			char *line, unsigned long long packets)
+{
+	struct legacy_ctx lx = { rs, family, table };
 	char chain[256], *p, *tok, *save = NULL, *copy;
 	struct nfr_chain *c;
 	struct nfr_rule *r;
@@ -606,6 +796,9 @@ static void legacy_rule(struct nfr_ruleset *rs, int family, const char *table,
 		return;
 	r->handle = c->nrules;
 	r->text = strdup(line);
+	r->has_packets = true;
+	r->packets = packets;
+	nfm_compile_legacy(&r->prog, family, line, legacy_is_chain, &lx);
 	copy = strdup(line);
 	for (tok = copy ? strtok_r(copy, " ", &save) : NULL; tok;
 	     tok = strtok_r(NULL, " ", &save)) {
@@ -651,9 +844,15 @@ static int load_legacy_family(struct nfr_ruleset *rs, int family,
 	/* chains first (a rule may jump to a chain declared after it) */
 	while (fgets(line, sizeof(line), f)) {
 		char name[256], policy[32];
+		unsigned long long pk = 0, by = 0;
 		struct nfr_chain *c;
+		char *rule = line;
 
 		line[strcspn(line, "\n")] = 0;
+		/* -c: "[packets:bytes] -A ..." */
+		if (line[0] == '[' && sscanf(line, "[%llu:%llu]", &pk, &by) == 2 &&
+		    strchr(line, ']'))
+			rule = strchr(line, ']') + 1 + (strchr(line, ']')[1] == ' ');
 		if (line[0] == '*') {
 			snprintf(table, sizeof(table), "%.63s", line + 1);
 		} else if (line[0] == ':' && table[0] &&
@@ -671,24 +870,32 @@ static int load_legacy_family(struct nfr_ruleset *rs, int family,
 				c->prio = legacy_prio(table, h);
 				c->policy = !strcmp(policy, "DROP") ?
 					    NFR_POLICY_DROP : NFR_POLICY_ACCEPT;
+				/* ":INPUT ACCEPT [packets:bytes]": policy hits */
+				if (strchr(line, '[') &&
+				    sscanf(strchr(line, '['), "[%llu:%llu]", &pk, &by) == 2) {
+					c->has_counter = true;
+					c->policy_packets = pk;
+				}
 			}
-		} else if (!strncmp(line, "-A ", 3)) {
+		} else if (!strncmp(rule, "-A ", 3)) {
 			char **l = realloc(lines, (nlines + 1) * sizeof(*l));
 
 			if (!l)
 				break;
 			lines = l;
 			/* remember the table with the line */
-			if (asprintf(&lines[nlines], "%s\t%s", table, line) > 0)
+			if (asprintf(&lines[nlines], "%s\t%llu\t%s", table, pk, rule) > 0)
 				nlines++;
 		}
 	}
 	status = pclose(f);
 	for (int i = 0; i < nlines; i++) {
-		char *tab = strchr(lines[i], '\t');
+		char *tab = strchr(lines[i], '\t'), *tab2;
 
 		*tab = 0;
-		legacy_rule(rs, family, lines[i], tab + 1);
+		tab2 = strchr(tab + 1, '\t');
+		*tab2 = 0;
+		legacy_rule(rs, family, lines[i], tab2 + 1, strtoull(tab + 1, NULL, 10));
 		free(lines[i]);
 	}
 	free(lines);
@@ -700,17 +907,28 @@ static int load_legacy_family(struct nfr_ruleset *rs, int family,
 	return 0;
 }
 
-int nfr_load(struct nfr_ruleset *rs)
+static int load_all(struct nfr_ruleset *rs, bool counters_only)
 {
 	int err, err2, err3;
 
 	memset(rs, 0, sizeof(*rs));
-	err = load_nft(rs);
+	err = load_nft(rs, counters_only);
+	/* -c: every rule's and built-in chain's counters */
 	err2 = load_legacy_family(rs, NFR_PROTO_IPV4, "/proc/self/net/ip_tables_names",
-				  "iptables-legacy-save 2>/dev/null");
+				  "iptables-legacy-save -c 2>/dev/null");
 	err3 = load_legacy_family(rs, NFR_PROTO_IPV6, "/proc/self/net/ip6_tables_names",
-				  "ip6tables-legacy-save 2>/dev/null");
+				  "ip6tables-legacy-save -c 2>/dev/null");
 	return err ?: err2 ?: err3;
+}
+
+int nfr_load(struct nfr_ruleset *rs)
+{
+	return load_all(rs, false);
+}
+
+int nfr_load_counters(struct nfr_ruleset *rs)
+{
+	return load_all(rs, true);
 }
 
 /* ---- the nftrace helper table ---- */

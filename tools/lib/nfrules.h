@@ -19,6 +19,7 @@
 #define AGENTXDP_NFRULES_H
 
 #include <stdbool.h>
+#include "nfmatch.h"
 
 /* linux/netfilter.h values, without dragging its header in */
 #define NFR_PROTO_INET		1
@@ -51,6 +52,9 @@ struct nfr_rule {
 	int kind;			/* enum nfr_kind */
 	char *target;			/* NFR_KIND_JUMP: the chain */
 	char *text;			/* `nft -s` text, or the iptables-save line */
+	struct nfm_prog prog;		/* what it does, for nfm_walk_hook() */
+	bool has_packets;		/* packets below is its counter's */
+	unsigned long long packets;
 };
 
 struct nfr_chain {
@@ -65,6 +69,8 @@ struct nfr_chain {
 	char *type;			/* filter, nat, route (legacy: NULL) */
 	struct nfr_rule *rules;
 	int nrules;
+	bool has_counter;		/* base chain counters: policy hits */
+	unsigned long long policy_packets;
 };
 
 struct nfr_ruleset {
@@ -72,6 +78,8 @@ struct nfr_ruleset {
 	int nchains;
 	bool have_nft;			/* the nftables dump worked */
 	bool have_legacy;		/* legacy tables exist and were read */
+	struct nfm_set *sets;		/* nftables sets and maps, with elements */
+	int nsets;
 	char err[160];			/* why a part could not be read */
 };
 
@@ -79,6 +87,8 @@ struct nfr_ruleset {
  * rs->err says what failed; what could be read is still there) */
 int nfr_load(struct nfr_ruleset *rs);
 void nfr_free(struct nfr_ruleset *rs);
+/* the same, without rule texts and sets: for counter snapshots */
+int nfr_load_counters(struct nfr_ruleset *rs);
 
 struct nfr_chain *nfr_chain_find(const struct nfr_ruleset *rs, int engine,
 				 int family, const char *table, const char *name);

@@ -1,0 +1,136 @@
+# Helpers of the nfdrop suites (tests/host/nfdrop*.bats): namespaces with
+# a veth pair or a router between two, nfdrop started and stopped around
+# the packets, and jq checks of its JSON count rows. Needs $NFDROP, $P,
+# $OUT and $ERR (set by the suites' setup(), with nfdrop_setup).
+
+NFDROP=$AX_BUILD/nfdrop
+
+# setup() of a suite: names for this test, PREFIX (3 letters) first: the
+# interfaces are ${P}va, at most 15 characters
+nfdrop_setup() {
+	ax_need_root
+	[ -x "$NFDROP" ] || skip "build/nfdrop not built (make)"
+	P=$1$(($$ % 100000))t$BATS_TEST_NUMBER
+	OUT=$BATS_TEST_TMPDIR/out
+	ERR=$BATS_TEST_TMPDIR/err
+}
+
+# setup_file() of a suite: the guest loads netfilter modules on use (then
+# fexit can attach to them from the first test on); the host has them
+# built in
+nfdrop_modules() {
+	local m
+	for m in nf_tables ip_tables iptable_filter ip6_tables nf_reject_ipv4 \
+		nf_reject_ipv6 nf_conntrack; do
+		modprobe -q "$m" 2>/dev/null || true
+	done
+}
+
+# two namespaces ${P}a (10.210.0.1, fd00:210::1) and ${P}b (.2, ::2)
+pair() {
+	ax_netns_pair "$P" 10.210.0.1/24 10.210.0.2/24
+	ip -n "${P}a" addr add fd00:210::1/64 dev "${P}va" nodad
+	ip -n "${P}b" addr add fd00:210::2/64 dev "${P}vb" nodad
+}
+
+# ${P}a -- ${P}r (forwarding) -- ${P}b, 10.211.1.0/24 and 10.211.2.0/24
+router() {
+	local ns
+	for ns in a r b; do
+		ip netns add "$P$ns"
+		AX_NETNS+=("$P$ns")
+		ip -n "$P$ns" link set lo up
+	done
+	ip link add "${P}a0" netns "${P}a" type veth peer name "${P}r0" netns "${P}r"
+	ip link add "${P}b0" netns "${P}b" type veth peer name "${P}r1" netns "${P}r"
+	ip -n "${P}a" addr add 10.211.1.1/24 dev "${P}a0"
+	ip -n "${P}r" addr add 10.211.1.254/24 dev "${P}r0"
+	ip -n "${P}r" addr add 10.211.2.254/24 dev "${P}r1"
+	ip -n "${P}b" addr add 10.211.2.1/24 dev "${P}b0"
+	ip -n "${P}a" link set "${P}a0" up
+	ip -n "${P}b" link set "${P}b0" up
+	ip -n "${P}r" link set "${P}r0" up
+	ip -n "${P}r" link set "${P}r1" up
+	ip -n "${P}a" route add default via 10.211.1.254
+	ip -n "${P}b" route add default via 10.211.2.254
+	ip netns exec "${P}r" sysctl -qw net.ipv4.ip_forward=1
+}
+
+# start nfdrop with ARGS (JSON lines), wait until it traces; its banner
+# (which says fexit or kfree_skb) is kept in $BANNER
+start_nfdrop() {
+	ax_bg "$NFDROP" -j "$@" >"$OUT" 2>"$ERR"
+	NF_PID=$AX_LAST_PID
+	ax_wait_for "$ERR" "Tracing" 90
+	BANNER=$(grep Tracing "$ERR")
+}
+
+stop_nfdrop() {
+	sleep 0.5
+	ax_stop "$NF_PID" INT
+	[ "$AX_RC" -eq 0 ] || { cat "$ERR"; return 1; }
+}
+
+fexit_path() {
+	[[ $BANNER == *"fexit nft_do_chain"* ]]
+}
+
+# packets summed over the count rows matching a jq filter
+packets() {
+	jq -s "[.[] | select(.type == \"nf_drop_count\") | select($1) | .packets] | add // 0" "$OUT"
+}
+
+# expect FILTER EXPR VALUE [EXPR VALUE]...: exactly one count row matches
+# FILTER and each jq EXPR of it prints VALUE. One jq run for all (jq takes
+# a second to start in the emulated guest).
+expect() {
+	local f=$1 prog sep="" i=0 line
+	local -a want=() exprs=()
+	shift
+	while (($#)); do exprs+=("$1"); want+=("$2"); shift 2; done
+	prog="[.[] | select(.type == \"nf_drop_count\") | select($f)] | if length != 1 then \"rows: \\(length)\" else .[0] | ("
+	for e in "${exprs[@]}"; do
+		prog+="$sep($e | tostring)"
+		sep=", "
+	done
+	prog+=") end"
+	while IFS= read -r line; do
+		if [[ $line == "rows: "* ]]; then
+			echo "expected one row for $f, got ${line#rows: }:" >&2
+			cat "$OUT" >&2
+			return 1
+		fi
+		if [ "$line" != "${want[i]}" ]; then
+			echo "row $f: ${exprs[i]} is '$line', expected '${want[i]}'" >&2
+			cat "$OUT" >&2
+			return 1
+		fi
+		i=$((i + 1))
+	done < <(jq -r -s "$prog" "$OUT")
+	[ "$i" -eq "${#want[@]}" ]
+}
+
+# handle of the rule whose nft listing matches a regexp, as nft prints it
+nft_handle() {
+	local ns=$1 chain_spec=$2 re=$3
+	ip netns exec "$ns" nft -a list chain $chain_spec |
+		sed -n "s/^[[:space:]]*$re.* # handle \([0-9]*\)$/\1/p"
+}
+
+# the rule's text as `nft -s` prints it, for a handle
+nft_text() {
+	local ns=$1 chain_spec=$2 handle=$3
+	ip netns exec "$ns" nft -a -s list chain $chain_spec |
+		sed -n "s/^[[:space:]]*\(.*\) # handle $handle$/\1/p"
+}
+
+send_fails_ok() {
+	ax_send_roce "$@" 2>/dev/null || true
+}
+
+# the guest emulates its CPU: tests that only exercise user-space logic
+# already covered on the host skip there
+host_only() {
+	[ -z "${AGENTXDP_VM:-}" ] || skip "user-space logic, tested on the host"
+}
+

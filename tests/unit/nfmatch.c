@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* tools/lib/nfmatch.c: one packet through a ruleset built in memory
+ * (iptables-save lines, a verdict map on a concatenation, interval sets),
+ * jumps, gotos and returns followed, what is not understood both ways. */
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/netfilter/nf_tables.h>
+#include "lib/nfrules.h"
+#include "lib/nfmatch.h"
+#include "tap.h"
+
+static struct nfr_ruleset rs;
+
+static struct nfr_chain *chain(const char *name, bool base, int policy)
+{
+	struct nfr_chain *c;
+
+	rs.chains = realloc(rs.chains, (rs.nchains + 1) * sizeof(*c));
+	c = &rs.chains[rs.nchains++];
+	memset(c, 0, sizeof(*c));
+	c->engine = NFR_ENGINE_LEGACY;
+	c->family = NFR_PROTO_IPV4;
+	c->table = strdup("filter");
+	c->name = strdup(name);
+	c->base = base;
+	c->policy = base ? policy : -1;
+	return c;
+}
+
+static bool is_chain(const char *name, void *arg)
+{
+	return nfr_chain_find(&rs, NFR_ENGINE_LEGACY, NFR_PROTO_IPV4, "filter", name);
+}
+
+/* "-A CHAIN ..." appended to its chain; returns the rule's position */
+static int rule(const char *line)
+{
+	char name[64];
+	struct nfr_chain *c;
+	struct nfr_rule *r;
+
+	sscanf(line, "-A %63s", name);
+	c = nfr_chain_find(&rs, NFR_ENGINE_LEGACY, NFR_PROTO_IPV4, "filter", name);
+	c->rules = realloc(c->rules, (c->nrules + 1) * sizeof(*r));
+	r = &c->rules[c->nrules++];
+	memset(r, 0, sizeof(*r));
+	r->handle = c->nrules;
+	r->text = strdup(line);
+	nfm_compile_legacy(&r->prog, NFR_PROTO_IPV4, line, is_chain, NULL);
+	return c->nrules;
+}
+
+static struct nfm_pkt udp(const char *src, int sport, int dport)
+{
+	struct nfm_pkt p = { .family = 4, .l4proto = 17, .sport = sport,
+			     .dport = dport, .addrs_known = true, .iif_known = true };
+
+	inet_pton(AF_INET, src, p.saddr);
+	inet_pton(AF_INET, "10.210.0.2", p.daddr);
+	strcpy(p.iifname, "veth-b");
+	return p;
+}
+
+/* candidates as "CHAIN/POS,...", policy as "CHAIN/policy" */
+static const char *walk(const char *base, const struct nfm_pkt *p, bool *complete)
+{
+	static char out[256];
+	const struct nfr_chain *b = nfr_chain_find(&rs, NFR_ENGINE_LEGACY,
+						   NFR_PROTO_IPV4, "filter", base);
+	const struct nfm_pkt *pkts[1] = { p };
+	struct nfm_walk w;
+	size_t o = 0;
+
+	nfm_walk_hook(&rs, &b, 1, pkts, &w);
+	out[0] = 0;
+	for (int i = 0; i < w.ncands; i++) {
+		if (w.cands[i].rule)
+			o += snprintf(out + o, sizeof(out) - o, "%s%s/%llu", i ? "," : "",
+				      w.cands[i].chain->name, w.cands[i].rule->handle);
+		else
+			o += snprintf(out + o, sizeof(out) - o, "%s%s/policy", i ? "," : "",
+				      w.cands[i].chain->name);
+	}
+	if (complete)
+		*complete = w.complete;
+	return out;
+}
+
+static void test_user_chain(void)
+{
+	struct nfm_pkt p = udp("10.77.0.1", 40000, 4791);
+	bool complete;
+
+	chain("INPUT", true, NFR_POLICY_ACCEPT);
+	chain("ROCE", false, -1);
+	rule("-A INPUT -s 10.99.0.0/16 -j DROP");
+	rule("-A INPUT -p udp -m udp --dport 4791 -j ROCE");
+	rule("-A ROCE -p udp -m udp --sport 1:1000 -j DROP");
+	rule("-A ROCE -p udp -j REJECT --reject-with icmp-port-unreachable");
+	tap_ok(!strcmp(walk("INPUT", &p, &complete), "ROCE/2") && complete,
+	       "ephemeral sport from 10.77.0.1: only the REJECT (%s)", walk("INPUT", &p, NULL));
+	p.sport = 999;
+	tap_ok(!strcmp(walk("INPUT", &p, NULL), "ROCE/1"),
+	       "sport 999: the range rule (%s)", walk("INPUT", &p, NULL));
+	p = udp("10.99.3.4", 40000, 4791);
+	tap_ok(!strcmp(walk("INPUT", &p, NULL), "INPUT/1"),
+	       "10.99.3.4: the /16 rule first (%s)", walk("INPUT", &p, NULL));
+	p = udp("10.77.0.1", 40000, 4792);
+	tap_ok(!strcmp(walk("INPUT", &p, NULL), ""),
+	       "port 4792: no rule can drop it (%s)", walk("INPUT", &p, NULL));
+}
+
+static void test_not_understood(void)
+{
+	struct nfm_pkt p = udp("10.77.0.1", 40000, 4791);
+	bool complete;
+
+	chain("IN2", true, NFR_POLICY_DROP);
+	chain("SUB", false, -1);
+	rule("-A IN2 -i veth-x -j DROP");
+	rule("-A IN2 -m conntrack --ctstate NEW -j SUB");
+	rule("-A IN2 -i veth+ -p udp -j ACCEPT");
+	rule("-A SUB -p tcp -j DROP");
+	rule("-A SUB -j RETURN");
+	rule("-A SUB -j DROP");
+	tap_ok(!strcmp(walk("IN2", &p, &complete), "") && complete,
+	       "ctstate both ways, RETURN back, veth+ accepts: no drop (%s)",
+	       walk("IN2", &p, NULL));
+	strcpy(p.iifname, "eth0");
+	tap_ok(!strcmp(walk("IN2", &p, NULL), "IN2/policy"),
+	       "eth0 is not veth+: the policy (%s)", walk("IN2", &p, NULL));
+	strcpy(p.iifname, "veth-x");
+	tap_ok(!strcmp(walk("IN2", &p, NULL), "IN2/1"),
+	       "veth-x: the first rule, certain (%s)", walk("IN2", &p, NULL));
+	chain("IN3", true, NFR_POLICY_ACCEPT);
+	rule("-A IN3 -m conntrack --ctstate INVALID -j DROP");
+	rule("-A IN3 -p udp -j DROP");
+	p = udp("10.77.0.1", 40000, 4791);
+	tap_ok(!strcmp(walk("IN3", &p, NULL), "IN3/1,IN3/2"),
+	       "a match not understood leaves both (%s)", walk("IN3", &p, NULL));
+}
+
+/* a vmap on meta l4proto . th dport, and an interval set of ports */
+static void test_vmap_and_intervals(void)
+{
+	struct nfr_chain *in, *roce;
+	struct nfm_set *s;
+	struct nfm_op *o;
+	struct nfm_pkt p = udp("10.77.0.1", 40000, 4791);
+
+	in = chain("VIN", true, NFR_POLICY_ACCEPT);
+	roce = chain("VROCE", false, -1);
+	(void)roce;
+	rs.sets = calloc(2, sizeof(*rs.sets));
+	rs.nsets = 2;
+	s = &rs.sets[0];
+	s->family = NFR_PROTO_IPV4;
+	s->table = strdup("filter");
+	s->name = strdup("svc");
+	s->flags = NFT_SET_MAP | NFT_SET_CONCAT;
+	s->key_len = 8;
+	s->vmap = true;
+	s->nelems = 2;
+	s->elems = calloc(2, sizeof(*s->elems));
+	s->elems[0].key[0] = 17;
+	s->elems[0].key[4] = 4791 >> 8;
+	s->elems[0].key[5] = 4791 & 0xff;
+	s->elems[0].verdict = NFM_V_GOTO;
+	s->elems[0].chain = strdup("VROCE");
+	s->elems[1].key[0] = 17;
+	s->elems[1].key[4] = 5000 >> 8;
+	s->elems[1].key[5] = 5000 & 0xff;
+	s->elems[1].verdict = NFM_V_DROP;
+	s = &rs.sets[1];
+	s->family = NFR_PROTO_IPV4;
+	s->table = strdup("filter");
+	s->name = strdup("low");
+	s->flags = NFT_SET_INTERVAL;
+	s->key_len = 2;
+	s->nelems = 2;
+	s->elems = calloc(2, sizeof(*s->elems));
+	s->elems[0].key[1] = 1;				/* 1 */
+	s->elems[1].key[0] = 1001 >> 8;			/* 1001, exclusive end */
+	s->elems[1].key[1] = 1001 & 0xff;
+	s->elems[1].interval_end = true;
+
+	/* VIN: meta l4proto . th dport vmap @svc */
+	rs.chains[rs.nchains - 2].rules = calloc(1, sizeof(struct nfr_rule));
+	in = &rs.chains[rs.nchains - 2];
+	in->nrules = 1;
+	in->rules[0].handle = 1;
+	o = calloc(3, sizeof(*o));
+	o[0] = (struct nfm_op){ .type = NFM_OP_META, .key = NFT_META_L4PROTO, .dreg = 16 };
+	o[1] = (struct nfm_op){ .type = NFM_OP_PAYLOAD, .base = NFT_PAYLOAD_TRANSPORT_HEADER,
+				.off = 2, .len = 2, .dreg = 20 };
+	o[2] = (struct nfm_op){ .type = NFM_OP_LOOKUP, .sreg = 16, .has_dreg = true,
+				.dreg_verdict = true, .name = strdup("svc") };
+	in->rules[0].prog.ops = o;
+	in->rules[0].prog.nops = 3;
+	/* VROCE: th sport @low drop */
+	roce = &rs.chains[rs.nchains - 1];
+	roce->rules = calloc(1, sizeof(struct nfr_rule));
+	roce->nrules = 1;
+	roce->rules[0].handle = 1;
+	o = calloc(2, sizeof(*o));
+	o[0] = (struct nfm_op){ .type = NFM_OP_PAYLOAD, .base = NFT_PAYLOAD_TRANSPORT_HEADER,
+				.off = 0, .len = 2, .dreg = 16 };
+	o[1] = (struct nfm_op){ .type = NFM_OP_LOOKUP, .sreg = 16, .name = strdup("low") };
+	roce->rules[0].prog.ops = o;
+	roce->rules[0].prog.nops = 2;
+	o = realloc(o, 3 * sizeof(*o));
+	o[2] = (struct nfm_op){ .type = NFM_OP_VERDICT, .verdict = NFM_V_DROP };
+	roce->rules[0].prog.ops = o;
+	roce->rules[0].prog.nops = 3;
+
+	tap_ok(!strcmp(walk("VIN", &p, NULL), ""),
+	       "vmap goto, sport 40000 not in 1-1000: no drop (%s)", walk("VIN", &p, NULL));
+	p.sport = 1000;
+	tap_ok(!strcmp(walk("VIN", &p, NULL), "VROCE/1"),
+	       "sport 1000: the interval's last port (%s)", walk("VIN", &p, NULL));
+	p.sport = 1001;
+	tap_ok(!strcmp(walk("VIN", &p, NULL), ""),
+	       "sport 1001: the exclusive end (%s)", walk("VIN", &p, NULL));
+	p.dport = 5000;
+	tap_ok(!strcmp(walk("VIN", &p, NULL), "VIN/1"),
+	       "dport 5000: the vmap's own drop (%s)", walk("VIN", &p, NULL));
+	p.sport = p.dport = -1;
+	tap_ok(!strcmp(walk("VIN", &p, NULL), "VROCE/1,VIN/1"),
+	       "ports unknown: every element (%s)", walk("VIN", &p, NULL));
+
+	/* a catch-all element: "* : accept" takes what no other element does */
+	s = &rs.sets[0];
+	s->elems = realloc(s->elems, 3 * sizeof(*s->elems));
+	memset(&s->elems[2], 0, sizeof(s->elems[2]));
+	s->elems[2].catchall = true;
+	s->elems[2].verdict = NFM_V_ACCEPT;
+	s->nelems = 3;
+	s->elems[1].verdict = NFM_V_DROP;
+	p.sport = 40000;
+	p.dport = 6000;
+	tap_ok(!strcmp(walk("VIN", &p, NULL), ""),
+	       "dport 6000: the catch-all accepts (%s)", walk("VIN", &p, NULL));
+	s->elems[2].verdict = NFM_V_DROP;
+	tap_ok(!strcmp(walk("VIN", &p, NULL), "VIN/1"),
+	       "dport 6000, catch-all drop: the vmap rule (%s)", walk("VIN", &p, NULL));
+	/* a set the rules update: its elements then are no evidence */
+	rs.sets[1].flags |= NFT_SET_EVAL;
+	p.dport = 4791;
+	tap_ok(!strcmp(walk("VIN", &p, NULL), "VROCE/1"),
+	       "sport 40000, set updated from the rules: both ways (%s)",
+	       walk("VIN", &p, NULL));
+}
+
+int main(void)
+{
+	test_user_chain();
+	test_not_understood();
+	test_vmap_and_intervals();
+	nfr_free(&rs);
+	printf("1..%d\n", tap_n);
+	return tap_failed != 0;
+}

@@ -1,0 +1,469 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <net/if.h>
+#include "nfdrop_row.h"
+#include "lib/netns.h"
+
+/* ---- the packet ---- */
+
+struct ifcache {
+	unsigned int netns;
+	int ifindex;
+	char name[IF_NAMESIZE];
+	bool found;
+};
+
+static struct ifcache *ifc;
+static int nifc;
+
+/* the name of ifindex in netns (where ifindex means something) */
+static bool ifname_in(unsigned int netns, int ifindex, char *out)
+{
+	struct ifcache *e;
+	int saved;
+
+	for (int i = 0; i < nifc; i++)
+		if (ifc[i].netns == netns && ifc[i].ifindex == ifindex) {
+			memcpy(out, ifc[i].name, IF_NAMESIZE);
+			return ifc[i].found;
+		}
+	e = realloc(ifc, (nifc + 1) * sizeof(*e));
+	if (!e)
+		return false;
+	ifc = e;
+	e = &ifc[nifc];
+	memset(e, 0, sizeof(*e));
+	if (netns_enter(netns, &saved))
+		return false;	/* gone: not cached, not known */
+	e->found = if_indextoname(ifindex, e->name) != NULL;
+	netns_leave(saved);
+	e->netns = netns;
+	e->ifindex = ifindex;
+	nifc++;
+	memcpy(out, e->name, IF_NAMESIZE);
+	return e->found;
+}
+
+/* one side of the hook: a device (ifindex), none (0 known), or unknown */
+static void pkt_dev(unsigned int netns, int ifindex, bool none, char *name,
+		    bool *known, int *idx)
+{
+	memset(name, 0, IF_NAMESIZE);
+	*idx = 0;
+	*known = false;
+	if (none) {
+		*known = true;		/* nft matches "" when there is no device */
+		return;
+	}
+	if (ifindex > 0 && ifname_in(netns, ifindex, name)) {
+		*known = true;
+		*idx = ifindex;
+	}
+}
+
+bool ev_packet(const struct nfd_key *k, int pf, const char *hook,
+	       struct nfm_pkt *pkt)
+{
+	bool rx, tx;
+
+	memset(pkt, 0, sizeof(*pkt));
+	pkt->l4proto = pkt->sport = pkt->dport = -1;
+	if (!k->sig || (k->sig_family != 4 && k->sig_family != 6))
+		return false;
+	pkt->family = k->sig_family;
+	pkt->l4proto = k->sig_proto;
+	memcpy(pkt->saddr, k->saddr, 16);
+	memcpy(pkt->daddr, k->daddr, 16);
+	pkt->addrs_known = true;
+	if (k->sig_ports) {
+		pkt->sport = k->sport;
+		pkt->dport = k->dport;
+	}
+	/* which devices the hook has: in on receive, out on transmit. Only
+	 * IP hooks: a bridge hook's skb->dev may be the bridge, not the port */
+	if (pf != NFR_PROTO_IPV4 && pf != NFR_PROTO_IPV6)
+		hook = NULL;
+	rx = hook && (!strcmp(hook, "prerouting") || !strcmp(hook, "input") ||
+		      !strcmp(hook, "forward"));
+	tx = hook && (!strcmp(hook, "forward") || !strcmp(hook, "output") ||
+		      !strcmp(hook, "postrouting"));
+	if (rx || tx) {
+		pkt_dev(k->netns, k->dev_ifindex, !rx, pkt->iifname,
+			&pkt->iif_known, &pkt->iif);
+		pkt_dev(k->netns, !strcmp(hook, "postrouting") ? k->dev_ifindex :
+			k->dst_ifindex, !tx, pkt->oifname, &pkt->oif_known, &pkt->oif);
+	}
+	return true;
+}
+
+/* ---- candidates ---- */
+
+static int cmp_prio(const void *a, const void *b)
+{
+	const struct nfr_chain *x = *(const struct nfr_chain *const *)a;
+	const struct nfr_chain *y = *(const struct nfr_chain *const *)b;
+
+	return x->prio < y->prio ? -1 : x->prio > y->prio;
+}
+
+static int kind_of(int verdict)
+{
+	return verdict == NFM_V_REJECT ? NFR_KIND_REJECT :
+	       verdict == NFM_V_DROP ? NFR_KIND_DROP : NFR_KIND_MAYBE;
+}
+
+bool ev_is_nat(const struct nfr_chain *c)
+{
+	return c->engine == NFR_ENGINE_NFT ? c->type && !strcmp(c->type, "nat") :
+	       !strcmp(c->table, "nat");
+}
+
+void ev_walk(const struct nfr_ruleset *rs, const struct nfr_chain **bases,
+	     int nbases, const struct nfm_pkt *pkt, const char *dropper_type,
+	     int nat_prio, struct ev_set *s)
+{
+	struct nfm_walk *w = calloc(1, sizeof(*w));
+	const struct nfm_pkt *pkts[nbases ? nbases : 1];
+	struct nfm_pkt pre_nat = *pkt;
+
+	memset(s, 0, sizeof(*s));
+	if (!w)
+		return;
+	qsort(bases, nbases, sizeof(*bases), cmp_prio);
+	/* the event saw the packet after any NAT at this hook: the chains up
+	 * to the last nat chain may have seen other addresses and ports */
+	pre_nat.addrs_known = false;
+	pre_nat.sport = pre_nat.dport = -1;
+	for (int i = 0; i < nbases; i++)
+		pkts[i] = nat_prio != INT_MIN && bases[i]->prio <= nat_prio ?
+			  &pre_nat : pkt;
+	nfm_walk_hook(rs, (const struct nfr_chain *const *)bases, nbases, pkts, w);
+	s->used = true;
+	s->complete = w->complete;
+	snprintf(s->evaluated, sizeof(s->evaluated), "%s", w->evaluated);
+	snprintf(s->unknown, sizeof(s->unknown), "%s", w->unknown);
+	for (int i = 0; i < w->ncands && s->n < EV_MAX_CANDS; i++) {
+		const struct nfm_cand *m = &w->cands[i];
+		struct ev_cand *c;
+
+		/* walked for the way on, but not where the verdict fell */
+		if (dropper_type && m->base->engine == NFR_ENGINE_NFT &&
+		    (!m->base->type || strcmp(m->base->type, dropper_type)))
+			continue;
+		c = &s->c[s->n++];
+
+		c->engine = m->base->engine;
+		c->family = m->base->family;
+		snprintf(c->table, sizeof(c->table), "%s", m->base->table);
+		snprintf(c->base, sizeof(c->base), "%s", m->base->name);
+		c->base_prio = m->base->prio;
+		c->base_policy = m->base->policy;
+		snprintf(c->chain, sizeof(c->chain), "%s", m->chain->name);
+		c->policy = !m->rule;
+		c->handle = m->rule ? m->rule->handle : 0;
+		c->kind = kind_of(m->verdict);
+		c->has_counter = m->rule ? m->rule->prog.counter : m->base->has_counter;
+		c->delta = -1;
+		snprintf(c->text, sizeof(c->text), "%s", !m->rule ? "policy drop" :
+			 m->rule->text ? m->rule->text : "");
+	}
+	free(w);
+}
+
+/* ---- counters ---- */
+
+struct ns_counters {
+	unsigned int netns;
+	bool have_lower, have_pre, have_post;
+	struct nfm_counters lower, pre, post;
+};
+
+static struct ns_counters *nsc;
+static int nnsc;
+
+static struct ns_counters *nsc_get(unsigned int netns)
+{
+	struct ns_counters *n;
+
+	for (int i = 0; i < nnsc; i++)
+		if (nsc[i].netns == netns)
+			return &nsc[i];
+	n = realloc(nsc, (nnsc + 1) * sizeof(*n));
+	if (!n)
+		return NULL;
+	nsc = n;
+	n = &nsc[nnsc++];
+	memset(n, 0, sizeof(*n));
+	n->netns = netns;
+	return n;
+}
+
+static bool snap(unsigned int netns, struct nfm_counters *out)
+{
+	int saved;
+
+	nfm_counters_free(out);
+	if (!netns || netns_enter(netns, &saved))
+		return false;
+	nfm_counters_read(out);
+	netns_leave(saved);
+	return out->valid;
+}
+
+void ev_counters_start(unsigned int netns)
+{
+	struct ns_counters *n = nsc_get(netns);
+
+	if (n)
+		n->have_lower = snap(netns, &n->lower);
+}
+
+void ev_counters_pre(unsigned int netns)
+{
+	struct ns_counters *n = nsc_get(netns);
+
+	if (n && !n->have_pre)
+		n->have_pre = snap(netns, &n->pre);
+}
+
+void ev_counters_pre_all(void)
+{
+	for (int i = 0; i < nnsc; i++)
+		ev_counters_pre(nsc[i].netns);
+}
+
+void ev_counters_post(unsigned int netns)
+{
+	struct ns_counters *n = nsc_get(netns);
+
+	if (n)
+		n->have_post = snap(netns, &n->post);
+}
+
+void ev_counters_advance(void)
+{
+	for (int i = 0; i < nnsc; i++) {
+		struct ns_counters *n = &nsc[i];
+
+		if (n->have_pre) {
+			nfm_counters_free(&n->lower);
+			n->lower = n->pre;
+			memset(&n->pre, 0, sizeof(n->pre));
+			n->have_lower = true;
+			n->have_pre = false;
+		}
+		nfm_counters_free(&n->post);
+		n->have_post = false;
+	}
+}
+
+/* ---- weighing ---- */
+
+static int alive(const struct ev_set *s)
+{
+	int n = 0;
+
+	for (int i = 0; i < s->n; i++)
+		n += s->c[i].alive;
+	return n;
+}
+
+/* keep the candidates keep() accepts, unless none would be left */
+static bool narrow(struct ev_set *s, bool (*keep)(const struct ev_cand *, void *),
+		   void *arg)
+{
+	bool was[EV_MAX_CANDS], any = false, changed = false;
+
+	for (int i = 0; i < s->n; i++) {
+		was[i] = s->c[i].alive;
+		if (was[i] && keep(&s->c[i], arg))
+			any = true;
+	}
+	if (!any) {
+		s->contradicted = true;	/* not used, and nothing is certain */
+		return false;
+	}
+	for (int i = 0; i < s->n; i++)
+		if (was[i] && !keep(&s->c[i], arg)) {
+			s->c[i].alive = false;
+			changed = true;
+		}
+	return changed;
+}
+
+static bool keep_reject(const struct ev_cand *c, void *arg)
+{
+	return c->kind == NFR_KIND_REJECT || c->kind == NFR_KIND_MAYBE;
+}
+
+static bool keep_not_reject(const struct ev_cand *c, void *arg)
+{
+	return c->kind != NFR_KIND_REJECT;
+}
+
+static bool keep_counted(const struct ev_cand *c, void *arg)
+{
+	return !c->has_counter || c->delta != 0;
+}
+
+/* counters of every survivor must hold at least the packets seen */
+static bool counters_consistent(const struct ev_set *s, unsigned long long packets)
+{
+	unsigned long long sum = 0;
+
+	for (int i = 0; i < s->n; i++) {
+		if (!s->c[i].alive || !keep_counted(&s->c[i], NULL))
+			continue;
+		if (!s->c[i].has_counter || s->c[i].delta < 0)
+			return true;	/* an uncounted survivor may hold the rest */
+		sum += s->c[i].delta;
+	}
+	return sum >= packets;
+}
+
+static void weigh_counters(struct ev_set *s, unsigned int netns,
+			   unsigned long long packets)
+{
+	struct ns_counters *n = nsc_get(netns);
+
+	if (!n || !n->have_lower || !n->have_post)
+		return;
+	for (int i = 0; i < s->n; i++) {
+		struct ev_cand *c = &s->c[i];
+
+		if (c->has_counter)
+			c->delta = nfm_counter_delta(&n->lower, &n->post, c->engine,
+						     c->family, c->table, c->chain,
+						     c->handle);
+	}
+	s->counters = true;
+	if (!counters_consistent(s, packets))
+		return;
+	s->counters_ruled = narrow(s, keep_counted, NULL);
+}
+
+int ev_weigh(struct ev_set *s, unsigned int netns, unsigned long long packets,
+	     unsigned long long rejected, bool reject_complete)
+{
+	for (int i = 0; i < s->n; i++) {
+		s->c[i].alive = true;
+		s->c[i].delta = -1;
+	}
+	s->counters = s->counters_ruled = s->contradicted = false;
+	/* a reply was seen for every packet: a REJECT did it; none, where
+	 * every REJECT is seen: no REJECT did (the rate limiter only stops
+	 * replies, not REJECTs, so no reply proves nothing elsewhere) */
+	if (rejected && rejected == packets)
+		narrow(s, keep_reject, NULL);
+	else if (!rejected && reject_complete)
+		narrow(s, keep_not_reject, NULL);
+	weigh_counters(s, netns, packets);
+	if (s->counters && !counters_consistent(s, packets))
+		s->contradicted = true;
+	return alive(s);
+}
+
+/* ---- the row ---- */
+
+/* the candidates still alive, as the output lists them */
+static void cands_from_ev(struct row *r)
+{
+	r->ncands = 0;
+	for (int i = 0; i < r->ev.n; i++) {
+		const struct ev_cand *e = &r->ev.c[i];
+		struct cand *c = NULL;
+		struct cand_rule *cr;
+
+		if (!e->alive)
+			continue;
+		for (int j = 0; j < r->ncands && !c; j++)
+			if (r->cands[j].engine == e->engine && r->cands[j].family == e->family &&
+			    !strcmp(r->cands[j].table, e->table) &&
+			    !strcmp(r->cands[j].chain, e->base))
+				c = &r->cands[j];
+		if (!c) {
+			if (r->ncands == MAX_CANDS)
+				continue;
+			c = &r->cands[r->ncands++];
+			memset(c, 0, sizeof(*c));
+			c->engine = e->engine;
+			c->family = e->family;
+			snprintf(c->table, sizeof(c->table), "%s", e->table);
+			snprintf(c->chain, sizeof(c->chain), "%s", e->base);
+			c->prio = e->base_prio;
+			c->policy = e->base_policy;
+		}
+		if (e->policy) {
+			c->policy_cand = true;
+			continue;
+		}
+		if (c->nrules == MAX_HITS)
+			continue;
+		cr = &c->rules[c->nrules++];
+		snprintf(cr->chain, sizeof(cr->chain), "%s", e->chain);
+		cr->handle = e->handle;
+		cr->kind = e->kind;
+		snprintf(cr->text, sizeof(cr->text), "%s", e->text);
+	}
+}
+
+/* rule and verdict from the evidence: certain only with one survivor */
+void ev_settle_row(struct row *r, unsigned long long packets,
+		   unsigned long long rejected, bool reject_complete)
+{
+	int n = ev_weigh(&r->ev, r->netns, packets, rejected, reject_complete);
+	const struct ev_cand *f = NULL;
+	bool one_base = true, one_kind = true;
+
+	for (int i = 0; i < r->ev.n; i++) {
+		const struct ev_cand *c = &r->ev.c[i];
+
+		if (!c->alive)
+			continue;
+		if (!f) {
+			f = c;
+			continue;
+		}
+		one_base &= c->engine == f->engine && c->family == f->family &&
+			    !strcmp(c->table, f->table) && !strcmp(c->base, f->base);
+		one_kind &= c->kind == f->kind && c->policy == f->policy;
+	}
+	r->engine = f->engine;
+	r->table_family = f->family;
+	snprintf(r->table, sizeof(r->table), "%s", f->table);
+	snprintf(r->chain, sizeof(r->chain), "%s", f->base);
+	r->prio = f->base_prio;
+	r->policy = f->base_policy;
+	r->chain_known = true;
+	r->rule_known = !f->policy;
+	snprintf(r->rule_chain, sizeof(r->rule_chain), "%s", f->policy ? "" : f->chain);
+	r->handle = f->handle;
+	snprintf(r->rule_text, sizeof(r->rule_text), "%s", f->policy ? "" : f->text);
+	r->verdict = f->policy ? V_POLICY : f->kind == NFR_KIND_REJECT ? V_REJECT :
+		     f->kind == NFR_KIND_DROP ? V_DROP : V_UNKNOWN;
+	r->inferred &= INF_HOOK;
+	r->note = NULL;
+	if (r->ev.contradicted)
+		r->note = "the counters or REJECT replies fit no rule the packet can meet";
+	if (n > 1 || !r->ev.complete || r->ev.contradicted) {
+		r->inferred |= INF_RULE;
+		if (!one_base || !r->ev.complete || r->ev.contradicted)
+			r->inferred |= INF_TABLE | INF_CHAIN;
+		if (!one_kind || !r->ev.complete || r->ev.contradicted)
+			r->inferred |= INF_VERDICT;
+		if (!r->ev.complete)
+			r->note = "not every way through the ruleset could be followed";
+	}
+	if (r->verdict == V_UNKNOWN)
+		r->inferred |= INF_VERDICT;
+	if (r->source == (const char *)"fexit")
+		r->inferred &= ~(INF_TABLE | INF_CHAIN);	/* the kernel named them */
+	if (rejected && rejected == packets) {
+		r->verdict = V_REJECT;
+		r->inferred &= ~INF_VERDICT;
+	}
+	cands_from_ev(r);
+}

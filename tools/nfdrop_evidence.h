@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * nfdrop's evidence for naming the rule: the packet itself (its addresses,
+ * ports, protocol and interfaces run through the rules of the hook,
+ * tools/lib/nfmatch.c), the rules' own counters (a rule whose counter did
+ * not move dropped nothing), and whether a REJECT reply was seen. A row is
+ * certain only when exactly one candidate survives all of it.
+ */
+#ifndef AGENTXDP_NFDROP_EVIDENCE_H
+#define AGENTXDP_NFDROP_EVIDENCE_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+#include "nfdrop.h"
+#include "lib/nfrules.h"
+
+#define EV_MAX_CANDS	NFM_MAX_CANDS
+#define EV_TEXT_LEN	512
+
+struct ev_cand {
+	int engine, family;
+	char table[64];
+	char base[256];		/* the base chain it was reached from */
+	int base_prio, base_policy;
+	char chain[256];	/* the chain of the rule */
+	unsigned long long handle;	/* 0: the base chain's policy */
+	int kind;		/* NFR_KIND_DROP, _REJECT, _MAYBE */
+	bool policy;
+	bool has_counter;
+	long long delta;	/* counter movement in the window, -1 unknown */
+	bool alive;
+	char text[EV_TEXT_LEN];
+};
+
+struct ev_set {
+	bool used;		/* the packet was run through the rules */
+	bool complete;		/* the walk followed every path */
+	bool counters;		/* counter evidence was applied */
+	bool counters_ruled;	/* ... and eliminated a candidate */
+	bool contradicted;	/* evidence ruled out every candidate (the drop
+				 * came from elsewhere: conntrack, a changed
+				 * ruleset): not used, nothing certain */
+	int n;
+	struct ev_cand c[EV_MAX_CANDS];
+	char evaluated[160];
+	char unknown[160];
+};
+
+/* the packet of a key as the rules at hook (family pf) see it; false
+ * when the key has no packet signature */
+bool ev_packet(const struct nfd_key *k, int pf, const char *hook,
+	       struct nfm_pkt *pkt);
+
+/*
+ * Run pkt through bases (sorted here by priority) into s. dropper_type:
+ * the nftables chain type the kernel stack says dropped (nat chains run
+ * under nft_nat_do_chain, route chains under nf_route_table_hook*,
+ * filter chains under nft_do_chain_<family>), NULL when not known.
+ * nat_prio: the highest priority of a nat chain at the hook (any table),
+ * INT_MIN for none: chains up to it may have seen other addresses.
+ */
+void ev_walk(const struct nfr_ruleset *rs, const struct nfr_chain **bases,
+	     int nbases, const struct nfm_pkt *pkt, const char *dropper_type,
+	     int nat_prio, struct ev_set *s);
+/* is c a nat chain (nft type nat, the legacy nat table) */
+bool ev_is_nat(const struct nfr_chain *c);
+
+/*
+ * Weigh the evidence for packets (rejected of them with a seen REJECT
+ * reply; reject_complete: every REJECT is seen) dropped in netns: marks
+ * the candidates still alive, returns how many.
+ */
+int ev_weigh(struct ev_set *s, unsigned int netns, unsigned long long packets,
+	     unsigned long long rejected, bool reject_complete);
+
+/*
+ * Counter snapshots per network namespace. The window of a report runs
+ * from a snapshot taken before the previous drain of the counts (or
+ * before tracing started) to one taken after this drain, so every drop
+ * drained now moved its rule's counter inside it.
+ */
+void ev_counters_start(unsigned int netns);	/* before attaching */
+void ev_counters_pre(unsigned int netns);	/* before a drain */
+void ev_counters_post(unsigned int netns);	/* after it */
+void ev_counters_pre_all(void);		/* before, for every netns known */
+void ev_counters_advance(void);			/* after the report */
+
+#endif
