@@ -184,16 +184,18 @@ check_capture() {
 	for s in connectx_erspan3 faults_erspan3; do
 		check_totals "$s" arrival
 		check_flows "$s" counts "$(out_of "$s" arrival)" arrival
-		# the switch clock gave every flow's p50 and p99 back within 2%;
-		# the collector's clock must not (0-200 us of queueing per frame)
+		# the switch clock gave every flow's p99 back within 2%; the
+		# collector's clock must not: 0-200 us of queueing per frame puts
+		# the tail of every flow off (by 20% to 8x here)
 		within=$(jq -s --slurpfile t "$CAP/$s.json" '
 			[.[] | select(.type=="flow" and .samples > 0) as $r |
 			 $t[0].flows[] | select(.requester==$r.saddr and .dqpn==$r.dqpn) |
-			 select((($r.p50 - .p50) | fabs) <= 0.02 * .p50 + 100 and
-			        (($r.p99 - .p99) | fabs) <= 0.02 * .p99 + 100)] | length' "$(out_of "$s" arrival)")
+			 select((($r.p99 - .p99) | fabs) <= 0.02 * .p99 + 100)] | length' "$(out_of "$s" arrival)")
 		total=$(jq '[.flows[] | select(.samples > 0)] | length' "$CAP/$s.json")
-		echo "$s arrival clock: $within of $total flows within 2% of the truth" >&2
-		[ "$within" -lt "$total" ]
+		echo "$s arrival clock: $within of $total flows' p99 within 2% of the truth" >&2
+		[ "$within" -eq 0 ]
+		# and it is the arrival clock that says so, not a missing flow
+		[ "$(jq -s '[.[] | select(.type=="flow" and .samples > 0)] | length' "$(out_of "$s" arrival)")" -eq "$total" ]
 	done
 }
 
@@ -347,8 +349,9 @@ check_gen() {
 	ax_stop "$resp" INT
 	[ "$(gen_kv requester status "$T/req.out")" = ok ]
 
-	check_gen "$T/under.out"
+	# the vxlan device first: if it miscounts, the overlay itself is off
 	check_gen "$T/over.out"
+	check_gen "$T/under.out"
 	# both observers counted the same
 	[ "$(rl_counter samples "$T/under.out")" -eq "$(rl_counter samples "$T/over.out")" ]
 	# the overlay's flows, each under the VXLAN session (VNI 42) on the
