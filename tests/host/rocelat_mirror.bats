@@ -79,7 +79,7 @@ counter() {
 check_totals() {
 	local s=$1 out k want got bad=0
 	out=$(out_of "$s" "${2:-}")
-	cat "$CAP/$s.err" >&2
+	cat "${out%.out}.err" >&2
 	[ -s "$out" ] || { echo "$s: no output" >&2; return 1; }
 	for k in $(jq -r '.totals | keys[]' "$CAP/$s.json"); do
 		want=$(jq -r ".totals.$k" "$CAP/$s.json")
@@ -203,6 +203,11 @@ check_capture() {
 	check_capture faults_erspan3_1588_v6 switch
 	[ "$(ts_count faults_erspan3_1588_v6 '$1 ~ /^eth:ethertype:ipv6:gre:erspan:/')" -eq \
 	  "$(jq .frames "$CAP/faults_erspan3_1588_v6.json")" ]
+}
+
+@test "ERSPAN III with 100 us timestamps: too coarse, the arrival clock times it (auto)" {
+	check_capture faults_erspan3_100us counts
+	[ "$(jq -r 'select(.type=="flow") | .clock' "$(out_of faults_erspan3_100us)" | sort -u)" = arrival ]
 }
 
 @test "GRE/TEB with a key: the inner truth, session id = the key" {

@@ -53,7 +53,7 @@ SWITCHES = {
     "leaf2": ("192.0.2.20", "2001:db8::20", "02:aa:00:00:00:20"),
 }
 MAC_COL = "02:aa:00:00:00:99"
-GRA_100NS, GRA_IEEE1588 = 1, 2
+GRA_100US, GRA_100NS, GRA_IEEE1588 = 0, 1, 2
 
 # a frame cut inside its BTH (inner Ethernet, IPv4, UDP, 6 of 12 BTH bytes)
 CUT_IN_BTH = 14 + 20 + 8 + 6
@@ -87,6 +87,8 @@ class Session:
         return "arrival"
 
     def timestamp(self, t_ns):
+        if self.gra == GRA_100US:
+            return (t_ns // 100000) & 0xFFFFFFFF
         if self.gra == GRA_100NS:
             return (t_ns // 100) & 0xFFFFFFFF
         return t_ns & 0xFFFFFFFF
@@ -263,6 +265,10 @@ def main(out):
                  [Session("erspan3", family=6, sid=603, gra=GRA_IEEE1588,
                           jitter_ns=200 * US, seed=603)],
                  note="IPv6 outer, ERSPAN III timestamps in IEEE 1588 ns")
+    # 100 us ticks time nothing that takes 20-60 us: the arrival clock
+    write_mirror(out, "faults_erspan3_100us", inners["faults"],
+                 [Session("erspan3", sid=604, gra=GRA_100US, jitter_ns=200 * US, seed=604)],
+                 note="ERSPAN III timestamps in 100 us ticks")
     # two switches mirror the same traffic, over paths of their own
     write_mirror(out, "connectx_two_mirrors", inners["connectx"],
                  [Session("erspan2", switch="leaf1", sid=11, path_delay_ns=3 * US),
