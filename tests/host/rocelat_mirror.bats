@@ -70,8 +70,9 @@ out_of() {
 	echo "$CAP/$1${2:+.$2}.out"
 }
 
+# counter FILE NAME: rocelat's (last) counters object's NAME
 counter() {
-	jq -r "select(.type==\"counters\") | .$2" "$1"
+	jq -r "select(.type==\"counters\") | .$2" "$1" | tail -1
 }
 
 # every total of the truth (the inner scenario's, times the number of
@@ -277,14 +278,9 @@ check_capture() {
 	done
 }
 
-# live: two namespaces, a veth underlay, a vxlan device in each over it
 # value of key=value in rocegen's summary line for ROLE
 gen_kv() {
 	sed -n "s/^rocegen: role=$1 .*[ ]$2=\([^ ]*\).*/\1/p" "$3" | head -1
-}
-
-rl_counter() {
-	jq -r "select(.type==\"counters\") | .$1" "$2" | tail -1
 }
 
 # rocelat in namespace a, logged to T/NAME.out/.err, until it is attached
@@ -308,13 +304,13 @@ start_rocelat() {
 # and answers
 check_gen() {
 	local f=$1 samples completed retx
-	samples=$(rl_counter samples "$f")
+	samples=$(counter "$f" samples)
 	completed=$(gen_kv requester completed "$T/req.out")
 	retx=$(gen_kv requester retransmits "$T/req.out")
-	echo "$f: samples=$samples completed=$completed retransmits=$retx requests=$(rl_counter requests "$f") acks=$(rl_counter acks "$f")" >&2
-	[ "$(rl_counter requests "$f")" -eq $(( $(gen_kv requester sent "$T/req.out") + retx )) ]
-	[ "$(rl_counter acks "$f")" -eq "$(gen_kv requester acks "$T/req.out")" ]
-	[ "$(rl_counter retransmits "$f")" -eq "$retx" ]
+	echo "$f: samples=$samples completed=$completed retransmits=$retx requests=$(counter "$f" requests) acks=$(counter "$f" acks)" >&2
+	[ "$(counter "$f" requests)" -eq $(( $(gen_kv requester sent "$T/req.out") + retx )) ]
+	[ "$(counter "$f" acks)" -eq "$(gen_kv requester acks "$T/req.out")" ]
+	[ "$(counter "$f" retransmits)" -eq "$retx" ]
 	if [ "$retx" -eq 0 ]; then
 		[ "$samples" -eq "$completed" ]
 	else
@@ -322,6 +318,7 @@ check_gen() {
 	fi
 }
 
+# live: two namespaces, a veth underlay, a vxlan device in each over it
 @test "live VXLAN overlay: --decap on the underlay veth and plain rocelat on the vxlan device count what rocegen did" {
 	[ -x "$GEN" ] || skip "build first: make"
 	P=axm$BATS_TEST_NUMBER
@@ -358,7 +355,7 @@ check_gen() {
 	check_gen "$T/over.out"
 	check_gen "$T/under.out"
 	# both observers counted the same
-	[ "$(rl_counter samples "$T/under.out")" -eq "$(rl_counter samples "$T/over.out")" ]
+	[ "$(counter "$T/under.out" samples)" -eq "$(counter "$T/over.out" samples)" ]
 	# the overlay's flows, each under the VXLAN session (VNI 42) on the
 	# underlay, with no session on the vxlan device itself
 	[ "$(jq -r 'select(.type=="flow") | "\(.saddr) \(.daddr)"' "$T/under.out" | sort -u)" = "$oa $ob" ]
@@ -366,5 +363,5 @@ check_gen() {
 	jq -e -s --arg a "$ua" --arg b "$ub" '[.[] | select(.type=="flow") | .session.src] |
 		length == 2 and all(. == $a or . == $b)' "$T/under.out" > /dev/null
 	[ "$(jq -r 'select(.type=="flow") | .session // "none"' "$T/over.out" | sort -u)" = none ]
-	[ "$(rl_counter tunnel_not_roce "$T/over.out")" = 0 ]
+	[ "$(counter "$T/over.out" tunnel_not_roce)" = 0 ]
 }
