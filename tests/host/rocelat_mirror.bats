@@ -35,7 +35,7 @@ setup_file() {
 	fi
 	export CAP=$BATS_FILE_TMPDIR/cap
 	mkdir -p "$CAP"
-	"$PY" "$AX_ROOT/tests/lib/mirror_captures.py" "$CAP" 2>/dev/null
+	"$PY" "$AX_ROOT/tests/lib/mirror_captures.py" "$CAP" 2> "$CAP/mirror_captures.err"
 	local f s
 	for f in "$CAP"/*.json; do
 		s=$(basename "$f" .json)
@@ -180,9 +180,9 @@ check_capture() {
 	check_capture faults_erspan3 switch
 }
 
-@test "ERSPAN III --mirror-time=arrival: the same counts on the arrival clock, and the queueing shows" {
+@test "ERSPAN III (100 ns and IEEE 1588) --mirror-time=arrival: the same counts on the arrival clock, and the queueing shows" {
 	local s within total
-	for s in connectx_erspan3 faults_erspan3; do
+	for s in $SWITCH_CLOCKED; do
 		check_totals "$s" arrival
 		check_flows "$s" counts "$(out_of "$s" arrival)" arrival
 		# the switch clock gave every flow's p99 back within 2%; the
