@@ -34,7 +34,7 @@ SEC("xdp")
 int steady_handle(struct xdp_md *ctx)
 {
 	rocelat_handle((void *)(long)ctx->data, (void *)(long)ctx->data_end,
-		       ctx->ingress_ifindex, false);
+		       0, ctx->ingress_ifindex, false);
 	psn_step(ctx);
 	return XDP_PASS;
 }

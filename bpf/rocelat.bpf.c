@@ -42,6 +42,9 @@ const volatile __u16 targ_roce_port = ROCE_V2_PORT;
 const volatile __u64 targ_unit_ns = 1000;	/* histogram unit: us */
 const volatile __u64 targ_timeout_ns = 1000000000ULL;
 const volatile bool targ_offline = false;
+/* follow GRE/ERSPAN/VXLAN/Geneve to the mirrored frame (-r, --mirror, --decap) */
+const volatile bool targ_decap = false;
+const volatile __u8 targ_mirror_time = MIRROR_TIME_AUTO;
 
 /* offline mode: capture timestamp of the packet about to run, in ns */
 __u64 clock_ns = 0;
@@ -67,7 +70,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, DEFAULT_MAX_FLOWS);
-	__type(key, struct roce_pair_key);
+	__type(key, struct roce_qp_key);	/* qpn 0: an address pair */
 	__type(value, struct roce_pair_qps);
 } cands SEC(".maps");
 
@@ -95,6 +98,24 @@ static __always_inline __u64 now_ns(void)
 	return targ_offline ? clock_ns : bpf_ktime_get_ns();
 }
 
+/* the mirror session a decapsulated frame came in, hashed; 0 for none */
+static __always_inline __u32 session_of(const struct pkt_info *pi)
+{
+	__u32 h, w;
+	int i;
+
+	if (!pi->tun_kind)
+		return 0;
+	h = (pi->tun_kind * 0x9E3779B1u) ^ pi->tun_id;
+#pragma unroll
+	for (i = 0; i < 4; i++) {
+		__builtin_memcpy(&w, &pi->tun_saddr[4 * i], 4);
+		h = (h ^ w) * 0x85EBCA6Bu;
+		h ^= h >> 13;
+	}
+	return h ? h : 1;
+}
+
 /* the flow of a request (requester = source), or of an answer's requester
  * QP (requester = destination) */
 static __always_inline void qp_key_fill(struct roce_qp_key *k,
@@ -103,6 +124,7 @@ static __always_inline void qp_key_fill(struct roce_qp_key *k,
 	k->family = pi->family;
 	k->pad[0] = k->pad[1] = k->pad[2] = 0;
 	k->qpn = pi->dqpn;
+	k->session = session_of(pi);
 	if (answer) {
 		__builtin_memcpy(k->req, pi->daddr, 16);
 		__builtin_memcpy(k->resp, pi->saddr, 16);
@@ -171,7 +193,56 @@ struct answer_ctx {
 	__u8 atomic_ack;		/* ATOMIC ACKNOWLEDGE: answers its atomic */
 	__u8 egress;			/* the answer leaves this host (tc) */
 	__u8 has_span;
+	__u8 sw;			/* timed by the switch's clock: */
+	__u64 sw_ns;			/* the answer's time on it */
 };
+
+/*
+ * The mirroring switch's time of a frame in ns (ERSPAN III, 100 ns ticks
+ * or IEEE 1588 nanoseconds), unless --mirror-time=arrival; the 32-bit
+ * ticks wrap every *wrap ns.
+ */
+static __always_inline bool switch_time(const struct pkt_info *pi, __u64 *ns,
+					__u64 *wrap)
+{
+	if (targ_mirror_time == MIRROR_TIME_ARRIVAL || !(pi->flags & PKT_F_TUN_TS))
+		return false;
+	if (pi->tun_ts_gra == PKT_GRA_100NS) {
+		*ns = (__u64)pi->tun_ts * 100;
+		*wrap = 100ULL << 32;
+		return true;
+	}
+	if (pi->tun_ts_gra == PKT_GRA_IEEE1588) {
+		*ns = pi->tun_ts;
+		*wrap = 1ULL << 32;
+		return true;
+	}
+	return false;
+}
+
+/* now - then on the flow's clock (a switch's wraps) */
+static __always_inline __u64 flow_age(const struct pending_flow *pf, __u64 now,
+				      __u64 then)
+{
+	__s64 d = now - then;
+
+	if (d < 0 && (pf->flags & FLOW_SWITCH_CLOCK))
+		d += pf->clock_wrap_ns;
+	return d < 0 ? 0 : d;
+}
+
+/* a new flow: which mirror session, which clock times it */
+static __always_inline void flow_start(struct pending_flow *pf,
+				       const struct pkt_info *pi, bool sw,
+				       __u64 wrap)
+{
+	pf->tun_kind = pi->tun_kind;
+	pf->tun_family = pi->tun_family;
+	pf->tun_id = pi->tun_id;
+	__builtin_memcpy(pf->tun_saddr, pi->tun_saddr, 16);
+	pf->clock_wrap_ns = wrap;
+	pf->flags |= FLOW_CLOCK_SET | (sw ? FLOW_SWITCH_CLOCK : 0);
+}
 
 /*
  * The helpers below are global (non-static, noinline) functions: the
@@ -285,8 +356,10 @@ static long complete_slot(__u64 i, void *data)
 		return 0;
 	}
 	if (!ac->now)
-		ac->now = now_ns();
+		ac->now = ac->sw ? ac->sw_ns : now_ns();
 	lat = (__s64)(ac->now - s->ts_ns);
+	if (lat < 0 && (pf->flags & FLOW_SWITCH_CLOCK))
+		lat += pf->clock_wrap_ns;	/* the switch's 32-bit ticks wrapped */
 	if (lat < 0)			/* capture timestamps out of order */
 		lat = 0;
 	if ((__u64)lat > targ_timeout_ns) {
@@ -361,30 +434,31 @@ __noinline int rocelat_mark_retx(struct pending_flow *pf, __u32 psn,
 	return 0;
 }
 
-/* remember a new flow's responder QPN as a pairing candidate */
-static __always_inline void pair_add(const struct roce_qp_key *fk,
+/*
+ * Remember a new flow's responder QPN as a pairing candidate of its
+ * address pair: the flow's key with QPN 0 keys the candidates (the key is
+ * borrowed, not copied: the whole handler shares 512 bytes of stack).
+ */
+static __always_inline void pair_add(struct roce_qp_key *fk,
 				     struct rocelat_counters *cnt)
 {
-	struct roce_pair_key pk;
 	struct roce_pair_qps *q;
-	__u32 n;
+	__u32 n, qpn = fk->qpn;
 
-	pk.family = fk->family;
-	pk.pad[0] = pk.pad[1] = pk.pad[2] = 0;
-	__builtin_memcpy(pk.req, fk->req, 16);
-	__builtin_memcpy(pk.resp, fk->resp, 16);
-	q = map_lookup_or_init(&cands, &pk, &zero_qps);
+	fk->qpn = 0;
+	q = map_lookup_or_init(&cands, fk, &zero_qps);
+	fk->qpn = qpn;
 	if (!q)
 		return;
 	n = q->n;
 	if (n >= PAIR_QPS)
 		cnt->c[RL_PAIR_FULL]++;	/* the oldest candidate goes */
-	q->qpn[n & (PAIR_QPS - 1)] = fk->qpn;
+	q->qpn[n & (PAIR_QPS - 1)] = qpn;
 	q->n = n + 1;
 }
 
 static __always_inline struct pending_flow *
-flow_get(const struct roce_qp_key *fk, struct rocelat_counters *cnt)
+flow_get(struct roce_qp_key *fk, struct rocelat_counters *cnt)
 {
 	struct pending_flow *pf = bpf_map_lookup_elem(&pending, fk);
 	long err;
@@ -412,7 +486,8 @@ static __always_inline void handle_request(const struct pkt_info *pi,
 	struct roce_qp_key key;
 	struct pending_flow *pf;
 	struct pending_slot *s;
-	__u64 now;
+	__u64 now = 0, wrap = 0;
+	bool sw;
 	int d;
 
 	cnt->c[RL_REQUESTS]++;
@@ -420,14 +495,25 @@ static __always_inline void handle_request(const struct pkt_info *pi,
 	pf = flow_get(&key, cnt);
 	if (!pf)
 		return;
-	now = now_ns();
+	sw = switch_time(pi, &now, &wrap);
+	if (!(pf->flags & FLOW_CLOCK_SET))
+		flow_start(pf, pi, sw, wrap);
+	if (pf->flags & FLOW_SWITCH_CLOCK) {
+		if (!sw) {
+			/* a switch-timed flow's frame without the time */
+			cnt->c[RL_NO_SWITCH_TIME]++;
+			return;
+		}
+	} else {
+		now = now_ns();
+	}
 	if (pi->ecn == AX_ECN_CE)
 		__sync_fetch_and_add(&flow_stats(pf)->ecn_ce, 1);
 	pf->sport = pi->sport;
 	if (pf->flags & FLOW_HI_VALID) {
 		d = roce_psn_diff(pi->psn, pf->hi_psn);
 		if (d == 0 && pi->ip_id == pf->last_ip_id &&
-		    now - pf->last_ts < DUP_WINDOW_NS) {
+		    flow_age(pf, now, pf->last_ts) < DUP_WINDOW_NS) {
 			cnt->c[RL_DUPLICATES]++;
 			return;
 		}
@@ -463,7 +549,7 @@ static __always_inline void handle_request(const struct pkt_info *pi,
 		/* full: the oldest goes */
 		s = &pf->ring[pf->tail & (PENDING_RING - 1)];
 		if (s->flags & SLOT_VALID) {
-			if (now - s->ts_ns > targ_timeout_ns) {
+			if (flow_age(pf, now, s->ts_ns) > targ_timeout_ns) {
 				cnt->c[RL_TIMEOUTS]++;
 				flow_stats(pf)->timeouts++;
 			} else {
@@ -548,18 +634,14 @@ __noinline int rocelat_learn(const struct roce_qp_key *ak, __u32 psn_slack,
 {
 	struct learn_walk w = {};
 	struct pending_flow *found;
-	struct roce_pair_key pk;
 
 	if (!ak || !cnt || !resp_qpn)
 		return 0;
-	pk.family = ak->family;
-	pk.pad[0] = pk.pad[1] = pk.pad[2] = 0;
-	__builtin_memcpy(pk.req, ak->req, 16);
-	__builtin_memcpy(pk.resp, ak->resp, 16);
-	w.q = bpf_map_lookup_elem(&cands, &pk);
+	__builtin_memcpy(&w.fk, ak, sizeof(w.fk));
+	w.fk.qpn = 0;			/* the address pair's candidates */
+	w.q = bpf_map_lookup_elem(&cands, &w.fk);
 	if (!w.q)
 		return 0;
-	__builtin_memcpy(&w.fk, ak, sizeof(w.fk));
 	w.n = w.q->n;
 	w.psn = psn_slack & ROCE_PSN_MASK;
 	w.slack = psn_slack >> 24;
@@ -590,20 +672,23 @@ __noinline int rocelat_learn(const struct roce_qp_key *ak, __u32 psn_slack,
 	return 1;
 }
 
-/* the flow of responder QP resp_qpn that requester QP ak talks to */
+/* the flow of responder QP resp_qpn that requester QP ak talks to (ak is
+ * borrowed as the key and given back) */
 static __always_inline struct pending_flow *
-flow_of(const struct roce_qp_key *ak, __u32 resp_qpn)
+flow_of(struct roce_qp_key *ak, __u32 resp_qpn)
 {
-	struct roce_qp_key fk;
+	struct pending_flow *pf;
+	__u32 req_qpn = ak->qpn;
 
-	__builtin_memcpy(&fk, ak, sizeof(fk));
-	fk.qpn = resp_qpn;
-	return bpf_map_lookup_elem(&pending, &fk);
+	ak->qpn = resp_qpn;
+	pf = bpf_map_lookup_elem(&pending, ak);
+	ak->qpn = req_qpn;
+	return pf;
 }
 
 /* the flow an answer (or CNP) to requester QP ak belongs to, if paired */
 static __always_inline struct pending_flow *
-answer_flow(const struct roce_qp_key *ak)
+answer_flow(struct roce_qp_key *ak)
 {
 	__u32 *resp_qpn = bpf_map_lookup_elem(&pairs, ak);
 
@@ -673,6 +758,17 @@ static __always_inline void handle_answer(const struct pkt_info *pi,
 				fs->nak[code]++;
 		}
 	}
+	if (pf->flags & FLOW_SWITCH_CLOCK) {
+		__u64 wrap;
+
+		ac.sw = switch_time(pi, &ac.sw_ns, &wrap);
+		if (!ac.sw) {
+			/* nothing to time it with: its requests wait for a
+			 * later (cumulative) answer or time out */
+			cnt->c[RL_NO_SWITCH_TIME]++;
+			return;
+		}
+	}
 	ac.psn = pi->psn;
 	ac.ifindex = ifindex;
 	ac.payload_len = pi->payload_len;
@@ -697,7 +793,7 @@ static __always_inline void handle_answer(const struct pkt_info *pi,
 	}
 	if (done) {
 		if (!ac.now)
-			ac.now = now_ns();
+			ac.now = ac.sw ? ac.sw_ns : now_ns();
 		pf->ans_ts = ac.now;
 		pf->ans_psn = pi->psn;
 		pf->ans_ip_id = pi->ip_id;
@@ -705,7 +801,7 @@ static __always_inline void handle_answer(const struct pkt_info *pi,
 		/* the answer that just completed requests, seen again (a mirror
 		 * of both directions, a bridge's two ports) is no stray one */
 		if (pi->psn == pf->ans_psn && pi->ip_id == pf->ans_ip_id &&
-		    now_ns() - pf->ans_ts < DUP_WINDOW_NS)
+		    flow_age(pf, ac.sw ? ac.sw_ns : now_ns(), pf->ans_ts) < DUP_WINDOW_NS)
 			cnt->c[RL_DUPLICATES]++;
 		else
 			cnt->c[RL_UNMATCHED]++;
@@ -744,33 +840,40 @@ static __always_inline void handle_cm(const struct pkt_cursor *c,
 				      const struct pkt_info *pi,
 				      struct rocelat_counters *cnt)
 {
-	__u8 m[ROCE_MAD_HDR_LEN + ROCE_CM_REQ_PSN];
+	/* small loads, not the whole message: the stack is shared with the
+	 * rest of the handler (6.1 counts 512 bytes over the call chain) */
+	__u32 off = pi->payload_off, id, q, *req_qpn;
+	struct { __u8 base, class; } mc;
 	struct roce_qp_key k;
-	__u32 id, q, *req_qpn;
-	__u16 attr;
+	__be16 attr;
+	__u8 b[4];
 
-	if (pkt_load(c, pi->payload_off, m, sizeof(m)) ||
-	    m[1] != ROCE_MAD_CLASS_CM)
+	if (pkt_load(c, off, &mc, sizeof(mc)) || mc.class != ROCE_MAD_CLASS_CM ||
+	    pkt_load(c, off + 16, &attr, sizeof(attr)))
 		return;
-	attr = (__u16)m[16] << 8 | m[17];
-	qp_key_fill(&k, pi, false);
-	if (attr == ROCE_CM_ATTR_REQ) {
+	off += ROCE_MAD_HDR_LEN;
+	if (attr == bpf_htons(ROCE_CM_ATTR_REQ)) {
+		if (pkt_load(c, off, &id, 4) || pkt_load(c, off + ROCE_CM_REQ_QPN, b, 4))
+			return;
 		cnt->c[RL_CM_REQS]++;
-		k.qpn = bpf_ntohl(*(__be32 *)&m[ROCE_MAD_HDR_LEN]);
-		q = be24(&m[ROCE_MAD_HDR_LEN + ROCE_CM_REQ_QPN]);
+		qp_key_fill(&k, pi, false);
+		k.qpn = bpf_ntohl(id);
+		q = be24(b);
 		bpf_map_update_elem(&cm_reqs, &k, &q, BPF_ANY);
 		return;
 	}
-	if (attr != ROCE_CM_ATTR_REP)
+	if (attr != bpf_htons(ROCE_CM_ATTR_REP) ||
+	    pkt_load(c, off + ROCE_CM_REP_REMOTE_ID, &id, 4) ||
+	    pkt_load(c, off + ROCE_CM_REP_QPN, b, 4))
 		return;
 	/* the REP goes responder -> requester */
 	qp_key_fill(&k, pi, true);
-	k.qpn = bpf_ntohl(*(__be32 *)&m[ROCE_MAD_HDR_LEN + ROCE_CM_REP_REMOTE_ID]);
+	k.qpn = bpf_ntohl(id);
 	req_qpn = bpf_map_lookup_elem(&cm_reqs, &k);
 	if (!req_qpn)
 		return;
 	id = *req_qpn;
-	q = be24(&m[ROCE_MAD_HDR_LEN + ROCE_CM_REP_QPN]);
+	q = be24(b);
 	bpf_map_delete_elem(&cm_reqs, &k);
 	k.qpn = id;			/* requester QP -> responder QP */
 	bpf_map_update_elem(&pairs, &k, &q, BPF_ANY);
@@ -780,49 +883,91 @@ static __always_inline void handle_cm(const struct pkt_cursor *c,
 	cnt->c[RL_CM_PAIRED]++;
 }
 
+/*
+ * The request, answer and CNP handlers behind global functions: the
+ * verifier checks each once, not once per path through the parser (with
+ * decapsulation the parser has hundreds; inlined, 6.1's verifier gave up).
+ */
+__noinline int rocelat_request(const struct pkt_info *pi,
+			       struct rocelat_counters *cnt, __u32 ingress)
+{
+	if (!pi || !cnt)
+		return 0;
+	handle_request(pi, cnt, ingress);
+	return 0;
+}
+
+__noinline int rocelat_answer(const struct pkt_info *pi,
+			      struct rocelat_counters *cnt, __u32 ifindex,
+			      __u32 egress)
+{
+	if (!pi || !cnt)
+		return 0;
+	handle_answer(pi, cnt, ifindex, egress);
+	return 0;
+}
+
+__noinline int rocelat_cnp(const struct pkt_info *pi, struct rocelat_counters *cnt)
+{
+	if (!pi || !cnt)
+		return 0;
+	handle_cnp(pi, cnt);
+	return 0;
+}
+
 static __always_inline void rocelat_handle(void *data, void *data_end,
-					   __u32 ifindex, bool egress)
+					   __u32 frame_len, __u32 ifindex,
+					   bool egress)
 {
 	struct pkt_cursor c = {
 		.kind = SRC_PACKET, .data = data, .data_end = data_end,
+		.decap = targ_decap, .frame_len = frame_len,
 	};
 	struct rocelat_counters *cnt;
-	struct pkt_info pi = {};
+	struct pkt_info *pi;
 	__u32 zero = 0;
 	__u8 tr, op;
 	int v;
 
-	if (pkt_fast_not_roce(data, data_end, targ_roce_port))
-		return;
-	v = pkt_parse_eth(&c, targ_roce_port, &pi);
-	if (v != PKT_ROCE && v != PKT_MALFORMED)
+	if (pkt_fast_not_roce_decap(data, data_end, targ_roce_port, targ_decap))
 		return;
 	cnt = bpf_map_lookup_elem(&counters, &zero);
 	if (!cnt)
 		return;
-	if (v == PKT_MALFORMED) {
-		cnt->c[RL_PARSE_ERRORS]++;
+	/* the packet's fields in per-CPU memory, not on the stack: the
+	 * handlers' frames below need it (512 bytes for the whole chain) */
+	pi = &cnt->pi;
+	__builtin_memset(pi, 0, sizeof(*pi));
+	v = pkt_parse_eth(&c, targ_roce_port, pi);
+	if (v != PKT_ROCE && v != PKT_MALFORMED && v != PKT_TUN_NOT_ROCE &&
+	    v != PKT_TUN_UNKNOWN)
+		return;
+	if (v != PKT_ROCE) {
+		cnt->c[v == PKT_MALFORMED ? RL_PARSE_ERRORS :
+		       v == PKT_TUN_NOT_ROCE ? RL_TUN_NOT_ROCE : RL_TUN_UNKNOWN]++;
 		return;
 	}
 	cnt->c[RL_ROCE_PKTS]++;
-	if (pi.ecn == AX_ECN_CE)
+	if (pi->flags & PKT_F_TRUNC)
+		cnt->c[RL_TRUNCATED]++;
+	if (pi->ecn == AX_ECN_CE)
 		cnt->c[RL_ECN_CE]++;
-	if (pi.opcode == ROCE_OPCODE_CNP) {
-		handle_cnp(&pi, cnt);
+	if (pi->opcode == ROCE_OPCODE_CNP) {
+		rocelat_cnp(pi, cnt);
 		return;
 	}
-	tr = ROCE_TRANSPORT(pi.opcode);
+	tr = ROCE_TRANSPORT(pi->opcode);
 	if (tr != ROCE_TR_RC && tr != ROCE_TR_XRC) {
 		cnt->c[RL_OTHER_TRANSPORT]++;
-		if (pi.opcode == ROCE_UD_SEND_ONLY && pi.dqpn == ROCE_CM_QPN)
-			handle_cm(&c, &pi, cnt);
+		if (pi->opcode == ROCE_UD_SEND_ONLY && pi->dqpn == ROCE_CM_QPN)
+			handle_cm(&c, pi, cnt);
 		return;
 	}
-	op = ROCE_OP(pi.opcode);
-	if (roce_op_is_request(pi.opcode))
-		handle_request(&pi, cnt, !egress);
+	op = ROCE_OP(pi->opcode);
+	if (roce_op_is_request(pi->opcode))
+		rocelat_request(pi, cnt, !egress);
 	else if (op >= ROCE_READ_RESP_FIRST && op <= ROCE_ATOMIC_ACK)
-		handle_answer(&pi, cnt, ifindex, egress);
+		rocelat_answer(pi, cnt, ifindex, egress);
 	else
 		cnt->c[RL_RESERVED_OP]++;
 }
@@ -831,7 +976,7 @@ SEC("xdp")
 int rocelat_xdp(struct xdp_md *ctx)
 {
 	rocelat_handle((void *)(long)ctx->data, (void *)(long)ctx->data_end,
-		       ctx->ingress_ifindex, false);
+		       0, ctx->ingress_ifindex, false);
 	return XDP_PASS;
 }
 
@@ -849,7 +994,7 @@ int rocelat_tc(struct __sk_buff *skb)
 	 * the verifier wants ctx loads at a constant offset */
 	asm volatile("" : "+r"(skb));
 	rocelat_handle((void *)(long)skb->data, (void *)(long)skb->data_end,
-		       skb->ifindex, true);
+		       skb->len, skb->ifindex, true);
 	return AX_TC_ACT_UNSPEC;
 }
 
@@ -873,6 +1018,10 @@ static long sweep_flow(struct bpf_map *map, struct roce_qp_key *key,
 	__u32 tail = pf->tail, head = pf->head, pop = 0;
 	int i;
 
+	/* the switch's clock is not this host's: such flows' timeouts are
+	 * counted when an answer or a full ring passes them */
+	if (pf->flags & FLOW_SWITCH_CLOCK)
+		return 0;
 	for (i = 0; i < PENDING_RING; i++) {
 		struct pending_slot *s = &pf->ring[(tail + pop) & (PENDING_RING - 1)];
 

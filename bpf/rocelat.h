@@ -62,6 +62,10 @@ enum rocelat_counter {
 	RL_FLOWS,		/* flows (responder QPs) started; minus those live = evicted */
 	RL_PAIR_FULL,		/* a responder QP forgotten as pairing candidate (PAIR_QPS) */
 	RL_RESERVED_OP,		/* reserved RC/XRC opcodes */
+	RL_TUN_NOT_ROCE,	/* decapsulated mirror/tunnel frames, inner not RoCE */
+	RL_TUN_UNKNOWN,		/* tunnel headers not followed (unknown ERSPAN version...) */
+	RL_TRUNCATED,		/* RoCE frames cut short (mirror truncation), BTH read */
+	RL_NO_SWITCH_TIME,	/* answers on a switch-timed flow without a timestamp */
 	RL_OTHER_TRANSPORT,	/* UC, UD, RD packets: counted, not timed */
 	RL_NR,
 };
@@ -71,27 +75,32 @@ struct rocelat_counters {
 	__u64 c[RL_NR];
 	struct hist hist;	/* round trips (and samples of unknown direction) */
 	struct hist turn_hist;	/* local turnarounds */
+	struct pkt_info pi;	/* scratch: the packet being handled */
 };
 
 /*
- * One responder QP seen from one requester address: a flow. The same
- * layout keys the pairing map, with the requester's QPN (the one answers
- * name) in qpn instead.
+ * One responder QP seen from one requester address, through one mirror
+ * session: a flow. The same layout keys the pairing map, with the
+ * requester's QPN (the one answers name) in qpn instead. session is 0 for
+ * traffic seen directly, else a hash of the mirror session (tunnel kind,
+ * outer source address, ERSPAN session ID / VNI / GRE key), so two
+ * switches mirroring one flow keep two flows (the flow's entry holds the
+ * session itself, for the output).
  */
 struct roce_qp_key {
 	__u8 family;
 	__u8 pad[3];
 	__u32 qpn;
+	__u32 session;
 	__u8 req[16];		/* requester address (IPv4 in the first 4) */
 	__u8 resp[16];		/* responder address */
 };
 
-/* requester and responder addresses: where pairing candidates are kept */
-struct roce_pair_key {
-	__u8 family;
-	__u8 pad[3];
-	__u8 req[16];
-	__u8 resp[16];
+/* --mirror-time */
+enum rocelat_mirror_time {
+	MIRROR_TIME_AUTO,	/* the switch's where ERSPAN III carries it */
+	MIRROR_TIME_SWITCH,
+	MIRROR_TIME_ARRIVAL,
 };
 
 struct roce_pair_qps {
@@ -117,6 +126,8 @@ struct pending_slot {
 #define FLOW_HI_VALID	0x01	/* hi_psn and una_psn hold PSNs */
 #define FLOW_PAIRED	0x02	/* req_qpn is known */
 #define FLOW_ST_VALID	0x04	/* st counts in interval st_epoch */
+#define FLOW_SWITCH_CLOCK 0x08	/* timed by the mirroring switch's clock */
+#define FLOW_CLOCK_SET	0x10	/* the clock was chosen (first request) */
 
 #define FLOW_KIND_RTT	0x01	/* request out (or unknown) -> answer in */
 #define FLOW_KIND_TURN	0x02	/* request in -> answer out: this host answers */
@@ -164,7 +175,11 @@ struct pending_flow {
 	__u64 ans_ts;		/* the latest answer that completed something: */
 	__u32 ans_psn;		/* when, its PSN and IPv4 ID (to tell a second */
 	__u16 ans_ip_id;	/* sighting of it from a stray answer) */
-	__u16 pad;
+	__u8 tun_kind;		/* the mirror session (PKT_TUN_*, 0: none) */
+	__u8 tun_family;
+	__u32 tun_id;
+	__u8 tun_saddr[16];
+	__u64 clock_wrap_ns;	/* switch clock: its period (32-bit ticks) */
 	struct pending_slot ring[PENDING_RING];
 	struct roce_flow_stats st;
 };

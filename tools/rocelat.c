@@ -54,6 +54,8 @@ static struct {
 	enum xdp_mode mode;
 	bool mirror;
 	bool no_egress;
+	bool decap;
+	int mirror_time;
 	long timeout_ms;
 	long max_flows;
 } env = {
@@ -106,7 +108,7 @@ static const char doc[] =
 
 enum {
 	OPT_SKB = 0x2000, OPT_NATIVE, OPT_MIRROR, OPT_NO_EGRESS, OPT_TIMEOUT,
-	OPT_MAX_FLOWS,
+	OPT_MAX_FLOWS, OPT_DECAP, OPT_MIRROR_TIME,
 };
 
 static const struct argp_option opts[] = {
@@ -118,7 +120,13 @@ static const struct argp_option opts[] = {
 	{ "skb-mode", OPT_SKB, NULL, 0, "Generic (skb) XDP: works on any device", 0 },
 	{ "native-mode", OPT_NATIVE, NULL, 0, "Native (driver) XDP only", 0 },
 	{ "mirror", OPT_MIRROR, NULL, 0,
-	  "SPAN/mirror port: both directions arrive as ingress (XDP only)", 0 },
+	  "SPAN/mirror port: both directions arrive as ingress (XDP only); "
+	  "implies --decap", 0 },
+	{ "decap", OPT_DECAP, NULL, 0,
+	  "Read RoCE inside GRE, ERSPAN II/III, VXLAN and Geneve (always with -r)", 0 },
+	{ "mirror-time", OPT_MIRROR_TIME, "auto|switch|arrival", 0,
+	  "Time mirrored flows by the switch's ERSPAN III timestamps or by "
+	  "arrival (default auto: the switch's where present)", 0 },
 	{ "no-egress", OPT_NO_EGRESS, NULL, 0, "Do not attach tc egress", 0 },
 	{ "timeout", OPT_TIMEOUT, "MS", 0,
 	  "A request unanswered this long is a timeout (default 1000)", 0 },
@@ -172,6 +180,19 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_NO_EGRESS:
 		env.no_egress = true;
 		break;
+	case OPT_DECAP:
+		env.decap = true;
+		break;
+	case OPT_MIRROR_TIME:
+		if (!strcmp(arg, "auto"))
+			env.mirror_time = MIRROR_TIME_AUTO;
+		else if (!strcmp(arg, "switch"))
+			env.mirror_time = MIRROR_TIME_SWITCH;
+		else if (!strcmp(arg, "arrival"))
+			env.mirror_time = MIRROR_TIME_ARRIVAL;
+		else
+			argp_failure(state, 1, 0, "invalid --mirror-time: %s (auto, switch or arrival)", arg);
+		break;
 	case OPT_TIMEOUT:
 		if (!cli_parse_long(arg, 1, 3600000, &v))
 			argp_failure(state, 1, 0, "invalid timeout: %s (1-3600000 ms)", arg);
@@ -190,12 +211,15 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 				argp_failure(state, 1, 0,
 					     "--skb-mode/--native-mode/--mirror/--no-egress "
 					     "apply to live tracing, not -r");
+			env.decap = true;	/* captures of mirror sessions */
 			if (cli.interval)
 				argp_failure(state, 1, 0,
 					     "interval and count apply to live tracing, not -r");
 		} else if (!env.nifs) {
 			argp_failure(state, 1, 0, "no interface: give -i IFACE (or -r FILE)");
 		}
+		if (env.mirror)
+			env.decap = true;
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -241,6 +265,10 @@ static const char *const counter_names[RL_NR] = {
 	[RL_FLOWS] = "flows_started",
 	[RL_PAIR_FULL] = "pair_candidates_dropped",
 	[RL_RESERVED_OP] = "reserved_opcodes",
+	[RL_TUN_NOT_ROCE] = "tunnel_not_roce",
+	[RL_TUN_UNKNOWN] = "tunnel_unknown",
+	[RL_TRUNCATED] = "truncated",
+	[RL_NO_SWITCH_TIME] = "no_switch_time",
 	[RL_OTHER_TRANSPORT] = "other_transport",
 };
 
@@ -278,6 +306,10 @@ static const char *const counter_help[RL_NR] = {
 	[RL_FLOWS] = "Flows (responder QPs) started",
 	[RL_PAIR_FULL] = "Responder QPs dropped as pairing candidates (over 16 per address pair)",
 	[RL_RESERVED_OP] = "Packets with a reserved RC/XRC opcode",
+	[RL_TUN_NOT_ROCE] = "Decapsulated mirror or tunnel frames whose inner frame is not RoCE",
+	[RL_TUN_UNKNOWN] = "Tunnel headers not followed (unknown ERSPAN version, GRE routing, ...)",
+	[RL_TRUNCATED] = "RoCE frames cut short (mirror truncation) whose headers were read",
+	[RL_NO_SWITCH_TIME] = "Frames of a switch-timed flow without a switch timestamp (not timed)",
 	[RL_OTHER_TRANSPORT] = "UC, UD and RD packets (counted, not timed)",
 };
 
@@ -319,7 +351,11 @@ struct flow_row {
 	struct roce_qp_key key;		/* qpn: the responder's */
 	__u32 req_qpn;
 	bool paired;
+	bool switch_clock;
 	__u16 sport;
+	__u8 tun_kind, tun_family;
+	__u32 tun_id;
+	__u8 tun_saddr[16];
 	struct roce_flow_stats st;
 	double p50, p90, p99;		/* ns, from the log-linear histogram */
 	double mean_ns;
@@ -394,7 +430,12 @@ static int collect_flows(struct rocelat_bpf *obj, bool clear)
 				r->key = next;
 				r->req_qpn = pf.req_qpn;
 				r->paired = pf.flags & FLOW_PAIRED;
+				r->switch_clock = pf.flags & FLOW_SWITCH_CLOCK;
 				r->sport = pf.sport;
+				r->tun_kind = pf.tun_kind;
+				r->tun_family = pf.tun_family;
+				r->tun_id = pf.tun_id;
+				memcpy(r->tun_saddr, pf.tun_saddr, 16);
 				r->st = *st;
 				flow_row_fill(r);
 			}
@@ -621,6 +662,18 @@ static void json_unit_f(struct json_w *w, const char *key, double ns)
 	json_f64(w, key, ns / env.unit_ns);
 }
 
+static const char *tun_kind_name(__u8 kind)
+{
+	static const char *const names[PKT_TUN_KINDS] = {
+		[PKT_TUN_NONE] = "none", [PKT_TUN_GRE] = "gre",
+		[PKT_TUN_ERSPAN1] = "erspan1", [PKT_TUN_ERSPAN2] = "erspan2",
+		[PKT_TUN_ERSPAN3] = "erspan3", [PKT_TUN_VXLAN] = "vxlan",
+		[PKT_TUN_GENEVE] = "geneve",
+	};
+
+	return kind < PKT_TUN_KINDS && names[kind] ? names[kind] : "unknown";
+}
+
 static void json_flow_key(struct json_w *w, const struct flow_row *r)
 {
 	struct pkt_info pi;
@@ -634,8 +687,18 @@ static void json_flow_key(struct json_w *w, const struct flow_row *r)
 		json_u64(w, "req_qpn", r->req_qpn);
 	json_u64(w, "psn", r->st.last_psn);
 	json_str(w, "kind", row_turn(r) ? "turnaround" : "rtt");
+	json_str(w, "clock", r->switch_clock ? "switch" : "arrival");
 	if (via)
 		json_str(w, "ifname", via);
+	if (r->tun_kind) {
+		char a[ADDR_STRLEN];
+
+		json_obj_open(w, "session");
+		json_str(w, "kind", tun_kind_name(r->tun_kind));
+		json_str(w, "src", pkt_addr_str(r->tun_family, r->tun_saddr, a, sizeof(a)));
+		json_u64(w, "id", r->tun_id);
+		json_obj_close(w);
+	}
 }
 
 static void print_flows_json(int n, double now)
@@ -1320,6 +1383,8 @@ int main(int argc, char **argv)
 	obj->rodata->targ_unit_ns = env.unit_ns;
 	obj->rodata->targ_timeout_ns = (__u64)env.timeout_ms * 1000000ULL;
 	obj->rodata->targ_offline = env.pcap != NULL;
+	obj->rodata->targ_decap = env.decap;
+	obj->rodata->targ_mirror_time = env.mirror_time;
 	if (env.pcap)
 		bpf_program__set_autoload(obj->progs.rocelat_xdp, false);
 	else if (env.mirror || env.no_egress)
