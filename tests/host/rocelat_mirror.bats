@@ -21,7 +21,7 @@ PY=/usr/bin/python3
 WAIT=15
 
 # the captures whose switch clock (ERSPAN III, 100 ns or IEEE 1588) times them
-SWITCH_CLOCKED="connectx_erspan3 faults_erspan3 faults_erspan3_1588_v6"
+SWITCH_CLOCKED="connectx_erspan3 faults_erspan3 faults_erspan3_1588_v6 connectx_erspan3_wrap"
 
 setup_file() {
 	ax_file_needs "$RL" tshark jq || return 0
@@ -204,6 +204,13 @@ check_capture() {
 	check_capture faults_erspan3_1588_v6 switch
 	[ "$(ts_count faults_erspan3_1588_v6 '$1 ~ /^eth:ethertype:ipv6:gre:erspan:/')" -eq \
 	  "$(jq .frames "$CAP/faults_erspan3_1588_v6.json")" ]
+}
+
+@test "ERSPAN III: the switch's 32-bit clock wraps mid-capture, the latencies do not" {
+	check_capture connectx_erspan3_wrap switch
+	# the wrap is in the capture (tshark's reading of the timestamps)
+	[ "$(tshark -r "$CAP/connectx_erspan3_wrap.pcap" -T fields -e erspan.timestamp 2>/dev/null |
+		awk 'NR > 1 && $1 < prev { w++ } { prev = $1 } END { print w + 0 }')" -eq 1 ]
 }
 
 @test "ERSPAN III with 100 us timestamps: too coarse, the arrival clock times it (auto)" {

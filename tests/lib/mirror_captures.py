@@ -63,7 +63,7 @@ class Session:
     """One switch's mirror session: how it wraps each frame it copies."""
 
     def __init__(self, kind, switch="leaf1", family=4, sid=0, gra=GRA_100NS,
-                 path_delay_ns=5 * US, jitter_ns=0, snaplen=None, seed=1):
+                 path_delay_ns=5 * US, jitter_ns=0, snaplen=None, seed=1, ts_base=0):
         self.kind = kind          # erspan2, erspan3, gre, vxlan, geneve
         self.family = family
         self.src = SWITCHES[switch][family == 6]
@@ -74,6 +74,9 @@ class Session:
         self.jitter_ns = jitter_ns
         self.snaplen = snaplen
         self.rnd = random.Random(seed)
+        # the switch's clock at the capture's time 0, in its own ticks:
+        # its 32-bit timestamp wraps where ts_base + t reaches 2^32
+        self.ts_base = ts_base
         self.seq = 0
         self.last_arrival = 0
 
@@ -88,10 +91,10 @@ class Session:
 
     def timestamp(self, t_ns):
         if self.gra == GRA_100US:
-            return (t_ns // 100000) & 0xFFFFFFFF
+            return (self.ts_base + t_ns // 100000) & 0xFFFFFFFF
         if self.gra == GRA_100NS:
-            return (t_ns // 100) & 0xFFFFFFFF
-        return t_ns & 0xFFFFFFFF
+            return (self.ts_base + t_ns // 100) & 0xFFFFFFFF
+        return (self.ts_base + t_ns) & 0xFFFFFFFF
 
     def arrival(self, t_ns, wire_len):
         """FIFO: the path's delay plus queueing, never before the frame
@@ -256,6 +259,13 @@ def main(out):
             jitter = 200 * US if kind == "erspan3" else 0
             write_mirror(out, "%s_%s" % (scn, kind), inners[scn],
                          [Session(kind, sid=ids[kind], jitter_ns=jitter, seed=len(kind))])
+    # a switch clock that wraps (2^32 ticks of 100 ns: every 429 s) in the
+    # middle of the capture
+    mid = inners["connectx"].frames[len(inners["connectx"].frames) // 2][0]
+    write_mirror(out, "connectx_erspan3_wrap", inners["connectx"],
+                 [Session("erspan3", sid=302, jitter_ns=200 * US, seed=302,
+                          ts_base=(1 << 32) - mid // 100)],
+                 note="ERSPAN III 100 ns timestamps wrap mid-capture")
     # IPv6 outer: the IPv6-in-VLAN-301 scenario over ERSPAN II, and an
     # ERSPAN III session with IEEE 1588 timestamps (32 bits of ns)
     write_mirror(out, "faults6_erspan2_v6", inners["faults6"],
