@@ -6,7 +6,7 @@
 # ERSPAN II, ERSPAN III, GRE/TEB, VXLAN and Geneve, and builds the mirror's
 # own gray areas: two switches mirroring the same traffic, frames cut to
 # 128 bytes, non-RoCE traffic in the tunnel, an ERSPAN version nobody
-# knows. Ground truth from the builder, tshark's ERSPAN/GRE/VXLAN/Geneve/
+# knows, a switch clock that wraps or ticks too coarsely. Ground truth from the builder, tshark's ERSPAN/GRE/VXLAN/Geneve/
 # InfiniBand dissectors as the second opinion on frames, sessions and
 # RoCE packet counts. Last, live: RoCE from rocegen over a real VXLAN
 # overlay between two namespaces, rocelat --decap on the underlay and a
