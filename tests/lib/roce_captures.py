@@ -97,6 +97,12 @@ class Capture:
             json.dump({"flows": flows, "totals": totals}, out, indent=1)
 
 
+def bump(f, tot, key, n=1, total=None):
+    """count n of key on flow f and in the totals (under total if named)"""
+    f[key] = f.get(key, 0) + n
+    tot[total or key] = tot.get(total or key, 0) + n
+
+
 def reth(length):
     return struct.pack("!QII", 0x7f0000001000, 0x1234, length)
 
@@ -227,12 +233,10 @@ def faults(out, v6=False):
             ans(t + lat, psn)
             f["latencies_ns"].append(lat)
             if ce:
-                f["ecn_ce"] += 1
-                tot["ecn_ce"] += 1
+                bump(f, tot, "ecn_ce")
                 c.pkt(t + lat + 5 * US, rs, rq, sport + 1,
                       BTH(opcode=OP["CNP"], dqpn=rqpn, psn=0), b"\0" * 16)
-                f["cnps"] += 1
-                tot["cnps"] += 1
+                bump(f, tot, "cnps")
             psn += 1
             t += 500 * US
         # RNR NAK, then the retry is ACKed (Karn: no sample)
@@ -240,10 +244,8 @@ def faults(out, v6=False):
         ans(t + 30 * US, psn, syn=0x20 | 12)
         req(t + 2 * MS, psn)
         ans(t + 2 * MS + 25 * US, psn)
-        f["rnr_naks"] += 1
-        f["retransmits"] += 1
-        tot["rnr_naks"] += 1
-        tot["retransmits"] += 1
+        bump(f, tot, "rnr_naks")
+        bump(f, tot, "retransmits")
         tot["karn_discarded"] += 1
         psn += 1
         t += 4 * MS
@@ -253,15 +255,13 @@ def faults(out, v6=False):
         req(t + 10 * US, psn + 2)   # psn+1 never seen here
         ans(t + 40 * US, psn + 1, syn=0x60)
         f["latencies_ns"].append(40 * US)
-        f["naks"] += 1
-        tot["nak_psn_seq_err"] += 1
+        bump(f, tot, "naks", total="nak_psn_seq_err")
         req(t + 100 * US, psn + 1)
         req(t + 110 * US, psn + 2)
         ans(t + 150 * US, psn + 2)
         # both resends are retransmissions (psn+1's original was lost
         # before this observer), so the ACK times nothing (Karn)
-        f["retransmits"] += 2
-        tot["retransmits"] += 2
+        bump(f, tot, "retransmits", 2)
         tot["karn_discarded"] += 1
         psn += 3
         t += 4 * MS
@@ -271,8 +271,7 @@ def faults(out, v6=False):
         req(t + 20 * US, psn + 2)
         ans(t + 80 * US, psn + 2)
         f["latencies_ns"].append(60 * US)
-        f["responses_missing"] += 1
-        tot["responses_missing"] += 1
+        bump(f, tot, "responses_missing")
         psn += 3
         t += 4 * MS
         # a CE-marked READ RESPONSE makes the requester send the CNP, to
@@ -282,10 +281,8 @@ def faults(out, v6=False):
         c.pkt(t + 60 * US, rq, rs, rport + 7,
               BTH(opcode=OP["CNP"], dqpn=sqpn, psn=0), b"\0" * 16)
         f["latencies_ns"].append(35 * US)
-        f["ecn_ce"] += 1
-        tot["ecn_ce"] += 1
-        f["cnps"] += 1
-        tot["cnps"] += 1
+        bump(f, tot, "ecn_ce")
+        bump(f, tot, "cnps")
         psn += 1
         t += 4 * MS
         # three requests never answered: timeouts once 1 s has passed
