@@ -74,6 +74,8 @@ class Capture:
         self.frames.append((t, p))
 
     def write(self, base, totals):
+        # sorted in place: connectx() and faults() return the Capture, and
+        # tests/lib/mirror_captures.py re-wraps its frames in time order
         self.frames.sort(key=lambda x: x[0])
         pkts = []
         for t, p in self.frames:
@@ -187,6 +189,7 @@ def connectx(out):
             t += 3 * MS // 4 + rnd.randrange(100 * US)
         t += 2 * MS
     c.write(out + "/connectx", tot)
+    return c
 
 
 def faults(out, v6=False):
@@ -293,6 +296,7 @@ def faults(out, v6=False):
     c.pkt(t + 1500 * MS, A, B, 50001, BTH(opcode=OP["SEND_ONLY"], dqpn=0x777,
                                           ackreq=0, psn=5), b"\0" * 8)
     c.write(out + ("/faults6" if v6 else "/faults"), tot)
+    return c
 
 
 def mad(attr, body):
