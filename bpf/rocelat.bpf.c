@@ -98,10 +98,16 @@ static __always_inline __u64 now_ns(void)
 	return targ_offline ? clock_ns : bpf_ktime_get_ns();
 }
 
-/* the mirror session a decapsulated frame came in, hashed; 0 for none */
+/*
+ * The mirror session or tunnel a decapsulated frame came in, hashed; 0 for
+ * none. Symmetric in the outer addresses: a switch's mirror session sends
+ * both directions from the switch to the collector, but between two
+ * tunnel endpoints (a VXLAN overlay) requests and answers travel the
+ * tunnel in opposite directions and must still meet.
+ */
 static __always_inline __u32 session_of(const struct pkt_info *pi)
 {
-	__u32 h, w;
+	__u32 h, s, d;
 	int i;
 
 	if (!pi->tun_kind)
@@ -109,8 +115,10 @@ static __always_inline __u32 session_of(const struct pkt_info *pi)
 	h = (pi->tun_kind * 0x9E3779B1u) ^ pi->tun_id;
 #pragma unroll
 	for (i = 0; i < 4; i++) {
-		__builtin_memcpy(&w, &pi->tun_saddr[4 * i], 4);
-		h = (h ^ w) * 0x85EBCA6Bu;
+		__builtin_memcpy(&s, &pi->tun_saddr[4 * i], 4);
+		__builtin_memcpy(&d, &pi->tun_daddr[4 * i], 4);
+		h = (h ^ (s ^ d)) * 0x85EBCA6Bu;
+		h = (h ^ (s + d)) * 0xC2B2AE35u;
 		h ^= h >> 13;
 	}
 	return h ? h : 1;
@@ -504,6 +512,8 @@ static __always_inline void handle_request(const struct pkt_info *pi,
 			cnt->c[RL_NO_SWITCH_TIME]++;
 			return;
 		}
+		pf->sw_last = now;
+		pf->arr_last = now_ns();
 	} else {
 		now = now_ns();
 	}
@@ -768,6 +778,8 @@ static __always_inline void handle_answer(const struct pkt_info *pi,
 			cnt->c[RL_NO_SWITCH_TIME]++;
 			return;
 		}
+		pf->sw_last = ac.sw_ns;
+		pf->arr_last = now_ns();
 	}
 	ac.psn = pi->psn;
 	ac.ifindex = ifindex;
@@ -1016,20 +1028,20 @@ static long sweep_flow(struct bpf_map *map, struct roce_qp_key *key,
 		       struct pending_flow *pf, struct sweep_ctx *sc)
 {
 	__u32 tail = pf->tail, head = pf->head, pop = 0;
+	__u64 now = sc->now;
 	int i;
 
-	/* the switch's clock is not this host's: such flows' timeouts are
-	 * counted when an answer or a full ring passes them */
+	/* a switch-timed flow: the switch's time now, from both clocks' at
+	 * the flow's latest frame */
 	if (pf->flags & FLOW_SWITCH_CLOCK)
-		return 0;
+		now = pf->sw_last + (sc->now - pf->arr_last);
 	for (i = 0; i < PENDING_RING; i++) {
 		struct pending_slot *s = &pf->ring[(tail + pop) & (PENDING_RING - 1)];
 
 		if (tail + pop == head)
 			break;
 		if (s->flags & SLOT_VALID) {
-			if (sc->now - s->ts_ns <= targ_timeout_ns ||
-			    s->ts_ns > sc->now)
+			if (flow_age(pf, now, s->ts_ns) <= targ_timeout_ns)
 				break;
 			s->flags = 0;
 			sc->cnt->c[RL_TIMEOUTS]++;

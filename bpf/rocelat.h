@@ -180,6 +180,8 @@ struct pending_flow {
 	__u32 tun_id;
 	__u8 tun_saddr[16];
 	__u64 clock_wrap_ns;	/* switch clock: its period (32-bit ticks) */
+	__u64 sw_last;		/* switch clock: the latest frame's time on it */
+	__u64 arr_last;		/* ... and here: how the sweep tells its time */
 	struct pending_slot ring[PENDING_RING];
 	struct roce_flow_stats st;
 };

@@ -168,6 +168,7 @@ static __always_inline void pkt_tun_start(struct pkt_info *pi, __u8 kind)
 	pi->tun_kind = kind;
 	pi->tun_family = pi->family;
 	__builtin_memcpy(pi->tun_saddr, pi->saddr, 16);
+	__builtin_memcpy(pi->tun_daddr, pi->daddr, 16);
 }
 
 /*

@@ -92,6 +92,7 @@ struct pkt_info {
 	__u32 tun_id;		/* ERSPAN session ID (10 bits), VXLAN or Geneve
 				 * VNI (24), GRE key when present */
 	__u8 tun_saddr[16];	/* outer source: the switch or VTEP that sent it */
+	__u8 tun_daddr[16];	/* outer destination: the collector or VTEP */
 	__u32 tun_ts;		/* ERSPAN III timestamp, units of tun_ts_gra */
 	__u32 tun_plat_word;	/* the subheader's second word, as sent: some
 				 * platforms keep timestamp bits there (read
