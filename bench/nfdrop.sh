@@ -22,7 +22,7 @@ NFDROP=${NFDROP:-build/nfdrop}
 B=build/bench
 mkdir -p $B
 [ -x "$NFDROP" ] || { echo "bench/nfdrop.sh: $NFDROP not built (make)" >&2; exit 1; }
-[ -x $B/udpflood ] || { echo "$0: build first (make)" >&2; exit 1; }
+[ -x build/udpflood ] || { echo "$0: build first (make)" >&2; exit 1; }
 
 old_stats=$(sysctl -n kernel.bpf_stats_enabled)
 cleanup() {
@@ -55,7 +55,7 @@ max_prog_id() {
 # flood PORT -> ns per packet of the flood itself
 flood() {
 	local out
-	out=$(ip netns exec axnbna $B/udpflood 10.205.0.2 "$1" "$N")
+	out=$(ip netns exec axnbna build/udpflood 10.205.0.2 "$1" "$N")
 	awk -v n="$N" '{ for (i = 1; i <= NF; i++) if ($i ~ /^seconds=/) { split($i, s, "="); printf "%.1f", s[2] * 1e9 / n } }' <<<"$out"
 }
 

@@ -9,7 +9,7 @@ source tests/lib/common.bash
 N=${N:-200000}
 B=build/bench
 mkdir -p $B
-[ -x $B/udpflood ] || { echo "$0: build first (make)" >&2; exit 1; }
+[ -x build/udpflood ] || { echo "$0: build first (make)" >&2; exit 1; }
 
 old_stats=$(sysctl -n kernel.bpf_stats_enabled)
 mounted_tracefs=0
@@ -48,7 +48,7 @@ measure() {
 		sleep 0.1
 	done
 	sleep 0.5
-	ip netns exec axbra $B/udpflood 10.204.0.2 4791 "$N" > $B/$name.flood
+	ip netns exec axbra build/udpflood 10.204.0.2 4791 "$N" > $B/$name.flood
 	sleep 0.5
 	for id in $ids; do
 		read -r r c < <(bpftool prog show id "$id" -j | jq -r '"\(.run_time_ns // 0) \(.run_cnt // 0)"')
