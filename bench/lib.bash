@@ -30,7 +30,7 @@ bench_add() {
 
 # bench_pick KEY median|min|max
 bench_pick() {
-	tr ' ' '\n' <<<"${BENCH_SAMPLES[$1]:-}" | grep . | sort -g |
+	tr ' ' '\n' <<<"${BENCH_SAMPLES[$1]:-}" | { grep . || true; } | sort -g |
 		awk -v w="$2" '{ v[NR] = $1 } END {
 			if (!NR) print "-"
 			else print (w == "min" ? v[1] : w == "max" ? v[NR] : v[int((NR + 1) / 2)]) }'
