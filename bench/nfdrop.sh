@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# nfdrop's cost per packet: bpf stats (run_time_ns / run_cnt, with
-# kernel.bpf_stats_enabled) of every program nfdrop attaches, under a drop
+# nfdrop's cost per packet: BPF statistics (run_time_ns / run_cnt, held on
+# by bpfstat) of every program nfdrop attaches, under a drop
 # flood (an nftables rule drops every packet) and a pass flood (the same
 # chain is traversed and nothing matches; the packets then meet no socket),
 # in one run, with the ratio to the flood's own cost per packet (udpflood's
@@ -9,28 +9,24 @@
 # Which programs run depends on the kernel: here (no fentry) kfree_skb and
 # icmp_send; where fexit is allowed also fexit nft_do_chain, which runs for
 # every packet a base chain sees, dropped or not. Other work on the machine
-# frees skbs too: the figures are medians over ROUNDS interleaved rounds.
+# frees skbs too: the figures are medians (min..max) over ROUNDS (3)
+# interleaved rounds. Environment: N (200000), ROUNDS, AX_BENCH_QUICK.
 # The fexit path is measured in the Soft-RoCE guest (emulated CPU: compare
 # ratios, not nanoseconds):
 #   tests/vm/run -- env N=20000 ROUNDS=1 bash bench/nfdrop.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source tests/lib/common.bash
-N=${N:-200000}
-ROUNDS=${ROUNDS:-3}
-NFDROP=${NFDROP:-build/nfdrop}
-B=build/bench
-mkdir -p $B
+source bench/lib.bash
+N=${N:-$(bench_size 200000 5000)}
+NFDROP=${NFDROP:-$AX_BUILD/nfdrop}
+B=$AX_BUILD/bench
 [ -x "$NFDROP" ] || { echo "bench/nfdrop.sh: $NFDROP not built (make)" >&2; exit 1; }
-[ -x build/udpflood ] || { echo "$0: build first (make)" >&2; exit 1; }
+[ -x "$AX_BUILD/udpflood" ] && [ -x "$BENCH_STATS" ] || { echo "$0: build first (make)" >&2; exit 1; }
+mkdir -p "$B"
 
-old_stats=$(sysctl -n kernel.bpf_stats_enabled)
-cleanup() {
-	sysctl -q kernel.bpf_stats_enabled="$old_stats"
-	ax_cleanup
-}
-trap cleanup EXIT
-sysctl -q kernel.bpf_stats_enabled=1
+trap ax_cleanup EXIT
+bench_stats_on
 ax_netns_pair axnbn 10.205.0.1/24 10.205.0.2/24
 ip netns exec axnbnb nft -f - <<'NFT'
 table inet axnbench {
@@ -40,79 +36,70 @@ NFT
 DROP_PORT=4791
 PASS_PORT=4792
 
-# "id run_time_ns run_cnt name" of nfdrop's programs with an id above $1
-# (bpftool here cannot name a program's process; ids only grow)
-prog_stats() {
-	bpftool prog show -j | jq -r --argjson min "$1" '.[] |
-		select(.id > $min and (.name | startswith("nfdrop_"))) |
-		"\(.id) \(.run_time_ns // 0) \(.run_cnt // 0) \(.name)"' | sort -n
-}
-
-max_prog_id() {
-	bpftool prog show -j | jq '[.[].id] | max // 0'
-}
-
 # flood PORT -> ns per packet of the flood itself
 flood() {
 	local out
-	out=$(ip netns exec axnbna build/udpflood 10.205.0.2 "$1" "$N")
+	out=$(ip netns exec axnbna "$AX_BUILD/udpflood" 10.205.0.2 "$1" "$N")
 	awk -v n="$N" '{ for (i = 1; i <= NF; i++) if ($i ~ /^seconds=/) { split($i, s, "="); printf "%.1f", s[2] * 1e9 / n } }' <<<"$out"
 }
 
-declare -A SAMPLES
-add() { SAMPLES[$1]="${SAMPLES[$1]:-} $2"; }
-median() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-
-# measure KIND PORT: nfdrop attached, one flood, per-program deltas
+# measure KIND PORT: nfdrop attached, one flood, per-program deltas of
+# the programs nfdrop's process holds (none of another nfdrop's)
 measure() {
-	local kind=$1 port=$2 pid before after id rt cnt name r0 c0 total=0 fl min
-	min=$(max_prog_id)
-	"$NFDROP" -j --roce >"$B/nfdrop-$kind.out" 2>"$B/nfdrop-$kind.err" &
+	local kind=$1 port=$2 pid ids before after id rt cnt name r0 c0 total=0 fl
+	: >"$B/nfdrop-$kind.err"
+	"$NFDROP" -j --roce >"$B/nfdrop-$kind.out" 2>>"$B/nfdrop-$kind.err" &
 	pid=$!
+	AX_PIDS+=("$pid")
 	ax_wait_for "$B/nfdrop-$kind.err" Tracing 60 >/dev/null
-	before=$(prog_stats "$min")
+	ids=$(bench_prog_ids "$pid")
+	[ -n "$ids" ] || { echo "$0: nfdrop holds no BPF program" >&2; exit 1; }
+	# shellcheck disable=SC2086 # a list of ids
+	before=$(bench_prog_stats $ids)
 	fl=$(flood "$port")
-	sleep 0.3
-	after=$(prog_stats "$min")
-	kill -INT $pid
-	wait $pid || true
+	# every flood packet is freed (kfree_skb) once, in softirq: wait for it
+	# shellcheck disable=SC2086
+	bench_wait_calls $(($(awk '{ s += $3 } END { print s + 0 }' <<<"$before") + N)) $ids
+	# shellcheck disable=SC2086
+	after=$(bench_prog_stats $ids)
+	ax_stop "$pid" INT
 	while read -r id rt cnt name; do
-		# only programs there before the flood: another nfdrop started
-		# meanwhile (a test run) is not ours
-		grep -q "^$id " <<<"$before" || continue
 		read -r _ r0 c0 _ < <(grep "^$id " <<<"$before")
 		rt=$((rt - r0))
 		cnt=$((cnt - c0))
 		total=$((total + rt))
-		add "$kind:$name:cnt" "$cnt"
-		add "$kind:$name:ns" "$(awk -v r=$rt -v c=$cnt 'BEGIN { printf "%.1f", c ? r / c : 0 }')"
+		bench_add "$kind:$name:cnt" "$cnt"
+		bench_add "$kind:$name:ns" "$(awk -v r=$rt -v c=$cnt 'BEGIN { printf "%.1f", c ? r / c : 0 }')"
 	done <<<"$after"
-	add "$kind:total" "$(awk -v t=$total -v n="$N" 'BEGIN { printf "%.1f", t / n }')"
-	add "$kind:flood_traced" "$fl"
-	add "$kind:counted" "$(jq -s '[.[] | select(.type == "nf_drop_count" and .netns_name == "axnbnb") | .packets] | add // 0' "$B/nfdrop-$kind.out")"
+	bench_add "$kind:total" "$(awk -v t=$total -v n="$N" 'BEGIN { printf "%.1f", t / n }')"
+	bench_add "$kind:flood_traced" "$fl"
+	bench_add "$kind:counted" "$(jq -s '[.[] | select(.type == "nf_drop_count" and .netns_name == "axnbnb") | .packets] | add // 0' "$B/nfdrop-$kind.out")"
 	NAMES=$(awk '{ print $4 }' <<<"$before")
 }
 
 for r in $(seq "$ROUNDS"); do
-	add drop:flood_alone "$(flood $DROP_PORT)"
-	add pass:flood_alone "$(flood $PASS_PORT)"
-	measure drop $DROP_PORT
-	measure pass $PASS_PORT
+	for kind in drop pass; do
+		port=$DROP_PORT
+		[ $kind = drop ] || port=$PASS_PORT
+		bench_add "$kind:flood_alone" "$(flood $port)"
+		measure $kind $port
+		bench_add "$kind:ratio" "$(bench_ratio "${BENCH_SAMPLES[$kind:total]##* }" "${BENCH_SAMPLES[$kind:flood_alone]##* }")"
+	done
+	echo "round $r: BPF time per packet / the flood's own cost: drop ${BENCH_SAMPLES[drop:ratio]##* }, pass ${BENCH_SAMPLES[pass:ratio]##* }"
 done
 
-echo "nfdrop $(grep -o '(.*)' $B/nfdrop-drop.err | head -1), $N packets per flood, median of $ROUNDS rounds"
+how=$(grep -o '(.*)' "$B/nfdrop-drop.err" | head -1)
+echo "nfdrop $how, $N packets per flood, median (min..max) of $ROUNDS rounds"
 for kind in drop pass; do
-	alone=$(median <<<"${SAMPLES[$kind:flood_alone]}")
-	traced=$(median <<<"${SAMPLES[$kind:flood_traced]}")
-	total=$(median <<<"${SAMPLES[$kind:total]}")
-	counted=$(median <<<"${SAMPLES[$kind:counted]}")
 	echo
-	echo "$kind flood: the flood alone ${alone} ns/packet, with nfdrop ${traced} ns/packet; counted $counted drops"
+	echo "$kind flood: the flood alone $(bench_fig "$kind:flood_alone") ns/packet, with nfdrop $(bench_fig "$kind:flood_traced") ns/packet; counted $(bench_fig "$kind:counted") drops"
 	for name in $NAMES; do
 		printf '  %-20s %10s calls %9s ns/call\n' "$name" \
-			"$(median <<<"${SAMPLES[$kind:$name:cnt]}")" \
-			"$(median <<<"${SAMPLES[$kind:$name:ns]}")"
+			"$(bench_pick "$kind:$name:cnt" median)" "$(bench_fig "$kind:$name:ns")"
 	done
-	awk -v t="$total" -v a="$alone" 'BEGIN {
-		printf "  BPF time per flood packet: %.1f ns = %.3f of the flood'"'"'s own cost per packet\n", t, a ? t / a : 0 }'
+	echo "  BPF time per flood packet: $(bench_fig "$kind:total") ns = $(bench_fig "$kind:ratio") of the flood's own cost per packet"
 done
+path=host
+[ "${AGENTXDP_VM:-}" != 1 ] || path=guest
+bench_result nfdrop "drop flood: BPF time / flood's cost ($path, ${how//[()]/})" drop:ratio "-"
+bench_result nfdrop "pass flood: BPF time / flood's cost ($path, ${how//[()]/})" pass:ratio "-"
