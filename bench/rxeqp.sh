@@ -10,21 +10,30 @@
 # guest cannot be built or booted it says so and exits 0 (a benchmark never
 # fails a build on its environment).
 #
-# Environment: ROUNDS (3), ITERS (400), SIZE (65536).
+# Environment: ROUNDS (3), ITERS (400), SIZE (65536). AX_BENCH_QUICK=1
+# skips it on the host (minutes in the guest, not seconds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3}
 ITERS=${ITERS:-400}
 SIZE=${SIZE:-65536}
 
+source tests/lib/common.bash
+source bench/lib.bash
+
 if [ "${AGENTXDP_VM:-}" != 1 ]; then
 	[ -x build/rxeqp ] || { echo "rxeqp bench: build/rxeqp not built (make)"; exit 1; }
+	if [ "$BENCH_QUICK" = 1 ]; then
+		bench_skipped rxeqp "quick mode: needs the Soft-RoCE guest (minutes under emulation)"
+		exit 0
+	fi
 	rc=0
 	tests/vm/run --timeout 1500 --env ROUNDS="$ROUNDS" --env ITERS="$ITERS" \
-		--env SIZE="$SIZE" -- bench/rxeqp.sh || rc=$?
+		--env SIZE="$SIZE" ${AX_BENCH_SUMMARY:+--env AX_BENCH_SUMMARY="$AX_BENCH_SUMMARY"} \
+		-- bench/rxeqp.sh || rc=$?
 	case $rc in
 	0) ;;
-	125) echo "rxeqp bench: skipped, the Soft-RoCE guest could not be built or booted" ;;
+	125) bench_skipped rxeqp "the Soft-RoCE guest could not be built or booted" ;;
 	*) exit "$rc" ;;
 	esac
 	exit 0
@@ -129,3 +138,9 @@ for m in none fentry kprobe nolat; do
 done
 echo "bandwidth ratio with/without rxeqp, per round: fentry$RATIO_F; kprobe$RATIO_K; nolat$RATIO_L"
 echo "median ratio: fentry $(median <<<"$RATIO_F"), kprobe $(median <<<"$RATIO_K"), nolat $(median <<<"$RATIO_L")"
+for r in $RATIO_F; do bench_add fentry "$r"; done
+for r in $RATIO_K; do bench_add kprobe "$r"; done
+for r in $RATIO_L; do bench_add nolat "$r"; done
+bench_result rxeqp "ib_write_bw with/without rxeqp, fentry (guest)" fentry "-"
+bench_result rxeqp "ib_write_bw with/without rxeqp, kprobe (guest)" kprobe "-"
+bench_result rxeqp "ib_write_bw with/without rxeqp, --no-latency (guest)" nolat "-"
