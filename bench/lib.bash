@@ -41,9 +41,10 @@ bench_fig() {
 	echo "$(bench_pick "$1" median) ($(bench_pick "$1" min)..$(bench_pick "$1" max))"
 }
 
-# bench_ratio A B: A / B with two decimals (0 when B is 0)
+# bench_ratio A B [DECIMALS]: A / B with two decimals or DECIMALS (0 when
+# B is 0)
 bench_ratio() {
-	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b ? a / b : 0 }'
+	awk -v a="$1" -v b="$2" -v d="${3:-2}" 'BEGIN { printf "%.*f", d, b ? a / b : 0 }'
 }
 
 # bench_result BENCH FIGURE KEY TARGET: a figure of the closing table

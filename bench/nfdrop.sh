@@ -20,15 +20,20 @@ source tests/lib/common.bash
 source bench/lib.bash
 N=${N:-$(bench_size 200000 5000)}
 NFDROP=${NFDROP:-$AX_BUILD/nfdrop}
-B=$AX_BUILD/bench
+# per run: names and files of their own (a test and a make bench may
+# run at once)
+P=axnb$$
+B=$(mktemp -d)
 [ -x "$NFDROP" ] || { echo "bench/nfdrop.sh: $NFDROP not built (make)" >&2; exit 1; }
 [ -x "$AX_BUILD/udpflood" ] && [ -x "$BENCH_STATS" ] || { echo "$0: build first (make)" >&2; exit 1; }
-mkdir -p "$B"
-
-trap ax_cleanup EXIT
+cleanup() {
+	ax_cleanup
+	rm -rf "$B"
+}
+trap cleanup EXIT
 bench_stats_on
-ax_netns_pair axnbn 10.205.0.1/24 10.205.0.2/24
-ip netns exec axnbnb nft -f - <<'NFT'
+ax_netns_pair $P 10.205.0.1/24 10.205.0.2/24
+ip netns exec ${P}b nft -f - <<'NFT'
 table inet axnbench {
 	chain in { type filter hook input priority 0; udp dport 4791 drop; }
 }
@@ -39,7 +44,7 @@ PASS_PORT=4792
 # flood PORT -> ns per packet of the flood itself
 flood() {
 	local out
-	out=$(ip netns exec axnbna "$AX_BUILD/udpflood" 10.205.0.2 "$1" "$N")
+	out=$(ip netns exec ${P}a "$AX_BUILD/udpflood" 10.205.0.2 "$1" "$N")
 	awk -v n="$N" '{ for (i = 1; i <= NF; i++) if ($i ~ /^seconds=/) { split($i, s, "="); printf "%.1f", s[2] * 1e9 / n } }' <<<"$out"
 }
 
@@ -73,7 +78,7 @@ measure() {
 	done <<<"$after"
 	bench_add "$kind:total" "$(awk -v t=$total -v n="$N" 'BEGIN { printf "%.1f", t / n }')"
 	bench_add "$kind:flood_traced" "$fl"
-	bench_add "$kind:counted" "$(jq -s '[.[] | select(.type == "nf_drop_count" and .netns_name == "axnbnb") | .packets] | add // 0' "$B/nfdrop-$kind.out")"
+	bench_add "$kind:counted" "$(jq -s --arg ns "${P}b" '[.[] | select(.type == "nf_drop_count" and .netns_name == $ns) | .packets] | add // 0' "$B/nfdrop-$kind.out")"
 	NAMES=$(awk '{ print $4 }' <<<"$before")
 }
 
@@ -83,7 +88,8 @@ for r in $(seq "$ROUNDS"); do
 		[ $kind = drop ] || port=$PASS_PORT
 		bench_add "$kind:flood_alone" "$(flood $port)"
 		measure $kind $port
-		bench_add "$kind:ratio" "$(bench_ratio "${BENCH_SAMPLES[$kind:total]##* }" "${BENCH_SAMPLES[$kind:flood_alone]##* }")"
+		# three decimals: the pass flood's BPF time is a few % of its own
+		bench_add "$kind:ratio" "$(bench_ratio "${BENCH_SAMPLES[$kind:total]##* }" "${BENCH_SAMPLES[$kind:flood_alone]##* }" 3)"
 	done
 	echo "round $r: BPF time per packet / the flood's own cost: drop ${BENCH_SAMPLES[drop:ratio]##* }, pass ${BENCH_SAMPLES[pass:ratio]##* }"
 done

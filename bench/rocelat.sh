@@ -45,19 +45,21 @@ keep_results() {
 	done
 }
 
-ax_netns_pair axlb 10.78.0.1/24 10.78.0.2/24
+# names of this run's own: a test and a make bench may run at once
+P=axlb$$
+ax_netns_pair $P 10.78.0.1/24 10.78.0.2/24
 # a receiver that reads (no ICMP unreachable back to the flood)
-ax_bg ip netns exec axlbb "$B/rocegen" responder --count-only -q >/dev/null 2>&1
+ax_bg ip netns exec ${P}b "$B/rocegen" responder --count-only -q >/dev/null 2>&1
 
 rx_packets() {
-	ip netns exec axlbb cat /sys/class/net/axlbvb/statistics/rx_packets
+	ip netns exec ${P}b cat /sys/class/net/${P}vb/statistics/rx_packets
 }
 
 # flood: packets per second received at the receiving veth
 flood() {
 	local before after out secs
 	before=$(rx_packets)
-	out=$(ip netns exec axlba "$B/udpflood" 10.78.0.2 4791 "$FLOOD_N")
+	out=$(ip netns exec ${P}a "$B/udpflood" 10.78.0.2 4791 "$FLOOD_N")
 	after=$(rx_packets)
 	secs=$(sed -n 's/.*seconds=\([0-9.]*\).*/\1/p' <<<"$out")
 	awk -v n=$((after - before)) -v s="$secs" 'BEGIN { printf "%d\n", (s > 0 ? n / s : 0) }'
@@ -69,12 +71,12 @@ pps_with() {
 	out=$(mktemp)
 	case $what in
 	empty)
-		ip netns exec axlbb "$HELPER" xdp-pass axlbvb >"$out" &
+		ip netns exec ${P}b "$HELPER" xdp-pass ${P}vb >"$out" &
 		pid=$!
 		ax_wait_for "$out" attached 30 >/dev/null
 		;;
 	rocelat | rocelat-skb)
-		ip netns exec axlbb "$B/rocelat" -i axlbvb \
+		ip netns exec ${P}b "$B/rocelat" -i ${P}vb \
 			$([ "$what" = rocelat-skb ] && echo --skb-mode) >"$out" 2>&1 &
 		pid=$!
 		ax_wait_for "$out" Tracing 30 >/dev/null

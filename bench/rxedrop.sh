@@ -13,7 +13,10 @@ cd "$(dirname "$0")/.."
 source tests/lib/common.bash
 source bench/lib.bash
 N=${N:-$(bench_size 200000 5000)}
-B=$AX_BUILD/bench
+# per run: names and files of their own, so that two runs on one machine
+# (a test and a make bench) never meet
+P=axbr$$
+B=$(mktemp -d)
 [ -x "$AX_BUILD/udpflood" ] && [ -x "$AX_BUILD/rxedrop" ] && [ -x "$BENCH_STATS" ] ||
 	{ echo "$0: build first (make)" >&2; exit 1; }
 
@@ -24,14 +27,15 @@ if [ ! -d /sys/kernel/tracing/events ]; then
 fi
 cleanup() {
 	ax_cleanup
+	rm -rf "$B"
 	[ $mounted_tracefs = 0 ] || umount /sys/kernel/tracing
 }
 trap cleanup EXIT
 bench_stats_on
-ax_netns_pair axbr 10.204.0.1/24 10.204.0.2/24
-ip netns exec axbrb nft add table inet axbench
-ip netns exec axbrb nft add chain inet axbench in '{ type filter hook input priority 0; }'
-ip netns exec axbrb nft add rule inet axbench in udp dport 4791 drop
+ax_netns_pair $P 10.204.0.1/24 10.204.0.2/24
+ip netns exec ${P}b nft add table inet axbench
+ip netns exec ${P}b nft add chain inet axbench in '{ type filter hook input priority 0; }'
+ip netns exec ${P}b nft add rule inet axbench in udp dport 4791 drop
 
 # measure NAME CMD...: start the tracer, flood, record ns per call
 measure() {
@@ -54,12 +58,12 @@ measure() {
 		# shellcheck disable=SC2086 # a list of ids
 		[ -n "$ids" ] && [ "$(bench_calls $ids)" -gt 0 ] && break
 		[ "$SECONDS" -le "$end" ] || { echo "$0: $name's programs (${ids:-none}) never ran" >&2; exit 1; }
-		ip netns exec axbra "$AX_BUILD/udpflood" 10.204.0.2 4792 1 >/dev/null
+		ip netns exec ${P}a "$AX_BUILD/udpflood" 10.204.0.2 4792 1 >/dev/null
 		sleep 0.1
 	done
 	# shellcheck disable=SC2086
 	before=$(bench_calls $ids)
-	ip netns exec axbra "$AX_BUILD/udpflood" 10.204.0.2 4791 "$N" >"$B/$name.flood"
+	ip netns exec ${P}a "$AX_BUILD/udpflood" 10.204.0.2 4791 "$N" >"$B/$name.flood"
 	# shellcheck disable=SC2086
 	bench_wait_calls $((before + N)) $ids
 	# shellcheck disable=SC2086
