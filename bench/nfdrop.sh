@@ -12,7 +12,7 @@
 # frees skbs too: the figures are medians (min..max) over ROUNDS (3)
 # interleaved rounds. Environment: N (200000), ROUNDS, AX_BENCH_QUICK.
 # The fexit path is measured in the Soft-RoCE guest too (emulated CPU:
-# compare ratios, not nanoseconds; GUEST_N packets per flood, 20000), except
+# compare ratios, not nanoseconds; GUEST_N packets per flood, 5000), except
 # in quick mode.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,26 +48,29 @@ flood() {
 	awk -v n="$N" '{ for (i = 1; i <= NF; i++) if ($i ~ /^seconds=/) { split($i, s, "="); printf "%.1f", s[2] * 1e9 / n } }' <<<"$out"
 }
 
-# measure KIND PORT: nfdrop attached, one flood, per-program deltas of
-# the programs nfdrop's process holds (none of another nfdrop's)
+# trace_start: nfdrop attached (one per round: a start takes many seconds
+# in the guest); TRACER and IDS, the programs its process holds
+trace_start() {
+	: >"$B/nfdrop.err"
+	"$NFDROP" -j --roce >"$B/nfdrop.out" 2>>"$B/nfdrop.err" &
+	TRACER=$!
+	AX_PIDS+=("$TRACER")
+	ax_wait_for "$B/nfdrop.err" Tracing 120 >/dev/null
+	IDS=$(bench_prog_ids "$TRACER")
+	[ -n "$IDS" ] || { echo "$0: nfdrop holds no BPF program" >&2; exit 1; }
+}
+
+# measure KIND PORT: one flood with nfdrop attached, per-program deltas
 measure() {
-	local kind=$1 port=$2 pid ids before after id rt cnt name r0 c0 total=0 fl
-	: >"$B/nfdrop-$kind.err"
-	"$NFDROP" -j --roce >"$B/nfdrop-$kind.out" 2>>"$B/nfdrop-$kind.err" &
-	pid=$!
-	AX_PIDS+=("$pid")
-	ax_wait_for "$B/nfdrop-$kind.err" Tracing 60 >/dev/null
-	ids=$(bench_prog_ids "$pid")
-	[ -n "$ids" ] || { echo "$0: nfdrop holds no BPF program" >&2; exit 1; }
+	local kind=$1 port=$2 before after id rt cnt name r0 c0 total=0 fl
 	# shellcheck disable=SC2086 # a list of ids
-	before=$(bench_prog_stats $ids)
+	before=$(bench_prog_stats $IDS)
 	fl=$(flood "$port")
 	# every flood packet is freed (kfree_skb) once, in softirq: wait for it
 	# shellcheck disable=SC2086
-	bench_wait_calls $(($(awk '{ s += $3 } END { print s + 0 }' <<<"$before") + N)) $ids
+	bench_wait_calls $(($(awk '{ s += $3 } END { print s + 0 }' <<<"$before") + N)) $IDS
 	# shellcheck disable=SC2086
-	after=$(bench_prog_stats $ids)
-	ax_stop "$pid" INT
+	after=$(bench_prog_stats $IDS)
 	while read -r id rt cnt name; do
 		read -r _ r0 c0 _ < <(grep "^$id " <<<"$before")
 		rt=$((rt - r0))
@@ -78,37 +81,45 @@ measure() {
 	done <<<"$after"
 	bench_add "$kind:total" "$(awk -v t=$total -v n="$N" 'BEGIN { printf "%.1f", t / n }')"
 	bench_add "$kind:flood_traced" "$fl"
-	bench_add "$kind:counted" "$(jq -s --arg ns "${P}b" '[.[] | select(.type == "nf_drop_count" and .netns_name == $ns) | .packets] | add // 0' "$B/nfdrop-$kind.out")"
 	NAMES=$(awk '{ print $4 }' <<<"$before")
 }
 
+# trace_stop: nfdrop's drops of this round (the drop flood's), at exit
+trace_stop() {
+	ax_stop "$TRACER" INT
+	bench_add counted "$(jq -s --arg ns "${P}b" '[.[] | select(.type == "nf_drop_count" and .netns_name == $ns) | .packets] | add // 0' "$B/nfdrop.out")"
+}
+
 for r in $(seq "$ROUNDS"); do
+	bench_add drop:flood_alone "$(flood $DROP_PORT)"
+	bench_add pass:flood_alone "$(flood $PASS_PORT)"
+	trace_start
+	measure drop $DROP_PORT
+	measure pass $PASS_PORT
+	trace_stop
 	for kind in drop pass; do
-		port=$DROP_PORT
-		[ $kind = drop ] || port=$PASS_PORT
-		bench_add "$kind:flood_alone" "$(flood $port)"
-		measure $kind $port
 		# three decimals: the pass flood's BPF time is a few % of its own
 		bench_add "$kind:ratio" "$(bench_ratio "${BENCH_SAMPLES[$kind:total]##* }" "${BENCH_SAMPLES[$kind:flood_alone]##* }" 3)"
 	done
 	echo "round $r: BPF time per packet / the flood's own cost: drop ${BENCH_SAMPLES[drop:ratio]##* }, pass ${BENCH_SAMPLES[pass:ratio]##* }"
 done
 
-how=$(grep -o '(.*)' "$B/nfdrop-drop.err" | head -1)
+how=$(grep -o '(.*)' "$B/nfdrop.err" | head -1)
 echo "nfdrop $how, $N packets per flood, median (min..max) of $ROUNDS rounds"
 for kind in drop pass; do
 	echo
-	echo "$kind flood: the flood alone $(bench_fig "$kind:flood_alone") ns/packet, with nfdrop $(bench_fig "$kind:flood_traced") ns/packet; counted $(bench_fig "$kind:counted") drops"
+	echo "$kind flood: the flood alone $(bench_fig "$kind:flood_alone") ns/packet, with nfdrop $(bench_fig "$kind:flood_traced") ns/packet"
 	for name in $NAMES; do
 		printf '  %-20s %10s calls %9s ns/call\n' "$name" \
 			"$(bench_pick "$kind:$name:cnt" median)" "$(bench_fig "$kind:$name:ns")"
 	done
 	echo "  BPF time per flood packet: $(bench_fig "$kind:total") ns = $(bench_fig "$kind:ratio") of the flood's own cost per packet"
 done
+echo "nfdrop counted $(bench_fig counted) drops of each drop flood's $N"
 where="host, kfree_skb"
 [ "${AGENTXDP_VM:-}" != 1 ] || where="guest, $(grep -q fexit <<<"$how" && echo fexit || echo kfree_skb)"
-bench_result nfdrop "drop flood BPF time / flood's own ($where)" drop:ratio "-"
-bench_result nfdrop "pass flood BPF time / flood's own ($where)" pass:ratio "-"
+bench_result nfdrop "drop flood: BPF time / flood's ($where)" drop:ratio "-"
+bench_result nfdrop "pass flood: BPF time / flood's ($where)" pass:ratio "-"
 
 # the fexit path, where the kernel allows it: Debian's 6.1 in the guest
 [ "${AGENTXDP_VM:-}" != 1 ] || exit 0
@@ -119,7 +130,7 @@ fi
 echo
 echo "== nfdrop in the Soft-RoCE guest (fexit path; emulated CPU: compare ratios, not nanoseconds)"
 rc=0
-tests/vm/run --timeout 600 --env N="${GUEST_N:-20000}" --env ROUNDS="$ROUNDS" \
+tests/vm/run --timeout 600 --env N="${GUEST_N:-5000}" --env ROUNDS="$ROUNDS" \
 	${AX_BENCH_SUMMARY:+--env AX_BENCH_SUMMARY="$AX_BENCH_SUMMARY"} -- bash bench/nfdrop.sh || rc=$?
 case $rc in
 0) ;;

@@ -10,12 +10,12 @@
 # guest cannot be built or booted it says so and exits 0 (a benchmark never
 # fails a build on its environment).
 #
-# Environment: ROUNDS (3), ITERS (400), SIZE (65536). AX_BENCH_QUICK=1
+# Environment: ROUNDS (3), ITERS (100), SIZE (65536). AX_BENCH_QUICK=1
 # skips it on the host (minutes in the guest, not seconds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3}
-ITERS=${ITERS:-400}
+ITERS=${ITERS:-100}
 SIZE=${SIZE:-65536}
 
 source tests/lib/common.bash
@@ -53,25 +53,35 @@ trap cleanup EXIT
 scripts/testbed.sh up >/dev/null
 sysctl -q kernel.bpf_stats_enabled=1
 
-# ib_write_bw rxe-a -> rxe-b; prints the average bandwidth in MB/s
-write_bw() {
-	local spid bw
+# ib_write_bw rxe-a -> rxe-b once; prints the average bandwidth in MB/s
+write_bw_once() {
+	local spid bw end=$((SECONDS + 60))
 	timeout -k 3 300 stdbuf -oL ib_write_bw -d rxe-b -F -x 1 -p 18520 -n "$ITERS" -s "$SIZE" \
 		>"$B/server" 2>&1 </dev/null &
 	spid=$!
-	for _ in $(seq 100); do
-		ss -Hltn "sport = :18520" | grep -q . && break
+	# bounded in wall time: a turn takes far longer than 0.1 s here
+	until ss -Hltn "sport = :18520" | grep -q . || [ "$SECONDS" -gt "$end" ]; do
 		sleep 0.1
 	done
 	timeout -k 3 300 stdbuf -oL ib_write_bw -d rxe-a -F -x 1 -p 18520 -n "$ITERS" -s "$SIZE" \
 		10.10.0.2 >"$B/client" 2>&1 </dev/null || true
 	wait "$spid" 2>/dev/null || true
 	bw=$(awk '/#iterations/ { h = 1; next } h && $1 ~ /^[0-9]+$/ { print $4; exit }' "$B/client")
-	if [ -z "$bw" ]; then
-		echo "ib_write_bw gave no bandwidth; client and server said:" >&2
-		tail -n 5 "$B/client" "$B/server" >&2
-	fi
 	echo "${bw:-0}"
+}
+
+# write_bw: the bandwidth of one run that gave one. Under emulation a run
+# now and then ends with no figure or 0.00 MB/s (its clock); that run is
+# said and done again, not counted as a bandwidth of zero.
+write_bw() {
+	local bw try
+	for try in 1 2 3; do
+		bw=$(write_bw_once)
+		awk -v b="$bw" 'BEGIN { exit !(b > 0) }' && break
+		echo "ib_write_bw run $try gave no bandwidth ($bw); client and server said:" >&2
+		tail -n 5 "$B/client" "$B/server" >&2
+	done
+	echo "$bw"
 }
 
 # "name run_cnt run_time_ns" of rxeqp's programs
@@ -141,6 +151,6 @@ echo "median ratio: fentry $(median <<<"$RATIO_F"), kprobe $(median <<<"$RATIO_K
 for r in $RATIO_F; do bench_add fentry "$r"; done
 for r in $RATIO_K; do bench_add kprobe "$r"; done
 for r in $RATIO_L; do bench_add nolat "$r"; done
-bench_result rxeqp "ib_write_bw with/without rxeqp, fentry (guest)" fentry "-"
-bench_result rxeqp "ib_write_bw with/without rxeqp, kprobe (guest)" kprobe "-"
-bench_result rxeqp "ib_write_bw with/without rxeqp, --no-latency (guest)" nolat "-"
+bench_result rxeqp "MB/s with rxeqp / without (guest, fentry)" fentry "-"
+bench_result rxeqp "MB/s with rxeqp / without (guest, --kprobe)" kprobe "-"
+bench_result rxeqp "MB/s with rxeqp / without (guest, --no-latency)" nolat "-"
