@@ -67,7 +67,7 @@ figure() {
 	grep -qE '^  steady-state samples all taken \(1 = yes\): +1 \(1\.\.1\)$' "$OUT"
 }
 
-@test "rxedrop: counts and events mode against the bpftrace one-liner, and counts mode loses nothing" {
+@test "rxedrop: counts and events mode against the bpftrace one-liner, and what each counted" {
 	command -v bpftrace >/dev/null || skip "bpftrace not installed"
 	figure rxedrop "counts mode / bpftrace one-liner"
 	figure rxedrop "events mode / bpftrace one-liner"
