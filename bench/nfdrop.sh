@@ -23,9 +23,9 @@ NFDROP=${NFDROP:-$AX_BUILD/nfdrop}
 # per run: names and files of their own (a test and a make bench may
 # run at once)
 P=axnb$$
-B=$(mktemp -d)
 [ -x "$NFDROP" ] || { echo "bench/nfdrop.sh: $NFDROP not built (make)" >&2; exit 1; }
 [ -x "$AX_BUILD/udpflood" ] && [ -x "$BENCH_STATS" ] || { echo "$0: build first (make)" >&2; exit 1; }
+B=$(mktemp -d)
 cleanup() {
 	ax_cleanup
 	rm -rf "$B"
@@ -48,8 +48,8 @@ flood() {
 	awk -v n="$N" '{ for (i = 1; i <= NF; i++) if ($i ~ /^seconds=/) { split($i, s, "="); printf "%.1f", s[2] * 1e9 / n } }' <<<"$out"
 }
 
-# trace_start: nfdrop attached (one per round: a start takes many seconds
-# in the guest); TRACER and IDS, the programs its process holds
+# trace_start: nfdrop attached; TRACER and IDS, the programs its process
+# holds
 trace_start() {
 	: >"$B/nfdrop.err"
 	"$NFDROP" -j --roce >"$B/nfdrop.out" 2>>"$B/nfdrop.err" &
@@ -84,24 +84,40 @@ measure() {
 	NAMES=$(awk '{ print $4 }' <<<"$before")
 }
 
-# trace_stop: nfdrop's drops of this round (the drop flood's), at exit
+# trace_stop FLOODS: nfdrop's drops of the FLOODS drop floods it saw
 trace_stop() {
 	ax_stop "$TRACER" INT
-	bench_add counted "$(jq -s --arg ns "${P}b" '[.[] | select(.type == "nf_drop_count" and .netns_name == $ns) | .packets] | add // 0' "$B/nfdrop.out")"
+	echo "nfdrop counted $(jq -s --arg ns "${P}b" '[.[] | select(.type == "nf_drop_count" and .netns_name == $ns) | .packets] | add // 0' "$B/nfdrop.out") of $(($1 * N)) drop flood packets"
 }
 
-for r in $(seq "$ROUNDS"); do
-	bench_add drop:flood_alone "$(flood $DROP_PORT)"
-	bench_add pass:flood_alone "$(flood $PASS_PORT)"
-	trace_start
-	measure drop $DROP_PORT
-	measure pass $PASS_PORT
-	trace_stop
-	for kind in drop pass; do
-		# three decimals: the pass flood's BPF time is a few % of its own
-		bench_add "$kind:ratio" "$(bench_ratio "${BENCH_SAMPLES[$kind:total]##* }" "${BENCH_SAMPLES[$kind:flood_alone]##* }" 3)"
+# nth KEY I: round I's figure
+nth() {
+	local v
+	read -ra v <<<"${BENCH_SAMPLES[$1]}"
+	echo "${v[$2 - 1]}"
+}
+
+# Rounds per start of nfdrop: one on the host, interleaved with the floods
+# alone; all in the guest, where a start takes about 25 s
+PER=1
+[ "${AGENTXDP_VM:-}" != 1 ] || PER=$ROUNDS
+for ((r = 1; r <= ROUNDS; r += PER)); do
+	last=$((r + PER - 1 < ROUNDS ? r + PER - 1 : ROUNDS))
+	for ((i = r; i <= last; i++)); do
+		bench_add drop:flood_alone "$(flood $DROP_PORT)"
+		bench_add pass:flood_alone "$(flood $PASS_PORT)"
 	done
-	echo "round $r: BPF time per packet / the flood's own cost: drop ${BENCH_SAMPLES[drop:ratio]##* }, pass ${BENCH_SAMPLES[pass:ratio]##* }"
+	trace_start
+	for ((i = r; i <= last; i++)); do
+		measure drop $DROP_PORT
+		measure pass $PASS_PORT
+		for kind in drop pass; do
+			# three decimals: the pass flood's BPF time is a few % of its own
+			bench_add "$kind:ratio" "$(bench_ratio "$(nth "$kind:total" "$i")" "$(nth "$kind:flood_alone" "$i")" 3)"
+		done
+		echo "round $i: BPF time per packet / the flood's own cost: drop ${BENCH_SAMPLES[drop:ratio]##* }, pass ${BENCH_SAMPLES[pass:ratio]##* }"
+	done
+	trace_stop $((last - r + 1))
 done
 
 how=$(grep -o '(.*)' "$B/nfdrop.err" | head -1)
@@ -115,7 +131,6 @@ for kind in drop pass; do
 	done
 	echo "  BPF time per flood packet: $(bench_fig "$kind:total") ns = $(bench_fig "$kind:ratio") of the flood's own cost per packet"
 done
-echo "nfdrop counted $(bench_fig counted) drops of each drop flood's $N"
 where="host, kfree_skb"
 [ "${AGENTXDP_VM:-}" != 1 ] || where="guest, $(grep -q fexit <<<"$how" && echo fexit || echo kfree_skb)"
 bench_result nfdrop "drop flood: BPF time / flood's ($where)" drop:ratio "-"

@@ -16,9 +16,9 @@ N=${N:-$(bench_size 200000 5000)}
 # per run: names and files of their own, so that two runs on one machine
 # (a test and a make bench) never meet
 P=axbr$$
-B=$(mktemp -d)
 [ -x "$AX_BUILD/udpflood" ] && [ -x "$AX_BUILD/rxedrop" ] && [ -x "$BENCH_STATS" ] ||
 	{ echo "$0: build first (make)" >&2; exit 1; }
+B=$(mktemp -d)
 
 mounted_tracefs=0
 # bpftrace reads tracepoint formats from tracefs

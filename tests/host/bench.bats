@@ -82,8 +82,8 @@ figure() {
 @test "nfdrop: BPF time per packet against the flood's own, for the drop and the pass flood" {
 	figure nfdrop "drop flood: BPF time / flood's (host, kfree_skb)"
 	figure nfdrop "pass flood: BPF time / flood's (host, kfree_skb)"
-	# the drop flood's packets were counted by nfdrop, in every round
-	grep -qE '^nfdrop counted [1-9][0-9]* \([1-9][0-9]*\.\.[1-9][0-9]*\) drops of each drop flood.s [1-9][0-9]*$' "$OUT"
+	# the drop floods' packets were counted by nfdrop
+	grep -qE '^nfdrop counted [1-9][0-9]* of [1-9][0-9]* drop flood packets$' "$OUT"
 }
 
 @test "the guest parts are skipped in quick mode, and the closing table says why" {
