@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Benchmark helper for bench/rocelat.sh (built by it with cc).
+ * Benchmark helper for bench/rocelat.sh (built by make).
  *
  *   rocelat_bench cost [N]          per-packet cost via BPF_PROG_TEST_RUN
- *   rocelat_bench steady OBJ [B]    the same handler with warm caches
- *                                   (bench/rocelat_steady.bpf.c, built by
- *                                   bench/rocelat.sh)
+ *   rocelat_bench steady OBJ [B]    rocelat_tc with warm caches, B batches
+ *                                   (OBJ: build/bench/rocelat_steady.bpf.o)
  *   rocelat_bench xdp-pass IFACE    hold an empty XDP program on IFACE
  *                                   (BPF link) until SIGINT/SIGTERM
  *
@@ -14,6 +13,8 @@
  * first run, the RoCE request (a new PSN every call) and the ACK that
  * completes it are timed one call at a time, N calls each, against the
  * empty program timed the same way. Ratios are to the empty program.
+ * These calls have repeat 1, so the XDP test run skips the dispatcher
+ * swap (and its RCU wait) that a repeat costs; the large repeats are six.
  */
 #include <errno.h>
 #include <signal.h>
