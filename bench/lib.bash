@@ -28,17 +28,33 @@ bench_add() {
 	BENCH_SAMPLES[$1]="${BENCH_SAMPLES[$1]:-} $2"
 }
 
+# bench_stat KEY: "median min max" of its rounds ("- - -" for none), in
+# one process: each one costs a good part of a second in the guest
+bench_stat() {
+	awk -v s="${BENCH_SAMPLES[$1]:-}" 'BEGIN {
+		n = split(s, v, " ")
+		if (!n) { print "- - -"; exit }
+		for (i = 2; i <= n; i++)	# insertion sort: a few rounds
+			for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+		print v[int((n + 1) / 2)], v[1], v[n] }'
+}
+
 # bench_pick KEY median|min|max
 bench_pick() {
-	tr ' ' '\n' <<<"${BENCH_SAMPLES[$1]:-}" | { grep . || true; } | sort -g |
-		awk -v w="$2" '{ v[NR] = $1 } END {
-			if (!NR) print "-"
-			else print (w == "min" ? v[1] : w == "max" ? v[NR] : v[int((NR + 1) / 2)]) }'
+	local med min max
+	read -r med min max < <(bench_stat "$1")
+	case $2 in
+	min) echo "$min" ;;
+	max) echo "$max" ;;
+	*) echo "$med" ;;
+	esac
 }
 
 # bench_fig KEY: "median (min..max)"
 bench_fig() {
-	echo "$(bench_pick "$1" median) ($(bench_pick "$1" min)..$(bench_pick "$1" max))"
+	local med min max
+	read -r med min max < <(bench_stat "$1")
+	echo "$med ($min..$max)"
 }
 
 # bench_ratio A B [DECIMALS]: A / B with two decimals or DECIMALS (0 when
@@ -50,9 +66,10 @@ bench_ratio() {
 # bench_result BENCH FIGURE KEY TARGET: a figure of the closing table
 # (TARGET like "<= 2.5", ">= 0.9", or "-" for a figure shown as it is)
 bench_result() {
+	local med min max
 	[ -n "${AX_BENCH_SUMMARY:-}" ] || return 0
-	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$(bench_pick "$3" median)" \
-		"$(bench_pick "$3" min)" "$(bench_pick "$3" max)" "$4" >>"$AX_BENCH_SUMMARY"
+	read -r med min max < <(bench_stat "$3")
+	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$med" "$min" "$max" "$4" >>"$AX_BENCH_SUMMARY"
 }
 
 # bench_skipped BENCH WHY: the closing table says the bench did not run

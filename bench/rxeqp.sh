@@ -84,15 +84,16 @@ write_bw() {
 	echo "$bw"
 }
 
-# "name run_cnt run_time_ns" of rxeqp's programs
+# "name run_cnt ns_per_call" of rxeqp's programs (the division in jq: a
+# process per program costs seconds under emulation)
 prog_stats() {
 	bpftool prog show -j | jq -r '.[] | select(.name | startswith("rxeqp_")) |
-		"\(.name) \(.run_cnt // 0) \(.run_time_ns // 0)"' | sort
+		(.run_cnt // 0) as $c | ((.run_time_ns // 0) / (if $c > 0 then $c else 1 end) + 0.5 | floor) as $ns |
+		"\(.name) \($c) \($ns)"' | sort
 }
 
 declare -A BW COST CALLS
 median() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-minimum() { tr ' ' '\n' | grep . | sort -g | head -n1; }
 RATIO_F= RATIO_K= RATIO_L=
 
 for r in $(seq "$ROUNDS"); do
@@ -103,17 +104,14 @@ for r in $(seq "$ROUNDS"); do
 			[ "$mode" = nolat ] && args+=(--no-latency)
 			build/rxeqp "${args[@]}" >"$B/rxeqp.out" 2>"$B/rxeqp.err" &
 			TRACER=$!
-			for _ in $(seq 600); do
-				grep -q Tracing "$B/rxeqp.err" && break
-				kill -0 "$TRACER" 2>/dev/null || { cat "$B/rxeqp.err"; exit 1; }
-				sleep 0.1
-			done
+			ax_wait_for "$B/rxeqp.err" Tracing 120 >/dev/null ||
+				{ kill -INT "$TRACER"; exit 1; }
 		fi
 		bw=$(write_bw)
 		BW[$mode]="${BW[$mode]:-} $bw"
 		if [ -n "$TRACER" ]; then
 			while read -r name cnt ns; do
-				COST[$mode/$name]="${COST[$mode/$name]:-} $(awk -v c="$cnt" -v n="$ns" 'BEGIN { printf "%.0f", c ? n / c : 0 }')"
+				COST[$mode/$name]="${COST[$mode/$name]:-} $ns"
 				CALLS[$mode/$name]=$cnt
 			done < <(prog_stats)
 			kill -INT "$TRACER"
@@ -137,10 +135,16 @@ echo "rxeqp per-program cost during ib_write_bw -n $ITERS -s $SIZE (kernel $(una
 echo "ns/call = run_time_ns / run_cnt per round; min and median over $ROUNDS rounds (a vCPU"
 echo "descheduled by the host inflates a round's mean, never shrinks it: min is the estimate)"
 printf '%-7s %-28s %9s %10s %10s\n' MODE PROGRAM CALLS MIN_NS MEDIAN_NS
-for k in $(printf '%s\n' "${!COST[@]}" | sort); do
-	printf '%-7s %-28s %9s %10s %10s\n' "${k%%/*}" "${k#*/}" "${CALLS[$k]}" \
-		"$(minimum <<<"${COST[$k]}")" "$(median <<<"${COST[$k]}")"
-done
+# one awk for the table: "MODE/PROGRAM CALLS NS NS ..." a line
+for k in "${!COST[@]}"; do
+	echo "$k ${CALLS[$k]}${COST[$k]}"
+done | sort | awk '{
+	n = 0
+	for (i = 3; i <= NF; i++) v[++n] = $i
+	for (i = 2; i <= n; i++)
+		for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+	split($1, m, "/")
+	printf "%-7s %-28s %9s %10s %10s\n", m[1], m[2], $2, v[1], v[int((n + 1) / 2)] }'
 echo
 echo "ib_write_bw MB/s per round (nolat: fentry with --no-latency):"
 for m in none fentry kprobe nolat; do
