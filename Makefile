@@ -76,7 +76,11 @@ endif
 # test helpers for the Soft-RoCE VM tier, where libibverbs is there to build them
 VM_HELPERS := $(if $(wildcard /usr/include/infiniband/verbs.h),$(OUTPUT)/vm/rc_client)
 
-all: $(addprefix $(OUTPUT)/,$(TOOLS) $(EXTRA_PROGS)) $(UNIT_BINS) $(OUTPUT)/btfmin $(OUTPUT)/udpflood $(VM_HELPERS)
+# helpers of make bench (bench/*.sh), built with everything else so that a
+# bench never compiles while it measures
+BENCH_BINS := $(OUTPUT)/bench/rocelat_bench $(OUTPUT)/bench/rocelat_steady.bpf.o $(OUTPUT)/bench/bpfstat
+
+all: $(addprefix $(OUTPUT)/,$(TOOLS) $(EXTRA_PROGS)) $(UNIT_BINS) $(OUTPUT)/btfmin $(OUTPUT)/udpflood $(VM_HELPERS) $(BENCH_BINS)
 
 $(OUTPUT) $(OUTPUT)/lib $(OUTPUT)/tests:
 	$(Q)mkdir -p $@
@@ -148,6 +152,21 @@ btf-check: $(OUTPUT)/btfmin
 $(OUTPUT)/udpflood: tests/lib/udpflood.c | $(OUTPUT)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $(WARN) $(LDFLAGS) $< -o $@
+
+$(OUTPUT)/bench/rocelat_bench: bench/rocelat_bench.c $(OUTPUT)/rocelat.skel.h bpf/rocelat.h $(wildcard tests/unit/*.h)
+	$(call msg,BINARY,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit $(LDFLAGS) $< $(LDLIBS_BASE) -o $@
+
+$(OUTPUT)/bench/bpfstat: bench/bpfstat.c
+	$(call msg,BINARY,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(WARN) $(LDFLAGS) $< $(LDLIBS_BASE) -o $@
+
+$(OUTPUT)/bench/%.bpf.o: bench/%.bpf.c $(VMLINUX_HAVE)
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(OUTPUT)/vm/%: tests/vm/%.c
 	$(call msg,BINARY,$@)

@@ -61,8 +61,10 @@ start_rxeqp() {
 	shift
 	ax_bg "$RXEQP" "$@" >"$out" 2>"$out.err"
 	RXEQP_PID=$AX_LAST_PID
-	local i
-	for ((i = 0; i < 600; i++)); do	# loading takes seconds under emulation
+	# loading takes seconds under emulation: bounded in wall time, since a
+	# turn of this loop can take far longer than its 0.1 s there
+	local end=$((SECONDS + 120))
+	while [ "$SECONDS" -le "$end" ]; do
 		grep -qs Tracing "$out" "$out.err" && return 0
 		kill -0 "$RXEQP_PID" 2>/dev/null || break
 		sleep 0.1
@@ -70,6 +72,38 @@ start_rxeqp() {
 	echo "rxeqp did not start tracing:" >&2
 	cat "$out.err" "$out" >&2
 	return 1
+}
+
+# wait_gone FILE: until every QP that carried traffic in FILE (rxeqp -j
+# with an interval) has had its destruction reported. The applications
+# have exited by then, but rxe may still be tearing their QPs down; rxeqp
+# reports a QP destroyed once, then sums it into its device's qpn="other"
+# at the next collection (the one at exit at the latest). Waiting for that
+# record instead of a fixed sleep makes the end of the traffic an event.
+wait_gone() {
+	local end=$((SECONDS + 60))
+	until last_qps "$1" 2>/dev/null | jq -e -s \
+		'map(select(.tx_pkts + .rx_pkts > 0)) | length > 0 and all(.destroyed)' >/dev/null 2>&1; do
+		if [ "$SECONDS" -gt "$end" ]; then
+			echo "rxeqp did not report the QPs of $1 destroyed:" >&2
+			last_qps "$1" >&2
+			return 1
+		fi
+		sleep 0.2
+	done
+}
+
+# wait_listen PORT PID: until PID (a perftest server) listens on TCP PORT,
+# so that its client never connects too early
+wait_listen() {
+	local end=$((SECONDS + 60))
+	until ss -Hltn "sport = :$1" | grep -q .; do
+		if ! kill -0 "$2" 2>/dev/null || [ "$SECONDS" -gt "$end" ]; then
+			echo "perftest server did not listen on TCP port $1" >&2
+			return 1
+		fi
+		sleep 0.2
+	done
 }
 
 stop_rxeqp() { # stop_rxeqp PID: SIGINT, it must exit 0
@@ -119,7 +153,7 @@ sum_dev() { # sum_dev FILE IFNAME FIELD: summed over the QPs of one device
 	TESTBED_ITERS=$iters TESTBED_SIZE=65536 TESTBED_TIMEOUT=120 run "$TESTBED" traffic
 	echo "$output" | tail -n 3
 	[ "$status" -eq 0 ]
-	sleep 1.5
+	wait_gone "$out"
 	snap_counters "$BATS_TEST_TMPDIR/after"
 	stop_rxeqp "$RXEQP_PID"
 	last_qps "$out"
@@ -158,7 +192,12 @@ sum_dev() { # sum_dev FILE IFNAME FIELD: summed over the QPs of one device
 		[ "$(sum_dev "$out" "veth-$d" tx_pkts)" -eq "$(delta "$BATS_TEST_TMPDIR"/{before,after} "rxe-$d" sent_pkts)" ]
 		[ "$(sum_dev "$out" "veth-$d" rx_pkts)" -eq "$(delta "$BATS_TEST_TMPDIR"/{before,after} "rxe-$d" rcvd_pkts)" ]
 	done
-	[ "$(f "$B" dup_reqs)" -eq "$(delta "$BATS_TEST_TMPDIR"/{before,after} rxe-b duplicate_request)" ]
+	# rxeqp calls a request a duplicate when it is behind resp.psn as it is
+	# queued (check_psn, where rxe counts, is inlined): always one when the
+	# responder gets to it, but a retransmission queued behind its original
+	# becomes one only then. How many do depends on how fast the responder
+	# drains its queue, so: never more than rxe's, equal on a quiet machine
+	[ "$(f "$B" dup_reqs)" -le "$(delta "$BATS_TEST_TMPDIR"/{before,after} rxe-b duplicate_request)" ]
 	[ "$(f "$B" seq_err_nak_sent)" -eq "$(delta "$BATS_TEST_TMPDIR"/{before,after} rxe-b out_of_seq_request)" ]
 	[ "$(f "$A" retries)" -eq "$(delta "$BATS_TEST_TMPDIR"/{before,after} rxe-a completer_retry_err)" ]
 
@@ -186,12 +225,12 @@ sum_dev() { # sum_dev FILE IFNAME FIELD: summed over the QPs of one device
 	timeout -k 3 60 stdbuf -oL ib_send_lat -d rxe-b -x 1 -n "$n" -p 18516 >"$BATS_TEST_TMPDIR/server" 2>&1 &
 	spid=$!
 	AX_PIDS+=("$spid")
-	sleep 1
+	wait_listen 18516 "$spid"
 	run timeout -k 3 60 stdbuf -oL ib_send_lat -d rxe-a -x 1 -n "$n" -p 18516 10.10.0.2
 	echo "$output" | tail -n 3
 	[ "$status" -eq 0 ]
 	wait "$spid" || true
-	sleep 1.5
+	wait_gone "$out"
 	snap_counters "$BATS_TEST_TMPDIR/after"
 	stop_rxeqp "$jpid"
 	stop_rxeqp "$tpid"
@@ -215,11 +254,20 @@ sum_dev() { # sum_dev FILE IFNAME FIELD: summed over the QPs of one device
 	[ "$(delta "$BATS_TEST_TMPDIR"/{before,after} rxe-b rdma_recvs)" -eq "$n" ]
 	[ "$(sum_dev "$out" veth-a tx_pkts)" -eq "$(delta "$BATS_TEST_TMPDIR"/{before,after} rxe-a sent_pkts)" ]
 
-	# the table: a header and both QPs, RTS, with their peers, in 80 columns
+	# the table: a header and both QPs with their peers, in 80 columns.
+	# Whether an interval printed them alive ("RTS") depends on how long
+	# perftest ran; that rxeqp showed each destroyed in RTS ("RTS*") does
+	# not: perftest had destroyed them before rxeqp stopped, and the table
+	# at exit shows what the last interval did not.
 	cat "$tab"
 	grep -q '^QP  *STATE  *TX_PKT  *RX_PKT  *RETX  *TMO  *RNR  *SEQ  *DUP  *ERR  *P50us  *PEER$' "$tab"
-	grep -qE "^rxe-a/0x$(printf %x "$(f "$A" qpn)") +RTS .* 10\.10\.0\.2/0x$(printf %x "$(f "$B" qpn)")( |\$)" "$tab"
-	grep -qE "^rxe-b/0x$(printf %x "$(f "$B" qpn)") +RTS .* 10\.10\.0\.1/0x$(printf %x "$(f "$A" qpn)")( |\$)" "$tab"
+	local qa qb
+	qa=0x$(printf %x "$(f "$A" qpn)") qb=0x$(printf %x "$(f "$B" qpn)")
+	grep -qE "^rxe-a/$qa +RTS\* .* 10\.10\.0\.2/$qb( |\$)" "$tab"
+	grep -qE "^rxe-b/$qb +RTS\* .* 10\.10\.0\.1/$qa( |\$)" "$tab"
+	# ... once each: a destroyed QP leaves the table after that row
+	[ "$(grep -cE "^rxe-a/$qa +[A-Z]+\* " "$tab")" -eq 1 ]
+	[ "$(grep -cE "^rxe-b/$qb +[A-Z]+\* " "$tab")" -eq 1 ]
 	[ -z "$(awk 'length($0) > 80' "$tab")" ]
 }
 
@@ -252,7 +300,7 @@ sum_dev() { # sum_dev FILE IFNAME FIELD: summed over the QPs of one device
 	wait "$hpid" || true
 	cat "$BATS_TEST_TMPDIR/h.out"
 	grep -q '^done ok=4000 err=0 ' "$BATS_TEST_TMPDIR/h.out"
-	sleep 1.5
+	wait_gone "$out"
 	snap_counters "$BATS_TEST_TMPDIR/after"
 	stop_rxeqp "$epid"
 	stop_rxeqp "$jpid"
@@ -297,7 +345,7 @@ sum_dev() { # sum_dev FILE IFNAME FIELD: summed over the QPs of one device
 	[ "$status" -eq 3 ]
 	[[ $output == *"status=13 "* ]]	# IBV_WC_RNR_RETRY_EXC_ERR
 	read -r qa qb < <(sed -n 's/^ready qpn_a=\(0x[0-9a-f]*\) qpn_b=\(0x[0-9a-f]*\).*/\1 \2/p' <<<"$output")
-	sleep 1.5
+	wait_gone "$out"
 	snap_counters "$BATS_TEST_TMPDIR/after"
 	stop_rxeqp "$RXEQP_PID"
 	A=$(qp "$out" veth-a $((qa)))
@@ -337,7 +385,7 @@ sum_dev() { # sum_dev FILE IFNAME FIELD: summed over the QPs of one device
 	[ "$yrc" -eq 0 ]
 	dropped=$(tc -s qdisc show dev veth-a | sed -n 's/.*(dropped \([0-9]*\),.*/\1/p')
 	tc qdisc del dev veth-a root
-	sleep 1.5
+	wait_gone "$out"
 	stop_rxeqp "$RXEQP_PID"
 	read -r xa xb < <(sed -n 's/^ready qpn_a=\(0x[0-9a-f]*\) qpn_b=\(0x[0-9a-f]*\).*/\1 \2/p' "$BATS_TEST_TMPDIR/x.out")
 	read -r ya yb < <(sed -n 's/^ready qpn_a=\(0x[0-9a-f]*\) qpn_b=\(0x[0-9a-f]*\).*/\1 \2/p' "$BATS_TEST_TMPDIR/y.out")
@@ -380,7 +428,7 @@ sum_dev() { # sum_dev FILE IFNAME FIELD: summed over the QPs of one device
 	echo "$output"
 	[ "$status" -eq 0 ]
 	read -r qa qb < <(sed -n 's/^ready qpn_a=\(0x[0-9a-f]*\) qpn_b=\(0x[0-9a-f]*\).*/\1 \2/p' <<<"$output")
-	sleep 1.5
+	wait_gone "$out"
 	stop_rxeqp "$jpid"
 	stop_rxeqp "$epid"
 	A=$(qp "$out" veth-a $((qa)))

@@ -1,0 +1,104 @@
+#!/usr/bin/env bats
+# make bench in quick mode (bench/run --quick): every bench runs and prints
+# its figures, each a real, non-zero, well-formed number with its spread
+# over the rounds, and the closing table has every figure. Never the
+# numbers' values: a benchmark measures, it does not pass or fail on one.
+# The guest parts (rxeqp, nfdrop's fexit path) are skipped on the host in
+# quick mode, with the reason in the table.
+
+load ../lib/common
+
+
+# the namespaces and processes a bench would leave behind
+leftovers() {
+	ip netns list | awk '{ print $1 }' | grep -E '^ax(br|lb|nb)[0-9]+[ab]$' || true
+	pgrep -f "$AX_BUILD/bench/bpfstat hold" || true
+}
+
+setup_file() {
+	ax_file_needs bpftool jq nft "$AX_BUILD/bench/rocelat_bench" "$AX_BUILD/bench/bpfstat" || return 0
+	leftovers >"$BATS_FILE_TMPDIR/before"
+	# once for the whole file: the tests read what this run printed, and
+	# its own summary (not the one of a make bench running meanwhile)
+	AX_BENCH_SUMMARY=$BATS_FILE_TMPDIR/summary.tsv "$AX_ROOT/bench/run" --quick >"$BATS_FILE_TMPDIR/out" 2>&1
+	echo $? >"$BATS_FILE_TMPDIR/rc"
+	leftovers >"$BATS_FILE_TMPDIR/after"
+}
+
+setup() {
+	ax_file_skip
+	OUT=$BATS_FILE_TMPDIR/out
+	SUMMARY=$BATS_FILE_TMPDIR/summary.tsv
+}
+
+# figure BENCH NAME: that figure's row of the closing table, well-formed:
+# median, min and max numbers above zero, min <= median <= max, a target
+figure() {
+	local row
+	row=$(awk -F'\t' -v b="$1" -v f="$2" '$1 == b && $2 == f' "$SUMMARY")
+	[ -n "$row" ] || { echo "no figure '$2' of $1 in $SUMMARY:" >&2; cat "$SUMMARY" >&2; return 1; }
+	awk -F'\t' '
+	function num(x) { return x ~ /^[0-9]+(\.[0-9]+)?$/ && x + 0 > 0 }
+	{ ok = num($3) && num($4) && num($5) && $4 + 0 <= $3 + 0 && $3 + 0 <= $5 + 0 &&
+		$6 ~ /^(-|<= [0-9.]+|>= [0-9.]+)$/ }
+	END { exit !ok }' <<<"$row" || { echo "malformed: $row" >&2; return 1; }
+}
+
+@test "bench/run --quick runs every bench and exits 0" {
+	cat "$OUT"
+	[ "$(cat "$BATS_FILE_TMPDIR/rc")" -eq 0 ]
+	for b in nfdrop rocelat rxedrop rxeqp; do
+		grep -q "^=== bench/$b.sh: [0-9]* s$" "$OUT"
+	done
+	! grep -q 'failed' "$OUT"
+	grep -q '^=== summary' "$OUT"
+}
+
+@test "rocelat: cost per packet, steady state in clock reads and packets per second, each with its spread" {
+	figure rocelat "non-RoCE packet / empty XDP"
+	figure rocelat "request / empty XDP, one call each"
+	figure rocelat "ACK / empty XDP, one call each"
+	figure rocelat "own cost per request, clock reads"
+	figure rocelat "own cost per ACK, clock reads"
+	figure rocelat "timing floor / empty program"
+	figure rocelat "pps rocelat / no program"
+	figure rocelat "pps rocelat --skb-mode / no program"
+	# every steady-state request was answered and timed, in every round
+	grep -qE '^  steady-state samples all taken \(1 = yes\): +1 \(1\.\.1\)$' "$OUT"
+}
+
+@test "rxedrop: counts and events mode against the bpftrace one-liner, and what each counted" {
+	command -v bpftrace >/dev/null || skip "bpftrace not installed"
+	figure rxedrop "counts mode / bpftrace one-liner"
+	figure rxedrop "events mode / bpftrace one-liner"
+	# ns per call of all three, non-zero
+	for m in "counts mode" "events mode" "bpftrace one-liner"; do
+		grep -qE "^  $m: +[0-9.]*[1-9][0-9.]* \([0-9.]+\.\.[0-9.]+\)$" "$OUT"
+	done
+	# what each mode counted and printed, in every round
+	grep -qE '^counts mode counted [1-9][0-9]* \([1-9][0-9]*\.\.[1-9][0-9]*\); events mode printed [1-9][0-9]* \([1-9][0-9]*\.\.[1-9][0-9]*\), lost [0-9]+ \([0-9]+\.\.[0-9]+\)$' "$OUT"
+}
+
+@test "nfdrop: BPF time per packet against the flood's own, for the drop and the pass flood" {
+	figure nfdrop "drop flood: BPF time / flood's (host, kfree_skb)"
+	figure nfdrop "pass flood: BPF time / flood's (host, kfree_skb)"
+	# the drop floods' packets were counted by nfdrop
+	grep -qE '^nfdrop counted [1-9][0-9]* of [1-9][0-9]* drop flood packets$' "$OUT"
+}
+
+@test "the guest parts are skipped in quick mode, and the closing table says why" {
+	awk -F'\t' '$1 == "rxeqp" && $2 ~ /^skipped: quick mode: needs the Soft-RoCE guest/' "$SUMMARY" | grep -q .
+	awk -F'\t' '$1 == "nfdrop" && $2 ~ /^skipped: fexit path: quick mode/' "$SUMMARY" | grep -q .
+	grep -qE '^rxeqp +skipped: quick mode' "$OUT"
+}
+
+@test "the closing table lists every figure of the summary, one row each" {
+	local rows
+	rows=$(sed -n '/^=== summary/,$p' "$OUT" | tail -n +3 | wc -l)
+	[ "$rows" -eq "$(wc -l <"$SUMMARY")" ]
+	sed -n '/^=== summary/,$p' "$OUT" | sed -n 2p | grep -qE '^BENCH +FIGURE +MEDIAN +MIN\.\.MAX +TARGET +MET$'
+}
+
+@test "the benches leave no namespace and no process behind" {
+	diff "$BATS_FILE_TMPDIR/before" "$BATS_FILE_TMPDIR/after"
+}
