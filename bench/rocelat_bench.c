@@ -91,6 +91,51 @@ static double trimmed_mean(__u32 *v, int n)
 	return s / (hi - lo);
 }
 
+/*
+ * inner (an Ethernet frame of len bytes) as a switch's ERSPAN type III
+ * mirror would send it: outer Ethernet + IPv4 (GRE) + GRE with a sequence
+ * number (protocol 0x22EB) + the 12-byte ERSPAN III header, version 2,
+ * session 7, a 100 ns timestamp (Gra 01). Returns the frame's length.
+ */
+static int erspan3_wrap(const uint8_t *inner, int len, uint8_t *out, int cap)
+{
+	static const uint8_t eth[14] = { 2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00 };
+	int hdr = 14 + 20 + 8 + 12, tot = 20 + 8 + 12 + len;
+	uint8_t *ip = out + 14, *gre = ip + 20, *ers = gre + 8;
+
+	if (hdr + len > cap)
+		return -1;
+	memcpy(out, eth, 14);
+	memset(ip, 0, 20);
+	ip[0] = 0x45;
+	ip[2] = tot >> 8;
+	ip[3] = tot;
+	ip[8] = 64;
+	ip[9] = 47;				/* GRE */
+	memcpy(ip + 12, (uint8_t[]){ 192, 0, 2, 10 }, 4);
+	memcpy(ip + 16, (uint8_t[]){ 192, 0, 2, 99 }, 4);
+	memcpy(gre, (uint8_t[]){ 0x10, 0x00, 0x22, 0xEB, 0, 0, 0, 1 }, 8);
+	memset(ers, 0, 12);
+	ers[0] = 0x20;				/* version 2: type III */
+	ers[3] = 7;				/* session ID */
+	memcpy(ers + 4, (uint8_t[]){ 0x00, 0x01, 0x86, 0xA0 }, 4);
+	ers[11] = 0x02;				/* Gra 01: 100 ns */
+	memcpy(out + hdr, inner, len);
+	return hdr + len;
+}
+
+static __u64 counter_sum(int fd, int idx);
+
+/* rocelat reading mirror sessions (--mirror, -r): its parser decapsulates */
+static int load_decap(struct rocelat_bpf **obj)
+{
+	*obj = rocelat_bpf__open();
+	if (!*obj)
+		return -1;
+	(*obj)->rodata->targ_decap = true;
+	return rocelat_bpf__load(*obj);
+}
+
 static int cost(int n)
 {
 	struct rocelat_bpf *obj = rocelat_bpf__open();
@@ -101,14 +146,17 @@ static int cost(int n)
 	struct pkt_spec s_ack = { .saddr = "10.0.0.2", .daddr = "10.0.0.1",
 				  .opcode = ROCE_ACKNOWLEDGE, .syndrome = 0x1f,
 				  .dqpn = 0x111 };
-	int len_other, len_req, len_ack, efd, rfd, repeat = 1000000;
-	double e_rep, o_rep, e1, r1, a1;
-	__u32 *ve, *vr, *va;
+	int len_other, len_req, len_ack, len_ers, efd, rfd, dfd, repeat = 1000000;
+	double e_rep, o_rep, e1, r1, a1, d1, x1;
+	__u32 *ve, *vr, *va, *vd, *vx;
+	struct rocelat_bpf *dobj;
+	uint8_t ers[2048];
 
-	if (!obj || rocelat_bpf__load(obj)) {
+	if (!obj || rocelat_bpf__load(obj) || load_decap(&dobj)) {
 		fprintf(stderr, "rocelat_bench: load rocelat: %s\n", strerror(errno));
 		return 1;
 	}
+	dfd = bpf_program__fd(dobj->progs.rocelat_xdp);
 	efd = empty_xdp_prog();
 	rfd = bpf_program__fd(obj->progs.rocelat_xdp);
 	len_other = pkt_build(&s_other, other, sizeof(other));
@@ -116,7 +164,9 @@ static int cost(int n)
 	ve = calloc(n, sizeof(*ve));
 	vr = calloc(n, sizeof(*vr));
 	va = calloc(n, sizeof(*va));
-	if (!ve || !vr || !va)
+	vd = calloc(n, sizeof(*vd));
+	vx = calloc(n, sizeof(*vx));
+	if (!ve || !vr || !va || !vd || !vx)
 		return 1;
 
 	/* warm up, then the large-repeat pair, interleaved twice */
@@ -135,10 +185,20 @@ static int cost(int n)
 		ve[i] = run_once(efd, req, len_req);
 		vr[i] = run_once(rfd, req, len_req);
 		va[i] = run_once(rfd, ack, len_ack);
+		/* the same request to rocelat with decapsulation on, plain
+		 * and inside an ERSPAN III mirror session (two PSNs apart: two
+		 * flows of the decap object) */
+		s_req.psn = 2 * i;
+		len_req = pkt_build(&s_req, req, sizeof(req));
+		vd[i] = run_once(dfd, req, len_req);
+		len_ers = erspan3_wrap(req, len_req, ers, sizeof(ers));
+		vx[i] = run_once(dfd, ers, len_ers);
 	}
 	e1 = trimmed_mean(ve, n);
 	r1 = trimmed_mean(vr, n);
 	a1 = trimmed_mean(va, n);
+	d1 = trimmed_mean(vd, n);
+	x1 = trimmed_mean(vx, n);
 
 	printf("empty XDP program, repeat %d:     %7.1f ns/packet\n", repeat, e_rep);
 	printf("non-RoCE packet,   repeat %d:     %7.1f ns/packet  ratio %.2f (target <= 1.5)\n",
@@ -148,8 +208,20 @@ static int cost(int n)
 	       r1, r1 / e1);
 	printf("ACK completing it, per call:         %5.1f ns/packet  ratio %.2f (target <= 4)\n",
 	       a1, a1 / e1);
-	printf("RESULT cost_nonroce_ratio=%.2f cost_request_ratio=%.2f cost_ack_ratio=%.2f\n",
-	       o_rep / e_rep, r1 / e1, a1 / e1);
+	printf("request, decapsulation on, per call: %5.1f ns/packet  ratio %.2f to it off\n",
+	       d1, d1 / r1);
+	printf("request in ERSPAN III, per call:     %5.1f ns/packet  ratio %.2f to plain, decap off\n",
+	       x1, x1 / r1);
+	/* both kinds were RoCE requests to it, each a new PSN of its flow */
+	if (counter_sum(bpf_map__fd(dobj->maps.counters), RL_TRACKED) != 2ULL * n) {
+		fprintf(stderr, "rocelat_bench: the decapsulating rocelat tracked %llu of %d requests\n",
+			(unsigned long long)counter_sum(bpf_map__fd(dobj->maps.counters), RL_TRACKED),
+			2 * n);
+		return 1;
+	}
+	printf("RESULT cost_nonroce_ratio=%.2f cost_request_ratio=%.2f cost_ack_ratio=%.2f cost_decap_plain_ratio=%.2f cost_erspan3_ratio=%.2f\n",
+	       o_rep / e_rep, r1 / e1, a1 / e1, d1 / r1, x1 / r1);
+	rocelat_bpf__destroy(dobj);
 	close(efd);
 	rocelat_bpf__destroy(obj);
 	return 0;

@@ -17,11 +17,18 @@ leftovers() {
 
 setup_file() {
 	ax_file_needs bpftool jq nft "$AX_BUILD/bench/rocelat_bench" "$AX_BUILD/bench/bpfstat" || return 0
+	if [ -n "${AGENTXDP_VM:-}" ]; then
+		# make bench runs on a host; its guest parts are make bench's own
+		export AX_FILE_SKIP="the benches' quick mode runs on the host"
+		return 0
+	fi
 	leftovers >"$BATS_FILE_TMPDIR/before"
 	# once for the whole file: the tests read what this run printed, and
-	# its own summary (not the one of a make bench running meanwhile)
-	AX_BENCH_SUMMARY=$BATS_FILE_TMPDIR/summary.tsv "$AX_ROOT/bench/run" --quick >"$BATS_FILE_TMPDIR/out" 2>&1
-	echo $? >"$BATS_FILE_TMPDIR/rc"
+	# its own summary (not the one of a make bench running meanwhile);
+	# a failing run is a failing test below, not a failed setup_file
+	local rc=0
+	AX_BENCH_SUMMARY=$BATS_FILE_TMPDIR/summary.tsv "$AX_ROOT/bench/run" --quick >"$BATS_FILE_TMPDIR/out" 2>&1 || rc=$?
+	echo $rc >"$BATS_FILE_TMPDIR/rc"
 	leftovers >"$BATS_FILE_TMPDIR/after"
 }
 
