@@ -187,23 +187,6 @@ static __always_inline struct roce_flow_stats *flow_stats(struct pending_flow *p
 	return &pf->st;
 }
 
-/* what an answer completes, passed to the out-of-line helpers below */
-struct answer_ctx {
-	__u64 now;			/* 0 until first needed */
-	__u32 psn;
-	__u32 ifindex;
-	__u32 sample_psn;		/* PSN of the request being sampled */
-	__u32 span_hi;			/* READ RESPONSE FIRST: last PSN of its READ */
-	__u16 payload_len;
-	__u8 inclusive;			/* the PSN itself is answered */
-	__u8 fatal;			/* a fatal NAK ends its PSN and all later */
-	__u8 read_resp;			/* READ RESPONSE FIRST/ONLY: answers its READ */
-	__u8 atomic_ack;		/* ATOMIC ACKNOWLEDGE: answers its atomic */
-	__u8 egress;			/* the answer leaves this host (tc) */
-	__u8 has_span;
-	__u8 sw;			/* timed by the switch's clock: */
-	__u64 sw_ns;			/* the answer's time on it */
-};
 
 /*
  * The mirroring switch's time of a frame in ns (ERSPAN III, 100 ns ticks
@@ -717,11 +700,12 @@ static __always_inline void handle_answer(const struct pkt_info *pi,
 	struct roce_flow_stats *fs;
 	struct pending_flow *pf;
 	struct roce_qp_key ak;
-	struct answer_ctx ac = {};
+	struct answer_ctx *ac = &cnt->ac;
 	__u32 learned_qpn = 0;
 	int done, learned = 0;
 
 	cnt->c[ack ? RL_ACKS : RL_READ_RESP]++;
+	__builtin_memset(ac, 0, sizeof(*ac));
 	if (pi->flags & PKT_F_AETH) {
 		kind = pi->syndrome >> 5;
 		code = ROCE_AETH_CODE(pi->syndrome);
@@ -771,49 +755,49 @@ static __always_inline void handle_answer(const struct pkt_info *pi,
 	if (pf->flags & FLOW_SWITCH_CLOCK) {
 		__u64 wrap;
 
-		ac.sw = switch_time(pi, &ac.sw_ns, &wrap);
-		if (!ac.sw) {
+		ac->sw = switch_time(pi, &ac->sw_ns, &wrap);
+		if (!ac->sw) {
 			/* nothing to time it with: its requests wait for a
 			 * later (cumulative) answer or time out */
 			cnt->c[RL_NO_SWITCH_TIME]++;
 			return;
 		}
-		pf->sw_last = ac.sw_ns;
+		pf->sw_last = ac->sw_ns;
 		pf->arr_last = now_ns();
 	}
-	ac.psn = pi->psn;
-	ac.ifindex = ifindex;
-	ac.payload_len = pi->payload_len;
-	ac.inclusive = kind == ROCE_AETH_ACK;
-	ac.fatal = kind == ROCE_AETH_NAK && code != ROCE_NAK_PSN_SEQ_ERR;
-	ac.read_resp = read_first;
-	ac.atomic_ack = op == ROCE_ATOMIC_ACK;
-	ac.egress = egress;
-	done = rocelat_complete(pf, &ac, cnt);
+	ac->psn = pi->psn;
+	ac->ifindex = ifindex;
+	ac->payload_len = pi->payload_len;
+	ac->inclusive = kind == ROCE_AETH_ACK;
+	ac->fatal = kind == ROCE_AETH_NAK && code != ROCE_NAK_PSN_SEQ_ERR;
+	ac->read_resp = read_first;
+	ac->atomic_ack = op == ROCE_ATOMIC_ACK;
+	ac->egress = egress;
+	done = rocelat_complete(pf, ac, cnt);
 	/* the responder's PSNs move on with its READ RESPONSEs: a READ
 	 * resumed part-way (at a PSN above its own) is then a retransmit */
 	if (op >= ROCE_READ_RESP_FIRST && op <= ROCE_READ_RESP_ONLY &&
 	    roce_psn_diff(pi->psn, pf->hi_psn) > 0)
 		pf->hi_psn = pi->psn;
-	if (ac.has_span && roce_psn_diff(ac.span_hi, pf->hi_psn) > 0)
-		pf->hi_psn = ac.span_hi & ROCE_PSN_MASK;
+	if (ac->has_span && roce_psn_diff(ac->span_hi, pf->hi_psn) > 0)
+		pf->hi_psn = ac->span_hi & ROCE_PSN_MASK;
 	if (kind != ROCE_AETH_RNR_NAK) {
-		__u32 una = ac.inclusive ? pi->psn + 1 : pi->psn;
+		__u32 una = ac->inclusive ? pi->psn + 1 : pi->psn;
 
 		if (roce_psn_diff(una, pf->una_psn) > 0)
 			pf->una_psn = una & ROCE_PSN_MASK;
 	}
 	if (done) {
-		if (!ac.now)
-			ac.now = ac.sw ? ac.sw_ns : now_ns();
-		pf->ans_ts = ac.now;
+		if (!ac->now)
+			ac->now = ac->sw ? ac->sw_ns : now_ns();
+		pf->ans_ts = ac->now;
 		pf->ans_psn = pi->psn;
 		pf->ans_ip_id = pi->ip_id;
 	} else if (first && kind == ROCE_AETH_ACK) {
 		/* the answer that just completed requests, seen again (a mirror
 		 * of both directions, a bridge's two ports) is no stray one */
 		if (pi->psn == pf->ans_psn && pi->ip_id == pf->ans_ip_id &&
-		    flow_age(pf, ac.sw ? ac.sw_ns : now_ns(), pf->ans_ts) < DUP_WINDOW_NS)
+		    flow_age(pf, ac->sw ? ac->sw_ns : now_ns(), pf->ans_ts) < DUP_WINDOW_NS)
 			cnt->c[RL_DUPLICATES]++;
 		else
 			cnt->c[RL_UNMATCHED]++;
@@ -848,51 +832,71 @@ static __always_inline void handle_cnp(const struct pkt_info *pi,
  * requester's QPN, its REP (matched by communication ID) the responder's.
  * An RC QP pair carries requests both ways, so both directions are paired.
  */
+/*
+ * RDMA CM, when the connection set-up is seen: the REQ names the
+ * requester's QPN, its REP (matched by communication ID) the responder's.
+ * An RC QP pair carries requests both ways, so both directions are paired.
+ * attr is the MAD's attribute, id the REQ's communication ID or the REP's
+ * remote one, qpn the sender's QPN.
+ */
+__noinline int rocelat_cm(const struct pkt_info *pi, struct rocelat_counters *cnt,
+			  __u32 attr, __u32 id, __u32 qpn)
+{
+	struct roce_qp_key k;
+	__u32 *req_qpn, rq;
+
+	if (!pi || !cnt)
+		return 0;
+	if (attr == ROCE_CM_ATTR_REQ) {
+		cnt->c[RL_CM_REQS]++;
+		qp_key_fill(&k, pi, false);
+		k.qpn = id;
+		bpf_map_update_elem(&cm_reqs, &k, &qpn, BPF_ANY);
+		return 0;
+	}
+	/* the REP goes responder -> requester */
+	qp_key_fill(&k, pi, true);
+	k.qpn = id;
+	req_qpn = bpf_map_lookup_elem(&cm_reqs, &k);
+	if (!req_qpn)
+		return 0;
+	rq = *req_qpn;
+	bpf_map_delete_elem(&cm_reqs, &k);
+	k.qpn = rq;			/* requester QP -> responder QP */
+	bpf_map_update_elem(&pairs, &k, &qpn, BPF_ANY);
+	qp_key_fill(&k, pi, false);	/* and the other way round */
+	k.qpn = qpn;
+	bpf_map_update_elem(&pairs, &k, &rq, BPF_ANY);
+	cnt->c[RL_CM_PAIRED]++;
+	return 0;
+}
+
+/* a CM MAD's fields, read here where the packet is: small loads into
+ * scalars, so the handler's stack holds no key (6.1 counts 512 bytes over
+ * the whole call chain) */
 static __always_inline void handle_cm(const struct pkt_cursor *c,
 				      const struct pkt_info *pi,
 				      struct rocelat_counters *cnt)
 {
-	/* small loads, not the whole message: the stack is shared with the
-	 * rest of the handler (6.1 counts 512 bytes over the call chain) */
-	__u32 off = pi->payload_off, id, q, *req_qpn;
-	struct { __u8 base, class; } mc;
-	struct roce_qp_key k;
+	__u32 off = pi->payload_off, id;
 	__be16 attr;
-	__u8 b[4];
+	__u8 class, b[4];
 
-	if (pkt_load(c, off, &mc, sizeof(mc)) || mc.class != ROCE_MAD_CLASS_CM ||
+	if (pkt_load(c, off + 1, &class, 1) || class != ROCE_MAD_CLASS_CM ||
 	    pkt_load(c, off + 16, &attr, sizeof(attr)))
 		return;
 	off += ROCE_MAD_HDR_LEN;
 	if (attr == bpf_htons(ROCE_CM_ATTR_REQ)) {
 		if (pkt_load(c, off, &id, 4) || pkt_load(c, off + ROCE_CM_REQ_QPN, b, 4))
 			return;
-		cnt->c[RL_CM_REQS]++;
-		qp_key_fill(&k, pi, false);
-		k.qpn = bpf_ntohl(id);
-		q = be24(b);
-		bpf_map_update_elem(&cm_reqs, &k, &q, BPF_ANY);
+	} else if (attr == bpf_htons(ROCE_CM_ATTR_REP)) {
+		if (pkt_load(c, off + ROCE_CM_REP_REMOTE_ID, &id, 4) ||
+		    pkt_load(c, off + ROCE_CM_REP_QPN, b, 4))
+			return;
+	} else {
 		return;
 	}
-	if (attr != bpf_htons(ROCE_CM_ATTR_REP) ||
-	    pkt_load(c, off + ROCE_CM_REP_REMOTE_ID, &id, 4) ||
-	    pkt_load(c, off + ROCE_CM_REP_QPN, b, 4))
-		return;
-	/* the REP goes responder -> requester */
-	qp_key_fill(&k, pi, true);
-	k.qpn = bpf_ntohl(id);
-	req_qpn = bpf_map_lookup_elem(&cm_reqs, &k);
-	if (!req_qpn)
-		return;
-	id = *req_qpn;
-	q = be24(b);
-	bpf_map_delete_elem(&cm_reqs, &k);
-	k.qpn = id;			/* requester QP -> responder QP */
-	bpf_map_update_elem(&pairs, &k, &q, BPF_ANY);
-	qp_key_fill(&k, pi, false);	/* and the other way round */
-	k.qpn = q;
-	bpf_map_update_elem(&pairs, &k, &id, BPF_ANY);
-	cnt->c[RL_CM_PAIRED]++;
+	rocelat_cm(pi, cnt, bpf_ntohs(attr), bpf_ntohl(id), be24(b));
 }
 
 /*

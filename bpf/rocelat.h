@@ -70,12 +70,33 @@ enum rocelat_counter {
 	RL_NR,
 };
 
+/* BPF side: what an answer completes, passed to the out-of-line helpers
+ * of bpf/rocelat.bpf.c (per-CPU scratch below; user space never reads it) */
+struct answer_ctx {
+	__u64 now;			/* 0 until first needed */
+	__u32 psn;
+	__u32 ifindex;
+	__u32 sample_psn;		/* PSN of the request being sampled */
+	__u32 span_hi;			/* READ RESPONSE FIRST: last PSN of its READ */
+	__u16 payload_len;
+	__u8 inclusive;			/* the PSN itself is answered */
+	__u8 fatal;			/* a fatal NAK ends its PSN and all later */
+	__u8 read_resp;			/* READ RESPONSE FIRST/ONLY: answers its READ */
+	__u8 atomic_ack;		/* ATOMIC ACKNOWLEDGE: answers its atomic */
+	__u8 egress;			/* the answer leaves this host (tc) */
+	__u8 has_span;
+	__u8 sw;			/* timed by the switch's clock: */
+	__u64 sw_ns;			/* the answer's time on it */
+};
+
 /* per-CPU: the counters and the log2 histograms of all samples */
 struct rocelat_counters {
 	__u64 c[RL_NR];
 	struct hist hist;	/* round trips (and samples of unknown direction) */
 	struct hist turn_hist;	/* local turnarounds */
-	struct pkt_info pi;	/* scratch: the packet being handled */
+	struct pkt_info pi;	/* scratch: the packet being handled, */
+	struct answer_ctx ac;	/* and what it answers: off the stack, which
+				 * 6.1 limits to 512 bytes over the call chain */
 };
 
 /*

@@ -17,14 +17,7 @@ PY=/usr/bin/python3
 
 setup_file() {
 	ax_file_needs "$RL" tshark jq || return 0
-	if [ -n "${AGENTXDP_VM:-}" ]; then
-		export AX_FILE_SKIP="user space and BPF_PROG_TEST_RUN only: the host runs it"
-		return 0
-	fi
-	if ! "$PY" -c 'import scapy.contrib.roce' 2>/dev/null; then
-		export AX_FILE_SKIP="python3-scapy not installed"
-		return 0
-	fi
+	ax_file_needs_captures "user space and BPF_PROG_TEST_RUN only" || return 0
 	export CAP=$BATS_FILE_TMPDIR/cap
 	mkdir -p "$CAP"
 	"$PY" "$AX_ROOT/tests/lib/roce_captures.py" "$CAP" 2>/dev/null

@@ -25,14 +25,7 @@ SWITCH_CLOCKED="connectx_erspan3 faults_erspan3 faults_erspan3_1588_v6 connectx_
 
 setup_file() {
 	ax_file_needs "$RL" tshark jq || return 0
-	if [ -n "${AGENTXDP_VM:-}" ]; then
-		export AX_FILE_SKIP="user space, BPF_PROG_TEST_RUN and a VXLAN on a veth: the host runs it"
-		return 0
-	fi
-	if ! "$PY" -c 'import scapy.contrib.roce, scapy.contrib.erspan' 2>/dev/null; then
-		export AX_FILE_SKIP="python3-scapy not installed"
-		return 0
-	fi
+	ax_file_needs_captures "user space, BPF_PROG_TEST_RUN and a VXLAN on a veth" || return 0
 	export CAP=$BATS_FILE_TMPDIR/cap
 	mkdir -p "$CAP"
 	"$PY" "$AX_ROOT/tests/lib/mirror_captures.py" "$CAP" 2> "$CAP/mirror_captures.err"

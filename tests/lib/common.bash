@@ -135,6 +135,19 @@ ax_file_needs() {
 	[ -z "$why" ]
 }
 
+# ax_file_needs_captures WHY: in setup_file after ax_file_needs, for suites
+# that build captures with scapy (/usr/bin/python3: the python3 on PATH may
+# lack it) and read them back on the host; WHY says why the guest skips
+# (emulated, scapy takes minutes). False when the file cannot run.
+ax_file_needs_captures() {
+	if [ -n "${AGENTXDP_VM:-}" ]; then
+		export AX_FILE_SKIP="$1: the host runs it"
+	elif ! /usr/bin/python3 -c 'import scapy.contrib.roce, scapy.contrib.erspan' 2>/dev/null; then
+		export AX_FILE_SKIP="python3-scapy not installed"
+	fi
+	[ -z "${AX_FILE_SKIP:-}" ]
+}
+
 # in setup(): skip when setup_file found the file cannot run here
 ax_file_skip() {
 	[ -z "${AX_FILE_SKIP:-}" ] || skip "$AX_FILE_SKIP"
