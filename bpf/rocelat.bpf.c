@@ -145,7 +145,7 @@ static __always_inline void qp_key_fill(struct roce_qp_key *k,
 #define ST_WORDS	(sizeof(struct roce_flow_stats) / sizeof(__u64))
 
 struct stats_zero {
-	struct pending_flow *pf;
+	struct roce_flow_stats *st;
 };
 
 static long stats_zero_word(__u64 i, void *data)
@@ -154,37 +154,38 @@ static long stats_zero_word(__u64 i, void *data)
 
 	if (i >= ST_WORDS)
 		return 1;
-	((__u64 *)&z->pf->st)[i] = 0;
+	((__u64 *)z->st)[i] = 0;
 	return 0;
 }
 
 /* zeroing 5 KiB is too much for an inline memset: a word per loop step
  * (once per flow and reporting interval) */
-__noinline int rocelat_stats_reset(struct pending_flow *pf)
+__noinline int rocelat_stats_reset(struct pending_flow *pf, __u32 buf)
 {
-	struct stats_zero z = { pf };
+	struct stats_zero z;
 
 	if (!pf)
 		return 0;
+	z.st = &pf->st[buf & 1];
 	bpf_loop(ST_WORDS, stats_zero_word, &z, 0);
 	return 0;
 }
 
 /*
- * The flow's statistics, zeroed first when a new reporting interval has
- * begun. Both hooks may do this: an update racing the zeroing on another
- * CPU can be lost (once per flow and interval at most).
+ * The flow's statistics of the current reporting interval, in the buffer
+ * of its parity, zeroed first when the interval is new to it. Both hooks
+ * may do this: an update racing the zeroing on another CPU can be lost
+ * (once per flow and interval at most).
  */
 static __always_inline struct roce_flow_stats *flow_stats(struct pending_flow *pf)
 {
-	__u32 epoch = stats_epoch;
+	__u32 epoch = stats_epoch, buf = epoch & 1;
 
-	if (!(pf->flags & FLOW_ST_VALID) || pf->st_epoch != epoch) {
-		rocelat_stats_reset(pf);
-		pf->st_epoch = epoch;
-		pf->flags |= FLOW_ST_VALID;
+	if (pf->st_epoch[buf] != epoch + 1) {
+		rocelat_stats_reset(pf, buf);
+		pf->st_epoch[buf] = epoch + 1;
 	}
-	return &pf->st;
+	return &pf->st[buf];
 }
 
 

@@ -146,7 +146,6 @@ struct pending_slot {
 
 #define FLOW_HI_VALID	0x01	/* hi_psn and una_psn hold PSNs */
 #define FLOW_PAIRED	0x02	/* req_qpn is known */
-#define FLOW_ST_VALID	0x04	/* st counts in interval st_epoch */
 #define FLOW_SWITCH_CLOCK 0x08	/* timed by the mirroring switch's clock */
 #define FLOW_CLOCK_SET	0x10	/* the clock was chosen (first request) */
 
@@ -178,9 +177,11 @@ struct roce_flow_stats {
 /*
  * A flow's state, one entry of the pending map keyed by its roce_qp_key:
  * the outstanding requests and the flow's statistics (st), so an answer
- * costs one lookup once its requester QP is paired. st belongs to
- * reporting interval st_epoch: when user space starts a new interval
- * (stats_epoch in .bss) the next update zeroes it first.
+ * costs one lookup once its requester QP is paired. The statistics are
+ * double-buffered by reporting interval: interval e counts in st[e & 1]
+ * (st_epoch[e & 1] == e + 1; the next update in a new interval zeroes the
+ * buffer first), so user space can step stats_epoch (.bss) and then read
+ * the interval just ended while the new one fills the other buffer.
  */
 struct pending_flow {
 	__u32 hi_psn;		/* highest request (or READ response) PSN seen */
@@ -189,7 +190,7 @@ struct pending_flow {
 	__u32 tail;		/* oldest slot that may be in use */
 	__u32 flags;		/* FLOW_* */
 	__u32 req_qpn;		/* the requester's QPN, once paired */
-	__u32 st_epoch;
+	__u32 st_epoch[2];	/* interval + 1 each buffer counts, 0: none */
 	__u16 sport;		/* UDP source port of the latest request (ECMP path) */
 	__u16 last_ip_id;	/* IPv4 ID of the latest request */
 	__u64 last_ts;		/* when the latest request was seen */
@@ -204,14 +205,14 @@ struct pending_flow {
 	__u64 sw_last;		/* switch clock: the latest frame's time on it */
 	__u64 arr_last;		/* ... and here: how the sweep tells its time */
 	struct pending_slot ring[PENDING_RING];
-	struct roce_flow_stats st;
+	struct roce_flow_stats st[2];
 };
 
 /* the flow statistics an entry holds for reporting interval epoch, if any */
 static inline const struct roce_flow_stats *
 pending_flow_stats(const struct pending_flow *pf, __u32 epoch)
 {
-	return (pf->flags & FLOW_ST_VALID) && pf->st_epoch == epoch ? &pf->st : 0;
+	return pf->st_epoch[epoch & 1] == epoch + 1 ? &pf->st[epoch & 1] : 0;
 }
 
 #endif

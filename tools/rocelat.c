@@ -131,7 +131,7 @@ static const struct argp_option opts[] = {
 	{ "timeout", OPT_TIMEOUT, "MS", 0,
 	  "A request unanswered this long is a timeout (default 1000)", 0 },
 	{ "max-flows", OPT_MAX_FLOWS, "N", 0,
-	  "Track at most N flows (responder QPs; default 4096, about 5.6 KiB "
+	  "Track at most N flows (responder QPs; default 4096, about 10 KiB "
 	  "of kernel memory each); more are evicted and counted", 0 },
 	{},
 };
@@ -403,8 +403,9 @@ static void flow_row_fill(struct flow_row *r)
 /*
  * The flows of this interval, worst first, from the pending map (a flow's
  * statistics live in its entry). With clear (per interval) the BPF side
- * starts a new interval (stats_epoch), zeroing each entry's statistics as
- * it next updates them. Also counts the live flows and requests.
+ * first starts a new interval (stats_epoch) in the other buffer of each
+ * entry, then the one just ended is read. Also counts the live flows and
+ * requests.
  */
 static int collect_flows(struct rocelat_bpf *obj, bool clear)
 {
@@ -413,6 +414,13 @@ static int collect_flows(struct rocelat_bpf *obj, bool clear)
 	struct roce_qp_key key, next, *prev = NULL;
 	static struct pending_flow pf;
 
+	if (clear) {
+		/* the next interval fills the other buffer from now on; a
+		 * program that read the old epoch just before finishes within
+		 * microseconds (BPF programs are not preempted): let it */
+		obj->bss->stats_epoch = epoch + 1;
+		usleep(2000);
+	}
 	live_flows = live_pending = 0;
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		const struct roce_flow_stats *st;
@@ -443,8 +451,6 @@ static int collect_flows(struct rocelat_bpf *obj, bool clear)
 		key = next;
 		prev = &key;
 	}
-	if (clear)
-		obj->bss->stats_epoch = epoch + 1;
 	qsort(rows, n, sizeof(rows[0]), cmp_rows);
 	return n;
 }
