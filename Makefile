@@ -124,13 +124,17 @@ $(OUTPUT)/%.o: tools/%.c $(OUTPUT)/%.skel.h bpf/%.h $(LIB_HDRS) | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-# a tool's further objects: tools/<tool>_<part>.c (nfdrop_evidence.c)
-$(OUTPUT)/nfdrop_%.o: tools/nfdrop_%.c $(wildcard tools/nfdrop_*.h) bpf/nfdrop.h $(LIB_HDRS) | $(OUTPUT)
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
-
-$(OUTPUT)/nfdrop: $(patsubst tools/%.c,$(OUTPUT)/%.o,$(wildcard tools/nfdrop_*.c))
-$(OUTPUT)/nfdrop.o: $(wildcard tools/nfdrop_*.h)
+# a tool's further objects: tools/<tool>_<part>.c (nfdrop_evidence.c), each
+# with the tool's headers tools/<tool>_*.h; the tool links them all in
+tool_parts = $(patsubst tools/%.c,$(OUTPUT)/%.o,$(wildcard tools/$(1)_*.c))
+define TOOL_PARTS
+$(OUTPUT)/$(1)_%.o: tools/$(1)_%.c $(wildcard tools/$(1)_*.h) $(OUTPUT)/$(1).skel.h bpf/$(1).h $(LIB_HDRS) | $(OUTPUT)
+	$$(call msg,CC,$$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $$< -o $$@
+$(OUTPUT)/$(1): $(call tool_parts,$(1))
+$(OUTPUT)/$(1).o: $(wildcard tools/$(1)_*.h)
+endef
+$(foreach t,$(TOOLS),$(eval $(call TOOL_PARTS,$(t))))
 
 $(addprefix $(OUTPUT)/,$(TOOLS)): $(OUTPUT)/%: $(OUTPUT)/%.o $(OUTPUT)/libagentxdp.a
 	$(call msg,BINARY,$@)
