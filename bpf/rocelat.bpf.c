@@ -21,7 +21,8 @@
  * overlap; when they do, the one candidate that sends from the answer's
  * own source port wins, as rxe's symmetric port has it; failing that,
  * nothing is learned and the answer is counted as ambiguous). After that
- * an answer costs two lookups: pairs, then pending.
+ * an answer costs two lookups: pairs (through a per-CPU cache of its
+ * recent entries), then pending.
  *
  * -r FILE runs this very program through BPF_PROG_TEST_RUN with the capture
  * time written to clock_ns before each packet (targ_offline); rocelat_sweep
@@ -51,6 +52,9 @@ __u64 clock_ns = 0;
 /* reporting interval; user space steps it to start a new one (flow stats
  * held in pending-map entries are zeroed lazily, at their next update) */
 __u32 stats_epoch = 0;
+/* steps with every change to the pairs map: the pairing caches' entries
+ * read before it are stale */
+__u32 pairs_gen = 0;
 
 /* sizes set by the loader from --max-flows */
 struct {
@@ -609,26 +613,31 @@ static long learn_try(__u64 i, void *data)
  * between the two addresses whose outstanding PSNs it covers. Windows
  * that overlap (QPs started at the same PSN, as test generators do) are
  * told apart by rxe's symmetric source port when exactly one candidate
- * sends from the answer's port. Learns the pairing and returns 1 with the
- * responder's QPN in *resp_qpn; 0 when no candidate matches, -1 when
- * several do (nothing learned). A global function may not return a map
- * value, and five arguments at most: the PSN's top byte carries the slack
- * a NAK gets (it may name the next PSN to send).
+ * sends from the answer's port. Learns the pairing and returns the
+ * responder's QPN (24 bits); LEARN_NONE when no candidate matches,
+ * LEARN_AMBIGUOUS when several do (nothing learned). A global function
+ * may not return a map value, and takes five arguments at most: the PSN's
+ * top byte carries the slack a NAK gets (it may name the next PSN to
+ * send). The QPN comes back as the return value, not through a pointer:
+ * a variable of the caller's would be one more stack slot in the deepest
+ * call chain (6.1 counts 512 bytes over it).
  */
+#define LEARN_NONE	(-1)
+#define LEARN_AMBIGUOUS	(-2)
+
 __noinline int rocelat_learn(const struct roce_qp_key *ak, __u32 psn_slack,
-			     __u32 sport, struct rocelat_counters *cnt,
-			     __u32 *resp_qpn)
+			     __u32 sport, struct rocelat_counters *cnt)
 {
 	struct learn_walk w = {};
 	struct pending_flow *found;
 
-	if (!ak || !cnt || !resp_qpn)
-		return 0;
+	if (!ak || !cnt)
+		return LEARN_NONE;
 	__builtin_memcpy(&w.fk, ak, sizeof(w.fk));
 	w.fk.qpn = 0;			/* the address pair's candidates */
 	w.q = bpf_map_lookup_elem(&cands, &w.fk);
 	if (!w.q)
-		return 0;
+		return LEARN_NONE;
 	w.n = w.q->n;
 	w.psn = psn_slack & ROCE_PSN_MASK;
 	w.slack = psn_slack >> 24;
@@ -641,22 +650,22 @@ __noinline int rocelat_learn(const struct roce_qp_key *ak, __u32 psn_slack,
 	}
 	if (w.matches > 1) {
 		cnt->c[RL_AMBIGUOUS]++;
-		return -1;
+		return LEARN_AMBIGUOUS;
 	}
 	if (!w.matches)
-		return 0;
+		return LEARN_NONE;
 	w.fk.qpn = w.found_qpn;
 	found = bpf_map_lookup_elem(&pending, &w.fk);
 	if (!found)
-		return 0;
+		return LEARN_NONE;
 	/* a key on the stack: 6.1 takes no argument memory as a map key */
 	w.fk.qpn = ak->qpn;
 	bpf_map_update_elem(&pairs, &w.fk, &w.found_qpn, BPF_ANY);
+	__sync_fetch_and_add(&pairs_gen, 1);
 	found->req_qpn = ak->qpn;
 	found->flags |= FLOW_PAIRED;
 	cnt->c[RL_LEARNED]++;
-	*resp_qpn = w.found_qpn;
-	return 1;
+	return w.found_qpn & ROCE_QPN_MASK;
 }
 
 /* the flow of responder QP resp_qpn that requester QP ak talks to (ak is
@@ -673,13 +682,53 @@ flow_of(struct roce_qp_key *ak, __u32 resp_qpn)
 	return pf;
 }
 
+static __always_inline bool qp_key_eq(const struct roce_qp_key *a,
+				      const struct roce_qp_key *b)
+{
+	const __u32 *x = (const __u32 *)a, *y = (const __u32 *)b;
+	__u32 d = 0, i;
+
+#pragma unroll
+	for (i = 0; i < sizeof(*a) / 4; i++)
+		d |= x[i] ^ y[i];
+	return !d;
+}
+
+/*
+ * The responder QPN paired with requester QP ak (PAIR_NONE: not paired):
+ * from this CPU's pairing cache when its entry is current, else from the
+ * pairs map (and cached). pairs_gen is read before the map: a pairing
+ * that changes meanwhile steps it after its update, which makes the entry
+ * stale.
+ */
+#define PAIR_NONE	(~0U)
+
+static __always_inline __u32 paired_qpn(const struct roce_qp_key *ak,
+					struct rocelat_counters *cnt)
+{
+	struct pair_cache_ent *e;
+	__u32 gen = *(volatile __u32 *)&pairs_gen + 1, *q, h;
+
+	h = ak->qpn ^ ak->session ^ *(const __u32 *)ak->req;
+	e = &cnt->pair_cache[(h ^ h >> 8) & (PAIR_CACHE - 1)];
+	if (e->gen == gen && qp_key_eq(&e->key, ak))
+		return e->resp_qpn;
+	q = bpf_map_lookup_elem(&pairs, ak);
+	if (!q)
+		return PAIR_NONE;
+	e->key = *ak;
+	e->resp_qpn = *q;
+	e->gen = gen;
+	return e->resp_qpn;
+}
+
 /* the flow an answer (or CNP) to requester QP ak belongs to, if paired */
 static __always_inline struct pending_flow *
-answer_flow(struct roce_qp_key *ak)
+answer_flow(struct roce_qp_key *ak, struct rocelat_counters *cnt)
 {
-	__u32 *resp_qpn = bpf_map_lookup_elem(&pairs, ak);
+	__u32 resp_qpn = paired_qpn(ak, cnt);
 
-	return resp_qpn ? flow_of(ak, *resp_qpn) : 0;
+	return resp_qpn != PAIR_NONE ? flow_of(ak, resp_qpn) : 0;
 }
 
 static __always_inline void handle_answer(const struct pkt_info *pi,
@@ -695,8 +744,7 @@ static __always_inline void handle_answer(const struct pkt_info *pi,
 	struct pending_flow *pf;
 	struct roce_qp_key ak;
 	struct answer_ctx *ac = &cnt->ac;
-	__u32 learned_qpn = 0;
-	int done, learned = 0;
+	int done, learned = LEARN_NONE;
 
 	cnt->c[ack ? RL_ACKS : RL_READ_RESP]++;
 	__builtin_memset(ac, 0, sizeof(*ac));
@@ -717,15 +765,15 @@ static __always_inline void handle_answer(const struct pkt_info *pi,
 	}
 
 	qp_key_fill(&ak, pi, true);
-	pf = answer_flow(&ak);
+	pf = answer_flow(&ak, cnt);
 	if (!pf && first) {
 		learned = rocelat_learn(&ak, pi->psn | (kind == ROCE_AETH_NAK) << 24,
-					pi->sport, cnt, &learned_qpn);
-		if (learned > 0)
-			pf = flow_of(&ak, learned_qpn);
+					pi->sport, cnt);
+		if (learned >= 0)
+			pf = flow_of(&ak, learned);
 	}
 	if (!pf) {
-		if (first && kind == ROCE_AETH_ACK && learned == 0)
+		if (first && kind == ROCE_AETH_ACK && learned == LEARN_NONE)
 			cnt->c[RL_UNMATCHED]++;
 		return;
 	}
@@ -815,7 +863,7 @@ static __always_inline void handle_cnp(const struct pkt_info *pi,
 	pf = bpf_map_lookup_elem(&pending, &k);
 	if (!pf) {
 		qp_key_fill(&k, pi, true);
-		pf = answer_flow(&k);
+		pf = answer_flow(&k, cnt);
 	}
 	if (pf)
 		__sync_fetch_and_add(&flow_stats(pf)->cnps, 1);
@@ -861,6 +909,7 @@ __noinline int rocelat_cm(const struct pkt_info *pi, struct rocelat_counters *cn
 	qp_key_fill(&k, pi, false);	/* and the other way round */
 	k.qpn = qpn;
 	bpf_map_update_elem(&pairs, &k, &rq, BPF_ANY);
+	__sync_fetch_and_add(&pairs_gen, 1);
 	cnt->c[RL_CM_PAIRED]++;
 	return 0;
 }

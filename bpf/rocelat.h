@@ -89,16 +89,6 @@ struct answer_ctx {
 	__u64 sw_ns;			/* the answer's time on it */
 };
 
-/* per-CPU: the counters and the log2 histograms of all samples */
-struct rocelat_counters {
-	__u64 c[RL_NR];
-	struct hist hist;	/* round trips (and samples of unknown direction) */
-	struct hist turn_hist;	/* local turnarounds */
-	struct pkt_info pi;	/* scratch: the packet being handled, */
-	struct answer_ctx ac;	/* and what it answers: off the stack, which
-				 * 6.1 limits to 512 bytes over the call chain */
-};
-
 /*
  * One responder QP seen from one requester address, through one mirror
  * session: a flow. The same layout keys the pairing map, with the
@@ -116,6 +106,32 @@ struct roce_qp_key {
 	__u8 req[16];		/* requester address (IPv4 in the first 4) */
 	__u8 resp[16];		/* responder address */
 };
+
+/*
+ * The pairing cache: a per-CPU direct-mapped copy of recent pairs-map
+ * entries, so that a paired answer's first lookup is an array slot and a
+ * key compare instead of a hash lookup. gen is pairs_gen + 1 when the
+ * entry was read (0: empty); any change to the pairs map steps pairs_gen.
+ */
+#define PAIR_CACHE		64
+
+struct pair_cache_ent {
+	__u32 gen;
+	__u32 resp_qpn;
+	struct roce_qp_key key;		/* qpn: the requester's */
+};
+
+/* per-CPU: the counters and the log2 histograms of all samples */
+struct rocelat_counters {
+	__u64 c[RL_NR];
+	struct hist hist;	/* round trips (and samples of unknown direction) */
+	struct hist turn_hist;	/* local turnarounds */
+	struct pkt_info pi;	/* scratch: the packet being handled, */
+	struct answer_ctx ac;	/* and what it answers: off the stack, which
+				 * 6.1 limits to 512 bytes over the call chain */
+	struct pair_cache_ent pair_cache[PAIR_CACHE];
+};
+
 
 /* --mirror-time */
 enum rocelat_mirror_time {

@@ -21,7 +21,7 @@ setup_file() {
 	export CAP=$BATS_FILE_TMPDIR/cap
 	mkdir -p "$CAP"
 	"$PY" "$AX_ROOT/tests/lib/roce_captures.py" "$CAP" 2>/dev/null
-	for s in connectx faults faults6 cm; do
+	for s in connectx faults faults6 cm cm_reconnect; do
 		"$RL" -r "$CAP/$s.pcap" -F -j -N > "$CAP/$s.out"
 	done
 }
@@ -134,6 +134,13 @@ check_tshark() {
 	run -0 "$RL" -r "$BATS_TEST_TMPDIR/nocm.pcap" -j
 	[ "$(jq -r 'select(.type=="counters") | .samples' <<< "$output")" -eq 0 ]
 	[ "$(jq -r 'select(.type=="counters") | .ambiguous_answers' <<< "$output")" -eq 100 ]
+}
+
+@test "RDMA CM re-pairs a requester QP with a new responder QP: every later answer goes to the new one" {
+	check_totals cm_reconnect
+	check_flows cm_reconnect
+	[ "$(tshark -r "$CAP/cm_reconnect.pcap" -Y 'infiniband.cm.rep.localqpn' -T fields \
+		-e infiniband.cm.rep.localqpn 2>/dev/null | tr '\n' ' ')" = "0x0004b1 0x0004c9 " ]
 }
 
 @test "20000 QPs into --max-flows 1000: bounded, and every flow pushed out is counted" {

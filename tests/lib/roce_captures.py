@@ -358,6 +358,38 @@ def cm(out):
     c.write(out + "/cm", tot)
 
 
+def cm_reconnect(out):
+    """A requester QP connected by RDMA CM to one responder QP, then, with
+    the same QPN, to another (a connection torn down and made again): the
+    second REP re-pairs it, and every later answer belongs to the new
+    responder QP, none to the old one (rocelat caches pairings per CPU:
+    a stale entry would credit them to the old flow)."""
+    rnd = random.Random(7)
+    c = Capture()
+    A, B = "10.4.1.1", "10.4.1.2"
+    deth = struct.pack("!II", 0x80010000, 1)
+    rq = 0x2a5
+    t = 1 * MS
+    tot = {"cm_requests": 2, "cm_paired": 2, "ambiguous_answers": 0,
+           "unmatched_answers": 0, "qps_paired": 0}
+    for n, (rs, psn, cid_a, cid_b) in enumerate([(0x4b1, 3000, 0xccc0001, 0xddd0001),
+                                                 (0x4c9, 3000, 0xccc0002, 0xddd0002)]):
+        c.pkt(t, A, B, 49999, BTH(opcode=0x64, dqpn=1, psn=0), deth + cm_req(cid_a, rq, psn))
+        c.pkt(t + 300 * US, B, A, 49998, BTH(opcode=0x64, dqpn=1, psn=0),
+              deth + cm_rep(cid_b, cid_a, rs, 9000))
+        t += 1 * MS
+        f = c.flow(A, B, rs, rq, 50200 + n)
+        for i in range(40):
+            lat = int((20 + 50 * n) * US * rnd.lognormvariate(0, 0.2))
+            c.pkt(t, A, B, 50200 + n, BTH(opcode=OP["SEND_ONLY"], dqpn=rs, ackreq=1,
+                                          psn=psn + i), b"\0" * 32)
+            c.pkt(t + lat, B, A, 60200 + n, BTH(opcode=OP["ACK"], dqpn=rq, psn=psn + i)
+                  / AETH(syndrome=0x1f, msn=i))
+            f["latencies_ns"].append(lat)
+            t += 400 * US
+    c.write(out + "/cm_reconnect", tot)
+
+
 def many_qps(out, n=20000):
     """n QPs between two hosts, one request each, never answered: more
     flows than rocelat keeps. One scapy-built frame, its QPN and PSN
@@ -387,4 +419,5 @@ if __name__ == "__main__":
     faults(sys.argv[1])
     faults(sys.argv[1], v6=True)
     cm(sys.argv[1])
+    cm_reconnect(sys.argv[1])
     many_qps(sys.argv[1])
