@@ -143,17 +143,27 @@ check_tshark() {
 		-e infiniband.cm.rep.localqpn 2>/dev/null | tr '\n' ' ')" = "0x0004b1 0x0004c9 " ]
 }
 
-@test "20000 QPs into --max-flows 1000: bounded, and every flow pushed out is counted" {
-	run -0 "$RL" -r "$CAP/many_qps.pcap" -j --max-flows 1000
-	local c
-	c=$(jq -c 'select(.type=="counters")' <<< "$output")
-	echo "$c" >&2
-	[ "$(jq -r .requests <<< "$c")" -eq 20000 ]
-	[ "$(jq -r .tracked <<< "$c")" -eq 20000 ]
-	[ "$(jq -r .flows_started <<< "$c")" -eq 20000 ]
-	[ "$(jq -r .flows <<< "$c")" -le 1000 ]
-	[ "$(jq -r '.flows + .flows_evicted' <<< "$c")" -eq 20000 ]
-	[ "$(jq -r .pending <<< "$c")" -eq "$(jq -r .flows <<< "$c")" ]
+@test "100000 QPs, each with one request outstanding: bounded by --max-flows (default and 1000), every flow pushed out counted" {
+	local c max
+	for max in default 1000; do
+		if [ $max = default ]; then
+			run -0 --separate-stderr "$RL" -r "$CAP/many_qps.pcap" -j
+			max=4096
+		else
+			run -0 --separate-stderr "$RL" -r "$CAP/many_qps.pcap" -j --max-flows $max
+		fi
+		c=$(jq -c 'select(.type=="counters")' <<< "$output")
+		echo "max $max: $c" >&2
+		[ "$(jq -r .requests <<< "$c")" -eq 100000 ]
+		[ "$(jq -r .tracked <<< "$c")" -eq 100000 ]
+		[ "$(jq -r .flows_started <<< "$c")" -eq 100000 ]
+		[ "$(jq -r .flows <<< "$c")" -le $max ]
+		[ "$(jq -r '.flows + .flows_evicted' <<< "$c")" -eq 100000 ]
+		[ "$(jq -r .pending <<< "$c")" -eq "$(jq -r .flows <<< "$c")" ]
+		# one address pair keeps 16 pairing candidates (PAIR_QPS): the
+		# others are counted as they go
+		[ "$(jq -r .pair_candidates_dropped <<< "$c")" -eq $((100000 - 16)) ]
+	done
 	run -1 "$RL" -r "$CAP/many_qps.pcap" --max-flows 5
 	[[ "$output" == *"invalid --max-flows: 5"* ]]
 }

@@ -390,11 +390,11 @@ def cm_reconnect(out):
     c.write(out + "/cm_reconnect", tot)
 
 
-def many_qps(out, n=20000):
+def many_qps(out, n=100000):
     """n QPs between two hosts, one request each, never answered: more
     flows than rocelat keeps. One scapy-built frame, its QPN and PSN
     patched per copy (the ICRC is left stale: nobody here checks it),
-    written as pcap by hand: scapy takes minutes for 20000 frames."""
+    written as pcap by hand: scapy takes minutes for 100000 frames."""
     tmpl = bytearray(bytes(
         Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02") /
         IP(src="10.5.0.1", dst="10.5.0.2", flags="DF") /
