@@ -29,8 +29,16 @@ PYTHON_SCAPY ?= /usr/bin/python3
 UNIT_GEN := $(patsubst tests/unit/gen_%.py,$(OUTPUT)/tests/%_pkts.h,$(wildcard tests/unit/gen_*.py))
 
 WARN := -Wall -Wextra -Wno-unused-parameter
+# WERROR=1 (CI: scripts/test.sh): every warning fails the build
+ifeq ($(WERROR),1)
+WARN += -Werror
+endif
 CFLAGS ?= -O2 -g
-ALL_CFLAGS := $(CFLAGS) $(WARN) -I$(OUTPUT) -Itools -Ibpf -D_GNU_SOURCE
+# the one version string: debian/changelog's, in every tool's --version
+VERSION_SRC := debian/changelog
+AX_VERSION := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' $(VERSION_SRC))
+ALL_CFLAGS := $(CFLAGS) $(WARN) -I$(OUTPUT) -Itools -Ibpf -D_GNU_SOURCE \
+	-DAX_VERSION='"$(AX_VERSION)"'
 # AX_HAVE_<kind>_<name> for every type vmlinux.h defines: btf/*.h skip those
 VMLINUX_HAVE := $(OUTPUT)/vmlinux_have_$(ARCH).h
 BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_$(ARCH) $(WARN) \
@@ -123,7 +131,7 @@ $(OUTPUT)/libagentxdp.a: $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)$(AR) rcs $@ $^
 
-$(OUTPUT)/%.o: tools/%.c $(OUTPUT)/%.skel.h bpf/%.h $(LIB_HDRS) | $(OUTPUT)
+$(OUTPUT)/%.o: tools/%.c $(OUTPUT)/%.skel.h bpf/%.h $(LIB_HDRS) $(VERSION_SRC) | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 

@@ -13,8 +13,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
-#include "lib/roce_proto.h"
-#include "lib/roce_pkt.h"
+#include "../../bpf/lib/roce_proto.h"
+#include "../../tools/lib/roce_pkt.h"
 
 struct pkt_spec {
 	int family;		/* 4 (default when 0) or 6 */

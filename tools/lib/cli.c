@@ -200,10 +200,9 @@ int cli_parse(const struct argp *argp, int argc, char **argv, void *input)
 static int libbpf_print(enum libbpf_print_level level, const char *fmt,
 			va_list args)
 {
-	if (level == LIBBPF_DEBUG && !cli.verbose)
-		return 0;
+	/* without -v nothing, errors too: the tool reports them, in one line */
 	if (!cli.verbose)
-		return 0;	/* errors are reported by the tool, in one line */
+		return 0;
 	return vfprintf(stderr, fmt, args);
 }
 
