@@ -157,3 +157,13 @@ ax_file_skip() {
 ax_file_ran() {
 	[ -z "${AX_FILE_SKIP:-}" ]
 }
+
+# ax_tools: every tool, one a line: bpf/<tool>.bpf.c with its loader
+# tools/<tool>.c (what the Makefile builds and installs)
+ax_tools() {
+	local f t
+	for f in "$AX_ROOT"/bpf/*.bpf.c; do
+		t=$(basename "$f" .bpf.c)
+		[ -f "$AX_ROOT/tools/$t.c" ] && echo "$t"
+	done
+}
