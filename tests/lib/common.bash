@@ -167,3 +167,16 @@ ax_tools() {
 		[ -f "$AX_ROOT/tools/$t.c" ] && echo "$t"
 	done
 }
+
+# ax_tcp_listening PORT: something in this namespace listens on TCP PORT
+# (IPv4 or IPv6)
+ax_tcp_listening() {
+	local hex f _ addr state
+	printf -v hex '%04X' "$1"
+	for f in /proc/net/tcp /proc/net/tcp6; do
+		while read -r _ addr _ state _; do
+			[[ $addr == *":$hex" && $state == 0A ]] && return 0
+		done 2>/dev/null <"$f"
+	done
+	return 1
+}
