@@ -169,6 +169,10 @@ socklen_t rg_sa_len(int family);
 /* the address bytes (4 or 16) of a sockaddr, zero padded to 16 */
 void rg_sa_addr_bytes(const struct sockaddr_storage *ss, uint8_t out[16]);
 const char *rg_sa_str(const struct sockaddr_storage *ss, char *buf, size_t len);
+/* after a non-blocking receive failed: false when the socket is drained,
+ * true to go on (interrupted, or the ICMP error of an earlier send); any
+ * other error ends the run with "WHAT: error" */
+bool rg_recv_again(const char *what);
 bool rg_same_addr(const struct sockaddr_storage *a,
 		  const struct sockaddr_storage *b);
 void rg_knob_parse(struct knob *k, const char *opt, const char *arg,

@@ -395,13 +395,8 @@ static bool req_recv_one(struct requester *rq)
 
 	n = recvfrom(rq->ack_fd, p, sizeof(p), MSG_DONTWAIT,
 		     (struct sockaddr *)&peer, &pl);
-	if (n < 0) {
-		if (errno == EAGAIN || errno == EWOULDBLOCK)
-			return false;
-		if (errno == EINTR || errno == ECONNREFUSED)
-			return true;
-		cli_die("recvfrom: %s", strerror(errno));
-	}
+	if (n < 0)
+		return rg_recv_again("recvfrom");
 	rq->last_rx_ns = rg_now_ns();
 	if ((size_t)n < ROCE_BTH_LEN + ROCE_ICRC_LEN || !rg_same_addr(&peer, &rq->dst)) {
 		rq->stray++;

@@ -644,13 +644,8 @@ static bool rsp_recv_one(struct responder *r, int fd)
 	ssize_t n;
 
 	n = recvmsg(fd, &mh, MSG_DONTWAIT);
-	if (n < 0) {
-		if (errno == EAGAIN || errno == EWOULDBLOCK)
-			return false;
-		if (errno == EINTR || errno == ECONNREFUSED)
-			return true;
-		cli_die("recvmsg: %s", strerror(errno));
-	}
+	if (n < 0)
+		return rg_recv_again("recvmsg");
 	memset(local, 0, sizeof(local));
 	for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
 		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {

@@ -361,6 +361,15 @@ int rg_wait_fds(struct pollfd *pfd, nfds_t n, uint64_t now, uint64_t wake,
 }
 
 
+bool rg_recv_again(const char *what)
+{
+	if (errno == EAGAIN || errno == EWOULDBLOCK)
+		return false;
+	if (errno == EINTR || errno == ECONNREFUSED)
+		return true;
+	cli_die("%s: %s", what, strerror(errno));
+}
+
 bool rg_same_addr(const struct sockaddr_storage *a,
 		      const struct sockaddr_storage *b)
 {
