@@ -477,7 +477,7 @@ static void req_issue(struct requester *rq, struct qflow *f, uint64_t now)
 		if (rq->ndup == rq->dupcap) {
 			rq->dupcap = rq->dupcap ? rq->dupcap * 2 : 64;
 			rq->dups = rg_realloc(rq->dups, rq->dupcap,
-					    sizeof(*rq->dups));
+					      sizeof(*rq->dups));
 		}
 		rq->dups[rq->ndup++] = (struct dup_ent){
 			.due = now + rq->o.retransmit_pause_us * 1000,
@@ -563,12 +563,12 @@ static void req_setup(struct requester *rq)
 
 	if (rg_same_addr(&rq->src, &rq->dst))
 		cli_die("source and destination are both %s: answers come back to port %u, so run the responder in another namespace or on another address",
-		    rg_sa_str(&rq->dst, buf, sizeof(buf)), o->c.port);
+			rg_sa_str(&rq->dst, buf, sizeof(buf)), o->c.port);
 	rg_sa_set_port(&rq->src, o->c.port);
 	rq->ack_fd = rg_udp_bound(&rq->src, true);
 	if (rq->ack_fd < 0)
 		cli_die("cannot listen for answers on %s port %u: %s%s",
-		    rg_sa_str(&rq->src, buf, sizeof(buf)), o->c.port,
+			rg_sa_str(&rq->src, buf, sizeof(buf)), o->c.port,
 		    strerror(-rq->ack_fd),
 		    rq->ack_fd == -EADDRINUSE ?
 		    " (a responder or rdma_rxe in this namespace holds the port; use another address or namespace)" :
@@ -593,7 +593,7 @@ static void req_setup(struct requester *rq)
 		f->fd = rg_udp_bound(&ss, true);
 		if (f->fd < 0)
 			cli_die("cannot bind source port %u on %s: %s", f->sport,
-			    rg_sa_str(&ss, buf, sizeof(buf)), strerror(-f->fd));
+				rg_sa_str(&ss, buf, sizeof(buf)), strerror(-f->fd));
 		if (connect(f->fd, (struct sockaddr *)&rq->dst, dl))
 			cli_die("connect to %s: %s", o->dst, strerror(errno));
 		rg_sock_bufs(f->fd);
@@ -651,7 +651,7 @@ static bool req_hello(struct requester *rq)
 	close(fd);
 	if (!ok)
 		rg_warn("no answer on control port %u of %s: a responder that saw these flows before may take the PSNs for duplicates",
-		      o->c.ctl_port, o->dst);
+			o->c.ctl_port, o->dst);
 	return ok;
 }
 

@@ -232,7 +232,7 @@ static int rsp_sock_for(struct responder *r, int family, const uint8_t local[16]
 	if (fd < 0) {
 		/* the reply still goes out, but from another source port */
 		rg_warn("cannot bind reply socket to %s port %u (%s); replying from an ephemeral port",
-		      rg_sa_str(&ss, buf, sizeof(buf)), sport, strerror(-fd));
+			rg_sa_str(&ss, buf, sizeof(buf)), sport, strerror(-fd));
 		r->sport_fallback++;
 		rg_sa_set_port(&ss, 0);
 		fd = rg_udp_bound(&ss, true);
@@ -383,14 +383,14 @@ static void rsp_run(struct responder *r, const struct rev *e)
 	switch (e->type) {
 	case EV_ACK:
 		rsp_send_aeth(r, f, ROCE_AETH_SYNDROME(ROCE_AETH_ACK,
-					       ROCE_AETH_CREDIT_INVALID),
+						       ROCE_AETH_CREDIT_INVALID),
 			      e->psn, e->msn);
 		f->acks++;
 		r->acks++;
 		break;
 	case EV_NAK:
 		rsp_send_aeth(r, f, ROCE_AETH_SYNDROME(ROCE_AETH_NAK,
-					       ROCE_NAK_PSN_SEQ_ERR),
+						       ROCE_NAK_PSN_SEQ_ERR),
 			      e->psn, e->msn);
 		f->naks++;
 		r->naks++;
@@ -717,7 +717,7 @@ static void rsp_ctl(struct responder *r, int fd)
 	sendto(fd, reply, (size_t)n, 0, (struct sockaddr *)&peer, pl);
 	if (rg_verbose)
 		rg_warn("control: hello sport=%u flows=%u qpn=0x%x, %zu flows reset",
-		      sport, flows, qpn, nreset);
+			sport, flows, qpn, nreset);
 }
 
 static int rsp_listen(const struct sockaddr_storage *ss, bool must)
@@ -729,7 +729,7 @@ static int rsp_listen(const struct sockaddr_storage *ss, bool must)
 		if (!must && (fd == -EAFNOSUPPORT || fd == -EADDRNOTAVAIL))
 			return -1;
 		cli_die("cannot listen on %s port %u: %s%s",
-		    rg_sa_str(ss, buf, sizeof(buf)), rg_sa_port(ss), strerror(-fd),
+			rg_sa_str(ss, buf, sizeof(buf)), rg_sa_port(ss), strerror(-fd),
 		    fd == -EADDRINUSE ?
 		    " (another rocegen or rdma_rxe holds the port?)" : "");
 	}

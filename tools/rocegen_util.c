@@ -168,7 +168,7 @@ void rg_sa_addr_bytes(const struct sockaddr_storage *ss, uint8_t out[16])
 }
 
 const char *rg_sa_str(const struct sockaddr_storage *ss, char *buf,
-			  size_t len)
+		      size_t len)
 {
 	const void *a;
 
@@ -183,7 +183,7 @@ const char *rg_sa_str(const struct sockaddr_storage *ss, char *buf,
 
 
 void rg_knob_parse(struct knob *k, const char *opt, const char *arg,
-		       uint64_t max)
+		   uint64_t max)
 {
 	const char *eq = strrchr(arg, '=');
 	struct knob_ent e = { 0 };
@@ -197,7 +197,7 @@ void rg_knob_parse(struct knob *k, const char *opt, const char *arg,
 	klen = (size_t)(eq - arg);
 	if (!klen || klen >= sizeof(key))
 		cli_die("invalid value for %s: '%s' (want N, PORT=N or qpn:Q=N)",
-		    opt, arg);
+			opt, arg);
 	memcpy(key, arg, klen);
 	key[klen] = '\0';
 	if (!strncmp(key, "qpn:", 4)) {
@@ -215,7 +215,7 @@ void rg_knob_parse(struct knob *k, const char *opt, const char *arg,
 
 /* the last matching PORT= / qpn: entry wins; *specific tells which applied */
 uint64_t rg_knob_get(const struct knob *k, uint16_t sport, uint32_t qpn,
-			 bool *specific)
+		     bool *specific)
 {
 	size_t i = k->n;
 
@@ -342,7 +342,7 @@ void rg_setup_signals(sigset_t *ppoll_mask)
 }
 
 int rg_wait_fds(struct pollfd *pfd, nfds_t n, uint64_t now, uint64_t wake,
-		    const sigset_t *mask)
+		const sigset_t *mask)
 {
 	struct timespec ts, *tsp = NULL;
 	int r;
@@ -371,7 +371,7 @@ bool rg_recv_again(const char *what)
 }
 
 bool rg_same_addr(const struct sockaddr_storage *a,
-		      const struct sockaddr_storage *b)
+		  const struct sockaddr_storage *b)
 {
 	uint8_t x[16], y[16];
 
