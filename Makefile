@@ -35,8 +35,8 @@ WARN += -Werror
 endif
 CFLAGS ?= -O2 -g
 # the one version string: debian/changelog's, in every tool's --version
-VERSION_SRC := debian/changelog
-AX_VERSION := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' $(VERSION_SRC))
+VERSION_SRC := $(wildcard debian/changelog)
+AX_VERSION := $(or $(if $(VERSION_SRC),$(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' $(VERSION_SRC))),unknown)
 ALL_CFLAGS := $(CFLAGS) $(WARN) -I$(OUTPUT) -Itools -Ibpf -D_GNU_SOURCE \
 	-DAX_VERSION='"$(AX_VERSION)"'
 # AX_HAVE_<kind>_<name> for every type vmlinux.h defines: btf/*.h skip those
