@@ -14,6 +14,8 @@ DESTDIR ?=
 
 # every bpf/<tool>.bpf.c is a tool with tools/<tool>.c as its loader
 TOOLS := $(patsubst bpf/%.bpf.c,%,$(wildcard bpf/*.bpf.c))
+# programs without BPF (not installed): tools/<prog>.c, with parts and
+# headers like a tool's, linked with the same library
 EXTRA_PROGS := $(patsubst tools/%.c,%,$(wildcard tools/rocegen.c))
 LIB_SRCS := $(wildcard tools/lib/*.c)
 LIB_OBJS := $(patsubst tools/lib/%.c,$(OUTPUT)/lib/%.o,$(LIB_SRCS))
@@ -27,8 +29,16 @@ PYTHON_SCAPY ?= /usr/bin/python3
 UNIT_GEN := $(patsubst tests/unit/gen_%.py,$(OUTPUT)/tests/%_pkts.h,$(wildcard tests/unit/gen_*.py))
 
 WARN := -Wall -Wextra -Wno-unused-parameter
+# WERROR=1 (CI: scripts/test.sh): every warning fails the build
+ifeq ($(WERROR),1)
+WARN += -Werror
+endif
 CFLAGS ?= -O2 -g
-ALL_CFLAGS := $(CFLAGS) $(WARN) -I$(OUTPUT) -Itools -Ibpf -D_GNU_SOURCE
+# the one version string: debian/changelog's, in every tool's --version
+VERSION_SRC := $(wildcard debian/changelog)
+AX_VERSION := $(or $(if $(VERSION_SRC),$(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' $(VERSION_SRC))),unknown)
+ALL_CFLAGS := $(CFLAGS) $(WARN) -I$(OUTPUT) -Itools -Ibpf -D_GNU_SOURCE \
+	-DAX_VERSION='"$(AX_VERSION)"'
 # AX_HAVE_<kind>_<name> for every type vmlinux.h defines: btf/*.h skip those
 VMLINUX_HAVE := $(OUTPUT)/vmlinux_have_$(ARCH).h
 BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_$(ARCH) $(WARN) \
@@ -42,6 +52,7 @@ LDLIBS_BASE += -lzstd
 endif
 # per-tool extra libraries: <tool>_LDLIBS
 rocelat_LDLIBS := -lpcap
+rocegen_LDLIBS := -lm
 nfdrop_LDLIBS := -lnftables -lnftnl -lmnl
 # STATIC=1 links libbpf, libelf, zlib and zstd in. A tool that needs a
 # library Debian has no usable static archive of lists it in
@@ -120,23 +131,31 @@ $(OUTPUT)/libagentxdp.a: $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)$(AR) rcs $@ $^
 
-$(OUTPUT)/%.o: tools/%.c $(OUTPUT)/%.skel.h bpf/%.h $(LIB_HDRS) | $(OUTPUT)
+$(OUTPUT)/%.o: tools/%.c $(OUTPUT)/%.skel.h bpf/%.h $(LIB_HDRS) $(VERSION_SRC) | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-# a tool's further objects: tools/<tool>_<part>.c (nfdrop_evidence.c), each
-# with the tool's headers tools/<tool>_*.h; the tool links them all in
+$(addprefix $(OUTPUT)/,$(addsuffix .o,$(EXTRA_PROGS))): $(OUTPUT)/%.o: tools/%.c $(LIB_HDRS) | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+# a program's further objects: tools/<prog>_<part>.c (nfdrop_evidence.c,
+# rocegen_requester.c), each with the program's headers tools/<prog>.h and
+# tools/<prog>_*.h and, for a BPF tool, its skeleton; the program links
+# them all in
 tool_parts = $(patsubst tools/%.c,$(OUTPUT)/%.o,$(wildcard tools/$(1)_*.c))
+tool_hdrs = $(wildcard tools/$(1).h tools/$(1)_*.h)
+tool_bpf_deps = $(if $(filter $(1),$(TOOLS)),$(OUTPUT)/$(1).skel.h bpf/$(1).h)
 define TOOL_PARTS
-$(OUTPUT)/$(1)_%.o: tools/$(1)_%.c $(wildcard tools/$(1)_*.h) $(OUTPUT)/$(1).skel.h bpf/$(1).h $(LIB_HDRS) | $(OUTPUT)
+$(OUTPUT)/$(1)_%.o: tools/$(1)_%.c $(call tool_hdrs,$(1)) $(call tool_bpf_deps,$(1)) $(LIB_HDRS) | $(OUTPUT)
 	$$(call msg,CC,$$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $$< -o $$@
 $(OUTPUT)/$(1): $(call tool_parts,$(1))
-$(OUTPUT)/$(1).o: $(wildcard tools/$(1)_*.h)
+$(OUTPUT)/$(1).o: $(call tool_hdrs,$(1))
 endef
-$(foreach t,$(TOOLS),$(eval $(call TOOL_PARTS,$(t))))
+$(foreach t,$(TOOLS) $(EXTRA_PROGS),$(eval $(call TOOL_PARTS,$(t))))
 
-$(addprefix $(OUTPUT)/,$(TOOLS)): $(OUTPUT)/%: $(OUTPUT)/%.o $(OUTPUT)/libagentxdp.a
+$(addprefix $(OUTPUT)/,$(TOOLS) $(EXTRA_PROGS)): $(OUTPUT)/%: $(OUTPUT)/%.o $(OUTPUT)/libagentxdp.a
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(call tool_ldflags,$*) $(filter %.o,$^) $(filter %.a,$^) $(call tool_ldlibs,$*) -o $@
 
@@ -153,14 +172,14 @@ btf-check: $(OUTPUT)/btfmin
 	btf/gen-rdma-rxe.sh --check $(OUTPUT)/btfmin
 
 # RoCE-shaped UDP sender of the tests (ax_send_roce) and the benches
-$(OUTPUT)/udpflood: tests/lib/udpflood.c | $(OUTPUT)
+$(OUTPUT)/udpflood: tests/lib/udpflood.c $(OUTPUT)/lib/roce_pkt.o | $(OUTPUT)
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(CFLAGS) $(WARN) $(LDFLAGS) $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(WARN) $(LDFLAGS) $^ -o $@
 
-$(OUTPUT)/bench/rocelat_bench: bench/rocelat_bench.c $(OUTPUT)/rocelat.skel.h bpf/rocelat.h $(wildcard tests/unit/*.h)
+$(OUTPUT)/bench/rocelat_bench: bench/rocelat_bench.c $(OUTPUT)/rocelat.skel.h bpf/rocelat.h $(wildcard tests/unit/*.h) $(OUTPUT)/libagentxdp.a
 	$(call msg,BINARY,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit $(LDFLAGS) $< $(LDLIBS_BASE) -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit $(LDFLAGS) $< $(OUTPUT)/libagentxdp.a $(LDLIBS_BASE) -o $@
 
 $(OUTPUT)/bench/bpfstat: bench/bpfstat.c
 	$(call msg,BINARY,$@)
@@ -176,10 +195,6 @@ $(OUTPUT)/vm/%: tests/vm/%.c
 	$(call msg,BINARY,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(WARN) $(LDFLAGS) $< -libverbs -o $@
-
-$(OUTPUT)/rocegen: tools/rocegen.c | $(OUTPUT)
-	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(CFLAGS) $(WARN) $(LDFLAGS) $< -lm -o $@
 
 $(OUTPUT)/tests/%.bpf.o: tests/unit/%.bpf.c $(LIB_HDRS) $(VMLINUX_HAVE) | $(OUTPUT)/tests
 	$(call msg,BPF,$@)

@@ -1,7 +1,9 @@
-# bash completion for the AgentXDP tools (rxedrop, rocelat, nfdrop, rxeqp).
+# bash completion for the AgentXDP tools.
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# One script for every tool, installed under each tool's name. Options come
-# from the tool's own --help, so completion cannot drift from the tool.
+# One script for every tool, installed under each tool's name (make install
+# copies it to completions/<tool> for every bpf/<tool>.bpf.c). Options come
+# from the tool's own --help, so completion cannot drift from the tool, and
+# the tools it completes come from where it sits, so no list is kept here.
 
 _agentxdp_opts()
 {
@@ -45,5 +47,26 @@ _agentxdp()
 		COMPREPLY=($(compgen -W "$(_agentxdp_opts "$1")" -- "$cur"))
 		[[ ${COMPREPLY-} == *= ]] && compopt -o nospace
 	fi
-} &&
-	complete -F _agentxdp rxedrop rocelat nfdrop rxeqp
+}
+
+# the tools to complete: installed as completions/<tool>, that one (which
+# bash-completion loads when <tool> is first completed); sourced from a
+# checkout (completion/agentxdp.bash), every bpf/<tool>.bpf.c beside it
+_agentxdp_tools()
+{
+	local self=${BASH_SOURCE[0]} dir=. f
+	if [[ ${self##*/} != agentxdp.bash ]]; then
+		echo "${self##*/}"
+		return
+	fi
+	[[ $self != */* ]] || dir=${self%/*}
+	for f in "$dir"/../bpf/*.bpf.c; do
+		[[ -e $f ]] || continue
+		f=${f##*/}
+		echo "${f%.bpf.c}"
+	done
+}
+
+_agentxdp_tools_list=$(_agentxdp_tools)
+[[ -z $_agentxdp_tools_list ]] || complete -F _agentxdp $_agentxdp_tools_list
+unset _agentxdp_tools_list

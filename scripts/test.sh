@@ -5,5 +5,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup-deps.sh
-make -j"$(nproc)"
+make -j"$(nproc)" WERROR=1	# CI builds fail on any warning
 exec tests/run "$@"

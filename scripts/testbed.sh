@@ -37,6 +37,8 @@ ITERS=${TESTBED_ITERS:-200}
 SIZE=${TESTBED_SIZE:-65536}
 TIMEOUT=${TESTBED_TIMEOUT:-30}
 PORT=${TESTBED_PORT:-18515}
+# ax_tcp_listening
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/../tests/lib/common.bash"
 
 VETH_A=veth-a VETH_B=veth-b
 IP_A=10.10.0.1 IP_B=10.10.0.2
@@ -89,17 +91,6 @@ file_has() { # file_has FILE TEXT
 	while IFS= read -r l; do
 		[[ $l == *"$2"* ]] && return 0
 	done 2>/dev/null <"$1"
-	return 1
-}
-# tcp_listening PORT: a TCP socket listens on PORT (IPv4 or IPv6)
-tcp_listening() {
-	local hex _ local_addr state f
-	printf -v hex '%04X' "$1"
-	for f in /proc/net/tcp /proc/net/tcp6; do
-		while read -r _ local_addr _ state _; do
-			[[ $local_addr == *":$hex" && $state == 0A ]] && return 0
-		done 2>/dev/null <"$f"
-	done
 	return 1
 }
 
@@ -305,7 +296,7 @@ ITERATIONS_DONE=0
 run_write_bw() {
 	local dir=$1 spid cpid rc=0 deadline
 	local args=(-F -x "$GID_INDEX" -p "$PORT" -n "$ITERS" -s "$SIZE")
-	if tcp_listening "$PORT"; then
+	if ax_tcp_listening "$PORT"; then
 		log "TCP port $PORT is taken; set TESTBED_PORT"
 		return 1
 	fi
@@ -314,7 +305,7 @@ run_write_bw() {
 		</dev/null >"$dir/server.out" 2>&1 &
 	spid=$!
 	deadline=$((SECONDS + WAIT_SECONDS))
-	until tcp_listening "$PORT"; do
+	until ax_tcp_listening "$PORT"; do
 		if ! kill -0 "$spid" 2>/dev/null || ((SECONDS >= deadline)); then
 			log "the ib_write_bw server on $RXE_B did not start listening on TCP port $PORT:"
 			kill_quietly "$spid"

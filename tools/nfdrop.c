@@ -65,7 +65,7 @@ static struct {
 	const char *hook;	/* hook name, NULL: any */
 } env;
 
-const char *argp_program_version = "nfdrop (AgentXDP) 0.1";
+const char *argp_program_version = "nfdrop (AgentXDP) " AX_VERSION;
 static const char doc[] =
 "Show which netfilter hook, table, chain and rule dropped packets.\n"
 "\n"

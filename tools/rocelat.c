@@ -77,7 +77,7 @@ struct iface {
 static struct iface ifaces[MAX_IFACES];
 static int ncpu;
 
-const char *argp_program_version = "rocelat (AgentXDP) 0.1";
+const char *argp_program_version = "rocelat (AgentXDP) " AX_VERSION;
 static const char doc[] =
 "Measure RoCE v2 request -> ACK / READ RESPONSE latency passively.\n"
 "\n"

@@ -35,7 +35,7 @@ static struct {
 
 static struct ksyms *ksyms;
 
-const char *argp_program_version = "rxedrop (AgentXDP) 0.1";
+const char *argp_program_version = "rxedrop (AgentXDP) " AX_VERSION;
 static const char doc[] =
 "Show which RoCE v2 packets the kernel drops, where and why.\n"
 "\n"

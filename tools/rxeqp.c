@@ -45,7 +45,7 @@ static struct {
 	enum sort_key sort;
 } env;
 
-const char *argp_program_version = "rxeqp (AgentXDP) 0.1";
+const char *argp_program_version = "rxeqp (AgentXDP) " AX_VERSION;
 static const char doc[] =
 "Show Soft-RoCE (rdma_rxe) activity per queue pair, worst first.\n"
 "\n"

@@ -52,6 +52,13 @@
 #define ROCE_PSN_MASK		0xFFFFFF
 #define ROCE_QPN_MASK		0xFFFFFF
 #define ROCE_ACKREQ		0x80
+#define ROCE_MSN_MASK		0xFFFFFF
+#define ROCE_CNP_RSVD_LEN	16	/* CNP: reserved bytes after the BTH */
+#define ROCE_PKEY_DEFAULT	0xFFFF
+
+/* BTH byte 1: SE, MigReq, PadCnt (2 bits), TVer (4 bits) */
+#define ROCE_BTH_MIGREQ		0x40
+#define ROCE_BTH_PAD(n)		(((n) & 0x3) << 4)
 
 /* BTH opcode: top 3 bits transport, low 5 bits operation */
 #define ROCE_TRANSPORT(op)	((op) & 0xE0)
@@ -105,6 +112,9 @@
 #define ROCE_NAK_REMOTE_OP	3
 #define ROCE_NAK_INVALID_RD	4
 #define ROCE_NAK_CODES		5
+#define ROCE_AETH_SYNDROME(kind, code)	(((kind) << 5) | ((code) & 0x1F))
+/* an ACK's low 5 bits: credit count, 0x1F = "invalid" (no flow control) */
+#define ROCE_AETH_CREDIT_INVALID	0x1F
 
 /* which extended headers follow the BTH (RC/UC/XRC share operation numbers) */
 static inline int roce_op_has_reth(unsigned char op)
@@ -184,6 +194,11 @@ static inline int roce_op_ends_message(unsigned char op)
 static inline int roce_psn_diff(unsigned int a, unsigned int b)
 {
 	return (int)((a - b) << 8) >> 8;
+}
+
+static inline unsigned int roce_psn_add(unsigned int psn, unsigned int n)
+{
+	return (psn + n) & ROCE_PSN_MASK;
 }
 
 #endif

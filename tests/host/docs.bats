@@ -11,14 +11,6 @@ setup() {
 	[ -z "${AGENTXDP_VM:-}" ] || skip "host-only: man pages do not depend on the kernel"
 }
 
-# every tool: bpf/<tool>.bpf.c with its loader tools/<tool>.c
-tools() {
-	local f t
-	for f in "$AX_ROOT"/bpf/*.bpf.c; do
-		t=$(basename "$f" .bpf.c)
-		[ -f "$AX_ROOT/tools/$t.c" ] && echo "$t"
-	done
-}
 
 # long options a man page mentions, from its roff source
 man_long_opts() {
@@ -32,7 +24,7 @@ help_long_opts() {
 
 @test "every tool has a man page and an include file" {
 	local t missing=()
-	for t in $(tools); do
+	for t in $(ax_tools); do
 		[ -f "$AX_ROOT/man/$t.8" ] && [ -f "$AX_ROOT/man/$t.h2m" ] || missing+=("$t")
 	done
 	[ ${#missing[@]} -eq 0 ] || { echo "missing man/<tool>.8 or .h2m (make man): ${missing[*]}" >&2; false; }
@@ -52,7 +44,7 @@ help_long_opts() {
 
 @test "man pages have NAME, SYNOPSIS, DESCRIPTION, OPTIONS, EXAMPLES, OUTPUT, OVERHEAD, REQUIREMENTS, SEE ALSO" {
 	local t s
-	for t in $(tools); do
+	for t in $(ax_tools); do
 		for s in NAME SYNOPSIS DESCRIPTION OPTIONS EXAMPLES OUTPUT OVERHEAD REQUIREMENTS '"SEE ALSO"'; do
 			grep -qx ".SH $s" "$AX_ROOT/man/$t.8" || { echo "man/$t.8: no section $s" >&2; false; }
 		done
@@ -61,7 +53,7 @@ help_long_opts() {
 
 @test "every long option in --help is in the man page, and vice versa" {
 	local t help man d fail=0
-	for t in $(tools); do
+	for t in $(ax_tools); do
 		[ -x "$AX_BUILD/$t" ] || { echo "$t not built" >&2; fail=1; continue; }
 		help=$(help_long_opts "$AX_BUILD/$t")
 		man=$(man_long_opts "$AX_ROOT/man/$t.8")
@@ -78,7 +70,7 @@ help_long_opts() {
 	local t date fail=0
 	date=$(dpkg-parsechangelog -l "$AX_ROOT/debian/changelog" -STimestamp)
 	cd "$AX_ROOT"
-	for t in $(tools); do
+	for t in $(ax_tools); do
 		[ -x "$AX_BUILD/$t" ] || continue
 		SOURCE_DATE_EPOCH=$date help2man --no-info --section=8 --include=man/$t.h2m \
 			--output="$BATS_TEST_TMPDIR/$t.8" "scripts/help-for-man.sh $AX_BUILD/$t"

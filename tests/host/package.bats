@@ -42,13 +42,6 @@ setup() {
 	[ -z "$PKG_SKIP" ] || skip "$PKG_SKIP"
 }
 
-tools() {
-	local f t
-	for f in "$AX_ROOT"/bpf/*.bpf.c; do
-		t=$(basename "$f" .bpf.c)
-		[ -f "$AX_ROOT/tools/$t.c" ] && echo "$t"
-	done
-}
 
 @test "dpkg-buildpackage -us -uc -b builds the .deb" {
 	echo "build took ${PKG_SECONDS}s" >&2
@@ -74,7 +67,7 @@ tools() {
 	grep -q 'libc6' <<< "$dep"
 	# every dependency is a shared library some tool has as NEEDED
 	local needed p lib
-	needed=$(for t in $(tools); do readelf -d "$PKG_ROOT/usr/sbin/$t"; done | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p' | sort -u)
+	needed=$(for t in $(ax_tools); do readelf -d "$PKG_ROOT/usr/sbin/$t"; done | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p' | sort -u)
 	for p in $(tr ',' '\n' <<< "$dep" | sed 's/(.*//; s/ //g'); do
 		lib=$(dpkg -L "$p" 2>/dev/null | grep -E '/lib[^/]*\.so\.[0-9]+$' | xargs -rn1 basename | head -5)
 		[ -n "$lib" ] || continue
@@ -85,19 +78,19 @@ tools() {
 @test "installed into a scratch root: tools in /usr/sbin run --help" {
 	[ -f "$DEB" ]
 	local t
-	for t in $(tools); do
+	for t in $(ax_tools); do
 		[ -x "$PKG_ROOT/usr/sbin/$t" ] || { echo "no /usr/sbin/$t in the package" >&2; false; }
 		"$PKG_ROOT/usr/sbin/$t" --help > "$BATS_TEST_TMPDIR/$t.help"
 		grep -q "^Usage: $t" "$BATS_TEST_TMPDIR/$t.help"
 	done
 	# unsuffixed and nothing else in sbin (libbpf-tools style)
-	[ "$(ls "$PKG_ROOT/usr/sbin" | sort)" = "$(tools | sort)" ]
+	[ "$(ls "$PKG_ROOT/usr/sbin" | sort)" = "$(ax_tools | sort)" ]
 }
 
 @test "man pages and bash completion are in the package" {
 	[ -f "$DEB" ]
 	local t
-	for t in $(tools); do
+	for t in $(ax_tools); do
 		[ -f "$PKG_ROOT/usr/share/man/man8/$t.8.gz" ] || { echo "no man page for $t" >&2; false; }
 		MANWIDTH=80 man -l "$PKG_ROOT/usr/share/man/man8/$t.8.gz" 2>/dev/null | grep -q "^NAME"
 		[ -f "$PKG_ROOT/usr/share/bash-completion/completions/$t" ]

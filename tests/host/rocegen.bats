@@ -7,10 +7,10 @@
 # Each test builds two fresh network namespaces joined by a veth pair
 # (names start with "axg"), runs the responder in one and the requester in
 # the other, and removes everything in teardown, also after a failure.
-# Needs root, iproute2, tcpdump and tshark. ROCEGEN=path uses a prebuilt
-# binary; otherwise the test compiles tools/rocegen.c itself.
+# Needs root, iproute2, tcpdump and tshark, and build/rocegen (make);
+# ROCEGEN=path runs another binary.
 
-REPO="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)"
+load ../lib/common
 
 Q4=192.0.2.1
 R4=192.0.2.2
@@ -18,92 +18,32 @@ Q6=2001:db8:4791::1
 R6=2001:db8:4791::2
 
 setup_file() {
-	if [ -z "${ROCEGEN:-}" ]; then
-		ROCEGEN="$BATS_FILE_TMPDIR/rocegen"
-		gcc -O2 -Wall -Wextra -o "$ROCEGEN" "$REPO/tools/rocegen.c" -lm
-	fi
-	export ROCEGEN
+	export ROCEGEN=${ROCEGEN:-$AX_BUILD/rocegen}
+	ax_file_needs ip "$ROCEGEN" || return 0
 }
 
 setup() {
-	[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces)"
-	command -v ip >/dev/null || skip "needs iproute2"
+	ax_file_skip
 	T="$BATS_TEST_TMPDIR"
-	PIDS=()
-	local id="$(($$ % 100000))$BATS_TEST_NUMBER"
-	NSQ="axgrg-q-$id"
-	NSR="axgrg-r-$id"
-	VQ="axgq$id"		# at most 15 characters
-	VR="axgr$id"
-	cleanup_net
-	ip netns add "$NSQ"
-	ip netns add "$NSR"
-	ip link add "$VQ" netns "$NSQ" type veth peer name "$VR" netns "$NSR"
-	ip -n "$NSQ" addr add "$Q4/24" dev "$VQ"
-	ip -n "$NSR" addr add "$R4/24" dev "$VR"
+	local p="axg$(($$ % 1000))$BATS_TEST_NUMBER"	# veths: at most 15 characters
+	NSQ=${p}a
+	NSR=${p}b
+	VQ=${p}va
+	VR=${p}vb
+	ax_netns_pair "$p" "$Q4/24" "$R4/24"
 	ip -n "$NSQ" addr add "$Q6/64" dev "$VQ" nodad
 	ip -n "$NSR" addr add "$R6/64" dev "$VR" nodad
-	local ns
-	for ns in "$NSQ" "$NSR"; do
-		ip -n "$ns" link set lo up
-	done
-	ip -n "$NSQ" link set "$VQ" up
-	ip -n "$NSR" link set "$VR" up
-	# until linkwatch activates a new veth (up to ~1 s) it keeps the noop
-	# qdisc and drops what it sends, e.g. the first neighbour advertisement
-	wait_link_ready "$NSQ" "$VQ"
-	wait_link_ready "$NSR" "$VR"
-}
-
-wait_link_ready() {
-	local i
-	for i in $(seq 100); do
-		if ip -n "$1" link show dev "$2" | grep -q 'state UP' &&
-		   ! ip -n "$1" link show dev "$2" | grep -q 'qdisc noop'; then
-			return 0
-		fi
-		sleep 0.05
-	done
-	echo "link $2 in $1 never became ready" >&2
-	ip -n "$1" link show dev "$2" >&2
-	return 1
-}
-
-cleanup_net() {
-	ip netns del "$NSQ" 2>/dev/null || true
-	ip netns del "$NSR" 2>/dev/null || true
 }
 
 teardown() {
-	local pid
-	# only what this test started, by PID
-	for pid in "${PIDS[@]}"; do
-		if kill -0 "$pid" 2>/dev/null; then
-			kill -TERM "$pid" 2>/dev/null || true
-			wait "$pid" 2>/dev/null || true
-		fi
-	done
-	cleanup_net
-}
-
-# wait_for FILE PATTERN: until FILE contains PATTERN (5 s at most)
-wait_for() {
-	local i
-	for i in $(seq 100); do
-		grep -q "$2" "$1" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	echo "timed out waiting for '$2' in $1:" >&2
-	cat "$1" >&2
-	return 1
+	ax_cleanup
 }
 
 start_responder() {
-	ip netns exec "$NSR" "$ROCEGEN" responder "$@" \
-		>"$T/rsp.out" 2>"$T/rsp.err" 3>&- &
-	RSP_PID=$!
-	PIDS+=("$RSP_PID")
-	wait_for "$T/rsp.err" "listening"
+	ax_bg ip netns exec "$NSR" "$ROCEGEN" responder "$@" \
+		>"$T/rsp.out" 2>"$T/rsp.err" 3>&-
+	RSP_PID=$AX_LAST_PID
+	ax_wait_for "$T/rsp.err" "listening"
 }
 
 # stop_responder: SIGTERM, then its summary line is in $RSP
@@ -135,11 +75,10 @@ start_capture() {
 	command -v tcpdump >/dev/null || skip "needs tcpdump"
 	command -v tshark >/dev/null || skip "needs tshark"
 	PCAP="$T/rsp.pcap"
-	ip netns exec "$NSR" tcpdump -i "$VR" -n --immediate-mode -U -s 256 -B 32768 \
-		-w "$PCAP" udp port 4791 2>"$T/tcpdump.err" 3>&- &
-	TCPDUMP_PID=$!
-	PIDS+=("$TCPDUMP_PID")
-	wait_for "$T/tcpdump.err" "listening on"
+	ax_bg ip netns exec "$NSR" tcpdump -i "$VR" -n --immediate-mode -U -s 256 -B 32768 \
+		-w "$PCAP" udp port 4791 2>"$T/tcpdump.err" 3>&-
+	TCPDUMP_PID=$AX_LAST_PID
+	ax_wait_for "$T/tcpdump.err" "listening on"
 }
 
 stop_capture() {

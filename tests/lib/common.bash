@@ -157,3 +157,26 @@ ax_file_skip() {
 ax_file_ran() {
 	[ -z "${AX_FILE_SKIP:-}" ]
 }
+
+# ax_tools: every tool, one a line: bpf/<tool>.bpf.c with its loader
+# tools/<tool>.c (what the Makefile builds and installs)
+ax_tools() {
+	local f t
+	for f in "$AX_ROOT"/bpf/*.bpf.c; do
+		t=$(basename "$f" .bpf.c)
+		[ -f "$AX_ROOT/tools/$t.c" ] && echo "$t"
+	done
+}
+
+# ax_tcp_listening PORT: something in this namespace listens on TCP PORT
+# (IPv4 or IPv6)
+ax_tcp_listening() {
+	local hex f _ addr state
+	printf -v hex '%04X' "$1"
+	for f in /proc/net/tcp /proc/net/tcp6; do
+		while read -r _ addr _ state _; do
+			[[ $addr == *":$hex" && $state == 0A ]] && return 0
+		done 2>/dev/null <"$f"
+	done
+	return 1
+}

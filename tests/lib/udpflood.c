@@ -24,6 +24,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include "../../tools/lib/roce_pkt.h"
 
 /* ones' complement sum of a UDP/IPv4 datagram and its pseudo-header */
 static uint16_t udp4_csum(struct in_addr src, struct in_addr dst,
@@ -50,11 +51,16 @@ static int usage(void)
 int main(int argc, char **argv)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_DGRAM }, *ai;
+	unsigned char payload[16];
+	struct roce_pkt roce = {
+		.opcode = ROCE_SEND_ONLY, .migreq = true, .ackreq = true,
+		.dqpn = 0x12, .payload = payload, .payload_len = sizeof(payload),
+	};
 	/* room for a UDP header in front of the BTH, for -C */
-	unsigned char buf[8 + 12 + 16 + 4] = { [8] = 0x04, 0x40, 0xff, 0xff, 0, 0, 0, 0x12, 0x80 };
-	unsigned char *pkt = buf + 8;
+	unsigned char buf[8 + ROCE_BTH_LEN + sizeof(payload) + ROCE_ICRC_LEN];
+	unsigned char *bth = buf + 8, *pkt = bth;
 	size_t len = sizeof(buf) - 8;
-	unsigned long n, sent = 0, op;
+	unsigned long n, sent = 0, op = ROCE_SEND_ONLY;
 	struct timespec t0, t1;
 	bool bad_csum = false;
 	struct in_addr src = {}, dst = {};
@@ -73,7 +79,6 @@ int main(int argc, char **argv)
 			fprintf(stderr, "udpflood: bad opcode %s\n", optarg);
 			return 2;
 		}
-		pkt[0] = op;
 	}
 	if (argc - optind != 3)
 		return usage();
@@ -86,7 +91,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "udpflood: bad address %s port %s\n", argv[optind], argv[optind + 1]);
 		return 2;
 	}
-	memset(pkt + 12, 'X', 16);
+	/* a SEND_ONLY with the opcode byte of -o: the payload follows the
+	 * BTH whatever the opcode, no extended header */
+	memset(payload, 'X', sizeof(payload));
+	roce_pkt_build(&roce, bth, len);
+	bth[0] = (unsigned char)op;
 	if (bad_csum) {
 		struct udphdr *uh = (struct udphdr *)buf;
 
@@ -120,9 +129,7 @@ int main(int argc, char **argv)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (unsigned long i = 1; i <= n; i++) {
-		pkt[len - 32 + 9] = i >> 16;
-		pkt[len - 32 + 10] = i >> 8;
-		pkt[len - 32 + 11] = i;
+		roce_bth_set_psn(bth, i);
 		if (bad_csum) {
 			struct udphdr *uh = (struct udphdr *)buf;
 			uint16_t ok;

@@ -3,8 +3,8 @@
  * Crafted RoCE v2 frames for unit tests and benchmarks: Ethernet, up to two
  * VLAN tags, IPv4 or IPv6 (with hop-by-hop/destination-options extension
  * headers), UDP, BTH and the extended header the opcode calls for (RETH,
- * AETH, DETH), payload and a zero ICRC. Header-only, no dependencies beyond
- * libc and bpf/lib/roce_proto.h.
+ * AETH, DETH), payload and a zero ICRC. The RoCE part comes from the one
+ * user-space builder, tools/lib/roce_pkt.c (in build/libagentxdp.a).
  */
 #ifndef AGENTXDP_PKT_BUILD_H
 #define AGENTXDP_PKT_BUILD_H
@@ -13,7 +13,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
-#include "lib/roce_proto.h"
+#include "../../bpf/lib/roce_proto.h"
+#include "../../tools/lib/roce_pkt.h"
 
 struct pkt_spec {
 	int family;		/* 4 (default when 0) or 6 */
@@ -50,13 +51,6 @@ static inline uint16_t pkt_csum16(const void *p, int len)
 	return htons(~s & 0xffff);
 }
 
-static inline void pkt_put24(uint8_t *p, uint32_t v)
-{
-	p[0] = v >> 16;
-	p[1] = v >> 8;
-	p[2] = v;
-}
-
 /* writes the frame into buf (cap bytes); returns its length, -1 if too big */
 static inline int pkt_build(const struct pkt_spec *s, uint8_t *buf, int cap)
 {
@@ -64,7 +58,14 @@ static inline int pkt_build(const struct pkt_spec *s, uint8_t *buf, int cap)
 	uint8_t proto = s->ip_proto ? s->ip_proto : AX_IPPROTO_UDP;
 	uint8_t *p;
 	int roce_len, udp_len, ext_len = s->ext6 * 8;
-	uint8_t op = s->opcode;
+	/* the transport headers, by the builder rocegen and udpflood use */
+	const struct roce_pkt roce = {
+		.opcode = s->opcode, .migreq = true, .ackreq = s->ackreq,
+		.dqpn = s->dqpn, .psn = s->psn, .dma_len = s->dma_len,
+		.syndrome = s->syndrome, .msn = 1,
+		.qkey = 0x11111111, .src_qp = 0x22,
+		.payload_len = s->payload > 0 ? (uint32_t)s->payload : 0,
+	};
 
 	if (cap < 2048)
 		return -1;
@@ -92,15 +93,7 @@ static inline int pkt_build(const struct pkt_spec *s, uint8_t *buf, int cap)
 	off += 2;
 	l3 = off;
 
-	roce_len = ROCE_BTH_LEN + s->payload + ROCE_ICRC_LEN;
-	if (ROCE_TRANSPORT(op) == ROCE_TR_UD && op != ROCE_OPCODE_CNP)
-		roce_len += ROCE_DETH_LEN;
-	else if (roce_op_has_reth(op))
-		roce_len += ROCE_RETH_LEN;
-	else if (roce_op_has_aeth(op))
-		roce_len += ROCE_AETH_LEN;
-	if (op == ROCE_OPCODE_CNP)
-		roce_len += 16;		/* CNP: 16 reserved bytes */
+	roce_len = (int)roce_pkt_len(&roce);
 	udp_len = 8 + roce_len;
 	if (proto != AX_IPPROTO_UDP)
 		udp_len = 8 + 20;	/* some other L4 payload */
@@ -149,27 +142,7 @@ static inline int pkt_build(const struct pkt_spec *s, uint8_t *buf, int cap)
 	*(uint16_t *)(p + 4) = htons(udp_len);
 	if (proto != AX_IPPROTO_UDP)
 		return l4 + udp_len;
-	p += 8;
-	/* BTH */
-	p[0] = op;
-	p[1] = 0x40;		/* MigReq */
-	p[2] = 0xff; p[3] = 0xff;
-	pkt_put24(p + 5, s->dqpn);
-	p[8] = s->ackreq ? ROCE_ACKREQ : 0;
-	pkt_put24(p + 9, s->psn & ROCE_PSN_MASK);
-	p += ROCE_BTH_LEN;
-	if (ROCE_TRANSPORT(op) == ROCE_TR_UD && op != ROCE_OPCODE_CNP) {
-		p[0] = 0x11; p[1] = 0x11; p[2] = 0x11; p[3] = 0x11;
-		pkt_put24(p + 5, 0x22);
-		p += ROCE_DETH_LEN;
-	} else if (roce_op_has_reth(op)) {
-		*(uint32_t *)(p + 12) = htonl(s->dma_len);
-		p += ROCE_RETH_LEN;
-	} else if (roce_op_has_aeth(op)) {
-		p[0] = s->syndrome;
-		pkt_put24(p + 1, 1);
-		p += ROCE_AETH_LEN;
-	}
+	roce_pkt_build(&roce, p + 8, (size_t)(cap - l4 - 8));
 	return l4 + udp_len;
 }
 

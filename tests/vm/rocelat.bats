@@ -154,18 +154,6 @@ stop_rocelat() {
 	}
 }
 
-# tcp_listening PORT: something listens on TCP PORT (IPv4 or IPv6)
-tcp_listening() {
-	local hex f _ addr state
-	printf -v hex '%04X' "$1"
-	for f in /proc/net/tcp /proc/net/tcp6; do
-		while read -r _ addr _ state _; do
-			[[ $addr == *":$hex" && $state == 0A ]] && return 0
-		done 2>/dev/null <"$f"
-	done
-	return 1
-}
-
 # perf_run NAME TOOL ARGS...: perftest's server on rxe-b, its client on
 # rxe-a, GID 1 (RoCE v2, IPv4), without -R (rdma_cm would loop back inside
 # one device). retry_cnt 7 means "forever" on rxe: both are bounded in time.
@@ -173,7 +161,7 @@ tcp_listening() {
 perf_run() {
 	local name=$1 tool=$2
 	shift 2
-	if tcp_listening "$PORT"; then
+	if ax_tcp_listening "$PORT"; then
 		echo "TCP port $PORT is taken" >&2
 		return 1
 	fi
@@ -181,7 +169,7 @@ perf_run() {
 	local spid=$! end=$((SECONDS + WAIT)) rc=0
 	AX_PIDS+=("$spid")
 	PERF_PIDS+=("$spid")
-	until tcp_listening "$PORT"; do
+	until ax_tcp_listening "$PORT"; do
 		if ! kill -0 "$spid" 2>/dev/null || [ "$SECONDS" -gt "$end" ]; then
 			echo "perftest server did not listen:" >&2
 			cat "$T/$name.srv" >&2

@@ -97,7 +97,7 @@ wait_gone() {
 # so that its client never connects too early
 wait_listen() {
 	local end=$((SECONDS + 60))
-	until ss -Hltn "sport = :$1" | grep -q .; do
+	until ax_tcp_listening "$1"; do
 		if ! kill -0 "$2" 2>/dev/null || [ "$SECONDS" -gt "$end" ]; then
 			echo "perftest server did not listen on TCP port $1" >&2
 			return 1

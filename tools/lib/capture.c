@@ -121,13 +121,6 @@ const char *capture_error(const struct capture *c)
 	return c->err;
 }
 
-const char *capture_linktype(const struct capture *c)
-{
-	const char *n = pcap_datalink_val_to_name(c->dlt);
-
-	return n ? n : "unknown";
-}
-
 void capture_close(struct capture *c)
 {
 	if (!c)

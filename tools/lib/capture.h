@@ -26,8 +26,6 @@ struct capture *capture_open(const char *path, char *err, size_t errlen);
 int capture_next(struct capture *c, const unsigned char **frame,
 		 unsigned int *len, unsigned long long *ts_ns);
 const char *capture_error(const struct capture *c);
-/* link-layer type name of the file ("EN10MB", "LINUX_SLL", ...) */
-const char *capture_linktype(const struct capture *c);
 void capture_close(struct capture *c);
 
 #endif

@@ -76,6 +76,41 @@ bool cli_parse_long(const char *s, long min, long max, long *out)
 	return true;
 }
 
+int cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	const char *p = s;
+	int base = 10;
+	uint64_t v = 0;
+
+	if (!s || !*s)
+		return -ENODATA;
+	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+		base = 16;
+		p += 2;
+		if (!*p)
+			return -EINVAL;
+	}
+	for (; *p; p++) {
+		int d;
+
+		if (*p >= '0' && *p <= '9')
+			d = *p - '0';
+		else if (base == 16 && *p >= 'a' && *p <= 'f')
+			d = *p - 'a' + 10;
+		else if (base == 16 && *p >= 'A' && *p <= 'F')
+			d = *p - 'A' + 10;
+		else
+			return -EINVAL;
+		if (v > (UINT64_MAX - (uint64_t)d) / (uint64_t)base)
+			return -EOVERFLOW;
+		v = v * (uint64_t)base + (uint64_t)d;
+	}
+	if (v < min || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
 long cli_arg_long(struct argp_state *state, const char *arg, long min, long max,
 		  const char *what)
 {
@@ -165,10 +200,9 @@ int cli_parse(const struct argp *argp, int argc, char **argv, void *input)
 static int libbpf_print(enum libbpf_print_level level, const char *fmt,
 			va_list args)
 {
-	if (level == LIBBPF_DEBUG && !cli.verbose)
-		return 0;
+	/* without -v nothing, errors too: the tool reports them, in one line */
 	if (!cli.verbose)
-		return 0;	/* errors are reported by the tool, in one line */
+		return 0;
 	return vfprintf(stderr, fmt, args);
 }
 

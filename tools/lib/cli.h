@@ -14,6 +14,7 @@
 #include <argp.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <bpf/libbpf.h>
 
@@ -58,6 +59,10 @@ void cli_bpf_err(const char *what, int err);
 
 /* strict numeric parsing: whole string, within [min, max] */
 bool cli_parse_long(const char *s, long min, long max, long *out);
+/* strict unsigned parsing, decimal or 0x hex: the whole string, within
+ * [min, max]; 0, or -ENODATA (empty), -EINVAL (not a number), -EOVERFLOW
+ * (beyond 64 bits) or -ERANGE (outside [min, max]) */
+int cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 /* an option's argument by cli_parse_long(), or argp_failure()
  * "invalid WHAT: ARG" (exit 1) */
 long cli_arg_long(struct argp_state *state, const char *arg, long min, long max,

@@ -2,7 +2,7 @@
 #include <arpa/inet.h>
 #include <stdio.h>
 #include "roce_names.h"
-#include "lib/roce_proto.h"
+#include "../../bpf/lib/roce_proto.h"
 
 static const char *const op_names[32] = {
 	[ROCE_SEND_FIRST] = "SEND_FIRST",

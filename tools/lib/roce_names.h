@@ -5,7 +5,7 @@
 
 #include <linux/types.h>
 #include "json.h"
-#include "lib/pkt_info.h"
+#include "../../bpf/lib/pkt_info.h"
 
 #define ADDR_STRLEN 46
 
