@@ -35,6 +35,7 @@
 #include "lib/btf_enum.h"
 #include "lib/json.h"
 #include "lib/ksyms.h"
+#include "lib/loop.h"
 #include "lib/maps.h"
 #include "lib/netns.h"
 #include "lib/nfrules.h"
@@ -1661,20 +1662,53 @@ static bool xt_priv_first(void)
 	return idx != 2;	/* 0 when found first; unknown: the current ABI */
 }
 
-static struct timespec prom_due;
+/* the main loop's callbacks and sources */
+struct nfdrop_run {
+	struct ring_buffer *rb;
+	__u64 lost_seen;
+};
 
-/* --prom without an interval: time for the periodic write */
-static bool prom_time(void)
+static void loop_report(void *ctx)
 {
-	struct timespec now;
+	struct nfdrop_run *r = ctx;
 
-	if (!cli.prom_path || cli.interval)
-		return false;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (now.tv_sec < prom_due.tv_sec)
-		return false;
-	prom_due.tv_sec = now.tv_sec + PROM_DEFAULT_PERIOD_S;
-	return true;
+	print_counts(&r->lost_seen);
+}
+
+static void loop_tick(void *ctx)
+{
+	scan_new_keys();
+}
+
+static void loop_prom(void *ctx, enum loop_when when)
+{
+	/* without an interval the table waits for the end, the file does not */
+	if (when == LOOP_PERIOD && !env.events)
+		collect_rows();
+	write_prom();
+}
+
+static int loop_trace(void *ctx, bool readable)
+{
+	trace_drain();
+	return 0;
+}
+
+static int loop_events(void *ctx, bool readable)
+{
+	static struct timespec last_batch;
+	struct nfdrop_run *r = ctx;
+	int err;
+
+	if (readable)
+		read_batch_prep(&last_batch);
+	err = ring_buffer__consume(r->rb);
+	flush_events(true);
+	if (err < 0 && err != -EINTR) {
+		cli_bpf_err("read ring buffer", err);
+		return err;
+	}
+	return 0;
 }
 
 static void cleanup_trace_atexit(void)
@@ -1776,7 +1810,8 @@ int main(int argc, char **argv)
 	bool fexit = false;
 	long long nf_drop;
 	int err, ret = 1;
-	__u64 lost_seen = 0;
+	struct nfdrop_run run = {};
+	struct loop lp = { .ctx = &run, .prom = loop_prom };
 	char method[160];
 
 	cli_parse(&argp, argc, argv, NULL);
@@ -1856,89 +1891,27 @@ int main(int argc, char **argv)
 		       "TABLE/CHAIN #RULE", "VERDICT", "PACKET");
 	fflush(stdout);
 
-	/* --prom: the file exists from the start */
 	prom_cap_init(&prom_series, 0);
-	write_prom();
-	clock_gettime(CLOCK_MONOTONIC, &prom_due);
-	prom_due.tv_sec += PROM_DEFAULT_PERIOD_S;
-
+	if (tsock.nl)
+		loop_add(&lp, NULL, mnl_socket_get_fd(tsock.nl), loop_trace);
 	if (env.events) {
-		struct pollfd pfd[2];
-		struct timespec last_batch = {};
-		int npfd = 1;
-
 		rb = ring_buffer__new(bpf_map__fd(obj->maps.events), handle_event,
 				      NULL, NULL);
 		if (!rb) {
 			cli_bpf_err("create ring buffer", -errno);
 			goto cleanup;
 		}
-		pfd[0].fd = ring_buffer__epoll_fd(rb);
-		pfd[0].events = POLLIN;
-		if (tsock.nl) {
-			pfd[1].fd = mnl_socket_get_fd(tsock.nl);
-			pfd[1].events = POLLIN;
-			npfd = 2;
-		}
-		while (!cli_exiting) {
-			err = poll(pfd, npfd, 100);
-			if (err < 0 && errno != EINTR) {
-				cli_err("poll: %s", strerror(errno));
-				goto cleanup;
-			}
-			trace_drain();
-			if (err > 0 && (pfd[0].revents & POLLIN))
-				read_batch_prep(&last_batch);
-			err = ring_buffer__consume(rb);
-			flush_events(true);
-			if (err < 0 && err != -EINTR) {
-				cli_bpf_err("read ring buffer", err);
-				goto cleanup;
-			}
-			if (prom_time())
-				write_prom();
-		}
-		trace_drain();
-		ring_buffer__consume(rb);
-		flush_events(true);
-		write_prom();
-		cli_warn_events_lost(read_stat(NFD_STAT_EVENTS_LOST));
+		run.rb = rb;
+		loop_add(&lp, rb, -1, loop_events);
 	} else {
-		long reports = 0;
-		struct timespec next, now;
-
-		clock_gettime(CLOCK_MONOTONIC, &next);
-		next.tv_sec += cli.interval;
-		for (;;) {
-			struct pollfd pfd = { .fd = tsock.nl ? mnl_socket_get_fd(tsock.nl) : -1,
-					      .events = POLLIN };
-
-			scan_new_keys();
-			poll(&pfd, 1, 200);
-			trace_drain();
-			if (cli_exiting)
-				break;
-			if (!cli.interval) {
-				/* without an interval the table waits for the end,
-				 * the --prom file does not */
-				if (prom_time()) {
-					collect_rows();
-					write_prom();
-				}
-				continue;
-			}
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			if (now.tv_sec < next.tv_sec ||
-			    (now.tv_sec == next.tv_sec && now.tv_nsec < next.tv_nsec))
-				continue;
-			next.tv_sec += cli.interval;
-			print_counts(&lost_seen);
-			if (cli.count && ++reports >= cli.count)
-				break;
-		}
-		if (!cli.interval || cli_exiting)
-			print_counts(&lost_seen);
+		lp.report = loop_report;
+		lp.tick = loop_tick;
+		lp.tick_ms = 200;
 	}
+	if (loop_run(&lp))
+		goto cleanup;
+	if (env.events)
+		cli_warn_events_lost(read_stat(NFD_STAT_EVENTS_LOST));
 	ret = 0;
 	if (cli.verbose)
 		cli_err("BPF counters: %llu drops counted, %llu fexit drop verdicts, "

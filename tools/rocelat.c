@@ -28,6 +28,7 @@
 #include "lib/cli.h"
 #include "lib/hist.h"
 #include "lib/json.h"
+#include "lib/loop.h"
 #include "lib/prom.h"
 #include "lib/roce_names.h"
 
@@ -1197,9 +1198,25 @@ static void warn_mirror(struct iface *f)
 	close(s);
 }
 
+/* the main loop's callbacks (ctx: the skeleton): a table per interval,
+ * or one of the whole run at exit */
+static void live_report(void *ctx)
+{
+	report(ctx, cli.interval);
+}
+
+/* --prom at start (nothing read yet) and without an interval */
+static void live_prom(void *ctx, enum loop_when when)
+{
+	if (when == LOOP_START)
+		write_prom(ctx, NULL);
+	else
+		prom_tick(ctx);
+}
+
 static int run_live(struct rocelat_bpf *obj)
 {
-	long reports = 0;
+	struct loop lp = { .ctx = obj, .report = live_report, .prom = live_prom };
 	bool egress = !env.mirror && !env.no_egress;
 
 	for (int i = 0; i < env.nifs; i++) {
@@ -1225,20 +1242,7 @@ static int run_live(struct rocelat_bpf *obj)
 		fprintf(out, "... Hit Ctrl-C to end.\n");
 		fflush(out);
 	}
-	/* the metrics file exists from the start */
-	write_prom(obj, NULL);
-	while (cli_wait_report()) {
-		if (!cli.interval) {
-			prom_tick(obj);		/* --prom without an interval */
-			continue;
-		}
-		report(obj, true);
-		if (cli.count && ++reports >= cli.count)
-			return 0;
-	}
-	if (!cli.interval || cli_exiting)
-		report(obj, cli.interval);
-	return 0;
+	return loop_run(&lp) ? 1 : 0;
 }
 
 /* ---- offline: a capture through BPF_PROG_TEST_RUN ------------------- */

@@ -17,6 +17,7 @@
 #include "lib/btf_enum.h"
 #include "lib/json.h"
 #include "lib/ksyms.h"
+#include "lib/loop.h"
 #include "lib/maps.h"
 #include "lib/probe.h"
 #include "lib/prom.h"
@@ -301,6 +302,29 @@ static void print_counts(struct rxedrop_bpf *obj, int ncpu, __u64 *lost_seen)
 	fflush(stdout);
 }
 
+/* what the main loop's callbacks work on */
+struct rxedrop_run {
+	struct rxedrop_bpf *obj;
+	int ncpu;
+	__u64 lost_seen;
+};
+
+static void report(void *ctx)
+{
+	struct rxedrop_run *r = ctx;
+
+	print_counts(r->obj, r->ncpu, &r->lost_seen);
+	if (cli.prom_path)
+		write_prom(r->obj, r->ncpu);
+}
+
+static void prom(void *ctx, enum loop_when when)
+{
+	struct rxedrop_run *r = ctx;
+
+	write_prom(r->obj, r->ncpu);
+}
+
 static const struct bpf_map *stacks;
 
 static int handle_event(void *ctx, void *data, size_t len)
@@ -343,20 +367,13 @@ static int handle_event(void *ctx, void *data, size_t len)
 	return 0;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 int main(int argc, char **argv)
 {
 	struct ring_buffer *rb = NULL;
 	struct rxedrop_bpf *obj = NULL;
+	struct rxedrop_run run = {};
+	struct loop lp = { .ctx = &run, .prom = prom };
 	int ncpu, err, ret = 1;
-	__u64 lost_seen = 0;
 	long long consumed;
 	bool use_tp_btf;
 
@@ -405,6 +422,8 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	stacks = obj->maps.stacks;
+	run.obj = obj;
+	run.ncpu = ncpu;
 
 	/* on stderr with -j, so stdout stays pure JSON lines */
 	fprintf(cli.json ? stderr : stdout,
@@ -414,10 +433,6 @@ int main(int argc, char **argv)
 		use_tp_btf ? "tp_btf" : "raw_tp");
 	fflush(stdout);
 
-	/* the metrics file exists from the start, zero drops included */
-	if (cli.prom_path)
-		write_prom(obj, ncpu);
-
 	if (env.events) {
 		rb = ring_buffer__new(bpf_map__fd(obj->maps.events), handle_event,
 				      NULL, NULL);
@@ -425,43 +440,14 @@ int main(int argc, char **argv)
 			cli_bpf_err("create ring buffer", -errno);
 			goto cleanup;
 		}
-		double next_prom = now_s() + PROM_DEFAULT_PERIOD_S;
-
-		while (!cli_exiting) {
-			if (cli.prom_path && now_s() >= next_prom) {
-				write_prom(obj, ncpu);
-				next_prom += PROM_DEFAULT_PERIOD_S;
-			}
-			err = ring_buffer__poll(rb, 100);
-			if (err < 0 && err != -EINTR) {
-				cli_bpf_err("poll ring buffer", err);
-				goto cleanup;
-			}
-			/* the BPF side wakes us only per batch */
-			if (!err)
-				ring_buffer__consume(rb);
-		}
-		ring_buffer__consume(rb);
-		if (cli.prom_path)
-			write_prom(obj, ncpu);
-		cli_warn_events_lost(maps_stat(obj->maps.stats, STAT_EVENTS_LOST, ncpu));
+		loop_add(&lp, rb, -1, NULL);
 	} else {
-		long reports = 0;
-
-		while (cli_wait_report()) {
-			if (cli.interval)
-				print_counts(obj, ncpu, &lost_seen);
-			if (cli.prom_path)
-				write_prom(obj, ncpu);
-			if (cli.interval && cli.count && ++reports >= cli.count)
-				break;
-		}
-		if (!cli.interval || cli_exiting) {
-			print_counts(obj, ncpu, &lost_seen);
-			if (cli.prom_path)
-				write_prom(obj, ncpu);
-		}
+		lp.report = report;
 	}
+	if (loop_run(&lp))
+		goto cleanup;
+	if (env.events)
+		cli_warn_events_lost(maps_stat(obj->maps.stats, STAT_EVENTS_LOST, ncpu));
 	ret = 0;
 
 cleanup:

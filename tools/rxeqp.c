@@ -23,6 +23,7 @@
 #include "lib/json.h"
 #include "lib/maps.h"
 #include "lib/probe.h"
+#include "lib/loop.h"
 #include "lib/prom.h"
 #include "lib/roce_names.h"
 
@@ -51,15 +52,16 @@ static const char doc[] =
 "\n"
 "USAGE: rxeqp [OPTIONS] [interval] [count]\n"
 "\n"
-"A top-like table every interval (default 1 s): packets, retransmitted\n"
-"requests, retransmit timer firings, RNR and PSN sequence error NAKs,\n"
-"duplicate requests, completion errors and flushes, request-to-ACK latency,\n"
-"state (* when destroyed since the last table), and the peer of each QP.\n"
+"A top-like table every interval (or once at exit without one): packets,\n"
+"retransmitted requests, retransmit timer firings, RNR and PSN sequence\n"
+"error NAKs, duplicate requests, completion errors and flushes,\n"
+"request-to-ACK latency, state (* when destroyed since the last table)\n"
+"and the peer of each QP.\n"
 "Counts in the table are per interval; JSON and Prometheus output carry\n"
 "running totals.\n"
 "\n"
 "EXAMPLES:\n"
-"    rxeqp                # table every second until Ctrl-C\n"
+"    rxeqp 1              # table every second until Ctrl-C\n"
 "    rxeqp 5 3            # three tables, 5 seconds apart\n"
 "    rxeqp -e             # state changes, errors, retries as they happen\n"
 "    rxeqp -i eth1 -H     # QPs of the rxe device on eth1, with histograms\n"
@@ -122,11 +124,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.no_latency = true;
 		break;
 	case ARGP_KEY_END:
-		if (env.events && (cli.interval || cli.count))
-			argp_failure(state, 1, 0,
-				     "interval and count apply to the table, not -e");
-		if (env.events && (env.hist || cli.prom_path))
-			argp_failure(state, 1, 0, "-H and --prom apply to the table, not -e");
+		cli_check_events(state, env.events, false);
+		if (env.events && env.hist)
+			argp_failure(state, 1, 0, "-H applies to the table, not -e");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -668,15 +668,35 @@ static void write_prom(void)
 		cli_prom_err(err);
 }
 
-static void report(const char *mode)
+/* the main loop's callbacks; ctx is the mode name for the table */
+static void report(void *ctx)
 {
 	collect();
 	if (cli.json)
 		print_json();
 	else
-		print_table(mode);
+		print_table(ctx);
 	if (cli.prom_path)
 		write_prom();
+}
+
+static void prom(void *ctx, enum loop_when when)
+{
+	collect();
+	write_prom();
+}
+
+/* with -e: forget destroyed QPs, as the table does, or the map fills */
+static void forget_destroyed(void *ctx)
+{
+	static time_t last;
+
+	if (!last)
+		last = time(NULL);
+	if (time(NULL) - last >= 2) {
+		collect();
+		last = time(NULL);
+	}
 }
 
 /* ---- events ---- */
@@ -796,14 +816,13 @@ int main(int argc, char **argv)
 	struct ring_buffer *rb = NULL;
 	bool use_fentry;
 	char mode[32];
+	struct loop lp = { .ctx = mode, .prom = prom };
 	int err, ret = 1;
 
 	cli_parse(&argp, argc, argv, NULL);
 	cli_setup();
 	if (env.ifname)
 		env.ifindex = cli_ifindex(env.ifname);
-	if (!env.events && !cli.interval)
-		cli.interval = 1;
 	ncpu = libbpf_num_possible_cpus();
 	if (ncpu <= 0)
 		cli_die("cannot count CPUs");
@@ -894,12 +913,6 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	snprintf(mode, sizeof(mode), "%s", use_fentry ? "fentry" : "kprobe");
-	/* the metrics file exists from the start (lib/prom.h) */
-	if (cli.prom_path) {
-		collect();
-		write_prom();
-	}
-
 	/* on stderr with -j, so stdout stays pure JSON lines */
 	fprintf(cli.json ? stderr : stdout,
 		"Tracing rdma_rxe queue pairs (%d hooks via %s%s)... Hit Ctrl-C to end.\n",
@@ -918,34 +931,15 @@ int main(int argc, char **argv)
 			cli_bpf_err("create ring buffer", -errno);
 			goto cleanup;
 		}
-		time_t last = time(NULL);
-
-		while (!cli_exiting) {
-			err = ring_buffer__poll(rb, 100);
-			if (err < 0 && err != -EINTR) {
-				cli_bpf_err("poll ring buffer", err);
-				goto cleanup;
-			}
-			/* forget destroyed QPs, as the table does, or the map fills */
-			if (time(NULL) - last >= 2) {
-				collect();
-				last = time(NULL);
-			}
-		}
-		ring_buffer__consume(rb);
-		cli_warn_events_lost(read_stat(STAT_EVENTS_LOST));
+		loop_add(&lp, rb, -1, NULL);
+		lp.tick = forget_destroyed;
 	} else {
-		long reports = 0;
-
-		while (cli_wait_interval()) {
-			report(mode);
-			if (cli.count && ++reports >= cli.count)
-				break;
-		}
-		/* the last totals after Ctrl-C */
-		if (cli_exiting)
-			report(mode);
+		lp.report = report;
 	}
+	if (loop_run(&lp))
+		goto cleanup;
+	if (env.events)
+		cli_warn_events_lost(read_stat(STAT_EVENTS_LOST));
 	ret = 0;
 
 cleanup:
