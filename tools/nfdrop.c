@@ -1234,15 +1234,7 @@ static void text_row(const struct row *r)
 #define PROM_LOST "agentxdp_nfdrop_events_lost_total"
 #define PROM_NLABELS 9
 
-struct prom_total {
-	char key[1024];		/* the label values joined by '\x1f' */
-	char values[PROM_NLABELS][256];
-	unsigned long long count;
-};
-
-static struct prom_total *ptot;
-static int nptot;
-static struct prom_cap prom_series;
+static struct prom_totals totals;
 static const char *const prom_names[PROM_NLABELS] = {
 	"netns", "hook_family", "hook", "table_family", "table", "chain",
 	"rule_handle", "verdict", "inferred",
@@ -1250,9 +1242,8 @@ static const char *const prom_names[PROM_NLABELS] = {
 
 static void prom_add(const struct row *r)
 {
-	char v[PROM_NLABELS][256], key[1024];
-	struct prom_total *t;
-	size_t o = 0;
+	char v[PROM_NLABELS][256];
+	const char *vp[PROM_NLABELS];
 
 	if (!cli.prom_path)
 		return;
@@ -1270,76 +1261,36 @@ static void prom_add(const struct row *r)
 	snprintf(v[7], sizeof(v[7]), "%s", verdict_names[r->verdict]);
 	snprintf(v[8], sizeof(v[8]), "%s", r->inferred ? "true" : "false");
 	for (int i = 0; i < PROM_NLABELS; i++)
-		o += snprintf(key + o, o < sizeof(key) ? sizeof(key) - o : 0, "%s\x1f", v[i]);
-	for (int i = 0; i < nptot; i++)
-		if (!strcmp(ptot[i].key, key)) {
-			ptot[i].count += r->packets;
-			return;
-		}
-	t = realloc(ptot, (nptot + 1) * sizeof(*t));
-	if (!t)
-		return;
-	ptot = t;
-	t = &ptot[nptot++];
-	snprintf(t->key, sizeof(t->key), "%s", key);
-	memcpy(t->values, v, sizeof(v));
-	t->count = r->packets;
+		vp[i] = v[i];
+	prom_totals_add(&totals, vp, r->packets, false);
 }
 
 static __u64 read_stat(__u32 idx);
 
 static void write_prom(void)
 {
-	const char **keys = calloc(nptot + 1, sizeof(*keys));
-	double *weight = calloc(nptot + 1, sizeof(*weight));
-	bool *own = calloc(nptot + 1, sizeof(*own)), others = false;
-	unsigned long long other = 0;
-	struct prom_label l[PROM_NLABELS];
 	struct prom_file pf;
 	int err;
 
-	if (!cli.prom_path || !keys || !weight || !own)
-		goto out;
-	for (int i = 0; i < nptot; i++) {
-		keys[i] = ptot[i].key;
-		weight[i] = ptot[i].count;
-	}
-	prom_cap_select(&prom_series, nptot, keys, weight, own);
-	if (prom_open(&pf, cli.prom_path)) {
-		err = -errno;
-		goto fail;
+	if (!cli.prom_path)
+		return;
+	err = prom_open(&pf, cli.prom_path);
+	if (err) {
+		cli_prom_err(err);
+		return;
 	}
 	prom_family(&pf, PROM_DROPS, PROM_COUNTER,
 		    "Packets netfilter dropped, by network namespace, hook, table, "
 		    "chain, rule handle and verdict (DROP, REJECT, POLICY); "
 		    "inferred=\"true\" where a field was inferred from the ruleset.");
-	for (int i = 0; i < nptot; i++) {
-		if (!own[i]) {
-			other += ptot[i].count;
-			others = true;
-			continue;
-		}
-		for (int j = 0; j < PROM_NLABELS; j++)
-			l[j] = (struct prom_label){ prom_names[j], ptot[i].values[j] };
-		prom_counter(&pf, PROM_DROPS, l, PROM_NLABELS, ptot[i].count);
-	}
-	if (others) {
-		for (int j = 0; j < PROM_NLABELS; j++)
-			l[j] = (struct prom_label){ prom_names[j], PROM_OTHER };
-		prom_counter(&pf, PROM_DROPS, l, PROM_NLABELS, other);
-	}
+	prom_totals_write(&pf, &totals, PROM_DROPS);
 	prom_family(&pf, PROM_LOST, PROM_COUNTER,
 		    "Drop events lost to a full ring buffer (-e); the counts "
 		    "above are complete regardless.");
 	prom_counter(&pf, PROM_LOST, NULL, 0, read_stat(NFD_STAT_EVENTS_LOST));
 	err = prom_commit(&pf);
-fail:
 	if (err)
 		cli_prom_err(err);
-out:
-	free(keys);
-	free(weight);
-	free(own);
 }
 
 /* ---- counts ---- */
@@ -1891,7 +1842,7 @@ int main(int argc, char **argv)
 		       "TABLE/CHAIN #RULE", "VERDICT", "PACKET");
 	fflush(stdout);
 
-	prom_cap_init(&prom_series, 0);
+	prom_totals_init(&totals, prom_names, PROM_NLABELS, 0);
 	if (tsock.nl)
 		loop_add(&lp, NULL, mnl_socket_get_fd(tsock.nl), loop_trace);
 	if (env.events) {
@@ -1927,6 +1878,6 @@ cleanup:
 	ring_buffer__free(rb);
 	nfdrop_bpf__destroy(obj);
 	ksyms_free(ksyms);
-	prom_cap_free(&prom_series);
+	prom_totals_free(&totals);
 	return ret;
 }

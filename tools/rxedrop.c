@@ -143,123 +143,48 @@ static int read_rows(struct rxedrop_bpf *obj, int ncpu, struct row *rows,
 #define PROM_DROPS "agentxdp_rxedrop_drops_total"
 #define PROM_LOST "agentxdp_rxedrop_events_lost_total"
 
-struct total {
-	char key[192];		/* location '\x1f' reason */
-	char location[128];
-	char reason[64];
-	__u64 count;
-};
+static const char *const prom_labels[] = { "location", "reason" };
+static struct prom_totals totals;
 
-static struct totals {
-	struct total *t;
-	int n, cap;
-} totals;
-static struct prom_cap prom_series;
-
-static int totals_add(struct totals *ts, const struct row *r)
+/* r into the totals: by function (no offset) and reason */
+static void totals_add(const struct row *r, bool once)
 {
-	char loc[128], reason[64], key[192];
+	char loc[128], reason[64];
+	const char *v[2] = { loc, reason };
 
 	ksyms_format(ksyms, r->key.location, loc, sizeof(loc), false);
 	drop_reason_name(r->key.reason, reason, sizeof(reason));
-	snprintf(key, sizeof(key), "%s\x1f%s", loc, reason);
-	for (int i = 0; i < ts->n; i++)
-		if (!strcmp(ts->t[i].key, key)) {
-			ts->t[i].count += r->count;
-			return 0;
-		}
-	if (ts->n == ts->cap) {
-		int cap = ts->cap ? ts->cap * 2 : 64;
-		struct total *t = realloc(ts->t, cap * sizeof(*t));
-
-		if (!t)
-			return -ENOMEM;
-		ts->t = t;
-		ts->cap = cap;
-	}
-	snprintf(ts->t[ts->n].key, sizeof(ts->t[ts->n].key), "%s", key);
-	snprintf(ts->t[ts->n].location, sizeof(ts->t[ts->n].location), "%s", loc);
-	snprintf(ts->t[ts->n].reason, sizeof(ts->t[ts->n].reason), "%s", reason);
-	ts->t[ts->n].count = r->count;
-	ts->n++;
-	return 0;
+	prom_totals_add(&totals, v, r->count, once);
 }
 
 static void write_prom(struct rxedrop_bpf *obj, int ncpu)
 {
 	static struct row rows[MAX_ROWS];
-	struct totals now = {};
-	const char **keys = NULL;
-	double *weight = NULL;
-	bool *own = NULL, others = false;
-	__u64 other = 0;
 	struct prom_file pf;
-	int n, err = 0;
+	int n, err;
 
 	/* the totals so far plus what the map holds (not drained here) */
 	n = read_rows(obj, ncpu, rows, false);
-	if (totals.n) {
-		now.t = malloc(totals.n * sizeof(*now.t));
-		if (!now.t)
-			goto out;
-		memcpy(now.t, totals.t, totals.n * sizeof(*now.t));
-		now.n = now.cap = totals.n;
-	}
 	for (int i = 0; i < n; i++)
-		if (totals_add(&now, &rows[i]))
-			goto out;
-	keys = calloc(now.n + 1, sizeof(*keys));
-	weight = calloc(now.n + 1, sizeof(*weight));
-	own = calloc(now.n + 1, sizeof(*own));
-	if (!keys || !weight || !own)
-		goto out;
-	for (int i = 0; i < now.n; i++) {
-		keys[i] = now.t[i].key;
-		weight[i] = now.t[i].count;
-	}
-	prom_cap_select(&prom_series, now.n, keys, weight, own);
-
-	if (prom_open(&pf, cli.prom_path)) {
-		err = -errno;
-		goto fail;
+		totals_add(&rows[i], true);
+	err = prom_open(&pf, cli.prom_path);
+	if (err) {
+		prom_totals_write(NULL, &totals, PROM_DROPS);
+		cli_prom_err(err);
+		return;
 	}
 	prom_family(&pf, PROM_DROPS, PROM_COUNTER,
 		    "Packets the kernel dropped (kfree_skb), by function and drop "
 		    "reason (names from the running kernel's BTF).");
-	for (int i = 0; i < now.n; i++) {
-		struct prom_label l[2] = {
-			{ "location", now.t[i].location },
-			{ "reason", now.t[i].reason },
-		};
-
-		if (!own[i]) {
-			other += now.t[i].count;
-			others = true;
-			continue;
-		}
-		prom_counter(&pf, PROM_DROPS, l, 2, now.t[i].count);
-	}
-	if (others) {
-		struct prom_label l[2] = {
-			{ "location", PROM_OTHER }, { "reason", PROM_OTHER },
-		};
-
-		prom_counter(&pf, PROM_DROPS, l, 2, other);
-	}
+	prom_totals_write(&pf, &totals, PROM_DROPS);
 	prom_family(&pf, PROM_LOST, PROM_COUNTER,
 		    "Drop events lost to a full ring buffer (-e); the counts "
 		    "above are complete regardless.");
 	prom_counter(&pf, PROM_LOST, NULL, 0,
 		     maps_stat(obj->maps.stats, STAT_EVENTS_LOST, ncpu));
 	err = prom_commit(&pf);
-fail:
 	if (err)
 		cli_prom_err(err);
-out:
-	free(keys);
-	free(weight);
-	free(own);
-	free(now.t);
 }
 
 static void print_counts(struct rxedrop_bpf *obj, int ncpu, __u64 *lost_seen)
@@ -272,7 +197,7 @@ static void print_counts(struct rxedrop_bpf *obj, int ncpu, __u64 *lost_seen)
 	time_t now = time(NULL);
 
 	for (int i = 0; cli.prom_path && i < n; i++)
-		totals_add(&totals, &rows[i]);
+		totals_add(&rows[i], false);
 	if (cli.json) {
 		for (int i = 0; i < n; i++) {
 			json_begin(&w, stdout);
@@ -379,7 +304,7 @@ int main(int argc, char **argv)
 
 	cli_parse(&argp, argc, argv, NULL);
 	cli_setup();
-	prom_cap_init(&prom_series, PROM_SERIES);
+	prom_totals_init(&totals, prom_labels, 2, PROM_SERIES);
 	if (env.ifname)
 		env.ifindex = cli_ifindex(env.ifname);
 	ncpu = libbpf_num_possible_cpus();
@@ -454,7 +379,6 @@ cleanup:
 	ring_buffer__free(rb);
 	rxedrop_bpf__destroy(obj);
 	ksyms_free(ksyms);
-	prom_cap_free(&prom_series);
-	free(totals.t);
+	prom_totals_free(&totals);
 	return ret;
 }
