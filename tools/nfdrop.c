@@ -872,16 +872,13 @@ static void seen_reset(void)
 
 static void scan_new_keys(void)
 {
-	int fd = bpf_map__fd(obj->maps.drops);
-	struct nfd_key k, prevk, *p = NULL;
-	int n = 0;
+	static struct nfd_key keys[MAX_KEYS];
+	int n = maps_keys(obj->maps.drops, keys, MAX_KEYS);
 
-	while (n++ < MAX_KEYS && nseen < MAX_SEEN &&
-	       !bpf_map_get_next_key(fd, p, &k)) {
+	for (int i = 0; i < n && nseen < MAX_SEEN; i++) {
+		const struct nfd_key k = keys[i];
 		unsigned int slot = seen_find(&k);
 
-		prevk = k;
-		p = &prevk;
 		if (seen_slot[slot])
 			continue;
 		if (!seen[nseen].names && !(seen[nseen].names = malloc(sizeof(struct row))))
@@ -1365,17 +1362,12 @@ static void collect_rows(void)
 {
 	static struct nfd_key keys[MAX_KEYS];
 	static unsigned long long pk[MAX_KEYS], rjk[MAX_KEYS];
-	int fd = bpf_map__fd(obj->maps.drops), n = 0;
-	struct nfd_key key, *prev = NULL;
+	int fd = bpf_map__fd(obj->maps.drops), n;
 	struct nfd_value vals[ncpu];
 	static struct row r, split[8];	/* 50 KB each: not on the stack */
 
 	trace_drain();
-	while (n < MAX_KEYS && !bpf_map_get_next_key(fd, prev, &keys[n])) {
-		key = keys[n];
-		prev = &key;
-		n++;
-	}
+	n = maps_keys(obj->maps.drops, keys, MAX_KEYS);
 	/* counters around the drain: what was drained moved them inside */
 	snapshot_netns(keys, n, true);
 	for (int i = 0; i < n; i++) {

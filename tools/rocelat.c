@@ -29,6 +29,7 @@
 #include "lib/hist.h"
 #include "lib/json.h"
 #include "lib/loop.h"
+#include "lib/maps.h"
 #include "lib/prom.h"
 #include "lib/roce_names.h"
 
@@ -408,52 +409,58 @@ static void flow_row_fill(struct flow_row *r)
  * entry, then the one just ended is read. Also counts the live flows and
  * requests.
  */
+struct flows_read {
+	__u32 epoch;
+	int n;
+};
+
+/* one entry of the pending map: counted, and a row when its interval
+ * (epoch) has something to show */
+static int collect_flow(const void *key, const void *val, void *ctx)
+{
+	const struct pending_flow *pf = val;
+	const struct roce_flow_stats *st;
+	struct flows_read *fr = ctx;
+	struct flow_row *r;
+
+	live_flows++;
+	for (int i = 0; i < PENDING_RING; i++)
+		live_pending += !!(pf->ring[i].flags & SLOT_VALID);
+	st = pending_flow_stats(pf, fr->epoch);
+	if (!st || fr->n >= max_rows || !(st->samples || st->retransmits ||
+	    st->naks || st->rnr_naks || st->cnps || st->ecn_ce ||
+	    st->timeouts || st->resp_missing))
+		return 0;
+	r = &rows[fr->n++];
+	r->key = *(const struct roce_qp_key *)key;
+	r->req_qpn = pf->req_qpn;
+	r->paired = pf->flags & FLOW_PAIRED;
+	r->switch_clock = pf->flags & FLOW_SWITCH_CLOCK;
+	r->sport = pf->sport;
+	r->tun_kind = pf->tun_kind;
+	r->tun_family = pf->tun_family;
+	r->tun_id = pf->tun_id;
+	memcpy(r->tun_saddr, pf->tun_saddr, 16);
+	r->st = *st;
+	flow_row_fill(r);
+	return 0;
+}
+
 static int collect_flows(struct rocelat_bpf *obj, bool clear)
 {
-	int fd = bpf_map__fd(obj->maps.pending), n = 0;
-	__u32 epoch = obj->bss->stats_epoch;
-	struct roce_qp_key key, next, *prev = NULL;
-	static struct pending_flow pf;
+	struct flows_read fr = { .epoch = obj->bss->stats_epoch };
 
 	if (clear) {
 		/* the next interval fills the other buffer from now on; a
 		 * program that read the old epoch just before finishes within
 		 * microseconds (BPF programs are not preempted): let it */
-		obj->bss->stats_epoch = epoch + 1;
+		obj->bss->stats_epoch = fr.epoch + 1;
 		usleep(2000);
 	}
 	live_flows = live_pending = 0;
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		const struct roce_flow_stats *st;
-
-		if (!bpf_map_lookup_elem(fd, &next, &pf)) {
-			live_flows++;
-			for (int i = 0; i < PENDING_RING; i++)
-				live_pending += !!(pf.ring[i].flags & SLOT_VALID);
-			st = pending_flow_stats(&pf, epoch);
-			if (st && n < max_rows && (st->samples || st->retransmits ||
-			    st->naks || st->rnr_naks || st->cnps || st->ecn_ce ||
-			    st->timeouts || st->resp_missing)) {
-				struct flow_row *r = &rows[n++];
-
-				r->key = next;
-				r->req_qpn = pf.req_qpn;
-				r->paired = pf.flags & FLOW_PAIRED;
-				r->switch_clock = pf.flags & FLOW_SWITCH_CLOCK;
-				r->sport = pf.sport;
-				r->tun_kind = pf.tun_kind;
-				r->tun_family = pf.tun_family;
-				r->tun_id = pf.tun_id;
-				memcpy(r->tun_saddr, pf.tun_saddr, 16);
-				r->st = *st;
-				flow_row_fill(r);
-			}
-		}
-		key = next;
-		prev = &key;
-	}
-	qsort(rows, n, sizeof(rows[0]), cmp_rows);
-	return n;
+	maps_for_each(obj->maps.pending, collect_flow, &fr);
+	qsort(rows, fr.n, sizeof(rows[0]), cmp_rows);
+	return fr.n;
 }
 
 /* percentiles over all flows' samples of one kind */

@@ -109,28 +109,32 @@ static int cmp_rows(const void *a, const void *b)
 	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
 }
 
+struct rows_read {
+	struct row *rows;
+	int n, ncpu;
+};
+
+static int read_row(const void *key, const void *val, void *ctx)
+{
+	struct rows_read *rr = ctx;
+
+	rr->rows[rr->n].key = *(const struct drop_key *)key;
+	rr->rows[rr->n].count = maps_percpu_sum(val, rr->ncpu);
+	return ++rr->n == MAX_ROWS;
+}
+
 /* reads the counts map; with drain, deletes what it read, so each interval
  * is fresh */
 static int read_rows(struct rxedrop_bpf *obj, int ncpu, struct row *rows,
 		     bool drain)
 {
-	int fd = bpf_map__fd(obj->maps.drops), n = 0;
-	struct drop_key key, next, *prev = NULL;
-	__u64 vals[ncpu];
+	struct rows_read rr = { .rows = rows, .ncpu = ncpu };
 
-	while (n < MAX_ROWS && !bpf_map_get_next_key(fd, prev, &next)) {
-		if (!bpf_map_lookup_elem(fd, &next, vals)) {
-			rows[n].key = next;
-			rows[n].count = maps_percpu_sum(vals, ncpu);
-			n++;
-		}
-		key = next;
-		prev = &key;
-	}
-	for (int i = 0; drain && i < n; i++)
-		bpf_map_delete_elem(fd, &rows[i].key);
-	qsort(rows, n, sizeof(*rows), cmp_rows);
-	return n;
+	maps_for_each(obj->maps.drops, read_row, &rr);
+	for (int i = 0; drain && i < rr.n; i++)
+		bpf_map_delete_elem(bpf_map__fd(obj->maps.drops), &rows[i].key);
+	qsort(rows, rr.n, sizeof(*rows), cmp_rows);
+	return rr.n;
 }
 
 /*

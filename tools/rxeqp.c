@@ -278,11 +278,41 @@ static void retire(const struct row *r)
 		t->cnt[c] += r->cur.cnt[c];
 }
 
+/* one entry of the qps map into its row (added: rows new this time) */
+static int collect_qp(const void *k, const void *v, void *ctx)
+{
+	const struct qp_key *key = k;
+	const struct qp_stats *st = v;
+	int *added = ctx;
+	struct row *r = find_row(key);
+
+	if (!r) {
+		if (nrows + *added >= RXEQP_MAX_QPS)
+			return 0;
+		r = &rows[nrows + (*added)++];
+		memset(r, 0, sizeof(*r));
+		r->key = *key;
+		r->is_new = true;
+	} else {
+		r->is_new = false;
+	}
+	/* a counter going back: a new QP with this number */
+	if (st->cnt[QC_TX_PKTS] < r->prev[QC_TX_PKTS] ||
+	    st->cnt[QC_RX_PKTS] < r->prev[QC_RX_PKTS]) {
+		memset(r->prev, 0, sizeof(r->prev));
+		memset(r->hprev, 0, sizeof(r->hprev));
+	}
+	r->cur = *st;
+	if (bpf_map_lookup_elem(bpf_map__fd(obj->maps.lat_hists), key, &r->hcur))
+		memset(&r->hcur, 0, sizeof(r->hcur));
+	r->seen = true;
+	return 0;
+}
+
 /* reads the maps into rows; QPs reported destroyed last time are dropped */
 static void collect(void)
 {
 	int fd = bpf_map__fd(obj->maps.qps), hfd = bpf_map__fd(obj->maps.lat_hists);
-	struct qp_key key, next, *prev = NULL;
 	int n = 0, added = 0;
 
 	/* forget QPs whose destruction was already reported */
@@ -298,37 +328,7 @@ static void collect(void)
 	nrows = n;
 	for (int i = 0; i < nrows; i++)
 		rows[i].seen = false;
-
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		struct qp_stats st;
-		struct row *r;
-
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &st))
-			continue;
-		r = find_row(&key);
-		if (!r) {
-			if (nrows + added >= RXEQP_MAX_QPS)
-				continue;
-			r = &rows[nrows + added++];
-			memset(r, 0, sizeof(*r));
-			r->key = key;
-			r->is_new = true;
-		} else {
-			r->is_new = false;
-		}
-		/* a counter going back: a new QP with this number */
-		if (st.cnt[QC_TX_PKTS] < r->prev[QC_TX_PKTS] ||
-		    st.cnt[QC_RX_PKTS] < r->prev[QC_RX_PKTS]) {
-			memset(r->prev, 0, sizeof(r->prev));
-			memset(r->hprev, 0, sizeof(r->hprev));
-		}
-		r->cur = st;
-		if (bpf_map_lookup_elem(hfd, &key, &r->hcur))
-			memset(&r->hcur, 0, sizeof(r->hcur));
-		r->seen = true;
-	}
+	maps_for_each(obj->maps.qps, collect_qp, &added);
 	nrows += added;
 	/* QPs that vanished from the map (never happens unless deleted) */
 	n = 0;
