@@ -573,16 +573,69 @@ static void print_json(void)
 #define PROM_QPS 64
 static struct prom_cap prom_qps;
 
-static void write_prom(void)
+/* the labels of each row and of each device's "other", per write; static:
+ * RXEQP_MAX_QPS rows are ~600 KiB */
+static struct {
+	char key[RXEQP_MAX_QPS][48], ifn[RXEQP_MAX_QPS][IF_NAMESIZE];
+	char qpn[RXEQP_MAX_QPS][12], dqpn[RXEQP_MAX_QPS][12];
+	char da[RXEQP_MAX_QPS][ADDR_STRLEN];
+	const char *keys[RXEQP_MAX_QPS];
+	double weight[RXEQP_MAX_QPS];
+	bool own[RXEQP_MAX_QPS];
+	struct prom_label lab[RXEQP_MAX_QPS][5], other[MAX_DEVS][5];
+	__u64 vals[RXEQP_MAX_QPS], base[MAX_DEVS];
+	int group[RXEQP_MAX_QPS];
+	char oifn[MAX_DEVS][IF_NAMESIZE];
+} pr;
+
+/* the labels, and which QPs have series of their own */
+static void prom_prepare(void)
 {
 	static const char *const lnames[] = { "dev", "ifname", "qpn", "daddr", "dqpn" };
-	/* per row, static: RXEQP_MAX_QPS rows are ~600 KiB */
-	static char key[RXEQP_MAX_QPS][48], ifn[RXEQP_MAX_QPS][IF_NAMESIZE];
-	static char qpn[RXEQP_MAX_QPS][12], dqpn[RXEQP_MAX_QPS][12];
-	static char da[RXEQP_MAX_QPS][ADDR_STRLEN];
-	static const char *keys[RXEQP_MAX_QPS];
-	static double weight[RXEQP_MAX_QPS];
-	static bool own[RXEQP_MAX_QPS];
+
+	for (int i = 0; i < nrows; i++) {
+		const struct qp_stats *s = &rows[i].cur;
+
+		snprintf(pr.key[i], sizeof(pr.key[i]), "%u/%u", rows[i].key.ifindex,
+			 rows[i].key.qpn);
+		pr.keys[i] = pr.key[i];
+		pr.weight[i] = s->cnt[QC_TX_PKTS] + s->cnt[QC_RX_PKTS];
+		ifname_of(rows[i].key.ifindex, pr.ifn[i]);
+		snprintf(pr.qpn[i], sizeof(pr.qpn[i]), "%u", rows[i].key.qpn);
+		snprintf(pr.dqpn[i], sizeof(pr.dqpn[i]), "%u", s->dqpn);
+		pkt_addr_str(s->family, s->daddr, pr.da[i], sizeof(pr.da[i]));
+		pr.lab[i][0] = (struct prom_label){ lnames[0], s->dev };
+		pr.lab[i][1] = (struct prom_label){ lnames[1], pr.ifn[i] };
+		pr.lab[i][2] = (struct prom_label){ lnames[2], pr.qpn[i] };
+		pr.lab[i][3] = (struct prom_label){ lnames[3], pr.da[i] };
+		pr.lab[i][4] = (struct prom_label){ lnames[4], pr.dqpn[i] };
+	}
+	prom_cap_select(&prom_qps, nrows, pr.keys, pr.weight, pr.own);
+	for (int i = 0; i < nrows; i++) {
+		/* every device with a QP not on its own gets its "other" series */
+		struct retired *t = pr.own[i] ? NULL : retired_of(rows[i].key.ifindex,
+								  rows[i].cur.dev);
+
+		pr.group[i] = t ? t - retired : -1;
+	}
+	for (int d = 0; d < nretired; d++) {
+		pr.other[d][0] = (struct prom_label){ lnames[0], retired[d].dev };
+		pr.other[d][1] = (struct prom_label){ lnames[1],
+			ifname_of(retired[d].ifindex, pr.oifn[d]) };
+		pr.other[d][2] = (struct prom_label){ lnames[2], PROM_OTHER };
+		pr.other[d][3] = (struct prom_label){ lnames[3], "" };
+		pr.other[d][4] = (struct prom_label){ lnames[4], "" };
+	}
+}
+
+static void write_prom(void)
+{
+	const bool *own = pr.own;
+	struct prom_fold fold = {
+		.n = nrows, .nlabels = 5, .labels = &pr.lab[0][0], .values = pr.vals,
+		.own = pr.own, .group = pr.group, .other = &pr.other[0][0],
+		.base = pr.base,
+	};
 	struct prom_file pf;
 	char name[96], st[16];
 	int err;
@@ -592,58 +645,26 @@ static void write_prom(void)
 		cli_prom_err(err);
 		return;
 	}
-	for (int i = 0; i < nrows; i++) {
-		const struct qp_stats *s = &rows[i].cur;
-
-		snprintf(key[i], sizeof(key[i]), "%u/%u", rows[i].key.ifindex, rows[i].key.qpn);
-		keys[i] = key[i];
-		weight[i] = s->cnt[QC_TX_PKTS] + s->cnt[QC_RX_PKTS];
-		ifname_of(rows[i].key.ifindex, ifn[i]);
-		snprintf(qpn[i], sizeof(qpn[i]), "%u", rows[i].key.qpn);
-		snprintf(dqpn[i], sizeof(dqpn[i]), "%u", s->dqpn);
-		pkt_addr_str(s->family, s->daddr, da[i], sizeof(da[i]));
-	}
-	prom_cap_select(&prom_qps, nrows, keys, weight, own);
-	/* every device with a QP not on its own gets its "other" series */
-	for (int i = 0; i < nrows; i++)
-		if (!own[i])
-			retired_of(rows[i].key.ifindex, rows[i].cur.dev);
+	prom_prepare();
+	fold.ngroups = nretired;
 	for (int c = 0; c < QC_NR; c++) {
 		/* the histogram's _sum, in seconds as Prometheus wants them */
 		if (c == QC_LAT_SUM_NS)
 			continue;
 		snprintf(name, sizeof(name), "agentxdp_rxeqp_%s_total", counter_names[c]);
 		prom_family(&pf, name, PROM_COUNTER, "rdma_rxe per-QP counter, see rxeqp(8)");
-		for (int i = 0; i < nrows; i++) {
-			struct prom_label l[5] = {
-				{ lnames[0], rows[i].cur.dev }, { lnames[1], ifn[i] },
-				{ lnames[2], qpn[i] }, { lnames[3], da[i] }, { lnames[4], dqpn[i] },
-			};
-
-			if (own[i])
-				prom_counter(&pf, name, l, 5, rows[i].cur.cnt[c]);
-		}
-		for (int d = 0; d < nretired; d++) {
-			char oifn[IF_NAMESIZE];
-			__u64 v = retired[d].cnt[c];
-			struct prom_label l[5] = {
-				{ lnames[0], retired[d].dev },
-				{ lnames[1], ifname_of(retired[d].ifindex, oifn) },
-				{ lnames[2], PROM_OTHER }, { lnames[3], "" }, { lnames[4], "" },
-			};
-
-			for (int i = 0; i < nrows; i++)
-				if (!own[i] && rows[i].key.ifindex == retired[d].ifindex)
-					v += rows[i].cur.cnt[c];
-			prom_counter(&pf, name, l, 5, v);
-		}
+		for (int i = 0; i < nrows; i++)
+			pr.vals[i] = rows[i].cur.cnt[c];
+		for (int d = 0; d < nretired; d++)
+			pr.base[d] = retired[d].cnt[c];
+		prom_counters_fold(&pf, name, &fold);
 	}
 	prom_family(&pf, "agentxdp_rxeqp_state", PROM_GAUGE,
 		    "QP state as enum ib_qp_state: 0 RESET, 1 INIT, 2 RTR, 3 RTS, 6 ERR");
 	for (int i = 0; i < nrows; i++) {
 		const struct qp_stats *s = &rows[i].cur;
 		struct prom_label l[3] = {
-			{ "dev", s->dev }, { "qpn", qpn[i] },
+			{ "dev", s->dev }, { "qpn", pr.qpn[i] },
 			{ "state", state_str(s->state, st, sizeof(st)) },
 		};
 
@@ -655,8 +676,8 @@ static void write_prom(void)
 		    "Time from a request leaving a QP to its ACK or first response arriving");
 	for (int i = 0; i < nrows; i++) {
 		const struct qp_stats *s = &rows[i].cur;
-		struct prom_label l[3] = { { "dev", s->dev }, { "qpn", qpn[i] },
-					   { "dqpn", dqpn[i] } };
+		struct prom_label l[3] = { { "dev", s->dev }, { "qpn", pr.qpn[i] },
+					   { "dqpn", pr.dqpn[i] } };
 
 		if (own[i])
 			prom_hist_log2(&pf, "agentxdp_rxeqp_request_ack_seconds", l, 3,

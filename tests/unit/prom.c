@@ -206,6 +206,40 @@ static void test_totals(void)
 	unlink(path);
 }
 
+static void test_fold(void)
+{
+	const struct prom_label l[3][2] = {
+		{ { "dev", "rxe0" }, { "qpn", "17" } },
+		{ { "dev", "rxe0" }, { "qpn", "18" } },
+		{ { "dev", "rxe1" }, { "qpn", "19" } },
+	};
+	const struct prom_label other[2][2] = {
+		{ { "dev", "rxe0" }, { "qpn", PROM_OTHER } },
+		{ { "dev", "rxe1" }, { "qpn", PROM_OTHER } },
+	};
+	const __u64 values[3] = { 5, 7, 11 }, base[2] = { 100, 0 };
+	const bool own[3] = { true, false, false };
+	const int group[3] = { 0, 0, 1 };
+	struct prom_fold f = {
+		.n = 3, .nlabels = 2, .labels = &l[0][0], .values = values, .own = own,
+		.group = group, .ngroups = 2, .other = &other[0][0], .base = base,
+	};
+	struct prom_file pf;
+	char path[256], *s;
+
+	snprintf(path, sizeof(path), "%s/fold.prom", dir);
+	prom_open(&pf, path);
+	prom_counters_fold(&pf, "q_total", &f);
+	prom_commit(&pf);
+	s = slurp(path);
+	tap_ok(s && strstr(s, "q_total{dev=\"rxe0\",qpn=\"17\"} 5\n") && !strstr(s, "\"18\""),
+	       "fold: a series of its own, one not");
+	tap_ok(s && strstr(s, "q_total{dev=\"rxe0\",qpn=\"other\"} 107\n") &&
+	       strstr(s, "q_total{dev=\"rxe1\",qpn=\"other\"} 11\n"),
+	       "fold: per group, from its base");
+	unlink(path);
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) {
@@ -217,6 +251,7 @@ int main(void)
 	test_hist_estimate();
 	test_cap();
 	test_totals();
+	test_fold();
 	rmdir(dir);
 	return tap_done();
 }

@@ -373,40 +373,66 @@ static void totals_labels(const struct prom_totals *pt, const struct prom_total 
 	}
 }
 
+void prom_counters_fold(struct prom_file *pf, const char *name,
+			const struct prom_fold *f)
+{
+	size_t ng = f->group ? f->ngroups : 1;
+	__u64 *sum = calloc(ng + 1, sizeof(*sum));
+	bool *used = calloc(ng + 1, sizeof(*used));
+
+	if (!sum || !used)
+		goto out;
+	for (size_t i = 0; i < f->n; i++) {
+		size_t g = f->group ? (size_t)f->group[i] : 0;
+
+		if (f->own[i]) {
+			prom_counter(pf, name, f->labels + i * f->nlabels, f->nlabels,
+				     f->values[i]);
+		} else if (g < ng) {
+			sum[g] += f->values[i];
+			used[g] = true;
+		}
+	}
+	for (size_t g = 0; g < ng; g++)
+		if (f->base || used[g])
+			prom_counter(pf, name, f->other + g * f->nlabels, f->nlabels,
+				     sum[g] + (f->base ? f->base[g] : 0));
+out:
+	free(sum);
+	free(used);
+}
+
 void prom_totals_write(struct prom_file *pf, struct prom_totals *pt,
 		       const char *name)
 {
 	const char **keys = calloc(pt->n + 1, sizeof(*keys));
 	double *weight = calloc(pt->n + 1, sizeof(*weight));
 	bool *own = calloc(pt->n + 1, sizeof(*own));
-	struct prom_label l[pt->nlabels + 1];
-	__u64 other = 0;
-	size_t others;
+	__u64 *values = calloc(pt->n + 1, sizeof(*values));
+	struct prom_label *l = calloc((pt->n + 1) * pt->nlabels, sizeof(*l));
+	struct prom_fold f = {
+		.n = pt->n, .nlabels = pt->nlabels, .labels = l, .values = values,
+		.own = own, .other = l + pt->n * pt->nlabels,
+	};
 
-	if (!pf || !keys || !weight || !own)
+	if (!pf || !keys || !weight || !own || !values || !l)
 		goto out;
 	for (size_t i = 0; i < pt->n; i++) {
 		keys[i] = pt->t[i].key;
-		weight[i] = pt->t[i].count + pt->t[i].once;
+		values[i] = pt->t[i].count + pt->t[i].once;
+		weight[i] = values[i];
+		totals_labels(pt, &pt->t[i], l + i * pt->nlabels);
 	}
-	others = prom_cap_select(&pt->cap, pt->n, keys, weight, own);
-	for (size_t i = 0; i < pt->n; i++) {
-		if (!own[i]) {
-			other += pt->t[i].count + pt->t[i].once;
-			continue;
-		}
-		totals_labels(pt, &pt->t[i], l);
-		prom_counter(pf, name, l, pt->nlabels, pt->t[i].count + pt->t[i].once);
-	}
-	if (others) {
-		for (int j = 0; j < pt->nlabels; j++)
-			l[j] = (struct prom_label){ pt->names[j], PROM_OTHER };
-		prom_counter(pf, name, l, pt->nlabels, other);
-	}
+	for (int j = 0; j < pt->nlabels; j++)
+		l[pt->n * pt->nlabels + j] = (struct prom_label){ pt->names[j], PROM_OTHER };
+	prom_cap_select(&pt->cap, pt->n, keys, weight, own);
+	prom_counters_fold(pf, name, &f);
 out:
 	for (size_t i = 0; i < pt->n; i++)
 		pt->t[i].once = 0;
 	free(keys);
 	free(weight);
 	free(own);
+	free(values);
+	free(l);
 }

@@ -131,6 +131,29 @@ size_t prom_cap_select(struct prom_cap *c, size_t n, const char *const *keys,
 		       const double *weight, bool *own);
 
 /*
+ * The samples of one counter family after prom_cap_select(): series i
+ * (labels[i * nlabels ...], values[i]) on its own when own[i], else summed
+ * into the "other" series of its group (group[i] < ngroups, else left out;
+ * group NULL: one group) labelled other[g * nlabels ...]. That series starts
+ * from base[g] (what left earlier: destroyed QPs, say) and is written for
+ * every group when base is given, else only when a series was summed into it.
+ */
+struct prom_fold {
+	size_t n;
+	int nlabels;
+	const struct prom_label *labels;
+	const __u64 *values;
+	const bool *own;
+	const int *group;
+	size_t ngroups;
+	const struct prom_label *other;
+	const __u64 *base;
+};
+
+void prom_counters_fold(struct prom_file *pf, const char *name,
+			const struct prom_fold *f);
+
+/*
  * Running counter totals by label values through a struct prom_cap, the
  * "at most N series, the rest summed into other, membership sticky" rule
  * of a tool that drains its BPF map every report (tools/rxedrop.c,
