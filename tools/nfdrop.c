@@ -13,24 +13,18 @@
 #include <errno.h>
 #include <limits.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/socket.h>
-#include <linux/netfilter.h>
-#include <linux/netfilter/nf_tables.h>
-#include <linux/netfilter/nfnetlink.h>
-#include <libmnl/libmnl.h>
-#include <libnftnl/trace.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "nfdrop.h"
 #include "nfdrop.skel.h"
 #include "nfdrop_row.h"
+#include "nfdrop_trace.h"
 #include "lib/cli.h"
 #include "lib/btf_enum.h"
 #include "lib/json.h"
@@ -46,7 +40,6 @@
 #define MAX_KEYS	8192
 #define MAX_BASES	32
 #define RULESET_TTL_S	1
-#define TRACE_TTL_S	10
 
 enum method { METHOD_AUTO, METHOD_FEXIT, METHOD_KFREE, METHOD_NR };
 static const char *const method_names[METHOD_NR] = { "auto", "fexit", "kfree" };
@@ -113,7 +106,7 @@ static const struct argp_option opts[] = {
 	  "Only packets in network namespace NAME (/run/netns/NAME or a path)", 0 },
 	{ "trace-rules", OPT_TRACE_RULES, NULL, 0,
 	  "Rule-exact answers from nftables tracing: adds a helper table "
-	  NFR_TRACE_TABLE_PREFIX "<pid> (limited by --roce/-P) to the namespace "
+	  NFDROP_TRACE_TABLE_PREFIX "<pid> (limited by --roce/-P) to the namespace "
 	  "of -N (else this one) while running; removes it, and any left by a "
 	  "killed run, on exit", 0 },
 	{ "method", OPT_METHOD, "auto|fexit|kfree", 0,
@@ -310,193 +303,6 @@ static struct ns_rules *rules_for(unsigned int inum, enum rs_when when)
 	e->stale = false;
 	clock_gettime(CLOCK_MONOTONIC, &e->when);
 	return e;
-}
-
-/* ---- nftables trace (--trace-rules) ---- */
-
-struct trace_item {
-	unsigned int netns;
-	int pf;			/* NFPROTO of the packet */
-	int table_family;
-	char table[64];
-	char chain[256];
-	unsigned long long handle;	/* 0: the chain's policy */
-	unsigned long long balance;	/* drops not yet given to a count row */
-	unsigned long long total;
-	time_t last;
-};
-
-static struct trace_item *titems;
-static int ntitems;
-static struct {
-	unsigned int inum;
-	struct mnl_socket *nl;
-	bool added;
-} tsock;
-static unsigned long long trace_lost;
-
-static void trace_record(const struct nftnl_trace *t)
-{
-	unsigned int type = nftnl_trace_get_u32(t, NFTNL_TRACE_TYPE);
-	const char *table = nftnl_trace_get_str(t, NFTNL_TRACE_TABLE);
-	const char *chain = nftnl_trace_get_str(t, NFTNL_TRACE_CHAIN);
-	unsigned long long handle = 0;
-	struct trace_item *it = NULL;
-	int pf, fam;
-
-	if (!table || !chain || nfr_is_trace_table(table))
-		return;
-	if (type == NFT_TRACETYPE_RULE) {
-		if (!nftnl_trace_is_set(t, NFTNL_TRACE_VERDICT) ||
-		    (nftnl_trace_get_u32(t, NFTNL_TRACE_VERDICT) & NF_VERDICT_MASK) != NF_DROP)
-			return;
-		handle = nftnl_trace_get_u64(t, NFTNL_TRACE_RULE_HANDLE);
-	} else if (type == NFT_TRACETYPE_POLICY) {
-		if (!nftnl_trace_is_set(t, NFTNL_TRACE_POLICY) ||
-		    nftnl_trace_get_u32(t, NFTNL_TRACE_POLICY) != NF_DROP)
-			return;
-	} else {
-		return;
-	}
-	pf = nftnl_trace_is_set(t, NFTNL_TRACE_NFPROTO) ?
-	     (int)nftnl_trace_get_u32(t, NFTNL_TRACE_NFPROTO) : 0;
-	fam = nftnl_trace_get_u32(t, NFTNL_TRACE_FAMILY);
-	if (!pf)
-		pf = fam;
-	for (int i = 0; i < ntitems; i++) {
-		struct trace_item *x = &titems[i];
-
-		if (x->netns == tsock.inum && x->pf == pf && x->table_family == fam &&
-		    x->handle == handle && !strcmp(x->table, table) &&
-		    !strcmp(x->chain, chain))
-			it = x;
-	}
-	if (!it) {
-		struct trace_item *n = realloc(titems, (ntitems + 1) * sizeof(*n));
-
-		if (!n)
-			return;
-		titems = n;
-		it = &titems[ntitems++];
-		memset(it, 0, sizeof(*it));
-		it->netns = tsock.inum;
-		it->pf = pf;
-		it->table_family = fam;
-		snprintf(it->table, sizeof(it->table), "%s", table);
-		snprintf(it->chain, sizeof(it->chain), "%s", chain);
-		it->handle = handle;
-	}
-	it->balance++;
-	it->total++;
-	it->last = time(NULL);
-}
-
-static int trace_cb(const struct nlmsghdr *nlh, void *data)
-{
-	struct nftnl_trace *t;
-
-	if (NFNL_MSG_TYPE(nlh->nlmsg_type) != NFT_MSG_TRACE)
-		return MNL_CB_OK;
-	t = nftnl_trace_alloc();
-	if (!t)
-		return MNL_CB_OK;
-	if (nftnl_trace_nlmsg_parse(nlh, t) == 0)
-		trace_record(t);
-	nftnl_trace_free(t);
-	return MNL_CB_OK;
-}
-
-/* everything queued on the trace socket, without blocking */
-static void trace_drain(void)
-{
-	char buf[MNL_SOCKET_BUFFER_SIZE * 4];
-	int n;
-
-	if (!tsock.nl)
-		return;
-	for (;;) {
-		n = recv(mnl_socket_get_fd(tsock.nl), buf, sizeof(buf), MSG_DONTWAIT);
-		if (n < 0 && errno == ENOBUFS) {
-			trace_lost++;
-			continue;
-		}
-		if (n <= 0)
-			break;
-		mnl_cb_run(buf, n, 0, 0, trace_cb, NULL);
-	}
-}
-
-static void trace_expire(void)
-{
-	time_t now = time(NULL);
-
-	for (int i = 0; i < ntitems; i++)
-		if (titems[i].balance && now - titems[i].last > TRACE_TTL_S)
-			titems[i].balance = 0;
-}
-
-static void trace_remove(void)
-{
-	char err[256];
-	int saved;
-
-	if (!tsock.added)
-		return;
-	if (netns_enter(tsock.inum, &saved)) {
-		cli_err("cannot enter netns %u to remove table inet "
-			NFR_TRACE_TABLE_PREFIX "%d", tsock.inum, getpid());
-		return;
-	}
-	if (nfr_trace_del(getpid(), err, sizeof(err)))
-		cli_err("removing table inet " NFR_TRACE_TABLE_PREFIX "%d: %s",
-			getpid(), err);
-	else
-		tsock.added = false;
-	netns_leave(saved);
-}
-
-static void trace_setup(void)
-{
-	char err[256], exprs[2][64];
-	const char *ex[2];
-	int nex = 0, saved, removed, rcvbuf = 8 << 20;
-	unsigned int group = NFNLGRP_NFTRACE;
-
-	tsock.inum = env.netns_inum ? env.netns_inum : netns_self();
-	if (netns_enter(tsock.inum, &saved))
-		cli_die("cannot enter network namespace %s", env.netns);
-	removed = nfr_trace_cleanup(err, sizeof(err));
-	if (removed > 0)
-		cli_err("removed %d trace table(s) left by a killed nfdrop", removed);
-	if (env.roce) {
-		snprintf(exprs[nex], sizeof(exprs[nex]), "udp dport %d", cli.roce_port);
-		ex[nex] = exprs[nex];
-		nex++;
-	} else if (env.port) {
-		snprintf(exprs[0], sizeof(exprs[0]), "udp sport %d", env.port);
-		snprintf(exprs[1], sizeof(exprs[1]), "udp dport %d", env.port);
-		ex[0] = exprs[0];
-		ex[1] = exprs[1];
-		nex = 2;
-	} else {
-		cli_err("--trace-rules without --roce or -P traces every packet");
-	}
-	/* listen first: no trace event of the first packets is missed */
-	tsock.nl = mnl_socket_open(NETLINK_NETFILTER);
-	if (!tsock.nl || mnl_socket_bind(tsock.nl, 0, MNL_SOCKET_AUTOPID) < 0 ||
-	    mnl_socket_setsockopt(tsock.nl, NETLINK_ADD_MEMBERSHIP, &group,
-				  sizeof(group)) < 0) {
-		netns_leave(saved);
-		cli_die("cannot listen for nftables trace events: %s", strerror(errno));
-	}
-	setsockopt(mnl_socket_get_fd(tsock.nl), SOL_SOCKET, SO_RCVBUFFORCE,
-		   &rcvbuf, sizeof(rcvbuf));
-	if (nfr_trace_add(getpid(), ex, nex, err, sizeof(err))) {
-		netns_leave(saved);
-		cli_die("cannot add the trace table: %s", err);
-	}
-	tsock.added = true;
-	netns_leave(saved);
 }
 
 /* ---- from a kernel key to a named hook, table, chain, rule, verdict ---- */
@@ -745,7 +551,7 @@ static void resolve_names(const struct nfd_key *k, enum rs_when when, struct row
 		const char *h;
 		struct cand *c = &r->cands[r->ncands];
 
-		if (!ch->base || nfr_is_trace_table(ch->table))
+		if (!ch->base || nfdrop_trace_is_table(ch->table))
 			continue;
 		if (engine ? ch->engine != engine : ch->engine != NFR_ENGINE_LEGACY)
 			continue;
@@ -903,78 +709,12 @@ static bool seen_names(const struct nfd_key *k, struct row *r)
 /* rule-exact counts from the trace, taken out of a row into new rows */
 static int split_by_trace(struct row *r, struct row *out, int max)
 {
-	const struct nfr_ruleset *rs;
 	struct ns_rules *nr;
-	int n = 0;
 
-	if (!tsock.nl || r->netns != tsock.inum || r->engine == NFR_ENGINE_LEGACY)
+	if (!nfdrop_trace_covers(r->netns) || r->engine == NFR_ENGINE_LEGACY)
 		return 0;
 	nr = rules_for(r->netns, RS_CACHED);
-	rs = nr ? &nr->rs : NULL;
-	for (int i = 0; i < ntitems && r->packets && n < max; i++) {
-		struct trace_item *it = &titems[i];
-		const struct nfr_chain *tc, *base = NULL;
-		unsigned long long take;
-		struct row *o;
-
-		if (!it->balance || it->netns != r->netns || it->pf != r->pf)
-			continue;
-		tc = rs ? nfr_chain_find(rs, NFR_ENGINE_NFT, it->table_family,
-					 it->table, it->chain) : NULL;
-		/* the base chain the row's packets traversed and this chain is in */
-		for (int c = 0; tc && c < (r->ncands ? r->ncands : 0); c++) {
-			const struct nfr_chain *bc = nfr_chain_find(rs, NFR_ENGINE_NFT,
-				r->cands[c].family, r->cands[c].table, r->cands[c].chain);
-
-			if (bc && r->cands[c].engine == NFR_ENGINE_NFT &&
-			    nfr_reaches(rs, bc, tc)) {
-				base = bc;
-				break;
-			}
-		}
-		if (!base)
-			continue;
-		take = it->balance < r->packets ? it->balance : r->packets;
-		o = &out[n++];
-		*o = *r;
-		o->packets = take;
-		o->rejected = r->rejected < take ? r->rejected : take;
-		r->packets -= take;
-		r->rejected -= o->rejected;
-		it->balance -= take;
-		o->source = "trace";
-		o->inferred &= ~(INF_TABLE | INF_CHAIN | INF_RULE | INF_VERDICT);
-		o->engine = NFR_ENGINE_NFT;
-		o->table_family = base->family;
-		snprintf(o->table, sizeof(o->table), "%s", base->table);
-		snprintf(o->chain, sizeof(o->chain), "%s", base->name);
-		o->prio = base->prio;
-		o->policy = base->policy;
-		o->chain_known = true;
-		o->ncands = 0;
-		o->note = NULL;
-		if (!it->handle) {
-			o->verdict = V_POLICY;
-			o->rule_known = false;
-			o->handle = 0;
-			o->rule_chain[0] = o->rule_text[0] = 0;
-			continue;
-		}
-		o->rule_known = true;
-		o->handle = it->handle;
-		snprintf(o->rule_chain, sizeof(o->rule_chain), "%s", it->chain);
-		o->rule_text[0] = 0;
-		o->verdict = V_DROP;
-		for (int j = 0; j < tc->nrules; j++) {
-			if (tc->rules[j].handle != it->handle)
-				continue;
-			snprintf(o->rule_text, sizeof(o->rule_text), "%s",
-				 tc->rules[j].text ? tc->rules[j].text : "");
-			if (tc->rules[j].kind == NFR_KIND_REJECT)
-				o->verdict = V_REJECT;
-		}
-	}
-	return n;
+	return nfdrop_trace_split(r, nr ? &nr->rs : NULL, out, max);
 }
 
 static bool row_filtered(const struct row *r)
@@ -1366,7 +1106,7 @@ static void collect_rows(void)
 	struct nfd_value vals[ncpu];
 	static struct row r, split[8];	/* 50 KB each: not on the stack */
 
-	trace_drain();
+	nfdrop_trace_drain();
 	n = maps_keys(obj->maps.drops, keys, MAX_KEYS);
 	/* counters around the drain: what was drained moved them inside */
 	snapshot_netns(keys, n, true);
@@ -1392,7 +1132,7 @@ static void collect_rows(void)
 		merge_row(&r);
 	}
 	ev_counters_advance();
-	trace_expire();
+	nfdrop_trace_expire();
 }
 
 static void print_counts(__u64 *lost_seen)
@@ -1425,9 +1165,9 @@ static void print_counts(__u64 *lost_seen)
 	       "CHAIN", "VERDICT", "COUNT");
 	for (int i = 0; i < nrows; i++)
 		text_row(&rows[i]);
-	if (trace_lost)
+	if (nfdrop_trace_lost())
 		printf("WARNING: %llu trace messages lost (socket buffer full)\n",
-		       trace_lost);
+		       nfdrop_trace_lost());
 	if (lost > *lost_seen)
 		cli_warn_events_lost(lost - *lost_seen);
 	*lost_seen = lost;
@@ -1447,7 +1187,7 @@ static void print_event(const struct nfd_event *e)
 	static struct row r, split[1];
 	struct json_w w;
 
-	trace_drain();
+	nfdrop_trace_drain();
 	resolve(&e->key, 1, e->rec.rejected, RS_TTL, &r);
 	if (split_by_trace(&r, split, 1) == 1)
 		r = split[0];
@@ -1633,7 +1373,7 @@ static void loop_prom(void *ctx, enum loop_when when)
 
 static int loop_trace(void *ctx, bool readable)
 {
-	trace_drain();
+	nfdrop_trace_drain();
 	return 0;
 }
 
@@ -1656,7 +1396,7 @@ static int loop_events(void *ctx, bool readable)
 
 static void cleanup_trace_atexit(void)
 {
-	trace_remove();
+	nfdrop_trace_remove();
 }
 
 /* what is attached, for the banner */
@@ -1812,7 +1552,8 @@ int main(int argc, char **argv)
 
 	if (env.trace_rules) {
 		atexit(cleanup_trace_atexit);
-		trace_setup();
+		nfdrop_trace_setup(env.netns_inum ? env.netns_inum : netns_self(),
+				   env.netns, env.roce ? cli.roce_port : 0, env.port);
 	}
 
 	if (att.nft || att.ipt || att.ip6t)
@@ -1835,8 +1576,8 @@ int main(int argc, char **argv)
 	fflush(stdout);
 
 	prom_totals_init(&totals, prom_names, PROM_NLABELS, 0);
-	if (tsock.nl)
-		loop_add(&lp, NULL, mnl_socket_get_fd(tsock.nl), loop_trace);
+	if (nfdrop_trace_fd() >= 0)
+		loop_add(&lp, NULL, nfdrop_trace_fd(), loop_trace);
 	if (env.events) {
 		rb = ring_buffer__new(bpf_map__fd(obj->maps.events), handle_event,
 				      NULL, NULL);
@@ -1864,9 +1605,8 @@ int main(int argc, char **argv)
 			(unsigned long long)read_stat(NFD_STAT_NO_HOOK));
 
 cleanup:
-	trace_remove();
-	if (tsock.nl)
-		mnl_socket_close(tsock.nl);
+	nfdrop_trace_close();
+
 	ring_buffer__free(rb);
 	nfdrop_bpf__destroy(obj);
 	ksyms_free(ksyms);
