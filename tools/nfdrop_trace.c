@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/types.h>
 #include <sys/socket.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>

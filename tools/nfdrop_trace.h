@@ -5,6 +5,7 @@
 #define AGENTXDP_NFDROP_TRACE_H
 
 #include <stdbool.h>
+#include <linux/types.h>
 #include "nfdrop_row.h"
 #include "lib/nfrules.h"
 
