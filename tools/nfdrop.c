@@ -24,6 +24,7 @@
 #include "nfdrop.h"
 #include "nfdrop.skel.h"
 #include "nfdrop_names.h"
+#include "nfdrop_output.h"
 #include "nfdrop_row.h"
 #include "nfdrop_trace.h"
 #include "lib/cli.h"
@@ -176,7 +177,6 @@ CLI_ARGP(argp, opts, parse_arg, doc);
 static struct ksyms *ksyms;
 static struct nfdrop_bpf *obj;
 static int ncpu;
-static long long nf_drop_code;	/* SKB_DROP_REASON_NETFILTER_DROP here (7 on 6.1, 12 on 6.18) */
 
 /*
  * Keys seen in this interval, named with the ruleset read when they
@@ -308,205 +308,6 @@ static bool same_row(const struct row *a, const struct row *b)
 	       (!(a->inferred & INF_RULE) || same_cands(a, b));
 }
 
-/* ---- output ---- */
-
-static const char *const verdict_names[] = { "?", "DROP", "REJECT", "POLICY" };
-
-static const char *family_str(int f)
-{
-	const char *s = nfr_family_name(f);
-
-	return s ? s : "?";
-}
-
-static const char *engine_str(int e)
-{
-	return e == NFR_ENGINE_NFT ? "nftables" : e == NFR_ENGINE_LEGACY ?
-	       "iptables-legacy" : "unknown";
-}
-
-static const char *policy_str(int p)
-{
-	return p == NFR_POLICY_DROP ? "drop" : p == NFR_POLICY_ACCEPT ? "accept" : "-";
-}
-
-static void json_inferred(struct json_w *w, unsigned int inf)
-{
-	static const struct { unsigned int bit; const char *name; } f[] = {
-		{ INF_HOOK, "hook" }, { INF_TABLE, "table" }, { INF_CHAIN, "chain" },
-		{ INF_RULE, "rule" }, { INF_VERDICT, "verdict" },
-	};
-
-	json_arr_open(w, "inferred");
-	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
-		if (!(inf & f[i].bit))
-			continue;
-		json_key(w, NULL);
-		json_escape(w->f, f[i].name);
-	}
-	json_arr_close(w);
-}
-
-static void json_cands(struct json_w *w, const struct row *r)
-{
-	json_arr_open(w, "candidates");
-	for (int i = 0; i < r->ncands; i++) {
-		const struct cand *c = &r->cands[i];
-
-		json_obj_open(w, NULL);
-		json_str(w, "engine", engine_str(c->engine));
-		json_str(w, "table_family", family_str(c->family));
-		json_str(w, "table", c->table);
-		json_str(w, "chain", c->chain);
-		json_i64(w, "priority", c->prio);
-		json_str(w, "policy", policy_str(c->policy));
-		if (c->policy_cand)
-			json_bool(w, "policy_candidate", true);
-		json_arr_open(w, "drop_rules");
-		for (int j = 0; j < c->nrules && j < MAX_HITS; j++) {
-			json_obj_open(w, NULL);
-			json_str(w, "chain", c->rules[j].chain);
-			json_u64(w, "handle", c->rules[j].handle);
-			json_str(w, "rule", c->rules[j].text);
-			json_str(w, "verdict", nfr_kind_name(c->rules[j].kind));
-			json_obj_close(w);
-		}
-		json_arr_close(w);
-		json_obj_close(w);
-	}
-	json_arr_close(w);
-}
-
-static void json_csv(struct json_w *w, const char *key, const char *csv)
-{
-	char buf[160], *save = NULL;
-
-	snprintf(buf, sizeof(buf), "%s", csv);
-	json_arr_open(w, key);
-	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		json_key(w, NULL);
-		json_escape(w->f, t);
-	}
-	json_arr_close(w);
-}
-
-/* what was weighed: the packet (which matches it was checked against),
- * the counters, the REJECT replies */
-static void json_evidence(struct json_w *w, const struct row *r)
-{
-	json_arr_open(w, "evidence");
-	json_key(w, NULL);
-	json_escape(w->f, "packet");
-	if (r->ev.counters_ruled) {
-		json_key(w, NULL);
-		json_escape(w->f, "counters");
-	}
-	if (r->rejected) {
-		json_key(w, NULL);
-		json_escape(w->f, "reject_reply");
-	}
-	json_arr_close(w);
-	json_csv(w, "matches_evaluated", r->ev.evaluated);
-	json_csv(w, "matches_not_understood", r->ev.unknown);
-}
-
-/* the fields every record about a drop carries */
-static void json_row_fields(struct json_w *w, const struct row *r)
-{
-	char reason[64];
-
-	json_u64(w, "netns", r->netns);
-	json_str(w, "netns_name", r->netns_name);
-	json_str(w, "hook_family", r->pf ? family_str(r->pf) : "?");
-	json_str(w, "hook", r->hook[0] ? r->hook : "?");
-	json_str(w, "engine", engine_str(r->engine));
-	if (r->chain_known) {
-		json_str(w, "table_family", family_str(r->table_family));
-		json_str(w, "table", r->table);
-		json_str(w, "chain", r->chain);
-		if (r->ncands || r->source == (const char *)"trace")
-			json_i64(w, "chain_priority", r->prio);
-		json_str(w, "chain_policy", policy_str(r->policy));
-	}
-	if (r->rule_known) {
-		json_str(w, "rule_chain", r->rule_chain);
-		json_u64(w, "rule_handle", r->handle);
-		json_str(w, "rule", r->rule_text);
-	}
-	json_str(w, "verdict", verdict_names[r->verdict]);
-	json_str(w, "reason", drop_reason_name(nf_drop_code, reason, sizeof(reason)));
-	json_u64(w, "reason_code", nf_drop_code);
-	json_str(w, "source", r->source);
-	json_inferred(w, r->inferred);
-	if (r->hook_fn[0])
-		json_str(w, "hook_function", r->hook_fn);
-	json_str(w, "location", r->location);
-	if (r->note)
-		json_str(w, "note", r->note);
-	if (r->ev.used)
-		json_evidence(w, r);
-	if (r->ncands > 1 || (r->inferred & INF_RULE))
-		json_cands(w, r);
-}
-
-static void text_cands(const struct row *r, const char *indent)
-{
-	if (r->ev.used && (r->inferred & INF_RULE))
-		printf("%srule?: the packet and the counters leave these:\n", indent);
-	for (int i = 0; i < r->ncands; i++) {
-		const struct cand *c = &r->cands[i];
-
-		if (r->ncands > 1)
-			printf("%scandidate: %s %s %s (priority %d, policy %s)\n", indent,
-			       family_str(c->family), c->table, c->chain, c->prio,
-			       policy_str(c->policy));
-		for (int j = 0; j < c->nrules && j < MAX_HITS; j++)
-			printf("%s  rule? %s handle %llu: %s\n", indent, c->rules[j].chain,
-			       c->rules[j].handle, c->rules[j].text);
-		if (c->policy_cand)
-			printf("%s  rule? policy drop of %s\n", indent, c->chain);
-	}
-	if (r->ev.used)
-		printf("%s  evaluated on the packet: %s; not understood: %s\n", indent,
-		       r->ev.evaluated[0] ? r->ev.evaluated : "-",
-		       r->ev.unknown[0] ? r->ev.unknown : "-");
-}
-
-static void text_row(const struct row *r)
-{
-	char hook[32], table[96], chain[272], verdict[16];
-	bool q_tab = r->inferred & INF_TABLE, q_chain = r->inferred & INF_CHAIN;
-
-	snprintf(hook, sizeof(hook), "%s %s%s", r->pf ? family_str(r->pf) : "?",
-		 r->hook[0] ? r->hook : "?", r->inferred & INF_HOOK ? "?" : "");
-	if (r->chain_known) {
-		if (r->engine == NFR_ENGINE_LEGACY)
-			snprintf(table, sizeof(table), "%s%s", r->table, q_tab ? "?" : "");
-		else
-			snprintf(table, sizeof(table), "%s %s%s", family_str(r->table_family),
-				 r->table, q_tab ? "?" : "");
-		snprintf(chain, sizeof(chain), "%s%s", r->chain, q_chain ? "?" : "");
-	} else {
-		snprintf(table, sizeof(table), "?");
-		snprintf(chain, sizeof(chain), "?");
-	}
-	snprintf(verdict, sizeof(verdict), "%s%s", verdict_names[r->verdict],
-		 r->verdict != V_UNKNOWN && (r->inferred & INF_VERDICT) ? "?" : "");
-	printf("%-10s %-15s %-16s %-16s %-7s %9llu\n", r->netns_name, hook, table,
-	       chain, verdict, r->packets);
-	if (r->rule_known && !(r->inferred & INF_RULE))
-		printf("  rule: %s handle %llu: %s%s\n", r->rule_chain, r->handle,
-		       r->rule_text, r->source == (const char *)"trace" ? " (traced)" : "");
-	else if (r->ncands > 1 || (r->inferred & INF_RULE))
-		text_cands(r, "  ");
-	if (r->verdict == V_POLICY && !(r->inferred & INF_VERDICT))
-		printf("  policy drop of %s (no rule matched)\n", r->chain);
-	if (r->rejected && r->verdict != V_REJECT)
-		printf("  %llu of these were answered with a REJECT reply\n", r->rejected);
-	if (r->note)
-		printf("  note: %s\n", r->note);
-}
-
 /* ---- Prometheus text exposition (--prom) ---- */
 
 /*
@@ -533,17 +334,17 @@ static void prom_add(const struct row *r)
 	if (!cli.prom_path)
 		return;
 	snprintf(v[0], sizeof(v[0]), "%s", r->netns_name);
-	snprintf(v[1], sizeof(v[1]), "%s", r->pf ? family_str(r->pf) : "");
+	snprintf(v[1], sizeof(v[1]), "%s", r->pf ? nfdrop_family_str(r->pf) : "");
 	snprintf(v[2], sizeof(v[2]), "%s", r->hook);
 	snprintf(v[3], sizeof(v[3]), "%s", r->chain_known && r->engine == NFR_ENGINE_NFT ?
-		 family_str(r->table_family) : "");
+		 nfdrop_family_str(r->table_family) : "");
 	snprintf(v[4], sizeof(v[4]), "%s", r->chain_known ? r->table : "");
 	snprintf(v[5], sizeof(v[5]), "%s", r->chain_known ? r->chain : "");
 	if (r->rule_known)
 		snprintf(v[6], sizeof(v[6]), "%llu", r->handle);
 	else
 		v[6][0] = 0;
-	snprintf(v[7], sizeof(v[7]), "%s", verdict_names[r->verdict]);
+	snprintf(v[7], sizeof(v[7]), "%s", nfdrop_verdict_names[r->verdict]);
 	snprintf(v[8], sizeof(v[8]), "%s", r->inferred ? "true" : "false");
 	for (int i = 0; i < PROM_NLABELS; i++)
 		vp[i] = v[i];
@@ -700,7 +501,7 @@ static void print_counts(__u64 *lost_seen)
 			json_begin(&w, stdout);
 			json_str(&w, "type", "nf_drop_count");
 			json_u64(&w, "time", now);
-			json_row_fields(&w, &rows[i]);
+			nfdrop_json_row_fields(&w, &rows[i]);
 			json_u64(&w, "packets", rows[i].packets);
 			json_u64(&w, "rejected", rows[i].rejected);
 			json_end(&w);
@@ -712,7 +513,7 @@ static void print_counts(__u64 *lost_seen)
 	printf("%-10s %-15s %-16s %-16s %-7s %9s\n", "NETNS", "HOOK", "TABLE",
 	       "CHAIN", "VERDICT", "COUNT");
 	for (int i = 0; i < nrows; i++)
-		text_row(&rows[i]);
+		nfdrop_text_row(&rows[i]);
 	if (nfdrop_trace_lost())
 		printf("WARNING: %llu trace messages lost (socket buffer full)\n",
 		       nfdrop_trace_lost());
@@ -749,7 +550,7 @@ static void print_event(const struct nfd_event *e)
 		json_str(&w, "ifname", e->rec.ifname);
 		json_u64(&w, "ifindex", e->rec.ifindex);
 		pkt_json_fields(&w, pi, roce);
-		json_row_fields(&w, &r);
+		nfdrop_json_row_fields(&w, &r);
 		json_bool(&w, "rejected", e->rec.rejected);
 		if (env.stack)
 			maps_print_stack(ksyms, obj->maps.stacks, e->rec.stack_id, &w);
@@ -759,13 +560,13 @@ static void print_event(const struct nfd_event *e)
 	cli_print_ktime(stdout, e->ts_ns);
 	pkt_addr_str(pi->family, pi->saddr, sa, sizeof(sa));
 	pkt_addr_str(pi->family, pi->daddr, da, sizeof(da));
-	snprintf(hook, sizeof(hook), "%s %s", r.pf ? family_str(r.pf) : "?",
+	snprintf(hook, sizeof(hook), "%s %s", r.pf ? nfdrop_family_str(r.pf) : "?",
 		 r.hook[0] ? r.hook : "?");
 	if (!r.chain_known)
 		snprintf(where, sizeof(where), "?");
 	else
 		snprintf(where, sizeof(where), "%s%s%s%s/%s%s",
-			 r.engine == NFR_ENGINE_NFT ? family_str(r.table_family) : "",
+			 r.engine == NFR_ENGINE_NFT ? nfdrop_family_str(r.table_family) : "",
 			 r.engine == NFR_ENGINE_NFT ? " " : "", r.table,
 			 r.inferred & INF_TABLE ? "?" : "", r.chain,
 			 r.inferred & INF_CHAIN ? "?" : "");
@@ -774,7 +575,7 @@ static void print_event(const struct nfd_event *e)
 
 		snprintf(where + o, sizeof(where) - o, " #%llu", r.handle);
 	}
-	snprintf(verdict, sizeof(verdict), "%s%s", verdict_names[r.verdict],
+	snprintf(verdict, sizeof(verdict), "%s%s", nfdrop_verdict_names[r.verdict],
 		 r.verdict != V_UNKNOWN && (r.inferred & INF_VERDICT) ? "?" : "");
 	printf("%-10s %-10s %-12s %-22s %-7s", r.netns_name,
 	       e->rec.ifname[0] ? e->rec.ifname : "-", hook, where, verdict);
@@ -899,19 +700,19 @@ struct nfdrop_run {
 	__u64 lost_seen;
 };
 
-static void loop_report(void *ctx)
+static void on_report(void *ctx)
 {
 	struct nfdrop_run *r = ctx;
 
 	print_counts(&r->lost_seen);
 }
 
-static void loop_tick(void *ctx)
+static void on_tick(void *ctx)
 {
 	scan_new_keys();
 }
 
-static void loop_prom(void *ctx, enum loop_when when)
+static void on_prom(void *ctx, enum loop_when when)
 {
 	/* without an interval the table waits for the end, the file does not */
 	if (when == LOOP_PERIOD && !env.events)
@@ -919,13 +720,13 @@ static void loop_prom(void *ctx, enum loop_when when)
 	write_prom();
 }
 
-static int loop_trace(void *ctx, bool readable)
+static int on_trace(void *ctx, bool readable)
 {
 	nfdrop_trace_drain();
 	return 0;
 }
 
-static int loop_events(void *ctx, bool readable)
+static int on_events(void *ctx, bool readable)
 {
 	static struct timespec last_batch;
 	struct nfdrop_run *r = ctx;
@@ -1035,48 +836,34 @@ static int load_bpf(bool fexit, long long nf_drop)
 	return err;
 }
 
-int main(int argc, char **argv)
+/* -N and -i: the namespace to watch and the interface index within it */
+static void resolve_targets(void)
 {
-	struct ring_buffer *rb = NULL;
-	bool fexit = false;
-	long long nf_drop;
-	int err, ret = 1;
-	struct nfdrop_run run = {};
-	struct loop lp = { .ctx = &run, .prom = loop_prom };
-	char method[160];
+	int saved;
 
-	cli_parse(&argp, argc, argv, NULL);
-	cli_setup();
 	if (env.netns) {
 		env.netns_inum = netns_by_name(env.netns);
 		if (!env.netns_inum)
 			cli_die("no such network namespace: %s", env.netns);
 	}
-	if (env.ifname) {
-		/* an ifindex means something only within its namespace: look
-		 * the name up in -N's (or ours) and only count drops there */
-		int saved;
+	if (!env.ifname)
+		return;
+	/* an ifindex means something only within its namespace: look the
+	 * name up in -N's (or ours) and only count drops there */
+	if (!env.netns_inum)
+		env.netns_inum = netns_self();
+	if (netns_enter(env.netns_inum, &saved))
+		cli_die("cannot enter network namespace %s", env.netns);
+	env.ifindex = cli_ifindex(env.ifname);
+	netns_leave(saved);
+}
 
-		if (!env.netns_inum)
-			env.netns_inum = netns_self();
-		if (netns_enter(env.netns_inum, &saved))
-			cli_die("cannot enter network namespace %s", env.netns);
-		env.ifindex = cli_ifindex(env.ifname);
-		netns_leave(saved);
-	}
-	ncpu = libbpf_num_possible_cpus();
-	if (ncpu <= 0)
-		cli_die("cannot count CPUs");
-	if (drop_reasons_load())
-		cli_die("no BTF for enum skb_drop_reason: this kernel is not supported");
-	nf_drop = nf_drop_code = drop_reason_value("NETFILTER_DROP");
-	if (nf_drop < 0)
-		cli_die("this kernel has no NETFILTER_DROP drop reason");
-	ksyms = ksyms_load();
-	if (!ksyms)
-		cli_die("cannot read kernel symbols from /proc/kallsyms: %s",
-			strerror(errno));
-	nfdrop_names_ksyms = ksyms;
+/* with the fexit programs where allowed (--method), else, or when they
+ * fail to load in auto mode, without; 0 or nonzero after a one-line error */
+static int load_any(long long nf_drop)
+{
+	bool fexit = false;
+	int err;
 
 	if (env.method != METHOD_KFREE)
 		fexit = fexit_ok("nft_do_chain", "nf_tables") ||
@@ -1094,16 +881,14 @@ int main(int argc, char **argv)
 				strerror(-err));
 		err = load_bpf(false, nf_drop);
 	}
-	if (err) {
+	if (err)
 		cli_bpf_err("load and attach BPF programs", err);
-		goto cleanup;
-	}
+	return err;
+}
 
-	if (env.trace_rules) {
-		atexit(cleanup_trace_atexit);
-		nfdrop_trace_setup(env.netns_inum ? env.netns_inum : netns_self(),
-				   env.netns, env.roce ? cli.roce_port : 0, env.port);
-	}
+static void print_banner(void)
+{
+	char method[160];
 
 	if (att.nft || att.ipt || att.ip6t)
 		snprintf(method, sizeof(method), "fexit %s%s%s+ kfree_skb",
@@ -1123,40 +908,73 @@ int main(int argc, char **argv)
 		printf("%-10s %-10s %-12s %-22s %-7s %s\n", "NETNS", "IFACE", "HOOK",
 		       "TABLE/CHAIN #RULE", "VERDICT", "PACKET");
 	fflush(stdout);
+}
 
-	prom_totals_init(&totals, prom_names, PROM_NLABELS, 0);
+/* tables or events until the end; 0 or 1 */
+static int run(void)
+{
+	struct nfdrop_run r = {};
+	struct loop lp = { .ctx = &r, .prom = on_prom, .report = on_report,
+			   .tick = on_tick, .tick_ms = 200 };
+	int err;
+
 	if (nfdrop_trace_fd() >= 0)
-		loop_add(&lp, NULL, nfdrop_trace_fd(), loop_trace);
+		loop_add(&lp, NULL, nfdrop_trace_fd(), on_trace);
 	if (env.events) {
-		rb = ring_buffer__new(bpf_map__fd(obj->maps.events), handle_event,
-				      NULL, NULL);
-		if (!rb) {
-			cli_bpf_err("create ring buffer", -errno);
-			goto cleanup;
-		}
-		run.rb = rb;
-		loop_add(&lp, rb, -1, loop_events);
-	} else {
-		lp.report = loop_report;
-		lp.tick = loop_tick;
-		lp.tick_ms = 200;
+		lp.report = NULL;
+		lp.tick = NULL;
+		lp.tick_ms = 0;
+		r.rb = loop_add_events(&lp, obj->maps.events, handle_event, NULL, on_events);
+		if (!r.rb)
+			return 1;
 	}
-	if (loop_run(&lp))
-		goto cleanup;
-	if (env.events)
+	err = loop_run(&lp);
+	if (!err && env.events)
 		cli_warn_events_lost(read_stat(NFD_STAT_EVENTS_LOST));
-	ret = 0;
-	if (cli.verbose)
+	ring_buffer__free(r.rb);
+	if (!err && cli.verbose)
 		cli_err("BPF counters: %llu drops counted, %llu fexit drop verdicts, "
 			"%llu without nf_hook_slow on the stack",
 			(unsigned long long)read_stat(NFD_STAT_DROPS),
 			(unsigned long long)read_stat(NFD_STAT_FEXIT_DROPS),
 			(unsigned long long)read_stat(NFD_STAT_NO_HOOK));
+	return err ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	long long nf_drop;
+	int ret = 1;
+
+	cli_parse(&argp, argc, argv, NULL);
+	cli_setup();
+	resolve_targets();
+	ncpu = libbpf_num_possible_cpus();
+	if (ncpu <= 0)
+		cli_die("cannot count CPUs");
+	if (drop_reasons_load())
+		cli_die("no BTF for enum skb_drop_reason: this kernel is not supported");
+	nf_drop = nfdrop_nf_drop_code = drop_reason_value("NETFILTER_DROP");
+	if (nf_drop < 0)
+		cli_die("this kernel has no NETFILTER_DROP drop reason");
+	ksyms = ksyms_load();
+	if (!ksyms)
+		cli_die("cannot read kernel symbols from /proc/kallsyms: %s",
+			strerror(errno));
+	nfdrop_names_ksyms = ksyms;
+	prom_totals_init(&totals, prom_names, PROM_NLABELS, 0);
+	if (load_any(nf_drop))
+		goto cleanup;
+	if (env.trace_rules) {
+		atexit(cleanup_trace_atexit);
+		nfdrop_trace_setup(env.netns_inum ? env.netns_inum : netns_self(),
+				   env.netns, env.roce ? cli.roce_port : 0, env.port);
+	}
+	print_banner();
+	ret = run();
 
 cleanup:
 	nfdrop_trace_close();
-
-	ring_buffer__free(rb);
 	nfdrop_bpf__destroy(obj);
 	ksyms_free(ksyms);
 	prom_totals_free(&totals);

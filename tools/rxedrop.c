@@ -296,14 +296,80 @@ static int handle_event(void *ctx, void *data, size_t len)
 	return 0;
 }
 
+/* open, set the filters, pick tp_btf or raw_tp, load and attach; NULL
+ * after a one-line error */
+static struct rxedrop_bpf *load_bpf(bool *use_tp_btf)
+{
+	struct rxedrop_bpf *obj = rxedrop_bpf__open();
+	long long consumed;
+	int err;
+
+	if (!obj) {
+		cli_bpf_err("open BPF object", -errno);
+		return NULL;
+	}
+	obj->rodata->targ_scope = env.scope;
+	obj->rodata->targ_roce_port = cli.roce_port;
+	obj->rodata->targ_ifindex = env.ifindex;
+	obj->rodata->targ_port = env.port;
+	obj->rodata->targ_events = env.events;
+	obj->rodata->targ_stack = env.stack;
+	consumed = drop_reason_value("SKB_CONSUMED");
+	obj->rodata->targ_consumed = consumed >= 0 ? consumed : ~0U;
+
+	*use_tp_btf = probe_tp_btf("kfree_skb");
+	bpf_program__set_autoload(*use_tp_btf ? obj->progs.rxedrop_raw_tp :
+				  obj->progs.rxedrop_tp_btf, false);
+	maps_shrink_unused(obj->maps.events, env.events, obj->maps.stacks, env.stack);
+
+	err = rxedrop_bpf__load(obj);
+	if (err) {
+		cli_bpf_err("load BPF programs", err);
+		goto fail;
+	}
+	err = rxedrop_bpf__attach(obj);
+	if (err) {
+		cli_bpf_err("attach to kfree_skb", err);
+		goto fail;
+	}
+	return obj;
+fail:
+	rxedrop_bpf__destroy(obj);
+	return NULL;
+}
+
+/* the banner, then tables or events until the end; 0 or 1 */
+static int run(struct rxedrop_bpf *obj, int ncpu, bool use_tp_btf)
+{
+	struct rxedrop_run r = { .obj = obj, .ncpu = ncpu };
+	struct loop lp = { .ctx = &r, .prom = prom, .report = report };
+	struct ring_buffer *rb = NULL;
+	int err;
+
+	/* on stderr with -j, so stdout stays pure JSON lines */
+	fprintf(cli.json ? stderr : stdout,
+		"Tracing %s drops (kfree_skb via %s)... Hit Ctrl-C to end.\n",
+		       env.scope == SCOPE_ROCE ? "RoCE v2" :
+		       env.scope == SCOPE_UDP ? "UDP" : "all packet",
+		use_tp_btf ? "tp_btf" : "raw_tp");
+	fflush(stdout);
+	if (env.events) {
+		lp.report = NULL;
+		rb = loop_add_events(&lp, obj->maps.events, handle_event, NULL, NULL);
+		if (!rb)
+			return 1;
+	}
+	err = loop_run(&lp);
+	if (!err && env.events)
+		cli_warn_events_lost(maps_stat(obj->maps.stats, STAT_EVENTS_LOST, ncpu));
+	ring_buffer__free(rb);
+	return err ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
-	struct ring_buffer *rb = NULL;
-	struct rxedrop_bpf *obj = NULL;
-	struct rxedrop_run run = {};
-	struct loop lp = { .ctx = &run, .prom = prom };
-	int ncpu, err, ret = 1;
-	long long consumed;
+	struct rxedrop_bpf *obj;
+	int ncpu, ret = 1;
 	bool use_tp_btf;
 
 	cli_parse(&argp, argc, argv, NULL);
@@ -321,66 +387,11 @@ int main(int argc, char **argv)
 		cli_die("cannot read kernel symbols from /proc/kallsyms: %s",
 			strerror(errno));
 
-	obj = rxedrop_bpf__open();
-	if (!obj) {
-		cli_bpf_err("open BPF object", -errno);
-		goto cleanup;
+	obj = load_bpf(&use_tp_btf);
+	if (obj) {
+		stacks = obj->maps.stacks;
+		ret = run(obj, ncpu, use_tp_btf);
 	}
-	obj->rodata->targ_scope = env.scope;
-	obj->rodata->targ_roce_port = cli.roce_port;
-	obj->rodata->targ_ifindex = env.ifindex;
-	obj->rodata->targ_port = env.port;
-	obj->rodata->targ_events = env.events;
-	obj->rodata->targ_stack = env.stack;
-	consumed = drop_reason_value("SKB_CONSUMED");
-	obj->rodata->targ_consumed = consumed >= 0 ? consumed : ~0U;
-
-	use_tp_btf = probe_tp_btf("kfree_skb");
-	bpf_program__set_autoload(use_tp_btf ? obj->progs.rxedrop_raw_tp :
-				  obj->progs.rxedrop_tp_btf, false);
-	maps_shrink_unused(obj->maps.events, env.events, obj->maps.stacks, env.stack);
-
-	err = rxedrop_bpf__load(obj);
-	if (err) {
-		cli_bpf_err("load BPF programs", err);
-		goto cleanup;
-	}
-	err = rxedrop_bpf__attach(obj);
-	if (err) {
-		cli_bpf_err("attach to kfree_skb", err);
-		goto cleanup;
-	}
-	stacks = obj->maps.stacks;
-	run.obj = obj;
-	run.ncpu = ncpu;
-
-	/* on stderr with -j, so stdout stays pure JSON lines */
-	fprintf(cli.json ? stderr : stdout,
-		"Tracing %s drops (kfree_skb via %s)... Hit Ctrl-C to end.\n",
-		       env.scope == SCOPE_ROCE ? "RoCE v2" :
-		       env.scope == SCOPE_UDP ? "UDP" : "all packet",
-		use_tp_btf ? "tp_btf" : "raw_tp");
-	fflush(stdout);
-
-	if (env.events) {
-		rb = ring_buffer__new(bpf_map__fd(obj->maps.events), handle_event,
-				      NULL, NULL);
-		if (!rb) {
-			cli_bpf_err("create ring buffer", -errno);
-			goto cleanup;
-		}
-		loop_add(&lp, rb, -1, NULL);
-	} else {
-		lp.report = report;
-	}
-	if (loop_run(&lp))
-		goto cleanup;
-	if (env.events)
-		cli_warn_events_lost(maps_stat(obj->maps.stats, STAT_EVENTS_LOST, ncpu));
-	ret = 0;
-
-cleanup:
-	ring_buffer__free(rb);
 	rxedrop_bpf__destroy(obj);
 	ksyms_free(ksyms);
 	prom_totals_free(&totals);

@@ -832,13 +832,115 @@ static bool func_exists(const char *func, bool fentry)
 	return fentry ? probe_btf_func(func, MODULE) : probe_kprobe(func);
 }
 
+/* fentry or kprobe programs of every hook present in this rdma_rxe set to
+ * load; dies when a required one is missing; returns how many are missing,
+ * *nhooks of how many */
+static int pick_hooks(bool use_fentry, int *nhooks)
+{
+#define HOOK(fn, prog, req) { .funcs = { fn }, .fentry = { obj->progs.rxeqp_##prog##_fentry }, \
+	.kprobe = { obj->progs.rxeqp_##prog##_kprobe }, .required = req }
+#define HOOK2(fn1, prog1, fn2, prog2) { .funcs = { fn1, fn2 }, \
+	.fentry = { obj->progs.rxeqp_##prog1##_fentry, obj->progs.rxeqp_##prog2##_fentry }, \
+	.kprobe = { obj->progs.rxeqp_##prog1##_kprobe, obj->progs.rxeqp_##prog2##_kprobe } }
+	struct hook hooks[] = {
+		HOOK("rxe_xmit_packet", xmit, true),
+		HOOK("rxe_resp_queue_pkt", resp_queue, true),
+		HOOK("rxe_comp_queue_pkt", comp_queue, true),
+		/* renamed with an rxe_ prefix in later kernels */
+		HOOK2("retransmit_timer", retx_timer, "rxe_retransmit_timer", rxe_retx_timer),
+		HOOK2("rnr_nak_timer", rnr_timer, "rxe_rnr_nak_timer", rxe_rnr_timer),
+		HOOK("rxe_qp_from_attr", modify, false),
+		HOOK("rxe_qp_error", qp_error, false),
+		HOOK("rxe_cq_post", cq_post, false),
+		HOOK("rxe_destroy_qp", destroy, false),
+	};
+#undef HOOK
+#undef HOOK2
+	int missing = 0;
+
+	*nhooks = sizeof(hooks) / sizeof(hooks[0]);
+	for (int i = 0; i < *nhooks; i++) {
+		struct hook *h = &hooks[i];
+
+		for (int j = 0; j < 2; j++) {
+			bool pick = !h->attached && h->funcs[j] &&
+				    func_exists(h->funcs[j], use_fentry);
+
+			if (pick)
+				h->attached = h->funcs[j];
+			if (h->fentry[j])
+				bpf_program__set_autoload(h->fentry[j], pick && use_fentry);
+			if (h->kprobe[j])
+				bpf_program__set_autoload(h->kprobe[j], pick && !use_fentry);
+		}
+		if (!h->attached) {
+			if (h->required)
+				cli_die("cannot trace rdma_rxe: %s not found in this kernel's "
+					"rdma_rxe", h->funcs[0]);
+			if (cli.verbose)
+				cli_err("%s not found: its counters stay 0", h->funcs[0]);
+			missing++;
+		}
+	}
+	return missing;
+}
+
+/* the filters set, loaded and attached; 0, or nonzero after a one-line error */
+static int load_bpf(bool use_fentry)
+{
+	int err;
+
+	obj->rodata->targ_ifindex = env.ifindex;
+	obj->rodata->targ_qpn = env.qpn;
+	obj->rodata->targ_qpn_set = env.qpn_set;
+	obj->rodata->targ_events = env.events;
+	obj->rodata->targ_latency = !env.no_latency;
+	maps_shrink_unused(obj->maps.events, env.events, NULL, false);
+
+	err = rxeqp_bpf__load(obj);
+	if (err) {
+		cli_bpf_err("load BPF programs", err);
+		return err;
+	}
+	err = rxeqp_bpf__attach(obj);
+	if (err)
+		cli_bpf_err(use_fentry ? "attach fentry to rdma_rxe" : "attach kprobes to rdma_rxe",
+			    err);
+	return err;
+}
+
+/* tables or events until the end; 0 or 1 */
+static int run(char *mode)
+{
+	struct loop lp = { .ctx = mode, .prom = prom, .report = report };
+	struct ring_buffer *rb = NULL;
+	int err;
+
+	if (env.events) {
+		if (!cli.json) {
+			if (cli.timestamp)
+				printf("%-8s ", "TIME");
+			printf("%-12s %-10s %s\n", "QP", "EVENT", "DETAIL");
+			fflush(stdout);
+		}
+		lp.report = NULL;
+		lp.tick = forget_destroyed;
+		rb = loop_add_events(&lp, obj->maps.events, handle_event, NULL, NULL);
+		if (!rb)
+			return 1;
+	}
+	err = loop_run(&lp);
+	if (!err && env.events)
+		cli_warn_events_lost(read_stat(STAT_EVENTS_LOST));
+	ring_buffer__free(rb);
+	return err ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
-	struct ring_buffer *rb = NULL;
 	bool use_fentry;
 	char mode[32];
-	struct loop lp = { .ctx = mode, .prom = prom };
-	int err, ret = 1;
+	int nhooks, missing, ret = 1;
 
 	cli_parse(&argp, argc, argv, NULL);
 	cli_setup();
@@ -862,68 +964,9 @@ int main(int argc, char **argv)
 		cli_bpf_err("open BPF object", -errno);
 		return 1;
 	}
-#define HOOK(fn, prog, req) { .funcs = { fn }, .fentry = { obj->progs.rxeqp_##prog##_fentry }, \
-	.kprobe = { obj->progs.rxeqp_##prog##_kprobe }, .required = req }
-#define HOOK2(fn1, prog1, fn2, prog2) { .funcs = { fn1, fn2 }, \
-	.fentry = { obj->progs.rxeqp_##prog1##_fentry, obj->progs.rxeqp_##prog2##_fentry }, \
-	.kprobe = { obj->progs.rxeqp_##prog1##_kprobe, obj->progs.rxeqp_##prog2##_kprobe } }
-	struct hook hooks[] = {
-		HOOK("rxe_xmit_packet", xmit, true),
-		HOOK("rxe_resp_queue_pkt", resp_queue, true),
-		HOOK("rxe_comp_queue_pkt", comp_queue, true),
-		/* renamed with an rxe_ prefix in later kernels */
-		HOOK2("retransmit_timer", retx_timer, "rxe_retransmit_timer", rxe_retx_timer),
-		HOOK2("rnr_nak_timer", rnr_timer, "rxe_rnr_nak_timer", rxe_rnr_timer),
-		HOOK("rxe_qp_from_attr", modify, false),
-		HOOK("rxe_qp_error", qp_error, false),
-		HOOK("rxe_cq_post", cq_post, false),
-		HOOK("rxe_destroy_qp", destroy, false),
-	};
-#undef HOOK
-#undef HOOK2
-	int nhooks = sizeof(hooks) / sizeof(hooks[0]), missing = 0;
-
-	for (int i = 0; i < nhooks; i++) {
-		struct hook *h = &hooks[i];
-
-		for (int j = 0; j < 2; j++) {
-			bool pick = !h->attached && h->funcs[j] &&
-				    func_exists(h->funcs[j], use_fentry);
-
-			if (pick)
-				h->attached = h->funcs[j];
-			if (h->fentry[j])
-				bpf_program__set_autoload(h->fentry[j], pick && use_fentry);
-			if (h->kprobe[j])
-				bpf_program__set_autoload(h->kprobe[j], pick && !use_fentry);
-		}
-		if (!h->attached) {
-			if (h->required)
-				cli_die("cannot trace rdma_rxe: %s not found in this kernel's "
-					"rdma_rxe", h->funcs[0]);
-			if (cli.verbose)
-				cli_err("%s not found: its counters stay 0", h->funcs[0]);
-			missing++;
-		}
-	}
-	obj->rodata->targ_ifindex = env.ifindex;
-	obj->rodata->targ_qpn = env.qpn;
-	obj->rodata->targ_qpn_set = env.qpn_set;
-	obj->rodata->targ_events = env.events;
-	obj->rodata->targ_latency = !env.no_latency;
-	maps_shrink_unused(obj->maps.events, env.events, NULL, false);
-
-	err = rxeqp_bpf__load(obj);
-	if (err) {
-		cli_bpf_err("load BPF programs", err);
+	missing = pick_hooks(use_fentry, &nhooks);
+	if (load_bpf(use_fentry))
 		goto cleanup;
-	}
-	err = rxeqp_bpf__attach(obj);
-	if (err) {
-		cli_bpf_err(use_fentry ? "attach fentry to rdma_rxe" : "attach kprobes to rdma_rxe",
-			    err);
-		goto cleanup;
-	}
 	qp_states = btf_enum_load_module(MODULE, "ib_qp_state", "IB_QPS_");
 	qp_types = btf_enum_load_module(MODULE, "ib_qp_type", "IB_QPT_");
 	wc_status = btf_enum_load_module(MODULE, "ib_wc_status", "IB_WC_");
@@ -939,32 +982,9 @@ int main(int argc, char **argv)
 		"Tracing rdma_rxe queue pairs (%d hooks via %s%s)... Hit Ctrl-C to end.\n",
 		nhooks - missing, mode, missing ? ", some missing" : "");
 	fflush(stdout);
-
-	if (env.events) {
-		if (!cli.json) {
-			if (cli.timestamp)
-				printf("%-8s ", "TIME");
-			printf("%-12s %-10s %s\n", "QP", "EVENT", "DETAIL");
-			fflush(stdout);
-		}
-		rb = ring_buffer__new(bpf_map__fd(obj->maps.events), handle_event, NULL, NULL);
-		if (!rb) {
-			cli_bpf_err("create ring buffer", -errno);
-			goto cleanup;
-		}
-		loop_add(&lp, rb, -1, NULL);
-		lp.tick = forget_destroyed;
-	} else {
-		lp.report = report;
-	}
-	if (loop_run(&lp))
-		goto cleanup;
-	if (env.events)
-		cli_warn_events_lost(read_stat(STAT_EVENTS_LOST));
-	ret = 0;
+	ret = run(mode);
 
 cleanup:
-	ring_buffer__free(rb);
 	rxeqp_bpf__destroy(obj);
 	free(rows);
 	prom_cap_free(&prom_qps);

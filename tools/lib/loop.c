@@ -19,6 +19,20 @@ void loop_add(struct loop *l, struct ring_buffer *rb, int fd,
 	l->nsrc++;
 }
 
+struct ring_buffer *loop_add_events(struct loop *l, const struct bpf_map *events,
+				    ring_buffer_sample_fn fn, void *fn_ctx,
+				    int (*run)(void *ctx, bool readable))
+{
+	struct ring_buffer *rb = ring_buffer__new(bpf_map__fd(events), fn, fn_ctx, NULL);
+
+	if (!rb) {
+		cli_bpf_err("create ring buffer", -errno);
+		return NULL;
+	}
+	loop_add(l, rb, -1, run);
+	return rb;
+}
+
 static double loop_now(void)
 {
 	struct timespec ts;

@@ -66,6 +66,12 @@ struct loop {
  * or a descriptor (rb NULL); dies past LOOP_MAX_SOURCES */
 void loop_add(struct loop *l, struct ring_buffer *rb, int fd,
 	      int (*run)(void *ctx, bool readable));
+/* -e: a ring buffer on map events with handler fn, added as a source
+ * (run as for loop_add()); NULL after a one-line error. The caller frees it
+ * (ring_buffer__free()) after loop_run(). */
+struct ring_buffer *loop_add_events(struct loop *l, const struct bpf_map *events,
+				    ring_buffer_sample_fn fn, void *fn_ctx,
+				    int (*run)(void *ctx, bool readable));
 /*
  * Runs until a signal, or count reports: the --prom file at once, then
  * the schedule above, then the sources drained and the last table (or with
