@@ -47,7 +47,7 @@ static const char *const method_names[METHOD_NR] = { "auto", "fexit", "kfree" };
 static struct {
 	bool events;
 	bool stack;
-	bool roce;
+	bool all;		/* -A: any packet, not only RoCE v2 */
 	bool trace_rules;
 	int method;
 	int port;
@@ -65,11 +65,12 @@ static const char doc[] =
 "\n"
 "USAGE: nfdrop [OPTIONS] [interval] [count]\n"
 "\n"
-"Counts netfilter drops by network namespace, hook, table, chain, rule and\n"
-"verdict (DROP, REJECT, or the chain's policy) and prints them every\n"
-"interval and at exit. Where the kernel allows fexit, the table and chain\n"
-"come from the kernel; elsewhere the kernel stack names the hook and the\n"
-"ruleset of the packet's namespace names the chains there. The rule comes\n"
+"Counts netfilter drops of RoCE v2 packets (with -A: of every packet) by\n"
+"network namespace, hook, table, chain, rule and verdict (DROP, REJECT, or\n"
+"the chain's policy) and prints them every interval and at exit. Where\n"
+"the kernel allows fexit, the table and chain come from the kernel;\n"
+"elsewhere the kernel stack names the hook and the ruleset of the packet's\n"
+"namespace names the chains there. The rule comes\n"
 "from the evidence: the packet itself run through the rules of its hook\n"
 "(jumps, gotos, verdict maps, sets followed), the rules' own counters (a\n"
 "rule whose counter did not move dropped nothing) and REJECT replies. A\n"
@@ -78,12 +79,12 @@ static const char doc[] =
 "only read, never changed, unless --trace-rules is given.\n"
 "\n"
 "EXAMPLES:\n"
-"    nfdrop                  # netfilter drops until Ctrl-C\n"
-"    nfdrop --roce 5         # RoCE v2 drops, every 5 seconds\n"
-"    nfdrop -e --roce        # one line per dropped RoCE packet\n"
-"    nfdrop --hook input -4  # only IPv4 drops at the input hook\n"
-"    nfdrop -N blue --roce --trace-rules   # rule-exact, in netns blue\n"
-"    nfdrop -j               # JSON lines";
+"    nfdrop                  # netfilter drops of RoCE v2 until Ctrl-C\n"
+"    nfdrop 5                # ... every 5 seconds\n"
+"    nfdrop -e               # one line per dropped RoCE packet\n"
+"    nfdrop -A --hook input -4   # any packet, IPv4 drops at the input hook\n"
+"    nfdrop -N blue --trace-rules   # rule-exact, in netns blue\n"
+"    nfdrop -A -j            # every netfilter drop, JSON lines";
 
 enum {
 	OPT_ROCE = 0x2000, OPT_FAMILY, OPT_HOOK, OPT_TRACE_RULES, OPT_METHOD,
@@ -94,8 +95,11 @@ static const struct argp_option opts[] = {
 	{ "stack", 's', NULL, 0, "With -e: add the kernel stack", 0 },
 	{ "interface", 'i', "IFACE", 0,
 	  "Only packets on IFACE (in or out) of the namespace of -N, else this one", 0 },
-	{ "port", 'P', "PORT", 0, "Only UDP packets with PORT as source or destination", 0 },
-	{ "roce", OPT_ROCE, NULL, 0, "Only RoCE v2 (UDP to the RoCE port)", 0 },
+	{ "port", 'P', "PORT", 0,
+	  "Only UDP packets with PORT as source or destination (with -A: of any UDP)", 0 },
+	{ "all", 'A', NULL, 0, "Any packet, not only RoCE v2", 0 },
+	{ "roce", OPT_ROCE, NULL, 0,
+	  "Only RoCE v2, UDP to the RoCE port (the default; undoes -A)", 0 },
 	{ NULL, '4', NULL, 0, "Only the ip family (IPv4 hooks)", 0 },
 	{ NULL, '6', NULL, 0, "Only the ip6 family (IPv6 hooks)", 0 },
 	{ "family", OPT_FAMILY, "FAMILY", 0,
@@ -106,7 +110,7 @@ static const struct argp_option opts[] = {
 	  "Only packets in network namespace NAME (/run/netns/NAME or a path)", 0 },
 	{ "trace-rules", OPT_TRACE_RULES, NULL, 0,
 	  "Rule-exact answers from nftables tracing: adds a helper table "
-	  NFDROP_TRACE_TABLE_PREFIX "<pid> (limited by --roce/-P) to the namespace "
+	  NFDROP_TRACE_TABLE_PREFIX "<pid> (RoCE v2 only, or -P's port with -A) to the namespace "
 	  "of -N (else this one) while running; removes it, and any left by a "
 	  "killed run, on exit", 0 },
 	{ "method", OPT_METHOD, "auto|fexit|kfree", 0,
@@ -130,7 +134,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.port = cli_arg_long(state, arg, 1, 65535, "port");
 		break;
 	case OPT_ROCE:
-		env.roce = true;
+		env.all = false;
+		break;
+	case 'A':
+		env.all = true;
 		break;
 	case '4':
 	case '6':
@@ -776,7 +783,7 @@ static int load_bpf(bool fexit, long long nf_drop)
 	obj = nfdrop_bpf__open();
 	if (!obj)
 		return -errno;
-	obj->rodata->targ_scope = env.roce ? NFD_SCOPE_ROCE : NFD_SCOPE_ALL;
+	obj->rodata->targ_scope = env.all ? NFD_SCOPE_ALL : NFD_SCOPE_ROCE;
 	obj->rodata->targ_roce_port = cli.roce_port;
 	obj->rodata->targ_port = env.port;
 	obj->rodata->targ_ifindex = env.ifindex;
@@ -900,7 +907,7 @@ static void print_banner(void)
 	/* with -j the banner goes to stderr: stdout stays pure JSON lines */
 	fprintf(cli.json ? stderr : stdout,
 		"Tracing netfilter drops%s (%s%s)... Hit Ctrl-C to end.\n",
-		env.roce ? " of RoCE v2" : "", method,
+		env.all ? "" : " of RoCE v2", method,
 		env.trace_rules ? ", nftables trace" : "");
 	if (!cli.json && !env.events)
 		printf("'?' marks what the evidence does not settle (candidates listed).\n");
@@ -968,7 +975,7 @@ int main(int argc, char **argv)
 	if (env.trace_rules) {
 		atexit(cleanup_trace_atexit);
 		nfdrop_trace_setup(env.netns_inum ? env.netns_inum : netns_self(),
-				   env.netns, env.roce ? cli.roce_port : 0, env.port);
+				   env.netns, env.all ? 0 : cli.roce_port, env.port);
 	}
 	print_banner();
 	ret = run();

@@ -316,7 +316,7 @@ void nfdrop_trace_setup(unsigned int inum, const char *ns_name, int roce_port,
 		ex[1] = exprs[1];
 		nex = 2;
 	} else {
-		cli_err("--trace-rules without --roce or -P traces every packet");
+		cli_err("--trace-rules with -A and without -P traces every packet");
 	}
 	/* listen first: no trace event of the first packets is missed */
 	tsock.nl = mnl_socket_open(NETLINK_NETFILTER);

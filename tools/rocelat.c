@@ -103,7 +103,7 @@ static const char doc[] =
 
 enum {
 	OPT_SKB = 0x2000, OPT_NATIVE, OPT_MIRROR, OPT_NO_EGRESS, OPT_TIMEOUT,
-	OPT_MAX_FLOWS, OPT_DECAP, OPT_MIRROR_TIME,
+	OPT_MAX_FLOWS, OPT_DECAP, OPT_MIRROR_TIME, OPT_NANOSECONDS,
 };
 
 static const struct argp_option opts[] = {
@@ -111,7 +111,9 @@ static const struct argp_option opts[] = {
 	{ "flows", 'F', NULL, 0, "Per-flow table, worst first, with outlier line", 0 },
 	{ "read", 'r', "FILE", 0, "Analyse a pcap/pcapng capture instead of live traffic", 0 },
 	{ "milliseconds", 'm', NULL, 0, "Latency in milliseconds", 0 },
-	{ "nanoseconds", 'N', NULL, 0, "Latency in nanoseconds", 0 },
+	{ "nanoseconds", OPT_NANOSECONDS, NULL, 0,
+	  "Latency in nanoseconds (no short option: -N is a network namespace "
+	  "suite-wide)", 0 },
 	{ "skb-mode", OPT_SKB, NULL, 0, "Generic (skb) XDP: works on any device", 0 },
 	{ "native-mode", OPT_NATIVE, NULL, 0, "Native (driver) XDP only", 0 },
 	{ "mirror", OPT_MIRROR, NULL, 0,
@@ -155,9 +157,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.pcap = arg;
 		break;
 	case 'm':
-	case 'N':
+	case OPT_NANOSECONDS:
 		if (unit_set)
-			argp_failure(state, 1, 0, "-m and -N are mutually exclusive");
+			argp_failure(state, 1, 0, "-m and --nanoseconds are mutually exclusive");
 		unit_set = true;
 		env.unit_ns = key == 'm' ? 1000000 : 1;
 		env.unit = key == 'm' ? "msecs" : "nsecs";

@@ -12,7 +12,7 @@ struct rocelat_bpf;
 struct rocelat_report_cfg {
 	bool flows;		/* -F: the per-flow table */
 	bool offline;		/* -r: times are the capture's */
-	__u64 unit_ns;		/* -m/-N/default microseconds */
+	__u64 unit_ns;		/* -m, --nanoseconds or microseconds */
 	const char *unit;	/* its name in the histogram header */
 	int ncpu;
 };

@@ -9,6 +9,9 @@
  * Letters reserved suite-wide (a tool may not reuse them for something else):
  *   -h help   -v verbose   -T timestamp   -j json   -i interface
  *   -e events -s stack     -P port        -4/-6 family
+ *   -N network namespace (NAME in /run/netns, or a path)
+ *   -A every packet: the tools look at RoCE v2 (UDP to --roce-port) by
+ *      default, and -A widens to all (rxedrop: -U to any UDP in between)
  */
 #ifndef AGENTXDP_CLI_H
 #define AGENTXDP_CLI_H
