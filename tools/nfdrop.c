@@ -727,6 +727,11 @@ static void on_prom(void *ctx, enum loop_when when)
 	write_prom();
 }
 
+static __u64 on_events_lost(void *ctx)
+{
+	return read_stat(NFD_STAT_EVENTS_LOST);
+}
+
 static int on_trace(void *ctx, bool readable)
 {
 	nfdrop_trace_drain();
@@ -922,7 +927,7 @@ static int run(void)
 {
 	struct nfdrop_run r = {};
 	struct loop lp = { .ctx = &r, .prom = on_prom, .report = on_report,
-			   .tick = on_tick, .tick_ms = 200 };
+			   .tick = on_tick, .tick_ms = 200, .events_lost = on_events_lost };
 	int err;
 
 	if (nfdrop_trace_fd() >= 0)
@@ -936,9 +941,6 @@ static int run(void)
 			return 1;
 	}
 	err = loop_run(&lp);
-	if (!err && env.events)
-		cli_warn_events_lost(read_stat(NFD_STAT_EVENTS_LOST));
-	ring_buffer__free(r.rb);
 	if (!err && cli.verbose)
 		cli_err("BPF counters: %llu drops counted, %llu fexit drop verdicts, "
 			"%llu without nf_hook_slow on the stack",

@@ -254,6 +254,13 @@ static void prom(void *ctx, enum loop_when when)
 	write_prom(r->obj, r->ncpu);
 }
 
+static __u64 events_lost(void *ctx)
+{
+	struct rxedrop_run *r = ctx;
+
+	return maps_stat(r->obj->maps.stats, STAT_EVENTS_LOST, r->ncpu);
+}
+
 static const struct bpf_map *stacks;
 
 static int handle_event(void *ctx, void *data, size_t len)
@@ -342,9 +349,8 @@ fail:
 static int run(struct rxedrop_bpf *obj, int ncpu, bool use_tp_btf)
 {
 	struct rxedrop_run r = { .obj = obj, .ncpu = ncpu };
-	struct loop lp = { .ctx = &r, .prom = prom, .report = report };
-	struct ring_buffer *rb = NULL;
-	int err;
+	struct loop lp = { .ctx = &r, .prom = prom, .report = report,
+			   .events_lost = events_lost };
 
 	/* on stderr with -j, so stdout stays pure JSON lines */
 	fprintf(cli.json ? stderr : stdout,
@@ -355,15 +361,10 @@ static int run(struct rxedrop_bpf *obj, int ncpu, bool use_tp_btf)
 	fflush(stdout);
 	if (env.events) {
 		lp.report = NULL;
-		rb = loop_add_events(&lp, obj->maps.events, handle_event, NULL, NULL);
-		if (!rb)
+		if (!loop_add_events(&lp, obj->maps.events, handle_event, NULL, NULL))
 			return 1;
 	}
-	err = loop_run(&lp);
-	if (!err && env.events)
-		cli_warn_events_lost(maps_stat(obj->maps.stats, STAT_EVENTS_LOST, ncpu));
-	ring_buffer__free(rb);
-	return err ? 1 : 0;
+	return loop_run(&lp) ? 1 : 0;
 }
 
 int main(int argc, char **argv)

@@ -707,6 +707,11 @@ static void prom(void *ctx, enum loop_when when)
 	write_prom();
 }
 
+static __u64 events_lost(void *ctx)
+{
+	return read_stat(STAT_EVENTS_LOST);
+}
+
 /* with -e: forget destroyed QPs, as the table does, or the map fills */
 static void forget_destroyed(void *ctx)
 {
@@ -912,9 +917,8 @@ static int load_bpf(bool use_fentry)
 /* tables or events until the end; 0 or 1 */
 static int run(char *mode)
 {
-	struct loop lp = { .ctx = mode, .prom = prom, .report = report };
-	struct ring_buffer *rb = NULL;
-	int err;
+	struct loop lp = { .ctx = mode, .prom = prom, .report = report,
+			   .events_lost = events_lost };
 
 	if (env.events) {
 		if (!cli.json) {
@@ -925,15 +929,10 @@ static int run(char *mode)
 		}
 		lp.report = NULL;
 		lp.tick = forget_destroyed;
-		rb = loop_add_events(&lp, obj->maps.events, handle_event, NULL, NULL);
-		if (!rb)
+		if (!loop_add_events(&lp, obj->maps.events, handle_event, NULL, NULL))
 			return 1;
 	}
-	err = loop_run(&lp);
-	if (!err && env.events)
-		cli_warn_events_lost(read_stat(STAT_EVENTS_LOST));
-	ring_buffer__free(rb);
-	return err ? 1 : 0;
+	return loop_run(&lp) ? 1 : 0;
 }
 
 int main(int argc, char **argv)

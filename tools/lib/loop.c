@@ -30,6 +30,7 @@ struct ring_buffer *loop_add_events(struct loop *l, const struct bpf_map *events
 		return NULL;
 	}
 	loop_add(l, rb, -1, run);
+	l->src[l->nsrc - 1].own_rb = true;
 	return rb;
 }
 
@@ -162,7 +163,12 @@ int loop_run(struct loop *l)
 		l->report(l->ctx);
 	else if (!l->report && cli.prom_path && l->prom)
 		l->prom(l->ctx, LOOP_END);
+	if (!l->report && l->events_lost)
+		cli_warn_events_lost(l->events_lost(l->ctx));
 out:
 	sigprocmask(SIG_SETMASK, &unblocked, NULL);
+	for (int i = 0; i < l->nsrc; i++)
+		if (l->src[i].own_rb)
+			ring_buffer__free(l->src[i].rb);
 	return err;
 }

@@ -23,6 +23,7 @@
 #define AGENTXDP_LOOP_H
 
 #include <stdbool.h>
+#include <linux/types.h>
 #include <bpf/libbpf.h>
 
 #define LOOP_MAX_SOURCES 4
@@ -41,6 +42,7 @@ struct loop_source {
 	int fd;
 	struct ring_buffer *rb;
 	int (*run)(void *ctx, bool readable);
+	bool own_rb;		/* made by loop_add_events(), freed by loop_run() */
 };
 
 enum loop_when { LOOP_START, LOOP_PERIOD, LOOP_END };
@@ -58,6 +60,9 @@ struct loop {
 	/* housekeeping at every wake-up, at most every tick_ms; may be NULL */
 	void (*tick)(void *ctx);
 	int tick_ms;		/* 0: LOOP_TICK_MS */
+	/* -e: events the BPF side could not queue, warned about at the end
+	 * (cli_warn_events_lost()); may be NULL */
+	__u64 (*events_lost)(void *ctx);
 	struct loop_source src[LOOP_MAX_SOURCES];
 	int nsrc;
 };
@@ -67,15 +72,15 @@ struct loop {
 void loop_add(struct loop *l, struct ring_buffer *rb, int fd,
 	      int (*run)(void *ctx, bool readable));
 /* -e: a ring buffer on map events with handler fn, added as a source
- * (run as for loop_add()); NULL after a one-line error. The caller frees it
- * (ring_buffer__free()) after loop_run(). */
+ * (run as for loop_add()), freed when loop_run() returns; NULL after a
+ * one-line error */
 struct ring_buffer *loop_add_events(struct loop *l, const struct bpf_map *events,
 				    ring_buffer_sample_fn fn, void *fn_ctx,
 				    int (*run)(void *ctx, bool readable));
 /*
  * Runs until a signal, or count reports: the --prom file at once, then
  * the schedule above, then the sources drained and the last table (or with
- * -e the last --prom file). 0, or the negative error of a source or of
+ * -e the last --prom file and the events lost). 0, or the negative error of a source or of
  * the wait (reported on stderr in one line).
  */
 int loop_run(struct loop *l);
