@@ -25,7 +25,7 @@ static const struct argp_option cli_options[] = {
 	{ "roce-port", OPT_ROCE_PORT, "PORT", 0,
 	  "UDP destination port of RoCE v2 (default 4791)", -1 },
 	{ "prom", OPT_PROM, "FILE", 0,
-	  "Write Prometheus text metrics to FILE (atomically) every interval, or every 10 s without one, and at exit", -1 },
+	  "Write Prometheus text metrics to FILE (atomically) at start, every interval (every 10 s without one, or with -e) and at exit", -1 },
 	{},
 };
 
