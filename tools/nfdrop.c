@@ -13,28 +13,25 @@
 #include <errno.h>
 #include <limits.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/socket.h>
-#include <linux/netfilter.h>
-#include <linux/netfilter/nf_tables.h>
-#include <linux/netfilter/nfnetlink.h>
-#include <libmnl/libmnl.h>
-#include <libnftnl/trace.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "nfdrop.h"
 #include "nfdrop.skel.h"
+#include "nfdrop_names.h"
+#include "nfdrop_output.h"
 #include "nfdrop_row.h"
+#include "nfdrop_trace.h"
 #include "lib/cli.h"
 #include "lib/btf_enum.h"
 #include "lib/json.h"
 #include "lib/ksyms.h"
+#include "lib/loop.h"
 #include "lib/maps.h"
 #include "lib/netns.h"
 #include "lib/nfrules.h"
@@ -43,9 +40,6 @@
 #include "lib/roce_names.h"
 
 #define MAX_KEYS	8192
-#define MAX_BASES	32
-#define RULESET_TTL_S	1
-#define TRACE_TTL_S	10
 
 enum method { METHOD_AUTO, METHOD_FEXIT, METHOD_KFREE, METHOD_NR };
 static const char *const method_names[METHOD_NR] = { "auto", "fexit", "kfree" };
@@ -53,7 +47,7 @@ static const char *const method_names[METHOD_NR] = { "auto", "fexit", "kfree" };
 static struct {
 	bool events;
 	bool stack;
-	bool roce;
+	bool all;		/* -A: any packet, not only RoCE v2 */
 	bool trace_rules;
 	int method;
 	int port;
@@ -71,11 +65,12 @@ static const char doc[] =
 "\n"
 "USAGE: nfdrop [OPTIONS] [interval] [count]\n"
 "\n"
-"Counts netfilter drops by network namespace, hook, table, chain, rule and\n"
-"verdict (DROP, REJECT, or the chain's policy) and prints them every\n"
-"interval and at exit. Where the kernel allows fexit, the table and chain\n"
-"come from the kernel; elsewhere the kernel stack names the hook and the\n"
-"ruleset of the packet's namespace names the chains there. The rule comes\n"
+"Counts netfilter drops of RoCE v2 packets (with -A: of every packet) by\n"
+"network namespace, hook, table, chain, rule and verdict (DROP, REJECT, or\n"
+"the chain's policy) and prints them every interval and at exit. Where\n"
+"the kernel allows fexit, the table and chain come from the kernel;\n"
+"elsewhere the kernel stack names the hook and the ruleset of the packet's\n"
+"namespace names the chains there. The rule comes\n"
 "from the evidence: the packet itself run through the rules of its hook\n"
 "(jumps, gotos, verdict maps, sets followed), the rules' own counters (a\n"
 "rule whose counter did not move dropped nothing) and REJECT replies. A\n"
@@ -84,12 +79,12 @@ static const char doc[] =
 "only read, never changed, unless --trace-rules is given.\n"
 "\n"
 "EXAMPLES:\n"
-"    nfdrop                  # netfilter drops until Ctrl-C\n"
-"    nfdrop --roce 5         # RoCE v2 drops, every 5 seconds\n"
-"    nfdrop -e --roce        # one line per dropped RoCE packet\n"
-"    nfdrop --hook input -4  # only IPv4 drops at the input hook\n"
-"    nfdrop -N blue --roce --trace-rules   # rule-exact, in netns blue\n"
-"    nfdrop -j               # JSON lines";
+"    nfdrop                  # netfilter drops of RoCE v2 until Ctrl-C\n"
+"    nfdrop 5                # ... every 5 seconds\n"
+"    nfdrop -e               # one line per dropped RoCE packet\n"
+"    nfdrop -A --hook input -4   # any packet, IPv4 drops at the input hook\n"
+"    nfdrop -N blue --trace-rules   # rule-exact, in netns blue\n"
+"    nfdrop -A -j            # every netfilter drop, JSON lines";
 
 enum {
 	OPT_ROCE = 0x2000, OPT_FAMILY, OPT_HOOK, OPT_TRACE_RULES, OPT_METHOD,
@@ -100,8 +95,11 @@ static const struct argp_option opts[] = {
 	{ "stack", 's', NULL, 0, "With -e: add the kernel stack", 0 },
 	{ "interface", 'i', "IFACE", 0,
 	  "Only packets on IFACE (in or out) of the namespace of -N, else this one", 0 },
-	{ "port", 'P', "PORT", 0, "Only UDP packets with PORT as source or destination", 0 },
-	{ "roce", OPT_ROCE, NULL, 0, "Only RoCE v2 (UDP to the RoCE port)", 0 },
+	{ "port", 'P', "PORT", 0,
+	  "Only UDP packets with PORT as source or destination (with -A: of any UDP)", 0 },
+	{ "all", 'A', NULL, 0, "Any packet, not only RoCE v2", 0 },
+	{ "roce", OPT_ROCE, NULL, 0,
+	  "Only RoCE v2, UDP to the RoCE port (the default; undoes -A)", 0 },
 	{ NULL, '4', NULL, 0, "Only the ip family (IPv4 hooks)", 0 },
 	{ NULL, '6', NULL, 0, "Only the ip6 family (IPv6 hooks)", 0 },
 	{ "family", OPT_FAMILY, "FAMILY", 0,
@@ -112,7 +110,7 @@ static const struct argp_option opts[] = {
 	  "Only packets in network namespace NAME (/run/netns/NAME or a path)", 0 },
 	{ "trace-rules", OPT_TRACE_RULES, NULL, 0,
 	  "Rule-exact answers from nftables tracing: adds a helper table "
-	  NFR_TRACE_TABLE_PREFIX "<pid> (limited by --roce/-P) to the namespace "
+	  NFDROP_TRACE_TABLE_PREFIX "<pid> (RoCE v2 only, or -P's port with -A) to the namespace "
 	  "of -N (else this one) while running; removes it, and any left by a "
 	  "killed run, on exit", 0 },
 	{ "method", OPT_METHOD, "auto|fexit|kfree", 0,
@@ -136,7 +134,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.port = cli_arg_long(state, arg, 1, 65535, "port");
 		break;
 	case OPT_ROCE:
-		env.roce = true;
+		env.all = false;
+		break;
+	case 'A':
+		env.all = true;
 		break;
 	case '4':
 	case '6':
@@ -180,650 +181,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 
 CLI_ARGP(argp, opts, parse_arg, doc);
 
-/* ---- what the kernel stack means ---- */
-
-/* the function that ran the hook (the caller of nf_hook_slow) */
-static const struct {
-	const char *fn;
-	int family;
-	const char *hook;
-	const char *hook2;	/* the same call site serves two hooks */
-} hook_fns[] = {
-	{ "ip_rcv", NFR_PROTO_IPV4, "prerouting", NULL },
-	{ "ip_sublist_rcv", NFR_PROTO_IPV4, "prerouting", NULL },
-	{ "ip_local_deliver", NFR_PROTO_IPV4, "input", NULL },
-	{ "ip_forward", NFR_PROTO_IPV4, "forward", NULL },
-	{ "__ip_local_out", NFR_PROTO_IPV4, "output", NULL },
-	{ "ip_local_out", NFR_PROTO_IPV4, "output", NULL },
-	{ "raw_send_hdrinc", NFR_PROTO_IPV4, "output", NULL },
-	{ "ip_output", NFR_PROTO_IPV4, "postrouting", NULL },
-	{ "ip_mc_output", NFR_PROTO_IPV4, "postrouting", NULL },
-	{ "ipv6_rcv", NFR_PROTO_IPV6, "prerouting", NULL },
-	{ "ip6_sublist_rcv", NFR_PROTO_IPV6, "prerouting", NULL },
-	{ "ip6_input", NFR_PROTO_IPV6, "input", NULL },
-	{ "ip6_forward", NFR_PROTO_IPV6, "forward", NULL },
-	{ "__ip6_local_out", NFR_PROTO_IPV6, "output", NULL },
-	{ "ip6_local_out", NFR_PROTO_IPV6, "output", NULL },
-	{ "ip6_xmit", NFR_PROTO_IPV6, "output", NULL },
-	{ "rawv6_send_hdrinc", NFR_PROTO_IPV6, "output", NULL },
-	{ "ndisc_send_skb", NFR_PROTO_IPV6, "output", NULL },
-	{ "mld_sendpack", NFR_PROTO_IPV6, "output", NULL },
-	{ "igmp6_send", NFR_PROTO_IPV6, "output", NULL },
-	{ "ip6_output", NFR_PROTO_IPV6, "postrouting", NULL },
-	{ "arp_rcv", NFR_PROTO_ARP, "input", NULL },
-	{ "arp_xmit", NFR_PROTO_ARP, "output", NULL },
-	{ "br_handle_frame", NFR_PROTO_BRIDGE, "prerouting", NULL },
-	{ "br_pass_frame_up", NFR_PROTO_BRIDGE, "input", NULL },
-	{ "__br_forward", NFR_PROTO_BRIDGE, "forward", "output" },
-	{ "br_forward_finish", NFR_PROTO_BRIDGE, "postrouting", NULL },
-	{ "__netif_receive_skb_core", NFR_PROTO_NETDEV, "ingress", NULL },
-	{ "__dev_queue_xmit", NFR_PROTO_NETDEV, "egress", NULL },
-};
-
-/* the function that called nft_do_chain: the table's family and type */
-static const struct {
-	const char *fn;
-	int table_family;	/* 0: any family covering the hook's */
-	const char *type;	/* NULL: any */
-} chain_fns[] = {
-	{ "nft_do_chain_ipv4", NFR_PROTO_IPV4, NULL },
-	{ "nft_do_chain_ipv6", NFR_PROTO_IPV6, NULL },
-	{ "nft_do_chain_inet", NFR_PROTO_INET, NULL },
-	{ "nft_do_chain_inet_ingress", NFR_PROTO_INET, NULL },
-	{ "nft_do_chain_arp", NFR_PROTO_ARP, NULL },
-	{ "nft_do_chain_bridge", NFR_PROTO_BRIDGE, NULL },
-	{ "nft_do_chain_netdev", NFR_PROTO_NETDEV, NULL },
-	{ "nft_nat_do_chain", 0, "nat" },
-	{ "nf_route_table_hook4", NFR_PROTO_IPV4, "route" },
-	{ "nf_route_table_hook6", NFR_PROTO_IPV6, "route" },
-	{ "nf_route_table_inet", NFR_PROTO_INET, "route" },
-};
-
 static struct ksyms *ksyms;
 static struct nfdrop_bpf *obj;
 static int ncpu;
-static bool reject_complete;	/* every REJECT is seen before rate limiting */
-static long long nf_drop_code;	/* SKB_DROP_REASON_NETFILTER_DROP here (7 on 6.1, 12 on 6.18) */
-
-/* ---- rulesets, per network namespace, read in that namespace ---- */
-
-struct ns_rules {
-	unsigned int inum;
-	bool loaded;		/* rs holds a read ruleset */
-	bool stale;		/* the namespace is gone: rs is from earlier */
-	struct timespec when;
-	struct nfr_ruleset rs;
-};
-
-static struct ns_rules *nsr;
-static int nnsr;
-
-/*
- * When to read a namespace's ruleset again. Counts are resolved at report
- * time against the ruleset read when their first drop was seen (RS_CACHED),
- * so a rule removed right after it dropped is still named; events against
- * one at most a second old (RS_TTL); a new kind of drop re-reads (RS_FRESH).
- */
-enum rs_when { RS_CACHED, RS_TTL, RS_FRESH };
-
-static double since(const struct timespec *t)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return now.tv_sec - t->tv_sec + (now.tv_nsec - t->tv_nsec) / 1e9;
-}
-
-static struct ns_rules *rules_for(unsigned int inum, enum rs_when when)
-{
-	struct ns_rules *e = NULL;
-	int saved, err;
-
-	for (int i = 0; i < nnsr; i++)
-		if (nsr[i].inum == inum)
-			e = &nsr[i];
-	if (!e) {
-		struct ns_rules *n = realloc(nsr, (nnsr + 1) * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		nsr = n;
-		e = &nsr[nnsr++];
-		memset(e, 0, sizeof(*e));
-		e->inum = inum;
-	}
-	if (e->loaded && (when == RS_CACHED ||
-			  since(&e->when) < (when == RS_TTL ? RULESET_TTL_S : 0.1)))
-		return e;
-	if (!inum || netns_enter(inum, &saved)) {
-		e->stale = e->loaded;
-		return e->loaded ? e : NULL;
-	}
-	if (e->loaded)
-		nfr_free(&e->rs);
-	err = nfr_load(&e->rs);
-	netns_leave(saved);
-	if (err && cli.verbose)
-		cli_err("reading the ruleset of netns %u: %s", inum, e->rs.err);
-	e->loaded = true;
-	e->stale = false;
-	clock_gettime(CLOCK_MONOTONIC, &e->when);
-	return e;
-}
-
-/* ---- nftables trace (--trace-rules) ---- */
-
-struct trace_item {
-	unsigned int netns;
-	int pf;			/* NFPROTO of the packet */
-	int table_family;
-	char table[64];
-	char chain[256];
-	unsigned long long handle;	/* 0: the chain's policy */
-	unsigned long long balance;	/* drops not yet given to a count row */
-	unsigned long long total;
-	time_t last;
-};
-
-static struct trace_item *titems;
-static int ntitems;
-static struct {
-	unsigned int inum;
-	struct mnl_socket *nl;
-	bool added;
-} tsock;
-static unsigned long long trace_lost;
-
-static void trace_record(const struct nftnl_trace *t)
-{
-	unsigned int type = nftnl_trace_get_u32(t, NFTNL_TRACE_TYPE);
-	const char *table = nftnl_trace_get_str(t, NFTNL_TRACE_TABLE);
-	const char *chain = nftnl_trace_get_str(t, NFTNL_TRACE_CHAIN);
-	unsigned long long handle = 0;
-	struct trace_item *it = NULL;
-	int pf, fam;
-
-	if (!table || !chain || nfr_is_trace_table(table))
-		return;
-	if (type == NFT_TRACETYPE_RULE) {
-		if (!nftnl_trace_is_set(t, NFTNL_TRACE_VERDICT) ||
-		    (nftnl_trace_get_u32(t, NFTNL_TRACE_VERDICT) & NF_VERDICT_MASK) != NF_DROP)
-			return;
-		handle = nftnl_trace_get_u64(t, NFTNL_TRACE_RULE_HANDLE);
-	} else if (type == NFT_TRACETYPE_POLICY) {
-		if (!nftnl_trace_is_set(t, NFTNL_TRACE_POLICY) ||
-		    nftnl_trace_get_u32(t, NFTNL_TRACE_POLICY) != NF_DROP)
-			return;
-	} else {
-		return;
-	}
-	pf = nftnl_trace_is_set(t, NFTNL_TRACE_NFPROTO) ?
-	     (int)nftnl_trace_get_u32(t, NFTNL_TRACE_NFPROTO) : 0;
-	fam = nftnl_trace_get_u32(t, NFTNL_TRACE_FAMILY);
-	if (!pf)
-		pf = fam;
-	for (int i = 0; i < ntitems; i++) {
-		struct trace_item *x = &titems[i];
-
-		if (x->netns == tsock.inum && x->pf == pf && x->table_family == fam &&
-		    x->handle == handle && !strcmp(x->table, table) &&
-		    !strcmp(x->chain, chain))
-			it = x;
-	}
-	if (!it) {
-		struct trace_item *n = realloc(titems, (ntitems + 1) * sizeof(*n));
-
-		if (!n)
-			return;
-		titems = n;
-		it = &titems[ntitems++];
-		memset(it, 0, sizeof(*it));
-		it->netns = tsock.inum;
-		it->pf = pf;
-		it->table_family = fam;
-		snprintf(it->table, sizeof(it->table), "%s", table);
-		snprintf(it->chain, sizeof(it->chain), "%s", chain);
-		it->handle = handle;
-	}
-	it->balance++;
-	it->total++;
-	it->last = time(NULL);
-}
-
-static int trace_cb(const struct nlmsghdr *nlh, void *data)
-{
-	struct nftnl_trace *t;
-
-	if (NFNL_MSG_TYPE(nlh->nlmsg_type) != NFT_MSG_TRACE)
-		return MNL_CB_OK;
-	t = nftnl_trace_alloc();
-	if (!t)
-		return MNL_CB_OK;
-	if (nftnl_trace_nlmsg_parse(nlh, t) == 0)
-		trace_record(t);
-	nftnl_trace_free(t);
-	return MNL_CB_OK;
-}
-
-/* everything queued on the trace socket, without blocking */
-static void trace_drain(void)
-{
-	char buf[MNL_SOCKET_BUFFER_SIZE * 4];
-	int n;
-
-	if (!tsock.nl)
-		return;
-	for (;;) {
-		n = recv(mnl_socket_get_fd(tsock.nl), buf, sizeof(buf), MSG_DONTWAIT);
-		if (n < 0 && errno == ENOBUFS) {
-			trace_lost++;
-			continue;
-		}
-		if (n <= 0)
-			break;
-		mnl_cb_run(buf, n, 0, 0, trace_cb, NULL);
-	}
-}
-
-static void trace_expire(void)
-{
-	time_t now = time(NULL);
-
-	for (int i = 0; i < ntitems; i++)
-		if (titems[i].balance && now - titems[i].last > TRACE_TTL_S)
-			titems[i].balance = 0;
-}
-
-static void trace_remove(void)
-{
-	char err[256];
-	int saved;
-
-	if (!tsock.added)
-		return;
-	if (netns_enter(tsock.inum, &saved)) {
-		cli_err("cannot enter netns %u to remove table inet "
-			NFR_TRACE_TABLE_PREFIX "%d", tsock.inum, getpid());
-		return;
-	}
-	if (nfr_trace_del(getpid(), err, sizeof(err)))
-		cli_err("removing table inet " NFR_TRACE_TABLE_PREFIX "%d: %s",
-			getpid(), err);
-	else
-		tsock.added = false;
-	netns_leave(saved);
-}
-
-static void trace_setup(void)
-{
-	char err[256], exprs[2][64];
-	const char *ex[2];
-	int nex = 0, saved, removed, rcvbuf = 8 << 20;
-	unsigned int group = NFNLGRP_NFTRACE;
-
-	tsock.inum = env.netns_inum ? env.netns_inum : netns_self();
-	if (netns_enter(tsock.inum, &saved))
-		cli_die("cannot enter network namespace %s", env.netns);
-	removed = nfr_trace_cleanup(err, sizeof(err));
-	if (removed > 0)
-		cli_err("removed %d trace table(s) left by a killed nfdrop", removed);
-	if (env.roce) {
-		snprintf(exprs[nex], sizeof(exprs[nex]), "udp dport %d", cli.roce_port);
-		ex[nex] = exprs[nex];
-		nex++;
-	} else if (env.port) {
-		snprintf(exprs[0], sizeof(exprs[0]), "udp sport %d", env.port);
-		snprintf(exprs[1], sizeof(exprs[1]), "udp dport %d", env.port);
-		ex[0] = exprs[0];
-		ex[1] = exprs[1];
-		nex = 2;
-	} else {
-		cli_err("--trace-rules without --roce or -P traces every packet");
-	}
-	/* listen first: no trace event of the first packets is missed */
-	tsock.nl = mnl_socket_open(NETLINK_NETFILTER);
-	if (!tsock.nl || mnl_socket_bind(tsock.nl, 0, MNL_SOCKET_AUTOPID) < 0 ||
-	    mnl_socket_setsockopt(tsock.nl, NETLINK_ADD_MEMBERSHIP, &group,
-				  sizeof(group)) < 0) {
-		netns_leave(saved);
-		cli_die("cannot listen for nftables trace events: %s", strerror(errno));
-	}
-	setsockopt(mnl_socket_get_fd(tsock.nl), SOL_SOCKET, SO_RCVBUFFORCE,
-		   &rcvbuf, sizeof(rcvbuf));
-	if (nfr_trace_add(getpid(), ex, nex, err, sizeof(err))) {
-		netns_leave(saved);
-		cli_die("cannot add the trace table: %s", err);
-	}
-	tsock.added = true;
-	netns_leave(saved);
-}
-
-/* ---- from a kernel key to a named hook, table, chain, rule, verdict ---- */
-
-static const char *const verdict_names[] = { "?", "DROP", "REJECT", "POLICY" };
-
-static const char *sym_name(unsigned long addr, char *buf, int len)
-{
-	const struct ksym *s = addr ? ksyms_find(ksyms, addr - 1) : NULL;
-
-	snprintf(buf, len, "%s", s ? s->name : "");
-	return buf;
-}
-
-static void fill_cand(struct cand *c, const struct nfr_ruleset *rs,
-		      const struct nfr_chain *ch)
-{
-	struct nfr_hit hits[MAX_HITS];
-	int n = nfr_drop_rules(rs, ch, hits, MAX_HITS);
-
-	memset(c, 0, sizeof(*c));
-	c->engine = ch->engine;
-	c->family = ch->family;
-	snprintf(c->table, sizeof(c->table), "%s", ch->table);
-	snprintf(c->chain, sizeof(c->chain), "%s", ch->name);
-	c->prio = ch->prio;
-	c->policy = ch->policy;
-	c->nrules = n;
-	for (int i = 0; i < n && i < MAX_HITS; i++) {
-		snprintf(c->rules[i].chain, sizeof(c->rules[i].chain), "%s",
-			 hits[i].chain->name);
-		c->rules[i].handle = hits[i].rule->handle;
-		c->rules[i].kind = hits[i].rule->kind;
-		snprintf(c->rules[i].text, sizeof(c->rules[i].text), "%s",
-			 hits[i].rule->text ? hits[i].rule->text : "");
-	}
-}
-
-static bool can_drop(const struct cand *c)
-{
-	return c->policy == NFR_POLICY_DROP || c->nrules > 0;
-}
-
-static int cmp_cand(const void *a, const void *b)
-{
-	const struct cand *x = a, *y = b;
-
-	return x->prio < y->prio ? -1 : x->prio > y->prio;
-}
-
-/* the chain the kernel named (fexit), found in the ruleset; nft names
- * longer than NFD_CHAIN_LEN - 1 were cut, so a prefix identifies them */
-static const struct nfr_chain *find_named(const struct nfr_ruleset *rs,
-					  int engine, int family,
-					  const char *table, const char *chain)
-{
-	for (int i = 0; i < rs->nchains; i++) {
-		const struct nfr_chain *c = &rs->chains[i];
-
-		if (c->engine != engine || (family && c->family != family) || !c->base)
-			continue;
-		if (strncmp(c->table, table, NFD_TABLE_LEN - 1) ||
-		    strncmp(c->name, chain, NFD_CHAIN_LEN - 1))
-			continue;
-		return c;
-	}
-	return NULL;
-}
-
-/* rule and verdict within one chain that certainly or probably dropped */
-static void settle_chain(struct row *r, const struct cand *c, int policy)
-{
-	int keep[MAX_HITS], nkeep = 0, n = c->nrules < MAX_HITS ? c->nrules : MAX_HITS;
-	bool all_rejected = r->rejected && r->rejected == r->packets;
-
-	/* the kernel saw a reply for every packet: only REJECT rules fit;
-	 * none at all where every REJECT is seen: no REJECT rule did it */
-	for (int i = 0; i < n; i++) {
-		int k = c->rules[i].kind;
-
-		if (all_rejected && k == NFR_KIND_DROP)
-			continue;
-		if (reject_complete && !r->rejected && k == NFR_KIND_REJECT)
-			continue;
-		keep[nkeep++] = i;
-	}
-	if (c->nrules > MAX_HITS)
-		nkeep = c->nrules;	/* too many to tell */
-	r->policy = policy;
-	if (nkeep == 0 && policy == NFR_POLICY_DROP && !all_rejected) {
-		r->verdict = V_POLICY;
-		return;
-	}
-	if (nkeep >= 1 && nkeep <= MAX_HITS) {
-		const struct cand_rule *cr = &c->rules[keep[0]];
-
-		r->rule_known = true;
-		snprintf(r->rule_chain, sizeof(r->rule_chain), "%s", cr->chain);
-		r->handle = cr->handle;
-		snprintf(r->rule_text, sizeof(r->rule_text), "%s", cr->text);
-		r->verdict = cr->kind == NFR_KIND_REJECT ? V_REJECT :
-			     cr->kind == NFR_KIND_DROP ? V_DROP : V_UNKNOWN;
-		if (nkeep > 1 || policy == NFR_POLICY_DROP || cr->kind == NFR_KIND_MAYBE)
-			r->inferred |= INF_RULE | INF_VERDICT;
-		if (all_rejected) {
-			r->verdict = V_REJECT;
-			r->inferred &= ~INF_VERDICT;
-		}
-		return;
-	}
-	r->verdict = all_rejected ? V_REJECT : V_UNKNOWN;
-	if (r->verdict == V_UNKNOWN)
-		r->inferred |= INF_VERDICT;	/* not even inferred: unknown */
-}
-
-/* the packet's own way through the chains of its hook (r->ev) */
-static void walk_packet(const struct nfd_key *k, const struct nfr_ruleset *rs,
-			const struct nfr_chain **bases, int nbases,
-			const char *dropper_type, struct row *r)
-{
-	int nat_prio = INT_MIN;
-
-	/* NAT at this hook, in any table: see ev_walk() */
-	for (int i = 0; i < rs->nchains; i++) {
-		const struct nfr_chain *c = &rs->chains[i];
-		const char *h = c->base ? nfr_hook_name(c->family, c->hook) : NULL;
-
-		if (h && !strcmp(h, r->hook) && ev_is_nat(c) &&
-		    (!r->pf || nfr_family_covers(c->family, r->pf)) && c->prio > nat_prio)
-			nat_prio = c->prio;
-	}
-	struct nfm_pkt pkt;
-
-	r->ev.used = false;
-	if (!nbases || !ev_packet(k, r->pf, r->hook, &pkt))
-		return;
-	ev_walk(rs, bases, nbases, &pkt, dropper_type, nat_prio, &r->ev);
-	if (!r->ev.n)
-		r->ev.used = false;	/* the ruleset has changed: old method */
-}
-
-/*
- * Names everything the key and the ruleset tell (hook, engine, candidate
- * chains and their drop rules); settle() then picks rule and verdict with
- * the counts. Split so that names can be taken while the ruleset is the
- * one the drop met, and counts added at report time.
- */
-static void resolve_names(const struct nfd_key *k, enum rs_when when, struct row *r)
-{
-	const struct nfr_ruleset *rs = NULL;
-	struct ns_rules *nr;
-	const char *need_type = NULL;
-	const char *hook2 = NULL;
-	int need_family = 0, engine = 0, nbases = 0;
-	bool chain_fn_known = false;
-	const struct nfr_chain *bases[MAX_BASES];
-	char fn[64];
-
-	memset(r, 0, sizeof(*r));
-	r->netns = k->netns;
-	r->policy = -1;
-	netns_name(k->netns, r->netns_name, sizeof(r->netns_name));
-	sym_name(k->location, r->location, sizeof(r->location));
-
-	if (k->source == NFD_SRC_NFT || k->source == NFD_SRC_IPT ||
-	    k->source == NFD_SRC_IP6T) {
-		const char *h = nfr_hook_name(k->pf, k->hook);
-
-		r->source = "fexit";
-		r->pf = k->pf;
-		snprintf(r->hook, sizeof(r->hook), "%s", h ? h : "");
-		engine = k->source == NFD_SRC_NFT ? NFR_ENGINE_NFT : NFR_ENGINE_LEGACY;
-		r->engine = engine;
-		r->table_family = k->table_family;
-		snprintf(r->table, sizeof(r->table), "%.*s", NFD_TABLE_LEN, k->table);
-		if (engine == NFR_ENGINE_NFT) {
-			snprintf(r->chain, sizeof(r->chain), "%.*s", NFD_CHAIN_LEN, k->chain);
-		} else {
-			/* legacy base chains are named after their hook */
-			snprintf(r->chain, sizeof(r->chain), "%s", h ? h : "?");
-			for (char *p = r->chain; *p; p++)
-				*p = *p >= 'a' && *p <= 'z' ? *p - 32 : *p;
-		}
-		r->chain_known = true;
-	} else {
-		r->source = "stack";
-		sym_name(k->hook_ret, r->hook_fn, sizeof(r->hook_fn));
-		for (size_t i = 0; i < sizeof(hook_fns) / sizeof(hook_fns[0]); i++) {
-			if (strcmp(hook_fns[i].fn, r->hook_fn))
-				continue;
-			r->pf = hook_fns[i].family;
-			snprintf(r->hook, sizeof(r->hook), "%s", hook_fns[i].hook);
-			hook2 = hook_fns[i].hook2;
-			if (hook2)
-				r->inferred |= INF_HOOK;
-		}
-		if (!r->pf)
-			r->pf = k->pf == 4 ? NFR_PROTO_IPV4 : k->pf == 6 ? NFR_PROTO_IPV6 : 0;
-		if (k->chain_ret) {
-			engine = NFR_ENGINE_NFT;
-			sym_name(k->chain_ret, fn, sizeof(fn));
-			for (size_t i = 0; i < sizeof(chain_fns) / sizeof(chain_fns[0]); i++) {
-				if (strcmp(chain_fns[i].fn, fn))
-					continue;
-				need_family = chain_fns[i].table_family;
-				need_type = chain_fns[i].type;
-				chain_fn_known = true;
-			}
-		}
-		/* no nft_do_chain on the stack: iptables-legacy (its traversal
-		 * returned before nf_hook_slow freed), or conntrack/queue */
-		r->engine = engine;
-	}
-
-	nr = rules_for(k->netns, when);
-	rs = nr ? &nr->rs : NULL;
-	if (!rs) {
-		r->note = "network namespace not found: ruleset unknown";
-		if (!r->chain_known)
-			r->inferred |= INF_TABLE | INF_CHAIN;
-		return;
-	}
-	if (nr->stale)
-		r->note = "network namespace gone: ruleset as read earlier";
-
-	if (r->chain_known) {
-		const struct nfr_chain *ch = find_named(rs, engine, r->table_family,
-							 r->table, r->chain);
-
-		if (!ch) {
-			r->note = "chain no longer in the ruleset";
-			r->settle_policy = engine == NFR_ENGINE_NFT ? k->policy : -1;
-			return;
-		}
-		r->ncands = 1;
-		fill_cand(&r->cands[0], rs, ch);
-		r->prio = ch->prio;
-		r->settle_policy = engine == NFR_ENGINE_NFT ? k->policy : ch->policy;
-		walk_packet(k, rs, &ch, 1, NULL, r);
-		return;
-	}
-
-	/* base chains at this hook that could have dropped the packet */
-	for (int i = 0; i < rs->nchains; i++) {
-		const struct nfr_chain *ch = &rs->chains[i];
-		const char *h;
-		struct cand *c = &r->cands[r->ncands];
-
-		if (!ch->base || nfr_is_trace_table(ch->table))
-			continue;
-		if (engine ? ch->engine != engine : ch->engine != NFR_ENGINE_LEGACY)
-			continue;
-		if (need_family ? ch->family != need_family :
-		    r->pf && !nfr_family_covers(ch->family, r->pf))
-			continue;
-		if (need_type && (!ch->type || strcmp(ch->type, need_type)))
-			continue;
-		h = nfr_hook_name(ch->family, ch->hook);
-		if (r->hook[0] && (!h || (strcmp(h, r->hook) && (!hook2 || strcmp(h, hook2)))))
-			continue;
-		if (nbases < MAX_BASES)
-			bases[nbases++] = ch;
-		if (r->ncands == MAX_CANDS)
-			continue;
-		fill_cand(c, rs, ch);
-		if (can_drop(c))
-			r->ncands++;
-	}
-	qsort(r->cands, r->ncands, sizeof(r->cands[0]), cmp_cand);
-	/* two hooks share the call site (bridge forward/output): no walk */
-	if (!hook2)
-		walk_packet(k, rs, bases, nbases,
-			    chain_fn_known ? (need_type ? need_type : "filter") : NULL, r);
-	if (!r->ncands) {
-		r->note = engine ? "no chain at this hook can drop now (ruleset changed?)" :
-			  "no nftables traversal on the stack and no iptables-legacy "
-			  "chain that drops: conntrack, queue or a changed ruleset";
-		r->inferred |= INF_TABLE | INF_CHAIN;
-		return;
-	}
-	r->engine = r->cands[0].engine;
-	r->table_family = r->cands[0].family;
-	snprintf(r->table, sizeof(r->table), "%s", r->cands[0].table);
-	snprintf(r->chain, sizeof(r->chain), "%s", r->cands[0].chain);
-	r->prio = r->cands[0].prio;
-	r->chain_known = true;
-	r->settle_policy = r->cands[0].policy;
-	if (r->ncands > 1)
-		r->inferred |= INF_TABLE | INF_CHAIN;
-}
-
-/* rule and verdict, now that the counts are known */
-static void settle(struct row *r, unsigned long long packets,
-		   unsigned long long rejected)
-{
-	bool all_rejected = rejected && rejected == packets;
-
-	r->packets = packets;
-	r->rejected = rejected;
-	if (r->ev.used) {
-		ev_settle_row(r, packets, rejected, reject_complete);
-		return;
-	}
-	if (!r->ncands) {
-		/* chain unknown, or named by the kernel but gone from the ruleset */
-		r->verdict = all_rejected ? V_REJECT :
-			     r->chain_known && r->settle_policy == NFR_POLICY_ACCEPT ?
-			     V_DROP : V_UNKNOWN;
-		if (!all_rejected)
-			r->inferred |= INF_VERDICT;
-		return;
-	}
-	settle_chain(r, &r->cands[0], r->settle_policy);
-	if (r->ncands > 1) {
-		r->inferred |= INF_VERDICT;
-		if (r->rule_known)
-			r->inferred |= INF_RULE;
-		if (all_rejected)
-			r->inferred &= ~INF_VERDICT;
-	}
-}
-
-static void resolve(const struct nfd_key *k, unsigned long long packets,
-		    unsigned long long rejected, enum rs_when when, struct row *r)
-{
-	resolve_names(k, when, r);
-	settle(r, packets, rejected);
-}
 
 /*
  * Keys seen in this interval, named with the ruleset read when they
@@ -871,23 +231,20 @@ static void seen_reset(void)
 
 static void scan_new_keys(void)
 {
-	int fd = bpf_map__fd(obj->maps.drops);
-	struct nfd_key k, prevk, *p = NULL;
-	int n = 0;
+	static struct nfd_key keys[MAX_KEYS];
+	int n = maps_keys(obj->maps.drops, keys, MAX_KEYS);
 
-	while (n++ < MAX_KEYS && nseen < MAX_SEEN &&
-	       !bpf_map_get_next_key(fd, p, &k)) {
+	for (int i = 0; i < n && nseen < MAX_SEEN; i++) {
+		const struct nfd_key k = keys[i];
 		unsigned int slot = seen_find(&k);
 
-		prevk = k;
-		p = &prevk;
 		if (seen_slot[slot])
 			continue;
 		if (!seen[nseen].names && !(seen[nseen].names = malloc(sizeof(struct row))))
 			return;
 		seen[nseen].key = k;
-		rules_for(k.netns, RS_FRESH);
-		resolve_names(&k, RS_CACHED, seen[nseen].names);
+		nfdrop_rules_for(k.netns, NFDROP_RS_FRESH);
+		nfdrop_names(&k, NFDROP_RS_CACHED, seen[nseen].names);
 		seen_slot[slot] = ++nseen;
 	}
 }
@@ -905,78 +262,12 @@ static bool seen_names(const struct nfd_key *k, struct row *r)
 /* rule-exact counts from the trace, taken out of a row into new rows */
 static int split_by_trace(struct row *r, struct row *out, int max)
 {
-	const struct nfr_ruleset *rs;
-	struct ns_rules *nr;
-	int n = 0;
+	struct nfdrop_ns_rules *nr;
 
-	if (!tsock.nl || r->netns != tsock.inum || r->engine == NFR_ENGINE_LEGACY)
+	if (!nfdrop_trace_covers(r->netns) || r->engine == NFR_ENGINE_LEGACY)
 		return 0;
-	nr = rules_for(r->netns, RS_CACHED);
-	rs = nr ? &nr->rs : NULL;
-	for (int i = 0; i < ntitems && r->packets && n < max; i++) {
-		struct trace_item *it = &titems[i];
-		const struct nfr_chain *tc, *base = NULL;
-		unsigned long long take;
-		struct row *o;
-
-		if (!it->balance || it->netns != r->netns || it->pf != r->pf)
-			continue;
-		tc = rs ? nfr_chain_find(rs, NFR_ENGINE_NFT, it->table_family,
-					 it->table, it->chain) : NULL;
-		/* the base chain the row's packets traversed and this chain is in */
-		for (int c = 0; tc && c < (r->ncands ? r->ncands : 0); c++) {
-			const struct nfr_chain *bc = nfr_chain_find(rs, NFR_ENGINE_NFT,
-				r->cands[c].family, r->cands[c].table, r->cands[c].chain);
-
-			if (bc && r->cands[c].engine == NFR_ENGINE_NFT &&
-			    nfr_reaches(rs, bc, tc)) {
-				base = bc;
-				break;
-			}
-		}
-		if (!base)
-			continue;
-		take = it->balance < r->packets ? it->balance : r->packets;
-		o = &out[n++];
-		*o = *r;
-		o->packets = take;
-		o->rejected = r->rejected < take ? r->rejected : take;
-		r->packets -= take;
-		r->rejected -= o->rejected;
-		it->balance -= take;
-		o->source = "trace";
-		o->inferred &= ~(INF_TABLE | INF_CHAIN | INF_RULE | INF_VERDICT);
-		o->engine = NFR_ENGINE_NFT;
-		o->table_family = base->family;
-		snprintf(o->table, sizeof(o->table), "%s", base->table);
-		snprintf(o->chain, sizeof(o->chain), "%s", base->name);
-		o->prio = base->prio;
-		o->policy = base->policy;
-		o->chain_known = true;
-		o->ncands = 0;
-		o->note = NULL;
-		if (!it->handle) {
-			o->verdict = V_POLICY;
-			o->rule_known = false;
-			o->handle = 0;
-			o->rule_chain[0] = o->rule_text[0] = 0;
-			continue;
-		}
-		o->rule_known = true;
-		o->handle = it->handle;
-		snprintf(o->rule_chain, sizeof(o->rule_chain), "%s", it->chain);
-		o->rule_text[0] = 0;
-		o->verdict = V_DROP;
-		for (int j = 0; j < tc->nrules; j++) {
-			if (tc->rules[j].handle != it->handle)
-				continue;
-			snprintf(o->rule_text, sizeof(o->rule_text), "%s",
-				 tc->rules[j].text ? tc->rules[j].text : "");
-			if (tc->rules[j].kind == NFR_KIND_REJECT)
-				o->verdict = V_REJECT;
-		}
-	}
-	return n;
+	nr = nfdrop_rules_for(r->netns, NFDROP_RS_CACHED);
+	return nfdrop_trace_split(r, nr ? &nr->rs : NULL, out, max);
 }
 
 static bool row_filtered(const struct row *r)
@@ -1024,203 +315,6 @@ static bool same_row(const struct row *a, const struct row *b)
 	       (!(a->inferred & INF_RULE) || same_cands(a, b));
 }
 
-/* ---- output ---- */
-
-static const char *family_str(int f)
-{
-	const char *s = nfr_family_name(f);
-
-	return s ? s : "?";
-}
-
-static const char *engine_str(int e)
-{
-	return e == NFR_ENGINE_NFT ? "nftables" : e == NFR_ENGINE_LEGACY ?
-	       "iptables-legacy" : "unknown";
-}
-
-static const char *policy_str(int p)
-{
-	return p == NFR_POLICY_DROP ? "drop" : p == NFR_POLICY_ACCEPT ? "accept" : "-";
-}
-
-static void json_inferred(struct json_w *w, unsigned int inf)
-{
-	static const struct { unsigned int bit; const char *name; } f[] = {
-		{ INF_HOOK, "hook" }, { INF_TABLE, "table" }, { INF_CHAIN, "chain" },
-		{ INF_RULE, "rule" }, { INF_VERDICT, "verdict" },
-	};
-
-	json_arr_open(w, "inferred");
-	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
-		if (!(inf & f[i].bit))
-			continue;
-		json_key(w, NULL);
-		json_escape(w->f, f[i].name);
-	}
-	json_arr_close(w);
-}
-
-static void json_cands(struct json_w *w, const struct row *r)
-{
-	json_arr_open(w, "candidates");
-	for (int i = 0; i < r->ncands; i++) {
-		const struct cand *c = &r->cands[i];
-
-		json_obj_open(w, NULL);
-		json_str(w, "engine", engine_str(c->engine));
-		json_str(w, "table_family", family_str(c->family));
-		json_str(w, "table", c->table);
-		json_str(w, "chain", c->chain);
-		json_i64(w, "priority", c->prio);
-		json_str(w, "policy", policy_str(c->policy));
-		if (c->policy_cand)
-			json_bool(w, "policy_candidate", true);
-		json_arr_open(w, "drop_rules");
-		for (int j = 0; j < c->nrules && j < MAX_HITS; j++) {
-			json_obj_open(w, NULL);
-			json_str(w, "chain", c->rules[j].chain);
-			json_u64(w, "handle", c->rules[j].handle);
-			json_str(w, "rule", c->rules[j].text);
-			json_str(w, "verdict", nfr_kind_name(c->rules[j].kind));
-			json_obj_close(w);
-		}
-		json_arr_close(w);
-		json_obj_close(w);
-	}
-	json_arr_close(w);
-}
-
-static void json_csv(struct json_w *w, const char *key, const char *csv)
-{
-	char buf[160], *save = NULL;
-
-	snprintf(buf, sizeof(buf), "%s", csv);
-	json_arr_open(w, key);
-	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		json_key(w, NULL);
-		json_escape(w->f, t);
-	}
-	json_arr_close(w);
-}
-
-/* what was weighed: the packet (which matches it was checked against),
- * the counters, the REJECT replies */
-static void json_evidence(struct json_w *w, const struct row *r)
-{
-	json_arr_open(w, "evidence");
-	json_key(w, NULL);
-	json_escape(w->f, "packet");
-	if (r->ev.counters_ruled) {
-		json_key(w, NULL);
-		json_escape(w->f, "counters");
-	}
-	if (r->rejected) {
-		json_key(w, NULL);
-		json_escape(w->f, "reject_reply");
-	}
-	json_arr_close(w);
-	json_csv(w, "matches_evaluated", r->ev.evaluated);
-	json_csv(w, "matches_not_understood", r->ev.unknown);
-}
-
-/* the fields every record about a drop carries */
-static void json_row_fields(struct json_w *w, const struct row *r)
-{
-	char reason[64];
-
-	json_u64(w, "netns", r->netns);
-	json_str(w, "netns_name", r->netns_name);
-	json_str(w, "hook_family", r->pf ? family_str(r->pf) : "?");
-	json_str(w, "hook", r->hook[0] ? r->hook : "?");
-	json_str(w, "engine", engine_str(r->engine));
-	if (r->chain_known) {
-		json_str(w, "table_family", family_str(r->table_family));
-		json_str(w, "table", r->table);
-		json_str(w, "chain", r->chain);
-		if (r->ncands || r->source == (const char *)"trace")
-			json_i64(w, "chain_priority", r->prio);
-		json_str(w, "chain_policy", policy_str(r->policy));
-	}
-	if (r->rule_known) {
-		json_str(w, "rule_chain", r->rule_chain);
-		json_u64(w, "rule_handle", r->handle);
-		json_str(w, "rule", r->rule_text);
-	}
-	json_str(w, "verdict", verdict_names[r->verdict]);
-	json_str(w, "reason", drop_reason_name(nf_drop_code, reason, sizeof(reason)));
-	json_u64(w, "reason_code", nf_drop_code);
-	json_str(w, "source", r->source);
-	json_inferred(w, r->inferred);
-	if (r->hook_fn[0])
-		json_str(w, "hook_function", r->hook_fn);
-	json_str(w, "location", r->location);
-	if (r->note)
-		json_str(w, "note", r->note);
-	if (r->ev.used)
-		json_evidence(w, r);
-	if (r->ncands > 1 || (r->inferred & INF_RULE))
-		json_cands(w, r);
-}
-
-static void text_cands(const struct row *r, const char *indent)
-{
-	if (r->ev.used && (r->inferred & INF_RULE))
-		printf("%srule?: the packet and the counters leave these:\n", indent);
-	for (int i = 0; i < r->ncands; i++) {
-		const struct cand *c = &r->cands[i];
-
-		if (r->ncands > 1)
-			printf("%scandidate: %s %s %s (priority %d, policy %s)\n", indent,
-			       family_str(c->family), c->table, c->chain, c->prio,
-			       policy_str(c->policy));
-		for (int j = 0; j < c->nrules && j < MAX_HITS; j++)
-			printf("%s  rule? %s handle %llu: %s\n", indent, c->rules[j].chain,
-			       c->rules[j].handle, c->rules[j].text);
-		if (c->policy_cand)
-			printf("%s  rule? policy drop of %s\n", indent, c->chain);
-	}
-	if (r->ev.used)
-		printf("%s  evaluated on the packet: %s; not understood: %s\n", indent,
-		       r->ev.evaluated[0] ? r->ev.evaluated : "-",
-		       r->ev.unknown[0] ? r->ev.unknown : "-");
-}
-
-static void text_row(const struct row *r)
-{
-	char hook[32], table[96], chain[272], verdict[16];
-	bool q_tab = r->inferred & INF_TABLE, q_chain = r->inferred & INF_CHAIN;
-
-	snprintf(hook, sizeof(hook), "%s %s%s", r->pf ? family_str(r->pf) : "?",
-		 r->hook[0] ? r->hook : "?", r->inferred & INF_HOOK ? "?" : "");
-	if (r->chain_known) {
-		if (r->engine == NFR_ENGINE_LEGACY)
-			snprintf(table, sizeof(table), "%s%s", r->table, q_tab ? "?" : "");
-		else
-			snprintf(table, sizeof(table), "%s %s%s", family_str(r->table_family),
-				 r->table, q_tab ? "?" : "");
-		snprintf(chain, sizeof(chain), "%s%s", r->chain, q_chain ? "?" : "");
-	} else {
-		snprintf(table, sizeof(table), "?");
-		snprintf(chain, sizeof(chain), "?");
-	}
-	snprintf(verdict, sizeof(verdict), "%s%s", verdict_names[r->verdict],
-		 r->verdict != V_UNKNOWN && (r->inferred & INF_VERDICT) ? "?" : "");
-	printf("%-10s %-15s %-16s %-16s %-7s %9llu\n", r->netns_name, hook, table,
-	       chain, verdict, r->packets);
-	if (r->rule_known && !(r->inferred & INF_RULE))
-		printf("  rule: %s handle %llu: %s%s\n", r->rule_chain, r->handle,
-		       r->rule_text, r->source == (const char *)"trace" ? " (traced)" : "");
-	else if (r->ncands > 1 || (r->inferred & INF_RULE))
-		text_cands(r, "  ");
-	if (r->verdict == V_POLICY && !(r->inferred & INF_VERDICT))
-		printf("  policy drop of %s (no rule matched)\n", r->chain);
-	if (r->rejected && r->verdict != V_REJECT)
-		printf("  %llu of these were answered with a REJECT reply\n", r->rejected);
-	if (r->note)
-		printf("  note: %s\n", r->note);
-}
-
 /* ---- Prometheus text exposition (--prom) ---- */
 
 /*
@@ -1233,15 +327,7 @@ static void text_row(const struct row *r)
 #define PROM_LOST "agentxdp_nfdrop_events_lost_total"
 #define PROM_NLABELS 9
 
-struct prom_total {
-	char key[1024];		/* the label values joined by '\x1f' */
-	char values[PROM_NLABELS][256];
-	unsigned long long count;
-};
-
-static struct prom_total *ptot;
-static int nptot;
-static struct prom_cap prom_series;
+static struct prom_totals totals;
 static const char *const prom_names[PROM_NLABELS] = {
 	"netns", "hook_family", "hook", "table_family", "table", "chain",
 	"rule_handle", "verdict", "inferred",
@@ -1249,96 +335,55 @@ static const char *const prom_names[PROM_NLABELS] = {
 
 static void prom_add(const struct row *r)
 {
-	char v[PROM_NLABELS][256], key[1024];
-	struct prom_total *t;
-	size_t o = 0;
+	char v[PROM_NLABELS][256];
+	const char *vp[PROM_NLABELS];
 
 	if (!cli.prom_path)
 		return;
 	snprintf(v[0], sizeof(v[0]), "%s", r->netns_name);
-	snprintf(v[1], sizeof(v[1]), "%s", r->pf ? family_str(r->pf) : "");
+	snprintf(v[1], sizeof(v[1]), "%s", r->pf ? nfdrop_family_str(r->pf) : "");
 	snprintf(v[2], sizeof(v[2]), "%s", r->hook);
 	snprintf(v[3], sizeof(v[3]), "%s", r->chain_known && r->engine == NFR_ENGINE_NFT ?
-		 family_str(r->table_family) : "");
+		 nfdrop_family_str(r->table_family) : "");
 	snprintf(v[4], sizeof(v[4]), "%s", r->chain_known ? r->table : "");
 	snprintf(v[5], sizeof(v[5]), "%s", r->chain_known ? r->chain : "");
 	if (r->rule_known)
 		snprintf(v[6], sizeof(v[6]), "%llu", r->handle);
 	else
 		v[6][0] = 0;
-	snprintf(v[7], sizeof(v[7]), "%s", verdict_names[r->verdict]);
+	snprintf(v[7], sizeof(v[7]), "%s", nfdrop_verdict_names[r->verdict]);
 	snprintf(v[8], sizeof(v[8]), "%s", r->inferred ? "true" : "false");
 	for (int i = 0; i < PROM_NLABELS; i++)
-		o += snprintf(key + o, o < sizeof(key) ? sizeof(key) - o : 0, "%s\x1f", v[i]);
-	for (int i = 0; i < nptot; i++)
-		if (!strcmp(ptot[i].key, key)) {
-			ptot[i].count += r->packets;
-			return;
-		}
-	t = realloc(ptot, (nptot + 1) * sizeof(*t));
-	if (!t)
-		return;
-	ptot = t;
-	t = &ptot[nptot++];
-	snprintf(t->key, sizeof(t->key), "%s", key);
-	memcpy(t->values, v, sizeof(v));
-	t->count = r->packets;
+		vp[i] = v[i];
+	prom_totals_add(&totals, vp, r->packets, false);
 }
 
 static __u64 read_stat(__u32 idx);
 
 static void write_prom(void)
 {
-	const char **keys = calloc(nptot + 1, sizeof(*keys));
-	double *weight = calloc(nptot + 1, sizeof(*weight));
-	bool *own = calloc(nptot + 1, sizeof(*own)), others = false;
-	unsigned long long other = 0;
-	struct prom_label l[PROM_NLABELS];
 	struct prom_file pf;
 	int err;
 
-	if (!cli.prom_path || !keys || !weight || !own)
-		goto out;
-	for (int i = 0; i < nptot; i++) {
-		keys[i] = ptot[i].key;
-		weight[i] = ptot[i].count;
-	}
-	prom_cap_select(&prom_series, nptot, keys, weight, own);
-	if (prom_open(&pf, cli.prom_path)) {
-		err = -errno;
-		goto fail;
+	if (!cli.prom_path)
+		return;
+	err = prom_open(&pf, cli.prom_path);
+	if (err) {
+		cli_prom_err(err);
+		return;
 	}
 	prom_family(&pf, PROM_DROPS, PROM_COUNTER,
 		    "Packets netfilter dropped, by network namespace, hook, table, "
 		    "chain, rule handle and verdict (DROP, REJECT, POLICY); "
 		    "inferred=\"true\" where a field was inferred from the ruleset.");
-	for (int i = 0; i < nptot; i++) {
-		if (!own[i]) {
-			other += ptot[i].count;
-			others = true;
-			continue;
-		}
-		for (int j = 0; j < PROM_NLABELS; j++)
-			l[j] = (struct prom_label){ prom_names[j], ptot[i].values[j] };
-		prom_counter(&pf, PROM_DROPS, l, PROM_NLABELS, ptot[i].count);
-	}
-	if (others) {
-		for (int j = 0; j < PROM_NLABELS; j++)
-			l[j] = (struct prom_label){ prom_names[j], PROM_OTHER };
-		prom_counter(&pf, PROM_DROPS, l, PROM_NLABELS, other);
-	}
+	prom_totals_write(&pf, &totals, PROM_DROPS);
 	prom_family(&pf, PROM_LOST, PROM_COUNTER,
 		    "Drop events lost to a full ring buffer (-e); the counts "
 		    "above are complete regardless.");
 	prom_counter(&pf, PROM_LOST, NULL, 0, read_stat(NFD_STAT_EVENTS_LOST));
 	err = prom_commit(&pf);
-fail:
 	if (err)
 		cli_prom_err(err);
-out:
-	free(keys);
-	free(weight);
-	free(own);
 }
 
 /* ---- counts ---- */
@@ -1413,17 +458,12 @@ static void collect_rows(void)
 {
 	static struct nfd_key keys[MAX_KEYS];
 	static unsigned long long pk[MAX_KEYS], rjk[MAX_KEYS];
-	int fd = bpf_map__fd(obj->maps.drops), n = 0;
-	struct nfd_key key, *prev = NULL;
+	int fd = bpf_map__fd(obj->maps.drops), n;
 	struct nfd_value vals[ncpu];
 	static struct row r, split[8];	/* 50 KB each: not on the stack */
 
-	trace_drain();
-	while (n < MAX_KEYS && !bpf_map_get_next_key(fd, prev, &keys[n])) {
-		key = keys[n];
-		prev = &key;
-		n++;
-	}
+	nfdrop_trace_drain();
+	n = maps_keys(obj->maps.drops, keys, MAX_KEYS);
 	/* counters around the drain: what was drained moved them inside */
 	snapshot_netns(keys, n, true);
 	for (int i = 0; i < n; i++) {
@@ -1441,14 +481,14 @@ static void collect_rows(void)
 		if (!pk[i])
 			continue;
 		if (!seen_names(&keys[i], &r))
-			resolve_names(&keys[i], RS_CACHED, &r);
-		settle(&r, pk[i], rjk[i]);
+			nfdrop_names(&keys[i], NFDROP_RS_CACHED, &r);
+		nfdrop_settle(&r, pk[i], rjk[i]);
 		for (int s = split_by_trace(&r, split, 8); s > 0; s--)
 			merge_row(&split[s - 1]);
 		merge_row(&r);
 	}
 	ev_counters_advance();
-	trace_expire();
+	nfdrop_trace_expire();
 }
 
 static void print_counts(__u64 *lost_seen)
@@ -1468,7 +508,7 @@ static void print_counts(__u64 *lost_seen)
 			json_begin(&w, stdout);
 			json_str(&w, "type", "nf_drop_count");
 			json_u64(&w, "time", now);
-			json_row_fields(&w, &rows[i]);
+			nfdrop_json_row_fields(&w, &rows[i]);
 			json_u64(&w, "packets", rows[i].packets);
 			json_u64(&w, "rejected", rows[i].rejected);
 			json_end(&w);
@@ -1480,10 +520,10 @@ static void print_counts(__u64 *lost_seen)
 	printf("%-10s %-15s %-16s %-16s %-7s %9s\n", "NETNS", "HOOK", "TABLE",
 	       "CHAIN", "VERDICT", "COUNT");
 	for (int i = 0; i < nrows; i++)
-		text_row(&rows[i]);
-	if (trace_lost)
+		nfdrop_text_row(&rows[i]);
+	if (nfdrop_trace_lost())
 		printf("WARNING: %llu trace messages lost (socket buffer full)\n",
-		       trace_lost);
+		       nfdrop_trace_lost());
 	if (lost > *lost_seen)
 		cli_warn_events_lost(lost - *lost_seen);
 	*lost_seen = lost;
@@ -1503,8 +543,8 @@ static void print_event(const struct nfd_event *e)
 	static struct row r, split[1];
 	struct json_w w;
 
-	trace_drain();
-	resolve(&e->key, 1, e->rec.rejected, RS_TTL, &r);
+	nfdrop_trace_drain();
+	nfdrop_resolve(&e->key, 1, e->rec.rejected, NFDROP_RS_TTL, &r);
 	if (split_by_trace(&r, split, 1) == 1)
 		r = split[0];
 	if (row_filtered(&r))
@@ -1517,7 +557,7 @@ static void print_event(const struct nfd_event *e)
 		json_str(&w, "ifname", e->rec.ifname);
 		json_u64(&w, "ifindex", e->rec.ifindex);
 		pkt_json_fields(&w, pi, roce);
-		json_row_fields(&w, &r);
+		nfdrop_json_row_fields(&w, &r);
 		json_bool(&w, "rejected", e->rec.rejected);
 		if (env.stack)
 			maps_print_stack(ksyms, obj->maps.stacks, e->rec.stack_id, &w);
@@ -1527,13 +567,13 @@ static void print_event(const struct nfd_event *e)
 	cli_print_ktime(stdout, e->ts_ns);
 	pkt_addr_str(pi->family, pi->saddr, sa, sizeof(sa));
 	pkt_addr_str(pi->family, pi->daddr, da, sizeof(da));
-	snprintf(hook, sizeof(hook), "%s %s", r.pf ? family_str(r.pf) : "?",
+	snprintf(hook, sizeof(hook), "%s %s", r.pf ? nfdrop_family_str(r.pf) : "?",
 		 r.hook[0] ? r.hook : "?");
 	if (!r.chain_known)
 		snprintf(where, sizeof(where), "?");
 	else
 		snprintf(where, sizeof(where), "%s%s%s%s/%s%s",
-			 r.engine == NFR_ENGINE_NFT ? family_str(r.table_family) : "",
+			 r.engine == NFR_ENGINE_NFT ? nfdrop_family_str(r.table_family) : "",
 			 r.engine == NFR_ENGINE_NFT ? " " : "", r.table,
 			 r.inferred & INF_TABLE ? "?" : "", r.chain,
 			 r.inferred & INF_CHAIN ? "?" : "");
@@ -1542,7 +582,7 @@ static void print_event(const struct nfd_event *e)
 
 		snprintf(where + o, sizeof(where) - o, " #%llu", r.handle);
 	}
-	snprintf(verdict, sizeof(verdict), "%s%s", verdict_names[r.verdict],
+	snprintf(verdict, sizeof(verdict), "%s%s", nfdrop_verdict_names[r.verdict],
 		 r.verdict != V_UNKNOWN && (r.inferred & INF_VERDICT) ? "?" : "");
 	printf("%-10s %-10s %-12s %-22s %-7s", r.netns_name,
 	       e->rec.ifname[0] ? e->rec.ifname : "-", hook, where, verdict);
@@ -1661,25 +701,63 @@ static bool xt_priv_first(void)
 	return idx != 2;	/* 0 when found first; unknown: the current ABI */
 }
 
-static struct timespec prom_due;
+/* the main loop's callbacks and sources */
+struct nfdrop_run {
+	struct ring_buffer *rb;
+	__u64 lost_seen;
+};
 
-/* --prom without an interval: time for the periodic write */
-static bool prom_time(void)
+static void on_report(void *ctx)
 {
-	struct timespec now;
+	struct nfdrop_run *r = ctx;
 
-	if (!cli.prom_path || cli.interval)
-		return false;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (now.tv_sec < prom_due.tv_sec)
-		return false;
-	prom_due.tv_sec = now.tv_sec + PROM_DEFAULT_PERIOD_S;
-	return true;
+	print_counts(&r->lost_seen);
+}
+
+static void on_tick(void *ctx)
+{
+	scan_new_keys();
+}
+
+static void on_prom(void *ctx, enum loop_when when)
+{
+	/* without an interval the table waits for the end, the file does not */
+	if (when == LOOP_PERIOD && !env.events)
+		collect_rows();
+	write_prom();
+}
+
+static __u64 on_events_lost(void *ctx)
+{
+	return read_stat(NFD_STAT_EVENTS_LOST);
+}
+
+static int on_trace(void *ctx, bool readable)
+{
+	nfdrop_trace_drain();
+	return 0;
+}
+
+static int on_events(void *ctx, bool readable)
+{
+	static struct timespec last_batch;
+	struct nfdrop_run *r = ctx;
+	int err;
+
+	if (readable)
+		read_batch_prep(&last_batch);
+	err = ring_buffer__consume(r->rb);
+	flush_events(true);
+	if (err < 0 && err != -EINTR) {
+		cli_bpf_err("read ring buffer", err);
+		return err;
+	}
+	return 0;
 }
 
 static void cleanup_trace_atexit(void)
 {
-	trace_remove();
+	nfdrop_trace_remove();
 }
 
 /* what is attached, for the banner */
@@ -1710,7 +788,7 @@ static int load_bpf(bool fexit, long long nf_drop)
 	obj = nfdrop_bpf__open();
 	if (!obj)
 		return -errno;
-	obj->rodata->targ_scope = env.roce ? NFD_SCOPE_ROCE : NFD_SCOPE_ALL;
+	obj->rodata->targ_scope = env.all ? NFD_SCOPE_ALL : NFD_SCOPE_ROCE;
 	obj->rodata->targ_roce_port = cli.roce_port;
 	obj->rodata->targ_port = env.port;
 	obj->rodata->targ_ifindex = env.ifindex;
@@ -1751,7 +829,7 @@ static int load_bpf(bool fexit, long long nf_drop)
 	for (int i = 0; i < 4; i++)
 		bpf_program__set_autoload(rej_progs[i], att.reject[i]);
 	/* every REJECT reply is seen only where nf_send_unreach is traced */
-	reject_complete = att.reject[0];
+	nfdrop_names_reject_complete = att.reject[0];
 	att.icmp_tp = !att.reject[0] && probe_tp_btf("icmp_send");
 	bpf_program__set_autoload(obj->progs.nfdrop_icmp_send, att.icmp_tp);
 
@@ -1770,46 +848,34 @@ static int load_bpf(bool fexit, long long nf_drop)
 	return err;
 }
 
-int main(int argc, char **argv)
+/* -N and -i: the namespace to watch and the interface index within it */
+static void resolve_targets(void)
 {
-	struct ring_buffer *rb = NULL;
-	bool fexit = false;
-	long long nf_drop;
-	int err, ret = 1;
-	__u64 lost_seen = 0;
-	char method[160];
+	int saved;
 
-	cli_parse(&argp, argc, argv, NULL);
-	cli_setup();
 	if (env.netns) {
 		env.netns_inum = netns_by_name(env.netns);
 		if (!env.netns_inum)
 			cli_die("no such network namespace: %s", env.netns);
 	}
-	if (env.ifname) {
-		/* an ifindex means something only within its namespace: look
-		 * the name up in -N's (or ours) and only count drops there */
-		int saved;
+	if (!env.ifname)
+		return;
+	/* an ifindex means something only within its namespace: look the
+	 * name up in -N's (or ours) and only count drops there */
+	if (!env.netns_inum)
+		env.netns_inum = netns_self();
+	if (netns_enter(env.netns_inum, &saved))
+		cli_die("cannot enter network namespace %s", env.netns);
+	env.ifindex = cli_ifindex(env.ifname);
+	netns_leave(saved);
+}
 
-		if (!env.netns_inum)
-			env.netns_inum = netns_self();
-		if (netns_enter(env.netns_inum, &saved))
-			cli_die("cannot enter network namespace %s", env.netns);
-		env.ifindex = cli_ifindex(env.ifname);
-		netns_leave(saved);
-	}
-	ncpu = libbpf_num_possible_cpus();
-	if (ncpu <= 0)
-		cli_die("cannot count CPUs");
-	if (drop_reasons_load())
-		cli_die("no BTF for enum skb_drop_reason: this kernel is not supported");
-	nf_drop = nf_drop_code = drop_reason_value("NETFILTER_DROP");
-	if (nf_drop < 0)
-		cli_die("this kernel has no NETFILTER_DROP drop reason");
-	ksyms = ksyms_load();
-	if (!ksyms)
-		cli_die("cannot read kernel symbols from /proc/kallsyms: %s",
-			strerror(errno));
+/* with the fexit programs where allowed (--method), else, or when they
+ * fail to load in auto mode, without; 0 or nonzero after a one-line error */
+static int load_any(long long nf_drop)
+{
+	bool fexit = false;
+	int err;
 
 	if (env.method != METHOD_KFREE)
 		fexit = fexit_ok("nft_do_chain", "nf_tables") ||
@@ -1827,15 +893,14 @@ int main(int argc, char **argv)
 				strerror(-err));
 		err = load_bpf(false, nf_drop);
 	}
-	if (err) {
+	if (err)
 		cli_bpf_err("load and attach BPF programs", err);
-		goto cleanup;
-	}
+	return err;
+}
 
-	if (env.trace_rules) {
-		atexit(cleanup_trace_atexit);
-		trace_setup();
-	}
+static void print_banner(void)
+{
+	char method[160];
 
 	if (att.nft || att.ipt || att.ip6t)
 		snprintf(method, sizeof(method), "fexit %s%s%s+ kfree_skb",
@@ -1847,7 +912,7 @@ int main(int argc, char **argv)
 	/* with -j the banner goes to stderr: stdout stays pure JSON lines */
 	fprintf(cli.json ? stderr : stdout,
 		"Tracing netfilter drops%s (%s%s)... Hit Ctrl-C to end.\n",
-		env.roce ? " of RoCE v2" : "", method,
+		env.all ? "" : " of RoCE v2", method,
 		env.trace_rules ? ", nftables trace" : "");
 	if (!cli.json && !env.events)
 		printf("'?' marks what the evidence does not settle (candidates listed).\n");
@@ -1855,105 +920,72 @@ int main(int argc, char **argv)
 		printf("%-10s %-10s %-12s %-22s %-7s %s\n", "NETNS", "IFACE", "HOOK",
 		       "TABLE/CHAIN #RULE", "VERDICT", "PACKET");
 	fflush(stdout);
+}
 
-	/* --prom: the file exists from the start */
-	prom_cap_init(&prom_series, 0);
-	write_prom();
-	clock_gettime(CLOCK_MONOTONIC, &prom_due);
-	prom_due.tv_sec += PROM_DEFAULT_PERIOD_S;
+/* tables or events until the end; 0 or 1 */
+static int run(void)
+{
+	struct nfdrop_run r = {};
+	struct loop lp = { .ctx = &r, .prom = on_prom, .report = on_report,
+			   .tick = on_tick, .tick_ms = 200, .events_lost = on_events_lost };
+	int err;
 
+	if (nfdrop_trace_fd() >= 0)
+		loop_add(&lp, NULL, nfdrop_trace_fd(), on_trace);
 	if (env.events) {
-		struct pollfd pfd[2];
-		struct timespec last_batch = {};
-		int npfd = 1;
-
-		rb = ring_buffer__new(bpf_map__fd(obj->maps.events), handle_event,
-				      NULL, NULL);
-		if (!rb) {
-			cli_bpf_err("create ring buffer", -errno);
-			goto cleanup;
-		}
-		pfd[0].fd = ring_buffer__epoll_fd(rb);
-		pfd[0].events = POLLIN;
-		if (tsock.nl) {
-			pfd[1].fd = mnl_socket_get_fd(tsock.nl);
-			pfd[1].events = POLLIN;
-			npfd = 2;
-		}
-		while (!cli_exiting) {
-			err = poll(pfd, npfd, 100);
-			if (err < 0 && errno != EINTR) {
-				cli_err("poll: %s", strerror(errno));
-				goto cleanup;
-			}
-			trace_drain();
-			if (err > 0 && (pfd[0].revents & POLLIN))
-				read_batch_prep(&last_batch);
-			err = ring_buffer__consume(rb);
-			flush_events(true);
-			if (err < 0 && err != -EINTR) {
-				cli_bpf_err("read ring buffer", err);
-				goto cleanup;
-			}
-			if (prom_time())
-				write_prom();
-		}
-		trace_drain();
-		ring_buffer__consume(rb);
-		flush_events(true);
-		write_prom();
-		cli_warn_events_lost(read_stat(NFD_STAT_EVENTS_LOST));
-	} else {
-		long reports = 0;
-		struct timespec next, now;
-
-		clock_gettime(CLOCK_MONOTONIC, &next);
-		next.tv_sec += cli.interval;
-		for (;;) {
-			struct pollfd pfd = { .fd = tsock.nl ? mnl_socket_get_fd(tsock.nl) : -1,
-					      .events = POLLIN };
-
-			scan_new_keys();
-			poll(&pfd, 1, 200);
-			trace_drain();
-			if (cli_exiting)
-				break;
-			if (!cli.interval) {
-				/* without an interval the table waits for the end,
-				 * the --prom file does not */
-				if (prom_time()) {
-					collect_rows();
-					write_prom();
-				}
-				continue;
-			}
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			if (now.tv_sec < next.tv_sec ||
-			    (now.tv_sec == next.tv_sec && now.tv_nsec < next.tv_nsec))
-				continue;
-			next.tv_sec += cli.interval;
-			print_counts(&lost_seen);
-			if (cli.count && ++reports >= cli.count)
-				break;
-		}
-		if (!cli.interval || cli_exiting)
-			print_counts(&lost_seen);
+		lp.report = NULL;
+		lp.tick = NULL;
+		lp.tick_ms = 0;
+		r.rb = loop_add_events(&lp, obj->maps.events, handle_event, NULL, on_events);
+		if (!r.rb)
+			return 1;
 	}
-	ret = 0;
-	if (cli.verbose)
+	err = loop_run(&lp);
+	if (!err && cli.verbose)
 		cli_err("BPF counters: %llu drops counted, %llu fexit drop verdicts, "
 			"%llu without nf_hook_slow on the stack",
 			(unsigned long long)read_stat(NFD_STAT_DROPS),
 			(unsigned long long)read_stat(NFD_STAT_FEXIT_DROPS),
 			(unsigned long long)read_stat(NFD_STAT_NO_HOOK));
+	return err ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	long long nf_drop;
+	int ret = 1;
+
+	cli_parse(&argp, argc, argv, NULL);
+	cli_setup();
+	resolve_targets();
+	ncpu = libbpf_num_possible_cpus();
+	if (ncpu <= 0)
+		cli_die("cannot count CPUs");
+	if (drop_reasons_load())
+		cli_die("no BTF for enum skb_drop_reason: this kernel is not supported");
+	nf_drop = nfdrop_nf_drop_code = drop_reason_value("NETFILTER_DROP");
+	if (nf_drop < 0)
+		cli_die("this kernel has no NETFILTER_DROP drop reason");
+	ksyms = ksyms_load();
+	if (!ksyms)
+		cli_die("cannot read kernel symbols from /proc/kallsyms: %s",
+			strerror(errno));
+	nfdrop_names_ksyms = ksyms;
+	prom_totals_init(&totals, prom_names, PROM_NLABELS, 0);
+	if (load_any(nf_drop))
+		goto cleanup;
+	if (env.trace_rules) {
+		atexit(cleanup_trace_atexit);
+		nfdrop_trace_setup(env.netns_inum ? env.netns_inum : netns_self(),
+				   env.netns, env.all ? 0 : cli.roce_port, env.port);
+	}
+	print_banner();
+	ret = run();
 
 cleanup:
-	trace_remove();
-	if (tsock.nl)
-		mnl_socket_close(tsock.nl);
-	ring_buffer__free(rb);
+	nfdrop_trace_close();
 	nfdrop_bpf__destroy(obj);
 	ksyms_free(ksyms);
-	prom_cap_free(&prom_series);
+	prom_totals_free(&totals);
 	return ret;
 }

@@ -17,6 +17,7 @@
 #include "lib/btf_enum.h"
 #include "lib/json.h"
 #include "lib/ksyms.h"
+#include "lib/loop.h"
 #include "lib/maps.h"
 #include "lib/probe.h"
 #include "lib/prom.h"
@@ -108,28 +109,32 @@ static int cmp_rows(const void *a, const void *b)
 	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
 }
 
+struct rows_read {
+	struct row *rows;
+	int n, ncpu;
+};
+
+static int read_row(const void *key, const void *val, void *ctx)
+{
+	struct rows_read *rr = ctx;
+
+	rr->rows[rr->n].key = *(const struct drop_key *)key;
+	rr->rows[rr->n].count = maps_percpu_sum(val, rr->ncpu);
+	return ++rr->n == MAX_ROWS;
+}
+
 /* reads the counts map; with drain, deletes what it read, so each interval
  * is fresh */
 static int read_rows(struct rxedrop_bpf *obj, int ncpu, struct row *rows,
 		     bool drain)
 {
-	int fd = bpf_map__fd(obj->maps.drops), n = 0;
-	struct drop_key key, next, *prev = NULL;
-	__u64 vals[ncpu];
+	struct rows_read rr = { .rows = rows, .ncpu = ncpu };
 
-	while (n < MAX_ROWS && !bpf_map_get_next_key(fd, prev, &next)) {
-		if (!bpf_map_lookup_elem(fd, &next, vals)) {
-			rows[n].key = next;
-			rows[n].count = maps_percpu_sum(vals, ncpu);
-			n++;
-		}
-		key = next;
-		prev = &key;
-	}
-	for (int i = 0; drain && i < n; i++)
-		bpf_map_delete_elem(fd, &rows[i].key);
-	qsort(rows, n, sizeof(*rows), cmp_rows);
-	return n;
+	maps_for_each(obj->maps.drops, read_row, &rr);
+	for (int i = 0; drain && i < rr.n; i++)
+		bpf_map_delete_elem(bpf_map__fd(obj->maps.drops), &rows[i].key);
+	qsort(rows, rr.n, sizeof(*rows), cmp_rows);
+	return rr.n;
 }
 
 /*
@@ -142,123 +147,48 @@ static int read_rows(struct rxedrop_bpf *obj, int ncpu, struct row *rows,
 #define PROM_DROPS "agentxdp_rxedrop_drops_total"
 #define PROM_LOST "agentxdp_rxedrop_events_lost_total"
 
-struct total {
-	char key[192];		/* location '\x1f' reason */
-	char location[128];
-	char reason[64];
-	__u64 count;
-};
+static const char *const prom_labels[] = { "location", "reason" };
+static struct prom_totals totals;
 
-static struct totals {
-	struct total *t;
-	int n, cap;
-} totals;
-static struct prom_cap prom_series;
-
-static int totals_add(struct totals *ts, const struct row *r)
+/* r into the totals: by function (no offset) and reason */
+static void totals_add(const struct row *r, bool once)
 {
-	char loc[128], reason[64], key[192];
+	char loc[128], reason[64];
+	const char *v[2] = { loc, reason };
 
 	ksyms_format(ksyms, r->key.location, loc, sizeof(loc), false);
 	drop_reason_name(r->key.reason, reason, sizeof(reason));
-	snprintf(key, sizeof(key), "%s\x1f%s", loc, reason);
-	for (int i = 0; i < ts->n; i++)
-		if (!strcmp(ts->t[i].key, key)) {
-			ts->t[i].count += r->count;
-			return 0;
-		}
-	if (ts->n == ts->cap) {
-		int cap = ts->cap ? ts->cap * 2 : 64;
-		struct total *t = realloc(ts->t, cap * sizeof(*t));
-
-		if (!t)
-			return -ENOMEM;
-		ts->t = t;
-		ts->cap = cap;
-	}
-	snprintf(ts->t[ts->n].key, sizeof(ts->t[ts->n].key), "%s", key);
-	snprintf(ts->t[ts->n].location, sizeof(ts->t[ts->n].location), "%s", loc);
-	snprintf(ts->t[ts->n].reason, sizeof(ts->t[ts->n].reason), "%s", reason);
-	ts->t[ts->n].count = r->count;
-	ts->n++;
-	return 0;
+	prom_totals_add(&totals, v, r->count, once);
 }
 
 static void write_prom(struct rxedrop_bpf *obj, int ncpu)
 {
 	static struct row rows[MAX_ROWS];
-	struct totals now = {};
-	const char **keys = NULL;
-	double *weight = NULL;
-	bool *own = NULL, others = false;
-	__u64 other = 0;
 	struct prom_file pf;
-	int n, err = 0;
+	int n, err;
 
 	/* the totals so far plus what the map holds (not drained here) */
 	n = read_rows(obj, ncpu, rows, false);
-	if (totals.n) {
-		now.t = malloc(totals.n * sizeof(*now.t));
-		if (!now.t)
-			goto out;
-		memcpy(now.t, totals.t, totals.n * sizeof(*now.t));
-		now.n = now.cap = totals.n;
-	}
 	for (int i = 0; i < n; i++)
-		if (totals_add(&now, &rows[i]))
-			goto out;
-	keys = calloc(now.n + 1, sizeof(*keys));
-	weight = calloc(now.n + 1, sizeof(*weight));
-	own = calloc(now.n + 1, sizeof(*own));
-	if (!keys || !weight || !own)
-		goto out;
-	for (int i = 0; i < now.n; i++) {
-		keys[i] = now.t[i].key;
-		weight[i] = now.t[i].count;
-	}
-	prom_cap_select(&prom_series, now.n, keys, weight, own);
-
-	if (prom_open(&pf, cli.prom_path)) {
-		err = -errno;
-		goto fail;
+		totals_add(&rows[i], true);
+	err = prom_open(&pf, cli.prom_path);
+	if (err) {
+		prom_totals_write(NULL, &totals, PROM_DROPS);
+		cli_prom_err(err);
+		return;
 	}
 	prom_family(&pf, PROM_DROPS, PROM_COUNTER,
 		    "Packets the kernel dropped (kfree_skb), by function and drop "
 		    "reason (names from the running kernel's BTF).");
-	for (int i = 0; i < now.n; i++) {
-		struct prom_label l[2] = {
-			{ "location", now.t[i].location },
-			{ "reason", now.t[i].reason },
-		};
-
-		if (!own[i]) {
-			other += now.t[i].count;
-			others = true;
-			continue;
-		}
-		prom_counter(&pf, PROM_DROPS, l, 2, now.t[i].count);
-	}
-	if (others) {
-		struct prom_label l[2] = {
-			{ "location", PROM_OTHER }, { "reason", PROM_OTHER },
-		};
-
-		prom_counter(&pf, PROM_DROPS, l, 2, other);
-	}
+	prom_totals_write(&pf, &totals, PROM_DROPS);
 	prom_family(&pf, PROM_LOST, PROM_COUNTER,
 		    "Drop events lost to a full ring buffer (-e); the counts "
 		    "above are complete regardless.");
 	prom_counter(&pf, PROM_LOST, NULL, 0,
 		     maps_stat(obj->maps.stats, STAT_EVENTS_LOST, ncpu));
 	err = prom_commit(&pf);
-fail:
 	if (err)
 		cli_prom_err(err);
-out:
-	free(keys);
-	free(weight);
-	free(own);
-	free(now.t);
 }
 
 static void print_counts(struct rxedrop_bpf *obj, int ncpu, __u64 *lost_seen)
@@ -271,7 +201,7 @@ static void print_counts(struct rxedrop_bpf *obj, int ncpu, __u64 *lost_seen)
 	time_t now = time(NULL);
 
 	for (int i = 0; cli.prom_path && i < n; i++)
-		totals_add(&totals, &rows[i]);
+		totals_add(&rows[i], false);
 	if (cli.json) {
 		for (int i = 0; i < n; i++) {
 			json_begin(&w, stdout);
@@ -299,6 +229,36 @@ static void print_counts(struct rxedrop_bpf *obj, int ncpu, __u64 *lost_seen)
 	*lost_seen = lost;
 	printf("\n");
 	fflush(stdout);
+}
+
+/* what the main loop's callbacks work on */
+struct rxedrop_run {
+	struct rxedrop_bpf *obj;
+	int ncpu;
+	__u64 lost_seen;
+};
+
+static void report(void *ctx)
+{
+	struct rxedrop_run *r = ctx;
+
+	print_counts(r->obj, r->ncpu, &r->lost_seen);
+	if (cli.prom_path)
+		write_prom(r->obj, r->ncpu);
+}
+
+static void prom(void *ctx, enum loop_when when)
+{
+	struct rxedrop_run *r = ctx;
+
+	write_prom(r->obj, r->ncpu);
+}
+
+static __u64 events_lost(void *ctx)
+{
+	struct rxedrop_run *r = ctx;
+
+	return maps_stat(r->obj->maps.stats, STAT_EVENTS_LOST, r->ncpu);
 }
 
 static const struct bpf_map *stacks;
@@ -343,26 +303,79 @@ static int handle_event(void *ctx, void *data, size_t len)
 	return 0;
 }
 
-static double now_s(void)
+/* open, set the filters, pick tp_btf or raw_tp, load and attach; NULL
+ * after a one-line error */
+static struct rxedrop_bpf *load_bpf(bool *use_tp_btf)
 {
-	struct timespec ts;
+	struct rxedrop_bpf *obj = rxedrop_bpf__open();
+	long long consumed;
+	int err;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	if (!obj) {
+		cli_bpf_err("open BPF object", -errno);
+		return NULL;
+	}
+	obj->rodata->targ_scope = env.scope;
+	obj->rodata->targ_roce_port = cli.roce_port;
+	obj->rodata->targ_ifindex = env.ifindex;
+	obj->rodata->targ_port = env.port;
+	obj->rodata->targ_events = env.events;
+	obj->rodata->targ_stack = env.stack;
+	consumed = drop_reason_value("SKB_CONSUMED");
+	obj->rodata->targ_consumed = consumed >= 0 ? consumed : ~0U;
+
+	*use_tp_btf = probe_tp_btf("kfree_skb");
+	bpf_program__set_autoload(*use_tp_btf ? obj->progs.rxedrop_raw_tp :
+				  obj->progs.rxedrop_tp_btf, false);
+	maps_shrink_unused(obj->maps.events, env.events, obj->maps.stacks, env.stack);
+
+	err = rxedrop_bpf__load(obj);
+	if (err) {
+		cli_bpf_err("load BPF programs", err);
+		goto fail;
+	}
+	err = rxedrop_bpf__attach(obj);
+	if (err) {
+		cli_bpf_err("attach to kfree_skb", err);
+		goto fail;
+	}
+	return obj;
+fail:
+	rxedrop_bpf__destroy(obj);
+	return NULL;
+}
+
+/* the banner, then tables or events until the end; 0 or 1 */
+static int run(struct rxedrop_bpf *obj, int ncpu, bool use_tp_btf)
+{
+	struct rxedrop_run r = { .obj = obj, .ncpu = ncpu };
+	struct loop lp = { .ctx = &r, .prom = prom, .report = report,
+			   .events_lost = events_lost };
+
+	/* on stderr with -j, so stdout stays pure JSON lines */
+	fprintf(cli.json ? stderr : stdout,
+		"Tracing %s drops (kfree_skb via %s)... Hit Ctrl-C to end.\n",
+		       env.scope == SCOPE_ROCE ? "RoCE v2" :
+		       env.scope == SCOPE_UDP ? "UDP" : "all packet",
+		use_tp_btf ? "tp_btf" : "raw_tp");
+	fflush(stdout);
+	if (env.events) {
+		lp.report = NULL;
+		if (!loop_add_events(&lp, obj->maps.events, handle_event, NULL, NULL))
+			return 1;
+	}
+	return loop_run(&lp) ? 1 : 0;
 }
 
 int main(int argc, char **argv)
 {
-	struct ring_buffer *rb = NULL;
-	struct rxedrop_bpf *obj = NULL;
-	int ncpu, err, ret = 1;
-	__u64 lost_seen = 0;
-	long long consumed;
+	struct rxedrop_bpf *obj;
+	int ncpu, ret = 1;
 	bool use_tp_btf;
 
 	cli_parse(&argp, argc, argv, NULL);
 	cli_setup();
-	prom_cap_init(&prom_series, PROM_SERIES);
+	prom_totals_init(&totals, prom_labels, 2, PROM_SERIES);
 	if (env.ifname)
 		env.ifindex = cli_ifindex(env.ifname);
 	ncpu = libbpf_num_possible_cpus();
@@ -375,100 +388,13 @@ int main(int argc, char **argv)
 		cli_die("cannot read kernel symbols from /proc/kallsyms: %s",
 			strerror(errno));
 
-	obj = rxedrop_bpf__open();
-	if (!obj) {
-		cli_bpf_err("open BPF object", -errno);
-		goto cleanup;
+	obj = load_bpf(&use_tp_btf);
+	if (obj) {
+		stacks = obj->maps.stacks;
+		ret = run(obj, ncpu, use_tp_btf);
 	}
-	obj->rodata->targ_scope = env.scope;
-	obj->rodata->targ_roce_port = cli.roce_port;
-	obj->rodata->targ_ifindex = env.ifindex;
-	obj->rodata->targ_port = env.port;
-	obj->rodata->targ_events = env.events;
-	obj->rodata->targ_stack = env.stack;
-	consumed = drop_reason_value("SKB_CONSUMED");
-	obj->rodata->targ_consumed = consumed >= 0 ? consumed : ~0U;
-
-	use_tp_btf = probe_tp_btf("kfree_skb");
-	bpf_program__set_autoload(use_tp_btf ? obj->progs.rxedrop_raw_tp :
-				  obj->progs.rxedrop_tp_btf, false);
-	maps_shrink_unused(obj->maps.events, env.events, obj->maps.stacks, env.stack);
-
-	err = rxedrop_bpf__load(obj);
-	if (err) {
-		cli_bpf_err("load BPF programs", err);
-		goto cleanup;
-	}
-	err = rxedrop_bpf__attach(obj);
-	if (err) {
-		cli_bpf_err("attach to kfree_skb", err);
-		goto cleanup;
-	}
-	stacks = obj->maps.stacks;
-
-	/* on stderr with -j, so stdout stays pure JSON lines */
-	fprintf(cli.json ? stderr : stdout,
-		"Tracing %s drops (kfree_skb via %s)... Hit Ctrl-C to end.\n",
-		       env.scope == SCOPE_ROCE ? "RoCE v2" :
-		       env.scope == SCOPE_UDP ? "UDP" : "all packet",
-		use_tp_btf ? "tp_btf" : "raw_tp");
-	fflush(stdout);
-
-	/* the metrics file exists from the start, zero drops included */
-	if (cli.prom_path)
-		write_prom(obj, ncpu);
-
-	if (env.events) {
-		rb = ring_buffer__new(bpf_map__fd(obj->maps.events), handle_event,
-				      NULL, NULL);
-		if (!rb) {
-			cli_bpf_err("create ring buffer", -errno);
-			goto cleanup;
-		}
-		double next_prom = now_s() + PROM_DEFAULT_PERIOD_S;
-
-		while (!cli_exiting) {
-			if (cli.prom_path && now_s() >= next_prom) {
-				write_prom(obj, ncpu);
-				next_prom += PROM_DEFAULT_PERIOD_S;
-			}
-			err = ring_buffer__poll(rb, 100);
-			if (err < 0 && err != -EINTR) {
-				cli_bpf_err("poll ring buffer", err);
-				goto cleanup;
-			}
-			/* the BPF side wakes us only per batch */
-			if (!err)
-				ring_buffer__consume(rb);
-		}
-		ring_buffer__consume(rb);
-		if (cli.prom_path)
-			write_prom(obj, ncpu);
-		cli_warn_events_lost(maps_stat(obj->maps.stats, STAT_EVENTS_LOST, ncpu));
-	} else {
-		long reports = 0;
-
-		while (cli_wait_report()) {
-			if (cli.interval)
-				print_counts(obj, ncpu, &lost_seen);
-			if (cli.prom_path)
-				write_prom(obj, ncpu);
-			if (cli.interval && cli.count && ++reports >= cli.count)
-				break;
-		}
-		if (!cli.interval || cli_exiting) {
-			print_counts(obj, ncpu, &lost_seen);
-			if (cli.prom_path)
-				write_prom(obj, ncpu);
-		}
-	}
-	ret = 0;
-
-cleanup:
-	ring_buffer__free(rb);
 	rxedrop_bpf__destroy(obj);
 	ksyms_free(ksyms);
-	prom_cap_free(&prom_series);
-	free(totals.t);
+	prom_totals_free(&totals);
 	return ret;
 }

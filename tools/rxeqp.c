@@ -23,6 +23,7 @@
 #include "lib/json.h"
 #include "lib/maps.h"
 #include "lib/probe.h"
+#include "lib/loop.h"
 #include "lib/prom.h"
 #include "lib/roce_names.h"
 
@@ -51,15 +52,16 @@ static const char doc[] =
 "\n"
 "USAGE: rxeqp [OPTIONS] [interval] [count]\n"
 "\n"
-"A top-like table every interval (default 1 s): packets, retransmitted\n"
-"requests, retransmit timer firings, RNR and PSN sequence error NAKs,\n"
-"duplicate requests, completion errors and flushes, request-to-ACK latency,\n"
-"state (* when destroyed since the last table), and the peer of each QP.\n"
+"A top-like table every interval (or once at exit without one): packets,\n"
+"retransmitted requests, retransmit timer firings, RNR and PSN sequence\n"
+"error NAKs, duplicate requests, completion errors and flushes,\n"
+"request-to-ACK latency, state (* when destroyed since the last table)\n"
+"and the peer of each QP.\n"
 "Counts in the table are per interval; JSON and Prometheus output carry\n"
 "running totals.\n"
 "\n"
 "EXAMPLES:\n"
-"    rxeqp                # table every second until Ctrl-C\n"
+"    rxeqp 1              # table every second until Ctrl-C\n"
 "    rxeqp 5 3            # three tables, 5 seconds apart\n"
 "    rxeqp -e             # state changes, errors, retries as they happen\n"
 "    rxeqp -i eth1 -H     # QPs of the rxe device on eth1, with histograms\n"
@@ -122,11 +124,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.no_latency = true;
 		break;
 	case ARGP_KEY_END:
-		if (env.events && (cli.interval || cli.count))
-			argp_failure(state, 1, 0,
-				     "interval and count apply to the table, not -e");
-		if (env.events && (env.hist || cli.prom_path))
-			argp_failure(state, 1, 0, "-H and --prom apply to the table, not -e");
+		cli_check_events(state, env.events, false);
+		if (env.events && env.hist)
+			argp_failure(state, 1, 0, "-H applies to the table, not -e");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -278,11 +278,41 @@ static void retire(const struct row *r)
 		t->cnt[c] += r->cur.cnt[c];
 }
 
+/* one entry of the qps map into its row (added: rows new this time) */
+static int collect_qp(const void *k, const void *v, void *ctx)
+{
+	const struct qp_key *key = k;
+	const struct qp_stats *st = v;
+	int *added = ctx;
+	struct row *r = find_row(key);
+
+	if (!r) {
+		if (nrows + *added >= RXEQP_MAX_QPS)
+			return 0;
+		r = &rows[nrows + (*added)++];
+		memset(r, 0, sizeof(*r));
+		r->key = *key;
+		r->is_new = true;
+	} else {
+		r->is_new = false;
+	}
+	/* a counter going back: a new QP with this number */
+	if (st->cnt[QC_TX_PKTS] < r->prev[QC_TX_PKTS] ||
+	    st->cnt[QC_RX_PKTS] < r->prev[QC_RX_PKTS]) {
+		memset(r->prev, 0, sizeof(r->prev));
+		memset(r->hprev, 0, sizeof(r->hprev));
+	}
+	r->cur = *st;
+	if (bpf_map_lookup_elem(bpf_map__fd(obj->maps.lat_hists), key, &r->hcur))
+		memset(&r->hcur, 0, sizeof(r->hcur));
+	r->seen = true;
+	return 0;
+}
+
 /* reads the maps into rows; QPs reported destroyed last time are dropped */
 static void collect(void)
 {
 	int fd = bpf_map__fd(obj->maps.qps), hfd = bpf_map__fd(obj->maps.lat_hists);
-	struct qp_key key, next, *prev = NULL;
 	int n = 0, added = 0;
 
 	/* forget QPs whose destruction was already reported */
@@ -298,37 +328,7 @@ static void collect(void)
 	nrows = n;
 	for (int i = 0; i < nrows; i++)
 		rows[i].seen = false;
-
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		struct qp_stats st;
-		struct row *r;
-
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &st))
-			continue;
-		r = find_row(&key);
-		if (!r) {
-			if (nrows + added >= RXEQP_MAX_QPS)
-				continue;
-			r = &rows[nrows + added++];
-			memset(r, 0, sizeof(*r));
-			r->key = key;
-			r->is_new = true;
-		} else {
-			r->is_new = false;
-		}
-		/* a counter going back: a new QP with this number */
-		if (st.cnt[QC_TX_PKTS] < r->prev[QC_TX_PKTS] ||
-		    st.cnt[QC_RX_PKTS] < r->prev[QC_RX_PKTS]) {
-			memset(r->prev, 0, sizeof(r->prev));
-			memset(r->hprev, 0, sizeof(r->hprev));
-		}
-		r->cur = st;
-		if (bpf_map_lookup_elem(hfd, &key, &r->hcur))
-			memset(&r->hcur, 0, sizeof(r->hcur));
-		r->seen = true;
-	}
+	maps_for_each(obj->maps.qps, collect_qp, &added);
 	nrows += added;
 	/* QPs that vanished from the map (never happens unless deleted) */
 	n = 0;
@@ -573,16 +573,69 @@ static void print_json(void)
 #define PROM_QPS 64
 static struct prom_cap prom_qps;
 
-static void write_prom(void)
+/* the labels of each row and of each device's "other", per write; static:
+ * RXEQP_MAX_QPS rows are ~600 KiB */
+static struct {
+	char key[RXEQP_MAX_QPS][48], ifn[RXEQP_MAX_QPS][IF_NAMESIZE];
+	char qpn[RXEQP_MAX_QPS][12], dqpn[RXEQP_MAX_QPS][12];
+	char da[RXEQP_MAX_QPS][ADDR_STRLEN];
+	const char *keys[RXEQP_MAX_QPS];
+	double weight[RXEQP_MAX_QPS];
+	bool own[RXEQP_MAX_QPS];
+	struct prom_label lab[RXEQP_MAX_QPS][5], other[MAX_DEVS][5];
+	__u64 vals[RXEQP_MAX_QPS], base[MAX_DEVS];
+	int group[RXEQP_MAX_QPS];
+	char oifn[MAX_DEVS][IF_NAMESIZE];
+} pr;
+
+/* the labels, and which QPs have series of their own */
+static void prom_prepare(void)
 {
 	static const char *const lnames[] = { "dev", "ifname", "qpn", "daddr", "dqpn" };
-	/* per row, static: RXEQP_MAX_QPS rows are ~600 KiB */
-	static char key[RXEQP_MAX_QPS][48], ifn[RXEQP_MAX_QPS][IF_NAMESIZE];
-	static char qpn[RXEQP_MAX_QPS][12], dqpn[RXEQP_MAX_QPS][12];
-	static char da[RXEQP_MAX_QPS][ADDR_STRLEN];
-	static const char *keys[RXEQP_MAX_QPS];
-	static double weight[RXEQP_MAX_QPS];
-	static bool own[RXEQP_MAX_QPS];
+
+	for (int i = 0; i < nrows; i++) {
+		const struct qp_stats *s = &rows[i].cur;
+
+		snprintf(pr.key[i], sizeof(pr.key[i]), "%u/%u", rows[i].key.ifindex,
+			 rows[i].key.qpn);
+		pr.keys[i] = pr.key[i];
+		pr.weight[i] = s->cnt[QC_TX_PKTS] + s->cnt[QC_RX_PKTS];
+		ifname_of(rows[i].key.ifindex, pr.ifn[i]);
+		snprintf(pr.qpn[i], sizeof(pr.qpn[i]), "%u", rows[i].key.qpn);
+		snprintf(pr.dqpn[i], sizeof(pr.dqpn[i]), "%u", s->dqpn);
+		pkt_addr_str(s->family, s->daddr, pr.da[i], sizeof(pr.da[i]));
+		pr.lab[i][0] = (struct prom_label){ lnames[0], s->dev };
+		pr.lab[i][1] = (struct prom_label){ lnames[1], pr.ifn[i] };
+		pr.lab[i][2] = (struct prom_label){ lnames[2], pr.qpn[i] };
+		pr.lab[i][3] = (struct prom_label){ lnames[3], pr.da[i] };
+		pr.lab[i][4] = (struct prom_label){ lnames[4], pr.dqpn[i] };
+	}
+	prom_cap_select(&prom_qps, nrows, pr.keys, pr.weight, pr.own);
+	for (int i = 0; i < nrows; i++) {
+		/* every device with a QP not on its own gets its "other" series */
+		struct retired *t = pr.own[i] ? NULL : retired_of(rows[i].key.ifindex,
+								  rows[i].cur.dev);
+
+		pr.group[i] = t ? t - retired : -1;
+	}
+	for (int d = 0; d < nretired; d++) {
+		pr.other[d][0] = (struct prom_label){ lnames[0], retired[d].dev };
+		pr.other[d][1] = (struct prom_label){ lnames[1],
+			ifname_of(retired[d].ifindex, pr.oifn[d]) };
+		pr.other[d][2] = (struct prom_label){ lnames[2], PROM_OTHER };
+		pr.other[d][3] = (struct prom_label){ lnames[3], "" };
+		pr.other[d][4] = (struct prom_label){ lnames[4], "" };
+	}
+}
+
+static void write_prom(void)
+{
+	const bool *own = pr.own;
+	struct prom_fold fold = {
+		.n = nrows, .nlabels = 5, .labels = &pr.lab[0][0], .values = pr.vals,
+		.own = pr.own, .group = pr.group, .other = &pr.other[0][0],
+		.base = pr.base,
+	};
 	struct prom_file pf;
 	char name[96], st[16];
 	int err;
@@ -592,58 +645,26 @@ static void write_prom(void)
 		cli_prom_err(err);
 		return;
 	}
-	for (int i = 0; i < nrows; i++) {
-		const struct qp_stats *s = &rows[i].cur;
-
-		snprintf(key[i], sizeof(key[i]), "%u/%u", rows[i].key.ifindex, rows[i].key.qpn);
-		keys[i] = key[i];
-		weight[i] = s->cnt[QC_TX_PKTS] + s->cnt[QC_RX_PKTS];
-		ifname_of(rows[i].key.ifindex, ifn[i]);
-		snprintf(qpn[i], sizeof(qpn[i]), "%u", rows[i].key.qpn);
-		snprintf(dqpn[i], sizeof(dqpn[i]), "%u", s->dqpn);
-		pkt_addr_str(s->family, s->daddr, da[i], sizeof(da[i]));
-	}
-	prom_cap_select(&prom_qps, nrows, keys, weight, own);
-	/* every device with a QP not on its own gets its "other" series */
-	for (int i = 0; i < nrows; i++)
-		if (!own[i])
-			retired_of(rows[i].key.ifindex, rows[i].cur.dev);
+	prom_prepare();
+	fold.ngroups = nretired;
 	for (int c = 0; c < QC_NR; c++) {
 		/* the histogram's _sum, in seconds as Prometheus wants them */
 		if (c == QC_LAT_SUM_NS)
 			continue;
 		snprintf(name, sizeof(name), "agentxdp_rxeqp_%s_total", counter_names[c]);
 		prom_family(&pf, name, PROM_COUNTER, "rdma_rxe per-QP counter, see rxeqp(8)");
-		for (int i = 0; i < nrows; i++) {
-			struct prom_label l[5] = {
-				{ lnames[0], rows[i].cur.dev }, { lnames[1], ifn[i] },
-				{ lnames[2], qpn[i] }, { lnames[3], da[i] }, { lnames[4], dqpn[i] },
-			};
-
-			if (own[i])
-				prom_counter(&pf, name, l, 5, rows[i].cur.cnt[c]);
-		}
-		for (int d = 0; d < nretired; d++) {
-			char oifn[IF_NAMESIZE];
-			__u64 v = retired[d].cnt[c];
-			struct prom_label l[5] = {
-				{ lnames[0], retired[d].dev },
-				{ lnames[1], ifname_of(retired[d].ifindex, oifn) },
-				{ lnames[2], PROM_OTHER }, { lnames[3], "" }, { lnames[4], "" },
-			};
-
-			for (int i = 0; i < nrows; i++)
-				if (!own[i] && rows[i].key.ifindex == retired[d].ifindex)
-					v += rows[i].cur.cnt[c];
-			prom_counter(&pf, name, l, 5, v);
-		}
+		for (int i = 0; i < nrows; i++)
+			pr.vals[i] = rows[i].cur.cnt[c];
+		for (int d = 0; d < nretired; d++)
+			pr.base[d] = retired[d].cnt[c];
+		prom_counters_fold(&pf, name, &fold);
 	}
 	prom_family(&pf, "agentxdp_rxeqp_state", PROM_GAUGE,
 		    "QP state as enum ib_qp_state: 0 RESET, 1 INIT, 2 RTR, 3 RTS, 6 ERR");
 	for (int i = 0; i < nrows; i++) {
 		const struct qp_stats *s = &rows[i].cur;
 		struct prom_label l[3] = {
-			{ "dev", s->dev }, { "qpn", qpn[i] },
+			{ "dev", s->dev }, { "qpn", pr.qpn[i] },
 			{ "state", state_str(s->state, st, sizeof(st)) },
 		};
 
@@ -655,8 +676,8 @@ static void write_prom(void)
 		    "Time from a request leaving a QP to its ACK or first response arriving");
 	for (int i = 0; i < nrows; i++) {
 		const struct qp_stats *s = &rows[i].cur;
-		struct prom_label l[3] = { { "dev", s->dev }, { "qpn", qpn[i] },
-					   { "dqpn", dqpn[i] } };
+		struct prom_label l[3] = { { "dev", s->dev }, { "qpn", pr.qpn[i] },
+					   { "dqpn", pr.dqpn[i] } };
 
 		if (own[i])
 			prom_hist_log2(&pf, "agentxdp_rxeqp_request_ack_seconds", l, 3,
@@ -668,15 +689,40 @@ static void write_prom(void)
 		cli_prom_err(err);
 }
 
-static void report(const char *mode)
+/* the main loop's callbacks; ctx is the mode name for the table */
+static void report(void *ctx)
 {
 	collect();
 	if (cli.json)
 		print_json();
 	else
-		print_table(mode);
+		print_table(ctx);
 	if (cli.prom_path)
 		write_prom();
+}
+
+static void prom(void *ctx, enum loop_when when)
+{
+	collect();
+	write_prom();
+}
+
+static __u64 events_lost(void *ctx)
+{
+	return read_stat(STAT_EVENTS_LOST);
+}
+
+/* with -e: forget destroyed QPs, as the table does, or the map fills */
+static void forget_destroyed(void *ctx)
+{
+	static time_t last;
+
+	if (!last)
+		last = time(NULL);
+	if (time(NULL) - last >= 2) {
+		collect();
+		last = time(NULL);
+	}
 }
 
 /* ---- events ---- */
@@ -791,37 +837,11 @@ static bool func_exists(const char *func, bool fentry)
 	return fentry ? probe_btf_func(func, MODULE) : probe_kprobe(func);
 }
 
-int main(int argc, char **argv)
+/* fentry or kprobe programs of every hook present in this rdma_rxe set to
+ * load; dies when a required one is missing; returns how many are missing,
+ * *nhooks of how many */
+static int pick_hooks(bool use_fentry, int *nhooks)
 {
-	struct ring_buffer *rb = NULL;
-	bool use_fentry;
-	char mode[32];
-	int err, ret = 1;
-
-	cli_parse(&argp, argc, argv, NULL);
-	cli_setup();
-	if (env.ifname)
-		env.ifindex = cli_ifindex(env.ifname);
-	if (!env.events && !cli.interval)
-		cli.interval = 1;
-	ncpu = libbpf_num_possible_cpus();
-	if (ncpu <= 0)
-		cli_die("cannot count CPUs");
-
-	if (!probe_module_loaded(MODULE))
-		cli_die("rdma_rxe is not loaded (no /sys/kernel/btf/rdma_rxe): nothing to "
-			"trace; modprobe rdma_rxe and add a device (rdma link add rxe0 type "
-			"rxe netdev IFACE)");
-	use_fentry = !env.force_kprobe && probe_fentry("rxe_xmit_packet", MODULE);
-	if (!use_fentry && !probe_kprobe("rxe_xmit_packet"))
-		cli_die("cannot trace rdma_rxe: this kernel allows neither fentry on its "
-			"functions%s nor kprobes", env.force_kprobe ? " (not tried: --kprobe)" : "");
-
-	obj = rxeqp_bpf__open();
-	if (!obj) {
-		cli_bpf_err("open BPF object", -errno);
-		return 1;
-	}
 #define HOOK(fn, prog, req) { .funcs = { fn }, .fentry = { obj->progs.rxeqp_##prog##_fentry }, \
 	.kprobe = { obj->progs.rxeqp_##prog##_kprobe }, .required = req }
 #define HOOK2(fn1, prog1, fn2, prog2) { .funcs = { fn1, fn2 }, \
@@ -841,9 +861,10 @@ int main(int argc, char **argv)
 	};
 #undef HOOK
 #undef HOOK2
-	int nhooks = sizeof(hooks) / sizeof(hooks[0]), missing = 0;
+	int missing = 0;
 
-	for (int i = 0; i < nhooks; i++) {
+	*nhooks = sizeof(hooks) / sizeof(hooks[0]);
+	for (int i = 0; i < *nhooks; i++) {
 		struct hook *h = &hooks[i];
 
 		for (int j = 0; j < 2; j++) {
@@ -866,6 +887,14 @@ int main(int argc, char **argv)
 			missing++;
 		}
 	}
+	return missing;
+}
+
+/* the filters set, loaded and attached; 0, or nonzero after a one-line error */
+static int load_bpf(bool use_fentry)
+{
+	int err;
+
 	obj->rodata->targ_ifindex = env.ifindex;
 	obj->rodata->targ_qpn = env.qpn;
 	obj->rodata->targ_qpn_set = env.qpn_set;
@@ -876,14 +905,67 @@ int main(int argc, char **argv)
 	err = rxeqp_bpf__load(obj);
 	if (err) {
 		cli_bpf_err("load BPF programs", err);
-		goto cleanup;
+		return err;
 	}
 	err = rxeqp_bpf__attach(obj);
-	if (err) {
+	if (err)
 		cli_bpf_err(use_fentry ? "attach fentry to rdma_rxe" : "attach kprobes to rdma_rxe",
 			    err);
-		goto cleanup;
+	return err;
+}
+
+/* tables or events until the end; 0 or 1 */
+static int run(char *mode)
+{
+	struct loop lp = { .ctx = mode, .prom = prom, .report = report,
+			   .events_lost = events_lost };
+
+	if (env.events) {
+		if (!cli.json) {
+			if (cli.timestamp)
+				printf("%-8s ", "TIME");
+			printf("%-12s %-10s %s\n", "QP", "EVENT", "DETAIL");
+			fflush(stdout);
+		}
+		lp.report = NULL;
+		lp.tick = forget_destroyed;
+		if (!loop_add_events(&lp, obj->maps.events, handle_event, NULL, NULL))
+			return 1;
 	}
+	return loop_run(&lp) ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	bool use_fentry;
+	char mode[32];
+	int nhooks, missing, ret = 1;
+
+	cli_parse(&argp, argc, argv, NULL);
+	cli_setup();
+	if (env.ifname)
+		env.ifindex = cli_ifindex(env.ifname);
+	ncpu = libbpf_num_possible_cpus();
+	if (ncpu <= 0)
+		cli_die("cannot count CPUs");
+
+	if (!probe_module_loaded(MODULE))
+		cli_die("rdma_rxe is not loaded (no /sys/kernel/btf/rdma_rxe): nothing to "
+			"trace; modprobe rdma_rxe and add a device (rdma link add rxe0 type "
+			"rxe netdev IFACE)");
+	use_fentry = !env.force_kprobe && probe_fentry("rxe_xmit_packet", MODULE);
+	if (!use_fentry && !probe_kprobe("rxe_xmit_packet"))
+		cli_die("cannot trace rdma_rxe: this kernel allows neither fentry on its "
+			"functions%s nor kprobes", env.force_kprobe ? " (not tried: --kprobe)" : "");
+
+	obj = rxeqp_bpf__open();
+	if (!obj) {
+		cli_bpf_err("open BPF object", -errno);
+		return 1;
+	}
+	missing = pick_hooks(use_fentry, &nhooks);
+	if (load_bpf(use_fentry))
+		goto cleanup;
 	qp_states = btf_enum_load_module(MODULE, "ib_qp_state", "IB_QPS_");
 	qp_types = btf_enum_load_module(MODULE, "ib_qp_type", "IB_QPT_");
 	wc_status = btf_enum_load_module(MODULE, "ib_wc_status", "IB_WC_");
@@ -894,62 +976,14 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	snprintf(mode, sizeof(mode), "%s", use_fentry ? "fentry" : "kprobe");
-	/* the metrics file exists from the start (lib/prom.h) */
-	if (cli.prom_path) {
-		collect();
-		write_prom();
-	}
-
 	/* on stderr with -j, so stdout stays pure JSON lines */
 	fprintf(cli.json ? stderr : stdout,
 		"Tracing rdma_rxe queue pairs (%d hooks via %s%s)... Hit Ctrl-C to end.\n",
 		nhooks - missing, mode, missing ? ", some missing" : "");
 	fflush(stdout);
-
-	if (env.events) {
-		if (!cli.json) {
-			if (cli.timestamp)
-				printf("%-8s ", "TIME");
-			printf("%-12s %-10s %s\n", "QP", "EVENT", "DETAIL");
-			fflush(stdout);
-		}
-		rb = ring_buffer__new(bpf_map__fd(obj->maps.events), handle_event, NULL, NULL);
-		if (!rb) {
-			cli_bpf_err("create ring buffer", -errno);
-			goto cleanup;
-		}
-		time_t last = time(NULL);
-
-		while (!cli_exiting) {
-			err = ring_buffer__poll(rb, 100);
-			if (err < 0 && err != -EINTR) {
-				cli_bpf_err("poll ring buffer", err);
-				goto cleanup;
-			}
-			/* forget destroyed QPs, as the table does, or the map fills */
-			if (time(NULL) - last >= 2) {
-				collect();
-				last = time(NULL);
-			}
-		}
-		ring_buffer__consume(rb);
-		cli_warn_events_lost(read_stat(STAT_EVENTS_LOST));
-	} else {
-		long reports = 0;
-
-		while (cli_wait_interval()) {
-			report(mode);
-			if (cli.count && ++reports >= cli.count)
-				break;
-		}
-		/* the last totals after Ctrl-C */
-		if (cli_exiting)
-			report(mode);
-	}
-	ret = 0;
+	ret = run(mode);
 
 cleanup:
-	ring_buffer__free(rb);
 	rxeqp_bpf__destroy(obj);
 	free(rows);
 	prom_cap_free(&prom_qps);

@@ -162,7 +162,7 @@ teardown() {
 	NFT
 	hr=$(nft_handle "${P}b" "inet axt in" "udp dport 4791 reject")
 	hd=$(nft_handle "${P}b" "inet axt in" "udp dport 4792 drop")
-	start_nfdrop -N "${P}b"
+	start_nfdrop -A -N "${P}b"
 	# within the ICMP error burst (6), so every REJECT reply really goes out
 	ax_send_roce "${P}a" 10.210.0.2 4
 	ax_send_roce "${P}a" 10.210.0.2 5 04 4792

@@ -510,7 +510,7 @@ nothing_attached() {
 	local cmd
 	printf 'this is not a capture file at all\n' > "$T/garbage.pcap"
 	for cmd in "-i nosuch0" "-r $T/garbage.pcap" "-r $T/missing.pcap" \
-		   "-r $T/garbage.pcap -i lo" "-i lo -m -N" "-i lo --skb-mode --native-mode" \
+		   "-r $T/garbage.pcap -i lo" "-i lo -m --nanoseconds" "-i lo --skb-mode --native-mode" \
 		   "-r $T/garbage.pcap --mirror" "-i lo --timeout 0" "" "-i lo -i lo"; do
 		run --separate-stderr "$RL" $cmd
 		echo "rocelat $cmd -> $status: $stderr" >&2

@@ -22,7 +22,7 @@ setup_file() {
 	mkdir -p "$CAP"
 	"$PY" "$AX_ROOT/tests/lib/roce_captures.py" "$CAP" 2>/dev/null
 	for s in connectx faults faults6 cm cm_reconnect; do
-		"$RL" -r "$CAP/$s.pcap" -F -j -N > "$CAP/$s.out"
+		"$RL" -r "$CAP/$s.pcap" -F -j --nanoseconds > "$CAP/$s.out"
 	done
 }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* tools/lib/prom.c: the text it writes, atomic replacement, the cap. */
+/* tools/lib/prom.c: the text it writes, atomic replacement, the cap, the
+ * capped running totals. */
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,6 +155,91 @@ static void test_cap(void)
 	prom_cap_free(&z);
 }
 
+static void test_totals(void)
+{
+	static const char *const names[] = { "location", "reason" };
+	const char *a[] = { "nft_do_chain", "NETFILTER_DROP" };
+	const char *b[] = { "udp_rcv", "NO_SOCKET" };
+	const char *c[] = { "ip_rcv", "OTHERHOST" };
+	struct prom_totals pt;
+	struct prom_file pf;
+	char path[256], *s;
+
+	snprintf(path, sizeof(path), "%s/tot.prom", dir);
+	prom_totals_init(&pt, names, 2, 2);
+	prom_totals_add(&pt, a, 5, false);
+	prom_totals_add(&pt, b, 3, false);
+	prom_totals_add(&pt, a, 2, false);
+	prom_totals_add(&pt, c, 1, true);	/* still in the map: this write only */
+	tap_eq(prom_open(&pf, path), 0, "prom_open for totals");
+	prom_family(&pf, "t_drops_total", PROM_COUNTER, "Drops.");
+	prom_totals_write(&pf, &pt, "t_drops_total");
+	prom_commit(&pf);
+	s = slurp(path);
+	tap_ok(s && strstr(s, "t_drops_total{location=\"nft_do_chain\",reason=\"NETFILTER_DROP\"} 7\n"),
+	       "the same labels add up into one series");
+	tap_ok(s && strstr(s, "t_drops_total{location=\"other\",reason=\"other\"} 1\n") &&
+	       !strstr(s, "ip_rcv"), "past the cap: summed into other, every label other");
+
+	/* c grows past a and b, stays in other; the once value is spent */
+	prom_totals_add(&pt, c, 100, false);
+	prom_totals_add(&pt, b, 1, true);
+	prom_open(&pf, path);
+	prom_totals_write(&pf, &pt, "t_drops_total");
+	prom_commit(&pf);
+	s = slurp(path);
+	tap_ok(s && strstr(s, "{location=\"other\",reason=\"other\"} 100\n") &&
+	       strstr(s, "reason=\"NO_SOCKET\"} 4\n"),
+	       "membership sticky, a once value counted one write only");
+	prom_totals_write(NULL, &pt, "t_drops_total");
+	tap_eq(pt.t[1].once, 0, "a write that could not open spends the once values");
+
+	prom_totals_free(&pt);
+	prom_totals_init(&pt, names, 2, 2);
+	prom_totals_add(&pt, a, 1, false);
+	prom_open(&pf, path);
+	prom_totals_write(&pf, &pt, "t_drops_total");
+	prom_commit(&pf);
+	s = slurp(path);
+	tap_ok(s && !strstr(s, "other"), "no other series while everything fits");
+	prom_totals_free(&pt);
+	unlink(path);
+}
+
+static void test_fold(void)
+{
+	const struct prom_label l[3][2] = {
+		{ { "dev", "rxe0" }, { "qpn", "17" } },
+		{ { "dev", "rxe0" }, { "qpn", "18" } },
+		{ { "dev", "rxe1" }, { "qpn", "19" } },
+	};
+	const struct prom_label other[2][2] = {
+		{ { "dev", "rxe0" }, { "qpn", PROM_OTHER } },
+		{ { "dev", "rxe1" }, { "qpn", PROM_OTHER } },
+	};
+	const __u64 values[3] = { 5, 7, 11 }, base[2] = { 100, 0 };
+	const bool own[3] = { true, false, false };
+	const int group[3] = { 0, 0, 1 };
+	struct prom_fold f = {
+		.n = 3, .nlabels = 2, .labels = &l[0][0], .values = values, .own = own,
+		.group = group, .ngroups = 2, .other = &other[0][0], .base = base,
+	};
+	struct prom_file pf;
+	char path[256], *s;
+
+	snprintf(path, sizeof(path), "%s/fold.prom", dir);
+	prom_open(&pf, path);
+	prom_counters_fold(&pf, "q_total", &f);
+	prom_commit(&pf);
+	s = slurp(path);
+	tap_ok(s && strstr(s, "q_total{dev=\"rxe0\",qpn=\"17\"} 5\n") && !strstr(s, "\"18\""),
+	       "fold: a series of its own, one not");
+	tap_ok(s && strstr(s, "q_total{dev=\"rxe0\",qpn=\"other\"} 107\n") &&
+	       strstr(s, "q_total{dev=\"rxe1\",qpn=\"other\"} 11\n"),
+	       "fold: per group, from its base");
+	unlink(path);
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) {
@@ -164,6 +250,8 @@ int main(void)
 	test_write();
 	test_hist_estimate();
 	test_cap();
+	test_totals();
+	test_fold();
 	rmdir(dir);
 	return tap_done();
 }

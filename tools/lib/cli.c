@@ -8,7 +8,6 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
-#include "prom.h"
 
 struct cli_env cli = {
 	.roce_port = 4791,
@@ -26,7 +25,7 @@ static const struct argp_option cli_options[] = {
 	{ "roce-port", OPT_ROCE_PORT, "PORT", 0,
 	  "UDP destination port of RoCE v2 (default 4791)", -1 },
 	{ "prom", OPT_PROM, "FILE", 0,
-	  "Write Prometheus text metrics to FILE (atomically) every interval, or every 10 s without one, and at exit", -1 },
+	  "Write Prometheus text metrics to FILE (atomically) at start, every interval (every 10 s without one, or with -e) and at exit", -1 },
 	{},
 };
 
@@ -254,35 +253,6 @@ void cli_bpf_err(const char *what, int err)
 		advice = strerror(err);
 	}
 	cli_err("%s: %s", what, advice);
-}
-
-bool cli_wait_interval(void)
-{
-	struct timespec ts;
-
-	if (cli_exiting)
-		return false;
-	if (!cli.interval) {
-		while (!cli_exiting)
-			pause();
-		return false;
-	}
-	ts.tv_sec = cli.interval;
-	ts.tv_nsec = 0;
-	while (nanosleep(&ts, &ts) && errno == EINTR && !cli_exiting)
-		;
-	return true;
-}
-
-bool cli_wait_report(void)
-{
-	struct timespec ts = { .tv_sec = PROM_DEFAULT_PERIOD_S };
-
-	if (cli.interval || !cli.prom_path)
-		return cli_wait_interval();
-	while (!cli_exiting && nanosleep(&ts, &ts) && errno == EINTR)
-		;
-	return !cli_exiting;
 }
 
 static void print_hms(FILE *f, time_t t)

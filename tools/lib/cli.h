@@ -2,11 +2,16 @@
 /*
  * One command-line core for every tool: an argp child with the options that
  * mean the same thing everywhere, the positional [interval] [count], the
- * libbpf print callback, signals, and errno-to-advice messages.
+ * libbpf print callback, signals, and errno-to-advice messages. The loop
+ * after attach, and what [interval] [count], -e and --prom mean, is
+ * tools/lib/loop.h.
  *
  * Letters reserved suite-wide (a tool may not reuse them for something else):
  *   -h help   -v verbose   -T timestamp   -j json   -i interface
  *   -e events -s stack     -P port        -4/-6 family
+ *   -N network namespace (NAME in /run/netns, or a path)
+ *   -A every packet: the tools look at RoCE v2 (UDP to --roce-port) by
+ *      default, and -A widens to all (rxedrop: -U to any UDP in between)
  */
 #ifndef AGENTXDP_CLI_H
 #define AGENTXDP_CLI_H
@@ -77,12 +82,6 @@ int cli_ifindex(const char *name);
 /* installs the libbpf print callback (verbose-aware), signal handlers, and
  * checks for root-like privileges with advice */
 void cli_setup(void);
-/* sleep until the next report; false when the run should end */
-bool cli_wait_interval(void);
-/* the next report (the interval) or, with --prom and no interval, the next
- * write of the metrics file (PROM_DEFAULT_PERIOD_S); false when the run
- * should end */
-bool cli_wait_report(void);
 /* "HH:MM:SS " when -T: now, or of an event's bpf_ktime_get_ns() time */
 void cli_print_timestamp(FILE *f);
 void cli_print_ktime(FILE *f, unsigned long long ktime_ns);

@@ -2,7 +2,8 @@
 /*
  * The user-space side of bpf/lib/maps.bpf.h: the per-CPU statistics of
  * AX_PERCPU_STATS summed, the ring buffer and stack map sized for what was
- * asked, and kernel stacks of AX_STACK_MAP printed (-s).
+ * asked, kernel stacks of AX_STACK_MAP printed (-s), and every entry of a
+ * hash map read in one place (maps_for_each(), maps_keys()).
  */
 #ifndef AGENTXDP_MAPS_H
 #define AGENTXDP_MAPS_H
@@ -31,5 +32,24 @@ void maps_shrink_unused(struct bpf_map *events, bool want_events,
  */
 void maps_print_stack(const struct ksyms *ks, const struct bpf_map *stacks,
 		      __s32 stack_id, struct json_w *w);
+
+/*
+ * Every entry of map m, like bcc's dump_hash(): cb(key, value, ctx) for
+ * each, the value as the kernel hands it out (for a per-CPU map one
+ * 8-byte-aligned value per possible CPU, as bpf_map_lookup_elem() does).
+ * Read with BPF_MAP_LOOKUP_BATCH, chunk entries at a time, where the kernel
+ * has it (5.6+), else by a bpf_map_get_next_key() walk with a lookup per
+ * key (an entry deleted in between is skipped). cb returns nonzero to stop.
+ * Entries the BPF side adds or deletes meanwhile may or may not be seen.
+ * Returns how many entries cb saw, or -errno (nothing read: no memory, or
+ * the map cannot be read).
+ */
+int maps_for_each(const struct bpf_map *m,
+		  int (*cb)(const void *key, const void *value, void *ctx), void *ctx);
+/* the keys of map m (at most max, key_size bytes each) into keys, by a
+ * get_next_key walk; returns how many */
+int maps_keys(const struct bpf_map *m, void *keys, int max);
+/* for tests: false makes maps_for_each() take the walk */
+extern bool maps_use_batch;
 
 #endif

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,12 +116,6 @@ const char *nfr_kind_name(int kind)
 	case NFR_KIND_MAYBE: return "may drop";
 	default: return "none";
 	}
-}
-
-bool nfr_is_trace_table(const char *table)
-{
-	return table && !strncmp(table, NFR_TRACE_TABLE_PREFIX,
-				 strlen(NFR_TRACE_TABLE_PREFIX));
 }
 
 /* ---- the model ---- */
@@ -567,7 +560,7 @@ static void attach_texts(struct nfr_ruleset *rs, const char *out)
 	free(buf);
 }
 
-static struct nft_ctx *nft_ctx_quiet(unsigned int flags)
+struct nft_ctx *nfr_nft_ctx(unsigned int flags)
 {
 	struct nft_ctx *nft = nft_ctx_new(NFT_CTX_DEFAULT);
 
@@ -581,7 +574,7 @@ static struct nft_ctx *nft_ctx_quiet(unsigned int flags)
 
 static void load_nft_texts(struct nfr_ruleset *rs)
 {
-	struct nft_ctx *nft = nft_ctx_quiet(NFT_CTX_OUTPUT_HANDLE |
+	struct nft_ctx *nft = nfr_nft_ctx(NFT_CTX_OUTPUT_HANDLE |
 					    NFT_CTX_OUTPUT_STATELESS);
 
 	if (!nft)
@@ -929,113 +922,4 @@ int nfr_load(struct nfr_ruleset *rs)
 int nfr_load_counters(struct nfr_ruleset *rs)
 {
 	return load_all(rs, true);
-}
-
-/* ---- the nftrace helper table ---- */
-
-static int nft_cmd(const char *cmd, char *err, int errlen, char **out)
-{
-	struct nft_ctx *nft = nft_ctx_quiet(0);
-	int ret;
-
-	if (!nft) {
-		snprintf(err, errlen, "cannot create an nftables context");
-		return -ENOMEM;
-	}
-	ret = nft_run_cmd_from_buffer(nft, cmd);
-	if (ret) {
-		const char *e = nft_ctx_get_error_buffer(nft);
-
-		snprintf(err, errlen, "%.*s", (int)strcspn(e, "\n"), e);
-		ret = -EINVAL;
-	} else if (out) {
-		*out = strdup(nft_ctx_get_output_buffer(nft));
-	}
-	nft_ctx_free(nft);
-	return ret;
-}
-
-int nfr_trace_add(int pid, const char *const *match_exprs, int nexprs,
-		  char *err, int errlen)
-{
-	static const char *const chains[][2] = {
-		{ "pre", "prerouting" }, { "out", "output" },
-	};
-	char *cmd = NULL, *next;
-	int ret;
-
-	if (asprintf(&cmd, "add table inet " NFR_TRACE_TABLE_PREFIX "%d\n", pid) < 0)
-		return -ENOMEM;
-	for (int c = 0; c < 2; c++) {
-		/* first priority: the packet is marked before any chain sees it */
-		ret = asprintf(&next, "%sadd chain inet " NFR_TRACE_TABLE_PREFIX
-			       "%d %s { type filter hook %s priority -2147483648; }\n",
-			       cmd, pid, chains[c][0], chains[c][1]);
-		free(cmd);
-		if (ret < 0)
-			return -ENOMEM;
-		cmd = next;
-		for (int i = 0; i < (nexprs ? nexprs : 1); i++) {
-			ret = asprintf(&next, "%sadd rule inet " NFR_TRACE_TABLE_PREFIX
-				       "%d %s %s meta nftrace set 1\n", cmd, pid,
-				       chains[c][0], nexprs ? match_exprs[i] : "");
-			free(cmd);
-			if (ret < 0)
-				return -ENOMEM;
-			cmd = next;
-		}
-	}
-	ret = nft_cmd(cmd, err, errlen, NULL);
-	free(cmd);
-	return ret;
-}
-
-int nfr_trace_del(int pid, char *err, int errlen)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "delete table inet " NFR_TRACE_TABLE_PREFIX "%d", pid);
-	return nft_cmd(cmd, err, errlen, NULL);
-}
-
-/* is pid a live nfdrop (a reused pid of another program does not count) */
-static bool owner_alive(int pid)
-{
-	char path[64], comm[32] = "";
-	FILE *f;
-
-	if (kill(pid, 0) && errno == ESRCH)
-		return false;
-	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return true;	/* another pid namespace: leave it alone */
-	if (!fgets(comm, sizeof(comm), f))
-		comm[0] = 0;
-	fclose(f);
-	return !strncmp(comm, "nfdrop", 6);
-}
-
-int nfr_trace_cleanup(char *err, int errlen)
-{
-	char *out = NULL, *line, *save = NULL;
-	int removed = 0, ret;
-
-	ret = nft_cmd("list tables inet", err, errlen, &out);
-	if (ret)
-		return ret;
-	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char name[256];
-		int pid;
-
-		if (sscanf(line, "table inet %255s", name) != 1 || !nfr_is_trace_table(name))
-			continue;
-		pid = atoi(name + strlen(NFR_TRACE_TABLE_PREFIX));
-		if (pid <= 0 || pid == getpid() || owner_alive(pid))
-			continue;
-		if (!nfr_trace_del(pid, err, errlen))
-			removed++;
-	}
-	free(out);
-	return removed;
 }

@@ -122,19 +122,9 @@ bool nfr_family_covers(int table_family, int hook_family);
 /* "DROP", "REJECT", "jump", "may drop" */
 const char *nfr_kind_name(int kind);
 
-/*
- * The nftrace helper of nfdrop --trace-rules: an inet table named
- * NFR_TRACE_TABLE_PREFIX<pid> with a prerouting and an output chain at
- * the first priority whose rules set nftrace for packets that match
- * match_expr (nft syntax; "" for every packet). All in this thread's
- * network namespace. nfr_trace_cleanup() removes tables of that prefix
- * whose process is gone, returns how many (negative errno on failure).
- */
-#define NFR_TRACE_TABLE_PREFIX "agentxdp_nfdrop_trace_"
-int nfr_trace_add(int pid, const char *const *match_exprs, int nexprs,
-		  char *err, int errlen);
-int nfr_trace_del(int pid, char *err, int errlen);
-int nfr_trace_cleanup(char *err, int errlen);
-bool nfr_is_trace_table(const char *table);
+/* an nftables context with output and errors buffered, the output flags
+ * given (NFT_CTX_OUTPUT_*); NULL when out of memory */
+struct nft_ctx;
+struct nft_ctx *nfr_nft_ctx(unsigned int output_flags);
 
 #endif

@@ -281,3 +281,158 @@ size_t prom_cap_select(struct prom_cap *c, size_t n, const char *const *keys,
 	}
 	return others;
 }
+
+void prom_totals_init(struct prom_totals *pt, const char *const *names,
+		      int nlabels, size_t limit)
+{
+	memset(pt, 0, sizeof(*pt));
+	pt->names = names;
+	pt->nlabels = nlabels;
+	prom_cap_init(&pt->cap, limit);
+}
+
+void prom_totals_free(struct prom_totals *pt)
+{
+	for (size_t i = 0; i < pt->n; i++) {
+		free(pt->t[i].key);
+		free(pt->t[i].values);
+	}
+	free(pt->t);
+	prom_cap_free(&pt->cap);
+	pt->t = NULL;
+	pt->n = pt->alloc = 0;
+}
+
+/* the series named key, created (count 0) when new; NULL: out of memory */
+static struct prom_total *totals_find(struct prom_totals *pt, const char *key)
+{
+	struct prom_total *t;
+
+	for (size_t i = 0; i < pt->n; i++)
+		if (!strcmp(pt->t[i].key, key))
+			return &pt->t[i];
+	if (pt->n == pt->alloc) {
+		size_t alloc = pt->alloc ? 2 * pt->alloc : 64;
+
+		t = realloc(pt->t, alloc * sizeof(*t));
+		if (!t)
+			return NULL;
+		pt->t = t;
+		pt->alloc = alloc;
+	}
+	t = &pt->t[pt->n];
+	memset(t, 0, sizeof(*t));
+	t->key = strdup(key);
+	t->values = strdup(key);
+	if (!t->key || !t->values) {
+		free(t->key);
+		free(t->values);
+		return NULL;
+	}
+	for (char *c = t->values; *c; c++)
+		if (*c == '\x1f')
+			*c = 0;
+	pt->n++;
+	return t;
+}
+
+int prom_totals_add(struct prom_totals *pt, const char *const *values,
+		    __u64 n, bool once)
+{
+	struct prom_total *t;
+	size_t len = 1;
+	char *key, *o;
+
+	for (int i = 0; i < pt->nlabels; i++)
+		len += strlen(values[i]) + 1;
+	key = o = malloc(len);
+	if (!key)
+		return -ENOMEM;
+	for (int i = 0; i < pt->nlabels; i++)
+		o += sprintf(o, "%s\x1f", values[i]);
+	t = totals_find(pt, key);
+	free(key);
+	if (!t)
+		return -ENOMEM;
+	if (once)
+		t->once += n;
+	else
+		t->count += n;
+	return 0;
+}
+
+/* the labels of series t: its values, ended by '\0' one after the other */
+static void totals_labels(const struct prom_totals *pt, const struct prom_total *t,
+			  struct prom_label *l)
+{
+	const char *v = t->values;
+
+	for (int i = 0; i < pt->nlabels; i++) {
+		l[i] = (struct prom_label){ pt->names[i], v };
+		v += strlen(v) + 1;
+	}
+}
+
+void prom_counters_fold(struct prom_file *pf, const char *name,
+			const struct prom_fold *f)
+{
+	size_t ng = f->group ? f->ngroups : 1;
+	__u64 *sum = calloc(ng + 1, sizeof(*sum));
+	bool *used = calloc(ng + 1, sizeof(*used));
+
+	if (!sum || !used)
+		goto out;
+	for (size_t i = 0; i < f->n; i++) {
+		size_t g = f->group ? (size_t)f->group[i] : 0;
+
+		if (f->own[i]) {
+			prom_counter(pf, name, f->labels + i * f->nlabels, f->nlabels,
+				     f->values[i]);
+		} else if (g < ng) {
+			sum[g] += f->values[i];
+			used[g] = true;
+		}
+	}
+	for (size_t g = 0; g < ng; g++)
+		if (f->base || used[g])
+			prom_counter(pf, name, f->other + g * f->nlabels, f->nlabels,
+				     sum[g] + (f->base ? f->base[g] : 0));
+out:
+	free(sum);
+	free(used);
+}
+
+void prom_totals_write(struct prom_file *pf, struct prom_totals *pt,
+		       const char *name)
+{
+	const char **keys = calloc(pt->n + 1, sizeof(*keys));
+	double *weight = calloc(pt->n + 1, sizeof(*weight));
+	bool *own = calloc(pt->n + 1, sizeof(*own));
+	__u64 *values = calloc(pt->n + 1, sizeof(*values));
+	struct prom_label *l = calloc((pt->n + 1) * pt->nlabels, sizeof(*l));
+	struct prom_fold f = {
+		.n = pt->n, .nlabels = pt->nlabels, .labels = l, .values = values,
+		.own = own, .other = l + pt->n * pt->nlabels,
+	};
+
+	if (!pf || !keys || !weight || !own || !values || !l)
+		goto out;
+	for (size_t i = 0; i < pt->n; i++) {
+		keys[i] = pt->t[i].key;
+		values[i] = pt->t[i].count + pt->t[i].once;
+		weight[i] = values[i];
+		totals_labels(pt, &pt->t[i], l + i * pt->nlabels);
+	}
+	for (int j = 0; j < pt->nlabels; j++)
+		l[pt->n * pt->nlabels + j] = (struct prom_label){ pt->names[j], PROM_OTHER };
+	prom_cap_select(&pt->cap, pt->n, keys, weight, own);
+	prom_counters_fold(pf, name, &f);
+out:
+	for (size_t i = 0; i < pt->n; i++)
+		pt->t[i].once = 0;
+	free(keys);
+	free(weight);
+	free(own);
+	free(values);
+	free(l);
+}

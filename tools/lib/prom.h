@@ -20,7 +20,8 @@
  *     in ns or us into le buckets in seconds). Labels name bounded things
  *     (a reason, a function, a device); a set that grows with traffic
  *     (flows, QPs, peers, ports) goes through a struct prom_cap: at most N
- *     series on their own, the rest summed into one labelled PROM_OTHER.
+ *     series on their own, the rest summed into one labelled PROM_OTHER
+ *     (struct prom_totals does both for running totals of a drained map).
  *  4. One family at a time: prom_family() once, then all its samples.
  *     A family with no samples is fine (HELP/TYPE only).
  *  5. A failed write is reported once per run (cli_prom_err()) and the run
@@ -128,5 +129,65 @@ void prom_cap_free(struct prom_cap *c);
  */
 size_t prom_cap_select(struct prom_cap *c, size_t n, const char *const *keys,
 		       const double *weight, bool *own);
+
+/*
+ * The samples of one counter family after prom_cap_select(): series i
+ * (labels[i * nlabels ...], values[i]) on its own when own[i], else summed
+ * into the "other" series of its group (group[i] < ngroups, else left out;
+ * group NULL: one group) labelled other[g * nlabels ...]. That series starts
+ * from base[g] (what left earlier: destroyed QPs, say) and is written for
+ * every group when base is given, else only when a series was summed into it.
+ */
+struct prom_fold {
+	size_t n;
+	int nlabels;
+	const struct prom_label *labels;
+	const __u64 *values;
+	const bool *own;
+	const int *group;
+	size_t ngroups;
+	const struct prom_label *other;
+	const __u64 *base;
+};
+
+void prom_counters_fold(struct prom_file *pf, const char *name,
+			const struct prom_fold *f);
+
+/*
+ * Running counter totals by label values through a struct prom_cap, the
+ * "at most N series, the rest summed into other, membership sticky" rule
+ * of a tool that drains its BPF map every report (tools/rxedrop.c,
+ * tools/nfdrop.c): each report adds what it drained; a write exports the
+ * totals, series not on their own summed into one whose every label is
+ * PROM_OTHER (written only when there is such a series).
+ */
+struct prom_total {
+	char *key;		/* the label values, each ended by '\x1f' */
+	char *values;		/* the same, each ended by '\0' */
+	__u64 count;		/* what the reports drained */
+	__u64 once;		/* for the next write only (still in the map) */
+};
+
+struct prom_totals {
+	const char *const *names;	/* nlabels label names */
+	int nlabels;
+	struct prom_cap cap;
+	struct prom_total *t;
+	size_t n, alloc;
+};
+
+/* names: nlabels label names, kept by reference; limit as prom_cap_init() */
+void prom_totals_init(struct prom_totals *pt, const char *const *names,
+		      int nlabels, size_t limit);
+void prom_totals_free(struct prom_totals *pt);
+/* n more for the series of these nlabels values (none may hold '\x1f');
+ * with once, for the next prom_totals_write() only; 0 or -ENOMEM */
+int prom_totals_add(struct prom_totals *pt, const char *const *values,
+		    __u64 n, bool once);
+/* the samples of counter family name (prom_family() is the caller's),
+ * capped and folded as above; the once values are spent either way, also
+ * with pf NULL (a write that could not be opened) */
+void prom_totals_write(struct prom_file *pf, struct prom_totals *pt,
+		       const char *name);
 
 #endif

@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* nfdrop's rows on stdout: the text table and event lines, and JSON */
+#include <stdio.h>
+#include <string.h>
+#include <linux/types.h>
+#include "nfdrop.h"
+#include "nfdrop_output.h"
+#include "nfdrop_row.h"
+#include "lib/btf_enum.h"
+#include "lib/json.h"
+#include "lib/nfrules.h"
+
+long long nfdrop_nf_drop_code;
+
+const char *const nfdrop_verdict_names[] = { "?", "DROP", "REJECT", "POLICY" };
+
+const char *nfdrop_family_str(int f)
+{
+	const char *s = nfr_family_name(f);
+
+	return s ? s : "?";
+}
+
+static const char *engine_str(int e)
+{
+	return e == NFR_ENGINE_NFT ? "nftables" : e == NFR_ENGINE_LEGACY ?
+	       "iptables-legacy" : "unknown";
+}
+
+static const char *policy_str(int p)
+{
+	return p == NFR_POLICY_DROP ? "drop" : p == NFR_POLICY_ACCEPT ? "accept" : "-";
+}
+
+static void json_inferred(struct json_w *w, unsigned int inf)
+{
+	static const struct { unsigned int bit; const char *name; } f[] = {
+		{ INF_HOOK, "hook" }, { INF_TABLE, "table" }, { INF_CHAIN, "chain" },
+		{ INF_RULE, "rule" }, { INF_VERDICT, "verdict" },
+	};
+
+	json_arr_open(w, "inferred");
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		if (!(inf & f[i].bit))
+			continue;
+		json_key(w, NULL);
+		json_escape(w->f, f[i].name);
+	}
+	json_arr_close(w);
+}
+
+static void json_cands(struct json_w *w, const struct row *r)
+{
+	json_arr_open(w, "candidates");
+	for (int i = 0; i < r->ncands; i++) {
+		const struct cand *c = &r->cands[i];
+
+		json_obj_open(w, NULL);
+		json_str(w, "engine", engine_str(c->engine));
+		json_str(w, "table_family", nfdrop_family_str(c->family));
+		json_str(w, "table", c->table);
+		json_str(w, "chain", c->chain);
+		json_i64(w, "priority", c->prio);
+		json_str(w, "policy", policy_str(c->policy));
+		if (c->policy_cand)
+			json_bool(w, "policy_candidate", true);
+		json_arr_open(w, "drop_rules");
+		for (int j = 0; j < c->nrules && j < MAX_HITS; j++) {
+			json_obj_open(w, NULL);
+			json_str(w, "chain", c->rules[j].chain);
+			json_u64(w, "handle", c->rules[j].handle);
+			json_str(w, "rule", c->rules[j].text);
+			json_str(w, "verdict", nfr_kind_name(c->rules[j].kind));
+			json_obj_close(w);
+		}
+		json_arr_close(w);
+		json_obj_close(w);
+	}
+	json_arr_close(w);
+}
+
+static void json_csv(struct json_w *w, const char *key, const char *csv)
+{
+	char buf[160], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", csv);
+	json_arr_open(w, key);
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		json_key(w, NULL);
+		json_escape(w->f, t);
+	}
+	json_arr_close(w);
+}
+
+/* what was weighed: the packet (which matches it was checked against),
+ * the counters, the REJECT replies */
+static void json_evidence(struct json_w *w, const struct row *r)
+{
+	json_arr_open(w, "evidence");
+	json_key(w, NULL);
+	json_escape(w->f, "packet");
+	if (r->ev.counters_ruled) {
+		json_key(w, NULL);
+		json_escape(w->f, "counters");
+	}
+	if (r->rejected) {
+		json_key(w, NULL);
+		json_escape(w->f, "reject_reply");
+	}
+	json_arr_close(w);
+	json_csv(w, "matches_evaluated", r->ev.evaluated);
+	json_csv(w, "matches_not_understood", r->ev.unknown);
+}
+
+/* the fields every record about a drop carries */
+void nfdrop_json_row_fields(struct json_w *w, const struct row *r)
+{
+	char reason[64];
+
+	json_u64(w, "netns", r->netns);
+	json_str(w, "netns_name", r->netns_name);
+	json_str(w, "hook_family", r->pf ? nfdrop_family_str(r->pf) : "?");
+	json_str(w, "hook", r->hook[0] ? r->hook : "?");
+	json_str(w, "engine", engine_str(r->engine));
+	if (r->chain_known) {
+		json_str(w, "table_family", nfdrop_family_str(r->table_family));
+		json_str(w, "table", r->table);
+		json_str(w, "chain", r->chain);
+		if (r->ncands || r->source == (const char *)"trace")
+			json_i64(w, "chain_priority", r->prio);
+		json_str(w, "chain_policy", policy_str(r->policy));
+	}
+	if (r->rule_known) {
+		json_str(w, "rule_chain", r->rule_chain);
+		json_u64(w, "rule_handle", r->handle);
+		json_str(w, "rule", r->rule_text);
+	}
+	json_str(w, "verdict", nfdrop_verdict_names[r->verdict]);
+	json_str(w, "reason", drop_reason_name(nfdrop_nf_drop_code, reason, sizeof(reason)));
+	json_u64(w, "reason_code", nfdrop_nf_drop_code);
+	json_str(w, "source", r->source);
+	json_inferred(w, r->inferred);
+	if (r->hook_fn[0])
+		json_str(w, "hook_function", r->hook_fn);
+	json_str(w, "location", r->location);
+	if (r->note)
+		json_str(w, "note", r->note);
+	if (r->ev.used)
+		json_evidence(w, r);
+	if (r->ncands > 1 || (r->inferred & INF_RULE))
+		json_cands(w, r);
+}
+
+static void text_cands(const struct row *r, const char *indent)
+{
+	if (r->ev.used && (r->inferred & INF_RULE))
+		printf("%srule?: the packet and the counters leave these:\n", indent);
+	for (int i = 0; i < r->ncands; i++) {
+		const struct cand *c = &r->cands[i];
+
+		if (r->ncands > 1)
+			printf("%scandidate: %s %s %s (priority %d, policy %s)\n", indent,
+			       nfdrop_family_str(c->family), c->table, c->chain, c->prio,
+			       policy_str(c->policy));
+		for (int j = 0; j < c->nrules && j < MAX_HITS; j++)
+			printf("%s  rule? %s handle %llu: %s\n", indent, c->rules[j].chain,
+			       c->rules[j].handle, c->rules[j].text);
+		if (c->policy_cand)
+			printf("%s  rule? policy drop of %s\n", indent, c->chain);
+	}
+	if (r->ev.used)
+		printf("%s  evaluated on the packet: %s; not understood: %s\n", indent,
+		       r->ev.evaluated[0] ? r->ev.evaluated : "-",
+		       r->ev.unknown[0] ? r->ev.unknown : "-");
+}
+
+void nfdrop_text_row(const struct row *r)
+{
+	char hook[32], table[96], chain[272], verdict[16];
+	bool q_tab = r->inferred & INF_TABLE, q_chain = r->inferred & INF_CHAIN;
+
+	snprintf(hook, sizeof(hook), "%s %s%s", r->pf ? nfdrop_family_str(r->pf) : "?",
+		 r->hook[0] ? r->hook : "?", r->inferred & INF_HOOK ? "?" : "");
+	if (r->chain_known) {
+		if (r->engine == NFR_ENGINE_LEGACY)
+			snprintf(table, sizeof(table), "%s%s", r->table, q_tab ? "?" : "");
+		else
+			snprintf(table, sizeof(table), "%s %s%s", nfdrop_family_str(r->table_family),
+				 r->table, q_tab ? "?" : "");
+		snprintf(chain, sizeof(chain), "%s%s", r->chain, q_chain ? "?" : "");
+	} else {
+		snprintf(table, sizeof(table), "?");
+		snprintf(chain, sizeof(chain), "?");
+	}
+	snprintf(verdict, sizeof(verdict), "%s%s", nfdrop_verdict_names[r->verdict],
+		 r->verdict != V_UNKNOWN && (r->inferred & INF_VERDICT) ? "?" : "");
+	printf("%-10s %-15s %-16s %-16s %-7s %9llu\n", r->netns_name, hook, table,
+	       chain, verdict, r->packets);
+	if (r->rule_known && !(r->inferred & INF_RULE))
+		printf("  rule: %s handle %llu: %s%s\n", r->rule_chain, r->handle,
+		       r->rule_text, r->source == (const char *)"trace" ? " (traced)" : "");
+	else if (r->ncands > 1 || (r->inferred & INF_RULE))
+		text_cands(r, "  ");
+	if (r->verdict == V_POLICY && !(r->inferred & INF_VERDICT))
+		printf("  policy drop of %s (no rule matched)\n", r->chain);
+	if (r->rejected && r->verdict != V_REJECT)
+		printf("  %llu of these were answered with a REJECT reply\n", r->rejected);
+	if (r->note)
+		printf("  note: %s\n", r->note);
+}

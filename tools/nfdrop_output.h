@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* nfdrop's rows on stdout (tools/nfdrop_output.c) */
+#ifndef AGENTXDP_NFDROP_OUTPUT_H
+#define AGENTXDP_NFDROP_OUTPUT_H
+
+#include "nfdrop_row.h"
+#include "lib/json.h"
+
+/* SKB_DROP_REASON_NETFILTER_DROP here (7 on 6.1, 12 on 6.18) */
+extern long long nfdrop_nf_drop_code;
+/* by enum verdict */
+extern const char *const nfdrop_verdict_names[];
+
+/* "ip", "ip6", ... of an NFR_PROTO_* */
+const char *nfdrop_family_str(int f);
+/* the JSON fields of a row (a count line or an event) */
+void nfdrop_json_row_fields(struct json_w *w, const struct row *r);
+/* one row of the counts table, with its candidates and notes */
+void nfdrop_text_row(const struct row *r);
+
+#endif

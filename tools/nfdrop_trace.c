@@ -1,0 +1,431 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * nfdrop --trace-rules: nftables' own tracing for rule-exact answers. A
+ * temporary helper table marks the packets to trace (nftrace), the trace
+ * socket (NFNLGRP_NFTRACE) tells which rule or policy dropped each, and
+ * those drops are taken out of the count rows the kernel side made.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/types.h>
+#include <sys/socket.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_tables.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <libmnl/libmnl.h>
+#include <libnftnl/trace.h>
+#include <nftables/libnftables.h>
+#include "nfdrop.h"
+#include "nfdrop_row.h"
+#include "nfdrop_trace.h"
+#include "lib/cli.h"
+#include "lib/netns.h"
+#include "lib/nfrules.h"
+
+#define TRACE_TTL_S	10
+
+bool nfdrop_trace_is_table(const char *table)
+{
+	return table && !strncmp(table, NFDROP_TRACE_TABLE_PREFIX,
+				 strlen(NFDROP_TRACE_TABLE_PREFIX));
+}
+
+/*
+ * The helper table: inet NFDROP_TRACE_TABLE_PREFIX<pid> with a prerouting
+ * and an output chain at the first priority whose rules set nftrace for
+ * the packets that match match_exprs (nft syntax; none: every packet), in
+ * this thread's network namespace. trace_table_cleanup() removes tables of
+ * that prefix whose process is gone and returns how many (or -errno).
+ */
+
+static int nft_cmd(const char *cmd, char *err, int errlen, char **out)
+{
+	struct nft_ctx *nft = nfr_nft_ctx(0);
+	int ret;
+
+	if (!nft) {
+		snprintf(err, errlen, "cannot create an nftables context");
+		return -ENOMEM;
+	}
+	ret = nft_run_cmd_from_buffer(nft, cmd);
+	if (ret) {
+		const char *e = nft_ctx_get_error_buffer(nft);
+
+		snprintf(err, errlen, "%.*s", (int)strcspn(e, "\n"), e);
+		ret = -EINVAL;
+	} else if (out) {
+		*out = strdup(nft_ctx_get_output_buffer(nft));
+	}
+	nft_ctx_free(nft);
+	return ret;
+}
+
+static int trace_table_add(int pid, const char *const *match_exprs, int nexprs,
+		  char *err, int errlen)
+{
+	static const char *const chains[][2] = {
+		{ "pre", "prerouting" }, { "out", "output" },
+	};
+	char *cmd = NULL, *next;
+	int ret;
+
+	if (asprintf(&cmd, "add table inet " NFDROP_TRACE_TABLE_PREFIX "%d\n", pid) < 0)
+		return -ENOMEM;
+	for (int c = 0; c < 2; c++) {
+		/* first priority: the packet is marked before any chain sees it */
+		ret = asprintf(&next, "%sadd chain inet " NFDROP_TRACE_TABLE_PREFIX
+			       "%d %s { type filter hook %s priority -2147483648; }\n",
+			       cmd, pid, chains[c][0], chains[c][1]);
+		free(cmd);
+		if (ret < 0)
+			return -ENOMEM;
+		cmd = next;
+		for (int i = 0; i < (nexprs ? nexprs : 1); i++) {
+			ret = asprintf(&next, "%sadd rule inet " NFDROP_TRACE_TABLE_PREFIX
+				       "%d %s %s meta nftrace set 1\n", cmd, pid,
+				       chains[c][0], nexprs ? match_exprs[i] : "");
+			free(cmd);
+			if (ret < 0)
+				return -ENOMEM;
+			cmd = next;
+		}
+	}
+	ret = nft_cmd(cmd, err, errlen, NULL);
+	free(cmd);
+	return ret;
+}
+
+static int trace_table_del(int pid, char *err, int errlen)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "delete table inet " NFDROP_TRACE_TABLE_PREFIX "%d", pid);
+	return nft_cmd(cmd, err, errlen, NULL);
+}
+
+/* is pid a live nfdrop (a reused pid of another program does not count) */
+static bool owner_alive(int pid)
+{
+	char path[64], comm[32] = "";
+	FILE *f;
+
+	if (kill(pid, 0) && errno == ESRCH)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return true;	/* another pid namespace: leave it alone */
+	if (!fgets(comm, sizeof(comm), f))
+		comm[0] = 0;
+	fclose(f);
+	return !strncmp(comm, "nfdrop", 6);
+}
+
+static int trace_table_cleanup(char *err, int errlen)
+{
+	char *out = NULL, *line, *save = NULL;
+	int removed = 0, ret;
+
+	ret = nft_cmd("list tables inet", err, errlen, &out);
+	if (ret)
+		return ret;
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char name[256];
+		int pid;
+
+		if (sscanf(line, "table inet %255s", name) != 1 || !nfdrop_trace_is_table(name))
+			continue;
+		pid = atoi(name + strlen(NFDROP_TRACE_TABLE_PREFIX));
+		if (pid <= 0 || pid == getpid() || owner_alive(pid))
+			continue;
+		if (!trace_table_del(pid, err, errlen))
+			removed++;
+	}
+	free(out);
+	return removed;
+}
+
+struct trace_item {
+	unsigned int netns;
+	int pf;			/* NFPROTO of the packet */
+	int table_family;
+	char table[64];
+	char chain[256];
+	unsigned long long handle;	/* 0: the chain's policy */
+	unsigned long long balance;	/* drops not yet given to a count row */
+	unsigned long long total;
+	time_t last;
+};
+
+static struct trace_item *titems;
+static int ntitems;
+static struct {
+	unsigned int inum;
+	struct mnl_socket *nl;
+	bool added;
+} tsock;
+static unsigned long long trace_lost;
+
+static void trace_record(const struct nftnl_trace *t)
+{
+	unsigned int type = nftnl_trace_get_u32(t, NFTNL_TRACE_TYPE);
+	const char *table = nftnl_trace_get_str(t, NFTNL_TRACE_TABLE);
+	const char *chain = nftnl_trace_get_str(t, NFTNL_TRACE_CHAIN);
+	unsigned long long handle = 0;
+	struct trace_item *it = NULL;
+	int pf, fam;
+
+	if (!table || !chain || nfdrop_trace_is_table(table))
+		return;
+	if (type == NFT_TRACETYPE_RULE) {
+		if (!nftnl_trace_is_set(t, NFTNL_TRACE_VERDICT) ||
+		    (nftnl_trace_get_u32(t, NFTNL_TRACE_VERDICT) & NF_VERDICT_MASK) != NF_DROP)
+			return;
+		handle = nftnl_trace_get_u64(t, NFTNL_TRACE_RULE_HANDLE);
+	} else if (type == NFT_TRACETYPE_POLICY) {
+		if (!nftnl_trace_is_set(t, NFTNL_TRACE_POLICY) ||
+		    nftnl_trace_get_u32(t, NFTNL_TRACE_POLICY) != NF_DROP)
+			return;
+	} else {
+		return;
+	}
+	pf = nftnl_trace_is_set(t, NFTNL_TRACE_NFPROTO) ?
+	     (int)nftnl_trace_get_u32(t, NFTNL_TRACE_NFPROTO) : 0;
+	fam = nftnl_trace_get_u32(t, NFTNL_TRACE_FAMILY);
+	if (!pf)
+		pf = fam;
+	for (int i = 0; i < ntitems; i++) {
+		struct trace_item *x = &titems[i];
+
+		if (x->netns == tsock.inum && x->pf == pf && x->table_family == fam &&
+		    x->handle == handle && !strcmp(x->table, table) &&
+		    !strcmp(x->chain, chain))
+			it = x;
+	}
+	if (!it) {
+		struct trace_item *n = realloc(titems, (ntitems + 1) * sizeof(*n));
+
+		if (!n)
+			return;
+		titems = n;
+		it = &titems[ntitems++];
+		memset(it, 0, sizeof(*it));
+		it->netns = tsock.inum;
+		it->pf = pf;
+		it->table_family = fam;
+		snprintf(it->table, sizeof(it->table), "%s", table);
+		snprintf(it->chain, sizeof(it->chain), "%s", chain);
+		it->handle = handle;
+	}
+	it->balance++;
+	it->total++;
+	it->last = time(NULL);
+}
+
+static int trace_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct nftnl_trace *t;
+
+	if (NFNL_MSG_TYPE(nlh->nlmsg_type) != NFT_MSG_TRACE)
+		return MNL_CB_OK;
+	t = nftnl_trace_alloc();
+	if (!t)
+		return MNL_CB_OK;
+	if (nftnl_trace_nlmsg_parse(nlh, t) == 0)
+		trace_record(t);
+	nftnl_trace_free(t);
+	return MNL_CB_OK;
+}
+
+/* everything queued on the trace socket, without blocking */
+void nfdrop_trace_drain(void)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE * 4];
+	int n;
+
+	if (!tsock.nl)
+		return;
+	for (;;) {
+		n = recv(mnl_socket_get_fd(tsock.nl), buf, sizeof(buf), MSG_DONTWAIT);
+		if (n < 0 && errno == ENOBUFS) {
+			trace_lost++;
+			continue;
+		}
+		if (n <= 0)
+			break;
+		mnl_cb_run(buf, n, 0, 0, trace_cb, NULL);
+	}
+}
+
+void nfdrop_trace_expire(void)
+{
+	time_t now = time(NULL);
+
+	for (int i = 0; i < ntitems; i++)
+		if (titems[i].balance && now - titems[i].last > TRACE_TTL_S)
+			titems[i].balance = 0;
+}
+
+void nfdrop_trace_remove(void)
+{
+	char err[256];
+	int saved;
+
+	if (!tsock.added)
+		return;
+	if (netns_enter(tsock.inum, &saved)) {
+		cli_err("cannot enter netns %u to remove table inet "
+			NFDROP_TRACE_TABLE_PREFIX "%d", tsock.inum, getpid());
+		return;
+	}
+	if (trace_table_del(getpid(), err, sizeof(err)))
+		cli_err("removing table inet " NFDROP_TRACE_TABLE_PREFIX "%d: %s",
+			getpid(), err);
+	else
+		tsock.added = false;
+	netns_leave(saved);
+}
+
+void nfdrop_trace_setup(unsigned int inum, const char *ns_name, int roce_port,
+			int port)
+{
+	char err[256], exprs[2][64];
+	const char *ex[2];
+	int nex = 0, saved, removed, rcvbuf = 8 << 20;
+	unsigned int group = NFNLGRP_NFTRACE;
+
+	tsock.inum = inum;
+	if (netns_enter(tsock.inum, &saved))
+		cli_die("cannot enter network namespace %s", ns_name);
+	removed = trace_table_cleanup(err, sizeof(err));
+	if (removed > 0)
+		cli_err("removed %d trace table(s) left by a killed nfdrop", removed);
+	if (roce_port) {
+		snprintf(exprs[nex], sizeof(exprs[nex]), "udp dport %d", roce_port);
+		ex[nex] = exprs[nex];
+		nex++;
+	} else if (port) {
+		snprintf(exprs[0], sizeof(exprs[0]), "udp sport %d", port);
+		snprintf(exprs[1], sizeof(exprs[1]), "udp dport %d", port);
+		ex[0] = exprs[0];
+		ex[1] = exprs[1];
+		nex = 2;
+	} else {
+		cli_err("--trace-rules with -A and without -P traces every packet");
+	}
+	/* listen first: no trace event of the first packets is missed */
+	tsock.nl = mnl_socket_open(NETLINK_NETFILTER);
+	if (!tsock.nl || mnl_socket_bind(tsock.nl, 0, MNL_SOCKET_AUTOPID) < 0 ||
+	    mnl_socket_setsockopt(tsock.nl, NETLINK_ADD_MEMBERSHIP, &group,
+				  sizeof(group)) < 0) {
+		netns_leave(saved);
+		cli_die("cannot listen for nftables trace events: %s", strerror(errno));
+	}
+	setsockopt(mnl_socket_get_fd(tsock.nl), SOL_SOCKET, SO_RCVBUFFORCE,
+		   &rcvbuf, sizeof(rcvbuf));
+	if (trace_table_add(getpid(), ex, nex, err, sizeof(err))) {
+		netns_leave(saved);
+		cli_die("cannot add the trace table: %s", err);
+	}
+	tsock.added = true;
+	netns_leave(saved);
+}
+
+int nfdrop_trace_split(struct row *r, const struct nfr_ruleset *rs, struct row *out,
+		       int max)
+{
+	int n = 0;
+
+	for (int i = 0; i < ntitems && r->packets && n < max; i++) {
+		struct trace_item *it = &titems[i];
+		const struct nfr_chain *tc, *base = NULL;
+		unsigned long long take;
+		struct row *o;
+
+		if (!it->balance || it->netns != r->netns || it->pf != r->pf)
+			continue;
+		tc = rs ? nfr_chain_find(rs, NFR_ENGINE_NFT, it->table_family,
+					 it->table, it->chain) : NULL;
+		/* the base chain the row's packets traversed and this chain is in */
+		for (int c = 0; tc && c < (r->ncands ? r->ncands : 0); c++) {
+			const struct nfr_chain *bc = nfr_chain_find(rs, NFR_ENGINE_NFT,
+				r->cands[c].family, r->cands[c].table, r->cands[c].chain);
+
+			if (bc && r->cands[c].engine == NFR_ENGINE_NFT &&
+			    nfr_reaches(rs, bc, tc)) {
+				base = bc;
+				break;
+			}
+		}
+		if (!base)
+			continue;
+		take = it->balance < r->packets ? it->balance : r->packets;
+		o = &out[n++];
+		*o = *r;
+		o->packets = take;
+		o->rejected = r->rejected < take ? r->rejected : take;
+		r->packets -= take;
+		r->rejected -= o->rejected;
+		it->balance -= take;
+		o->source = "trace";
+		o->inferred &= ~(INF_TABLE | INF_CHAIN | INF_RULE | INF_VERDICT);
+		o->engine = NFR_ENGINE_NFT;
+		o->table_family = base->family;
+		snprintf(o->table, sizeof(o->table), "%s", base->table);
+		snprintf(o->chain, sizeof(o->chain), "%s", base->name);
+		o->prio = base->prio;
+		o->policy = base->policy;
+		o->chain_known = true;
+		o->ncands = 0;
+		o->note = NULL;
+		if (!it->handle) {
+			o->verdict = V_POLICY;
+			o->rule_known = false;
+			o->handle = 0;
+			o->rule_chain[0] = o->rule_text[0] = 0;
+			continue;
+		}
+		o->rule_known = true;
+		o->handle = it->handle;
+		snprintf(o->rule_chain, sizeof(o->rule_chain), "%s", it->chain);
+		o->rule_text[0] = 0;
+		o->verdict = V_DROP;
+		for (int j = 0; j < tc->nrules; j++) {
+			if (tc->rules[j].handle != it->handle)
+				continue;
+			snprintf(o->rule_text, sizeof(o->rule_text), "%s",
+				 tc->rules[j].text ? tc->rules[j].text : "");
+			if (tc->rules[j].kind == NFR_KIND_REJECT)
+				o->verdict = V_REJECT;
+		}
+	}
+	return n;
+}
+
+int nfdrop_trace_fd(void)
+{
+	return tsock.nl ? mnl_socket_get_fd(tsock.nl) : -1;
+}
+
+bool nfdrop_trace_covers(unsigned int netns)
+{
+	return tsock.nl && netns == tsock.inum;
+}
+
+unsigned long long nfdrop_trace_lost(void)
+{
+	return trace_lost;
+}
+
+void nfdrop_trace_close(void)
+{
+	nfdrop_trace_remove();
+	if (tsock.nl)
+		mnl_socket_close(tsock.nl);
+	tsock.nl = NULL;
+}

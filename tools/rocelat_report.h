@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* rocelat's report (tools/rocelat_report.c), as the loader drives it */
+#ifndef AGENTXDP_ROCELAT_REPORT_H
+#define AGENTXDP_ROCELAT_REPORT_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+
+struct rocelat_bpf;
+
+/* what the report takes from the command line */
+struct rocelat_report_cfg {
+	bool flows;		/* -F: the per-flow table */
+	bool offline;		/* -r: times are the capture's */
+	__u64 unit_ns;		/* -m, --nanoseconds or microseconds */
+	const char *unit;	/* its name in the histogram header */
+	int ncpu;
+};
+
+/* before the first report: room for nrows flow rows; 0 or -ENOMEM */
+int rocelat_report_init(const struct rocelat_report_cfg *cfg, int nrows);
+void rocelat_report_free(void);
+/* one report: the histograms, counters and flows since the last one
+ * (interval: the flow statistics start a new interval), --prom too */
+void rocelat_report(struct rocelat_bpf *obj, bool interval);
+/* --prom alone: at start (nothing read yet), and without an interval */
+void rocelat_report_prom_start(struct rocelat_bpf *obj);
+void rocelat_report_prom(struct rocelat_bpf *obj);
+
+#endif
