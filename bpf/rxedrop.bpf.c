@@ -26,6 +26,13 @@ struct {
 	__type(value, __u64);
 } drops SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, DROP_SLOTS);
+	__type(key, __u32);
+	__type(value, struct drop_slot);
+} drop_slots SEC(".maps");
+
 AX_PERCPU_STATS(stats, STAT_NR);
 AX_RINGBUF(events, 1 << 20);
 AX_STACK_MAP(stacks, 1024);
@@ -44,16 +51,38 @@ static __always_inline bool scope_match(int verdict, const struct pkt_info *pi)
 	return true;
 }
 
+/* one drop of a site and reason: its slot on this CPU, else the map */
+static __always_inline void count_drop(const struct drop_key *key)
+{
+	static const __u64 zero;
+	__u32 idx = drop_slot_of(key->location, key->reason);
+	struct drop_slot *sl = bpf_map_lookup_elem(&drop_slots, &idx);
+	__u64 *cnt;
+
+	if (sl && !sl->count) {
+		sl->key = *key;
+		sl->count = 1;
+		return;
+	}
+	if (sl && sl->key.location == key->location && sl->key.reason == key->reason) {
+		sl->count++;
+		return;
+	}
+	cnt = map_lookup_or_init(&drops, key, &zero);
+	if (cnt)
+		*cnt += 1;
+	else
+		counter_inc(&stats, STAT_COUNTS_LOST);
+}
+
 static __always_inline int handle_drop(void *ctx, struct sk_buff *skb,
 				       bool direct, void *location,
 				       __u32 reason)
 {
-	static const __u64 zero;
 	struct drop_key key = {};
 	struct drop_event *e;
 	struct pkt_info info = {}, *pi = &info;
 	__u32 ifindex = 0;
-	__u64 *cnt;
 	int verdict;
 
 	if (reason == targ_consumed)
@@ -70,9 +99,7 @@ static __always_inline int handle_drop(void *ctx, struct sk_buff *skb,
 
 	key.location = (__u64)location;
 	key.reason = reason;
-	cnt = map_lookup_or_init(&drops, &key, &zero);
-	if (cnt)
-		*cnt += 1;
+	count_drop(&key);
 
 	if (!targ_events)
 		return 0;

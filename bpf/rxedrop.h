@@ -14,6 +14,7 @@ enum rxedrop_scope {
 
 enum rxedrop_stat {
 	STAT_EVENTS_LOST,	/* ring buffer full */
+	STAT_COUNTS_LOST,	/* a drop site and reason the drops map had no room for */
 	STAT_NR,
 };
 
@@ -22,6 +23,28 @@ struct drop_key {
 	__u32 reason;
 	__u32 pad;
 };
+
+/*
+ * Counts mode's hot path: a per-CPU direct-mapped table of drop sites.
+ * A slot belongs to the first (location, reason) that hashes to it on
+ * that CPU, for good (count 0: free); the others go to the drops hash
+ * map. Counts only grow: user space reports differences, so nothing is
+ * ever reset under a running program and no drop is lost between a read
+ * and a reset.
+ */
+#define DROP_SLOTS	256
+
+struct drop_slot {
+	struct drop_key key;
+	__u64 count;
+};
+
+static inline __u32 drop_slot_of(__u64 location, __u32 reason)
+{
+	__u64 h = (location ^ ((__u64)reason << 32 | reason)) * 0x9E3779B97F4A7C15ULL;
+
+	return (__u32)(h >> 56) & (DROP_SLOTS - 1);
+}
 
 struct drop_event {
 	__u64 ts_ns;

@@ -109,39 +109,122 @@ static int cmp_rows(const void *a, const void *b)
 	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
 }
 
-struct rows_read {
-	struct row *rows;
-	int n, ncpu;
-};
-
-static int read_row(const void *key, const void *val, void *ctx)
+static int cmp_keys(const void *a, const void *b)
 {
-	struct rows_read *rr = ctx;
+	const struct row *x = a, *y = b;
 
-	rr->rows[rr->n].key = *(const struct drop_key *)key;
-	rr->rows[rr->n].count = maps_percpu_sum(val, rr->ncpu);
-	return ++rr->n == MAX_ROWS;
-}
-
-/* reads the counts map; with drain, deletes what it read, so each interval
- * is fresh */
-static int read_rows(struct rxedrop_bpf *obj, int ncpu, struct row *rows,
-		     bool drain)
-{
-	struct rows_read rr = { .rows = rows, .ncpu = ncpu };
-
-	maps_for_each(obj->maps.drops, read_row, &rr);
-	for (int i = 0; drain && i < rr.n; i++)
-		bpf_map_delete_elem(bpf_map__fd(obj->maps.drops), &rows[i].key);
-	qsort(rows, rr.n, sizeof(*rows), cmp_rows);
-	return rr.n;
+	if (x->key.location != y->key.location)
+		return x->key.location < y->key.location ? -1 : 1;
+	return x->key.reason < y->key.reason ? -1 : x->key.reason > y->key.reason;
 }
 
 /*
- * --prom: counters must not go down while we run, but the table drains the
- * map every interval, so what the table took is kept here as running
+ * Counts as the programs keep them: they only grow (a drop site's slot on
+ * one CPU, or its entry in the drops map), and an interval's rows are the
+ * differences to the counts at the interval before. Nothing is reset
+ * under the running programs, so no drop falls between a read and a
+ * reset. Sorted by key, equal keys summed: one site may have a slot on
+ * several CPUs and an entry in the map.
+ */
+struct counts {
+	struct row *rows;
+	int n, cap, ncpu;
+};
+
+static void counts_add(struct counts *c, const struct drop_key *k, __u64 n)
+{
+	if (!n)
+		return;
+	if (c->n == c->cap) {
+		int cap = c->cap ? 2 * c->cap : 256;
+		struct row *r = realloc(c->rows, cap * sizeof(*r));
+
+		if (!r)
+			return;	/* the row is missing from this table only */
+		c->rows = r;
+		c->cap = cap;
+	}
+	c->rows[c->n].key = (struct drop_key){ .location = k->location, .reason = k->reason };
+	c->rows[c->n++].count = n;
+}
+
+static int read_map_row(const void *key, const void *val, void *ctx)
+{
+	struct counts *c = ctx;
+
+	counts_add(c, key, maps_percpu_sum(val, c->ncpu));
+	return 0;
+}
+
+/* a slot's value per CPU, each CPU's its own drop site */
+static int read_slot_row(const void *key, const void *val, void *ctx)
+{
+	struct counts *c = ctx;
+	const struct drop_slot *sl = val;
+
+	for (int cpu = 0; cpu < c->ncpu; cpu++)
+		counts_add(c, &sl[cpu].key, sl[cpu].count);
+	return 0;
+}
+
+static void counts_read(struct rxedrop_bpf *obj, struct counts *c)
+{
+	int j = 0;
+
+	c->n = 0;
+	maps_for_each(obj->maps.drops, read_map_row, c);
+	maps_for_each(obj->maps.drop_slots, read_slot_row, c);
+	qsort(c->rows, c->n, sizeof(*c->rows), cmp_keys);
+	for (int i = 0; i < c->n; i++) {
+		if (j && !cmp_keys(&c->rows[j - 1], &c->rows[i]))
+			c->rows[j - 1].count += c->rows[i].count;
+		else
+			c->rows[j++] = c->rows[i];
+	}
+	c->n = j;
+}
+
+/* what a drop site counted at the last interval */
+static __u64 counts_of(const struct counts *c, const struct row *r)
+{
+	const struct row *p = bsearch(r, c->rows, c->n, sizeof(*r), cmp_keys);
+
+	return p ? p->count : 0;
+}
+
+/* the drops since the last interval, most first; with next_interval the
+ * counts read now become the next interval's start */
+static int read_rows(struct rxedrop_bpf *obj, int ncpu, struct row *rows,
+		     bool next_interval)
+{
+	static struct counts now, last;
+	struct counts t;
+	int n = 0;
+
+	now.ncpu = ncpu;
+	counts_read(obj, &now);
+	for (int i = 0; i < now.n && n < MAX_ROWS; i++) {
+		__u64 d = now.rows[i].count - counts_of(&last, &now.rows[i]);
+
+		if (d) {
+			rows[n].key = now.rows[i].key;
+			rows[n++].count = d;
+		}
+	}
+	if (next_interval) {
+		t = last;
+		last = now;
+		now = t;
+	}
+	qsort(rows, n, sizeof(*rows), cmp_rows);
+	return n;
+}
+
+/*
+ * --prom: counters must not go down while we run, but the table starts
+ * from zero every interval, so what the table took is kept here as running
  * totals by function (no offset: one series per drop site, not per
- * instruction) and reason; a write adds what the map holds now.
+ * instruction) and reason; a write adds what the interval has so far.
  */
 #define PROM_SERIES 64
 #define PROM_DROPS "agentxdp_rxedrop_drops_total"
@@ -167,7 +250,7 @@ static void write_prom(struct rxedrop_bpf *obj, int ncpu)
 	struct prom_file pf;
 	int n, err;
 
-	/* the totals so far plus what the map holds (not drained here) */
+	/* the totals so far plus the interval's drops so far */
 	n = read_rows(obj, ncpu, rows, false);
 	for (int i = 0; i < n; i++)
 		totals_add(&rows[i], true);
@@ -189,6 +272,20 @@ static void write_prom(struct rxedrop_bpf *obj, int ncpu)
 	err = prom_commit(&pf);
 	if (err)
 		cli_prom_err(err);
+}
+
+/* drops of sites and reasons the drops map had no room for (its size) */
+static void warn_counts_lost(struct rxedrop_bpf *obj, int ncpu)
+{
+	static __u64 seen;
+	__u64 lost = maps_stat(obj->maps.stats, STAT_COUNTS_LOST, ncpu);
+
+	if (lost > seen)
+		fprintf(stderr, "rxedrop: warning: %llu drops not counted: more "
+			"than %u drop sites and reasons\n",
+			(unsigned long long)(lost - seen),
+			bpf_map__max_entries(obj->maps.drops));
+	seen = lost;
 }
 
 static void print_counts(struct rxedrop_bpf *obj, int ncpu, __u64 *lost_seen)
@@ -227,6 +324,7 @@ static void print_counts(struct rxedrop_bpf *obj, int ncpu, __u64 *lost_seen)
 	if (lost > *lost_seen)
 		cli_warn_events_lost(lost - *lost_seen);
 	*lost_seen = lost;
+	warn_counts_lost(obj, ncpu);
 	printf("\n");
 	fflush(stdout);
 }
