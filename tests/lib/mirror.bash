@@ -1,0 +1,191 @@
+# Live mirror sessions for the bats suites: a collector namespace behind
+# a veth, a tunnel device (ERSPAN II/III, VXLAN) towards it, tc mirred
+# copying an interface's ingress and egress into that tunnel, and rocelat
+# --mirror in the collector. Load after ../lib/common.
+#
+# What this builds is what a switch's remote mirror session looks like
+# to a collector: the mirrored frames, encapsulated, arrive on the
+# collector's NIC. rocelat there reads the tunnel itself (XDP on the
+# underlay, no tunnel device), or runs on a tunnel device that the
+# collector's kernel decapsulates into.
+#
+# Everything created here is undone by mirror_cleanup (call it from
+# teardown before ax_cleanup, which deletes the namespaces): tc filters
+# and a clsact qdisc we added, tunnel devices outside the collectors'
+# namespaces, rocelat runs.
+
+# undo commands, run newest first
+MIRROR_UNDO=()
+# collector rocelat runs: name -> PID
+declare -gA MIRROR_PID=()
+
+# mx NETNS CMD...: CMD in NETNS; "-" is the namespace we are in
+mx() {
+	local ns=$1
+	shift
+	if [ "$ns" = - ]; then
+		"$@"
+	else
+		ip netns exec "$ns" "$@"
+	fi
+}
+
+# mirror_collector SRCNS NS ADDR_SRC ADDR_COLL: namespace NS with a veth
+# pair, ${NS}s in SRCNS (the mirror's source side) and ${NS}c in NS (the
+# collector's NIC); IPv4 addresses with prefix length. The pair goes with
+# the namespace.
+mirror_collector() {
+	local src=$1 ns=$2 a=$3 b=$4
+	ip netns add "$ns"
+	AX_NETNS+=("$ns")
+	mx "$src" ip link add "${ns}s" type veth peer name "${ns}c" netns "$ns"
+	ip -n "$ns" link set lo up
+	mx "$src" ip addr add "$a" dev "${ns}s"
+	ip -n "$ns" addr add "$b" dev "${ns}c"
+	mx "$src" ip link set "${ns}s" up
+	ip -n "$ns" link set "${ns}c" up
+	if [ "$src" = - ]; then
+		mirror_link_ready "${ns}s"
+	else
+		ax_link_ready "$src" "${ns}s"
+	fi
+	ax_link_ready "$ns" "${ns}c"
+}
+
+# mirror_link_ready DEV: ax_link_ready in the namespace we are in
+mirror_link_ready() {
+	local end=$((SECONDS + 5)) l
+	while [ "$SECONDS" -le "$end" ]; do
+		l=$(ip link show dev "$1") || return 1
+		[[ $l == *"qdisc noop"* ]] || return 0
+		sleep 0.1
+	done
+	echo "link $1 did not come up" >&2
+	return 1
+}
+
+# mirror_tunnel NS KIND DEV LOCAL REMOTE ID: a tunnel device DEV in NS
+# ("-": here), KIND erspan2 (ip's erspan_ver 1, ERSPAN type II), erspan3
+# (erspan_ver 2, type III) or vxlan; ID is the ERSPAN session ID (Linux
+# sends the GRE key's low 10 bits as the session ID, include/net/erspan.h
+# set_session_id(); the key itself is not sent, ERSPAN's GRE header has a
+# sequence number only) or the VNI. A device outside a namespace we
+# delete is deleted by mirror_cleanup.
+mirror_tunnel() {
+	local ns=$1 kind=$2 dev=$3 l=$4 r=$5 id=$6
+	case $kind in
+	erspan2) mx "$ns" ip link add "$dev" type erspan seq key "$id" local "$l" remote "$r" \
+		erspan_ver 1 erspan 4242 ;;
+	erspan3) mx "$ns" ip link add "$dev" type erspan seq key "$id" local "$l" remote "$r" \
+		erspan_ver 2 erspan_dir ingress erspan_hwid 7 ;;
+	vxlan) mx "$ns" ip link add "$dev" type vxlan id "$id" local "$l" remote "$r" \
+		dstport 4789 nolearning ;;
+	*) echo "mirror_tunnel: unknown kind $kind" >&2; return 2 ;;
+	esac
+	[ "$ns" != - ] || MIRROR_UNDO+=("ip link del $dev")
+	# nothing of its own (IPv6 neighbour discovery) into the session
+	mx "$ns" sysctl -qw "net.ipv6.conf.$dev.disable_ipv6=1" 2>/dev/null || true
+	mx "$ns" ip link set "$dev" up
+}
+
+# mirror_classifier NS DEV: a classifier that matches every packet on
+# DEV's clsact: matchall, or where cls_matchall is missing (the host's
+# 6.18 build has u32 and act_mirred but not it) u32's catch-all
+mirror_classifier() {
+	if mx "$1" tc filter add dev "$2" ingress prio 65000 matchall action pass 2>/dev/null; then
+		mx "$1" tc filter del dev "$2" ingress prio 65000
+		echo matchall
+	else
+		echo "u32 match u32 0 0"
+	fi
+}
+
+# mirror_session NS IFACE DEV...: mirror IFACE's ingress and egress into
+# each DEV (tc mirred egress mirror). The filters run after rocelat's own
+# tc egress filter (prio 0xC7) and end in "continue", so a filter behind
+# them still sees the packet. A clsact qdisc we had to add is removed by
+# mirror_cleanup, else only our filters.
+mirror_session() {
+	local ns=$1 ifc=$2 dev cls dir acts=() n=0
+	shift 2
+	for dev in "$@"; do
+		n=$((n + 1))
+		acts+=(action mirred egress mirror dev "$dev")
+		[ "$n" -eq $# ] && acts+=(continue) || acts+=(pipe)
+	done
+	if mx "$ns" tc qdisc add dev "$ifc" clsact 2>/dev/null; then
+		MIRROR_UNDO+=("mx $ns tc qdisc del dev $ifc clsact")
+	fi
+	cls=$(mirror_classifier "$ns" "$ifc")
+	for dir in ingress egress; do
+		# shellcheck disable=SC2086 # $cls is words
+		mx "$ns" tc filter add dev "$ifc" "$dir" prio 1000 $cls "${acts[@]}"
+		MIRROR_UNDO+=("mx $ns tc filter del dev $ifc $dir prio 1000")
+	done
+}
+
+# mirror_start NAME NS IFACE ARGS...: rocelat IFACE ARGS... in NS, output
+# in $T/NAME.out and .err; mirror_wait waits until it traces
+mirror_start() {
+	local name=$1 ns=$2 ifc=$3
+	shift 3
+	ax_bg ip netns exec "$ns" "$RL" -i "$ifc" "$@" > "$T/$name.out" 2> "$T/$name.err"
+	MIRROR_PID[$name]=$AX_LAST_PID
+}
+
+# mirror_wait NAME...: until each of them prints its banner (bash builtins:
+# under emulation a process start in a polling loop costs 0.1-0.4 s)
+mirror_wait() {
+	local name end l
+	end=$((SECONDS + ${WAIT:-60}))
+	for name in "$@"; do
+		while :; do
+			while IFS= read -r l; do
+				[[ $l == Tracing* ]] && continue 3
+			done 2>/dev/null < "$T/$name.err"
+			if ! kill -0 "${MIRROR_PID[$name]}" 2>/dev/null || [ "$SECONDS" -gt "$end" ]; then
+				echo "rocelat $name did not start:" >&2
+				cat "$T/$name.err" "$T/$name.out" >&2
+				return 1
+			fi
+			sleep 0.2
+		done
+	done
+}
+
+# mirror_stop NAME...: SIGINT, each must exit 0 (its report is written)
+mirror_stop() {
+	local name bad=0
+	for name in "$@"; do
+		[ -n "${MIRROR_PID[$name]:-}" ] || continue
+		ax_stop "${MIRROR_PID[$name]}" INT
+		unset "MIRROR_PID[$name]"
+		if [ "$AX_RC" -ne 0 ]; then
+			echo "rocelat $name exited with $AX_RC:" >&2
+			cat "$T/$name.err" >&2
+			bad=1
+		fi
+	done
+	return $bad
+}
+
+# mirror_cleanup: collectors' rocelat first (gently: on 6.1 a SIGKILL
+# leaves a clsact filter behind), then filters, qdiscs and devices, newest
+# first
+mirror_cleanup() {
+	local name i
+	for name in "${!MIRROR_PID[@]}"; do
+		ax_stop "${MIRROR_PID[$name]}" INT
+	done
+	MIRROR_PID=()
+	for ((i = ${#MIRROR_UNDO[@]} - 1; i >= 0; i--)); do
+		eval "${MIRROR_UNDO[i]}" 2>/dev/null || true
+	done
+	MIRROR_UNDO=()
+}
+
+# mirror_flows FILE: rocelat's flows, one compact JSON line each, without
+# their histograms, sorted (for the log)
+mirror_flows() {
+	jq -c 'select(.type=="flow") | del(.buckets)' "$1" | sort
+}
