@@ -9,12 +9,13 @@
 # into tunnel devices: ERSPAN type II (ip's erspan_ver 1), type III
 # (erspan_ver 2) and VXLAN, each towards a collector namespace behind a
 # veth of its own:
-#   - "raw" collectors have no tunnel device: rocelat --mirror on the
-#     collector's veth reads the session as it arrives (XDP before any
-#     decapsulation), as on a collector NIC behind a switch's remote
-#     mirror;
-#   - "dev" collectors have an erspan/vxlan device the kernel decapsulates
-#     into, and rocelat --mirror runs on that device.
+#   - rocelat --mirror on the collector's veth reads the session as it
+#     arrives (XDP, before any decapsulation), as on a collector NIC
+#     behind a switch's remote mirror; one collector per test has no
+#     tunnel device at all;
+#   - another collector has an erspan/vxlan device the kernel
+#     decapsulates into, and a second rocelat --mirror runs on that
+#     device (reader NAME-dev).
 # Ground truth: a plain rocelat on veth-a itself (XDP ingress + tc egress)
 # in the same run, and perftest's iterations. Every RoCE packet crosses
 # veth-a once and is mirrored once, so the collectors' counts must equal
@@ -87,9 +88,10 @@ setup() {
 	RL_PROGS=
 	PERF_PIDS=()
 	T=$BATS_TEST_TMPDIR
-	COLL=()
+	READERS=()
 	TUN=()
-	declare -gA SUBNET=() COPTS=()
+	DRAIN=()
+	declare -gA SUBNET=() R_NS=() R_IF=() R_ARGS=()
 }
 
 teardown() {
@@ -105,98 +107,62 @@ teardown() {
 
 # collector NAME N KIND ID [dev]: namespace axmNAME behind the veth pair
 # axmNAMEs (here) / axmNAMEc (there), 10.77.N.1/.2, and the tunnel device
-# axtNAME here (KIND, session ID or VNI ID) towards it; with "dev" also a
-# tunnel device tun0 in the collector that the kernel decapsulates into.
-# Static neighbours and no IPv6 on the pair: only the mirror arrives.
+# axtNAME here (KIND, session ID or VNI ID) towards it. Its reader NAME:
+# rocelat --mirror on axmNAMEc. With "dev" the collector also has a
+# tunnel device tun0 that the kernel decapsulates into, and a second
+# reader NAME-dev on it (generic XDP). The reader on the NIC keeps the
+# collector's veth in NAPI mode (native XDP), so frames come up through
+# one queue, as from a NIC's RSS queue; without it a veth hands each
+# frame to the backlog of the CPU that sent it, and the frames of one
+# flow reach the device's XDP on two CPUs at once.
 collector() {
-	local name=$1 n=$2 kind=$3 id=$4 ns=axm$1 l=10.77.$2.1 r=10.77.$2.2
-	ip netns add "$ns"
-	AX_NETNS+=("$ns")
-	ip link add "${ns}s" type veth peer name "${ns}c" netns "$ns"
-	sysctl -qw "net.ipv6.conf.${ns}s.disable_ipv6=1"
-	ip netns exec "$ns" sysctl -qw "net.ipv6.conf.${ns}c.disable_ipv6=1"
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.lo.disable_ipv6=1
-	ip -n "$ns" link set lo up
-	ip addr add "$l/24" dev "${ns}s"
-	ip -n "$ns" addr add "$r/24" dev "${ns}c"
-	ip neigh replace "$r" dev "${ns}s" nud permanent \
-		lladdr "$(ip -n "$ns" -j link show dev "${ns}c" | jq -r '.[0].address')"
-	ip -n "$ns" neigh replace "$l" dev "${ns}c" nud permanent \
-		lladdr "$(ip -j link show dev "${ns}s" | jq -r '.[0].address')"
-	ip link set "${ns}s" up
-	ip -n "$ns" link set "${ns}c" up
-	mirror_link_ready "${ns}s"
-	ax_link_ready "$ns" "${ns}c"
-	mirror_tunnel - "$kind" "axt$name" "$l" "$r" "$id"
-	mirror_link_ready "axt$name"
+	local name=$1 n=$2 kind=$3 id=$4 ns=axm$1
+	mirror_collector - "$ns" "10.77.$n.1" "10.77.$n.2"
+	mirror_tunnel - "$kind" "axt$name" "10.77.$n.1" "10.77.$n.2" "$id"
+	READERS+=("$name")
+	R_NS[$name]=$ns
+	R_IF[$name]=${ns}c
+	R_ARGS[$name]=--mirror
+	DRAIN+=("axt$name $ns ${ns}c")
 	if [ "${5:-}" = dev ]; then
-		mirror_tunnel "$ns" "$kind" tun0 "$r" "$l" "$id"
-		ax_link_ready "$ns" tun0
+		mirror_tunnel "$ns" "$kind" tun0 "10.77.$n.2" "10.77.$n.1" "$id" rx
+		READERS+=("$name-dev")
+		R_NS[$name-dev]=$ns
+		R_IF[$name-dev]=tun0
+		R_ARGS[$name-dev]="--mirror --skb-mode"
+		DRAIN[-1]+=" tun0"
 	fi
-	COLL+=("$name")
 	TUN+=("axt$name")
 	SUBNET[$name]=$n
 }
 
-# link_stat NETNS DEV rx|tx: DEV's packet counter ("-": here)
-link_stat() {
-	mx "$1" ip -s -j link show dev "$2" | jq -r ".[0].stats64.$3.packets"
-}
-
-# drained NAME...: until each collector's NIC (and its tunnel device, if
-# any) has received every frame its mirror tunnel sent; then rocelat on it
-# has seen them all (XDP runs before the counters move on a veth with
-# native XDP, and before decapsulation; the decapsulated frame reaches the
-# device's generic XDP in the same receive softirq)
-drained() {
-	local name tx rx drx end=$((SECONDS + WAIT))
-	for name in "$@"; do
-		while :; do
-			tx=$(link_stat - "axt$name" tx)
-			rx=$(link_stat "axm$name" "axm${name}c" rx)
-			drx=$rx
-			! ip -n "axm$name" link show dev tun0 >/dev/null 2>&1 ||
-				drx=$(link_stat "axm$name" tun0 rx)
-			[ "$rx" -eq "$tx" ] && [ "$drx" -eq "$tx" ] && break
-			if [ "$SECONDS" -gt "$end" ]; then
-				echo "collector $name: tunnel sent $tx, NIC received $rx, device $drx" >&2
-				return 1
-			fi
-			sleep 0.2
-		done
-		echo "collector $name: $tx mirrored frames received"
-	done
-}
-
-# mirrored TOOL ARGS...: rocelat --mirror (and COPTS[NAME]) on every
-# collector (on tun0 where there is one), rocelat on veth-a, perftest
-# TOOL ARGS over the bed, mirrored by veth-a's tc into every tunnel; each
-# collector's report in $T/NAME.out, veth-a's in $T/veth.out
+# mirrored TOOL ARGS...: every reader (rocelat R_ARGS -j -F), rocelat on
+# veth-a, perftest TOOL ARGS over the bed, mirrored by veth-a's tc into
+# every tunnel; each reader's report in $T/NAME.out, veth-a's in
+# $T/veth.out
 mirrored() {
-	local name
+	local name d
 	mirror_session - veth-a "${TUN[@]}"
-	for name in "${COLL[@]}"; do
-		if ip -n "axm$name" link show dev tun0 >/dev/null 2>&1; then
-			# shellcheck disable=SC2086 # options are words
-			mirror_start "$name" "axm$name" tun0 --mirror --skb-mode -j -F ${COPTS[$name]:-}
-		else
-			# shellcheck disable=SC2086
-			mirror_start "$name" "axm$name" "axm${name}c" --mirror -j -F ${COPTS[$name]:-}
-		fi
+	for name in "${READERS[@]}"; do
+		# shellcheck disable=SC2086 # options are words
+		mirror_start "$name" "${R_NS[$name]}" "${R_IF[$name]}" ${R_ARGS[$name]} \
+			--max-flows 64 -j -F
 	done
-	start_rocelat "$T/veth.out" -j -F
-	mirror_wait "${COLL[@]}"
+	start_rocelat "$T/veth.out" --max-flows 64 -j -F
+	mirror_wait "${READERS[@]}"
 	perf_run perf "$@"
-	drained "${COLL[@]}"
+	for d in "${DRAIN[@]}"; do
+		# shellcheck disable=SC2086 # TUN NS NIC [DEV]
+		mirror_drained - $d
+	done
 	# the mirror's filters go before rocelat leaves veth-a (stop_rocelat
 	# checks that no filter is left on its egress)
-	tc filter del dev veth-a ingress prio 1000
-	tc filter del dev veth-a egress prio 1000
+	mirror_session_end - veth-a
 	stop_rocelat
-	mirror_stop "${COLL[@]}"
+	mirror_stop "${READERS[@]}"
 	grep -v '"type":"hist"' "$T/veth.out"
-	for name in "${COLL[@]}"; do
-		echo "collector $name:"
+	for name in "${READERS[@]}"; do
+		echo "reader $name:"
 		grep -v '"type":"hist"' "$T/$name.out"
 	done
 }
@@ -283,24 +249,24 @@ veth_truth() {
 	[ "${V[b.kind]}" = turnaround ]
 	[ "$((${V[c.samples]} + ${V[c.turnaround_samples]}))" -eq $((2 * n - ${V[c.karn_discarded]})) ]
 	same_counts e2r "$(session erspan2 100 e2r)"
-	same_counts e2d null
-	[ "$(jq -r 'select(.type=="flow") | .ifname' "$T/e2d.out" | sort -u)" = tun0 ]
-	measured "ERSPAN II send_lat: medians rxe-a veth-a ${V[a.median]} us, raw ${MED[e2r.a]}, device ${MED[e2d.a]}; rxe-b veth-a ${V[b.median]} us (turnaround), raw ${MED[e2r.b]}, device ${MED[e2d.b]}; retransmits ${V[c.retransmits]}"
+	same_counts e2d "$(session erspan2 101 e2d)"
+	same_counts e2d-dev null
+	[ "$(jq -r 'select(.type=="flow") | .ifname' "$T/e2d-dev.out" | sort -u)" = tun0 ]
+	measured "ERSPAN II send_lat: medians rxe-a veth-a ${V[a.median]} us, raw ${MED[e2r.a]}, device ${MED[e2d-dev.a]}; rxe-b veth-a ${V[b.median]} us (turnaround), raw ${MED[e2r.b]}, device ${MED[e2d-dev.b]}; retransmits ${V[c.retransmits]}"
 }
 
-@test "ERSPAN III (erspan_ver 2) under ib_write_bw: exact counts on raw collectors (auto and --mirror-time=switch) and an erspan device; Linux's 100 us timestamps time nothing: arrival clock" {
+@test "ERSPAN III (erspan_ver 2) under ib_write_bw: exact counts on raw readers (auto and --mirror-time=switch) and an erspan device; Linux's 100 us timestamps time nothing: arrival clock" {
 	local n=200 size=4096 t0 t1 ts bad
 	local -A V MED
 	collector e3r 3 erspan3 200
-	collector e3s 4 erspan3 201
-	collector e3d 5 erspan3 202 dev
+	collector e3d 4 erspan3 201 dev
+	# the switch clock asked for on one of them
+	R_ARGS[e3d]+=" --mirror-time=switch"
 	# the first frames of the session as the collector receives them
 	ax_bg ip netns exec axme3r tcpdump -i axme3rc -nn -U -c 16 -s 80 -w "$T/e3.pcap" proto gre 2>"$T/e3.pcap.err"
 	local cap=$AX_LAST_PID
 	ax_wait_for "$T/e3.pcap.err" "listening on" "$WAIT"
 	t0=$(date +%s%N)
-	# the switch clock asked for on one of them
-	COPTS[e3s]=--mirror-time=switch
 	mirrored ib_write_bw -n "$n" -s "$size" -t 8 -F
 	ax_stop "$cap" INT
 	t1=$(date +%s%N)
@@ -309,8 +275,8 @@ veth_truth() {
 	[ "${V[c.tracked]}" -eq "$n" ]
 	[ -z "${V[b.flows]:-}" ]
 	same_counts e3r "$(session erspan3 200 e3r)"
-	same_counts e3s "$(session erspan3 201 e3s)"
-	same_counts e3d null
+	same_counts e3d "$(session erspan3 201 e3d)"
+	same_counts e3d-dev null
 
 	# what Linux put in the ERSPAN III header (tcpdump -x prints from the
 	# IP header: IPv4 20 + GRE with a sequence number 8, the ERSPAN header
@@ -351,7 +317,7 @@ veth_truth() {
 	read -r ts bad < "$T/e3.check"
 	[ "$ts" -eq 16 ]
 	[ "$bad" -eq 0 ]
-	measured "ERSPAN III write_bw: median veth-a ${V[a.median]} us, raw auto ${MED[e3r.a]}, raw switch ${MED[e3s.a]} (clock arrival), device ${MED[e3d.a]}; retransmits ${V[c.retransmits]}; timestamps: 100 us ticks, Gra 00"
+	measured "ERSPAN III write_bw: median veth-a ${V[a.median]} us, raw auto ${MED[e3r.a]}, raw switch ${MED[e3d.a]} (clock arrival), device ${MED[e3d-dev.a]}; retransmits ${V[c.retransmits]}; timestamps: 100 us ticks, Gra 00"
 }
 
 @test "VXLAN under ib_read_lat: a raw collector and a vxlan device count veth-a's exactly, READ RESPONSEs timed within 25% + 200 us" {
@@ -365,6 +331,7 @@ veth_truth() {
 	[ "${V[c.read_responses]}" -ge "$n" ]
 	[ "${V[c.acks]}" -eq 0 ]
 	same_counts vxr "$(session vxlan 7700 vxr)"
-	same_counts vxd null
-	measured "VXLAN read_lat: median veth-a ${V[a.median]} us, raw ${MED[vxr.a]}, device ${MED[vxd.a]}; retransmits ${V[c.retransmits]}"
+	same_counts vxd "$(session vxlan 7701 vxd)"
+	same_counts vxd-dev null
+	measured "VXLAN read_lat: median veth-a ${V[a.median]} us, raw ${MED[vxr.a]}, device ${MED[vxd-dev.a]}; retransmits ${V[c.retransmits]}"
 }
