@@ -398,9 +398,7 @@ check_gen() {
 	local resp=$AX_LAST_PID
 	mirror_start nic "${P}c" "${P}cc" --mirror -j -F
 	mirror_start dev "${P}d" tun0 --mirror --skb-mode -j -F
-	# XDP on d's NIC too: a veth without it hands each frame to the
-	# backlog of the CPU that sent it, and one flow's frames would reach
-	# the device's XDP on two CPUs at once (tests/vm/mirror.bats)
+	# and on d's NIC: the session read raw beside the device
 	mirror_start dnic "${P}d" "${P}dc" --mirror -j -F
 	mirror_start veth "${P}a" "${P}va" -j -F
 	mirror_wait nic dev dnic veth
