@@ -79,8 +79,8 @@ mirror_link_ready() {
 
 # mirror_tunnel NS KIND DEV LOCAL REMOTE ID [rx]: a tunnel device DEV in
 # NS ("-": here), KIND erspan2 (ip's erspan_ver 1, ERSPAN type II),
-# erspan3 (erspan_ver 2, type III) or vxlan; ID is the ERSPAN session ID
-# or the VNI. Linux sends the GRE key's low 10 bits as the session ID
+# erspan3 (erspan_ver 2, type III), gretap (GRE/TEB) or vxlan; ID is the
+# ERSPAN session ID, the GRE key or the VNI. Linux sends the GRE key's low 10 bits as the session ID
 # (include/net/erspan.h, set_session_id(); the key itself is not sent:
 # ERSPAN's GRE header carries a sequence number only) and finds the
 # receiving device by it. "rx": the collector's end, which does not check
@@ -98,6 +98,7 @@ mirror_tunnel() {
 		erspan_ver 1 erspan 4242 ;;
 	erspan3) mx "$ns" ip link add "$dev" type erspan $seq key "$id" local "$l" remote "$r" \
 		erspan_ver 2 erspan_dir ingress erspan_hwid 7 ;;
+	gretap) mx "$ns" ip link add "$dev" type gretap key "$id" local "$l" remote "$r" ;;
 	vxlan) mx "$ns" ip link add "$dev" type vxlan id "$id" local "$l" remote "$r" \
 		dstport 4789 nolearning ;;
 	*) echo "mirror_tunnel: unknown kind $kind" >&2; return 2 ;;
