@@ -27,20 +27,30 @@
 # ("rtt"): veth-a's turnaround_samples are round-trip samples there.
 #
 # Latency: the collector times a request from its mirrored copy's arrival
-# to its answer's copy's arrival. tc makes the copies after veth-a's XDP
-# on ingress (after its receive path: measured up to 180 us later under
-# emulation) and at tc egress, where tcpdump's taps sit too, so veth-a's
-# rocelat (XDP) is not the reference: rxe-b's requests were timed at
-# 200 us there and at 20 us on the mirror in one run, rxe-a's 5-25%
-# longer. The reference is a tcpdump capture of veth-a (rocelat.bats's
-# cap_samples: request -> answer with its PSN, Karn as rocelat): the
-# copies' way to the collector (mirred, encapsulation, a veth, XDP) is
-# the same for both, so the medians agree within what its jitter moves a
-# median; the tests allow 25% + 200 us. On a tunnel device the collector
-# times frames after its own receive path (here an RPS hop to one CPU,
-# see mirror_collector; one emulated vCPU's wait held rxe-a's copies
-# until just before their ACKs, a 9 us median against 360 us): counts
-# only there, the medians are in the "# measured:" lines.
+# to its answer's copy's arrival; veth-a's rocelat from tc egress (where
+# the mirror copies too, a filter later) or from XDP, which runs before tc
+# ingress makes the mirror's copy: a frame goes up the stack after the
+# veth's whole receive batch went through XDP, and behind the frames
+# ahead of it in that batch. So the mirror's clock is late by that wait d
+# on frames arriving at veth-a, and the two flows move opposite ways:
+#   - rxe-a's requests (leaving veth-a; their answers arrive): the mirror
+#     times d longer. Measured d: 8-50 us (medians of 170-360 us). The
+#     tests allow -25% - 100 us .. +25% + 100 us (the +100 us and the
+#     lower side for the copies' own way to the collector: mirred,
+#     encapsulation, a veth, XDP);
+#   - rxe-b's requests (arriving; veth-a's rocelat times rxe-a's
+#     turnaround from XDP): the mirror times d shorter, and d is long here
+#     (the SEND comes in one batch behind the ACK before it, and waits for
+#     that to go up the stack first): 120-180 us of 140-200 us. The tests
+#     allow the mirror's median from 0 up to veth-a's + 100 us.
+# A tcpdump capture of veth-a is no better reference: its taps sit before
+# tc ingress but after the egress qdisc, which held frames 80-160 us
+# after tc egress under emulation (capture medians 160-220 us where
+# rocelat's were 220-260). On a tunnel device the collector times frames
+# after its own receive path (here an RPS hop to one CPU, see
+# mirror_collector; one emulated vCPU's wait held rxe-a's copies until
+# just before their ACKs, a 9 us median against 360 us): counts only
+# there, the medians are in the "# measured:" lines.
 #
 # ERSPAN III's timestamp: Linux's erspan v2 (include/net/erspan.h,
 # erspan_build_header_v2() and erspan_get_timestamp(), read in 6.1 and
@@ -101,7 +111,7 @@ setup() {
 	READERS=()
 	TUN=()
 	DRAIN=()
-	declare -gA SUBNET=() R_NS=() R_IF=() R_ARGS=() CAPMED=()
+	declare -gA SUBNET=() R_NS=() R_IF=() R_ARGS=()
 }
 
 teardown() {
@@ -156,20 +166,12 @@ mirrored() {
 			--max-flows 64 -j -F
 	done
 	start_rocelat "$T/veth.out" --max-flows 64 -j -F
-	start_capture "$T/cap.pcap"
 	mirror_wait "${READERS[@]}"
 	perf_run perf "$@"
 	for d in "${DRAIN[@]}"; do
 		# shellcheck disable=SC2086 # TUN NS NIC [DEV]
 		mirror_drained - $d
 	done
-	stop_capture "$T/cap.pcap"
-	# the wire's request -> answer times at the mirror's own tap points
-	cap_samples "$T/cap.pcap" > "$T/cap.samples"
-	local cn
-	read -r cn CAPMED[a] < <(cap_stat "$T/cap.samples" "$A")
-	read -r cn CAPMED[b] < <(cap_stat "$T/cap.samples" "$B")
-	echo "capture: medians rxe-a ${CAPMED[a]} us, rxe-b ${CAPMED[b]} us ($cn samples of rxe-b)"
 	# the mirror's filters go before rocelat leaves veth-a (stop_rocelat
 	# checks that no filter is left on its egress)
 	mirror_session_end - veth-a
@@ -220,11 +222,16 @@ same_counts() {
 		[ "${m[$p.kind]}" = rtt ]
 		[ "${m[$p.clock]}" = arrival ]
 		MED[$name.$p]=${m[$p.median]}
-		# on the collector's NIC: within 25% + 200 us of the capture's
-		# median (see the top); a device's timing is the collector's own
-		[[ $name == *-dev ]] ||
-			holds "${m[$p.median]} - ${CAPMED[$p]} <= ${CAPMED[$p]} / 4 + 200 &&" \
-				"${CAPMED[$p]} - ${m[$p.median]} <= ${CAPMED[$p]} / 4 + 200"
+		# on the collector's NIC, against veth-a's (see the top); a
+		# device's timing is the collector's own
+		if [[ $name == *-dev ]]; then
+			:
+		elif [ "${V[$p.kind]}" = rtt ]; then
+			holds "${m[$p.median]} - ${V[$p.median]} <= ${V[$p.median]} / 4 + 100 &&" \
+				"${V[$p.median]} - ${m[$p.median]} <= ${V[$p.median]} / 4 + 100"
+		else
+			holds "${m[$p.median]} > 0 && ${m[$p.median]} <= ${V[$p.median]} + 100"
+		fi
 	done
 	# the session as built: kind, ID (ERSPAN session ID or VNI), the
 	# mirror's outer source; none on a device that decapsulated
@@ -254,7 +261,7 @@ veth_truth() {
 	[ "${V[a.kind]}" = rtt ]
 }
 
-@test "ERSPAN II (erspan_ver 1) under ib_send_lat: a raw collector and an erspan device's count veth-a's exactly, NIC medians within 25% + 200 us of a capture" {
+@test "ERSPAN II (erspan_ver 1) under ib_send_lat: a raw collector and an erspan device's count veth-a's exactly, NIC medians within the tap points' bias of veth-a's" {
 	local n=200
 	local -A V MED
 	collector e2r 1 erspan2 100
@@ -271,7 +278,7 @@ veth_truth() {
 	same_counts e2d "$(session erspan2 101 e2d)"
 	same_counts e2d-dev null
 	[ "$(jq -r 'select(.type=="flow") | .ifname' "$T/e2d-dev.out" | sort -u)" = tun0 ]
-	measured "ERSPAN II send_lat: medians rxe-a veth-a ${V[a.median]} us, capture ${CAPMED[a]}, raw ${MED[e2r.a]}, device ${MED[e2d-dev.a]}; rxe-b veth-a ${V[b.median]} us (turnaround), capture ${CAPMED[b]}, raw ${MED[e2r.b]}, device ${MED[e2d-dev.b]}; retransmits ${V[c.retransmits]}"
+	measured "ERSPAN II send_lat: medians rxe-a veth-a ${V[a.median]} us, raw ${MED[e2r.a]}, device ${MED[e2d-dev.a]}; rxe-b veth-a ${V[b.median]} us (turnaround), raw ${MED[e2r.b]}, device ${MED[e2d-dev.b]}; retransmits ${V[c.retransmits]}"
 }
 
 @test "ERSPAN III (erspan_ver 2) under ib_write_bw: exact counts on raw readers (auto and --mirror-time=switch) and an erspan device; Linux's 100 us timestamps time nothing: arrival clock" {
@@ -336,10 +343,10 @@ veth_truth() {
 	read -r ts bad < "$T/e3.check"
 	[ "$ts" -eq 16 ]
 	[ "$bad" -eq 0 ]
-	measured "ERSPAN III write_bw: median veth-a ${V[a.median]} us, capture ${CAPMED[a]}, raw auto ${MED[e3r.a]}, raw switch ${MED[e3d.a]} (clock arrival), device ${MED[e3d-dev.a]}; retransmits ${V[c.retransmits]}; timestamps: 100 us ticks, Gra 00"
+	measured "ERSPAN III write_bw: median veth-a ${V[a.median]} us, raw auto ${MED[e3r.a]}, raw switch ${MED[e3d.a]} (clock arrival), device ${MED[e3d-dev.a]}; retransmits ${V[c.retransmits]}; timestamps: 100 us ticks, Gra 00"
 }
 
-@test "VXLAN under ib_read_lat: a raw collector and a vxlan device count veth-a's exactly, READ RESPONSEs timed within 25% + 200 us of a capture" {
+@test "VXLAN under ib_read_lat: a raw collector and a vxlan device count veth-a's exactly, READ RESPONSEs timed within 25% + 100 us of veth-a's" {
 	local n=200
 	local -A V MED
 	collector vxr 6 vxlan 7700
@@ -352,7 +359,7 @@ veth_truth() {
 	same_counts vxr "$(session vxlan 7700 vxr)"
 	same_counts vxd "$(session vxlan 7701 vxd)"
 	same_counts vxd-dev null
-	measured "VXLAN read_lat: median veth-a ${V[a.median]} us, capture ${CAPMED[a]}, raw ${MED[vxr.a]}, device ${MED[vxd-dev.a]}; retransmits ${V[c.retransmits]}"
+	measured "VXLAN read_lat: median veth-a ${V[a.median]} us, raw ${MED[vxr.a]}, device ${MED[vxd-dev.a]}; retransmits ${V[c.retransmits]}"
 }
 
 @test "GRE/TEB (gretap, key 77) under netem loss 2% on veth-a with ib_write_bw: retransmits and NAKs counted exactly as on veth-a" {
