@@ -402,9 +402,12 @@ check_gen() {
 	mirror_start dnic "${P}d" "${P}dc" --mirror -j -F
 	mirror_start veth "${P}a" "${P}va" -j -F
 	mirror_wait nic dev dnic veth
-	# every 5th message resent once: retransmits and Karn discards to count
+	# every 5th message resent once: retransmits and Karn discards to
+	# count. 50 us after the original, well before its ACK (the responder
+	# waits 200 us): which of the resend and the ACK comes first must not
+	# depend on where the observer sits
 	ip netns exec "${P}a" "$GEN" requester -d "$ub" -q -n 200 -f 2 --retransmit-every 5 \
-		--ack-timeout-us 500000 > "$T/req.out"
+		--retransmit-pause-us 50 --ack-timeout-us 500000 > "$T/req.out"
 	cat "$T/req.out" >&2
 	mirror_drained "${P}a" vxc "${P}c" "${P}cc"
 	mirror_drained "${P}a" vxd "${P}d" "${P}dc" tun0
