@@ -87,7 +87,8 @@ setup_file() {
 	local m
 	for m in ip_gre vxlan act_mirred cls_matchall; do
 		modinfo "$m" >/dev/null 2>&1 || [ -d "/sys/module/$m" ] || {
-			export AX_FILE_SKIP="no $m for $(uname -r)"
+			AX_FILE_SKIP="no $m for $(uname -r)"
+			export AX_FILE_SKIP
 			return 0
 		}
 	done
@@ -105,6 +106,7 @@ teardown_file() {
 setup() {
 	ax_file_skip
 	RL_PID=
+	# shellcheck disable=SC2034 # rocelat.bats's start_rocelat sets it
 	RL_PROGS=
 	PERF_PIDS=()
 	T=$BATS_TEST_TMPDIR
@@ -158,7 +160,7 @@ collector() {
 # every tunnel; each reader's report in $T/NAME.out, veth-a's in
 # $T/veth.out
 mirrored() {
-	local name d
+	local name d t0=$SECONDS
 	mirror_session - veth-a "${TUN[@]}"
 	for name in "${READERS[@]}"; do
 		# shellcheck disable=SC2086 # options are words
@@ -167,7 +169,9 @@ mirrored() {
 	done
 	start_rocelat "$T/veth.out" --max-flows 64 -j -F
 	mirror_wait "${READERS[@]}"
+	echo "readers up after $((SECONDS - t0)) s"
 	perf_run perf "$@"
+	echo "perftest done after $((SECONDS - t0)) s"
 	for d in "${DRAIN[@]}"; do
 		# shellcheck disable=SC2086 # TUN NS NIC [DEV]
 		mirror_drained - $d
@@ -194,12 +198,18 @@ same_counts() {
 	for k in roce_packets requests tracked acks read_responses retransmits karn_discarded \
 		nak_psn_seq_err nak_invalid_req nak_remote_access nak_remote_op nak_invalid_rd \
 		nak_other rnr_naks cnps ecn_ce timeouts unmatched_answers responses_missing \
-		qps_paired ambiguous_answers duplicates pending flows flows_started other_transport; do
+		qps_paired ambiguous_answers duplicates flows flows_started other_transport; do
 		[ "${m[c.$k]}" = "${V[c.$k]}" ] || {
 			echo "collector $name: $k ${m[c.$k]}, veth-a ${V[c.$k]}" >&2
 			return 1
 		}
 	done
+	# requests left unanswered at the end: a resend of rxe's timer and
+	# the ACK of its original cross veth-a within microseconds (tc egress
+	# and XDP, on two CPUs), and which of the two rocelat on veth-a
+	# handles first decides whether the resend stays pending: once 1
+	# there, 0 on every collector. Not exact, bounded by the resends.
+	[ "${m[c.pending]}" -le "${V[c.retransmits]}" ]
 	# every answer timed once (samples counts turnaround samples too),
 	# veth-a's turnaround ones as round trips
 	[ "${m[c.samples]}" -eq "${V[c.samples]}" ]
@@ -254,7 +264,7 @@ veth_truth() {
 	rl_load "$T/veth.out" V
 	[ "$(perf_result "$T/perf.cli" 2)" -eq "$1" ]
 	[ "${V[c.parse_errors]}" -eq 0 ]
-	[ "${V[c.pending]}" -eq 0 ]
+	[ "${V[c.pending]}" -le "${V[c.retransmits]}" ]
 	[ "${V[a.flows]}" -eq 1 ]
 	[ "${V[a.daddr]}" = "$B" ]
 	[ "${V[a.dqpn]}" -eq "$(perf_qpn "$T/perf.cli" remote)" ]
@@ -363,7 +373,7 @@ veth_truth() {
 }
 
 @test "GRE/TEB (gretap, key 77) under netem loss 2% on veth-a with ib_write_bw: retransmits and NAKs counted exactly as on veth-a" {
-	local n=300 size=4096 dropped
+	local n=200 size=4096 dropped
 	local -A V MED
 	collector grr 8 gretap 77
 	collector grd 9 gretap 78 dev
