@@ -85,10 +85,11 @@ mirror_link_ready() {
 # ERSPAN's GRE header carries a sequence number only) and finds the
 # receiving device by it. "rx": the collector's end, which does not check
 # the GRE sequence numbers (no iseq): with iseq, ip_tunnel_rcv() drops a
-# frame numbered below the last one, and a Linux mirror numbers its
-# frames on two CPUs at once (ingress in softirq, egress in the sender's
-# context), so some arrive out of order (in the guest, 10 of 805 and 14
-# of 1033 frames did not reach a device with iseq; all did without). A device outside a namespace we delete is
+# frame numbered below the last one, and frames taken in on two CPUs
+# reach the device out of order (in the guest, before the collectors had
+# RPS, 10 of 805 and 14 of 1033 did not reach a device with iseq; with
+# the mirror on one CPU a check run lost none with iseq either). A device
+# outside a namespace we delete is
 # deleted by mirror_cleanup.
 mirror_tunnel() {
 	local ns=$1 kind=$2 dev=$3 l=$4 r=$5 id=$6 seq=seq
