@@ -80,16 +80,16 @@ mirror_link_ready() {
 # mirror_tunnel NS KIND DEV LOCAL REMOTE ID [rx]: a tunnel device DEV in
 # NS ("-": here), KIND erspan2 (ip's erspan_ver 1, ERSPAN type II),
 # erspan3 (erspan_ver 2, type III), gretap (GRE/TEB) or vxlan; ID is the
-# ERSPAN session ID, the GRE key or the VNI. Linux sends the GRE key's low 10 bits as the session ID
-# (include/net/erspan.h, set_session_id(); the key itself is not sent:
-# ERSPAN's GRE header carries a sequence number only) and finds the
-# receiving device by it. "rx": the collector's end, which does not check
-# the GRE sequence numbers (no iseq): with iseq, ip_tunnel_rcv() drops a
-# frame numbered below the last one, and frames taken in on two CPUs
-# reach the device out of order (in the guest, before the collectors had
-# RPS, 10 of 805 and 14 of 1033 did not reach a device with iseq; with
-# the mirror on one CPU a check run lost none with iseq either). A device
-# outside a namespace we delete is
+# ERSPAN session ID, the GRE key or the VNI. Linux sends the GRE key's
+# low 10 bits as the session ID (include/net/erspan.h, set_session_id();
+# the key itself is not sent: ERSPAN's GRE header carries a sequence
+# number only) and finds the receiving device by it. "rx": the
+# collector's end, which does not check the GRE sequence numbers (no
+# iseq): with iseq, ip_tunnel_rcv() drops a frame numbered below the last
+# one, and frames taken in on two CPUs reach the device out of order (in
+# the guest, before the collectors had RPS, 10 of 805 and 14 of 1033 did
+# not reach a device with iseq; with the mirror on one CPU a check run
+# lost none with iseq either). A device outside a namespace we delete is
 # deleted by mirror_cleanup.
 mirror_tunnel() {
 	local ns=$1 kind=$2 dev=$3 l=$4 r=$5 id=$6 seq=seq
