@@ -10,10 +10,15 @@
 # InfiniBand dissectors as the second opinion on frames, sessions and
 # RoCE packet counts. Last, live: RoCE from rocegen over a real VXLAN
 # overlay between two namespaces, rocelat --decap on the underlay and a
-# plain rocelat on the vxlan device, both against rocegen's own summary.
+# plain rocelat on the vxlan device, both against rocegen's own summary;
+# and rocegen's traffic mirrored by tc (mirred) into VXLAN towards
+# collector namespaces, rocelat --mirror on a collector's NIC and on a
+# vxlan device there, against rocelat on the mirrored veth and rocegen
+# (tests/vm/mirror.bats does the same with rxe, ERSPAN II/III and VXLAN).
 
 bats_require_minimum_version 1.5.0
 load ../lib/common
+load ../lib/mirror
 
 RL=$AX_BUILD/rocelat
 GEN=$AX_BUILD/rocegen
@@ -55,6 +60,7 @@ setup() {
 }
 
 teardown() {
+	mirror_cleanup
 	ax_cleanup
 }
 
@@ -364,4 +370,90 @@ check_gen() {
 		length == 2 and all(. == $a or . == $b)' "$T/under.out" > /dev/null
 	[ "$(jq -r 'select(.type=="flow") | .session // "none"' "$T/over.out" | sort -u)" = none ]
 	[ "$(counter "$T/over.out" tunnel_not_roce)" = 0 ]
+}
+
+# live: rocegen's traffic on a veth, mirrored by tc into VXLAN (what a
+# switch's remote mirror session delivers) to two collectors: one reads
+# the tunnel on its NIC, one has a vxlan device that decapsulates
+@test "live mirror: tc mirred copies a veth into VXLAN; rocelat --mirror on a collector's NIC and on its vxlan device count what rocelat on the veth and rocegen did" {
+	[ -x "$GEN" ] || skip "build first: make"
+	P=axn$BATS_TEST_NUMBER
+	T=$BATS_TEST_TMPDIR
+	local ua=10.81.0.1 ub=10.81.0.2 k name
+	ax_netns_pair "$P" "$ua/24" "$ub/24"
+	# act_mirred: present in the host's 6.18; cls_matchall is not, and
+	# mirror_session falls back to u32's catch-all
+	ip netns exec "${P}a" tc actions add action mirred egress mirror dev lo index 77 2>"$T/mirred.err" ||
+		skip "tc mirred (act_mirred) not available on $(uname -r): $(cat "$T/mirred.err"); tests/vm/mirror.bats covers live mirrors"
+	ip netns exec "${P}a" tc actions del action mirred index 77
+	# collector c: the tunnel read on its NIC; d: a vxlan device in it
+	mirror_collector "${P}a" "${P}c" 10.82.0.1 10.82.0.2
+	mirror_tunnel "${P}a" vxlan vxc 10.82.0.1 10.82.0.2 4242
+	mirror_collector "${P}a" "${P}d" 10.83.0.1 10.83.0.2
+	mirror_tunnel "${P}a" vxlan vxd 10.83.0.1 10.83.0.2 4243
+	mirror_tunnel "${P}d" vxlan tun0 10.83.0.2 10.83.0.1 4243 rx
+	mirror_session "${P}a" "${P}va" vxc vxd
+
+	ax_bg ip netns exec "${P}b" "$GEN" responder --timeout 60 --delay-us 200 > "$T/resp.out" 2>&1
+	local resp=$AX_LAST_PID
+	mirror_start nic "${P}c" "${P}cc" --mirror -j -F
+	mirror_start dev "${P}d" tun0 --mirror --skb-mode -j -F
+	# and on d's NIC: the session read raw beside the device
+	mirror_start dnic "${P}d" "${P}dc" --mirror -j -F
+	mirror_start veth "${P}a" "${P}va" -j -F
+	mirror_wait nic dev dnic veth
+	# every 5th message resent once: retransmits and Karn discards to
+	# count. 50 us after the original, well before its ACK (the responder
+	# waits 200 us): which of the resend and the ACK comes first must not
+	# depend on where the observer sits
+	ip netns exec "${P}a" "$GEN" requester -d "$ub" -q -n 200 -f 2 --retransmit-every 5 \
+		--retransmit-pause-us 50 --ack-timeout-us 500000 > "$T/req.out"
+	cat "$T/req.out" >&2
+	mirror_drained "${P}a" vxc "${P}c" "${P}cc"
+	mirror_drained "${P}a" vxd "${P}d" "${P}dc" tun0
+	mirror_session_end "${P}a" "${P}va"
+	mirror_stop nic dev dnic veth
+	ax_stop "$resp" INT
+	[ "$(gen_kv requester status "$T/req.out")" = ok ]
+	for name in veth nic dnic dev; do
+		mirror_flows "$T/$name.out" >&2
+	done
+
+	# rocegen's truth first, then the collectors equal the veth exactly
+	check_gen "$T/veth.out"
+	[ "$(counter "$T/veth.out" retransmits)" -gt 0 ]
+	for name in nic dnic dev; do
+		check_gen "$T/$name.out"
+		for k in roce_packets requests tracked acks samples retransmits karn_discarded \
+			timeouts unmatched_answers qps_paired pending flows duplicates; do
+			[ "$(counter "$T/$name.out" $k)" = "$(counter "$T/veth.out" $k)" ] || {
+				echo "$name: $k $(counter "$T/$name.out" $k), veth $(counter "$T/veth.out" $k)" >&2
+				return 1
+			}
+		done
+		[ "$(counter "$T/$name.out" parse_errors)" -eq 0 ]
+		[ "$(counter "$T/$name.out" tunnel_unknown)" -eq 0 ]
+		# per flow: the same flows with the same counts, latency within
+		# 25% + 200 us of the veth's (both copies of a request and its
+		# answer take the same mirror path)
+		jq -e -n --slurpfile v "$T/veth.out" --slurpfile m "$T/$name.out" '
+			def flows(x): [x[] | select(.type=="flow")] | sort_by(.dqpn);
+			flows($v) as $fv | flows($m) as $fm |
+			($fv | length) == 2 and ($fm | length) == 2 and
+			([range(2) as $i | $fv[$i] as $a | $fm[$i] as $b |
+				$a.saddr == $b.saddr and $a.daddr == $b.daddr and $a.dqpn == $b.dqpn and
+				$a.req_qpn == $b.req_qpn and $a.sport == $b.sport and
+				$a.samples == $b.samples and $a.retransmits == $b.retransmits and
+				$a.naks == $b.naks and $a.timeouts == $b.timeouts and
+				$b.kind == "rtt" and $b.clock == "arrival" and
+				(($a.median - $b.median) | fabs) <= $a.median / 4 + 200] | all)' > /dev/null
+	done
+	# the session as built: VXLAN, the VNI, the mirror's outer source;
+	# none where the kernel decapsulated
+	[ "$(jq -c 'select(.type=="flow") | .session' "$T/nic.out" | sort -u)" = \
+	  '{"kind":"vxlan","src":"10.82.0.1","id":4242}' ]
+	[ "$(jq -c 'select(.type=="flow") | .session' "$T/dnic.out" | sort -u)" = \
+	  '{"kind":"vxlan","src":"10.83.0.1","id":4243}' ]
+	[ "$(jq -r 'select(.type=="flow") | .session // "none"' "$T/dev.out" | sort -u)" = none ]
+	echo "# measured: medians veth $(jq -r 'select(.type=="flow") | .median' "$T/veth.out" | tr '\n' ' ')us, collector NIC $(jq -r 'select(.type=="flow") | .median' "$T/nic.out" | tr '\n' ' ')us, vxlan device $(jq -r 'select(.type=="flow") | .median' "$T/dev.out" | tr '\n' ' ')us" >&3
 }
