@@ -1,0 +1,249 @@
+# Helpers of the Soft-RoCE guest's rocelat suites (tests/vm/rocelat.bats,
+# tests/vm/mirror.bats): the test bed, perftest runs and their results,
+# rxe's counters, rocelat on veth-a and its JSON report, tcpdump captures.
+# Loaded after tests/lib/common.bash.
+# shellcheck shell=bash
+
+TESTBED="$AX_ROOT/scripts/testbed.sh"
+RL="$AX_BUILD/rocelat"
+RC="$AX_BUILD/vm/rc_client"
+A=10.10.0.1
+B=10.10.0.2
+PORT=18517 # perftest's TCP exchange (over lo)
+
+# holds EXPR: a comparison of (decimal) numbers, logged
+holds() {
+	echo "check: $*"
+	awk "BEGIN { exit !($*) }"
+}
+
+measured() { echo "# measured: $*" >&3; }
+
+# has FILE TEXT: FILE has a line containing TEXT (bash builtins only: a
+# process start costs 0.1-0.4 s under emulation, and the waits poll)
+has() {
+	local l
+	while IFS= read -r l; do
+		[[ $l == *"$2"* ]] && return 0
+	done 2>/dev/null <"$1"
+	return 1
+}
+
+# start_rocelat OUT ARGS...: rocelat on veth-a until it traces
+start_rocelat() {
+	local out=$1
+	shift
+	ax_bg "$RL" -i veth-a "$@" >"$out" 2>"$out.err"
+	RL_PID=$AX_LAST_PID
+	local end=$((SECONDS + WAIT))
+	while [ "$SECONDS" -le "$end" ]; do
+		if has "$out.err" Tracing || has "$out" Tracing; then
+			RL_PROGS=$(grep -h '^prog_id:' /proc/"$RL_PID"/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -u)
+			return 0
+		fi
+		kill -0 "$RL_PID" 2>/dev/null || break
+		sleep 0.2
+	done
+	echo "rocelat did not start:" >&2
+	cat "$out.err" "$out" >&2
+	return 1
+}
+
+# stop_rocelat: SIGINT, exit 0, and nothing of it left on veth-a
+stop_rocelat() {
+	ax_stop "$RL_PID" INT
+	RL_PID=
+	[ "$AX_RC" -eq 0 ] || {
+		echo "rocelat exited with $AX_RC" >&2
+		return 1
+	}
+	[ -n "$RL_PROGS" ]
+	if ip link show dev veth-a | grep -q xdp; then
+		echo "XDP left on veth-a" >&2
+		return 1
+	fi
+	[ -z "$(tc filter show dev veth-a egress)" ]
+	local alive
+	alive=$(bpftool prog show | awk -F: '/^[0-9]+:/ { print $1 }' | grep -Fx -f <(echo "$RL_PROGS") || true)
+	[ -z "$alive" ] || {
+		echo "rocelat programs still loaded: $alive" >&2
+		return 1
+	}
+}
+
+# perf_run NAME TOOL ARGS...: perftest's server on rxe-b, its client on
+# rxe-a, GID 1 (RoCE v2, IPv4), without -R (rdma_cm would loop back inside
+# one device). retry_cnt 7 means "forever" on rxe: both are bounded in time.
+# Output in $T/NAME.cli and $T/NAME.srv; status: the client's.
+perf_run() {
+	local name=$1 tool=$2
+	shift 2
+	if ax_tcp_listening "$PORT"; then
+		echo "TCP port $PORT is taken" >&2
+		return 1
+	fi
+	timeout -k 3 150 stdbuf -oL "$tool" -d rxe-b -x 1 -p "$PORT" "$@" </dev/null >"$T/$name.srv" 2>&1 &
+	local spid=$! end=$((SECONDS + WAIT)) rc=0
+	AX_PIDS+=("$spid")
+	PERF_PIDS+=("$spid")
+	until ax_tcp_listening "$PORT"; do
+		if ! kill -0 "$spid" 2>/dev/null || [ "$SECONDS" -gt "$end" ]; then
+			echo "perftest server did not listen:" >&2
+			cat "$T/$name.srv" >&2
+			return 1
+		fi
+		sleep 0.2
+	done
+	timeout -k 3 120 stdbuf -oL "$tool" -d rxe-a -x 1 -p "$PORT" "$@" "$B" </dev/null >"$T/$name.cli" 2>&1 || rc=$?
+	end=$((SECONDS + 10))
+	while kill -0 "$spid" 2>/dev/null && [ "$SECONDS" -le "$end" ]; do
+		sleep 0.2
+	done
+	grep -v '^ *$' "$T/$name.cli" | tail -n 3
+	[ "$rc" -eq 0 ] || echo "$tool client exited with $rc" >&2
+	return "$rc"
+}
+
+# perf_result FILE COLUMN: that column of perftest's result line (2 is the
+# iteration count, 5 a latency test's t_typical)
+perf_result() {
+	awk -v c="$2" '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && NF >= 5 { print $c; exit }' "$1"
+}
+
+# perf_us CYCLES: perftest -C cycles in microseconds at the guest's TSC rate
+perf_us() {
+	awk -v c="$1" -F: '/^cpu MHz/ { printf "%.1f\n", c / $2; exit }' /proc/cpuinfo
+}
+
+# perf_qpn FILE local|remote: a QP number perftest's client printed, decimal
+perf_qpn() {
+	echo $(($(sed -n "s/^ *$2 address:.* QPN \(0x[0-9a-fA-F]*\) .*/\1/p" "$1" | head -1)))
+}
+
+# counters ARRAY: rxe's port counters of both devices into the associative
+# ARRAY, keyed DEVICE.COUNTER (rxe-a.sent_pkts)
+counters() {
+	local -n _ct=$1
+	local d w i
+	_ct=()
+	for d in rxe-a rxe-b; do
+		read -ra w < <(rdma statistic show link "$d/1")
+		for ((i = 2; i + 1 < ${#w[@]}; i += 2)); do
+			_ct[$d.${w[i]}]=${w[i + 1]}
+		done
+	done
+}
+
+# rl_load FILE ARRAY: rocelat's JSON report (one jq run) into the associative
+# ARRAY: c.NAME (the counters), a.NAME and b.NAME (the flow whose requester
+# is rxe-a or rxe-b: its scalar fields, and below_20ms: its samples in log2
+# slots wholly below 20 ms), a.flows and b.flows (how many such flows)
+# shellcheck disable=SC2004 # _rl is associative (a nameref)
+rl_load() {
+	local -n _rl=$2
+	local k v
+	_rl=()
+	while read -r k v; do
+		if [[ $k == *.flows ]]; then
+			_rl[$k]=$((${_rl[$k]:-0} + 1))
+		else
+			_rl[$k]=$v
+		fi
+	done < <(jq -r --arg a "$A" --arg b "$B" '
+		if .type == "counters" then
+			to_entries[] | "c.\(.key) \(.value)"
+		elif .type == "flow" then
+			. as $f |
+			(if .saddr == $a then "a." elif .saddr == $b then "b." else "x." end) as $p |
+			"\($p)flows 1",
+			(to_entries[] | select(.value | type != "array") | "\($p)\(.key) \(.value)"),
+			"\($p)below_20ms \([$f.buckets[]? | select(.hi < 20000) | .count] | add // 0)"
+		else empty end' "$1")
+	[ "${#_rl[@]}" -gt 0 ] || {
+		echo "nothing in $1" >&2
+		return 1
+	}
+}
+
+# start_capture PCAP: tcpdump of RoCE v2 on veth-a, until it listens
+start_capture() {
+	ax_bg tcpdump -i veth-a -nn -U -Z root -s 128 -w "$1" udp dst port 4791 2>"$1.err"
+	CAP_PID=$AX_LAST_PID
+	ax_wait_for "$1.err" "listening on" "$WAIT"
+}
+
+# stop_capture PCAP: once tcpdump has written everything (the file stops
+# growing: under emulation it lags, and SIGINT drops what it has not read),
+# stop it; the capture must hold every packet the kernel gave it
+stop_capture() {
+	local f=$1 size=-1 now end=$((SECONDS + 30))
+	while [ "$SECONDS" -le "$end" ]; do
+		now=$(stat -c %s "$f")
+		[ "$now" = "$size" ] && break
+		size=$now
+		sleep 2
+	done
+	ax_stop "$CAP_PID" INT
+	cat "$f.err"
+	local got seen lost
+	got=$(sed -n 's/^\([0-9]*\) packets\{0,1\} captured$/\1/p' "$f.err")
+	seen=$(sed -n 's/^\([0-9]*\) packets\{0,1\} received by filter$/\1/p' "$f.err")
+	lost=$(sed -n 's/^\([0-9]*\) packets\{0,1\} dropped by kernel$/\1/p' "$f.err")
+	[ -n "$got" ] && [ "$got" = "$seen" ] && [ "$lost" = 0 ]
+}
+
+# cap_samples PCAP: "REQUESTER LATENCY_US" for every request answered on
+# the wire (SEND/WRITE/READ REQUEST -> ACK or READ RESPONSE with its PSN);
+# like rocelat (Karn), a request sent again before its answer is left out.
+# IPv4 without options: BTH at byte 28 of the IP header, PSN at 37-39.
+cap_samples() {
+	tcpdump -r "$1" -tt -nn -x 2>/dev/null | awk '
+	function hx(s,   i, v) {
+		v = 0
+		for (i = 1; i <= length(s); i++)
+			v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+		return v
+	}
+	function ip(o) { return hx(b[o]) "." hx(b[o + 1]) "." hx(b[o + 2]) "." hx(b[o + 3]) }
+	function packet(   op, k) {
+		if (nb < 40)
+			return
+		op = hx(b[28])
+		if (op <= 12) {
+			k = ip(12) " " hx(b[37] b[38] b[39])
+			if (!(k in sent))
+				sent[k] = us
+			else if (!(k in answered))
+				ambiguous[k] = 1
+		} else if (op <= 17) {
+			k = ip(16) " " hx(b[37] b[38] b[39])
+			if ((k in sent) && !(k in answered) && !(k in ambiguous))
+				print ip(16), us - sent[k]
+			if (k in sent)
+				answered[k] = 1
+		}
+	}
+	/^[0-9]+\.[0-9]+ / {
+		packet()
+		split($1, t, ".")
+		if (t0 == "")
+			t0 = t[1]
+		us = (t[1] - t0) * 1000000 + t[2]
+		nb = 0
+		next
+	}
+	$1 ~ /^0x[0-9a-f]+:$/ {
+		for (i = 2; i <= NF; i++) {
+			b[nb++] = substr($i, 1, 2)
+			if (length($i) == 4)
+				b[nb++] = substr($i, 3, 2)
+		}
+	}
+	END { packet() }'
+}
+
+# cap_stat SAMPLES REQUESTER: "COUNT MEDIAN_US" of that requester's samples
+cap_stat() {
+	awk -v r="$2" '$1 == r { print $2 }' "$1" | sort -n |
+		awk '{ v[NR] = $1 } END { print NR, (NR ? v[int((NR + 1) / 2)] : -1) }'
+}
