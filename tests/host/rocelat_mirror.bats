@@ -424,17 +424,29 @@ check_gen() {
 	[ "$(counter "$T/veth.out" retransmits)" -gt 0 ]
 	for name in nic dnic dev; do
 		check_gen "$T/$name.out"
-		for k in roce_packets requests tracked acks samples retransmits karn_discarded \
-			timeouts unmatched_answers qps_paired pending flows duplicates; do
+		for k in roce_packets requests tracked acks retransmits \
+			timeouts unmatched_answers qps_paired flows duplicates; do
 			[ "$(counter "$T/$name.out" $k)" = "$(counter "$T/veth.out" $k)" ] || {
 				echo "$name: $k $(counter "$T/$name.out" $k), veth $(counter "$T/veth.out" $k)" >&2
 				return 1
 			}
 		done
+		# should a stalled requester resend right as the ACK comes
+		# (the 150 us margin above is no promise under load), which
+		# of the two each observer handles first decides between a
+		# sample and a Karn discard: exact as a sum, each bounded by
+		# the resends
+		local vs vk ms mk rx
+		vs=$(counter "$T/veth.out" samples) vk=$(counter "$T/veth.out" karn_discarded)
+		ms=$(counter "$T/$name.out" samples) mk=$(counter "$T/$name.out" karn_discarded)
+		rx=$(counter "$T/veth.out" retransmits)
+		[ $((ms + mk)) -eq $((vs + vk)) ]
+		[ $((ms - vs)) -le "$rx" ] && [ $((vs - ms)) -le "$rx" ]
+		[ "$(counter "$T/$name.out" pending)" -le "$rx" ]
 		[ "$(counter "$T/$name.out" parse_errors)" -eq 0 ]
 		[ "$(counter "$T/$name.out" tunnel_unknown)" -eq 0 ]
 		# per flow: the same flows with the same counts, latency within
-		# 25% + 200 us of the veth's (both copies of a request and its
+		# 50% + 300 us of the veth's (both copies of a request and its
 		# answer take the same mirror path)
 		jq -e -n --slurpfile v "$T/veth.out" --slurpfile m "$T/$name.out" '
 			def flows(x): [x[] | select(.type=="flow")] | sort_by(.dqpn);
@@ -443,10 +455,11 @@ check_gen() {
 			([range(2) as $i | $fv[$i] as $a | $fm[$i] as $b |
 				$a.saddr == $b.saddr and $a.daddr == $b.daddr and $a.dqpn == $b.dqpn and
 				$a.req_qpn == $b.req_qpn and $a.sport == $b.sport and
-				$a.samples == $b.samples and $a.retransmits == $b.retransmits and
+				(($a.samples - $b.samples) | fabs) <= $a.retransmits and
+				$a.retransmits == $b.retransmits and
 				$a.naks == $b.naks and $a.timeouts == $b.timeouts and
 				$b.kind == "rtt" and $b.clock == "arrival" and
-				(($a.median - $b.median) | fabs) <= $a.median / 4 + 200] | all)' > /dev/null
+				(($a.median - $b.median) | fabs) <= $a.median / 2 + 300] | all)' > /dev/null
 	done
 	# the session as built: VXLAN, the VNI, the mirror's outer source;
 	# none where the kernel decapsulated
