@@ -119,6 +119,9 @@ $(OUTPUT)/%.bpf.o: bpf/%.bpf.c bpf/%.h $(LIB_HDRS) $(BTF_HDRS) $(VMLINUX_HAVE) |
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
 
+# a BPF object's parts: bpf/<tool>_<part>.bpf.h, included by bpf/<tool>.bpf.c
+$(foreach t,$(TOOLS),$(eval $(OUTPUT)/$(t).bpf.o: $(wildcard bpf/$(t)_*.bpf.h)))
+
 $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@

@@ -22,7 +22,7 @@
  * own source port wins, as rxe's symmetric port has it; failing that,
  * nothing is learned and the answer is counted as ambiguous). After that
  * an answer costs two lookups: pairs (through a per-CPU cache of its
- * recent entries), then pending.
+ * recent entries), then pending. The pairing is in rocelat_pair.bpf.h.
  *
  * -r FILE runs this very program through BPF_PROG_TEST_RUN with the capture
  * time written to clock_ns before each packet (targ_offline); rocelat_sweep
@@ -52,9 +52,6 @@ __u64 clock_ns = 0;
 /* reporting interval; user space steps it to start a new one (flow stats
  * held in pending-map entries are zeroed lazily, at their next update) */
 __u32 stats_epoch = 0;
-/* steps with every change to the pairs map: the pairing caches' entries
- * read before it are stale */
-__u32 pairs_gen = 0;
 
 /* sizes set by the loader from --max-flows */
 struct {
@@ -65,37 +62,13 @@ struct {
 } pending SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 2 * DEFAULT_MAX_FLOWS);
-	__type(key, struct roce_qp_key);	/* qpn: the requester's */
-	__type(value, __u32);			/* the responder's QPN */
-} pairs SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, DEFAULT_MAX_FLOWS);
-	__type(key, struct roce_qp_key);	/* qpn 0: an address pair */
-	__type(value, struct roce_pair_qps);
-} cands SEC(".maps");
-
-struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct rocelat_counters);
 } counters SEC(".maps");
 
-/* CM REQs waiting for their REP: qpn holds the REQ's communication ID,
- * the value the requester's QPN */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 1024);
-	__type(key, struct roce_qp_key);
-	__type(value, __u32);
-} cm_reqs SEC(".maps");
-
 static const struct pending_flow zero_flow;
-static const struct roce_pair_qps zero_qps;
 
 static __always_inline __u64 now_ns(void)
 {
@@ -423,28 +396,7 @@ __noinline int rocelat_mark_retx(struct pending_flow *pf, __u32 psn,
 	return 0;
 }
 
-/*
- * Remember a new flow's responder QPN as a pairing candidate of its
- * address pair: the flow's key with QPN 0 keys the candidates (the key is
- * borrowed, not copied: the whole handler shares 512 bytes of stack).
- */
-static __always_inline void pair_add(struct roce_qp_key *fk,
-				     struct rocelat_counters *cnt)
-{
-	struct roce_pair_qps *q;
-	__u32 n, qpn = fk->qpn;
-
-	fk->qpn = 0;
-	q = map_lookup_or_init(&cands, fk, &zero_qps);
-	fk->qpn = qpn;
-	if (!q)
-		return;
-	n = q->n;
-	if (n >= PAIR_QPS)
-		cnt->c[RL_PAIR_FULL]++;	/* the oldest candidate goes */
-	q->qpn[n & (PAIR_QPS - 1)] = qpn;
-	q->n = n + 1;
-}
+#include "rocelat_pair.bpf.h"
 
 static __always_inline struct pending_flow *
 flow_get(struct roce_qp_key *fk, struct rocelat_counters *cnt)
@@ -563,172 +515,6 @@ static __always_inline void handle_request(const struct pkt_info *pi,
 	 * store barrier): there an answer racing its request can miss it. */
 	asm volatile("" ::: "memory");
 	pf->head++;
-}
-
-/* does an answer's PSN fall into this flow's window of outstanding PSNs
- * (a NAK may name the next PSN to send) */
-static __always_inline bool flow_covers(const struct pending_flow *c, __u32 psn,
-					int slack, __u32 req_qpn)
-{
-	if (!(c->flags & FLOW_HI_VALID) || c->head == c->tail)
-		return false;
-	if ((c->flags & FLOW_PAIRED) && c->req_qpn != req_qpn)
-		return false;
-	return roce_psn_diff(psn, c->una_psn) >= 0 &&
-	       roce_psn_diff(psn, c->hi_psn) <= slack;
-}
-
-/* state of one pairing search, shared with the bpf_loop() callback */
-struct learn_walk {
-	struct roce_qp_key fk;		/* qpn: the candidate's */
-	const struct roce_pair_qps *q;
-	__u32 n, psn, req_qpn, sport;
-	int slack, matches, port_matches;
-	__u32 found_qpn, port_qpn;
-};
-
-/* one candidate responder QP */
-static long learn_try(__u64 i, void *data)
-{
-	struct learn_walk *w = data;
-	const struct pending_flow *c;
-
-	if (i >= w->n || i >= PAIR_QPS)
-		return 1;
-	w->fk.qpn = w->q->qpn[i & (PAIR_QPS - 1)];
-	c = bpf_map_lookup_elem(&pending, &w->fk);
-	if (!c || !flow_covers(c, w->psn, w->slack, w->req_qpn))
-		return 0;
-	w->matches++;
-	w->found_qpn = w->fk.qpn;
-	if (c->sport == w->sport) {
-		w->port_matches++;
-		w->port_qpn = w->fk.qpn;
-	}
-	return 0;
-}
-
-/*
- * An answer of a requester QP not paired yet: the one candidate flow
- * between the two addresses whose outstanding PSNs it covers. Windows
- * that overlap (QPs started at the same PSN, as test generators do) are
- * told apart by rxe's symmetric source port when exactly one candidate
- * sends from the answer's port. Learns the pairing and returns the
- * responder's QPN (24 bits); LEARN_NONE when no candidate matches,
- * LEARN_AMBIGUOUS when several do (nothing learned). A global function
- * may not return a map value, and takes five arguments at most: the PSN's
- * top byte carries the slack a NAK gets (it may name the next PSN to
- * send). The QPN comes back as the return value, not through a pointer:
- * a variable of the caller's would be one more stack slot in the deepest
- * call chain (6.1 counts 512 bytes over it).
- */
-#define LEARN_NONE	(-1)
-#define LEARN_AMBIGUOUS	(-2)
-
-__noinline int rocelat_learn(const struct roce_qp_key *ak, __u32 psn_slack,
-			     __u32 sport, struct rocelat_counters *cnt)
-{
-	struct learn_walk w = {};
-	struct pending_flow *found;
-
-	if (!ak || !cnt)
-		return LEARN_NONE;
-	__builtin_memcpy(&w.fk, ak, sizeof(w.fk));
-	w.fk.qpn = 0;			/* the address pair's candidates */
-	w.q = bpf_map_lookup_elem(&cands, &w.fk);
-	if (!w.q)
-		return LEARN_NONE;
-	w.n = w.q->n;
-	w.psn = psn_slack & ROCE_PSN_MASK;
-	w.slack = psn_slack >> 24;
-	w.req_qpn = ak->qpn;
-	w.sport = sport;
-	bpf_loop(PAIR_QPS, learn_try, &w, 0);
-	if (w.matches > 1 && w.port_matches == 1) {
-		w.matches = 1;
-		w.found_qpn = w.port_qpn;
-	}
-	if (w.matches > 1) {
-		cnt->c[RL_AMBIGUOUS]++;
-		return LEARN_AMBIGUOUS;
-	}
-	if (!w.matches)
-		return LEARN_NONE;
-	w.fk.qpn = w.found_qpn;
-	found = bpf_map_lookup_elem(&pending, &w.fk);
-	if (!found)
-		return LEARN_NONE;
-	/* a key on the stack: 6.1 takes no argument memory as a map key */
-	w.fk.qpn = ak->qpn;
-	bpf_map_update_elem(&pairs, &w.fk, &w.found_qpn, BPF_ANY);
-	__sync_fetch_and_add(&pairs_gen, 1);
-	found->req_qpn = ak->qpn;
-	found->flags |= FLOW_PAIRED;
-	cnt->c[RL_LEARNED]++;
-	return w.found_qpn & ROCE_QPN_MASK;
-}
-
-/* the flow of responder QP resp_qpn that requester QP ak talks to (ak is
- * borrowed as the key and given back) */
-static __always_inline struct pending_flow *
-flow_of(struct roce_qp_key *ak, __u32 resp_qpn)
-{
-	struct pending_flow *pf;
-	__u32 req_qpn = ak->qpn;
-
-	ak->qpn = resp_qpn;
-	pf = bpf_map_lookup_elem(&pending, ak);
-	ak->qpn = req_qpn;
-	return pf;
-}
-
-static __always_inline bool qp_key_eq(const struct roce_qp_key *a,
-				      const struct roce_qp_key *b)
-{
-	const __u32 *x = (const __u32 *)a, *y = (const __u32 *)b;
-	__u32 d = 0, i;
-
-#pragma unroll
-	for (i = 0; i < sizeof(*a) / 4; i++)
-		d |= x[i] ^ y[i];
-	return !d;
-}
-
-/*
- * The responder QPN paired with requester QP ak (PAIR_NONE: not paired):
- * from this CPU's pairing cache when its entry is current, else from the
- * pairs map (and cached). pairs_gen is read before the map: a pairing
- * that changes meanwhile steps it after its update, which makes the entry
- * stale.
- */
-#define PAIR_NONE	(~0U)
-
-static __always_inline __u32 paired_qpn(const struct roce_qp_key *ak,
-					struct rocelat_counters *cnt)
-{
-	struct pair_cache_ent *e;
-	__u32 gen = *(volatile __u32 *)&pairs_gen + 1, *q, h;
-
-	h = ak->qpn ^ ak->session ^ *(const __u32 *)ak->req;
-	e = &cnt->pair_cache[(h ^ h >> 8) & (PAIR_CACHE - 1)];
-	if (e->gen == gen && qp_key_eq(&e->key, ak))
-		return e->resp_qpn;
-	q = bpf_map_lookup_elem(&pairs, ak);
-	if (!q)
-		return PAIR_NONE;
-	e->key = *ak;
-	e->resp_qpn = *q;
-	e->gen = gen;
-	return e->resp_qpn;
-}
-
-/* the flow an answer (or CNP) to requester QP ak belongs to, if paired */
-static __always_inline struct pending_flow *
-answer_flow(struct roce_qp_key *ak, struct rocelat_counters *cnt)
-{
-	__u32 resp_qpn = paired_qpn(ak, cnt);
-
-	return resp_qpn != PAIR_NONE ? flow_of(ak, resp_qpn) : 0;
 }
 
 static __always_inline void handle_answer(const struct pkt_info *pi,
@@ -867,79 +653,6 @@ static __always_inline void handle_cnp(const struct pkt_info *pi,
 	}
 	if (pf)
 		__sync_fetch_and_add(&flow_stats(pf)->cnps, 1);
-}
-
-/*
- * RDMA CM, when the connection set-up is seen: the REQ names the
- * requester's QPN, its REP (matched by communication ID) the responder's.
- * An RC QP pair carries requests both ways, so both directions are paired.
- */
-/*
- * RDMA CM, when the connection set-up is seen: the REQ names the
- * requester's QPN, its REP (matched by communication ID) the responder's.
- * An RC QP pair carries requests both ways, so both directions are paired.
- * attr is the MAD's attribute, id the REQ's communication ID or the REP's
- * remote one, qpn the sender's QPN.
- */
-__noinline int rocelat_cm(const struct pkt_info *pi, struct rocelat_counters *cnt,
-			  __u32 attr, __u32 id, __u32 qpn)
-{
-	struct roce_qp_key k;
-	__u32 *req_qpn, rq;
-
-	if (!pi || !cnt)
-		return 0;
-	if (attr == ROCE_CM_ATTR_REQ) {
-		cnt->c[RL_CM_REQS]++;
-		qp_key_fill(&k, pi, false);
-		k.qpn = id;
-		bpf_map_update_elem(&cm_reqs, &k, &qpn, BPF_ANY);
-		return 0;
-	}
-	/* the REP goes responder -> requester */
-	qp_key_fill(&k, pi, true);
-	k.qpn = id;
-	req_qpn = bpf_map_lookup_elem(&cm_reqs, &k);
-	if (!req_qpn)
-		return 0;
-	rq = *req_qpn;
-	bpf_map_delete_elem(&cm_reqs, &k);
-	k.qpn = rq;			/* requester QP -> responder QP */
-	bpf_map_update_elem(&pairs, &k, &qpn, BPF_ANY);
-	qp_key_fill(&k, pi, false);	/* and the other way round */
-	k.qpn = qpn;
-	bpf_map_update_elem(&pairs, &k, &rq, BPF_ANY);
-	__sync_fetch_and_add(&pairs_gen, 1);
-	cnt->c[RL_CM_PAIRED]++;
-	return 0;
-}
-
-/* a CM MAD's fields, read here where the packet is: small loads into
- * scalars, so the handler's stack holds no key (6.1 counts 512 bytes over
- * the whole call chain) */
-static __always_inline void handle_cm(const struct pkt_cursor *c,
-				      const struct pkt_info *pi,
-				      struct rocelat_counters *cnt)
-{
-	__u32 off = pi->payload_off, id;
-	__be16 attr;
-	__u8 class, b[4];
-
-	if (pkt_load(c, off + 1, &class, 1) || class != ROCE_MAD_CLASS_CM ||
-	    pkt_load(c, off + 16, &attr, sizeof(attr)))
-		return;
-	off += ROCE_MAD_HDR_LEN;
-	if (attr == bpf_htons(ROCE_CM_ATTR_REQ)) {
-		if (pkt_load(c, off, &id, 4) || pkt_load(c, off + ROCE_CM_REQ_QPN, b, 4))
-			return;
-	} else if (attr == bpf_htons(ROCE_CM_ATTR_REP)) {
-		if (pkt_load(c, off + ROCE_CM_REP_REMOTE_ID, &id, 4) ||
-		    pkt_load(c, off + ROCE_CM_REP_QPN, b, 4))
-			return;
-	} else {
-		return;
-	}
-	rocelat_cm(pi, cnt, bpf_ntohs(attr), bpf_ntohl(id), be24(b));
 }
 
 /*
