@@ -517,6 +517,43 @@ static __always_inline void handle_request(const struct pkt_info *pi,
 	pf->head++;
 }
 
+/* an answer's AETH kind in the counters; false for a reserved one */
+static __always_inline bool answer_count_kind(struct rocelat_counters *cnt,
+					      __u8 kind, __u8 code)
+{
+	if (kind == ROCE_AETH_RNR_NAK) {
+		cnt->c[RL_RNR_NAKS]++;
+	} else if (kind == ROCE_AETH_NAK) {
+		if (code < ROCE_NAK_CODES)
+			cnt->c[RL_NAK_SEQ + code]++;
+		else
+			cnt->c[RL_NAK_OTHER]++;
+	} else if (kind != ROCE_AETH_ACK) {
+		cnt->c[RL_NAK_OTHER]++;
+		return false;
+	}
+	return true;
+}
+
+/* a NAK, an RNR NAK or a CE mark in the flow's statistics */
+static __always_inline void answer_flow_stats(struct pending_flow *pf,
+					      const struct pkt_info *pi,
+					      __u8 kind, __u8 code)
+{
+	struct roce_flow_stats *fs = flow_stats(pf);
+
+	if (pi->ecn == AX_ECN_CE)
+		__sync_fetch_and_add(&fs->ecn_ce, 1);
+	if (kind == ROCE_AETH_RNR_NAK) {
+		fs->rnr_naks++;
+		fs->rnr_timer = code;
+	} else if (kind == ROCE_AETH_NAK) {
+		fs->naks++;
+		if (code < ROCE_NAK_CODES)
+			fs->nak[code]++;
+	}
+}
+
 static __always_inline void handle_answer(const struct pkt_info *pi,
 					  struct rocelat_counters *cnt,
 					  __u32 ifindex, bool egress)
@@ -526,7 +563,6 @@ static __always_inline void handle_answer(const struct pkt_info *pi,
 	bool read_first = op == ROCE_READ_RESP_FIRST || op == ROCE_READ_RESP_ONLY;
 	bool first = ack || read_first;
 	__u8 kind = ROCE_AETH_ACK, code = 0;
-	struct roce_flow_stats *fs;
 	struct pending_flow *pf;
 	struct roce_qp_key ak;
 	struct answer_ctx *ac = &cnt->ac;
@@ -538,17 +574,8 @@ static __always_inline void handle_answer(const struct pkt_info *pi,
 		kind = pi->syndrome >> 5;
 		code = ROCE_AETH_CODE(pi->syndrome);
 	}
-	if (kind == ROCE_AETH_RNR_NAK) {
-		cnt->c[RL_RNR_NAKS]++;
-	} else if (kind == ROCE_AETH_NAK) {
-		if (code < ROCE_NAK_CODES)
-			cnt->c[RL_NAK_SEQ + code]++;
-		else
-			cnt->c[RL_NAK_OTHER]++;
-	} else if (kind != ROCE_AETH_ACK) {
-		cnt->c[RL_NAK_OTHER]++;
+	if (!answer_count_kind(cnt, kind, code))
 		return;
-	}
 
 	qp_key_fill(&ak, pi, true);
 	pf = answer_flow(&ak, cnt);
@@ -567,19 +594,8 @@ static __always_inline void handle_answer(const struct pkt_info *pi,
 		pf->req_qpn = ak.qpn;
 		pf->flags |= FLOW_PAIRED;
 	}
-	if (kind != ROCE_AETH_ACK || pi->ecn == AX_ECN_CE) {
-		fs = flow_stats(pf);
-		if (pi->ecn == AX_ECN_CE)
-			__sync_fetch_and_add(&fs->ecn_ce, 1);
-		if (kind == ROCE_AETH_RNR_NAK) {
-			fs->rnr_naks++;
-			fs->rnr_timer = code;
-		} else if (kind == ROCE_AETH_NAK) {
-			fs->naks++;
-			if (code < ROCE_NAK_CODES)
-				fs->nak[code]++;
-		}
-	}
+	if (kind != ROCE_AETH_ACK || pi->ecn == AX_ECN_CE)
+		answer_flow_stats(pf, pi, kind, code);
 	if (pf->flags & FLOW_SWITCH_CLOCK) {
 		__u64 wrap;
 
