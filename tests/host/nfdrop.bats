@@ -24,18 +24,31 @@ teardown() {
 	ax_cleanup
 }
 
+# ruleset: the nft ruleset on stdin into the pair's receiving side
+ruleset() {
+	ip netns exec "${P}b" nft -f -
+}
+
+# drop_run N [NFDROP-OPTS...]: nfdrop watching the receiving side while N
+# RoCE packets go to it, then stopped (its report in $OUT)
+drop_run() {
+	local n=$1
+	shift
+	start_nfdrop --roce -N "${P}b" "$@"
+	ax_send_roce "${P}a" 10.210.0.2 "$n"
+	stop_nfdrop
+}
+
 @test "nftables rule in input: hook, table, chain, rule handle and text, exact count" {
 	pair
-	ip netns exec "${P}b" nft -f - <<-'NFT'
+	ruleset <<-'NFT'
 	table ip axt {
 		chain in { type filter hook input priority 0; udp dport 4791 drop; }
 	}
 	NFT
 	h=$(nft_handle "${P}b" "ip axt in" "udp dport 4791 drop")
 	text=$(nft_text "${P}b" "ip axt in" "$h")
-	start_nfdrop --roce -N "${P}b"
-	ax_send_roce "${P}a" 10.210.0.2 9
-	stop_nfdrop
+	drop_run 9
 	expect '.hook == "input"' .packets 9 .netns_name "${P}b" .hook_family ip \
 		.engine nftables .table_family ip .table axt .chain in \
 		.chain_priority 0 .chain_policy accept .rule_handle "$h" .rule "$text" \
@@ -99,14 +112,12 @@ teardown() {
 
 @test "chain policy drop with no matching rule: verdict POLICY, no rule named" {
 	pair
-	ip netns exec "${P}b" nft -f - <<-'NFT'
+	ruleset <<-'NFT'
 	table ip axt {
 		chain in { type filter hook input priority 0; policy drop; udp dport 9 accept; }
 	}
 	NFT
-	start_nfdrop --roce -N "${P}b"
-	ax_send_roce "${P}a" 10.210.0.2 6
-	stop_nfdrop
+	drop_run 6
 	expect '.hook == "input"' .packets 6 .chain in .chain_policy drop \
 		.verdict POLICY .rule_handle null '.inferred | length' 0
 }
@@ -117,9 +128,7 @@ teardown() {
 	ip netns exec "${P}b" iptables-nft -A INPUT -p udp --dport 4791 -j DROP
 	h=$(nft_handle "${P}b" "ip filter INPUT" "udp dport 4791 counter.* drop")
 	[ -n "$h" ]
-	start_nfdrop --roce -N "${P}b"
-	ax_send_roce "${P}a" 10.210.0.2 6
-	stop_nfdrop
+	drop_run 6
 	expect '.hook == "input"' .packets 6 .engine nftables .table_family ip \
 		.table filter .chain INPUT .rule_handle "$h" .verdict DROP
 }
@@ -130,15 +139,13 @@ teardown() {
 	ip netns exec "${P}b" iptables-legacy -A INPUT -p udp --dport 9 -j ACCEPT
 	ip netns exec "${P}b" iptables-legacy -A INPUT -p udp --dport 4791 -j REJECT
 	# an nftables chain at the same hook that could drop other packets
-	ip netns exec "${P}b" nft -f - <<-'NFT'
+	ruleset <<-'NFT'
 	table ip axt {
 		chain in { type filter hook input priority 0; udp dport 5000 drop; }
 	}
 	NFT
 	line=$(ip netns exec "${P}b" iptables-legacy-save | grep -- '-A INPUT .*REJECT')
-	start_nfdrop --roce -N "${P}b"
-	ax_send_roce "${P}a" 10.210.0.2 5
-	stop_nfdrop
+	drop_run 5
 	expect '.hook == "input"' .packets 5 .engine iptables-legacy .table filter \
 		.chain INPUT .rule_handle 2 .rule "$line" .verdict REJECT
 	if ! fexit_path; then
@@ -151,7 +158,7 @@ teardown() {
 
 @test "REJECT and DROP in one chain are told apart" {
 	pair
-	ip netns exec "${P}b" nft -f - <<-'NFT'
+	ruleset <<-'NFT'
 	table inet axt {
 		chain in {
 			type filter hook input priority 0;
@@ -179,7 +186,7 @@ teardown() {
 
 @test "two chains at one hook could drop: the packet matches the first's rule, certain on both paths" {
 	pair
-	ip netns exec "${P}b" nft -f - <<-'NFT'
+	ruleset <<-'NFT'
 	table ip axa {
 		chain in { type filter hook input priority 0; udp dport 4791 ip saddr 10.210.0.1 drop; }
 	}
@@ -188,9 +195,7 @@ teardown() {
 	}
 	NFT
 	h=$(nft_handle "${P}b" "ip axa in" "udp dport 4791 ip saddr 10.210.0.1 drop")
-	start_nfdrop --roce -N "${P}b"
-	ax_send_roce "${P}a" 10.210.0.2 6
-	stop_nfdrop
+	drop_run 6
 	# the packet (10.210.0.1 to port 4791) meets axa's rule first: it never
 	# reaches axz, whose rule would drop it too
 	expect '.hook == "input"' .packets 6 .table axa .chain in \
@@ -206,7 +211,7 @@ teardown() {
 	pair
 	# ct state and meta mark are not matched against the packet: both
 	# chains' rules stay candidates, and the answer says so
-	ip netns exec "${P}b" nft -f - <<-'NFT'
+	ruleset <<-'NFT'
 	table ip axa {
 		chain in { type filter hook input priority 0; udp dport 4791 ct state new drop; }
 	}
@@ -214,9 +219,7 @@ teardown() {
 		chain in { type filter hook input priority 10; udp dport 4791 meta mark 0 drop; }
 	}
 	NFT
-	start_nfdrop --roce -N "${P}b"
-	ax_send_roce "${P}a" 10.210.0.2 6
-	stop_nfdrop
+	drop_run 6
 	expect '.hook == "input"' .packets 6 .source stack \
 		'[.inferred[] | select(. == "table" or . == "chain" or . == "rule")] | length' 3 \
 		'[.candidates[] | .table] | join(",")' axa,axz \
@@ -226,7 +229,7 @@ teardown() {
 
 @test "--trace-rules names the exact rule and leaves the ruleset byte-identical" {
 	pair
-	ip netns exec "${P}b" nft -f - <<-'NFT'
+	ruleset <<-'NFT'
 	table ip axa {
 		chain in { type filter hook input priority 0; udp dport 4791 ip saddr 10.210.0.1 drop; udp dport 4791 drop; }
 	}
@@ -250,7 +253,7 @@ teardown() {
 @test "--trace-rules after kill -9: the next run removes the leftover table, ruleset identical" {
 	host_only
 	pair
-	ip netns exec "${P}b" nft -f - <<-'NFT'
+	ruleset <<-'NFT'
 	table inet axt {
 		chain in { type filter hook input priority 0; udp dport 4791 drop; }
 	}
@@ -275,7 +278,7 @@ teardown() {
 
 @test "IPv6 drop in an inet table: hook family ip6, IPv4 not counted with -6" {
 	pair
-	ip netns exec "${P}b" nft -f - <<-'NFT'
+	ruleset <<-'NFT'
 	table inet axt {
 		chain in { type filter hook input priority 0; udp dport 4791 drop; }
 	}
@@ -290,7 +293,7 @@ teardown() {
 
 @test "-e events carry addresses, ports, RoCE opcode, QP and PSN, and the rule" {
 	pair
-	ip netns exec "${P}b" nft -f - <<-'NFT'
+	ruleset <<-'NFT'
 	table ip axt {
 		chain in { type filter hook input priority 0; udp dport 4791 drop; }
 	}
@@ -314,7 +317,7 @@ teardown() {
 @test "interval and count: reports every second, exits by itself, counts add up" {
 	host_only
 	pair
-	ip netns exec "${P}b" nft -f - <<-'NFT'
+	ruleset <<-'NFT'
 	table ip axt {
 		chain in { type filter hook input priority 0; udp dport 4791 drop; }
 	}
@@ -331,27 +334,19 @@ teardown() {
 @test "--hook, --family and -i filter; text output names hook, table and chain" {
 	host_only
 	pair
-	ip netns exec "${P}b" nft -f - <<-'NFT'
+	ruleset <<-'NFT'
 	table ip axt {
 		chain in { type filter hook input priority 0; udp dport 4791 drop; }
 	}
 	NFT
-	start_nfdrop --roce -N "${P}b" --hook output
-	ax_send_roce "${P}a" 10.210.0.2 3
-	stop_nfdrop
+	drop_run 3 --hook output
 	[ "$(packets true)" -eq 0 ]
-	start_nfdrop --roce -N "${P}b" --family ip6
-	ax_send_roce "${P}a" 10.210.0.2 3
-	stop_nfdrop
+	drop_run 3 --family ip6
 	[ "$(packets true)" -eq 0 ]
 	# -i names an interface of -N's namespace
-	start_nfdrop --roce -N "${P}b" -i lo
-	ax_send_roce "${P}a" 10.210.0.2 3
-	stop_nfdrop
+	drop_run 3 -i lo
 	[ "$(packets true)" -eq 0 ]
-	start_nfdrop --roce -N "${P}b" -i "${P}vb"
-	ax_send_roce "${P}a" 10.210.0.2 2
-	stop_nfdrop
+	drop_run 2 -i "${P}vb"
 	[ "$(packets '.hook == "input"')" -eq 2 ]
 	ax_bg "$NFDROP" --roce -N "${P}b" --hook INPUT -4 >"$OUT" 2>"$ERR"
 	NF_PID=$AX_LAST_PID
@@ -388,7 +383,7 @@ teardown() {
 @test "--prom: cumulative counter per hook, table, chain, rule and verdict" {
 	host_only
 	pair
-	ip netns exec "${P}b" nft -f - <<-'NFT'
+	ruleset <<-'NFT'
 	table ip axt {
 		chain in { type filter hook input priority 0; udp dport 4791 drop; }
 	}
