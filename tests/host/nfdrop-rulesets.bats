@@ -149,7 +149,8 @@ vmap_ruleset() {
 
 # firewalld's shape in ${P}b: filter_INPUT accepts established traffic,
 # drops invalid, sends each interface to its zone by a verdict map (${P}vb
-# to zone "roce", whose target is a counted drop) and rejects the rest
+# to zone "roce", whose target is a counted drop) and rejects the rest.
+# INVALID_COUNTER is "counter " or "" (firewalld's own: no counter)
 firewalld_ruleset() {
 	ip netns exec "${P}b" nft -f - <<-NFT
 	table inet firewalld {
@@ -158,7 +159,7 @@ firewalld_ruleset() {
 			ct state { established, related } accept
 			ct status dnat accept
 			iifname "lo" accept
-			ct state invalid drop
+			ct state invalid ${INVALID_COUNTER:-}drop
 			jump filter_INPUT_ZONES
 			reject with icmpx admin-prohibited
 		}
@@ -185,31 +186,61 @@ firewalld_ruleset() {
 	}
 	NFT
 	H_ZONE=$(nft_handle "${P}b" "inet firewalld filter_IN_roce" "counter.* drop")
-	H_INVALID=$(nft_handle "${P}b" "inet firewalld filter_INPUT" "ct state invalid drop")
+	H_INVALID=$(nft_handle "${P}b" "inet firewalld filter_INPUT" "ct state invalid .*drop")
 }
 
-@test "firewalld-shaped zones (iifname vmap, gotos): the zone's rule and 'ct state invalid' remain, nothing else" {
+@test "firewalld-shaped zones (iifname vmap, gotos): the zone's rule, certain; 'ct state invalid' ruled out by the packet's conntrack state" {
 	pair
 	firewalld_ruleset
 	h=$H_ZONE
-	hi=$H_INVALID
 	start_nfdrop --roce -N "${P}b"
 	ax_send_roce "${P}a" 10.210.0.2 8
 	stop_nfdrop
 	[ "$(nft_counter "${P}b" "inet firewalld filter_IN_roce" "$h")" -eq 8 ]
 	[ "$(packets 'true')" -eq 8 ]
 	if fexit_path; then
-		# the kernel names the base chain; the rule stays inferred the same way
 		expect '.hook == "input"' .chain filter_INPUT .source fexit
 	fi
-	# ct state invalid is not matched against the packet and has no
-	# counter: it stays; the other zones, the public reject and the final
-	# reject do not
+	# each packet is a new UDP flow (conntrack state "new", read at the
+	# drop): 'ct state invalid drop' (no counter) cannot match it, the
+	# other zones, the public reject and the final reject are not reached
 	expect '.hook == "input"' .packets 8 .table firewalld .chain filter_INPUT \
-		'.inferred | index("rule") != null' true \
-		'[.candidates[].drop_rules[] | .handle] | sort | map(tostring) | join(",")' \
-		"$(printf '%s\n' "$h" "$hi" | sort -n | paste -sd,)" \
-		'.matches_evaluated | index("iifname") != null' true
+		.rule_chain filter_IN_roce .rule_handle "$h" .verdict DROP \
+		'.inferred | length' 0 '.evidence | join(",")' packet \
+		'.matches_evaluated | index("iifname") != null' true \
+		'.matches_evaluated | index("ct state") != null' true \
+		'.matches_not_understood | join(",")' ""
+}
+
+# N lone TCP ACKs from ${P}a to ${P}b port 4791: no connection, and with
+# nf_conntrack_tcp_loose=0 in ${P}b conntrack does not pick it up mid-stream
+# but marks it invalid (no entry attached)
+send_lone_acks() {
+	ip netns exec "${P}a" /usr/bin/python3 -c '
+import sys
+from scapy.all import IP, TCP, send
+send(IP(dst="10.210.0.2")/TCP(sport=40001, dport=4791, flags="A", seq=1000, ack=2000),
+     count=int(sys.argv[1]), verbose=0)' "$1"
+}
+
+@test "firewalld-shaped zones, TCP ACKs without a connection: 'ct state invalid drop' named, equal to its counter" {
+	/usr/bin/python3 -c 'import scapy' 2>/dev/null || skip "python3-scapy not installed"
+	pair
+	INVALID_COUNTER="counter " firewalld_ruleset
+	hi=$H_INVALID
+	[ -n "$hi" ]
+	# a per-namespace sysctl: gone with ${P}b in teardown, the host's stays
+	ip netns exec "${P}b" sysctl -qw net.netfilter.nf_conntrack_tcp_loose=0
+	start_nfdrop -A -4 -N "${P}b"
+	send_lone_acks 6
+	stop_nfdrop
+	[ "$(nft_counter "${P}b" "inet firewalld filter_INPUT" "$hi")" -eq 6 ]
+	[ "$(nft_counter "${P}b" "inet firewalld filter_IN_roce" "$H_ZONE")" -eq 0 ]
+	expect '.hook == "input"' .packets 6 .table firewalld .chain filter_INPUT \
+		.rule_chain filter_INPUT .rule_handle "$hi" .verdict DROP \
+		'.inferred | length' 0 '.evidence | join(",")' packet \
+		'.matches_evaluated | index("ct state") != null' true
+	[ "$(packets 'true')" -eq 6 ]
 }
 
 @test "firewalld-shaped zones with --trace-rules: exactly the zone's drop; ruleset byte-identical after exit and after kill -9 + the next run" {
