@@ -72,7 +72,8 @@ roce_user_chain() {
 }
 
 # the issue's nft ruleset: a verdict map jumps to the chain, a named set
-# holds the port; DECOY_COUNTER is "counter " or ""
+# holds the port; DECOY_COUNTER is "counter " or "" on a decoy the packet
+# cannot rule out (ct mark is not evaluated; the packets' is 0)
 vmap_ruleset() {
 	ip netns exec "${P}b" nft -f - <<-NFT
 	table inet axt {
@@ -84,7 +85,7 @@ vmap_ruleset() {
 		}
 		chain roce {
 			udp sport 1-1000 counter drop
-			ct state established ${DECOY_COUNTER}drop
+			ct mark 5 ${DECOY_COUNTER}drop
 			udp dport @blocked_ports counter drop
 		}
 	}
@@ -376,17 +377,20 @@ docker_chains() {
 		.rule "$line" .verdict DROP '.inferred | length' 0
 }
 
-@test "iptables-legacy user chain, decoys before the real rule, conntrack matches: the counters decide" {
+@test "iptables-legacy user chain, decoys before the real rule, conntrack matches: the ct state and the counters decide" {
 	command -v iptables-legacy >/dev/null || skip "iptables-legacy not installed"
 	pair
+	# INVALID: ruled out by the packet's state (new); the mark match is
+	# not evaluated: ruled out by its counter
 	roce_user_chain iptables-legacy "-m conntrack --ctstate INVALID -j DROP" \
+		"-m conntrack --ctstate NEW -m mark --mark 0x5 -j DROP" \
 		"-m conntrack --ctstate NEW -j DROP"
 	start_nfdrop --roce -N "${P}b"
 	ax_send_roce "${P}a" 10.210.0.2 10
 	stop_nfdrop
-	[ "$(legacy_counter "${P}b" ROCE 3)" -eq 10 ]
+	[ "$(legacy_counter "${P}b" ROCE 4)" -eq 10 ]
 	expect '.hook == "input"' .packets 10 .engine iptables-legacy .chain INPUT \
-		.rule_chain ROCE .rule_handle 3 .verdict DROP '.inferred | length' 0
+		.rule_chain ROCE .rule_handle 4 .verdict DROP '.inferred | length' 0
 	if ! fexit_path; then
 		expect '.hook == "input"' '.evidence | join(",")' packet,counters
 	fi

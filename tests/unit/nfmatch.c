@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/netfilter/nf_tables.h>
+#include <linux/netfilter/nf_conntrack_common.h>
 #include "lib/nfrules.h"
 #include "lib/nfmatch.h"
 #include "tap.h"
@@ -252,11 +253,111 @@ static void test_vmap_and_intervals(void)
 	       walk("VIN", &p, NULL));
 }
 
+/* the packet with conntrack state st (NFM_CT_*), NAT bits nat (-1 unknown) */
+static struct nfm_pkt ct_pkt(int st, int nat)
+{
+	struct nfm_pkt p = udp("10.77.0.1", 40000, 4791);
+
+	p.ct_state = st;
+	p.ct_nat_known = nat >= 0;
+	p.ct_nat = nat >= 0 ? nat : 0;
+	return p;
+}
+
+/* -m conntrack / -m state as iptables-save prints them */
+static void test_ct_state_legacy(void)
+{
+	struct nfm_pkt p;
+
+	tap_ok(nfm_ct_state_of(true, 0) == NFM_CT_ESTABLISHED &&
+	       nfm_ct_state_of(true, 3) == NFM_CT_ESTABLISHED &&
+	       nfm_ct_state_of(true, 1) == NFM_CT_RELATED &&
+	       nfm_ct_state_of(true, 4) == NFM_CT_RELATED &&
+	       nfm_ct_state_of(true, 2) == NFM_CT_NEW &&
+	       nfm_ct_state_of(false, 7) == NFM_CT_UNTRACKED &&
+	       nfm_ct_state_of(false, 0) == NFM_CT_INVALID,
+	       "ctinfo to state: replies share the bit, no entry is invalid unless untracked");
+	chain("CT1", true, NFR_POLICY_ACCEPT);
+	rule("-A CT1 -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT");
+	rule("-A CT1 -m state --state INVALID -j DROP");
+	rule("-A CT1 -m conntrack ! --ctstate NEW -j DROP");
+	rule("-A CT1 -m conntrack --ctstate DNAT -j DROP");
+	rule("-A CT1 -p udp -j DROP");
+	p = ct_pkt(NFM_CT_NEW, 0);
+	tap_ok(!strcmp(walk("CT1", &p, NULL), "CT1/5"), "new, no NAT: the udp rule (%s)",
+	       walk("CT1", &p, NULL));
+	p = ct_pkt(NFM_CT_INVALID, -1);
+	tap_ok(!strcmp(walk("CT1", &p, NULL), "CT1/2"), "invalid: --state INVALID (%s)",
+	       walk("CT1", &p, NULL));
+	p = ct_pkt(NFM_CT_ESTABLISHED, -1);
+	tap_ok(!strcmp(walk("CT1", &p, NULL), ""), "established: accepted (%s)",
+	       walk("CT1", &p, NULL));
+	p = ct_pkt(NFM_CT_UNTRACKED, -1);
+	tap_ok(!strcmp(walk("CT1", &p, NULL), "CT1/3"), "untracked: ! --ctstate NEW (%s)",
+	       walk("CT1", &p, NULL));
+	p = ct_pkt(NFM_CT_NEW, IPS_DST_NAT);
+	tap_ok(!strcmp(walk("CT1", &p, NULL), "CT1/4"), "new, DNAT: --ctstate DNAT (%s)",
+	       walk("CT1", &p, NULL));
+	p = ct_pkt(NFM_CT_NEW, -1);
+	tap_ok(!strcmp(walk("CT1", &p, NULL), "CT1/4,CT1/5"),
+	       "new, NAT bits unknown: DNAT both ways (%s)", walk("CT1", &p, NULL));
+	p = ct_pkt(0, -1);
+	tap_ok(!strcmp(walk("CT1", &p, NULL), "CT1/2,CT1/3,CT1/4,CT1/5"),
+	       "state unknown: every ct rule both ways (%s)", walk("CT1", &p, NULL));
+}
+
+/* "ct <key> & mask != 0 drop", as nft compiles ct state / ct status */
+static void nft_ct_rule(struct nfr_chain *c, unsigned int key, unsigned int mask)
+{
+	struct nfr_rule *r;
+	struct nfm_op *o = calloc(4, sizeof(*o));
+	unsigned int zero = 0;
+
+	c->rules = realloc(c->rules, (c->nrules + 1) * sizeof(*r));
+	r = &c->rules[c->nrules++];
+	memset(r, 0, sizeof(*r));
+	r->handle = c->nrules;
+	o[0] = (struct nfm_op){ .type = NFM_OP_CT, .key = key, .dreg = 16 };
+	o[1] = (struct nfm_op){ .type = NFM_OP_BITWISE, .sreg = 16, .dreg = 16, .len = 4 };
+	memcpy(o[1].data, &mask, 4);
+	o[2] = (struct nfm_op){ .type = NFM_OP_CMP, .sreg = 16, .op = NFT_CMP_NEQ, .len = 4 };
+	memcpy(o[2].data, &zero, 4);
+	o[3] = (struct nfm_op){ .type = NFM_OP_VERDICT, .verdict = NFM_V_DROP };
+	r->prog.ops = o;
+	r->prog.nops = 4;
+}
+
+static void test_ct_nft(void)
+{
+	struct nfr_chain *c = chain("NCT", true, NFR_POLICY_ACCEPT);
+	struct nfm_pkt p;
+
+	nft_ct_rule(c, NFT_CT_STATUS, IPS_DST_NAT);	/* ct status dnat drop */
+	c = nfr_chain_find(&rs, NFR_ENGINE_LEGACY, NFR_PROTO_IPV4, "filter", "NCT");
+	nft_ct_rule(c, NFT_CT_STATE, NFM_CT_INVALID);	/* ct state invalid drop */
+	nft_ct_rule(c, NFT_CT_STATUS, IPS_ASSURED);	/* ct status assured drop */
+	p = ct_pkt(NFM_CT_NEW, 0);
+	tap_ok(!strcmp(walk("NCT", &p, NULL), "NCT/3"),
+	       "new, no NAT: only 'assured' (a bit not known) remains (%s)", walk("NCT", &p, NULL));
+	p = ct_pkt(NFM_CT_INVALID, -1);
+	tap_ok(!strcmp(walk("NCT", &p, NULL), "NCT/2"),
+	       "invalid: ct status breaks without an entry, ct state invalid drops (%s)",
+	       walk("NCT", &p, NULL));
+	p = ct_pkt(NFM_CT_ESTABLISHED, IPS_DST_NAT);
+	tap_ok(!strcmp(walk("NCT", &p, NULL), "NCT/1"), "DNAT: ct status dnat (%s)",
+	       walk("NCT", &p, NULL));
+	p = ct_pkt(0, -1);
+	tap_ok(!strcmp(walk("NCT", &p, NULL), "NCT/1,NCT/2,NCT/3"),
+	       "conntrack unknown: all three (%s)", walk("NCT", &p, NULL));
+}
+
 int main(void)
 {
 	test_user_chain();
 	test_not_understood();
 	test_vmap_and_intervals();
+	test_ct_state_legacy();
+	test_ct_nft();
 	nfr_free(&rs);
 	printf("1..%d\n", tap_n);
 	return tap_failed != 0;
