@@ -295,7 +295,8 @@ static __always_inline void key_sign(struct nfd_key *key, const struct nfd_rec *
 	key->sig = 1;
 	key->sig_family = pi->family;
 	key->sig_proto = pi->ip_proto;
-	key->sig_ports = rec->verdict == PKT_ROCE || rec->verdict == PKT_UDP;
+	key->sig_ports = rec->verdict == PKT_ROCE || rec->verdict == PKT_UDP ||
+			 rec->tcp_ports;
 	key->ct = rec->ct;
 	key->sport = key->sig_ports ? pi->sport : 0;
 	key->dport = key->sig_ports ? pi->dport : 0;
@@ -349,6 +350,39 @@ static __always_inline __u8 skb_ct(struct sk_buff *skb)
 			v |= NFD_CT_DNAT;
 	}
 	return v;
+}
+
+/*
+ * TCP ports, for rules on tcp sport/dport (the shared parser reads UDP's
+ * only): after the IPv4 header by its length, or right after an IPv6
+ * header whose next header is TCP (extension headers: no ports). Not for
+ * non-first fragments; only what is in the linear part.
+ */
+static __always_inline bool skb_tcp_ports(struct sk_buff *skb, struct pkt_info *pi)
+{
+	unsigned char *head = BPF_CORE_READ(skb, head);
+	__u16 nh = BPF_CORE_READ(skb, network_header);
+	__u32 tail = BPF_CORE_READ(skb, tail), off;
+	__u8 ip[8];
+	__be16 ports[2];
+
+	if (nh == (__u16)~0U || bpf_probe_read_kernel(ip, sizeof(ip), head + nh))
+		return false;
+	if (pi->family == 4) {
+		if ((((__u16)ip[6] << 8 | ip[7]) & AX_IP_OFFSET) || (ip[0] & 0xf) < 5)
+			return false;
+		off = (ip[0] & 0xf) * 4;
+	} else if (pi->family == 6 && ip[6] == AX_IPPROTO_TCP) {
+		off = 40;
+	} else {
+		return false;
+	}
+	if ((__u32)nh + off + sizeof(ports) > tail ||
+	    bpf_probe_read_kernel(ports, sizeof(ports), head + nh + off))
+		return false;
+	pi->sport = bpf_ntohs(ports[0]);
+	pi->dport = bpf_ntohs(ports[1]);
+	return true;
 }
 
 /* adds one packet to the counts and, with -e, sends its event */
@@ -438,6 +472,8 @@ static __always_inline int handle_kfree(void *ctx, struct sk_buff *skb,
 	__builtin_memset(&rec->pkt, 0, sizeof(rec->pkt));
 	/* counts need only the ports; events decode the BTH too */
 	rec->verdict = skb_parse(skb, false, !targ_events, targ_roce_port, &rec->pkt);
+	rec->tcp_ports = rec->verdict == PKT_IP && rec->pkt.ip_proto == AX_IPPROTO_TCP &&
+			 skb_tcp_ports(skb, &rec->pkt);
 	if (!scope_match(&rec->pkt))
 		goto filtered;
 	rec->stack_id = targ_stack ? bpf_get_stackid(ctx, &stacks, 0) : -1;

@@ -73,7 +73,7 @@ struct nfd_key {
 	__u8 sig;		/* 1: the fields below are the packet's */
 	__u8 sig_family;	/* 4 or 6, 0 not IP */
 	__u8 sig_proto;		/* IP protocol / IPv6 upper layer */
-	__u8 sig_ports;		/* sport and dport were parsed (UDP) */
+	__u8 sig_ports;		/* sport and dport were parsed (UDP, TCP) */
 	__u8 ct;		/* NFD_CT_*: the packet's conntrack at the drop */
 	__u8 pad;
 	__u16 sport, dport;	/* host byte order */
@@ -97,7 +97,7 @@ struct nfd_rec {
 	__u8 verdict;		/* enum pkt_verdict of the parse */
 	__u8 rejected;		/* a REJECT reply was sent for it first */
 	__u8 ct;		/* NFD_CT_* */
-	__u8 pad;
+	__u8 tcp_ports;		/* pkt.sport/dport are TCP's (the parser reads UDP's) */
 	__u32 dev_ifindex;	/* skb->dev, 0 none */
 	__u32 dst_ifindex;	/* skb_dst(skb)->dev, 0 none */
 	char ifname[NFD_IFNAMSIZ];

@@ -213,15 +213,14 @@ firewalld_ruleset() {
 		'.matches_not_understood | join(",")' ""
 }
 
-# N lone TCP ACKs from ${P}a to ${P}b port 4791: no connection, and with
-# nf_conntrack_tcp_loose=0 in ${P}b conntrack does not pick it up mid-stream
-# but marks it invalid (no entry attached)
-send_lone_acks() {
+# send_tcp DPORT FLAGS N: N TCP segments from ${P}a port 40001 to ${P}b,
+# sequence numbers of no connection
+send_tcp() {
 	ip netns exec "${P}a" /usr/bin/python3 -c '
 import sys
 from scapy.all import IP, TCP, send
-send(IP(dst="10.210.0.2")/TCP(sport=40001, dport=4791, flags="A", seq=1000, ack=2000),
-     count=int(sys.argv[1]), verbose=0)' "$1"
+send(IP(dst="10.210.0.2")/TCP(sport=40001, dport=int(sys.argv[1]), flags=sys.argv[2],
+     seq=1000, ack=2000 if "A" in sys.argv[2] else 0), count=int(sys.argv[3]), verbose=0)' "$@"
 }
 
 @test "firewalld-shaped zones, TCP ACKs without a connection: 'ct state invalid drop' named, equal to its counter" {
@@ -233,7 +232,9 @@ send(IP(dst="10.210.0.2")/TCP(sport=40001, dport=4791, flags="A", seq=1000, ack=
 	# a per-namespace sysctl: gone with ${P}b in teardown, the host's stays
 	ip netns exec "${P}b" sysctl -qw net.netfilter.nf_conntrack_tcp_loose=0
 	start_nfdrop -A -4 -N "${P}b"
-	send_lone_acks 6
+	# lone ACKs: with nf_conntrack_tcp_loose=0 conntrack does not pick
+	# them up mid-stream but marks them invalid (no entry attached)
+	send_tcp 4791 A 6
 	stop_nfdrop
 	[ "$(nft_counter "${P}b" "inet firewalld filter_INPUT" "$hi")" -eq 6 ]
 	[ "$(nft_counter "${P}b" "inet firewalld filter_IN_roce" "$H_ZONE")" -eq 0 ]
@@ -242,6 +243,30 @@ send(IP(dst="10.210.0.2")/TCP(sport=40001, dport=4791, flags="A", seq=1000, ack=
 		'.inferred | length' 0 '.evidence | join(",")' packet \
 		'.matches_evaluated | index("ct state") != null' true
 	[ "$(packets 'true')" -eq 6 ]
+}
+
+@test "TCP ports (-A): 'tcp dport' evaluated on the packet, the decoy on another port ruled out, certain" {
+	/usr/bin/python3 -c 'import scapy' 2>/dev/null || skip "python3-scapy not installed"
+	pair
+	ip netns exec "${P}b" nft -f - <<-'NFT'
+	table inet axt {
+		chain in {
+			type filter hook input priority 0;
+			tcp dport 6666 drop
+			tcp sport 40001 tcp dport 5555 counter drop
+		}
+	}
+	NFT
+	h=$(nft_handle "${P}b" "inet axt in" "tcp sport 40001 tcp dport 5555 counter")
+	[ -n "$h" ]
+	start_nfdrop -A -4 -N "${P}b"
+	send_tcp 5555 S 5
+	stop_nfdrop
+	[ "$(nft_counter "${P}b" "inet axt in" "$h")" -eq 5 ]
+	# the decoy has no counter: only the packet's port rules it out
+	expect '.hook == "input"' .packets 5 .table axt .chain in .rule_handle "$h" \
+		.verdict DROP '.inferred | length' 0 '.evidence | join(",")' packet \
+		'.matches_evaluated | index("th dport") != null' true
 }
 
 @test "firewalld-shaped zones with --trace-rules: exactly the zone's drop; ruleset byte-identical after exit and after kill -9 + the next run" {
