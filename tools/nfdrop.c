@@ -559,6 +559,8 @@ static void print_event(const struct nfd_event *e)
 		pkt_json_fields(&w, pi, roce);
 		nfdrop_json_row_fields(&w, &r);
 		json_bool(&w, "rejected", e->rec.rejected);
+		if (ev_ct_state_name(&e->key))
+			json_str(&w, "ct_state", ev_ct_state_name(&e->key));
 		if (env.stack)
 			maps_print_stack(ksyms, obj->maps.stacks, e->rec.stack_id, &w);
 		json_end(&w);

@@ -51,6 +51,10 @@ struct ev_set {
 bool ev_packet(const struct nfd_key *k, int pf, const char *hook,
 	       struct nfm_pkt *pkt);
 
+/* the packet's conntrack state at the drop ("new", "invalid", ...), NULL
+ * when the kernel had none to read */
+const char *ev_ct_state_name(const struct nfd_key *k);
+
 /*
  * Run pkt through bases (sorted here by priority) into s. dropper_type:
  * the nftables chain type the kernel stack says dropped (nat chains run

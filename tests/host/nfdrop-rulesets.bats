@@ -243,6 +243,14 @@ send(IP(dst="10.210.0.2")/TCP(sport=40001, dport=int(sys.argv[1]), flags=sys.arg
 		'.inferred | length' 0 '.evidence | join(",")' packet \
 		'.matches_evaluated | index("ct state") != null' true
 	[ "$(packets 'true')" -eq 6 ]
+	# -e: each event names the rule and carries the state it was judged by
+	start_nfdrop -A -4 -e -N "${P}b"
+	send_tcp 4791 A 3
+	stop_nfdrop
+	[ "$(nft_counter "${P}b" "inet firewalld filter_INPUT" "$hi")" -eq 9 ]
+	[ "$(jq -s '[.[] | select(.type == "nf_drop" and .ct_state == "invalid" and
+		.rule_handle == '"$hi"' and (.inferred | length) == 0 and
+		.dport == 4791)] | length' "$OUT")" -eq 3 ]
 }
 
 @test "TCP ports (-A): 'tcp dport' evaluated on the packet, the decoy on another port ruled out, certain" {
