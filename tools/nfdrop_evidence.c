@@ -154,23 +154,52 @@ bool ev_is_nat(const struct nfr_chain *c)
  * chain at or before -200 there (raw, or tied with conntrack) saw
  * another, so its ct matches are taken both ways. Chains after the drop
  * never ran: for them only the hypothesis "the drop was here" counts,
- * where the state at the drop is theirs.
+ * where the state at the drop is theirs. notrack_later: late_notrack().
  */
 static void ev_pkt_at_chain(const struct nfr_chain *c, int nat_prio,
-			    struct nfm_pkt *p)
+			    bool notrack_later, struct nfm_pkt *p)
 {
 	const char *h = nfr_hook_name(c->family, c->hook);
+	bool ct_set_here = h && (!strcmp(h, "prerouting") || !strcmp(h, "output"));
 
 	if (nat_prio != INT_MIN && c->prio <= nat_prio) {
 		p->addrs_known = false;
 		p->sport = p->dport = -1;
 		p->ct_nat_known = false;
 	}
-	if (h && (!strcmp(h, "prerouting") || !strcmp(h, "output")) &&
-	    c->prio <= CONNTRACK_PRIO) {
+	if (ct_set_here && (c->prio <= CONNTRACK_PRIO || notrack_later)) {
 		p->ct_state = 0;
 		p->ct_nat_known = false;
 	}
+}
+
+/*
+ * notrack after conntrack turns a packet without an entry from invalid
+ * into untracked (nft_notrack_eval; prerouting and output only): chains
+ * before it saw invalid where the drop shows untracked. True when some
+ * rule may do that: a notrack in a base chain after conntrack, or in a
+ * regular chain (reached from anywhere).
+ */
+static bool late_notrack(const struct nfr_ruleset *rs)
+{
+	for (int i = 0; i < rs->nchains; i++) {
+		const struct nfr_chain *c = &rs->chains[i];
+		const char *h = c->base ? nfr_hook_name(c->family, c->hook) : NULL;
+
+		if (c->base && (!h || (strcmp(h, "prerouting") && strcmp(h, "output")) ||
+				c->prio <= CONNTRACK_PRIO))
+			continue;
+		for (int j = 0; j < c->nrules; j++)
+			for (int k = 0; k < c->rules[j].prog.nops; k++) {
+				const struct nfm_op *o = &c->rules[j].prog.ops[k];
+
+				if (o->type == NFM_OP_NOOP && o->name &&
+				    (!strcmp(o->name, "notrack") || !strcmp(o->name, "NOTRACK") ||
+				     !strcmp(o->name, "CT")))
+					return true;
+			}
+	}
+	return false;
 }
 
 void ev_walk(const struct nfr_ruleset *rs, const struct nfr_chain **bases,
@@ -180,15 +209,18 @@ void ev_walk(const struct nfr_ruleset *rs, const struct nfr_chain **bases,
 	struct nfm_walk *w = calloc(1, sizeof(*w));
 	const struct nfm_pkt *pkts[nbases ? nbases : 1];
 	struct nfm_pkt pk[nbases ? nbases : 1];
+	bool notrack;
 
 	memset(s, 0, sizeof(*s));
 	if (!w)
 		return;
 	qsort(bases, nbases, sizeof(*bases), cmp_prio);
+	notrack = pkt->ct_state == NFM_CT_UNTRACKED && late_notrack(rs);
+
 	for (int i = 0; i < nbases; i++) {
 		pk[i] = *pkt;
 		pkts[i] = &pk[i];
-		ev_pkt_at_chain(bases[i], nat_prio, &pk[i]);
+		ev_pkt_at_chain(bases[i], nat_prio, notrack, &pk[i]);
 	}
 	nfm_walk_hook(rs, (const struct nfr_chain *const *)bases, nbases, pkts, w);
 	s->used = true;
