@@ -3,10 +3,13 @@
  * (iptables-save lines, a verdict map on a concatenation, interval sets),
  * jumps, gotos and returns followed, what is not understood both ways. */
 #include <arpa/inet.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/netfilter/nf_tables.h>
 #include <linux/netfilter/nf_conntrack_common.h>
+#include <linux/netfilter/xt_conntrack.h>
+#include <libnftnl/expr.h>
 #include "lib/nfrules.h"
 #include "lib/nfmatch.h"
 #include "tap.h"
@@ -351,6 +354,60 @@ static void test_ct_nft(void)
 	       "conntrack unknown: all three (%s)", walk("NCT", &p, NULL));
 }
 
+/* libnftnl keeps (and frees) the match info it is given */
+static void *mt_info(const struct xt_conntrack_mtinfo3 *m)
+{
+	void *d = malloc(sizeof(*m));
+
+	memcpy(d, m, sizeof(*m));
+	return d;
+}
+
+/* what iptables-nft hands the kernel for -m conntrack / -m state, and
+ * nft's ct load: compiled into the ops the walk evaluates */
+static void test_ct_compile(void)
+{
+	struct xt_conntrack_mtinfo3 m3 = {
+		.match_flags = XT_CONNTRACK_STATE, .invert_flags = XT_CONNTRACK_STATE,
+		.state_mask = XT_CONNTRACK_STATE_BIT(IP_CT_ESTABLISHED) |
+			      XT_CONNTRACK_STATE_UNTRACKED | XT_CONNTRACK_STATE_DNAT,
+	};
+	struct nftnl_expr *e = nftnl_expr_alloc("match");
+	struct nfm_prog p = {};
+
+	nftnl_expr_set_str(e, NFTNL_EXPR_MT_NAME, "conntrack");
+	nftnl_expr_set_u32(e, NFTNL_EXPR_MT_REV, 3);
+	nftnl_expr_set(e, NFTNL_EXPR_MT_INFO, mt_info(&m3), sizeof(m3));
+	nfm_compile_nft(&p, e);
+	tap_ok(p.nops == 1 && p.ops[0].type == NFM_OP_XT_STATE && p.ops[0].inv &&
+	       p.ops[0].key == (NFM_CT_ESTABLISHED | NFM_CT_UNTRACKED | NFM_CT_DNAT),
+	       "conntrack rev 3 ! --ctstate ESTABLISHED,UNTRACKED,DNAT: one state op (key 0x%x)",
+	       p.nops ? p.ops[0].key : 0);
+	nfm_prog_free(&p);
+	m3.match_flags |= XT_CONNTRACK_ORIGSRC;
+	nftnl_expr_set(e, NFTNL_EXPR_MT_INFO, mt_info(&m3), sizeof(m3));
+	nfm_compile_nft(&p, e);
+	tap_ok(p.nops == 2 && p.ops[0].type == NFM_OP_XT_STATE &&
+	       p.ops[1].type == NFM_OP_UNKNOWN && !strcmp(p.ops[1].name, "xt conntrack"),
+	       "... with --ctorigsrc: the state op and the rest not understood");
+	nfm_prog_free(&p);
+	nftnl_expr_free(e);
+
+	e = nftnl_expr_alloc("ct");
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_STATE);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
+	nfm_compile_nft(&p, e);
+	tap_ok(p.nops == 1 && p.ops[0].type == NFM_OP_CT && p.ops[0].key == NFT_CT_STATE &&
+	       p.ops[0].dreg == 16, "nft ct state load into reg 1");
+	nfm_prog_free(&p);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_MARK);
+	nfm_compile_nft(&p, e);
+	tap_ok(p.nops == 1 && p.ops[0].type == NFM_OP_UNKNOWN && !strcmp(p.ops[0].name, "ct"),
+	       "ct mark: not understood");
+	nfm_prog_free(&p);
+	nftnl_expr_free(e);
+}
+
 int main(void)
 {
 	test_user_chain();
@@ -358,6 +415,7 @@ int main(void)
 	test_vmap_and_intervals();
 	test_ct_state_legacy();
 	test_ct_nft();
+	test_ct_compile();
 	nfr_free(&rs);
 	printf("1..%d\n", tap_n);
 	return tap_failed != 0;
