@@ -277,6 +277,36 @@ send(IP(dst="10.210.0.2")/TCP(sport=40001, dport=int(sys.argv[1]), flags=sys.arg
 		'.matches_evaluated | index("th dport") != null' true
 }
 
+@test "ct state in a chain before conntrack (prerouting, priority raw): not judged by the state at the drop" {
+	pair
+	# at raw priority no entry is attached yet ('ct state new' never
+	# matches there); the drop at priority 0 sees state new
+	ip netns exec "${P}b" nft -f - <<-'NFT'
+	table ip axr {
+		chain raw { type filter hook prerouting priority raw; ct state new udp dport 4791 drop; }
+		chain pre { type filter hook prerouting priority 0; udp dport 4791 counter drop; }
+	}
+	NFT
+	h=$(nft_handle "${P}b" "ip axr pre" "udp dport 4791 counter")
+	hr=$(nft_handle "${P}b" "ip axr raw" "ct state new")
+	start_nfdrop --roce -N "${P}b"
+	ax_send_roce "${P}a" 10.210.0.2 5
+	stop_nfdrop
+	[ "$(nft_counter "${P}b" "ip axr pre" "$h")" -eq 5 ]
+	[ "$(packets 'true')" -eq 5 ]
+	# never the raw rule as a certain answer
+	expect '.hook == "prerouting"' \
+		'(.inferred | index("rule") != null) or .rule_handle == '"$h" true
+	if ! fexit_path; then
+		# the raw rule has no counter, and its ct state is not known:
+		# both stay, the row says so
+		expect '.hook == "prerouting"' .packets 5 '.inferred | index("rule") != null' true \
+			'[.candidates[].drop_rules[] | .handle] | sort | map(tostring) | join(",")' \
+			"$(printf '%s\n' "$h" "$hr" | sort -n | paste -sd,)" \
+			'.matches_not_understood | index("ct state") != null' true
+	fi
+}
+
 @test "firewalld-shaped zones with --trace-rules: exactly the zone's drop; ruleset byte-identical after exit and after kill -9 + the next run" {
 	pair
 	firewalld_ruleset
