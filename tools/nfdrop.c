@@ -428,6 +428,7 @@ static void merge_row(const struct row *r)
 		if (same_row(&rows[i], r)) {
 			rows[i].packets += r->packets;
 			rows[i].rejected += r->rejected;
+			rows[i].ct_states |= r->ct_states;
 			return;
 		}
 	d = row_add();
@@ -559,8 +560,6 @@ static void print_event(const struct nfd_event *e)
 		pkt_json_fields(&w, pi, roce);
 		nfdrop_json_row_fields(&w, &r);
 		json_bool(&w, "rejected", e->rec.rejected);
-		if (ev_ct_state_name(&e->key))
-			json_str(&w, "ct_state", ev_ct_state_name(&e->key));
 		if (env.stack)
 			maps_print_stack(ksyms, obj->maps.stacks, e->rec.stack_id, &w);
 		json_end(&w);

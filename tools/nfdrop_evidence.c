@@ -65,19 +65,11 @@ static void pkt_dev(unsigned int netns, int ifindex, bool none, char *name,
 	}
 }
 
-/* the state a ct state match saw, NFM_CT_*; 0 when not read */
-static int key_ct_state(const struct nfd_key *k)
+int ev_ct_state(const struct nfd_key *k)
 {
 	if (!(k->ct & NFD_CT_READ))
 		return 0;
 	return nfm_ct_state_of(k->ct & NFD_CT_ENTRY, k->ct & NFD_CT_INFO);
-}
-
-const char *ev_ct_state_name(const struct nfd_key *k)
-{
-	int st = key_ct_state(k);
-
-	return st ? nfm_ct_state_name(st) : NULL;
 }
 
 bool ev_packet(const struct nfd_key *k, int pf, const char *hook,
@@ -107,7 +99,7 @@ bool ev_packet(const struct nfd_key *k, int pf, const char *hook,
 	tx = hook && (!strcmp(hook, "forward") || !strcmp(hook, "output") ||
 		      !strcmp(hook, "postrouting"));
 	if ((rx || tx) && (k->ct & NFD_CT_READ)) {
-		pkt->ct_state = key_ct_state(k);
+		pkt->ct_state = ev_ct_state(k);
 		pkt->ct_nat_known = k->ct & NFD_CT_STATUS;
 		pkt->ct_nat = (k->ct & NFD_CT_SNAT ? IPS_SRC_NAT : 0) |
 			      (k->ct & NFD_CT_DNAT ? IPS_DST_NAT : 0);

@@ -51,9 +51,9 @@ struct ev_set {
 bool ev_packet(const struct nfd_key *k, int pf, const char *hook,
 	       struct nfm_pkt *pkt);
 
-/* the packet's conntrack state at the drop ("new", "invalid", ...), NULL
- * when the kernel had none to read */
-const char *ev_ct_state_name(const struct nfd_key *k);
+/* the state a ct state match saw for the packet (at the drop), one
+ * NFM_CT_* bit; 0 when the kernel had none to read */
+int ev_ct_state(const struct nfd_key *k);
 
 /*
  * Run pkt through bases (sorted here by priority) into s. dropper_type:

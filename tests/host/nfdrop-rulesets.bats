@@ -210,7 +210,7 @@ firewalld_ruleset() {
 		'.inferred | length' 0 '.evidence | join(",")' packet \
 		'.matches_evaluated | index("iifname") != null' true \
 		'.matches_evaluated | index("ct state") != null' true \
-		'.matches_not_understood | join(",")' ""
+		'.matches_not_understood | join(",")' "" '.ct_states | join(",")' new
 }
 
 # send_tcp DPORT FLAGS N: N TCP segments from ${P}a port 40001 to ${P}b,
@@ -241,14 +241,15 @@ send(IP(dst="10.210.0.2")/TCP(sport=40001, dport=int(sys.argv[1]), flags=sys.arg
 	expect '.hook == "input"' .packets 6 .table firewalld .chain filter_INPUT \
 		.rule_chain filter_INPUT .rule_handle "$hi" .verdict DROP \
 		'.inferred | length' 0 '.evidence | join(",")' packet \
-		'.matches_evaluated | index("ct state") != null' true
+		'.matches_evaluated | index("ct state") != null' true \
+		'.ct_states | join(",")' invalid
 	[ "$(packets 'true')" -eq 6 ]
 	# -e: each event names the rule and carries the state it was judged by
 	start_nfdrop -A -4 -e -N "${P}b"
 	send_tcp 4791 A 3
 	stop_nfdrop
 	[ "$(nft_counter "${P}b" "inet firewalld filter_INPUT" "$hi")" -eq 9 ]
-	[ "$(jq -s '[.[] | select(.type == "nf_drop" and .ct_state == "invalid" and
+	[ "$(jq -s '[.[] | select(.type == "nf_drop" and .ct_states == ["invalid"] and
 		.rule_handle == '"$hi"' and (.inferred | length) == 0 and
 		.dport == 4791)] | length' "$OUT")" -eq 3 ]
 }
