@@ -49,10 +49,22 @@ struct nft_pktinfo___ax {
 	const struct nf_hook_state *state;
 } __attribute__((preserve_access_index));
 
+/* nf_conntrack may be a module (Debian): its BTF gives the offset */
+struct nf_conn___ax {
+	unsigned long status;
+} __attribute__((preserve_access_index));
+
+struct sk_buff___ct {
+	unsigned long _nfct;
+} __attribute__((preserve_access_index));
+
 struct xt_table___ax {
 	char name[32];		/* XT_TABLE_MAXNAMELEN */
 } __attribute__((preserve_access_index));
 
+#define NFCT_INFOMASK	7UL	/* include/linux/skbuff.h: _nfct = ct | ctinfo */
+#define IPS_SRC_NAT_FLAG 0x10
+#define IPS_DST_NAT_FLAG 0x20
 #define NF_DROP_VERDICT	0
 #define NF_STOLEN_VERDICT 2
 #define NF_VERDICT_BITS	0xff
@@ -283,7 +295,9 @@ static __always_inline void key_sign(struct nfd_key *key, const struct nfd_rec *
 	key->sig = 1;
 	key->sig_family = pi->family;
 	key->sig_proto = pi->ip_proto;
-	key->sig_ports = rec->verdict == PKT_ROCE || rec->verdict == PKT_UDP;
+	key->sig_ports = rec->verdict == PKT_ROCE || rec->verdict == PKT_UDP ||
+			 rec->tcp_ports;
+	key->ct = rec->ct;
 	key->sport = key->sig_ports ? pi->sport : 0;
 	key->dport = key->sig_ports ? pi->dport : 0;
 	key->dev_ifindex = rec->dev_ifindex;
@@ -296,9 +310,79 @@ static __always_inline void key_unsign(struct nfd_key *key)
 {
 	key->sig = key->sig_family = key->sig_proto = key->sig_ports = 0;
 	key->sport = key->dport = 0;
+	key->ct = 0;
 	key->dev_ifindex = key->dst_ifindex = 0;
 	__builtin_memset(key->saddr, 0, sizeof(key->saddr));
 	__builtin_memset(key->daddr, 0, sizeof(key->daddr));
+}
+
+/*
+ * The packet's conntrack as the dropping rule saw it: a ct state match
+ * reads skb->_nfct (nf_ct_get), and nothing changes it between that rule
+ * and the free in the same hook. Conntrack attaches it at prerouting and
+ * output priority -200 (NF_IP_PRI_CONNTRACK); a chain that runs before
+ * that (raw, -300) or outside the IP hooks saw another value: user space
+ * (ev_walk) does not use it there. Kernels built without conntrack have
+ * no _nfct: no NFD_CT_READ, the state stays unknown.
+ */
+static __always_inline __u8 skb_ct(struct sk_buff *skb)
+{
+	struct sk_buff___ct *s = (void *)skb;
+	struct nf_conn___ax *ct;
+	unsigned long nfct;
+	__u8 v;
+
+	if (!bpf_core_field_exists(s->_nfct))
+		return 0;
+	nfct = BPF_CORE_READ(s, _nfct);
+	v = NFD_CT_READ | (nfct & NFCT_INFOMASK);
+	ct = (void *)(nfct & ~NFCT_INFOMASK);
+	if (!ct)
+		return v;
+	v |= NFD_CT_ENTRY;
+	if (bpf_core_type_exists(struct nf_conn___ax)) {
+		unsigned long status = BPF_CORE_READ(ct, status);
+
+		v |= NFD_CT_STATUS;
+		if (status & IPS_SRC_NAT_FLAG)
+			v |= NFD_CT_SNAT;
+		if (status & IPS_DST_NAT_FLAG)
+			v |= NFD_CT_DNAT;
+	}
+	return v;
+}
+
+/*
+ * TCP ports, for rules on tcp sport/dport (the shared parser reads UDP's
+ * only): after the IPv4 header by its length, or right after an IPv6
+ * header whose next header is TCP (extension headers: no ports). Not for
+ * non-first fragments; only what is in the linear part.
+ */
+static __always_inline bool skb_tcp_ports(struct sk_buff *skb, struct pkt_info *pi)
+{
+	unsigned char *head = BPF_CORE_READ(skb, head);
+	__u16 nh = BPF_CORE_READ(skb, network_header);
+	__u32 tail = BPF_CORE_READ(skb, tail), off;
+	__u8 ip[8];
+	__be16 ports[2];
+
+	if (nh == (__u16)~0U || bpf_probe_read_kernel(ip, sizeof(ip), head + nh))
+		return false;
+	if (pi->family == 4) {
+		if ((((__u16)ip[6] << 8 | ip[7]) & AX_IP_OFFSET) || (ip[0] & 0xf) < 5)
+			return false;
+		off = (ip[0] & 0xf) * 4;
+	} else if (pi->family == 6 && ip[6] == AX_IPPROTO_TCP) {
+		off = 40;
+	} else {
+		return false;
+	}
+	if ((__u32)nh + off + sizeof(ports) > tail ||
+	    bpf_probe_read_kernel(ports, sizeof(ports), head + nh + off))
+		return false;
+	pi->sport = bpf_ntohs(ports[0]);
+	pi->dport = bpf_ntohs(ports[1]);
+	return true;
 }
 
 /* adds one packet to the counts and, with -e, sends its event */
@@ -369,6 +453,7 @@ static __always_inline int handle_kfree(void *ctx, struct sk_buff *skb,
 	rec->ifindex = dev ? BPF_CORE_READ(dev, ifindex) : BPF_CORE_READ(skb, skb_iif);
 	rec->dev_ifindex = BPF_CORE_READ(skb, dev, ifindex);
 	rec->dst_ifindex = skb_dst_ifindex(skb);
+	rec->ct = skb_ct(skb);
 	key = marked ? &st->mark_key : &st->key;
 	if (!marked) {
 		__builtin_memset(key, 0, sizeof(*key));
@@ -387,6 +472,8 @@ static __always_inline int handle_kfree(void *ctx, struct sk_buff *skb,
 	__builtin_memset(&rec->pkt, 0, sizeof(rec->pkt));
 	/* counts need only the ports; events decode the BTH too */
 	rec->verdict = skb_parse(skb, false, !targ_events, targ_roce_port, &rec->pkt);
+	rec->tcp_ports = rec->verdict == PKT_IP && rec->pkt.ip_proto == AX_IPPROTO_TCP &&
+			 skb_tcp_ports(skb, &rec->pkt);
 	if (!scope_match(&rec->pkt))
 		goto filtered;
 	rec->stack_id = targ_stack ? bpf_get_stackid(ctx, &stacks, 0) : -1;

@@ -32,6 +32,21 @@ enum nfd_stat {
 	NFD_STAT_NR,
 };
 
+/*
+ * skb->_nfct at the drop, in one byte: the low 3 bits are its enum
+ * ip_conntrack_info, the flags say what was read. No NFD_CT_READ: the
+ * kernel has no conntrack field (built without it). READ without ENTRY:
+ * no conntrack entry attached, "invalid" to a ct state match unless the
+ * info is IP_CT_UNTRACKED (7). The NAT bits are ct->status's
+ * IPS_SRC_NAT / IPS_DST_NAT, valid with NFD_CT_STATUS.
+ */
+#define NFD_CT_INFO	0x07
+#define NFD_CT_READ	0x08
+#define NFD_CT_ENTRY	0x10
+#define NFD_CT_STATUS	0x20
+#define NFD_CT_SNAT	0x40
+#define NFD_CT_DNAT	0x80
+
 struct nfd_key {
 	/*
 	 * NFD_SRC_STACK: return addresses found on the stack. hook_ret is
@@ -58,8 +73,9 @@ struct nfd_key {
 	__u8 sig;		/* 1: the fields below are the packet's */
 	__u8 sig_family;	/* 4 or 6, 0 not IP */
 	__u8 sig_proto;		/* IP protocol / IPv6 upper layer */
-	__u8 sig_ports;		/* sport and dport were parsed (UDP) */
-	__u8 pad[2];
+	__u8 sig_ports;		/* sport and dport were parsed (UDP, TCP) */
+	__u8 ct;		/* NFD_CT_*: the packet's conntrack at the drop */
+	__u8 pad;
 	__u16 sport, dport;	/* host byte order */
 	__u32 dev_ifindex;	/* skb->dev: the input device on receive hooks */
 	__u32 dst_ifindex;	/* the route's device: output device */
@@ -80,7 +96,8 @@ struct nfd_rec {
 	__s32 stack_id;		/* -s: in the stacks map, else -1 */
 	__u8 verdict;		/* enum pkt_verdict of the parse */
 	__u8 rejected;		/* a REJECT reply was sent for it first */
-	__u8 pad[2];
+	__u8 ct;		/* NFD_CT_* */
+	__u8 tcp_ports;		/* pkt.sport/dport are TCP's (the parser reads UDP's) */
 	__u32 dev_ifindex;	/* skb->dev, 0 none */
 	__u32 dst_ifindex;	/* skb_dst(skb)->dev, 0 none */
 	char ifname[NFD_IFNAMSIZ];

@@ -428,6 +428,7 @@ static void merge_row(const struct row *r)
 		if (same_row(&rows[i], r)) {
 			rows[i].packets += r->packets;
 			rows[i].rejected += r->rejected;
+			rows[i].ct_states |= r->ct_states;
 			return;
 		}
 	d = row_add();

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <net/if.h>
 #include "nfdrop_row.h"
+#include <linux/netfilter/nf_conntrack_common.h>
 #include "lib/netns.h"
 
 /* ---- the packet ---- */
@@ -64,6 +65,13 @@ static void pkt_dev(unsigned int netns, int ifindex, bool none, char *name,
 	}
 }
 
+int ev_ct_state(const struct nfd_key *k)
+{
+	if (!(k->ct & NFD_CT_READ))
+		return 0;
+	return nfm_ct_state_of(k->ct & NFD_CT_ENTRY, k->ct & NFD_CT_INFO);
+}
+
 bool ev_packet(const struct nfd_key *k, int pf, const char *hook,
 	       struct nfm_pkt *pkt)
 {
@@ -90,6 +98,12 @@ bool ev_packet(const struct nfd_key *k, int pf, const char *hook,
 		      !strcmp(hook, "forward"));
 	tx = hook && (!strcmp(hook, "forward") || !strcmp(hook, "output") ||
 		      !strcmp(hook, "postrouting"));
+	if ((rx || tx) && (k->ct & NFD_CT_READ)) {
+		pkt->ct_state = ev_ct_state(k);
+		pkt->ct_nat_known = k->ct & NFD_CT_STATUS;
+		pkt->ct_nat = (k->ct & NFD_CT_SNAT ? IPS_SRC_NAT : 0) |
+			      (k->ct & NFD_CT_DNAT ? IPS_DST_NAT : 0);
+	}
 	if (rx || tx) {
 		pkt_dev(k->netns, k->dev_ifindex, !rx, pkt->iifname,
 			&pkt->iif_known, &pkt->iif);
@@ -121,25 +135,85 @@ bool ev_is_nat(const struct nfr_chain *c)
 	       !strcmp(c->table, "nat");
 }
 
+#define CONNTRACK_PRIO	(-200)	/* NF_IP_PRI_CONNTRACK, NF_IP6_PRI_CONNTRACK */
+
+/*
+ * The packet as base chain c saw it, from what the event saw at the drop.
+ * NAT: the chains up to the last nat chain at this hook (nat_prio) may
+ * have seen other addresses and ports, and ct status without the NAT bit
+ * it set. Conntrack: skb->_nfct is set at prerouting and output priority
+ * -200 and then stays for the packet's way through the later hooks; a
+ * chain at or before -200 there (raw, or tied with conntrack) saw
+ * another, so its ct matches are taken both ways. Chains after the drop
+ * never ran: for them only the hypothesis "the drop was here" counts,
+ * where the state at the drop is theirs. notrack_later: late_notrack().
+ */
+static void ev_pkt_at_chain(const struct nfr_chain *c, int nat_prio,
+			    bool notrack_later, struct nfm_pkt *p)
+{
+	const char *h = nfr_hook_name(c->family, c->hook);
+	bool ct_set_here = h && (!strcmp(h, "prerouting") || !strcmp(h, "output"));
+
+	if (nat_prio != INT_MIN && c->prio <= nat_prio) {
+		p->addrs_known = false;
+		p->sport = p->dport = -1;
+		p->ct_nat_known = false;
+	}
+	if (ct_set_here && (c->prio <= CONNTRACK_PRIO || notrack_later)) {
+		p->ct_state = 0;
+		p->ct_nat_known = false;
+	}
+}
+
+/*
+ * notrack after conntrack turns a packet without an entry from invalid
+ * into untracked (nft_notrack_eval; prerouting and output only): chains
+ * before it saw invalid where the drop shows untracked. True when some
+ * rule may do that: a notrack in a base chain after conntrack, or in a
+ * regular chain (reached from anywhere).
+ */
+static bool late_notrack(const struct nfr_ruleset *rs)
+{
+	for (int i = 0; i < rs->nchains; i++) {
+		const struct nfr_chain *c = &rs->chains[i];
+		const char *h = c->base ? nfr_hook_name(c->family, c->hook) : NULL;
+
+		if (c->base && (!h || (strcmp(h, "prerouting") && strcmp(h, "output")) ||
+				c->prio <= CONNTRACK_PRIO))
+			continue;
+		for (int j = 0; j < c->nrules; j++)
+			for (int k = 0; k < c->rules[j].prog.nops; k++) {
+				const struct nfm_op *o = &c->rules[j].prog.ops[k];
+
+				if (o->type == NFM_OP_NOOP && o->name &&
+				    (!strcmp(o->name, "notrack") || !strcmp(o->name, "NOTRACK") ||
+				     !strcmp(o->name, "CT")))
+					return true;
+			}
+	}
+	return false;
+}
+
 void ev_walk(const struct nfr_ruleset *rs, const struct nfr_chain **bases,
 	     int nbases, const struct nfm_pkt *pkt, const char *dropper_type,
 	     int nat_prio, struct ev_set *s)
 {
 	struct nfm_walk *w = calloc(1, sizeof(*w));
 	const struct nfm_pkt *pkts[nbases ? nbases : 1];
-	struct nfm_pkt pre_nat = *pkt;
+	struct nfm_pkt pk[nbases ? nbases : 1];
+	bool notrack;
 
 	memset(s, 0, sizeof(*s));
 	if (!w)
 		return;
 	qsort(bases, nbases, sizeof(*bases), cmp_prio);
-	/* the event saw the packet after any NAT at this hook: the chains up
-	 * to the last nat chain may have seen other addresses and ports */
-	pre_nat.addrs_known = false;
-	pre_nat.sport = pre_nat.dport = -1;
-	for (int i = 0; i < nbases; i++)
-		pkts[i] = nat_prio != INT_MIN && bases[i]->prio <= nat_prio ?
-			  &pre_nat : pkt;
+	notrack = pkt->ct_state == NFM_CT_UNTRACKED && late_notrack(rs);
+
+	for (int i = 0; i < nbases; i++) {
+		pk[i] = *pkt;
+		pkts[i] = &pk[i];
+		ev_pkt_at_chain(bases[i], nat_prio, notrack, &pk[i]);
+	}
 	nfm_walk_hook(rs, (const struct nfr_chain *const *)bases, nbases, pkts, w);
 	s->used = true;
 	s->complete = w->complete;

@@ -51,6 +51,10 @@ struct ev_set {
 bool ev_packet(const struct nfd_key *k, int pf, const char *hook,
 	       struct nfm_pkt *pkt);
 
+/* the state a ct state match saw for the packet (at the drop), one
+ * NFM_CT_* bit; 0 when the kernel had none to read */
+int ev_ct_state(const struct nfd_key *k);
+
 /*
  * Run pkt through bases (sorted here by priority) into s. dropper_type:
  * the nftables chain type the kernel stack says dropped (nat chains run

@@ -423,6 +423,7 @@ void nfdrop_names(const struct nfd_key *k, enum nfdrop_rs_when when, struct row 
 	struct nfdrop_ns_rules *nr;
 
 	memset(r, 0, sizeof(*r));
+	r->ct_states = ev_ct_state(k);
 	r->netns = k->netns;
 	r->policy = -1;
 	netns_name(k->netns, r->netns_name, sizeof(r->netns_name));

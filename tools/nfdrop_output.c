@@ -112,6 +112,19 @@ static void json_evidence(struct json_w *w, const struct row *r)
 	json_csv(w, "matches_not_understood", r->ev.unknown);
 }
 
+/* the packets' conntrack states at the drop, as nft names them */
+static void json_ct_states(struct json_w *w, int states)
+{
+	json_arr_open(w, "ct_states");
+	for (int bit = 1; bit <= NFM_CT_UNTRACKED; bit <<= 1) {
+		if (!(states & bit))
+			continue;
+		json_key(w, NULL);
+		json_escape(w->f, nfm_ct_state_name(bit));
+	}
+	json_arr_close(w);
+}
+
 /* the fields every record about a drop carries */
 void nfdrop_json_row_fields(struct json_w *w, const struct row *r)
 {
@@ -139,6 +152,8 @@ void nfdrop_json_row_fields(struct json_w *w, const struct row *r)
 	json_str(w, "reason", drop_reason_name(nfdrop_nf_drop_code, reason, sizeof(reason)));
 	json_u64(w, "reason_code", nfdrop_nf_drop_code);
 	json_str(w, "source", r->source);
+	if (r->ct_states)
+		json_ct_states(w, r->ct_states);
 	json_inferred(w, r->inferred);
 	if (r->hook_fn[0])
 		json_str(w, "hook_function", r->hook_fn);

@@ -71,6 +71,7 @@ struct row {
 	/* counts */
 	unsigned long long packets;
 	unsigned long long rejected;
+	int ct_states;		/* NFM_CT_* the packets had at the drop, 0 none read */
 };
 
 /* rule and verdict of r from its evidence (r->ev), for packets of which

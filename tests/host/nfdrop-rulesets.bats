@@ -72,7 +72,8 @@ roce_user_chain() {
 }
 
 # the issue's nft ruleset: a verdict map jumps to the chain, a named set
-# holds the port; DECOY_COUNTER is "counter " or ""
+# holds the port; DECOY_COUNTER is "counter " or "" on a decoy the packet
+# cannot rule out (ct mark is not evaluated; the packets' is 0)
 vmap_ruleset() {
 	ip netns exec "${P}b" nft -f - <<-NFT
 	table inet axt {
@@ -84,7 +85,7 @@ vmap_ruleset() {
 		}
 		chain roce {
 			udp sport 1-1000 counter drop
-			ct state established ${DECOY_COUNTER}drop
+			ct mark 5 ${DECOY_COUNTER}drop
 			udp dport @blocked_ports counter drop
 		}
 	}
@@ -149,7 +150,8 @@ vmap_ruleset() {
 
 # firewalld's shape in ${P}b: filter_INPUT accepts established traffic,
 # drops invalid, sends each interface to its zone by a verdict map (${P}vb
-# to zone "roce", whose target is a counted drop) and rejects the rest
+# to zone "roce", whose target is a counted drop) and rejects the rest.
+# INVALID_COUNTER is "counter " or "" (firewalld's own: no counter)
 firewalld_ruleset() {
 	ip netns exec "${P}b" nft -f - <<-NFT
 	table inet firewalld {
@@ -158,7 +160,7 @@ firewalld_ruleset() {
 			ct state { established, related } accept
 			ct status dnat accept
 			iifname "lo" accept
-			ct state invalid drop
+			ct state invalid ${INVALID_COUNTER:-}drop
 			jump filter_INPUT_ZONES
 			reject with icmpx admin-prohibited
 		}
@@ -185,31 +187,125 @@ firewalld_ruleset() {
 	}
 	NFT
 	H_ZONE=$(nft_handle "${P}b" "inet firewalld filter_IN_roce" "counter.* drop")
-	H_INVALID=$(nft_handle "${P}b" "inet firewalld filter_INPUT" "ct state invalid drop")
+	H_INVALID=$(nft_handle "${P}b" "inet firewalld filter_INPUT" "ct state invalid .*drop")
 }
 
-@test "firewalld-shaped zones (iifname vmap, gotos): the zone's rule and 'ct state invalid' remain, nothing else" {
+@test "firewalld-shaped zones (iifname vmap, gotos): the zone's rule, certain; 'ct state invalid' ruled out by the packet's conntrack state" {
 	pair
 	firewalld_ruleset
 	h=$H_ZONE
-	hi=$H_INVALID
 	start_nfdrop --roce -N "${P}b"
 	ax_send_roce "${P}a" 10.210.0.2 8
 	stop_nfdrop
 	[ "$(nft_counter "${P}b" "inet firewalld filter_IN_roce" "$h")" -eq 8 ]
 	[ "$(packets 'true')" -eq 8 ]
 	if fexit_path; then
-		# the kernel names the base chain; the rule stays inferred the same way
 		expect '.hook == "input"' .chain filter_INPUT .source fexit
 	fi
-	# ct state invalid is not matched against the packet and has no
-	# counter: it stays; the other zones, the public reject and the final
-	# reject do not
+	# each packet is a new UDP flow (conntrack state "new", read at the
+	# drop): 'ct state invalid drop' (no counter) cannot match it, the
+	# other zones, the public reject and the final reject are not reached
 	expect '.hook == "input"' .packets 8 .table firewalld .chain filter_INPUT \
-		'.inferred | index("rule") != null' true \
-		'[.candidates[].drop_rules[] | .handle] | sort | map(tostring) | join(",")' \
-		"$(printf '%s\n' "$h" "$hi" | sort -n | paste -sd,)" \
-		'.matches_evaluated | index("iifname") != null' true
+		.rule_chain filter_IN_roce .rule_handle "$h" .verdict DROP \
+		'.inferred | length' 0 '.evidence | join(",")' packet \
+		'.matches_evaluated | index("iifname") != null' true \
+		'.matches_evaluated | index("ct state") != null' true \
+		'.matches_not_understood | join(",")' "" '.ct_states | join(",")' new
+}
+
+# send_tcp DPORT FLAGS N: N TCP segments from ${P}a port 40001 to ${P}b,
+# sequence numbers of no connection
+send_tcp() {
+	ip netns exec "${P}a" /usr/bin/python3 -c '
+import sys
+from scapy.all import IP, TCP, send
+send(IP(dst="10.210.0.2")/TCP(sport=40001, dport=int(sys.argv[1]), flags=sys.argv[2],
+     seq=1000, ack=2000 if "A" in sys.argv[2] else 0), count=int(sys.argv[3]), verbose=0)' "$@"
+}
+
+@test "firewalld-shaped zones, TCP ACKs without a connection: 'ct state invalid drop' named, equal to its counter" {
+	/usr/bin/python3 -c 'import scapy' 2>/dev/null || skip "python3-scapy not installed"
+	pair
+	INVALID_COUNTER="counter " firewalld_ruleset
+	hi=$H_INVALID
+	[ -n "$hi" ]
+	# a per-namespace sysctl: gone with ${P}b in teardown, the host's stays
+	ip netns exec "${P}b" sysctl -qw net.netfilter.nf_conntrack_tcp_loose=0
+	start_nfdrop -A -4 -N "${P}b"
+	# lone ACKs: with nf_conntrack_tcp_loose=0 conntrack does not pick
+	# them up mid-stream but marks them invalid (no entry attached)
+	send_tcp 4791 A 6
+	stop_nfdrop
+	[ "$(nft_counter "${P}b" "inet firewalld filter_INPUT" "$hi")" -eq 6 ]
+	[ "$(nft_counter "${P}b" "inet firewalld filter_IN_roce" "$H_ZONE")" -eq 0 ]
+	expect '.hook == "input"' .packets 6 .table firewalld .chain filter_INPUT \
+		.rule_chain filter_INPUT .rule_handle "$hi" .verdict DROP \
+		'.inferred | length' 0 '.evidence | join(",")' packet \
+		'.matches_evaluated | index("ct state") != null' true \
+		'.ct_states | join(",")' invalid
+	[ "$(packets 'true')" -eq 6 ]
+	# -e: each event names the rule and carries the state it was judged by
+	start_nfdrop -A -4 -e -N "${P}b"
+	send_tcp 4791 A 3
+	stop_nfdrop
+	[ "$(nft_counter "${P}b" "inet firewalld filter_INPUT" "$hi")" -eq 9 ]
+	[ "$(jq -s '[.[] | select(.type == "nf_drop" and .ct_states == ["invalid"] and
+		.rule_handle == '"$hi"' and (.inferred | length) == 0 and
+		.dport == 4791)] | length' "$OUT")" -eq 3 ]
+}
+
+@test "TCP ports (-A): 'tcp dport' evaluated on the packet, the decoy on another port ruled out, certain" {
+	/usr/bin/python3 -c 'import scapy' 2>/dev/null || skip "python3-scapy not installed"
+	pair
+	ip netns exec "${P}b" nft -f - <<-'NFT'
+	table inet axt {
+		chain in {
+			type filter hook input priority 0;
+			tcp dport 6666 drop
+			tcp sport 40001 tcp dport 5555 counter drop
+		}
+	}
+	NFT
+	h=$(nft_handle "${P}b" "inet axt in" "tcp sport 40001 tcp dport 5555 counter")
+	[ -n "$h" ]
+	start_nfdrop -A -4 -N "${P}b"
+	send_tcp 5555 S 5
+	stop_nfdrop
+	[ "$(nft_counter "${P}b" "inet axt in" "$h")" -eq 5 ]
+	# the decoy has no counter: only the packet's port rules it out
+	expect '.hook == "input"' .packets 5 .table axt .chain in .rule_handle "$h" \
+		.verdict DROP '.inferred | length' 0 '.evidence | join(",")' packet \
+		'.matches_evaluated | index("th dport") != null' true
+}
+
+@test "ct state in a chain before conntrack (prerouting, priority raw): not judged by the state at the drop" {
+	pair
+	# at raw priority no entry is attached yet ('ct state new' never
+	# matches there); the drop at priority 0 sees state new
+	ip netns exec "${P}b" nft -f - <<-'NFT'
+	table ip axr {
+		chain raw { type filter hook prerouting priority raw; ct state new udp dport 4791 drop; }
+		chain pre { type filter hook prerouting priority 0; udp dport 4791 counter drop; }
+	}
+	NFT
+	h=$(nft_handle "${P}b" "ip axr pre" "udp dport 4791 counter")
+	hr=$(nft_handle "${P}b" "ip axr raw" "ct state new")
+	start_nfdrop --roce -N "${P}b"
+	ax_send_roce "${P}a" 10.210.0.2 5
+	stop_nfdrop
+	[ "$(nft_counter "${P}b" "ip axr pre" "$h")" -eq 5 ]
+	[ "$(packets 'true')" -eq 5 ]
+	# never the raw rule as a certain answer
+	expect '.hook == "prerouting"' \
+		'(.inferred | index("rule") != null) or .rule_handle == '"$h" true
+	if ! fexit_path; then
+		# the raw rule has no counter, and its ct state is not known:
+		# both stay, the row says so
+		expect '.hook == "prerouting"' .packets 5 '.inferred | index("rule") != null' true \
+			'[.candidates[].drop_rules[] | .handle] | sort | map(tostring) | join(",")' \
+			"$(printf '%s\n' "$h" "$hr" | sort -n | paste -sd,)" \
+			'.matches_not_understood | index("ct state") != null' true
+	fi
 }
 
 @test "firewalld-shaped zones with --trace-rules: exactly the zone's drop; ruleset byte-identical after exit and after kill -9 + the next run" {
@@ -345,17 +441,20 @@ docker_chains() {
 		.rule "$line" .verdict DROP '.inferred | length' 0
 }
 
-@test "iptables-legacy user chain, decoys before the real rule, conntrack matches: the counters decide" {
+@test "iptables-legacy user chain, decoys before the real rule, conntrack matches: the ct state and the counters decide" {
 	command -v iptables-legacy >/dev/null || skip "iptables-legacy not installed"
 	pair
+	# INVALID: ruled out by the packet's state (new); the mark match is
+	# not evaluated: ruled out by its counter
 	roce_user_chain iptables-legacy "-m conntrack --ctstate INVALID -j DROP" \
+		"-m conntrack --ctstate NEW -m mark --mark 0x5 -j DROP" \
 		"-m conntrack --ctstate NEW -j DROP"
 	start_nfdrop --roce -N "${P}b"
 	ax_send_roce "${P}a" 10.210.0.2 10
 	stop_nfdrop
-	[ "$(legacy_counter "${P}b" ROCE 3)" -eq 10 ]
+	[ "$(legacy_counter "${P}b" ROCE 4)" -eq 10 ]
 	expect '.hook == "input"' .packets 10 .engine iptables-legacy .chain INPUT \
-		.rule_chain ROCE .rule_handle 3 .verdict DROP '.inferred | length' 0
+		.rule_chain ROCE .rule_handle 4 .verdict DROP '.inferred | length' 0
 	if ! fexit_path; then
 		expect '.hook == "input"' '.evidence | join(",")' packet,counters
 	fi

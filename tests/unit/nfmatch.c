@@ -3,9 +3,13 @@
  * (iptables-save lines, a verdict map on a concatenation, interval sets),
  * jumps, gotos and returns followed, what is not understood both ways. */
 #include <arpa/inet.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/netfilter/nf_tables.h>
+#include <linux/netfilter/nf_conntrack_common.h>
+#include <linux/netfilter/xt_conntrack.h>
+#include <libnftnl/expr.h>
 #include "lib/nfrules.h"
 #include "lib/nfmatch.h"
 #include "tap.h"
@@ -252,11 +256,166 @@ static void test_vmap_and_intervals(void)
 	       walk("VIN", &p, NULL));
 }
 
+/* the packet with conntrack state st (NFM_CT_*), NAT bits nat (-1 unknown) */
+static struct nfm_pkt ct_pkt(int st, int nat)
+{
+	struct nfm_pkt p = udp("10.77.0.1", 40000, 4791);
+
+	p.ct_state = st;
+	p.ct_nat_known = nat >= 0;
+	p.ct_nat = nat >= 0 ? nat : 0;
+	return p;
+}
+
+/* -m conntrack / -m state as iptables-save prints them */
+static void test_ct_state_legacy(void)
+{
+	struct nfm_pkt p;
+
+	tap_ok(nfm_ct_state_of(true, 0) == NFM_CT_ESTABLISHED &&
+	       nfm_ct_state_of(true, 3) == NFM_CT_ESTABLISHED &&
+	       nfm_ct_state_of(true, 1) == NFM_CT_RELATED &&
+	       nfm_ct_state_of(true, 4) == NFM_CT_RELATED &&
+	       nfm_ct_state_of(true, 2) == NFM_CT_NEW &&
+	       nfm_ct_state_of(false, 7) == NFM_CT_UNTRACKED &&
+	       nfm_ct_state_of(false, 0) == NFM_CT_INVALID,
+	       "ctinfo to state: replies share the bit, no entry is invalid unless untracked");
+	chain("CT1", true, NFR_POLICY_ACCEPT);
+	rule("-A CT1 -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT");
+	rule("-A CT1 -m state --state INVALID -j DROP");
+	rule("-A CT1 -m conntrack ! --ctstate NEW -j DROP");
+	rule("-A CT1 -m conntrack --ctstate DNAT -j DROP");
+	rule("-A CT1 -p udp -j DROP");
+	p = ct_pkt(NFM_CT_NEW, 0);
+	tap_ok(!strcmp(walk("CT1", &p, NULL), "CT1/5"), "new, no NAT: the udp rule (%s)",
+	       walk("CT1", &p, NULL));
+	p = ct_pkt(NFM_CT_INVALID, -1);
+	tap_ok(!strcmp(walk("CT1", &p, NULL), "CT1/2"), "invalid: --state INVALID (%s)",
+	       walk("CT1", &p, NULL));
+	p = ct_pkt(NFM_CT_ESTABLISHED, -1);
+	tap_ok(!strcmp(walk("CT1", &p, NULL), ""), "established: accepted (%s)",
+	       walk("CT1", &p, NULL));
+	p = ct_pkt(NFM_CT_UNTRACKED, -1);
+	tap_ok(!strcmp(walk("CT1", &p, NULL), "CT1/3"), "untracked: ! --ctstate NEW (%s)",
+	       walk("CT1", &p, NULL));
+	p = ct_pkt(NFM_CT_NEW, IPS_DST_NAT);
+	tap_ok(!strcmp(walk("CT1", &p, NULL), "CT1/4"), "new, DNAT: --ctstate DNAT (%s)",
+	       walk("CT1", &p, NULL));
+	p = ct_pkt(NFM_CT_NEW, -1);
+	tap_ok(!strcmp(walk("CT1", &p, NULL), "CT1/4,CT1/5"),
+	       "new, NAT bits unknown: DNAT both ways (%s)", walk("CT1", &p, NULL));
+	p = ct_pkt(0, -1);
+	tap_ok(!strcmp(walk("CT1", &p, NULL), "CT1/2,CT1/3,CT1/4,CT1/5"),
+	       "state unknown: every ct rule both ways (%s)", walk("CT1", &p, NULL));
+}
+
+/* "ct <key> & mask != 0 drop", as nft compiles ct state / ct status */
+static void nft_ct_rule(struct nfr_chain *c, unsigned int key, unsigned int mask)
+{
+	struct nfr_rule *r;
+	struct nfm_op *o = calloc(4, sizeof(*o));
+	unsigned int zero = 0;
+
+	c->rules = realloc(c->rules, (c->nrules + 1) * sizeof(*r));
+	r = &c->rules[c->nrules++];
+	memset(r, 0, sizeof(*r));
+	r->handle = c->nrules;
+	o[0] = (struct nfm_op){ .type = NFM_OP_CT, .key = key, .dreg = 16 };
+	o[1] = (struct nfm_op){ .type = NFM_OP_BITWISE, .sreg = 16, .dreg = 16, .len = 4 };
+	memcpy(o[1].data, &mask, 4);
+	o[2] = (struct nfm_op){ .type = NFM_OP_CMP, .sreg = 16, .op = NFT_CMP_NEQ, .len = 4 };
+	memcpy(o[2].data, &zero, 4);
+	o[3] = (struct nfm_op){ .type = NFM_OP_VERDICT, .verdict = NFM_V_DROP };
+	r->prog.ops = o;
+	r->prog.nops = 4;
+}
+
+static void test_ct_nft(void)
+{
+	struct nfr_chain *c = chain("NCT", true, NFR_POLICY_ACCEPT);
+	struct nfm_pkt p;
+
+	nft_ct_rule(c, NFT_CT_STATUS, IPS_DST_NAT);	/* ct status dnat drop */
+	c = nfr_chain_find(&rs, NFR_ENGINE_LEGACY, NFR_PROTO_IPV4, "filter", "NCT");
+	nft_ct_rule(c, NFT_CT_STATE, NFM_CT_INVALID);	/* ct state invalid drop */
+	nft_ct_rule(c, NFT_CT_STATUS, IPS_ASSURED);	/* ct status assured drop */
+	p = ct_pkt(NFM_CT_NEW, 0);
+	tap_ok(!strcmp(walk("NCT", &p, NULL), "NCT/3"),
+	       "new, no NAT: only 'assured' (a bit not known) remains (%s)", walk("NCT", &p, NULL));
+	p = ct_pkt(NFM_CT_INVALID, -1);
+	tap_ok(!strcmp(walk("NCT", &p, NULL), "NCT/2"),
+	       "invalid: ct status breaks without an entry, ct state invalid drops (%s)",
+	       walk("NCT", &p, NULL));
+	p = ct_pkt(NFM_CT_ESTABLISHED, IPS_DST_NAT);
+	tap_ok(!strcmp(walk("NCT", &p, NULL), "NCT/1"), "DNAT: ct status dnat (%s)",
+	       walk("NCT", &p, NULL));
+	p = ct_pkt(0, -1);
+	tap_ok(!strcmp(walk("NCT", &p, NULL), "NCT/1,NCT/2,NCT/3"),
+	       "conntrack unknown: all three (%s)", walk("NCT", &p, NULL));
+}
+
+/* libnftnl keeps (and frees) the match info it is given */
+static void *mt_info(const struct xt_conntrack_mtinfo3 *m)
+{
+	void *d = malloc(sizeof(*m));
+
+	memcpy(d, m, sizeof(*m));
+	return d;
+}
+
+/* what iptables-nft hands the kernel for -m conntrack / -m state, and
+ * nft's ct load: compiled into the ops the walk evaluates */
+static void test_ct_compile(void)
+{
+	struct xt_conntrack_mtinfo3 m3 = {
+		.match_flags = XT_CONNTRACK_STATE, .invert_flags = XT_CONNTRACK_STATE,
+		.state_mask = XT_CONNTRACK_STATE_BIT(IP_CT_ESTABLISHED) |
+			      XT_CONNTRACK_STATE_UNTRACKED | XT_CONNTRACK_STATE_DNAT,
+	};
+	struct nftnl_expr *e = nftnl_expr_alloc("match");
+	struct nfm_prog p = {};
+
+	nftnl_expr_set_str(e, NFTNL_EXPR_MT_NAME, "conntrack");
+	nftnl_expr_set_u32(e, NFTNL_EXPR_MT_REV, 3);
+	nftnl_expr_set(e, NFTNL_EXPR_MT_INFO, mt_info(&m3), sizeof(m3));
+	nfm_compile_nft(&p, e);
+	tap_ok(p.nops == 1 && p.ops[0].type == NFM_OP_XT_STATE && p.ops[0].inv &&
+	       p.ops[0].key == (NFM_CT_ESTABLISHED | NFM_CT_UNTRACKED | NFM_CT_DNAT),
+	       "conntrack rev 3 ! --ctstate ESTABLISHED,UNTRACKED,DNAT: one state op (key 0x%x)",
+	       p.nops ? p.ops[0].key : 0);
+	nfm_prog_free(&p);
+	m3.match_flags |= XT_CONNTRACK_ORIGSRC;
+	nftnl_expr_set(e, NFTNL_EXPR_MT_INFO, mt_info(&m3), sizeof(m3));
+	nfm_compile_nft(&p, e);
+	tap_ok(p.nops == 2 && p.ops[0].type == NFM_OP_XT_STATE &&
+	       p.ops[1].type == NFM_OP_UNKNOWN && !strcmp(p.ops[1].name, "xt conntrack"),
+	       "... with --ctorigsrc: the state op and the rest not understood");
+	nfm_prog_free(&p);
+	nftnl_expr_free(e);
+
+	e = nftnl_expr_alloc("ct");
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_STATE);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
+	nfm_compile_nft(&p, e);
+	tap_ok(p.nops == 1 && p.ops[0].type == NFM_OP_CT && p.ops[0].key == NFT_CT_STATE &&
+	       p.ops[0].dreg == 16, "nft ct state load into reg 1");
+	nfm_prog_free(&p);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_MARK);
+	nfm_compile_nft(&p, e);
+	tap_ok(p.nops == 1 && p.ops[0].type == NFM_OP_UNKNOWN && !strcmp(p.ops[0].name, "ct"),
+	       "ct mark: not understood");
+	nfm_prog_free(&p);
+	nftnl_expr_free(e);
+}
+
 int main(void)
 {
 	test_user_chain();
 	test_not_understood();
 	test_vmap_and_intervals();
+	test_ct_state_legacy();
+	test_ct_nft();
+	test_ct_compile();
 	nfr_free(&rs);
 	printf("1..%d\n", tap_n);
 	return tap_failed != 0;

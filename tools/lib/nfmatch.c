@@ -11,6 +11,7 @@
 #include <string.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
+#include <linux/netfilter/nf_conntrack_common.h>
 #include <libnftnl/expr.h>
 #include "nfmatch.h"
 #include "nfrules.h"
@@ -140,6 +141,7 @@ bool nfm_can_drop(const struct nfr_ruleset *rs, const struct nfr_chain *c,
 
 /* ---- evaluating one rule ---- */
 
+/* known: a bit mask per byte (ct status: only its NAT bits are known) */
 struct regs {
 	unsigned char v[REGS_LEN], known[REGS_LEN];
 	const char *src[REGS_LEN];	/* what was loaded there, for reports */
@@ -199,7 +201,7 @@ static void reg_store(struct regs *r, int off, const void *data, int len,
 	memset(r->v + off, 0, padded);
 	if (data)
 		memcpy(r->v + off, data, len);
-	memset(r->known + off, known, padded);
+	memset(r->known + off, known ? 0xff : 0, padded);
 	r->src[off] = src;
 }
 
@@ -208,9 +210,101 @@ static bool reg_known(const struct regs *r, int off, int len)
 	if (off < 0 || off + len > REGS_LEN)
 		return false;
 	for (int i = 0; i < len; i++)
-		if (!r->known[off + i])
+		if (r->known[off + i] != 0xff)
 			return false;
 	return true;
+}
+
+/* (reg & mask) ^ xor: a bit is known where it was or where the mask
+ * clears it */
+static void eval_bitwise(struct regs *r, const struct nfm_op *o)
+{
+	unsigned char v[NFM_DATA_LEN], k[NFM_DATA_LEN];
+	const char *src = o->sreg < REGS_LEN ? r->src[o->sreg] : NULL;
+	int len = o->len;
+
+	if (len > NFM_DATA_LEN || o->sreg + len > REGS_LEN || o->dreg + len > REGS_LEN) {
+		reg_store(r, o->dreg, NULL, len, false, src);
+		return;
+	}
+	for (int j = 0; j < len; j++) {
+		v[j] = (r->v[o->sreg + j] & o->data[j]) ^ o->data2[j];
+		k[j] = r->known[o->sreg + j] | (unsigned char)~o->data[j];
+	}
+	reg_store(r, o->dreg, v, len, true, src);
+	memcpy(r->known + o->dreg, k, len);
+}
+
+/* ---- conntrack ---- */
+
+#define CT_ENTRY (NFM_CT_ESTABLISHED | NFM_CT_RELATED | NFM_CT_NEW)
+#define IPS_NAT_BITS (IPS_SRC_NAT | IPS_DST_NAT)
+#define CT_INFO_UNTRACKED 7	/* IP_CT_UNTRACKED: kernel-internal, no uapi */
+
+int nfm_ct_state_of(bool entry, int ctinfo)
+{
+	/* NF_CT_STATE_BIT(): both directions of a state share its bit */
+	if (entry)
+		return 1 << (ctinfo % IP_CT_IS_REPLY + 1);
+	return ctinfo == CT_INFO_UNTRACKED ? NFM_CT_UNTRACKED : NFM_CT_INVALID;
+}
+
+const char *nfm_ct_state_name(int state)
+{
+	switch (state) {
+	case NFM_CT_INVALID: return "invalid";
+	case NFM_CT_ESTABLISHED: return "established";
+	case NFM_CT_RELATED: return "related";
+	case NFM_CT_NEW: return "new";
+	case NFM_CT_UNTRACKED: return "untracked";
+	default: return "?";
+	}
+}
+
+/* nft ct load; false: the rule ends here (ct status without an entry
+ * breaks the rule, nft_ct_get_eval) */
+static bool eval_ct(struct eval *ev, struct regs *r, const struct nfm_op *o)
+{
+	const struct nfm_pkt *pk = ev->pkt;
+	unsigned int v = pk->ct_state, known = IPS_NAT_BITS;
+
+	if (o->key == NFT_CT_STATE) {
+		reg_store(r, o->dreg, &v, 4, pk->ct_state != 0, "ct state");
+		return true;
+	}
+	if (pk->ct_state && !(pk->ct_state & CT_ENTRY)) {
+		note(ev->w->evaluated, sizeof(ev->w->evaluated), "ct status");
+		out_add(ev, NFM_V_CONTINUE, NULL);
+		return false;
+	}
+	v = pk->ct_nat & IPS_NAT_BITS;
+	reg_store(r, o->dreg, &v, 4, false, "ct status");
+	/* only the NAT bits: the others change with the traffic */
+	if (pk->ct_state && pk->ct_nat_known && o->dreg + 4 <= REGS_LEN)
+		memcpy(r->known + o->dreg, &known, 4);
+	return true;
+}
+
+/* xtables conntrack --ctstate / state --state (xt_conntrack.c,
+ * xt_state.c): 1 true, 0 false, -1 unknown */
+static int eval_xt_state(struct eval *ev, const struct nfm_op *o)
+{
+	const struct nfm_pkt *pk = ev->pkt;
+	int st = pk->ct_state;
+
+	if (st && (st & CT_ENTRY) && (o->key & (NFM_CT_SNAT | NFM_CT_DNAT))) {
+		if (!pk->ct_nat_known)
+			st = 0;
+		else
+			st |= (pk->ct_nat & IPS_SRC_NAT ? NFM_CT_SNAT : 0) |
+			      (pk->ct_nat & IPS_DST_NAT ? NFM_CT_DNAT : 0);
+	}
+	if (!st) {
+		note(ev->w->unknown, sizeof(ev->w->unknown), "ct state");
+		return -1;
+	}
+	note(ev->w->evaluated, sizeof(ev->w->evaluated), "ct state");
+	return !!(o->key & st) != o->inv;
 }
 
 /* the bytes of header base at off..off+len, if the event had them */
@@ -407,15 +501,17 @@ static void eval_rule(struct eval *ev, const struct nfm_prog *p)
 			reg_store(&r, o->dreg, o->data, o->len, true, "immediate");
 			break;
 		case NFM_OP_BITWISE:
-			ok = reg_known(&r, o->sreg, o->len);
-			src = r.src[o->sreg];
-			for (int j = 0; j < o->len && j < NFM_DATA_LEN; j++)
-				buf[j] = (r.v[o->sreg + j] & o->data[j]) ^ o->data2[j];
-			reg_store(&r, o->dreg, buf, o->len, ok, src);
+			eval_bitwise(&r, o);
+			break;
+		case NFM_OP_CT:
+			if (!eval_ct(ev, &r, o))
+				return;
 			break;
 		case NFM_OP_CMP:
 		case NFM_OP_RANGE:
-			t = eval_test(ev, &r, o);
+		case NFM_OP_XT_STATE:
+			t = o->type == NFM_OP_XT_STATE ? eval_xt_state(ev, o) :
+			    eval_test(ev, &r, o);
 			if (t == 0) {
 				out_add(ev, NFM_V_CONTINUE, NULL);
 				return;

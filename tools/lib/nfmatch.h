@@ -4,8 +4,10 @@
  * addresses, ports, protocol and interfaces run through a small model of
  * the rules (nftables expressions as the kernel evaluates them, and
  * iptables-legacy lines in the same form), every way a chain is reached
- * followed: jump, goto, verdict maps, return. What the model does not
- * understand (ct state, limit, xtables matches, ...) is taken both ways,
+ * followed: jump, goto, verdict maps, return. ct state (nft, and the
+ * xtables conntrack/state matches) and the NAT bits of ct status are
+ * evaluated where the packet's conntrack is known. What the model does not
+ * understand (ct mark, limit, other xtables matches, ...) is taken both ways,
  * so the answer is a superset of the truth: one candidate means certain.
  *
  * Also here: rule counters, read as snapshots. A rule whose counter did
@@ -31,7 +33,27 @@ struct nfm_pkt {
 	char iifname[16], oifname[16];
 	bool iif_known, oif_known;	/* known: "" is "no device" */
 	int iif, oif;			/* ifindex, 0 unknown */
+	/* conntrack as the chain saw it: one NFM_CT_* state bit, 0 unknown */
+	int ct_state;
+	bool ct_nat_known;		/* ct_nat is the entry's */
+	unsigned int ct_nat;		/* IPS_SRC_NAT | IPS_DST_NAT of ct->status */
 };
+
+/* ct state bits as nft's register holds them (NF_CT_STATE_*_BIT) */
+#define NFM_CT_INVALID		0x01
+#define NFM_CT_ESTABLISHED	0x02
+#define NFM_CT_RELATED		0x04
+#define NFM_CT_NEW		0x08
+#define NFM_CT_UNTRACKED	0x40
+/* the xtables conntrack match's virtual states, from ct->status */
+#define NFM_CT_SNAT		0x100
+#define NFM_CT_DNAT		0x200
+
+/* the state a ct state match sees (net/netfilter/nft_ct.c): an entry's
+ * ctinfo (enum ip_conntrack_info), else untracked or invalid */
+int nfm_ct_state_of(bool entry, int ctinfo);
+/* "new", "invalid", ...; "?" for 0 */
+const char *nfm_ct_state_name(int state);
 
 enum nfm_op_type {
 	NFM_OP_PAYLOAD,		/* load packet bytes into a register */
@@ -43,6 +65,9 @@ enum nfm_op_type {
 	NFM_OP_IMM_DATA,	/* constant into a register */
 	NFM_OP_VERDICT,		/* the rule's verdict */
 	NFM_OP_COUNTER,		/* an anonymous counter */
+	NFM_OP_CT,		/* nft ct load (key: NFT_CT_STATE, _STATUS) */
+	NFM_OP_XT_STATE,	/* xtables conntrack --ctstate / state --state:
+				 * key a mask of NFM_CT_*, inv */
 	NFM_OP_NOOP,		/* a statement that never stops the rule */
 	NFM_OP_UNKNOWN,		/* may stop the rule or not, clobbers registers */
 };

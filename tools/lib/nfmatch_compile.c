@@ -11,6 +11,8 @@
 #include <string.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
+#include <linux/netfilter/xt_conntrack.h>
+#include <linux/netfilter/xt_state.h>
 #include <libnftnl/expr.h>
 #include "nfmatch.h"
 #include "nfrules.h"
@@ -213,6 +215,83 @@ static void compile_data_op(struct nfm_prog *p, struct nftnl_expr *e, const char
 	}
 }
 
+/* ct state and ct status (its NAT bits) are evaluated, other keys not */
+static void compile_ct(struct nfm_prog *p, struct nftnl_expr *e)
+{
+	unsigned int key = nftnl_expr_get_u32(e, NFTNL_EXPR_CT_KEY);
+	struct nfm_op *o;
+
+	if ((key != NFT_CT_STATE && key != NFT_CT_STATUS) ||
+	    nftnl_expr_is_set(e, NFTNL_EXPR_CT_DIR)) {
+		op_add(p, NFM_OP_UNKNOWN, "ct");
+		return;
+	}
+	o = op_add(p, NFM_OP_CT, NULL);
+	if (!o)
+		return;
+	o->key = key;
+	o->dreg = reg_off(nftnl_expr_get_u32(e, NFTNL_EXPR_CT_DREG));
+}
+
+static void xt_state_op(struct nfm_prog *p, unsigned int mask, bool inv)
+{
+	struct nfm_op *o = op_add(p, NFM_OP_XT_STATE, NULL);
+
+	if (o) {
+		o->key = mask;
+		o->inv = inv;
+	}
+}
+
+/* xt_conntrack's state bits as NFM_CT_* (its SNAT, DNAT and UNTRACKED
+ * sit above IP_CT_NUMBER, where nft has other meanings) */
+static unsigned int xt_conntrack_states(unsigned int m)
+{
+	return (m & (NFM_CT_INVALID | NFM_CT_ESTABLISHED | NFM_CT_RELATED | NFM_CT_NEW)) |
+	       (m & XT_CONNTRACK_STATE_SNAT ? NFM_CT_SNAT : 0) |
+	       (m & XT_CONNTRACK_STATE_DNAT ? NFM_CT_DNAT : 0) |
+	       (m & XT_CONNTRACK_STATE_UNTRACKED ? NFM_CT_UNTRACKED : 0);
+}
+
+/*
+ * iptables-nft's -m conntrack / -m state, run by nft_compat: the match's
+ * info as the kernel reads it. Only the state test is evaluated; with
+ * other conditions the rest is not understood (and taken both ways: an
+ * over-approximation, also where no entry makes xt_conntrack skip them).
+ */
+static void compile_xt_ct(struct nfm_prog *p, struct nftnl_expr *e)
+{
+	const char *mt = nftnl_expr_get_str(e, NFTNL_EXPR_MT_NAME);
+	unsigned int rev = nftnl_expr_get_u32(e, NFTNL_EXPR_MT_REV);
+	uint32_t len = 0;
+	const void *info = nftnl_expr_get_data(e, NFTNL_EXPR_MT_INFO, &len);
+	unsigned int flags, inv, mask;
+
+	if (!strcmp(mt, "state") && info && len >= sizeof(struct xt_state_info)) {
+		/* XT_STATE_*: nft's bits, UNTRACKED included */
+		xt_state_op(p, ((const struct xt_state_info *)info)->statemask, false);
+		return;
+	}
+	if (!strcmp(mt, "conntrack") && info && rev == 1 &&
+	    len >= sizeof(struct xt_conntrack_mtinfo1)) {
+		const struct xt_conntrack_mtinfo1 *m = info;
+
+		flags = m->match_flags, inv = m->invert_flags, mask = m->state_mask;
+	} else if (!strcmp(mt, "conntrack") && info && (rev == 2 || rev == 3) &&
+		   len >= sizeof(struct xt_conntrack_mtinfo2)) {
+		const struct xt_conntrack_mtinfo2 *m = info;
+
+		flags = m->match_flags, inv = m->invert_flags, mask = m->state_mask;
+	} else {
+		op_add(p, NFM_OP_UNKNOWN, !strcmp(mt, "state") ? "xt state" : "xt conntrack");
+		return;
+	}
+	if (flags & XT_CONNTRACK_STATE)
+		xt_state_op(p, xt_conntrack_states(mask), inv & XT_CONNTRACK_STATE);
+	if (flags & ~XT_CONNTRACK_STATE)
+		op_add(p, NFM_OP_UNKNOWN, "xt conntrack");
+}
+
 void nfm_compile_nft(struct nfm_prog *p, struct nftnl_expr *e)
 {
 	const char *name = nftnl_expr_get_str(e, NFTNL_EXPR_NAME);
@@ -248,6 +327,12 @@ void nfm_compile_nft(struct nfm_prog *p, struct nftnl_expr *e)
 		compile_target(p, e);
 	} else if (!strcmp(name, "ct") && nftnl_expr_is_set(e, NFTNL_EXPR_CT_SREG)) {
 		op_add(p, NFM_OP_NOOP, "ct set");
+	} else if (!strcmp(name, "ct")) {
+		compile_ct(p, e);
+	} else if (!strcmp(name, "match") &&
+		   str_in(nftnl_expr_get_str(e, NFTNL_EXPR_MT_NAME),
+			  (const char *const[]){ "conntrack", "state", NULL })) {
+		compile_xt_ct(p, e);
 	} else if (str_in(name, noop_exprs)) {
 		op_add(p, NFM_OP_NOOP, name);
 	} else if (str_in(name, maybe_exprs)) {
@@ -435,6 +520,34 @@ static void legacy_iface(struct nfm_prog *p, bool in, bool inv, const char *arg)
 		p->nops--;		/* "-i +": any interface */
 }
 
+/* --ctstate / --state NAME[,NAME]... as NFM_CT_* */
+static void legacy_ct_state(struct nfm_prog *p, bool inv, const char *arg)
+{
+	static const struct { const char *name; unsigned int bit; } states[] = {
+		{ "INVALID", NFM_CT_INVALID }, { "ESTABLISHED", NFM_CT_ESTABLISHED },
+		{ "RELATED", NFM_CT_RELATED }, { "NEW", NFM_CT_NEW },
+		{ "UNTRACKED", NFM_CT_UNTRACKED }, { "SNAT", NFM_CT_SNAT },
+		{ "DNAT", NFM_CT_DNAT },
+	};
+	char buf[128], *save = NULL;
+	unsigned int mask = 0;
+
+	snprintf(buf, sizeof(buf), "%s", arg);
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		unsigned int bit = 0;
+
+		for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++)
+			if (!strcmp(states[i].name, t))
+				bit = states[i].bit;
+		if (!bit) {
+			op_add(p, NFM_OP_UNKNOWN, "--ctstate");
+			return;
+		}
+		mask |= bit;
+	}
+	xt_state_op(p, mask, inv);
+}
+
 static void legacy_target(struct nfm_prog *p, const char *tg, bool jump,
 			  bool (*is_chain)(const char *, void *), void *arg)
 {
@@ -496,10 +609,12 @@ void nfm_compile_legacy(struct nfm_prog *p, int family, const char *line,
 		else if (!strcmp(t, "-o") || !strcmp(t, "--out-interface"))
 			legacy_iface(p, false, inv, v ? v : "");
 		else if (!strcmp(t, "-m") && v && str_in(v, (const char *const[]){
-				"udp", "tcp", "comment", NULL }))
+				"udp", "tcp", "comment", "conntrack", "state", NULL }))
 			;	/* the options follow; a comment matches all */
 		else if (!strcmp(t, "--comment"))
 			;
+		else if (!strcmp(t, "--ctstate") || !strcmp(t, "--state"))
+			legacy_ct_state(p, inv, v ? v : "");
 		else if (!strcmp(t, "-j") || !strcmp(t, "-g")) {
 			legacy_target(p, v ? v : "", !strcmp(t, "-j"), is_chain, arg);
 			target_seen = true;
