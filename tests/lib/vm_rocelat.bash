@@ -11,6 +11,31 @@ A=10.10.0.1
 B=10.10.0.2
 PORT=18517 # perftest's TCP exchange (over lo)
 
+# bed_up: the Soft-RoCE test bed, QP numbers made asymmetric: rxe numbers
+# QPs cyclically from 0x11 on both devices; 3 more on rxe-b keep every
+# later pair apart, so a requester/responder QPN mix-up shows
+bed_up() {
+	"$TESTBED" up
+	if [ -x "$RC" ]; then
+		"$RC" -p 3 -n 1 >/dev/null
+	fi
+}
+
+# bed_down: the test bed gone, if this file set it up
+bed_down() {
+	! ax_file_ran || "$TESTBED" down >/dev/null 2>&1 || true
+}
+
+# rl_setup: a test's rocelat and perftest state, none yet
+rl_setup() {
+	ax_file_skip
+	RL_PID=
+	# shellcheck disable=SC2034 # start_rocelat sets it
+	RL_PROGS=
+	PERF_PIDS=()
+	T=$BATS_TEST_TMPDIR
+}
+
 # holds EXPR: a comparison of (decimal) numbers, logged
 holds() {
 	echo "check: $*"

@@ -93,24 +93,15 @@ setup_file() {
 			return 0
 		}
 	done
-	"$TESTBED" up
-	# asymmetric QPNs (see rocelat.bats): a requester/responder mix-up shows
-	if [ -x "$RC" ]; then
-		"$RC" -p 3 -n 1 >/dev/null
-	fi
+	bed_up
 }
 
 teardown_file() {
-	! ax_file_ran || "$TESTBED" down >/dev/null 2>&1 || true
+	bed_down
 }
 
 setup() {
-	ax_file_skip
-	RL_PID=
-	# shellcheck disable=SC2034 # rocelat.bats's start_rocelat sets it
-	RL_PROGS=
-	PERF_PIDS=()
-	T=$BATS_TEST_TMPDIR
+	rl_setup
 	READERS=()
 	TUN=()
 	DRAIN=()

@@ -54,24 +54,15 @@ WAIT=90    # s: rocelat, tcpdump or a perftest server getting ready (TCG)
 setup_file() {
 	ax_file_needs --rxe rdma ib_send_lat ib_read_lat ib_write_bw tc tcpdump jq \
 		timeout stdbuf bpftool "$RL" || return 0
-	"$TESTBED" up
-	# rxe numbers QPs cyclically from 0x11 on both devices; 3 more on rxe-b
-	# keep every later pair apart
-	if [ -x "$RC" ]; then
-		"$RC" -p 3 -n 1 >/dev/null
-	fi
+	bed_up
 }
 
 teardown_file() {
-	! ax_file_ran || "$TESTBED" down >/dev/null 2>&1 || true
+	bed_down
 }
 
 setup() {
-	ax_file_skip
-	RL_PID=
-	RL_PROGS=
-	PERF_PIDS=()
-	T=$BATS_TEST_TMPDIR
+	rl_setup
 }
 
 teardown() {
