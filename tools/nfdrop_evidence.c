@@ -419,7 +419,12 @@ static void weigh_counters(struct ev_set *s, unsigned int netns,
 	s->counters_ruled = narrow(s, keep_counted, NULL);
 }
 
-int ev_weigh(struct ev_set *s, unsigned int netns, unsigned long long packets,
+/*
+ * Weigh the evidence for packets (rejected of them with a seen REJECT
+ * reply; reject_complete: every REJECT is seen) dropped in netns: marks
+ * the candidates still alive, returns how many.
+ */
+static int ev_weigh(struct ev_set *s, unsigned int netns, unsigned long long packets,
 	     unsigned long long rejected, bool reject_complete)
 {
 	for (int i = 0; i < s->n; i++) {

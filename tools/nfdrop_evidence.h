@@ -70,14 +70,6 @@ void ev_walk(const struct nfr_ruleset *rs, const struct nfr_chain **bases,
 bool ev_is_nat(const struct nfr_chain *c);
 
 /*
- * Weigh the evidence for packets (rejected of them with a seen REJECT
- * reply; reject_complete: every REJECT is seen) dropped in netns: marks
- * the candidates still alive, returns how many.
- */
-int ev_weigh(struct ev_set *s, unsigned int netns, unsigned long long packets,
-	     unsigned long long rejected, bool reject_complete);
-
-/*
  * Counter snapshots per network namespace. The window of a report runs
  * from a snapshot taken before the previous drain of the counts (or
  * before tracing started) to one taken after this drain, so every drop

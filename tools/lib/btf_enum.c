@@ -36,7 +36,9 @@ struct btf *btf_vmlinux(void)
 	return btf && !libbpf_get_error(btf) ? btf : NULL;
 }
 
-struct btf *btf_module(const char *module)
+/* the loaded module's BTF (/sys/kernel/btf/<module>, split on vmlinux), the
+ * last one asked for cached; NULL when the module is not loaded */
+static struct btf *btf_module(const char *module)
 {
 	static struct btf *btf;
 	static char loaded[64];
@@ -61,7 +63,8 @@ struct btf *btf_module(const char *module)
 static struct btf_enum_names *enum_load(struct btf *btf, const char *enum_name,
 					const char *prefix);
 
-struct btf_enum_names *btf_enum_load(const char *enum_name, const char *prefix)
+/* all values of "enum <name>" in vmlinux BTF; strips prefix from names */
+static struct btf_enum_names *btf_enum_load(const char *enum_name, const char *prefix)
 {
 	return enum_load(btf_vmlinux(), enum_name, prefix);
 }
@@ -136,7 +139,8 @@ const char *btf_enum_name(const struct btf_enum_names *e, long long value)
 	return NULL;
 }
 
-bool btf_enum_value(const struct btf_enum_names *e, const char *name,
+/* value of a name (without prefix), false when unknown */
+static bool btf_enum_value(const struct btf_enum_names *e, const char *name,
 		    long long *value)
 {
 	for (int i = 0; e && i < e->n; i++)

@@ -16,11 +16,6 @@ struct btf;
  * takes seconds under software emulation); NULL without BTF */
 struct btf *btf_vmlinux(void);
 
-/* all values of "enum <name>" in vmlinux BTF; strips prefix from names */
-struct btf_enum_names *btf_enum_load(const char *enum_name, const char *prefix);
-/* the loaded module's BTF (/sys/kernel/btf/<module>, split on vmlinux), the
- * last one asked for cached; NULL when the module is not loaded */
-struct btf *btf_module(const char *module);
 /* the same from a module's BTF (which includes vmlinux's types), falling back
  * to vmlinux alone: enum ib_qp_state is in 6.1's vmlinux, in ib_core elsewhere */
 struct btf_enum_names *btf_enum_load_module(const char *module, const char *enum_name,
@@ -28,9 +23,6 @@ struct btf_enum_names *btf_enum_load_module(const char *module, const char *enum
 void btf_enum_free(struct btf_enum_names *e);
 /* name of a value, NULL when unknown */
 const char *btf_enum_name(const struct btf_enum_names *e, long long value);
-/* value of a name (without prefix), false when unknown */
-bool btf_enum_value(const struct btf_enum_names *e, const char *name,
-		    long long *value);
 
 /*
  * enum skb_drop_reason, with subsystem-encoded values (bits 16+ name the

@@ -29,7 +29,7 @@ static const struct argp_option cli_options[] = {
 	{},
 };
 
-const char *cli_progname(void)
+static const char *cli_progname(void)
 {
 	return program_invocation_short_name;
 }

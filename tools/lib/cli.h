@@ -93,7 +93,5 @@ void cli_prom_err(int err);
 void cli_warn_events_lost(unsigned long long lost);
 /* wall-clock time of a bpf_ktime_get_ns() value */
 double cli_ktime_to_epoch(unsigned long long ktime_ns);
-/* the program name argp uses */
-const char *cli_progname(void);
 
 #endif

@@ -83,32 +83,14 @@ __u64 hist_quantile(const __u64 *slots, int n, double q)
 	return slot_hi(n - 1);
 }
 
-double hist_quantile_interp(const __u64 *slots, int n, double q)
-{
-	__u64 total = hist_total(slots, n), acc = 0;
-	double want = q * (double)total;
-
-	if (!total)
-		return 0;
-	for (int i = 0; i < n; i++) {
-		if (slots[i] && (double)(acc + slots[i]) >= want) {
-			double lo = slot_lo(i), hi = slot_hi(i) + 1;
-			double frac = (want - (double)acc) / (double)slots[i];
-
-			return lo + (hi - lo) * frac;
-		}
-		acc += slots[i];
-	}
-	return slot_hi(n - 1);
-}
-
 void hist_add_into(__u64 *dst, const __u64 *src, int n)
 {
 	for (int i = 0; i < n; i++)
 		dst[i] += src[i];
 }
 
-void llhist_bounds(int b, __u64 *lo, __u64 *hi)
+/* a struct llhist bucket's bounds in ns, inclusive */
+static void llhist_bounds(int b, __u64 *lo, __u64 *hi)
 {
 	int e, sub;
 
@@ -122,7 +104,7 @@ void llhist_bounds(int b, __u64 *lo, __u64 *hi)
 	*hi = *lo + (1ULL << (e - LLH_SUB_BITS)) - 1;
 }
 
-__u64 llhist_total(const __u32 *b)
+static __u64 llhist_total(const __u32 *b)
 {
 	__u64 t = 0;
 

@@ -12,16 +12,10 @@ void hist_print_log2(FILE *f, const __u64 *slots, int n, const char *unit);
 void hist_json_buckets(FILE *f, const __u64 *slots, int n);
 /* value below which a fraction q of samples fall (upper bound of the slot) */
 __u64 hist_quantile(const __u64 *slots, int n, double q);
-/* the same, interpolated linearly inside the slot: a finer estimate for
- * comparing distributions (e.g. medians of flows) than a slot bound */
-double hist_quantile_interp(const __u64 *slots, int n, double q);
 __u64 hist_total(const __u64 *slots, int n);
 /* sum src into dst */
 void hist_add_into(__u64 *dst, const __u64 *src, int n);
 
-/* a struct llhist bucket's bounds in ns, inclusive */
-void llhist_bounds(int b, __u64 *lo, __u64 *hi);
-__u64 llhist_total(const __u32 *b);
 void llhist_add_into(__u32 *dst, const __u32 *src);
 /*
  * The q-quantile (nearest rank: the ceil(q * n)-th smallest sample) in ns:

@@ -100,7 +100,7 @@ const struct ksym *ksyms_find(const struct ksyms *ks, unsigned long addr)
 	return &ks->syms[lo];
 }
 
-const struct ksym *ksyms_by_name(const struct ksyms *ks, const char *name)
+static const struct ksym *ksyms_by_name(const struct ksyms *ks, const char *name)
 {
 	for (int i = 0; ks && i < ks->n; i++)
 		if (!strcmp(ks->syms[i].name, name))

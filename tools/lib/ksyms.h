@@ -17,7 +17,6 @@ struct ksyms *ksyms_load(void);
 void ksyms_free(struct ksyms *ks);
 /* the symbol containing addr, NULL when none */
 const struct ksym *ksyms_find(const struct ksyms *ks, unsigned long addr);
-const struct ksym *ksyms_by_name(const struct ksyms *ks, const char *name);
 /* text range [start, end) of the function name (end: the next symbol);
  * 0, or -1 when name is not a function in kallsyms */
 int ksyms_range(const struct ksyms *ks, const char *name, unsigned long *start,

@@ -143,7 +143,7 @@ bool netns_name(unsigned int inum, char *buf, int len)
 	return e;
 }
 
-int netns_open(unsigned int inum)
+static int netns_open(unsigned int inum)
 {
 	struct netns_ent *e = inum ? lookup(inum) : NULL;
 	int fd;

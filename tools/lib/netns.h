@@ -17,8 +17,6 @@ unsigned int netns_self(void);
 unsigned int netns_by_name(const char *name);
 /* a name for inum into buf; false (and "-") when no path reaches it */
 bool netns_name(unsigned int inum, char *buf, int len);
-/* an O_RDONLY fd for inum, -1 (errno ENOENT) when no path reaches it */
-int netns_open(unsigned int inum);
 /*
  * Enter inum; *saved gets an fd of the namespace to return to with
  * netns_leave(). Entering the current namespace is a no-op (*saved = -1).

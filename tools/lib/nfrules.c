@@ -82,7 +82,7 @@ const char *nfr_hook_name(int family, int hook)
 	return hook >= 0 && hook < n ? names[hook] : NULL;
 }
 
-int nfr_hook_by_name(int family, const char *name)
+static int nfr_hook_by_name(int family, const char *name)
 {
 	int n;
 	const char *const *names = hook_names(family, &n);

@@ -112,8 +112,6 @@ const char *nfr_family_name(int family);
 int nfr_family_by_name(const char *name);
 /* hook names in family's numbering: "input", "prerouting", ... */
 const char *nfr_hook_name(int family, int hook);
-/* hook number of name in family, -1 when family has no such hook */
-int nfr_hook_by_name(int family, const char *name);
 /* is name a hook of any family (for checking user input) */
 bool nfr_hook_name_valid(const char *name);
 /* do chains of a table of table_family run for packets at a hook of
