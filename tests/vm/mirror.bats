@@ -93,6 +93,11 @@ setup_file() {
 			return 0
 		}
 	done
+	# loaded before the test bed goes up: ip_gre makes its fallback
+	# devices (gre0, gretap0, erspan0) in every namespace as it loads, and
+	# made later they would be links the bed's down finds it did not have
+	# before up (it then keeps its state, and every later suite's up fails)
+	modprobe -a ip_gre vxlan act_mirred cls_matchall 2>/dev/null || true
 	bed_up
 }
 
