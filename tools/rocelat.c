@@ -7,18 +7,13 @@
  * run through the very same program (BPF_PROG_TEST_RUN, capture time as
  * the program's clock).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <net/if.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "rocelat.h"
@@ -28,16 +23,14 @@
 #include "lib/cli.h"
 #include "lib/json.h"
 #include "lib/loop.h"
+#include "lib/netattach.h"
 
 #define MAX_IFACES		8
-/* libbpf 1.1's uapi header predates tcx (6.6); the kernel's number */
-#define AX_BPF_TCX_EGRESS	47
 /* our clsact filter, so a leftover of a killed run can be recognised */
 #define TC_HANDLE		0x52CE
 #define TC_PRIO			0xC7
 #define TC_PROG_NAME		"rocelat_tc"
 
-enum xdp_mode { MODE_AUTO, MODE_SKB, MODE_NATIVE };
 
 static struct {
 	const char *ifnames[MAX_IFACES];
@@ -46,7 +39,7 @@ static struct {
 	const char *pcap;
 	__u64 unit_ns;
 	const char *unit;
-	enum xdp_mode mode;
+	enum netattach_mode mode;
 	bool mirror;
 	bool no_egress;
 	bool decap;
@@ -58,18 +51,10 @@ static struct {
 	.max_flows = DEFAULT_MAX_FLOWS,
 };
 
-struct iface {
-	const char *name;
-	int ifindex;
-	struct bpf_link *xdp_link;	/* default mode: libbpf's link */
-	int xdp_link_fd;		/* forced mode: raw link fd */
-	const char *xdp_mode_name;
-	int tcx_fd;			/* tcx link (6.6+) */
-	bool tc_attached;		/* clsact filter (older kernels) */
-	bool tc_hook_created;
+static struct netattach ifaces[MAX_IFACES];
+static const struct netattach_tc_id tc_id = {
+	.handle = TC_HANDLE, .prio = TC_PRIO, .prog_name = TC_PROG_NAME, .tool = "rocelat",
 };
-
-static struct iface ifaces[MAX_IFACES];
 static int ncpu;
 
 const char *argp_program_version = "rocelat (AgentXDP) " AX_VERSION;
@@ -170,10 +155,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_SKB:
 	case OPT_NATIVE:
-		if (env.mode != MODE_AUTO)
+		if (env.mode != NETATTACH_AUTO)
 			argp_failure(state, 1, 0,
 				     "--skb-mode and --native-mode are mutually exclusive");
-		env.mode = key == OPT_SKB ? MODE_SKB : MODE_NATIVE;
+		env.mode = key == OPT_SKB ? NETATTACH_SKB : NETATTACH_NATIVE;
 		break;
 	case OPT_MIRROR:
 		env.mirror = true;
@@ -208,7 +193,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (env.pcap) {
 			if (env.nifs)
 				argp_failure(state, 1, 0, "-r FILE and -i IFACE are mutually exclusive");
-			if (env.mode != MODE_AUTO || env.mirror || env.no_egress)
+			if (env.mode != NETATTACH_AUTO || env.mirror || env.no_egress)
 				argp_failure(state, 1, 0,
 					     "--skb-mode/--native-mode/--mirror/--no-egress "
 					     "apply to live tracing, not -r");
@@ -232,242 +217,6 @@ CLI_ARGP(argp, opts, parse_arg, doc);
 
 /* ---- live: attach and detach ---------------------------------------- */
 
-static const char *xdp_mode_str(__u8 mode)
-{
-	switch (mode) {
-	case XDP_ATTACHED_DRV: return "native";
-	case XDP_ATTACHED_SKB: return "generic";
-	case XDP_ATTACHED_HW: return "offload";
-	case XDP_ATTACHED_MULTI: return "multiple modes";
-	default: return "unknown";
-	}
-}
-
-/* true (and a one-line error) when some XDP program is already there */
-static bool xdp_occupied(struct iface *f)
-{
-	LIBBPF_OPTS(bpf_xdp_query_opts, q);
-
-	if (bpf_xdp_query(f->ifindex, 0, &q) || q.attach_mode == XDP_ATTACHED_NONE)
-		return false;
-	cli_err("%s already has an XDP program (id %u, %s mode): not replacing it; "
-		"detach it first or use another interface", f->name,
-		q.prog_id ? q.prog_id : q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id,
-		xdp_mode_str(q.attach_mode));
-	return true;
-}
-
-static int attach_xdp(struct rocelat_bpf *obj, struct iface *f)
-{
-	int fd = bpf_program__fd(obj->progs.rocelat_xdp), err;
-	LIBBPF_OPTS(bpf_xdp_query_opts, q);
-	char what[64];
-
-	if (xdp_occupied(f))
-		return -EBUSY;
-	if (env.mode == MODE_AUTO) {
-		f->xdp_link = bpf_program__attach_xdp(obj->progs.rocelat_xdp, f->ifindex);
-		err = f->xdp_link ? 0 : -errno;
-	} else {
-		LIBBPF_OPTS(bpf_link_create_opts, lo,
-			    .flags = env.mode == MODE_SKB ? XDP_FLAGS_SKB_MODE
-							  : XDP_FLAGS_DRV_MODE);
-
-		f->xdp_link_fd = bpf_link_create(fd, f->ifindex, BPF_XDP, &lo);
-		err = f->xdp_link_fd < 0 ? f->xdp_link_fd : 0;
-	}
-	if (err) {
-		if ((err == -EBUSY || err == -EEXIST) && xdp_occupied(f))
-			return err;
-		if (env.mode == MODE_NATIVE && (err == -EOPNOTSUPP || err == -EINVAL)) {
-			cli_err("native XDP is not supported on %s: try --skb-mode", f->name);
-			return err;
-		}
-		if (err == -EOPNOTSUPP || err == -EINVAL) {
-			cli_err("cannot attach XDP to %s: %s; try --skb-mode%s", f->name,
-				strerror(-err), env.mode == MODE_SKB ? " without a bond/team port" : "");
-			return err;
-		}
-		snprintf(what, sizeof(what), "attach XDP to %s", f->name);
-		cli_bpf_err(what, err);
-		return err;
-	}
-	if (!bpf_xdp_query(f->ifindex, 0, &q))
-		f->xdp_mode_name = xdp_mode_str(q.attach_mode);
-	else
-		f->xdp_mode_name = "unknown";
-	return 0;
-}
-
-/* ids of BPF programs some process holds open (from /proc fdinfo) */
-static bool prog_held_by_process(__u32 prog_id)
-{
-	DIR *proc = opendir("/proc"), *fds;
-	struct dirent *p, *d;
-	char path[1100], line[128], link[64];
-	bool held = false;
-
-	if (!proc)
-		return true;	/* cannot tell: assume held, touch nothing */
-	while (!held && (p = readdir(proc))) {
-		if (p->d_name[0] < '1' || p->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/fd", p->d_name);
-		fds = opendir(path);
-		if (!fds)
-			continue;
-		while (!held && (d = readdir(fds))) {
-			ssize_t n;
-			FILE *f;
-
-			snprintf(path, sizeof(path), "/proc/%s/fd/%s", p->d_name, d->d_name);
-			n = readlink(path, link, sizeof(link) - 1);
-			if (n <= 0)
-				continue;
-			link[n] = 0;
-			if (strcmp(link, "anon_inode:bpf-prog"))
-				continue;
-			snprintf(path, sizeof(path), "/proc/%s/fdinfo/%s", p->d_name, d->d_name);
-			f = fopen(path, "r");
-			if (!f)
-				continue;
-			while (fgets(line, sizeof(line), f)) {
-				unsigned int id;
-
-				if (sscanf(line, "prog_id: %u", &id) == 1 && id == prog_id)
-					held = true;
-			}
-			fclose(f);
-		}
-		closedir(fds);
-	}
-	closedir(proc);
-	return held;
-}
-
-/*
- * A clsact filter of ours whose program no process holds any more is the
- * leftover of a run killed by SIGKILL (kernels before 6.6, no tcx): our
- * handle and priority, our program name, and no owner. Remove it.
- */
-static void remove_leftover_tc(struct iface *f, struct bpf_tc_hook *hook)
-{
-	LIBBPF_OPTS(bpf_tc_opts, q, .handle = TC_HANDLE, .priority = TC_PRIO);
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info);
-	int pfd;
-
-	if (bpf_tc_query(hook, &q) || !q.prog_id)
-		return;
-	pfd = bpf_prog_get_fd_by_id(q.prog_id);
-	if (pfd < 0)
-		return;
-	if (bpf_obj_get_info_by_fd(pfd, &info, &len) ||
-	    strcmp(info.name, TC_PROG_NAME)) {
-		close(pfd);
-		return;
-	}
-	close(pfd);
-	if (prog_held_by_process(q.prog_id))
-		return;
-	{
-		LIBBPF_OPTS(bpf_tc_opts, d, .handle = TC_HANDLE, .priority = TC_PRIO);
-
-		if (!bpf_tc_detach(hook, &d))
-			cli_err("removed a leftover tc egress filter of a killed rocelat "
-				"run on %s (prog id %u)", f->name, q.prog_id);
-	}
-}
-
-static int attach_tc(struct rocelat_bpf *obj, struct iface *f)
-{
-	int fd = bpf_program__fd(obj->progs.rocelat_tc), err;
-	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = f->ifindex,
-		    .attach_point = BPF_TC_EGRESS);
-	LIBBPF_OPTS(bpf_tc_opts, to, .prog_fd = fd, .handle = TC_HANDLE,
-		    .priority = TC_PRIO);
-	char what[64];
-
-	/* tcx (6.6+): a link, gone with the process even after SIGKILL.
-	 * libbpf 1.1 has no wrapper, but bpf_link_create passes an attach
-	 * type it does not know straight to the kernel. */
-	if (!getenv("ROCELAT_FORCE_CLSACT")) {
-		f->tcx_fd = bpf_link_create(fd, f->ifindex, AX_BPF_TCX_EGRESS, NULL);
-		if (f->tcx_fd >= 0)
-			return 0;
-		if (f->tcx_fd != -EINVAL && f->tcx_fd != -EOPNOTSUPP) {
-			snprintf(what, sizeof(what), "attach tc egress (tcx) to %s", f->name);
-			cli_bpf_err(what, f->tcx_fd);
-			return f->tcx_fd;
-		}
-	}
-	f->tcx_fd = -1;
-	err = bpf_tc_hook_create(&hook);
-	if (err && err != -EEXIST) {
-		snprintf(what, sizeof(what), "create clsact qdisc on %s", f->name);
-		cli_bpf_err(what, err);
-		return err;
-	}
-	f->tc_hook_created = !err;
-	remove_leftover_tc(f, &hook);
-	err = bpf_tc_attach(&hook, &to);
-	if (err) {
-		if (err == -EEXIST)
-			cli_err("%s: tc egress filter handle 0x%x prio 0x%x is in use "
-				"(another rocelat running?); or use --no-egress",
-				f->name, TC_HANDLE, TC_PRIO);
-		else {
-			snprintf(what, sizeof(what), "attach tc egress to %s", f->name);
-			cli_bpf_err(what, err);
-		}
-		return err;
-	}
-	f->tc_attached = true;
-	return 0;
-}
-
-static void detach_all(void)
-{
-	for (int i = 0; i < env.nifs; i++) {
-		struct iface *f = &ifaces[i];
-		LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = f->ifindex,
-			    .attach_point = BPF_TC_EGRESS);
-
-		if (f->tc_attached) {
-			LIBBPF_OPTS(bpf_tc_opts, d, .handle = TC_HANDLE, .priority = TC_PRIO);
-
-			bpf_tc_detach(&hook, &d);
-			if (f->tc_hook_created) {
-				hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
-				bpf_tc_hook_destroy(&hook);
-			}
-			f->tc_attached = false;
-		}
-		if (f->tcx_fd >= 0)
-			close(f->tcx_fd);
-		f->tcx_fd = -1;
-		if (f->xdp_link_fd >= 0)
-			close(f->xdp_link_fd);
-		f->xdp_link_fd = -1;
-		bpf_link__destroy(f->xdp_link);
-		f->xdp_link = NULL;
-	}
-}
-
-static void warn_mirror(struct iface *f)
-{
-	struct ifreq ifr = {};
-	int s = socket(AF_INET, SOCK_DGRAM, 0);
-
-	if (s < 0)
-		return;
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", f->name);
-	if (!ioctl(s, SIOCGIFFLAGS, &ifr) && !(ifr.ifr_flags & IFF_PROMISC))
-		cli_err("note: %s is not promiscuous; a SPAN port usually needs "
-			"'ip link set %s promisc on'", f->name, f->name);
-	close(s);
-}
-
 /* the main loop's callbacks (ctx: the skeleton): a table per interval,
  * or one of the whole run at exit */
 static void live_report(void *ctx)
@@ -490,25 +239,26 @@ static int run_live(struct rocelat_bpf *obj)
 	bool egress = !env.mirror && !env.no_egress;
 
 	for (int i = 0; i < env.nifs; i++) {
-		struct iface *f = &ifaces[i];
+		struct netattach *f = &ifaces[i];
 
-		if (attach_xdp(obj, f))
+		if (netattach_xdp(f, obj->progs.rocelat_xdp, env.mode))
 			return 1;
-		if (egress && attach_tc(obj, f))
+		if (egress && netattach_tc_egress(f, obj->progs.rocelat_tc, &tc_id))
 			return 1;
 		if (env.mirror)
-			warn_mirror(f);
+			netattach_warn_promisc(f);
 	}
 	{
 		/* with -j stdout stays pure JSON lines: the banner goes to stderr */
 		FILE *out = cli.json ? stderr : stdout;
 
 		fprintf(out, "Tracing RoCE v2 latency on");
-		for (int i = 0; i < env.nifs; i++)
-			fprintf(out, "%s %s (XDP %s%s)", i ? "," : "", ifaces[i].name,
-				ifaces[i].xdp_mode_name,
-				!egress ? "" : ifaces[i].tcx_fd >= 0 ? ", tcx egress" :
-				", tc egress");
+		for (int i = 0; i < env.nifs; i++) {
+			char d[64];
+
+			fprintf(out, "%s %s (%s)", i ? "," : "", ifaces[i].name,
+				netattach_describe(&ifaces[i], d, sizeof(d)));
+		}
 		fprintf(out, "... Hit Ctrl-C to end.\n");
 		fflush(out);
 	}
@@ -645,12 +395,8 @@ int main(int argc, char **argv)
 	if (env.pcap && access(env.pcap, R_OK))
 		cli_die("%s: %s", env.pcap, strerror(errno));
 	cli_setup();
-	for (int i = 0; i < env.nifs; i++) {
-		ifaces[i].name = env.ifnames[i];
-		ifaces[i].ifindex = cli_ifindex(env.ifnames[i]);
-		ifaces[i].xdp_link_fd = -1;
-		ifaces[i].tcx_fd = -1;
-	}
+	for (int i = 0; i < env.nifs; i++)
+		netattach_init(&ifaces[i], env.ifnames[i]);
 	ncpu = libbpf_num_possible_cpus();
 	if (ncpu <= 0)
 		cli_die("cannot count CPUs");
@@ -691,7 +437,8 @@ int main(int argc, char **argv)
 	ret = env.pcap ? run_offline(obj) : run_live(obj);
 
 cleanup:
-	detach_all();
+	for (int i = 0; i < env.nifs; i++)
+		netattach_detach(&ifaces[i]);
 	rocelat_bpf__destroy(obj);
 	rocelat_report_free();
 	return ret;
