@@ -23,6 +23,7 @@
 #include <bpf/libbpf.h>
 #include "nfdrop.h"
 #include "nfdrop.skel.h"
+#include "nfdrop_load.h"
 #include "nfdrop_names.h"
 #include "nfdrop_output.h"
 #include "nfdrop_row.h"
@@ -41,8 +42,7 @@
 
 #define MAX_KEYS	8192
 
-enum method { METHOD_AUTO, METHOD_FEXIT, METHOD_KFREE, METHOD_NR };
-static const char *const method_names[METHOD_NR] = { "auto", "fexit", "kfree" };
+static const char *const method_names[NFDROP_METHOD_NR] = { "auto", "fexit", "kfree" };
 
 static struct {
 	bool events;
@@ -166,7 +166,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.trace_rules = true;
 		break;
 	case OPT_METHOD:
-		env.method = cli_choice(arg, method_names, METHOD_NR);
+		env.method = cli_choice(arg, method_names, NFDROP_METHOD_NR);
 		if (env.method < 0)
 			argp_failure(state, 1, 0, "unknown method '%s' (auto, fexit, kfree)", arg);
 		break;
@@ -183,6 +183,7 @@ CLI_ARGP(argp, opts, parse_arg, doc);
 
 static struct ksyms *ksyms;
 static struct nfdrop_bpf *obj;
+static struct nfdrop_attached att;	/* for the banner */
 static int ncpu;
 
 /*
@@ -667,41 +668,6 @@ static void read_batch_prep(struct timespec *last)
 
 /* ---- set-up ---- */
 
-static bool text_range(const char *name, __u64 *start, __u64 *end)
-{
-	unsigned long s, e;
-
-	if (ksyms_range(ksyms, name, &s, &e))
-		return false;
-	*start = s;
-	*end = e;
-	return true;
-}
-
-/* func has BTF in vmlinux or in the (loaded) module that has it */
-static bool have_func(const char *func, const char *module)
-{
-	return probe_btf_func(func, NULL) ||
-	       (probe_module_loaded(module) && probe_btf_func(func, module));
-}
-
-/* fentry/fexit on func is allowed (this kernel refuses it with EPERM) */
-static bool fexit_ok(const char *func, const char *module)
-{
-	return probe_fentry(func, NULL) ||
-	       (probe_module_loaded(module) && probe_fentry(func, module));
-}
-
-/* ipt_do_table(priv, skb, state) from 5.16, (skb, state, table) before */
-static bool xt_priv_first(void)
-{
-	int idx = probe_func_arg_index("ipt_do_table", "ip_tables", "priv");
-
-	if (idx < 0)
-		idx = probe_func_arg_index("ip6t_do_table", "ip6_tables", "priv");
-	return idx != 2;	/* 0 when found first; unknown: the current ABI */
-}
-
 /* the main loop's callbacks and sources */
 struct nfdrop_run {
 	struct ring_buffer *rb;
@@ -761,94 +727,6 @@ static void cleanup_trace_atexit(void)
 	nfdrop_trace_remove();
 }
 
-/* what is attached, for the banner */
-static struct {
-	bool nft, ipt, ip6t, icmp_tp, tp_btf;
-	bool reject[4];
-} att;
-
-static const char *const reject_fns[4][2] = {
-	{ "nf_send_unreach", "nf_reject_ipv4" },
-	{ "nf_send_unreach6", "nf_reject_ipv6" },
-	{ "nf_send_reset", "nf_reject_ipv4" },
-	{ "nf_send_reset6", "nf_reject_ipv6" },
-};
-
-/*
- * Open, load and attach, with the fexit programs or without. fexit was
- * probed once (it is allowed or refused kernel-wide); the other functions
- * are only looked up in BTF, and a failure to load or attach them makes
- * the caller retry without fexit.
- */
-static int load_bpf(bool fexit, long long nf_drop)
-{
-	struct bpf_program *rej_progs[4];
-	int err;
-
-	memset(&att, 0, sizeof(att));
-	obj = nfdrop_bpf__open();
-	if (!obj)
-		return -errno;
-	obj->rodata->targ_scope = env.all ? NFD_SCOPE_ALL : NFD_SCOPE_ROCE;
-	obj->rodata->targ_roce_port = cli.roce_port;
-	obj->rodata->targ_port = env.port;
-	obj->rodata->targ_ifindex = env.ifindex;
-	obj->rodata->targ_netns = env.netns_inum;
-	obj->rodata->targ_events = env.events;
-	obj->rodata->targ_stack = env.stack;
-	obj->rodata->targ_nf_drop = nf_drop;
-	if (!text_range("nf_hook_slow", (__u64 *)&obj->rodata->targ_slow_start,
-			(__u64 *)&obj->rodata->targ_slow_end) && !fexit)
-		cli_err("nf_hook_slow not in /proc/kallsyms: hooks will show as unknown");
-	text_range("nf_hook_slow_list", (__u64 *)&obj->rodata->targ_list_start,
-		   (__u64 *)&obj->rodata->targ_list_end);
-	text_range("nft_do_chain", (__u64 *)&obj->rodata->targ_nft_start,
-		   (__u64 *)&obj->rodata->targ_nft_end);
-	text_range("ipt_do_table", (__u64 *)&obj->rodata->targ_ipt_start,
-		   (__u64 *)&obj->rodata->targ_ipt_end);
-	text_range("ip6t_do_table", (__u64 *)&obj->rodata->targ_ip6t_start,
-		   (__u64 *)&obj->rodata->targ_ip6t_end);
-
-	if (fexit) {
-		att.nft = have_func("nft_do_chain", "nf_tables");
-		att.ipt = have_func("ipt_do_table", "ip_tables");
-		att.ip6t = have_func("ip6t_do_table", "ip6_tables");
-		for (int i = 0; i < 4; i++)
-			att.reject[i] = have_func(reject_fns[i][0], reject_fns[i][1]);
-		obj->rodata->targ_xt_priv_first = xt_priv_first();
-	}
-	obj->rodata->targ_nft_fexit = att.nft;
-	obj->rodata->targ_ipt_fexit = att.ipt;
-	obj->rodata->targ_ip6t_fexit = att.ip6t;
-	bpf_program__set_autoload(obj->progs.nfdrop_nft_exit, att.nft);
-	bpf_program__set_autoload(obj->progs.nfdrop_ipt_exit, att.ipt);
-	bpf_program__set_autoload(obj->progs.nfdrop_ip6t_exit, att.ip6t);
-	rej_progs[0] = obj->progs.nfdrop_unreach;
-	rej_progs[1] = obj->progs.nfdrop_unreach6;
-	rej_progs[2] = obj->progs.nfdrop_reset;
-	rej_progs[3] = obj->progs.nfdrop_reset6;
-	for (int i = 0; i < 4; i++)
-		bpf_program__set_autoload(rej_progs[i], att.reject[i]);
-	/* every REJECT reply is seen only where nf_send_unreach is traced */
-	nfdrop_names_reject_complete = att.reject[0];
-	att.icmp_tp = !att.reject[0] && probe_tp_btf("icmp_send");
-	bpf_program__set_autoload(obj->progs.nfdrop_icmp_send, att.icmp_tp);
-
-	att.tp_btf = probe_tp_btf("kfree_skb");
-	bpf_program__set_autoload(att.tp_btf ? obj->progs.nfdrop_kfree_raw :
-				  obj->progs.nfdrop_kfree_btf, false);
-	maps_shrink_unused(obj->maps.events, env.events, obj->maps.stacks, env.stack);
-
-	err = nfdrop_bpf__load(obj);
-	if (!err)
-		err = nfdrop_bpf__attach(obj);
-	if (err) {
-		nfdrop_bpf__destroy(obj);
-		obj = NULL;
-	}
-	return err;
-}
-
 /* -N and -i: the namespace to watch and the interface index within it */
 static void resolve_targets(void)
 {
@@ -871,45 +749,11 @@ static void resolve_targets(void)
 	netns_leave(saved);
 }
 
-/* with the fexit programs where allowed (--method), else, or when they
- * fail to load in auto mode, without; 0 or nonzero after a one-line error */
-static int load_any(long long nf_drop)
-{
-	bool fexit = false;
-	int err;
-
-	if (env.method != METHOD_KFREE)
-		fexit = fexit_ok("nft_do_chain", "nf_tables") ||
-			fexit_ok("ipt_do_table", "ip_tables") ||
-			fexit_ok("ip6t_do_table", "ip6_tables");
-	if (env.method == METHOD_FEXIT && !fexit)
-		cli_die("fexit on nft_do_chain/ipt_do_table is not allowed by this "
-			"kernel (or nf_tables/ip_tables are not loaded)");
-	/* the first counter window starts before the first drop is counted */
-	ev_counters_start(env.netns_inum ? env.netns_inum : netns_self());
-	err = load_bpf(fexit, nf_drop);
-	if (err && fexit && env.method == METHOD_AUTO) {
-		if (cli.verbose)
-			cli_err("fexit programs failed (%s): kfree_skb + stack only",
-				strerror(-err));
-		err = load_bpf(false, nf_drop);
-	}
-	if (err)
-		cli_bpf_err("load and attach BPF programs", err);
-	return err;
-}
-
 static void print_banner(void)
 {
 	char method[160];
 
-	if (att.nft || att.ipt || att.ip6t)
-		snprintf(method, sizeof(method), "fexit %s%s%s+ kfree_skb",
-			 att.nft ? "nft_do_chain " : "", att.ipt ? "ipt_do_table " : "",
-			 att.ip6t ? "ip6t_do_table " : "");
-	else
-		snprintf(method, sizeof(method), "kfree_skb NETFILTER_DROP + stack via %s",
-			 att.tp_btf ? "tp_btf" : "raw_tp");
+	nfdrop_method_str(&att, method, sizeof(method));
 	/* with -j the banner goes to stderr: stdout stays pure JSON lines */
 	fprintf(cli.json ? stderr : stdout,
 		"Tracing netfilter drops%s (%s%s)... Hit Ctrl-C to end.\n",
@@ -973,8 +817,17 @@ int main(int argc, char **argv)
 			strerror(errno));
 	nfdrop_names_ksyms = ksyms;
 	prom_totals_init(&totals, prom_names, PROM_NLABELS, 0);
-	if (load_any(nf_drop))
-		goto cleanup;
+	{
+		struct nfdrop_load_opts lo = {
+			.all = env.all, .port = env.port, .ifindex = env.ifindex,
+			.netns_inum = env.netns_inum, .events = env.events,
+			.stack = env.stack, .method = env.method,
+		};
+
+		obj = nfdrop_load(&lo, ksyms, nf_drop, &att);
+		if (!obj)
+			goto cleanup;
+	}
 	if (env.trace_rules) {
 		atexit(cleanup_trace_atexit);
 		nfdrop_trace_setup(env.netns_inum ? env.netns_inum : netns_self(),

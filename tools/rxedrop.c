@@ -13,6 +13,7 @@
 #include <bpf/libbpf.h>
 #include "rxedrop.h"
 #include "rxedrop.skel.h"
+#include "rxedrop_load.h"
 #include "lib/cli.h"
 #include "lib/btf_enum.h"
 #include "lib/json.h"
@@ -401,48 +402,6 @@ static int handle_event(void *ctx, void *data, size_t len)
 	return 0;
 }
 
-/* open, set the filters, pick tp_btf or raw_tp, load and attach; NULL
- * after a one-line error */
-static struct rxedrop_bpf *load_bpf(bool *use_tp_btf)
-{
-	struct rxedrop_bpf *obj = rxedrop_bpf__open();
-	long long consumed;
-	int err;
-
-	if (!obj) {
-		cli_bpf_err("open BPF object", -errno);
-		return NULL;
-	}
-	obj->rodata->targ_scope = env.scope;
-	obj->rodata->targ_roce_port = cli.roce_port;
-	obj->rodata->targ_ifindex = env.ifindex;
-	obj->rodata->targ_port = env.port;
-	obj->rodata->targ_events = env.events;
-	obj->rodata->targ_stack = env.stack;
-	consumed = drop_reason_value("SKB_CONSUMED");
-	obj->rodata->targ_consumed = consumed >= 0 ? consumed : ~0U;
-
-	*use_tp_btf = probe_tp_btf("kfree_skb");
-	bpf_program__set_autoload(*use_tp_btf ? obj->progs.rxedrop_raw_tp :
-				  obj->progs.rxedrop_tp_btf, false);
-	maps_shrink_unused(obj->maps.events, env.events, obj->maps.stacks, env.stack);
-
-	err = rxedrop_bpf__load(obj);
-	if (err) {
-		cli_bpf_err("load BPF programs", err);
-		goto fail;
-	}
-	err = rxedrop_bpf__attach(obj);
-	if (err) {
-		cli_bpf_err("attach to kfree_skb", err);
-		goto fail;
-	}
-	return obj;
-fail:
-	rxedrop_bpf__destroy(obj);
-	return NULL;
-}
-
 /* the banner, then tables or events until the end; 0 or 1 */
 static int run(struct rxedrop_bpf *obj, int ncpu, bool use_tp_btf)
 {
@@ -486,7 +445,14 @@ int main(int argc, char **argv)
 		cli_die("cannot read kernel symbols from /proc/kallsyms: %s",
 			strerror(errno));
 
-	obj = load_bpf(&use_tp_btf);
+	{
+		struct rxedrop_load_opts lo = {
+			.scope = env.scope, .ifindex = env.ifindex, .port = env.port,
+			.events = env.events, .stack = env.stack,
+		};
+
+		obj = rxedrop_load(&lo, &use_tp_btf);
+	}
 	if (obj) {
 		stacks = obj->maps.stacks;
 		ret = run(obj, ncpu, use_tp_btf);

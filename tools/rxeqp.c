@@ -17,6 +17,7 @@
 #include <bpf/libbpf.h>
 #include "rxeqp.h"
 #include "rxeqp.skel.h"
+#include "rxeqp_load.h"
 #include "lib/btf_enum.h"
 #include "lib/cli.h"
 #include "lib/hist.h"
@@ -825,95 +826,6 @@ static int handle_event(void *ctx, void *data, size_t len)
 /* ---- attaching ---- */
 
 /* one hook: the first of funcs that exists is attached, fentry or kprobe */
-struct hook {
-	const char *funcs[2];
-	struct bpf_program *fentry[2], *kprobe[2];
-	bool required;
-	const char *attached;	/* set here, not in the table */
-};
-
-static bool func_exists(const char *func, bool fentry)
-{
-	return fentry ? probe_btf_func(func, MODULE) : probe_kprobe(func);
-}
-
-/* fentry or kprobe programs of every hook present in this rdma_rxe set to
- * load; dies when a required one is missing; returns how many are missing,
- * *nhooks of how many */
-static int pick_hooks(bool use_fentry, int *nhooks)
-{
-#define HOOK(fn, prog, req) { .funcs = { fn }, .fentry = { obj->progs.rxeqp_##prog##_fentry }, \
-	.kprobe = { obj->progs.rxeqp_##prog##_kprobe }, .required = req }
-#define HOOK2(fn1, prog1, fn2, prog2) { .funcs = { fn1, fn2 }, \
-	.fentry = { obj->progs.rxeqp_##prog1##_fentry, obj->progs.rxeqp_##prog2##_fentry }, \
-	.kprobe = { obj->progs.rxeqp_##prog1##_kprobe, obj->progs.rxeqp_##prog2##_kprobe } }
-	struct hook hooks[] = {
-		HOOK("rxe_xmit_packet", xmit, true),
-		HOOK("rxe_resp_queue_pkt", resp_queue, true),
-		HOOK("rxe_comp_queue_pkt", comp_queue, true),
-		/* renamed with an rxe_ prefix in later kernels */
-		HOOK2("retransmit_timer", retx_timer, "rxe_retransmit_timer", rxe_retx_timer),
-		HOOK2("rnr_nak_timer", rnr_timer, "rxe_rnr_nak_timer", rxe_rnr_timer),
-		HOOK("rxe_qp_from_attr", modify, false),
-		HOOK("rxe_qp_error", qp_error, false),
-		HOOK("rxe_cq_post", cq_post, false),
-		HOOK("rxe_destroy_qp", destroy, false),
-	};
-#undef HOOK
-#undef HOOK2
-	int missing = 0;
-
-	*nhooks = sizeof(hooks) / sizeof(hooks[0]);
-	for (int i = 0; i < *nhooks; i++) {
-		struct hook *h = &hooks[i];
-
-		for (int j = 0; j < 2; j++) {
-			bool pick = !h->attached && h->funcs[j] &&
-				    func_exists(h->funcs[j], use_fentry);
-
-			if (pick)
-				h->attached = h->funcs[j];
-			if (h->fentry[j])
-				bpf_program__set_autoload(h->fentry[j], pick && use_fentry);
-			if (h->kprobe[j])
-				bpf_program__set_autoload(h->kprobe[j], pick && !use_fentry);
-		}
-		if (!h->attached) {
-			if (h->required)
-				cli_die("cannot trace rdma_rxe: %s not found in this kernel's "
-					"rdma_rxe", h->funcs[0]);
-			if (cli.verbose)
-				cli_err("%s not found: its counters stay 0", h->funcs[0]);
-			missing++;
-		}
-	}
-	return missing;
-}
-
-/* the filters set, loaded and attached; 0, or nonzero after a one-line error */
-static int load_bpf(bool use_fentry)
-{
-	int err;
-
-	obj->rodata->targ_ifindex = env.ifindex;
-	obj->rodata->targ_qpn = env.qpn;
-	obj->rodata->targ_qpn_set = env.qpn_set;
-	obj->rodata->targ_events = env.events;
-	obj->rodata->targ_latency = !env.no_latency;
-	maps_shrink_unused(obj->maps.events, env.events, NULL, false);
-
-	err = rxeqp_bpf__load(obj);
-	if (err) {
-		cli_bpf_err("load BPF programs", err);
-		return err;
-	}
-	err = rxeqp_bpf__attach(obj);
-	if (err)
-		cli_bpf_err(use_fentry ? "attach fentry to rdma_rxe" : "attach kprobes to rdma_rxe",
-			    err);
-	return err;
-}
-
 /* tables or events until the end; 0 or 1 */
 static int run(char *mode)
 {
@@ -937,9 +849,9 @@ static int run(char *mode)
 
 int main(int argc, char **argv)
 {
-	bool use_fentry;
+	struct rxeqp_hooks hk;
 	char mode[32];
-	int nhooks, missing, ret = 1;
+	int ret = 1;
 
 	cli_parse(&argp, argc, argv, NULL);
 	cli_setup();
@@ -949,23 +861,25 @@ int main(int argc, char **argv)
 	if (ncpu <= 0)
 		cli_die("cannot count CPUs");
 
-	if (!probe_module_loaded(MODULE))
-		cli_die("rdma_rxe is not loaded (no /sys/kernel/btf/rdma_rxe): nothing to "
-			"trace; modprobe rdma_rxe and add a device (rdma link add rxe0 type "
-			"rxe netdev IFACE)");
-	use_fentry = !env.force_kprobe && probe_fentry("rxe_xmit_packet", MODULE);
-	if (!use_fentry && !probe_kprobe("rxe_xmit_packet"))
-		cli_die("cannot trace rdma_rxe: this kernel allows neither fentry on its "
-			"functions%s nor kprobes", env.force_kprobe ? " (not tried: --kprobe)" : "");
+	{
+		struct rxeqp_load_opts lo = {
+			.ifindex = env.ifindex, .qpn = env.qpn, .qpn_set = env.qpn_set,
+			.events = env.events, .latency = !env.no_latency,
+			.force_kprobe = env.force_kprobe,
+		};
+		char err[256];
 
-	obj = rxeqp_bpf__open();
-	if (!obj) {
-		cli_bpf_err("open BPF object", -errno);
-		return 1;
+		obj = rxeqp_load(&lo, &hk, err, sizeof(err));
+		if (!obj) {
+			if (!probe_module_loaded(MODULE))
+				cli_die("rdma_rxe is not loaded (no /sys/kernel/btf/rdma_rxe): "
+					"nothing to trace; modprobe rdma_rxe and add a device "
+					"(rdma link add rxe0 type rxe netdev IFACE)");
+			if (err[0])
+				cli_die("%s", err);
+			return 1;
+		}
 	}
-	missing = pick_hooks(use_fentry, &nhooks);
-	if (load_bpf(use_fentry))
-		goto cleanup;
 	qp_states = btf_enum_load_module(MODULE, "ib_qp_state", "IB_QPS_");
 	qp_types = btf_enum_load_module(MODULE, "ib_qp_type", "IB_QPT_");
 	wc_status = btf_enum_load_module(MODULE, "ib_wc_status", "IB_WC_");
@@ -975,11 +889,11 @@ int main(int argc, char **argv)
 		cli_err("out of memory");
 		goto cleanup;
 	}
-	snprintf(mode, sizeof(mode), "%s", use_fentry ? "fentry" : "kprobe");
+	snprintf(mode, sizeof(mode), "%s", hk.fentry ? "fentry" : "kprobe");
 	/* on stderr with -j, so stdout stays pure JSON lines */
 	fprintf(cli.json ? stderr : stdout,
 		"Tracing rdma_rxe queue pairs (%d hooks via %s%s)... Hit Ctrl-C to end.\n",
-		nhooks - missing, mode, missing ? ", some missing" : "");
+		hk.nhooks - hk.missing, mode, hk.missing ? ", some missing" : "");
 	fflush(stdout);
 	ret = run(mode);
 

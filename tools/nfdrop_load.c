@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* nfdrop's BPF side loaded and attached (nfdrop_load.h) */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <bpf/libbpf.h>
+#include "nfdrop.h"
+#include "nfdrop.skel.h"
+#include "nfdrop_evidence.h"
+#include "nfdrop_load.h"
+#include "nfdrop_names.h"
+#include "lib/cli.h"
+#include "lib/ksyms.h"
+#include "lib/maps.h"
+#include "lib/netns.h"
+#include "lib/probe.h"
+
+static bool text_range(const struct ksyms *ksyms, const char *name, __u64 *start, __u64 *end)
+{
+	unsigned long s, e;
+
+	if (ksyms_range(ksyms, name, &s, &e))
+		return false;
+	*start = s;
+	*end = e;
+	return true;
+}
+
+/* func has BTF in vmlinux or in the (loaded) module that has it */
+static bool have_func(const char *func, const char *module)
+{
+	return probe_btf_func(func, NULL) ||
+	       (probe_module_loaded(module) && probe_btf_func(func, module));
+}
+
+/* fentry/fexit on func is allowed (this kernel refuses it with EPERM) */
+static bool fexit_ok(const char *func, const char *module)
+{
+	return probe_fentry(func, NULL) ||
+	       (probe_module_loaded(module) && probe_fentry(func, module));
+}
+
+/* ipt_do_table(priv, skb, state) from 5.16, (skb, state, table) before */
+static bool xt_priv_first(void)
+{
+	int idx = probe_func_arg_index("ipt_do_table", "ip_tables", "priv");
+
+	if (idx < 0)
+		idx = probe_func_arg_index("ip6t_do_table", "ip6_tables", "priv");
+	return idx != 2;	/* 0 when found first; unknown: the current ABI */
+}
+
+static const char *const reject_fns[4][2] = {
+	{ "nf_send_unreach", "nf_reject_ipv4" },
+	{ "nf_send_unreach6", "nf_reject_ipv6" },
+	{ "nf_send_reset", "nf_reject_ipv4" },
+	{ "nf_send_reset6", "nf_reject_ipv6" },
+};
+
+/*
+ * Open, load and attach, with the fexit programs or without. fexit was
+ * probed once (it is allowed or refused kernel-wide); the other functions
+ * are only looked up in BTF, and a failure to load or attach them makes
+ * the caller retry without fexit.
+ */
+static int load_bpf(const struct nfdrop_load_opts *env, const struct ksyms *ksyms, bool fexit,
+		    long long nf_drop, struct nfdrop_attached *a, struct nfdrop_bpf **objp)
+{
+	struct bpf_program *rej_progs[4];
+	struct nfdrop_bpf *obj;
+	int err;
+
+	memset(a, 0, sizeof(*a));
+	obj = nfdrop_bpf__open();
+	if (!obj)
+		return -errno;
+	obj->rodata->targ_scope = env->all ? NFD_SCOPE_ALL : NFD_SCOPE_ROCE;
+	obj->rodata->targ_roce_port = cli.roce_port;
+	obj->rodata->targ_port = env->port;
+	obj->rodata->targ_ifindex = env->ifindex;
+	obj->rodata->targ_netns = env->netns_inum;
+	obj->rodata->targ_events = env->events;
+	obj->rodata->targ_stack = env->stack;
+	obj->rodata->targ_nf_drop = nf_drop;
+	if (!text_range(ksyms, "nf_hook_slow", (__u64 *)&obj->rodata->targ_slow_start,
+			(__u64 *)&obj->rodata->targ_slow_end) && !fexit)
+		cli_err("nf_hook_slow not in /proc/kallsyms: hooks will show as unknown");
+	text_range(ksyms, "nf_hook_slow_list", (__u64 *)&obj->rodata->targ_list_start,
+		   (__u64 *)&obj->rodata->targ_list_end);
+	text_range(ksyms, "nft_do_chain", (__u64 *)&obj->rodata->targ_nft_start,
+		   (__u64 *)&obj->rodata->targ_nft_end);
+	text_range(ksyms, "ipt_do_table", (__u64 *)&obj->rodata->targ_ipt_start,
+		   (__u64 *)&obj->rodata->targ_ipt_end);
+	text_range(ksyms, "ip6t_do_table", (__u64 *)&obj->rodata->targ_ip6t_start,
+		   (__u64 *)&obj->rodata->targ_ip6t_end);
+
+	if (fexit) {
+		a->nft = have_func("nft_do_chain", "nf_tables");
+		a->ipt = have_func("ipt_do_table", "ip_tables");
+		a->ip6t = have_func("ip6t_do_table", "ip6_tables");
+		for (int i = 0; i < 4; i++)
+			a->reject[i] = have_func(reject_fns[i][0], reject_fns[i][1]);
+		obj->rodata->targ_xt_priv_first = xt_priv_first();
+	}
+	obj->rodata->targ_nft_fexit = a->nft;
+	obj->rodata->targ_ipt_fexit = a->ipt;
+	obj->rodata->targ_ip6t_fexit = a->ip6t;
+	bpf_program__set_autoload(obj->progs.nfdrop_nft_exit, a->nft);
+	bpf_program__set_autoload(obj->progs.nfdrop_ipt_exit, a->ipt);
+	bpf_program__set_autoload(obj->progs.nfdrop_ip6t_exit, a->ip6t);
+	rej_progs[0] = obj->progs.nfdrop_unreach;
+	rej_progs[1] = obj->progs.nfdrop_unreach6;
+	rej_progs[2] = obj->progs.nfdrop_reset;
+	rej_progs[3] = obj->progs.nfdrop_reset6;
+	for (int i = 0; i < 4; i++)
+		bpf_program__set_autoload(rej_progs[i], a->reject[i]);
+	/* every REJECT reply is seen only where nf_send_unreach is traced */
+	nfdrop_names_reject_complete = a->reject[0];
+	a->icmp_tp = !a->reject[0] && probe_tp_btf("icmp_send");
+	bpf_program__set_autoload(obj->progs.nfdrop_icmp_send, a->icmp_tp);
+
+	a->tp_btf = probe_tp_btf("kfree_skb");
+	bpf_program__set_autoload(a->tp_btf ? obj->progs.nfdrop_kfree_raw :
+				  obj->progs.nfdrop_kfree_btf, false);
+	maps_shrink_unused(obj->maps.events, env->events, obj->maps.stacks, env->stack);
+
+	err = nfdrop_bpf__load(obj);
+	if (!err)
+		err = nfdrop_bpf__attach(obj);
+	if (err)
+		nfdrop_bpf__destroy(obj);
+	else
+		*objp = obj;
+	return err;
+}
+
+struct nfdrop_bpf *nfdrop_load(const struct nfdrop_load_opts *env, const struct ksyms *ks,
+			       long long nf_drop, struct nfdrop_attached *att)
+{
+	struct nfdrop_bpf *obj = NULL;
+	bool fexit = false;
+	int err;
+
+	if (env->method != NFDROP_METHOD_KFREE)
+		fexit = fexit_ok("nft_do_chain", "nf_tables") ||
+			fexit_ok("ipt_do_table", "ip_tables") ||
+			fexit_ok("ip6t_do_table", "ip6_tables");
+	if (env->method == NFDROP_METHOD_FEXIT && !fexit)
+		cli_die("fexit on nft_do_chain/ipt_do_table is not allowed by this "
+			"kernel (or nf_tables/ip_tables are not loaded)");
+	/* the first counter window starts before the first drop is counted */
+	ev_counters_start(env->netns_inum ? env->netns_inum : netns_self());
+	err = load_bpf(env, ks, fexit, nf_drop, att, &obj);
+	if (err && fexit && env->method == NFDROP_METHOD_AUTO) {
+		if (cli.verbose)
+			cli_err("fexit programs failed (%s): kfree_skb + stack only",
+				strerror(-err));
+		err = load_bpf(env, ks, false, nf_drop, att, &obj);
+	}
+	if (err) {
+		cli_bpf_err("load and attach BPF programs", err);
+		return NULL;
+	}
+	return obj;
+}
+
+
+const char *nfdrop_method_str(const struct nfdrop_attached *att, char *buf, int len)
+{
+	if (att->nft || att->ipt || att->ip6t)
+		snprintf(buf, len, "fexit %s%s%s+ kfree_skb",
+			 att->nft ? "nft_do_chain " : "", att->ipt ? "ipt_do_table " : "",
+			 att->ip6t ? "ip6t_do_table " : "");
+	else
+		snprintf(buf, len, "kfree_skb NETFILTER_DROP + stack via %s",
+			 att->tp_btf ? "tp_btf" : "raw_tp");
+	return buf;
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * nfdrop's BPF side opened, loaded and attached (tools/nfdrop_load.c):
+ * with the fexit programs where the kernel allows them, else kfree_skb
+ * NETFILTER_DROP and the stack. Shared by nfdrop and rocediag.
+ */
+#ifndef AGENTXDP_NFDROP_LOAD_H
+#define AGENTXDP_NFDROP_LOAD_H
+#include <stdbool.h>
+#include <linux/types.h>
+
+struct nfdrop_bpf;
+struct ksyms;
+
+enum nfdrop_method { NFDROP_METHOD_AUTO, NFDROP_METHOD_FEXIT, NFDROP_METHOD_KFREE,
+		     NFDROP_METHOD_NR };
+
+struct nfdrop_load_opts {
+	bool all;		/* -A: any packet, else RoCE v2 only */
+	int port;		/* -P, 0 any */
+	int ifindex;		/* -i within netns_inum, 0 any */
+	unsigned int netns_inum;	/* -N (or -i's namespace), 0 any */
+	bool events;		/* -e: the ring buffer, else counts */
+	bool stack;		/* -s */
+	int method;		/* enum nfdrop_method */
+};
+
+/* what was attached, for banners */
+struct nfdrop_attached {
+	bool nft, ipt, ip6t, icmp_tp, tp_btf;
+	bool reject[4];
+};
+
+/*
+ * Loaded and attached (fexit refused or failing in auto mode: without),
+ * the counter window of netns started (ev_counters_start); NULL after a
+ * one-line error. nf_drop: NETFILTER_DROP's drop reason value. Sets
+ * nfdrop_names_reject_complete.
+ */
+struct nfdrop_bpf *nfdrop_load(const struct nfdrop_load_opts *o, const struct ksyms *ks,
+			       long long nf_drop, struct nfdrop_attached *att);
+/* "fexit nft_do_chain + kfree_skb" or "kfree_skb NETFILTER_DROP + stack via tp_btf" */
+const char *nfdrop_method_str(const struct nfdrop_attached *att, char *buf, int len);
+
+#endif

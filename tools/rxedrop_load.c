@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* rxedrop's BPF side loaded and attached (rxedrop_load.h) */
+#include <errno.h>
+#include <bpf/libbpf.h>
+#include "rxedrop.h"
+#include "rxedrop.skel.h"
+#include "rxedrop_load.h"
+#include "lib/btf_enum.h"
+#include "lib/cli.h"
+#include "lib/maps.h"
+#include "lib/probe.h"
+
+struct rxedrop_bpf *rxedrop_load(const struct rxedrop_load_opts *env, bool *use_tp_btf)
+{
+	struct rxedrop_bpf *obj = rxedrop_bpf__open();
+	long long consumed;
+	int err;
+
+	if (!obj) {
+		cli_bpf_err("open BPF object", -errno);
+		return NULL;
+	}
+	obj->rodata->targ_scope = env->scope;
+	obj->rodata->targ_roce_port = cli.roce_port;
+	obj->rodata->targ_ifindex = env->ifindex;
+	obj->rodata->targ_port = env->port;
+	obj->rodata->targ_events = env->events;
+	obj->rodata->targ_stack = env->stack;
+	consumed = drop_reason_value("SKB_CONSUMED");
+	obj->rodata->targ_consumed = consumed >= 0 ? consumed : ~0U;
+
+	*use_tp_btf = probe_tp_btf("kfree_skb");
+	bpf_program__set_autoload(*use_tp_btf ? obj->progs.rxedrop_raw_tp :
+				  obj->progs.rxedrop_tp_btf, false);
+	maps_shrink_unused(obj->maps.events, env->events, obj->maps.stacks, env->stack);
+
+	err = rxedrop_bpf__load(obj);
+	if (err) {
+		cli_bpf_err("load BPF programs", err);
+		goto fail;
+	}
+	err = rxedrop_bpf__attach(obj);
+	if (err) {
+		cli_bpf_err("attach to kfree_skb", err);
+		goto fail;
+	}
+	return obj;
+fail:
+	rxedrop_bpf__destroy(obj);
+	return NULL;
+}
+

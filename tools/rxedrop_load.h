@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* rxedrop's BPF side opened, filtered, loaded and attached to kfree_skb
+ * (tools/rxedrop_load.c): shared by rxedrop and rocediag */
+#ifndef AGENTXDP_RXEDROP_LOAD_H
+#define AGENTXDP_RXEDROP_LOAD_H
+#include <stdbool.h>
+
+struct rxedrop_bpf;
+
+struct rxedrop_load_opts {
+	int scope;		/* enum rxedrop_scope */
+	int ifindex;		/* 0: any */
+	int port;		/* 0: any */
+	bool events;		/* the ring buffer, else counts */
+	bool stack;
+};
+
+/* tp_btf where the kernel has it (*use_tp_btf), else raw_tp; NULL after
+ * a one-line error. Drop reasons must be loaded (drop_reasons_load()). */
+struct rxedrop_bpf *rxedrop_load(const struct rxedrop_load_opts *o, bool *use_tp_btf);
+
+#endif
