@@ -13,7 +13,14 @@ bashcompdir ?= $(prefix)/share/bash-completion/completions
 DESTDIR ?=
 
 # every bpf/<tool>.bpf.c is a tool with tools/<tool>.c as its loader
-TOOLS := $(patsubst bpf/%.bpf.c,%,$(wildcard bpf/*.bpf.c))
+BPF_TOOLS := $(patsubst bpf/%.bpf.c,%,$(wildcard bpf/*.bpf.c))
+# a tool without BPF of its own (rocediag) loads other tools' objects:
+# tools/<tool>.uses names them and the parts of theirs it links
+USES_TOOLS := $(patsubst tools/%.uses,%,$(wildcard tools/*.uses))
+uses_tools = $(shell sed -n 's/^\([a-z0-9_]*\):.*/\1/p' tools/$(1).uses)
+uses_parts = $(shell sed -n 's/^[a-z0-9_]*://p' tools/$(1).uses)
+# what is built, installed, packaged and documented as a tool
+TOOLS := $(BPF_TOOLS) $(USES_TOOLS)
 # programs without BPF (not installed): tools/<prog>.c, with parts and
 # headers like a tool's, linked with the same library
 EXTRA_PROGS := $(patsubst tools/%.c,%,$(wildcard tools/rocegen.c))
@@ -120,7 +127,7 @@ $(OUTPUT)/%.bpf.o: bpf/%.bpf.c bpf/%.h $(LIB_HDRS) $(BTF_HDRS) $(VMLINUX_HAVE) |
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
 
 # a BPF object's parts: bpf/<tool>_<part>.bpf.h, included by bpf/<tool>.bpf.c
-$(foreach t,$(TOOLS),$(eval $(OUTPUT)/$(t).bpf.o: $(wildcard bpf/$(t)_*.bpf.h)))
+$(foreach t,$(BPF_TOOLS),$(eval $(OUTPUT)/$(t).bpf.o: $(wildcard bpf/$(t)_*.bpf.h)))
 
 $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
@@ -138,6 +145,7 @@ $(OUTPUT)/%.o: tools/%.c $(OUTPUT)/%.skel.h bpf/%.h $(LIB_HDRS) $(VERSION_SRC) |
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
+
 $(addprefix $(OUTPUT)/,$(addsuffix .o,$(EXTRA_PROGS))): $(OUTPUT)/%.o: tools/%.c $(LIB_HDRS) | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
@@ -148,7 +156,7 @@ $(addprefix $(OUTPUT)/,$(addsuffix .o,$(EXTRA_PROGS))): $(OUTPUT)/%.o: tools/%.c
 # them all in
 tool_parts = $(patsubst tools/%.c,$(OUTPUT)/%.o,$(wildcard tools/$(1)_*.c))
 tool_hdrs = $(wildcard tools/$(1).h tools/$(1)_*.h)
-tool_bpf_deps = $(if $(filter $(1),$(TOOLS)),$(OUTPUT)/$(1).skel.h bpf/$(1).h)
+tool_bpf_deps = $(if $(filter $(1),$(BPF_TOOLS)),$(OUTPUT)/$(1).skel.h bpf/$(1).h)
 define TOOL_PARTS
 $(OUTPUT)/$(1)_%.o: tools/$(1)_%.c $(call tool_hdrs,$(1)) $(call tool_bpf_deps,$(1)) $(LIB_HDRS) | $(OUTPUT)
 	$$(call msg,CC,$$@)
@@ -157,6 +165,20 @@ $(OUTPUT)/$(1): $(call tool_parts,$(1))
 $(OUTPUT)/$(1).o: $(call tool_hdrs,$(1))
 endef
 $(foreach t,$(TOOLS) $(EXTRA_PROGS),$(eval $(call TOOL_PARTS,$(t))))
+
+# a tool of tools/<tool>.uses: the skeletons and headers of the tools it
+# uses, their parts it links, and their libraries
+define USES_TOOL
+$(OUTPUT)/$(1).o $(patsubst tools/%.c,$(OUTPUT)/%.o,$(wildcard tools/$(1)_*.c)): \
+	$(foreach u,$(call uses_tools,$(1)),$(OUTPUT)/$(u).skel.h bpf/$(u).h $(call tool_hdrs,$(u)))
+$(OUTPUT)/$(1).o: tools/$(1).c $(LIB_HDRS) $(VERSION_SRC) | $(OUTPUT)
+	$$(call msg,CC,$$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $$< -o $$@
+$(OUTPUT)/$(1): $(addprefix $(OUTPUT)/,$(addsuffix .o,$(call uses_parts,$(1))))
+$(1)_LDLIBS := $(foreach u,$(call uses_tools,$(1)),$($(u)_LDLIBS))
+$(1)_SHARED_LDLIBS := $(foreach u,$(call uses_tools,$(1)),$($(u)_SHARED_LDLIBS))
+endef
+$(foreach t,$(USES_TOOLS),$(eval $(call USES_TOOL,$(t))))
 
 $(addprefix $(OUTPUT)/,$(TOOLS) $(EXTRA_PROGS)): $(OUTPUT)/%: $(OUTPUT)/%.o $(OUTPUT)/libagentxdp.a
 	$(call msg,BINARY,$@)
@@ -213,7 +235,7 @@ $(OUTPUT)/tests/%_pkts.h: tests/unit/gen_%.py | $(OUTPUT)/tests
 # test-only skeleton (tests/<name>.skel.h) and generated packets;
 # <test>_UNIT_LDLIBS: the libraries of the code it tests
 nfmatch_UNIT_LDLIBS := $(nfdrop_LDLIBS)
-$(OUTPUT)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(wildcard bpf/*.h) $(LIB_HDRS) $(addprefix $(OUTPUT)/,$(addsuffix .skel.h,$(TOOLS))) $(UNIT_SKELS) $(UNIT_GEN) $(OUTPUT)/libagentxdp.a | $(OUTPUT)/tests
+$(OUTPUT)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(wildcard bpf/*.h) $(LIB_HDRS) $(addprefix $(OUTPUT)/,$(addsuffix .skel.h,$(BPF_TOOLS))) $(UNIT_SKELS) $(UNIT_GEN) $(OUTPUT)/libagentxdp.a | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(OUTPUT)/libagentxdp.a $($*_UNIT_LDLIBS) $(LDLIBS_BASE) -o $@
 

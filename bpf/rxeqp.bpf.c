@@ -81,7 +81,7 @@ struct {
 	__type(value, struct lat_val);
 } pending SEC(".maps");
 
-AX_PERCPU_STATS(stats, STAT_NR);
+AX_PERCPU_STATS(stats, RXEQP_STAT_NR);
 AX_RINGBUF(events, 1 << 20);
 
 static __always_inline void cnt_add(struct qp_stats *s, int idx, __u64 v)
@@ -167,7 +167,7 @@ static __always_inline struct qp_stats *stats_of_key(const struct qp_key *k)
 		return s;
 	s = map_lookup_or_init(&qps, k, &zero_stats);
 	if (!s) {
-		counter_inc(&stats, STAT_QPS_FULL);
+		counter_inc(&stats, RXEQP_STAT_QPS_FULL);
 		return NULL;
 	}
 	s->state = QP_STATE_UNKNOWN;
@@ -196,7 +196,7 @@ static __always_inline void emit(const struct qp_key *k, __u8 type, __u8 old_sta
 		return;
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
-		counter_inc(&stats, STAT_EVENTS_LOST);
+		counter_inc(&stats, RXEQP_STAT_EVENTS_LOST);
 		return;
 	}
 	e->ts_ns = bpf_ktime_get_ns();

@@ -117,9 +117,9 @@ struct lat_val {
 };
 
 enum rxeqp_stat {
-	STAT_EVENTS_LOST,
-	STAT_QPS_FULL,		/* a QP not tracked: the qps map was full */
-	STAT_NR,
+	RXEQP_STAT_EVENTS_LOST,
+	RXEQP_STAT_QPS_FULL,		/* a QP not tracked: the qps map was full */
+	RXEQP_STAT_NR,
 };
 
 #endif

@@ -137,7 +137,7 @@ static void read_counters(struct rocelat_bpf *obj, struct rocelat_counters *out)
  * by rocelat_sweep, run here before each report (offline: at the capture's
  * latest time, which clock_ns holds).
  */
-static void sweep_timeouts(struct rocelat_bpf *obj)
+void rocelat_sweep(struct rocelat_bpf *obj)
 {
 	unsigned char frame[64] = {};
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame,
@@ -244,17 +244,24 @@ static int collect_flow(const void *key, const void *val, void *ctx)
 	return 0;
 }
 
+__u32 rocelat_next_interval(struct rocelat_bpf *obj)
+{
+	__u32 epoch = obj->bss->stats_epoch;
+
+	/* the next interval fills the other buffer from now on; a program
+	 * that read the old epoch just before finishes within microseconds
+	 * (BPF programs are not preempted): let it */
+	obj->bss->stats_epoch = epoch + 1;
+	usleep(2000);
+	return epoch;
+}
+
 static int collect_flows(struct rocelat_bpf *obj, bool clear)
 {
 	struct flows_read fr = { .epoch = obj->bss->stats_epoch };
 
-	if (clear) {
-		/* the next interval fills the other buffer from now on; a
-		 * program that read the old epoch just before finishes within
-		 * microseconds (BPF programs are not preempted): let it */
-		obj->bss->stats_epoch = fr.epoch + 1;
-		usleep(2000);
-	}
+	if (clear)
+		fr.epoch = rocelat_next_interval(obj);
 	live_flows = live_pending = 0;
 	maps_for_each(obj->maps.pending, collect_flow, &fr);
 	qsort(rows, fr.n, sizeof(rows[0]), cmp_rows);
@@ -623,7 +630,7 @@ void rocelat_report_prom(struct rocelat_bpf *obj)
 {
 	struct overall rtt;
 
-	sweep_timeouts(obj);
+	rocelat_sweep(obj);
 	overall_of(collect_flows(obj, false), false, &rtt);
 	write_prom(obj, &rtt);
 }
@@ -707,7 +714,7 @@ void rocelat_report(struct rocelat_bpf *obj, bool interval)
 	int nflows;
 	struct json_w w;
 
-	sweep_timeouts(obj);
+	rocelat_sweep(obj);
 	read_counters(obj, &tot);
 	for (int i = 0; i < RL_NR; i++)
 		d.c[i] = tot.c[i] - prev_total.c[i];

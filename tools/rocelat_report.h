@@ -27,4 +27,11 @@ void rocelat_report(struct rocelat_bpf *obj, bool interval);
 void rocelat_report_prom_start(struct rocelat_bpf *obj);
 void rocelat_report_prom(struct rocelat_bpf *obj);
 
+/* the reading of the maps, for other readers (rocediag): requests
+ * unanswered for --timeout counted now (rocelat_sweep), and the flows'
+ * statistics moved to a new interval; returns the epoch just ended, whose
+ * buffer (pending_flow_stats()) now holds the interval's statistics */
+void rocelat_sweep(struct rocelat_bpf *obj);
+__u32 rocelat_next_interval(struct rocelat_bpf *obj);
+
 #endif

@@ -498,7 +498,7 @@ static void print_table(const char *mode)
 			hist_print_log2(stdout, view[i]->hd, HIST_SLOTS, "usecs");
 		}
 	}
-	if (read_stat(STAT_QPS_FULL))
+	if (read_stat(RXEQP_STAT_QPS_FULL))
 		printf("WARNING: more than %d QPs: some are not tracked\n", RXEQP_MAX_QPS);
 	printf("\n");
 	fflush(stdout);
@@ -710,7 +710,7 @@ static void prom(void *ctx, enum loop_when when)
 
 static __u64 events_lost(void *ctx)
 {
-	return read_stat(STAT_EVENTS_LOST);
+	return read_stat(RXEQP_STAT_EVENTS_LOST);
 }
 
 /* with -e: forget destroyed QPs, as the table does, or the map fills */

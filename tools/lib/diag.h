@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * rocediag's join and verdicts (tools/lib/diag.c): the evidence the four
+ * tools' sources hold about one queue pair in one reporting interval, the
+ * table that joins them by QP, and the rules that turn it into one
+ * verdict. Plain data in, plain data out: tests/unit/diag.c tests the
+ * rules without a kernel.
+ *
+ * A QP pair is named by its requester and responder addresses and the
+ * responder's QPN (what every request carries in its BTH), as in rocelat;
+ * the requester's QPN (what the answers carry) once known. Sources that
+ * see the other direction (a dropped ACK names the requester QP; the
+ * responder's rdma_rxe QP names itself) find the entry by what they carry.
+ *
+ * The verdicts, worst first (diag_verdict_rules() prints them):
+ *   STUCK            rdma_rxe moved the QP to ERR, or its retry timer
+ *                    fired with no answer in the interval; or, with no
+ *                    drop on this host, requests waited past rocelat's
+ *                    --timeout and no answer came in the interval
+ *   DROPPED-LOCALLY  this host dropped packets of the QP (kfree_skb, with
+ *                    the reason; netfilter: the rule)
+ *   LOSSY            retransmits, PSN sequence NAKs or timeouts, answers
+ *                    still coming
+ *   CONGESTED        CNPs or ECN CE marks
+ *   SLOW             median latency >= DIAG_SLOW_RATIO x the median of
+ *                    the other QPs' medians and DIAG_SLOW_MIN_GAP_NS above
+ *                    it (DIAG_SLOW_MIN_SAMPLES samples each)
+ *   OK               none of these
+ */
+#ifndef AGENTXDP_DIAG_H
+#define AGENTXDP_DIAG_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+
+#define DIAG_SLOW_RATIO		4.0
+#define DIAG_SLOW_MIN_GAP_NS	200000.0
+#define DIAG_SLOW_MIN_SAMPLES	5
+#define DIAG_MAX_SITES		4
+#define DIAG_MAX_SIGS		4
+#define DIAG_QPN_UNKNOWN	0xffffffffU
+
+enum diag_verdict {
+	DV_OK, DV_SLOW, DV_CONGESTED, DV_LOSSY, DV_DROPPED, DV_STUCK, DV_NR,
+};
+extern const char *const diag_verdict_names[DV_NR];
+
+/* one place this host dropped the QP's packets */
+struct diag_site {
+	char location[64];	/* kfree_skb's caller */
+	char reason[64];	/* skb_drop_reason, without SKB_DROP_REASON_ */
+	char ifname[16];
+	bool netfilter;		/* NETFILTER_DROP */
+	__u64 packets;
+};
+
+/* the packet signature of netfilter drops, to meet nfdrop's rows */
+struct diag_sig {
+	__u8 saddr[16], daddr[16];
+	__u16 sport, dport;
+};
+
+/* the netfilter rule that dropped them, as nfdrop names it */
+struct diag_rule {
+	bool known;		/* a rule or policy is named */
+	bool certain;		/* and nothing is inferred */
+	char where[400];	/* "ip filter INPUT handle 2" */
+	char text[512];		/* the rule as nft lists it */
+	__u64 packets;		/* nfdrop's count for it */
+};
+
+struct diag_qp {
+	/* identity */
+	__u8 family;
+	__u8 req[16], resp[16];
+	__u32 resp_qpn;		/* DIAG_QPN_UNKNOWN: only the requester's known */
+	__u32 req_qpn;		/* DIAG_QPN_UNKNOWN until paired */
+	__u16 sport;		/* UDP source port of its requests (ECMP path) */
+
+	/* rocelat, this interval */
+	bool lat_seen;		/* rocelat has the flow */
+	bool requests;		/* requests seen in the interval */
+	bool answers;		/* an answer completed a request in it */
+	__u64 outstanding;	/* requests waiting for an answer now */
+	__u64 samples;
+	double p50_ns, p99_ns;
+	__u64 retransmits, seq_naks, other_naks, rnr_naks, cnps, ecn_ce, timeouts;
+
+	/* drops on this host, this interval */
+	__u64 drops;
+	int nsites;
+	struct diag_site sites[DIAG_MAX_SITES];
+	int nsigs;
+	struct diag_sig sigs[DIAG_MAX_SIGS];
+	struct diag_rule rule;
+
+	/* rdma_rxe, this interval (either side's QP) */
+	bool rxe_seen;
+	char rxe_dev[16];
+	__u8 state_from, state_to;	/* enum ib_qp_state; from == to: no change */
+	bool state_changed;
+	bool to_err;			/* the QP went to ERR */
+	char state_str[48];		/* "RTS -> ERR" */
+	__u64 rxe_retx_timer, rxe_retries, rxe_retx_pkts, rxe_rnr, rxe_rx_acks;
+
+	/* the verdict */
+	int verdict;
+	char why[256];
+	double slow_ratio, peers_median_ns;
+};
+
+/* which sources this run has; the reasons when one is missing */
+struct diag_sources {
+	bool lat;		/* rocelat's XDP/tc programs attached */
+	bool drops;		/* rxedrop's kfree_skb program */
+	bool rules;		/* nfdrop's netfilter path */
+	bool rxe;		/* rxeqp's rdma_rxe hooks */
+	char no_lat[128], no_drops[128], no_rules[128], no_rxe[128];
+};
+
+struct diag_table {
+	struct diag_qp *qp;
+	int n, max;
+	__u64 overflow;		/* QPs not kept: the table was full */
+	__u64 unmatched_drops;	/* drops of RoCE packets with no BTH-parsed QP */
+};
+
+int diag_table_init(struct diag_table *t, int max);
+void diag_table_free(struct diag_table *t);
+void diag_table_reset(struct diag_table *t);
+
+/* the entry a request names (requester, responder, responder QPN),
+ * made when new; NULL when the table is full */
+struct diag_qp *diag_by_request(struct diag_table *t, __u8 family, const __u8 *req,
+				const __u8 *resp, __u32 resp_qpn);
+/* the entry an answer names (it goes resp -> req, to the requester's
+ * QPN): the one paired with that QPN, else one made with the responder's
+ * QPN unknown (diag_merge() joins it when the pairing turns up) */
+struct diag_qp *diag_by_answer(struct diag_table *t, __u8 family, const __u8 *req,
+			       const __u8 *resp, __u32 req_qpn);
+/* entries of unknown responder QPN into the paired entry they belong to */
+void diag_merge(struct diag_table *t);
+
+/* a drop of the QP's packet at site */
+void diag_add_drop(struct diag_qp *q, const struct diag_site *site,
+		   const struct diag_sig *sig);
+
+/* every entry's verdict and why (interval_s: the interval's length),
+ * then the table sorted worst first */
+void diag_verdicts(struct diag_table *t, const struct diag_sources *src, double interval_s);
+/* the rules above, one line each, for --help and docs */
+extern const char diag_verdict_rules[];
+
+#endif

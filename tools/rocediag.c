@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * rocediag: why is this RoCE traffic slow or stuck? rocelat's, rxedrop's,
+ * nfdrop's and rxeqp's BPF sides in one process, their evidence joined by
+ * queue pair, one verdict per QP with what it rests on (tools/lib/diag.h
+ * has the rules).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "rocediag.h"
+#include "lib/cli.h"
+#include "lib/netattach.h"
+
+static struct rocediag_cfg cfg = { .timeout_ms = 1000 };
+
+const char *argp_program_version = "rocediag (AgentXDP) " AX_VERSION;
+static const char doc[] =
+"Say per RoCE v2 queue pair why its traffic is slow or stuck, from\n"
+"rocelat's latency, rxedrop's drops, nfdrop's rules and rxeqp's QP state.\n"
+"\n"
+"USAGE: rocediag [-i IFACE...] [OPTIONS] [interval] [count]\n"
+"\n"
+"Attaches what the kernel allows: rocelat's XDP and tc egress programs on\n"
+"each -i interface, rxedrop's and nfdrop's kfree_skb programs, and, where\n"
+"rdma_rxe is loaded, rxeqp's hooks. Every interval (or once at exit), one\n"
+"line per QP active in it, worst first: requester/QPN -> responder/QPN,\n"
+"the UDP source port of its requests (ECMP path), the verdict and its\n"
+"evidence; below it where this host dropped its packets, the netfilter\n"
+"rule that did, and what rdma_rxe saw. A source the kernel lacks is named\n"
+"on a 'cannot see' line and no verdict rests on it.\n"
+"\n"
+"VERDICTS (worst first):\n"
+"%s"
+"\n"
+"EXAMPLES:\n"
+"    rocediag -i eth1 5        # verdicts every 5 s\n"
+"    rocediag -i eth1 -j 1 10  # JSON lines, 10 intervals of 1 s\n"
+"    rocediag 5                # drops and rdma_rxe only: no latency";
+
+enum { OPT_SKB = 0x2000, OPT_TIMEOUT, OPT_NO_RXE, OPT_NO_RULES };
+
+static const struct argp_option opts[] = {
+	{ "interface", 'i', "IFACE", 0, "Time RoCE on IFACE (repeatable)", 0 },
+	{ "skb-mode", OPT_SKB, NULL, 0, "Generic (skb) XDP: works on any device", 0 },
+	{ "timeout", OPT_TIMEOUT, "MS", 0,
+	  "A request unanswered this long is a timeout (default 1000)", 0 },
+	{ "no-rxe", OPT_NO_RXE, NULL, 0, "Leave rdma_rxe's QP state out", 0 },
+	{ "no-rules", OPT_NO_RULES, NULL, 0, "Do not name netfilter rules", 0 },
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case 'i':
+		if (cfg.nifs == ROCEDIAG_MAX_IFACES)
+			argp_error(state, "at most %d interfaces", ROCEDIAG_MAX_IFACES);
+		cfg.ifnames[cfg.nifs++] = arg;
+		break;
+	case OPT_SKB:
+		cfg.xdp_mode = NETATTACH_SKB;
+		break;
+	case OPT_TIMEOUT:
+		cfg.timeout_ms = cli_arg_long(state, arg, 1, 3600000, "timeout");
+		break;
+	case OPT_NO_RXE:
+		cfg.no_rxe = true;
+		break;
+	case OPT_NO_RULES:
+		cfg.no_rules = true;
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static char *help_filter(int key, const char *text, void *input)
+{
+	char *out;
+
+	if (key != ARGP_KEY_HELP_PRE_DOC || !text || !strstr(text, "%s"))
+		return (char *)text;
+	/* the verdict rules, from the code that applies them */
+	if (asprintf(&out, text, diag_verdict_rules) < 0)
+		return (char *)text;
+	return out;
+}
+
+static const struct argp_child children[] = {
+	{ &cli_argp, 0, "Common options:", 0 },
+	{},
+};
+static const struct argp argp = {
+	.options = opts, .parser = parse_arg, .doc = doc,
+	.children = children, .help_filter = help_filter,
+};
+
+/* the main loop's callbacks */
+struct run {
+	struct diag_table t;
+	struct diag_sources src;
+};
+
+static void report(void *ctx)
+{
+	struct run *r = ctx;
+	double len = rocediag_sources_read(&r->t);
+
+	diag_verdicts(&r->t, &r->src, len);
+	rocediag_prom(&r->t);
+	rocediag_print(&r->t, &r->src, false);
+}
+
+/* --prom alone: the last interval's verdicts (none yet at start) */
+static void prom(void *ctx, enum loop_when when)
+{
+	struct run *r = ctx;
+
+	rocediag_prom(&r->t);
+}
+
+static void banner(const struct diag_sources *src)
+{
+	FILE *out = cli.json ? stderr : stdout;
+
+	fprintf(out, "Tracing RoCE v2 queue pairs (%s%s%s%s)... Hit Ctrl-C to end.\n",
+		src->lat ? "latency, " : "", src->drops ? "drops, " : "",
+		src->rules ? "netfilter rules, " : "", src->rxe ? "rdma_rxe" : "no rdma_rxe");
+	fflush(out);
+}
+
+int main(int argc, char **argv)
+{
+	static struct run r;
+	struct loop lp = { .ctx = &r, .report = report, .prom = prom };
+	int ret = 1;
+
+	cli_parse(&argp, argc, argv, NULL);
+	cli_setup();
+	if (diag_table_init(&r.t, ROCEDIAG_MAX_QPS))
+		cli_die("out of memory");
+	if (!rocediag_sources_open(&cfg, &r.src, &lp)) {
+		banner(&r.src);
+		ret = loop_run(&lp) ? 1 : 0;
+	}
+	rocediag_sources_close();
+	rocediag_output_free();
+	diag_table_free(&r.t);
+	return ret;
+}

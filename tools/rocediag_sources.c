@@ -1,0 +1,607 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * rocediag's sources: rocelat's XDP/tc programs (latency, retransmits,
+ * NAKs per flow), rxedrop's kfree_skb program (every dropped RoCE packet,
+ * with its QP), nfdrop's netfilter path (the rule, per packet signature)
+ * and, where rdma_rxe is loaded, rxeqp's hooks (QP state, retry timer).
+ * Each is the tool's own BPF object, loaded by the tool's own loader
+ * (rocelat's through tools/lib/netattach), and read into one diag_table
+ * per interval.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "rocelat.h"
+#include "rocelat.skel.h"
+#include "rocelat_report.h"
+#include "rxedrop.h"
+#include "rxedrop.skel.h"
+#include "rxedrop_load.h"
+#include "nfdrop.h"
+#include "nfdrop.skel.h"
+#include "nfdrop_load.h"
+#include "nfdrop_names.h"
+#include "nfdrop_output.h"
+#include "nfdrop_row.h"
+#include "rxeqp.h"
+#include "rxeqp.skel.h"
+#include "rxeqp_load.h"
+#include "rocediag.h"
+#include "lib/btf_enum.h"
+#include "lib/cli.h"
+#include "lib/hist.h"
+#include "lib/ksyms.h"
+#include "lib/maps.h"
+#include "lib/netattach.h"
+#include "lib/netns.h"
+
+#define MAX_DROP_AGG	1024
+#define MAX_NF_KEYS	4096
+#define MAX_RXE_EV	4096
+
+static const struct netattach_tc_id tc_id = {
+	.handle = 0x52CE, .prio = 0xC7, .prog_name = "rocelat_tc", .tool = "rocelat or rocediag",
+};
+
+static struct {
+	struct rocelat_bpf *lat;
+	struct netattach ifs[ROCEDIAG_MAX_IFACES];
+	int nifs;
+	struct rxedrop_bpf *drop;
+	struct nfdrop_bpf *nf;
+	struct rxeqp_bpf *rxe;
+	struct ksyms *ksyms;
+	struct btf_enum_names *qp_states;
+	struct ring_buffer *drop_rb, *rxe_rb;
+	int ncpu;
+	__u32 epoch;		/* rocelat's interval being read */
+	__u64 last_ns;		/* CLOCK_MONOTONIC (bpf_ktime_get_ns) of the last read */
+} s;
+
+/* ---- drops: rxedrop's events, aggregated until the report ---- */
+
+struct drop_agg {
+	__u8 family;
+	bool answer;		/* an ACK or response: dqpn is the requester's */
+	__u8 saddr[16], daddr[16];
+	__u32 dqpn;
+	struct diag_site site;
+	struct diag_sig sig;
+};
+
+static struct drop_agg drops[MAX_DROP_AGG];
+static int ndrops;
+static __u64 drops_not_roce, drops_unkept;
+
+static int on_drop(void *ctx, void *data, size_t len)
+{
+	const struct drop_event *e = data;
+	const struct pkt_info *pi = &e->pkt;
+	struct drop_agg a = {};
+	char reason[64];
+	int i;
+
+	if (e->verdict != PKT_ROCE) {
+		drops_not_roce++;
+		return 0;
+	}
+	a.family = pi->family;
+	a.answer = !roce_op_is_request(pi->opcode);
+	memcpy(a.saddr, pi->saddr, 16);
+	memcpy(a.daddr, pi->daddr, 16);
+	a.dqpn = pi->dqpn;
+	ksyms_format(s.ksyms, e->location, a.site.location, sizeof(a.site.location), false);
+	drop_reason_name(e->reason, reason, sizeof(reason));
+	snprintf(a.site.reason, sizeof(a.site.reason), "%s", reason);
+	snprintf(a.site.ifname, sizeof(a.site.ifname), "%s", e->ifname);
+	a.site.netfilter = !strcmp(reason, "NETFILTER_DROP");
+	memcpy(a.sig.saddr, pi->saddr, 16);
+	memcpy(a.sig.daddr, pi->daddr, 16);
+	a.sig.sport = pi->sport;
+	a.sig.dport = pi->dport;
+	for (i = 0; i < ndrops; i++) {
+		struct drop_agg *d = &drops[i];
+
+		if (d->family == a.family && d->answer == a.answer && d->dqpn == a.dqpn &&
+		    !memcmp(d->saddr, a.saddr, 16) && !memcmp(d->daddr, a.daddr, 16) &&
+		    !memcmp(&d->sig, &a.sig, sizeof(a.sig)) &&
+		    !strcmp(d->site.location, a.site.location) &&
+		    !strcmp(d->site.reason, a.site.reason) &&
+		    !strcmp(d->site.ifname, a.site.ifname)) {
+			d->site.packets++;
+			return 0;
+		}
+	}
+	if (ndrops == MAX_DROP_AGG) {
+		drops_unkept++;
+		return 0;
+	}
+	a.site.packets = 1;
+	drops[ndrops++] = a;
+	return 0;
+}
+
+static void read_drops(struct diag_table *t)
+{
+	for (int i = 0; i < ndrops; i++) {
+		struct drop_agg *d = &drops[i];
+		struct diag_qp *q;
+
+		/* a request is sent req -> resp to the responder's QPN; an
+		 * answer resp -> req to the requester's */
+		q = d->answer ? diag_by_answer(t, d->family, d->daddr, d->saddr, d->dqpn)
+			      : diag_by_request(t, d->family, d->saddr, d->daddr, d->dqpn);
+		if (q)
+			diag_add_drop(q, &d->site, d->site.netfilter ? &d->sig : NULL);
+	}
+	t->unmatched_drops += drops_not_roce;
+	ndrops = 0;
+	drops_not_roce = 0;
+}
+
+/* ---- the rule: nfdrop's counts per packet signature ---- */
+
+static bool sig_matches(const struct diag_sig *g, const struct nfd_key *k)
+{
+	return !memcmp(g->saddr, k->saddr, 16) && !memcmp(g->daddr, k->daddr, 16) &&
+	       g->sport == k->sport && g->dport == k->dport;
+}
+
+static void rule_of_row(const struct row *r, struct diag_rule *rule)
+{
+	memset(rule, 0, sizeof(*rule));
+	rule->packets = r->packets;
+	if (!r->chain_known)
+		return;
+	rule->known = true;
+	rule->certain = !(r->inferred & (INF_TABLE | INF_CHAIN | INF_RULE));
+	if (r->rule_known)
+		snprintf(rule->where, sizeof(rule->where), "%s%s%s %s handle %llu",
+			 r->engine == NFR_ENGINE_NFT ? nfdrop_family_str(r->table_family) : "",
+			 r->engine == NFR_ENGINE_NFT ? " " : "", r->table,
+			 r->rule_chain[0] ? r->rule_chain : r->chain, r->handle);
+	else
+		snprintf(rule->where, sizeof(rule->where), "%s%s%s %s%s",
+			 r->engine == NFR_ENGINE_NFT ? nfdrop_family_str(r->table_family) : "",
+			 r->engine == NFR_ENGINE_NFT ? " " : "", r->table, r->chain,
+			 r->verdict == V_POLICY ? " policy" : "");
+	if (r->rule_known)
+		snprintf(rule->text, sizeof(rule->text), "%s", r->rule_text);
+}
+
+static void snapshot(const struct nfd_key *keys, int n, bool pre)
+{
+	for (int i = 0; i < n; i++) {
+		bool dup = false;
+
+		for (int j = 0; j < i && !dup; j++)
+			dup = keys[j].netns == keys[i].netns;
+		if (dup)
+			continue;
+		if (pre)
+			ev_counters_pre(keys[i].netns);
+		else
+			ev_counters_post(keys[i].netns);
+	}
+}
+
+static void read_rules(struct diag_table *t)
+{
+	static struct nfd_key keys[MAX_NF_KEYS];
+	static unsigned long long pk[MAX_NF_KEYS], rj[MAX_NF_KEYS];
+	static struct row r;	/* 50 KB: not on the stack */
+	struct nfd_value *vals = calloc(s.ncpu, sizeof(*vals));
+	int fd = bpf_map__fd(s.nf->maps.drops), n;
+
+	if (!vals)
+		return;
+	n = maps_keys(s.nf->maps.drops, keys, MAX_NF_KEYS);
+	snapshot(keys, n, true);
+	for (int i = 0; i < n; i++) {
+		pk[i] = rj[i] = 0;
+		if (bpf_map_lookup_elem(fd, &keys[i], vals))
+			continue;
+		bpf_map_delete_elem(fd, &keys[i]);
+		for (int c = 0; c < s.ncpu; c++) {
+			pk[i] += vals[c].packets;
+			rj[i] += vals[c].rejected;
+		}
+	}
+	snapshot(keys, n, false);
+	for (int i = 0; i < n; i++) {
+		if (!pk[i] || !keys[i].sig)
+			continue;
+		nfdrop_resolve(&keys[i], pk[i], rj[i], NFDROP_RS_TTL, &r);
+		for (int j = 0; j < t->n; j++) {
+			struct diag_qp *q = &t->qp[j];
+
+			for (int g = 0; g < q->nsigs; g++) {
+				if (!sig_matches(&q->sigs[g], &keys[i]))
+					continue;
+				if (!q->rule.known)
+					rule_of_row(&r, &q->rule);
+				else
+					q->rule.packets += pk[i];
+				break;
+			}
+		}
+	}
+	ev_counters_advance();
+	free(vals);
+}
+
+/* ---- latency: rocelat's flows ---- */
+
+static int read_flow(const void *key, const void *val, void *ctx)
+{
+	const struct roce_qp_key *k = key;
+	const struct pending_flow *pf = val;
+	struct diag_table *t = ctx;
+	const struct roce_flow_stats *st;
+	struct diag_qp *q;
+	__u64 outstanding = 0;
+	bool req, ans;
+
+	st = pending_flow_stats(pf, s.epoch);
+	req = pf->last_ts > s.last_ns;
+	ans = pf->ans_ts > s.last_ns;
+	for (int i = 0; i < PENDING_RING; i++)
+		outstanding += !!(pf->ring[i].flags & SLOT_VALID);
+	if (!req && !ans && !st)
+		return 0;
+	q = diag_by_request(t, k->family, k->req, k->resp, k->qpn);
+	if (!q)
+		return 0;
+	q->lat_seen = true;
+	q->requests |= req;
+	q->answers |= ans;
+	q->outstanding += outstanding;
+	q->sport = pf->sport;
+	if (pf->flags & FLOW_PAIRED)
+		q->req_qpn = pf->req_qpn;
+	if (!st)
+		return 0;
+	q->samples += st->samples;
+	if (st->samples) {
+		q->p50_ns = llhist_quantile(st->ll.b, 0.50, st->min, st->max);
+		q->p99_ns = llhist_quantile(st->ll.b, 0.99, st->min, st->max);
+	}
+	q->retransmits += st->retransmits;
+	q->seq_naks += st->nak[ROCE_NAK_PSN_SEQ_ERR];
+	q->other_naks += st->naks - st->nak[ROCE_NAK_PSN_SEQ_ERR];
+	q->rnr_naks += st->rnr_naks;
+	q->cnps += st->cnps;
+	q->ecn_ce += st->ecn_ce;
+	q->timeouts += st->timeouts;
+	return 0;
+}
+
+/* ---- rdma_rxe: rxeqp's QPs, deltas per interval, transitions ---- */
+
+struct rxe_prev {
+	struct qp_key key;
+	__u64 cnt[QC_NR];
+	__u8 state;
+	bool used;
+};
+
+static struct rxe_prev *prev;
+static int nprev;
+
+/* state changes of the interval, from rxeqp's events */
+struct rxe_change {
+	struct qp_key key;
+	__u8 from, to;
+	bool err;
+};
+
+static struct rxe_change changes[MAX_RXE_EV];
+static int nchanges;
+
+static int on_rxe_event(void *ctx, void *data, size_t len)
+{
+	const struct qp_event *e = data;
+	int i;
+
+	if (e->type != EV_STATE)
+		return 0;
+	for (i = 0; i < nchanges; i++)
+		if (!memcmp(&changes[i].key, &e->key, sizeof(e->key)))
+			break;
+	if (i == nchanges) {
+		if (nchanges == MAX_RXE_EV)
+			return 0;
+		nchanges++;
+		changes[i].key = e->key;
+		changes[i].from = e->old_state;
+		changes[i].err = false;
+	}
+	changes[i].to = e->new_state;
+	changes[i].err |= e->new_state == 6;	/* IB_QPS_ERR */
+	return 0;
+}
+
+static struct rxe_prev *prev_of(const struct qp_key *k)
+{
+	for (int i = 0; i < nprev; i++)
+		if (!memcmp(&prev[i].key, k, sizeof(*k)))
+			return &prev[i];
+	if (nprev == RXEQP_MAX_QPS)
+		return NULL;
+	memset(&prev[nprev], 0, sizeof(prev[nprev]));
+	prev[nprev].key = *k;
+	return &prev[nprev++];
+}
+
+static const char *state_name(__u8 st)
+{
+	const char *n = st == QP_STATE_UNKNOWN ? NULL : btf_enum_name(s.qp_states, st);
+
+	return n ? n : "?";
+}
+
+static int read_rxe_qp(const void *key, const void *val, void *ctx)
+{
+	const struct qp_key *k = key;
+	const struct qp_stats *st = val;
+	struct diag_table *t = ctx;
+	struct rxe_prev *p = prev_of(k);
+	struct rxe_change *ch = NULL;
+	__u64 d[QC_NR];
+	struct diag_qp *q;
+	bool active = false, requester;
+
+	for (int i = 0; i < nchanges && !ch; i++)
+		if (!memcmp(&changes[i].key, k, sizeof(*k)))
+			ch = &changes[i];
+	for (int i = 0; i < QC_NR; i++) {
+		d[i] = st->cnt[i] - (p ? p->cnt[i] : 0);
+		active |= d[i] && i != QC_STATE_CHANGES;
+	}
+	if (p)
+		memcpy(p->cnt, st->cnt, sizeof(p->cnt));
+	if ((!active && !ch) || !st->peer_known || !st->family)
+		return 0;
+	/* the requester's QP names the responder's QPN as its peer; the
+	 * responder's names itself */
+	requester = d[QC_TX_REQ_PKTS] || d[QC_RX_RESP_PKTS] || !d[QC_RX_REQ_PKTS];
+	q = requester ? diag_by_request(t, st->family, st->saddr, st->daddr, st->dqpn)
+		      : diag_by_request(t, st->family, st->daddr, st->saddr, k->qpn);
+	if (!q)
+		return 0;
+	if (requester && q->req_qpn == DIAG_QPN_UNKNOWN)
+		q->req_qpn = k->qpn;
+	if (!requester && q->req_qpn == DIAG_QPN_UNKNOWN)
+		q->req_qpn = st->dqpn;
+	if (!q->sport && requester)
+		q->sport = st->sport;
+	q->rxe_seen = true;
+	snprintf(q->rxe_dev, sizeof(q->rxe_dev), "%s", st->dev);
+	q->rxe_retx_timer += d[QC_RETX_TIMER];
+	q->rxe_retries += d[QC_RETRIES];
+	q->rxe_retx_pkts += d[QC_RETX_PKTS];
+	q->rxe_rnr += d[QC_RNR_TIMER];
+	q->rxe_rx_acks += requester ? d[QC_RX_RESP_PKTS] : 0;
+	if (requester && d[QC_RX_RESP_PKTS])
+		q->answers = true;
+	if (ch && ch->from != ch->to && !q->state_changed) {
+		q->state_changed = true;
+		q->state_from = ch->from;
+		q->state_to = ch->to;
+		snprintf(q->state_str, sizeof(q->state_str), "%s -> %s",
+			 state_name(ch->from), state_name(ch->to));
+	}
+	q->to_err |= ch && ch->err;
+	return 0;
+}
+
+/* destroyed QPs, reported once, out of the map */
+static void forget_destroyed(void)
+{
+	struct qp_key keys[256];
+	struct qp_stats st;
+	int n = maps_keys(s.rxe->maps.qps, keys, 256);
+
+	for (int i = 0; i < n; i++)
+		if (!bpf_map_lookup_elem(bpf_map__fd(s.rxe->maps.qps), &keys[i], &st) &&
+		    st.destroyed)
+			bpf_map_delete_elem(bpf_map__fd(s.rxe->maps.qps), &keys[i]);
+}
+
+/* ---- the sources together ---- */
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+double rocediag_sources_read(struct diag_table *t)
+{
+	__u64 now = now_ns();
+	double len_s = (now - s.last_ns) / 1e9;
+
+	diag_table_reset(t);
+	if (s.lat) {
+		rocelat_sweep(s.lat);
+		s.epoch = rocelat_next_interval(s.lat);
+		maps_for_each(s.lat->maps.pending, read_flow, t);
+	}
+	if (s.rxe) {
+		ring_buffer__consume(s.rxe_rb);
+		maps_for_each(s.rxe->maps.qps, read_rxe_qp, t);
+		nchanges = 0;
+		forget_destroyed();
+	}
+	if (s.drop) {
+		ring_buffer__consume(s.drop_rb);
+		read_drops(t);
+	}
+	diag_merge(t);
+	if (s.nf)
+		read_rules(t);
+	t->unmatched_drops += drops_unkept;
+	drops_unkept = 0;
+	s.last_ns = now;
+	return len_s;
+}
+
+static int open_lat(const struct rocediag_cfg *cfg, struct diag_sources *src)
+{
+	int err;
+
+	if (!cfg->nifs) {
+		snprintf(src->no_lat, sizeof(src->no_lat), "latency: no -i given");
+		return 0;
+	}
+	s.lat = rocelat_bpf__open();
+	if (!s.lat) {
+		cli_bpf_err("open rocelat's BPF object", -errno);
+		return -1;
+	}
+	s.lat->rodata->targ_roce_port = cli.roce_port;
+	s.lat->rodata->targ_unit_ns = 1000;
+	s.lat->rodata->targ_timeout_ns = (__u64)cfg->timeout_ms * 1000000ULL;
+	err = rocelat_bpf__load(s.lat);
+	if (err) {
+		cli_bpf_err("load rocelat's BPF programs", err);
+		return -1;
+	}
+	for (int i = 0; i < cfg->nifs; i++) {
+		struct netattach *f = &s.ifs[s.nifs];
+
+		netattach_init(f, cfg->ifnames[i]);
+		s.nifs++;
+		if (netattach_xdp(f, s.lat->progs.rocelat_xdp, cfg->xdp_mode) ||
+		    netattach_tc_egress(f, s.lat->progs.rocelat_tc, &tc_id))
+			return -1;
+	}
+	src->lat = true;
+	return 0;
+}
+
+static void open_drops(struct diag_sources *src, struct loop *lp)
+{
+	struct rxedrop_load_opts lo = { .scope = SCOPE_ROCE, .events = true };
+	bool tp_btf;
+
+	s.drop = rxedrop_load(&lo, &tp_btf);
+	if (!s.drop) {
+		snprintf(src->no_drops, sizeof(src->no_drops), "drops: kfree_skb not traceable");
+		return;
+	}
+	s.drop_rb = loop_add_events(lp, s.drop->maps.events, on_drop, NULL, NULL);
+	if (!s.drop_rb) {
+		rxedrop_bpf__destroy(s.drop);
+		s.drop = NULL;
+		snprintf(src->no_drops, sizeof(src->no_drops), "drops: no ring buffer");
+		return;
+	}
+	src->drops = true;
+}
+
+static void open_rules(const struct rocediag_cfg *cfg, struct diag_sources *src)
+{
+	struct nfdrop_load_opts lo = { .method = NFDROP_METHOD_AUTO };
+	struct nfdrop_attached att;
+	long long nf_drop = drop_reason_value("NETFILTER_DROP");
+
+	if (cfg->no_rules) {
+		snprintf(src->no_rules, sizeof(src->no_rules), "netfilter rules: --no-rules");
+		return;
+	}
+	if (nf_drop < 0) {
+		snprintf(src->no_rules, sizeof(src->no_rules),
+			 "netfilter rules: this kernel has no NETFILTER_DROP drop reason");
+		return;
+	}
+	nfdrop_nf_drop_code = nf_drop;
+	nfdrop_names_ksyms = s.ksyms;
+	s.nf = nfdrop_load(&lo, s.ksyms, nf_drop, &att);
+	if (!s.nf) {
+		snprintf(src->no_rules, sizeof(src->no_rules),
+			 "netfilter rules: nfdrop's programs did not load");
+		return;
+	}
+	src->rules = true;
+}
+
+static void open_rxe(const struct rocediag_cfg *cfg, struct diag_sources *src,
+		     struct loop *lp)
+{
+	struct rxeqp_load_opts lo = { .events = true };
+	struct rxeqp_hooks hk;
+	char err[200] = "";
+
+	if (cfg->no_rxe) {
+		snprintf(src->no_rxe, sizeof(src->no_rxe), "rdma_rxe QP state: --no-rxe");
+		return;
+	}
+	s.rxe = rxeqp_load(&lo, &hk, err, sizeof(err));
+	if (!s.rxe) {
+		snprintf(src->no_rxe, sizeof(src->no_rxe), "rdma_rxe QP state: %s",
+			 err[0] ? err : "its programs did not load");
+		return;
+	}
+	prev = calloc(RXEQP_MAX_QPS, sizeof(*prev));
+	s.qp_states = btf_enum_load_module(RXEQP_MODULE, "ib_qp_state", "IB_QPS_");
+	if (prev)
+		s.rxe_rb = loop_add_events(lp, s.rxe->maps.events, on_rxe_event, NULL, NULL);
+	if (!s.rxe_rb) {
+		rxeqp_bpf__destroy(s.rxe);
+		s.rxe = NULL;
+		snprintf(src->no_rxe, sizeof(src->no_rxe), "rdma_rxe QP state: out of memory");
+		return;
+	}
+	src->rxe = true;
+}
+
+int rocediag_sources_open(const struct rocediag_cfg *cfg, struct diag_sources *src,
+			  struct loop *lp)
+{
+	memset(src, 0, sizeof(*src));
+	s.ncpu = libbpf_num_possible_cpus();
+	if (s.ncpu <= 0) {
+		cli_err("cannot count CPUs");
+		return -1;
+	}
+	if (drop_reasons_load())
+		cli_err("no BTF for enum skb_drop_reason: reasons print as numbers");
+	s.ksyms = ksyms_load();
+	if (!s.ksyms) {
+		cli_err("cannot read kernel symbols from /proc/kallsyms: %s", strerror(errno));
+		return -1;
+	}
+	if (open_lat(cfg, src))
+		return -1;
+	open_drops(src, lp);
+	open_rules(cfg, src);
+	open_rxe(cfg, src, lp);
+	s.last_ns = now_ns();
+	if (!src->lat && !src->drops && !src->rxe) {
+		cli_err("nothing to watch: %s; %s; %s", src->no_lat, src->no_drops, src->no_rxe);
+		return -1;
+	}
+	return 0;
+}
+
+void rocediag_sources_close(void)
+{
+	for (int i = 0; i < s.nifs; i++)
+		netattach_detach(&s.ifs[i]);
+	rocelat_bpf__destroy(s.lat);
+	rxedrop_bpf__destroy(s.drop);
+	nfdrop_bpf__destroy(s.nf);
+	rxeqp_bpf__destroy(s.rxe);
+	btf_enum_free(s.qp_states);
+	ksyms_free(s.ksyms);
+	free(prev);
+	memset(&s, 0, sizeof(s));
+}
