@@ -15,10 +15,11 @@ const char diag_verdict_rules[] =
 "  STUCK            rdma_rxe moved the QP to ERR, or its retry timer fired\n"
 "                   with no answer in the interval; or, with no drop on this\n"
 "                   host, requests waited past --timeout and no answer came\n"
-"  DROPPED-LOCALLY  this host dropped packets of the QP (reason; netfilter:\n"
-"                   the rule that did)\n"
-"  LOSSY            retransmits, PSN sequence NAKs or timeouts while answers\n"
-"                   still come\n"
+"  DROPPED-LOCALLY  netfilter on this host dropped packets of the QP (the\n"
+"                   rule is named), or this host dropped them (the reason)\n"
+"                   and no answer came\n"
+"  LOSSY            retransmits, PSN sequence NAKs, timeouts or other drops\n"
+"                   on this host while answers still come\n"
 "  CONGESTED        CNPs or ECN CE marks\n"
 "  SLOW             median latency >= 4x the median of the other QPs' medians\n"
 "                   and 200 us above it (5 samples each)\n"
@@ -302,7 +303,7 @@ static void diag_why(struct diag_qp *q, const struct diag_sources *src, double i
 	}
 	if (q->lat_seen && q->verdict != DV_SLOW && q->verdict != DV_OK)
 		diag_cat(w, len, ", %llu samples", q->samples);
-	if (q->verdict == DV_SLOW || q->verdict == DV_OK)
+	if (q->verdict != DV_DROPPED)
 		diag_cat(w, len, ", %llu drops", q->drops);
 	diag_cat(w, len, ", %llu retransmits", q->retransmits);
 	if (q->seq_naks)
@@ -333,17 +334,29 @@ static void diag_why(struct diag_qp *q, const struct diag_sources *src, double i
 	}
 }
 
+static __u64 diag_nf_drops(const struct diag_qp *q)
+{
+	__u64 n = 0;
+
+	for (int i = 0; i < q->nsites; i++)
+		n += q->sites[i].netfilter ? q->sites[i].packets : 0;
+	return n;
+}
+
 static int diag_verdict_of(struct diag_table *t, int i)
 {
 	struct diag_qp *q = &t->qp[i];
 
 	if (q->rxe_seen && (q->to_err || (q->rxe_retx_timer && !q->answers && !q->rxe_rx_acks)))
 		return DV_STUCK;
-	if (q->drops)
+	/* a rule's drop is the cause whatever else is seen; other drops
+	 * (a qdisc, a full queue) with answers still coming are loss */
+	if (diag_nf_drops(q) || (q->drops && !q->answers))
 		return DV_DROPPED;
 	if (q->lat_seen && q->timeouts && !q->answers)
 		return DV_STUCK;
-	if (q->retransmits || q->seq_naks || q->other_naks || q->timeouts || q->rxe_retries)
+	if (q->drops || q->retransmits || q->seq_naks || q->other_naks || q->timeouts ||
+	    q->rxe_retries)
 		return DV_LOSSY;
 	if (q->cnps || q->ecn_ce)
 		return DV_CONGESTED;

@@ -17,10 +17,11 @@
  *                    fired with no answer in the interval; or, with no
  *                    drop on this host, requests waited past rocelat's
  *                    --timeout and no answer came in the interval
- *   DROPPED-LOCALLY  this host dropped packets of the QP (kfree_skb, with
- *                    the reason; netfilter: the rule)
- *   LOSSY            retransmits, PSN sequence NAKs or timeouts, answers
- *                    still coming
+ *   DROPPED-LOCALLY  netfilter on this host dropped packets of the QP
+ *                    (the rule named), or this host dropped them (kfree_skb,
+ *                    the reason) and no answer came in the interval
+ *   LOSSY            retransmits, PSN sequence NAKs, timeouts, or other
+ *                    drops on this host, while answers still come
  *   CONGESTED        CNPs or ECN CE marks
  *   SLOW             median latency >= DIAG_SLOW_RATIO x the median of
  *                    the other QPs' medians and DIAG_SLOW_MIN_GAP_NS above
