@@ -18,8 +18,8 @@ const char diag_verdict_rules[] =
 "  DROPPED-LOCALLY  netfilter on this host dropped packets of the QP (the\n"
 "                   rule is named), or this host dropped them (the reason)\n"
 "                   and no answer came\n"
-"  LOSSY            retransmits, PSN sequence NAKs, timeouts or other drops\n"
-"                   on this host while answers still come\n"
+"  LOSSY            retransmits, PSN sequence NAKs, timeouts, rdma_rxe's retry\n"
+"                   timer or other drops on this host while answers still come\n"
 "  CONGESTED        CNPs or ECN CE marks\n"
 "  SLOW             median latency >= 4x the median of the other QPs' medians\n"
 "                   and 200 us above it (5 samples each)\n"
@@ -356,7 +356,7 @@ static int diag_verdict_of(struct diag_table *t, int i)
 	if (q->lat_seen && q->timeouts && !q->answers)
 		return DV_STUCK;
 	if (q->drops || q->retransmits || q->seq_naks || q->other_naks || q->timeouts ||
-	    q->rxe_retries)
+	    q->rxe_retries || q->rxe_retx_timer)
 		return DV_LOSSY;
 	if (q->cnps || q->ecn_ce)
 		return DV_CONGESTED;

@@ -20,8 +20,9 @@
  *   DROPPED-LOCALLY  netfilter on this host dropped packets of the QP
  *                    (the rule named), or this host dropped them (kfree_skb,
  *                    the reason) and no answer came in the interval
- *   LOSSY            retransmits, PSN sequence NAKs, timeouts, or other
- *                    drops on this host, while answers still come
+ *   LOSSY            retransmits, PSN sequence NAKs, timeouts, rdma_rxe's
+ *                    retry timer, or other drops on this host, while
+ *                    answers still come
  *   CONGESTED        CNPs or ECN CE marks
  *   SLOW             median latency >= DIAG_SLOW_RATIO x the median of
  *                    the other QPs' medians and DIAG_SLOW_MIN_GAP_NS above

@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* tools/lib/diag.c: rocediag's join by QP and each verdict rule, on
+ * evidence set by hand (what each source would have read) */
+#include <stdbool.h>
+#include <string.h>
+#include "lib/diag.h"
+#include "tap.h"
+
+static const __u8 A[16] = { 10, 0, 0, 1 }, B[16] = { 10, 0, 0, 2 }, C[16] = { 10, 0, 0, 3 };
+static struct diag_sources all = { .lat = true, .drops = true, .rules = true, .rxe = true };
+
+/* a flow as rocelat reads it: paired, n samples at median p50 */
+static struct diag_qp *flow(struct diag_table *t, const __u8 *resp, __u32 resp_qpn,
+			    __u32 req_qpn, __u64 n, double p50)
+{
+	struct diag_qp *q = diag_by_request(t, 4, A, resp, resp_qpn);
+
+	q->lat_seen = q->requests = q->answers = true;
+	q->req_qpn = req_qpn;
+	q->samples = n;
+	q->p50_ns = q->p99_ns = p50;
+	return q;
+}
+
+static const struct diag_qp *find(const struct diag_table *t, __u32 resp_qpn)
+{
+	for (int i = 0; i < t->n; i++)
+		if (t->qp[i].resp_qpn == resp_qpn)
+			return &t->qp[i];
+	return NULL;
+}
+
+/* the why of QP resp_qpn has str (printed when not) */
+static bool why_has(const struct diag_table *t, __u32 resp_qpn, const char *str)
+{
+	const struct diag_qp *q = find(t, resp_qpn);
+	bool ok = q && strstr(q->why, str);
+
+	if (!ok)
+		printf("#   why: %s\n", q ? q->why : "(no such QP)");
+	return ok;
+}
+
+static struct diag_site site(const char *reason, __u64 n)
+{
+	struct diag_site s = { .packets = n };
+
+	snprintf(s.location, sizeof(s.location), "nft_do_chain");
+	snprintf(s.reason, sizeof(s.reason), "%s", reason);
+	snprintf(s.ifname, sizeof(s.ifname), "veth0");
+	s.netfilter = !strcmp(reason, "NETFILTER_DROP");
+	return s;
+}
+
+static int verdict_of(const struct diag_table *t, __u32 resp_qpn)
+{
+	const struct diag_qp *q = find(t, resp_qpn);
+
+	return q ? q->verdict : -1;
+}
+
+static void test_demo(void)
+{
+	struct diag_table t;
+	struct diag_site s = site("NETFILTER_DROP", 32);
+	struct diag_qp *q;
+
+	diag_table_init(&t, 16);
+	flow(&t, B, 0x11, 0x111, 100, 500e3);
+	flow(&t, B, 0x12, 0x112, 100, 5e6);
+	q = diag_by_request(&t, 4, A, B, 0x13);
+	q->lat_seen = q->requests = true;
+	q->retransmits = 28;
+	diag_add_drop(q, &s, NULL);
+	diag_verdicts(&t, &all, 1.0);
+	tap_eq(t.n, 3, "demo: three QPs");
+	tap_eq(t.qp[0].verdict, DV_DROPPED, "demo: the firewalled QP first, DROPPED-LOCALLY");
+	tap_eq(t.qp[0].resp_qpn, 0x13, "demo: ... it is QP 0x13");
+	tap_eq(t.qp[1].verdict, DV_SLOW, "demo: then the slowed QP, SLOW");
+	tap_eq(t.qp[1].resp_qpn, 0x12, "demo: ... it is QP 0x12");
+	tap_ok(t.qp[1].slow_ratio > 9.9 && t.qp[1].slow_ratio < 10.1,
+	       "demo: SLOW at 10x its peers' median (got %.2f)", t.qp[1].slow_ratio);
+	tap_ok(why_has(&t, 0x12, "10.0x the other QPs' median (500 us)"),
+	       "demo: the SLOW line says so");
+	tap_eq(verdict_of(&t, 0x11), DV_OK, "demo: the clean QP OK");
+	diag_table_free(&t);
+}
+
+static void test_slow_bounds(void)
+{
+	struct diag_table t;
+
+	/* 3.9x is not an outlier; 4x but under 200 us above is not either */
+	diag_table_init(&t, 16);
+	flow(&t, B, 1, 101, 50, 100e3);
+	flow(&t, B, 2, 102, 50, 390e3);
+	flow(&t, B, 3, 103, 50, 100e3);
+	diag_verdicts(&t, &all, 1.0);
+	tap_eq(verdict_of(&t, 2), DV_OK, "slow: 3.9x the peers' median is OK");
+	diag_table_reset(&t);
+	flow(&t, B, 1, 101, 50, 10e3);
+	flow(&t, B, 2, 102, 50, 150e3);
+	diag_verdicts(&t, &all, 1.0);
+	tap_eq(verdict_of(&t, 2), DV_OK, "slow: 15x but 140 us above is OK");
+	diag_table_reset(&t);
+	flow(&t, B, 1, 101, 50, 100e3);
+	flow(&t, B, 2, 102, 4, 5e6);
+	diag_verdicts(&t, &all, 1.0);
+	tap_eq(verdict_of(&t, 2), DV_OK, "slow: 4 samples are too few to call SLOW");
+	diag_table_reset(&t);
+	flow(&t, B, 2, 102, 50, 5e6);
+	diag_verdicts(&t, &all, 1.0);
+	tap_eq(verdict_of(&t, 2), DV_OK, "slow: no peers, no outlier");
+	diag_table_free(&t);
+}
+
+static void test_rules(void)
+{
+	struct diag_table t;
+	struct diag_site qd = site("QDISC_DROP", 3), nf = site("NETFILTER_DROP", 3);
+	struct diag_qp *q;
+
+	diag_table_init(&t, 16);
+	/* loss at a qdisc while answers still come: LOSSY, not DROPPED */
+	q = flow(&t, B, 1, 101, 50, 100e3);
+	q->retransmits = 3;
+	diag_add_drop(q, &qd, NULL);
+	/* a rule's drop: DROPPED even with answers */
+	q = flow(&t, B, 2, 102, 50, 100e3);
+	diag_add_drop(q, &nf, NULL);
+	/* a qdisc drop with no answer: DROPPED */
+	q = flow(&t, B, 3, 103, 0, 0);
+	q->answers = false;
+	diag_add_drop(q, &qd, NULL);
+	/* timeouts, no answer, no drop here: STUCK (the path or the peer) */
+	q = flow(&t, B, 4, 104, 0, 0);
+	q->answers = false;
+	q->timeouts = 5;
+	/* timeouts with answers: LOSSY */
+	q = flow(&t, B, 5, 105, 50, 100e3);
+	q->timeouts = 1;
+	/* CNPs: CONGESTED */
+	q = flow(&t, B, 6, 106, 50, 100e3);
+	q->cnps = 7;
+	/* rdma_rxe: ERR is STUCK, even with a rule's drops */
+	q = flow(&t, B, 7, 107, 0, 0);
+	q->answers = false;
+	diag_add_drop(q, &nf, NULL);
+	q->rxe_seen = q->to_err = q->state_changed = true;
+	snprintf(q->state_str, sizeof(q->state_str), "RTS -> ERR");
+	/* rdma_rxe: the retry timer with no answer is STUCK */
+	q = flow(&t, B, 8, 108, 0, 0);
+	q->answers = false;
+	q->rxe_seen = true;
+	q->rxe_retx_timer = 2;
+	/* ... with answers it is not */
+	q = flow(&t, B, 9, 109, 50, 100e3);
+	q->rxe_seen = true;
+	q->rxe_retx_timer = 1;
+	q->rxe_rx_acks = 10;
+	diag_verdicts(&t, &all, 2.0);
+	tap_eq(verdict_of(&t, 1), DV_LOSSY, "rules: qdisc drops with answers: LOSSY");
+	tap_eq(verdict_of(&t, 2), DV_DROPPED, "rules: a netfilter drop with answers: DROPPED-LOCALLY");
+	tap_eq(verdict_of(&t, 3), DV_DROPPED, "rules: drops and no answer: DROPPED-LOCALLY");
+	tap_eq(verdict_of(&t, 4), DV_STUCK, "rules: timeouts, no answer, no drop: STUCK");
+	tap_ok(why_has(&t, 4, "0 answers in 2.0 s") && why_has(&t, 4, "no drop on this host"),
+	       "rules: ... says 0 answers and no drop here");
+	tap_eq(verdict_of(&t, 5), DV_LOSSY, "rules: timeouts with answers: LOSSY");
+	tap_eq(verdict_of(&t, 6), DV_CONGESTED, "rules: CNPs: CONGESTED");
+	tap_eq(verdict_of(&t, 7), DV_STUCK, "rules: rdma_rxe ERR: STUCK, over the drops");
+	tap_ok(why_has(&t, 7, "QP went RTS -> ERR"), "rules: ... says the QP went RTS -> ERR");
+	tap_eq(verdict_of(&t, 8), DV_STUCK, "rules: retry timer, no answer: STUCK");
+	tap_eq(verdict_of(&t, 9), DV_LOSSY, "rules: retry timer with answers: LOSSY");
+	tap_eq(t.qp[0].verdict, DV_STUCK, "rules: sorted worst first");
+	tap_eq(t.qp[t.n - 1].verdict, DV_CONGESTED, "rules: ... least bad last");
+	diag_table_free(&t);
+}
+
+static void test_no_false_stuck(void)
+{
+	struct diag_table t;
+	struct diag_sources lat_only = { .lat = true };
+	struct diag_qp *q;
+
+	/* requests still outstanding at the report, answers in the interval,
+	 * no source of failure: not STUCK */
+	diag_table_init(&t, 16);
+	q = flow(&t, B, 1, 101, 50, 100e3);
+	q->outstanding = 4;
+	/* a QP that went quiet: nothing sent, nothing answered, nothing due */
+	q = diag_by_request(&t, 4, A, B, 2);
+	q->lat_seen = true;
+	diag_verdicts(&t, &lat_only, 1.0);
+	tap_eq(verdict_of(&t, 1), DV_OK, "no false STUCK: outstanding requests with answers are OK");
+	tap_eq(verdict_of(&t, 2), DV_OK, "no false STUCK: a quiet QP is OK");
+	diag_table_free(&t);
+}
+
+static void test_join(void)
+{
+	struct diag_table t;
+	struct diag_site s = site("NETFILTER_DROP", 5);
+	struct diag_qp *q;
+
+	diag_table_init(&t, 16);
+	/* a dropped ACK names the requester's QPN; the flow is paired later */
+	q = diag_by_answer(&t, 4, A, B, 0x111);
+	diag_add_drop(q, &s, NULL);
+	q = diag_by_answer(&t, 4, A, C, 0x111);		/* another pair: apart */
+	diag_add_drop(q, &s, NULL);
+	flow(&t, B, 0x11, 0x111, 10, 100e3);
+	flow(&t, B, 0x12, 0x112, 10, 100e3);
+	tap_eq(t.n, 4, "join: before the merge, four entries");
+	diag_merge(&t);
+	tap_eq(t.n, 3, "join: the answer's drops merged into the paired flow");
+	tap_ok(find(&t, 0x11) && find(&t, 0x11)->drops == 5, "join: ... flow 0x11 has them");
+	tap_ok(find(&t, 0x12) && find(&t, 0x12)->drops == 0, "join: ... flow 0x12 not");
+	/* the same request twice: one entry */
+	tap_ok(diag_by_request(&t, 4, A, B, 0x11) == find(&t, 0x11),
+	       "join: a request finds its flow");
+	/* a full table counts what it could not keep */
+	diag_table_reset(&t);
+	for (__u32 i = 0; i < 20; i++)
+		diag_by_request(&t, 4, A, B, i);
+	tap_eq(t.n, 16, "join: a full table keeps its size");
+	tap_eq(t.overflow, 4, "join: ... and counts the QPs it could not keep");
+	diag_table_free(&t);
+}
+
+int main(void)
+{
+	test_demo();
+	test_slow_bounds();
+	test_rules();
+	test_no_false_stuck();
+	test_join();
+	return tap_done();
+}
