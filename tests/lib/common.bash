@@ -83,6 +83,23 @@ ax_wait_for() {
 	return 1
 }
 
+# ax_wait_banner PID FILE... : until one of FILEs says "Tracing" (a tool's
+# banner: on stdout, or on stderr with -j); fails at once, with the files
+# shown, when process PID ended first, else after AX_WAIT_BANNER_S (90)
+ax_wait_banner() {
+	local pid=$1 end
+	shift
+	end=$((SECONDS + ${AX_WAIT_BANNER_S:-90}))
+	while [ "$SECONDS" -le "$end" ]; do
+		grep -q Tracing "$@" 2>/dev/null && return 0
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "no banner from process $pid:" >&2
+	cat "$@" >&2 || true
+	return 1
+}
+
 ax_cleanup() {
 	local pid ns
 	for pid in "${AX_PIDS[@]}"; do
@@ -166,6 +183,19 @@ ax_tools() {
 		t=$(basename "$f" .bpf.c)
 		[ -f "$AX_ROOT/tools/$t.c" ] && echo "$t"
 	done
+}
+
+# ax_wait_udp NETNS PORT: until a UDP socket is bound to PORT in NETNS
+# (IPv4; at most 20 s)
+ax_wait_udp() {
+	local hex end=$((SECONDS + 20))
+	printf -v hex ':%04X ' "$2"
+	while [ "$SECONDS" -le "$end" ]; do
+		ip netns exec "$1" cat /proc/net/udp | grep -q "$hex" && return 0
+		sleep 0.1
+	done
+	echo "nothing bound to UDP $2 in $1" >&2
+	return 1
 }
 
 # ax_tcp_listening PORT: something in this namespace listens on TCP PORT

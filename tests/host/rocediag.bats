@@ -1,0 +1,287 @@
+#!/usr/bin/env bats
+# rocediag on this machine's kernel (no rdma_rxe, no fentry): the demo's
+# test bed (rocegen flows, a delay, an nft rule) and ConnectX-shaped
+# traffic built with scapy, each verdict checked against what the test
+# set up: the responder's delays, the rule's own counter, the packets
+# sent. Every check selects this test's QPs by address, so other RoCE
+# traffic on the host cannot change a result.
+
+load ../lib/common
+
+DIAG=$AX_BUILD/rocediag
+GEN=$AX_BUILD/rocegen
+P=axdg
+A=10.206.0.1
+B=10.206.0.2
+
+setup_file() {
+	ax_file_needs jq nft "$DIAG" "$GEN" || return 0
+}
+
+setup() {
+	ax_file_skip
+	ax_netns_pair $P $A/24 $B/24
+	T=$BATS_TEST_TMPDIR
+}
+
+teardown() {
+	ax_cleanup
+}
+
+# rocediag in namespace a on its veth, until it traces; its program ids
+# kept to check nothing stays behind
+start_diag() {
+	ax_bg ip netns exec ${P}a "$DIAG" "$@" > "$T/diag.out" 2> "$T/diag.err"
+	DIAG_PID=$AX_LAST_PID
+	ax_wait_banner "$DIAG_PID" "$T/diag.out" "$T/diag.err"
+	DIAG_PROGS=$(grep -h '^prog_id:' /proc/"$DIAG_PID"/fdinfo/* 2>/dev/null |
+		awk '{ print $2 }' | sort -u | tr '\n' ' ')
+}
+
+stop_diag() {
+	ax_stop "$DIAG_PID" "${1:-INT}"
+}
+
+# rule RULE NS: an inet table in namespace NS whose input chain has RULE
+# (counted)
+rule() {
+	ip netns exec ${P}$2 nft -f - <<-EOF
+	table inet axdg_filter {
+		chain input {
+			type filter hook input priority 0; policy accept;
+			$1
+		}
+	}
+	EOF
+}
+
+# the packets the rule in namespace NS counted
+rule_packets() {
+	ip netns exec ${P}$1 nft list table inet axdg_filter |
+		sed -n 's/.* counter packets \([0-9]*\) .*/\1/p'
+}
+
+# the -j object of the QP whose requests leave from UDP port SPORT
+qp_json() {
+	jq -c "select(.type == \"qp\" and .req == \"$A\" and .resp == \"$B\" and .sport == $1)" "$T/diag.out"
+}
+
+# the responder answers flow 49152 after 0.5 ms and flow 49153 after 5 ms;
+# flow 49154's requests are dropped by ARGS' rule (or none)
+run_three_flows() {
+	ax_bg ip netns exec ${P}b "$GEN" responder -q --timeout 60 \
+		--delay-us 49152=500 --delay-us 49153=5000
+	ip netns exec ${P}a "$GEN" requester -q -d $B -f 3 -n 300 --window 4 \
+		--ack-timeout-us 50000 --timeout 20 > "$T/req.out" || true
+}
+
+@test "the demo's bed: the firewalled QP DROPPED-LOCALLY by its rule, as many drops as the rule counted; the slowed QP SLOW; the clean one OK; --prom says so too" {
+	rule "udp sport 49154 udp dport 4791 counter drop" b
+	start_diag -i ${P}va -j --prom "$T/diag.prom"
+	run_three_flows
+	stop_diag
+	[ "$AX_RC" -eq 0 ]
+	cat "$T/diag.out" >&2
+
+	local dropped slow ok n
+	dropped=$(qp_json 49154)
+	slow=$(qp_json 49153)
+	ok=$(qp_json 49152)
+	n=$(rule_packets b)
+	[ "$n" -gt 0 ]
+	[ "$(jq -r .verdict <<<"$dropped")" = DROPPED-LOCALLY ]
+	[ "$(jq .drops.packets <<<"$dropped")" -eq "$n" ]
+	[ "$(jq -r '.drops.sites[0].reason' <<<"$dropped")" = NETFILTER_DROP ]
+	[ "$(jq -r '.drops.sites[0].ifname' <<<"$dropped")" = ${P}vb ]
+	[ "$(jq -r .drops.rule.where <<<"$dropped")" = "inet axdg_filter input handle 2" ]
+	[ "$(jq -r .drops.rule.text <<<"$dropped")" = "udp sport 49154 udp dport 4791 counter drop" ]
+	[ "$(jq .drops.rule.certain <<<"$dropped")" = true ]
+	[ "$(jq .drops.rule.packets <<<"$dropped")" -eq "$n" ]
+	[ "$(jq .latency.samples <<<"$dropped")" -eq 0 ]
+
+	# 5 ms against 0.5 ms: 10x, the rule's 4x and 200 us passed
+	[ "$(jq -r .verdict <<<"$slow")" = SLOW ]
+	[ "$(jq '.latency.p50_us >= 5000 and .latency.p50_us < 10000' <<<"$slow")" = true ]
+	[ "$(jq .drops.packets <<<"$slow")" -eq 0 ]
+	[ "$(jq -r .verdict <<<"$ok")" = OK ]
+	[ "$(jq '.latency.p50_us >= 500 and .latency.p50_us < 5000' <<<"$ok")" = true ]
+	[ "$(jq .latency.samples <<<"$ok")" -eq 100 ]
+	# the summary says what this host cannot show (no rdma_rxe here)
+	jq -e 'select(.type == "summary") | .cannot_see | any(startswith("rdma_rxe QP state"))' "$T/diag.out"
+
+	# --prom at exit: the run's one table
+	cat "$T/diag.prom" >&2
+	grep -q '^# TYPE rocediag_qps gauge$' "$T/diag.prom"
+	grep -q '^rocediag_qps{verdict="STUCK"} 0$' "$T/diag.prom"
+	grep -q "^rocediag_qp_verdict{req=\"$A\",req_qpn=\"[?0-9a-fx]*\",resp=\"$B\",resp_qpn=\"0x[0-9a-f]*\",sport=\"49154\",verdict=\"DROPPED-LOCALLY\"} 4$" "$T/diag.prom"
+	grep -q "^rocediag_qp_verdict{req=\"$A\",.*sport=\"49153\",verdict=\"SLOW\"} 1$" "$T/diag.prom"
+	grep -q "^rocediag_qp_verdict{req=\"$A\",.*sport=\"49152\",verdict=\"OK\"} 0$" "$T/diag.prom"
+}
+
+@test "the demo's bed as text: one screen names both causes, worst first" {
+	rule "udp sport 49154 udp dport 4791 counter drop" b
+	start_diag -i ${P}va
+	run_three_flows
+	stop_diag
+	[ "$AX_RC" -eq 0 ]
+	cat "$T/diag.out" >&2
+
+	local lines n
+	n=$(rule_packets b)
+	lines=$(grep "^QP $A/.* -> $B/" "$T/diag.out")
+	[ "$(wc -l <<<"$lines")" -eq 3 ]
+	sed -n 1p <<<"$lines" | grep -q "(sport 49154): DROPPED-LOCALLY $n packets dropped on this host"
+	sed -n 2p <<<"$lines" | grep -q "(sport 49153): SLOW .*x the other QPs' median"
+	sed -n 3p <<<"$lines" | grep -q "(sport 49152): OK "
+	grep -q "^  dropped: $n packets at nft_do_chain (NETFILTER_DROP) on ${P}vb$" "$T/diag.out"
+	grep -q "^  by: inet axdg_filter input handle 2: udp sport 49154 udp dport 4791 counter drop$" "$T/diag.out"
+	grep -q "^cannot see rdma_rxe QP state: " "$T/diag.out"
+}
+
+@test "answers dropped on the requester's side: the drops join their QP by the requester QPN the ACKs carry" {
+	# the requester's own firewall eats flow 49153's ACKs; XDP sees them
+	# arrive first, so rocelat pairs the QP from them
+	rule "ip saddr $B udp sport 49153 counter drop" a
+	start_diag -i ${P}va -j
+	run_three_flows
+	stop_diag
+	[ "$AX_RC" -eq 0 ]
+	cat "$T/diag.out" >&2
+
+	local q n
+	q=$(qp_json 49153)
+	n=$(rule_packets a)
+	[ "$n" -gt 0 ]
+	[ "$(jq -r .verdict <<<"$q")" = DROPPED-LOCALLY ]
+	[ "$(jq .drops.packets <<<"$q")" -eq "$n" ]
+	[ "$(jq -r .drops.sites[0].ifname <<<"$q")" = ${P}va ]
+	[ "$(jq -r .drops.rule.where <<<"$q")" = "inet axdg_filter input handle 2" ]
+	# one entry for the QP: the answers' drops merged into the paired flow
+	[ "$(jq -s "[.[] | select(.type == \"qp\" and .req == \"$A\" and .resp == \"$B\")] | length" "$T/diag.out")" -eq 3 ]
+	[ "$(jq .req_qpn <<<"$q")" -ge 0 ]
+	[ "$(jq -r .verdict <<<"$(qp_json 49152)")" != DROPPED-LOCALLY ]
+}
+
+@test "clean traffic with sources missing (no -i, --no-rules, no rdma_rxe): every QP OK, nothing STUCK, the missing evidence named" {
+	start_diag -i ${P}va --no-rules -j
+	ax_bg ip netns exec ${P}b "$GEN" responder -q --timeout 60
+	ip netns exec ${P}a "$GEN" requester -q -d $B -f 3 -n 150 --window 4 \
+		--ack-timeout-us 500000 > "$T/req.out"
+	stop_diag
+	[ "$AX_RC" -eq 0 ]
+	[ "$(jq -s "[.[] | select(.type == \"qp\" and .req == \"$A\")] | length" "$T/diag.out")" -eq 3 ]
+	[ "$(jq -s "[.[] | select(.type == \"qp\" and .req == \"$A\" and .verdict != \"OK\")] | length" "$T/diag.out")" -eq 0 ]
+	jq -e 'select(.type == "summary") | .cannot_see | any(. == "netfilter rules: --no-rules")' "$T/diag.out"
+
+	# without -i: drops only; a QP with nothing dropped is not there
+	start_diag -j
+	rule "udp sport 49154 udp dport 4791 counter drop" b
+	ip netns exec ${P}a "$GEN" requester -q -d $B -f 3 -n 30 --window 2 \
+		--ack-timeout-us 50000 --timeout 20 > "$T/req.out" || true
+	stop_diag
+	cat "$T/diag.out" >&2
+	jq -e 'select(.type == "summary") | .cannot_see | any(. == "latency: no -i given")' "$T/diag.out"
+	[ "$(jq -r .verdict <<<"$(qp_json 0)")" = DROPPED-LOCALLY ]
+	[ "$(jq .drops.packets <<<"$(qp_json 0)")" -eq "$(rule_packets b)" ]
+	[ "$(jq -s "[.[] | select(.type == \"qp\" and .req == \"$A\" and .verdict == \"STUCK\")] | length" "$T/diag.out")" -eq 0 ]
+}
+
+@test "intervals: every interval its own drops, adding up to the rule's count" {
+	rule "udp sport 49154 udp dport 4791 counter drop" b
+	start_diag -i ${P}va -j 1
+	run_three_flows
+	# the interval that holds the drops has been reported
+	local end=$((SECONDS + 30))
+	until [ "$(jq -s "[.[] | select(.type == \"qp\" and .req == \"$A\" and .sport == 49154) | .drops.packets] | add // 0" "$T/diag.out")" -eq "$(rule_packets b)" ]; do
+		[ "$SECONDS" -le "$end" ] || { cat "$T/diag.out" >&2; false; }
+		sleep 0.2
+	done
+	stop_diag
+	[ "$AX_RC" -eq 0 ]
+	# each interval's drops are its own: they add up to the rule's count
+	[ "$(jq -s "[.[] | select(.type == \"qp\" and .req == \"$A\" and .sport == 49154) | .drops.packets] | add" "$T/diag.out")" -eq "$(rule_packets b)" ]
+	[ "$(jq -s '[.[] | select(.type == "summary")] | length' "$T/diag.out")" -ge 2 ]
+	# the dropped QP is DROPPED-LOCALLY in every interval it had drops in
+	[ "$(jq -s "[.[] | select(.type == \"qp\" and .req == \"$A\" and .sport == 49154 and .drops.packets > 0 and .verdict != \"DROPPED-LOCALLY\")] | length" "$T/diag.out")" -eq 0 ]
+}
+
+@test "ConnectX-shaped traffic from scapy (each side its own UDP source port, random QPNs and PSNs): ACK drops join their QP" {
+	[ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import scapy.contrib.roce' 2>/dev/null ||
+		skip "no python3-scapy"
+	# sinks on the RoCE port on both sides: no NO_SOCKET drops
+	ax_bg ip netns exec ${P}a /usr/bin/python3 "$AX_ROOT/tests/lib/udp_sink.py" 4791
+	ax_bg ip netns exec ${P}b /usr/bin/python3 "$AX_ROOT/tests/lib/udp_sink.py" 4791
+	ax_wait_udp ${P}a 4791 && ax_wait_udp ${P}b 4791
+	/usr/bin/python3 "$AX_ROOT/tests/lib/diag_traffic.py" plan $A $B > "$T/plan.json"
+	# Wireshark's dissector reads the same QPs, ports and opcodes: the
+	# packets are RoCE v2 by a decoder that is not ours
+	if command -v tshark >/dev/null; then
+		/usr/bin/python3 "$AX_ROOT/tests/lib/diag_traffic.py" pcap $A $B "$T/plan.pcap"
+		tshark -r "$T/plan.pcap" -T fields -e udp.srcport -e infiniband.bth.destqp \
+			-e infiniband.bth.opcode | sort | uniq -c > "$T/tshark.txt"
+		cat "$T/tshark.txt" >&2
+		for i in 0 1 2; do
+			grep -Eq "^ *30 $(jq .qps[$i].req_sport "$T/plan.json")\s+0x0*$(printf %x "$(jq .qps[$i].resp_qpn "$T/plan.json")")\s+4$" "$T/tshark.txt"
+			grep -Eq "^ *10 $(jq .qps[$i].resp_sport "$T/plan.json")\s+0x0*$(printf %x "$(jq .qps[$i].req_qpn "$T/plan.json")")\s+17$" "$T/tshark.txt"
+		done
+	fi
+	rule "ip saddr $B udp sport $(jq .qps[1].resp_sport "$T/plan.json") counter drop" a
+	start_diag -i ${P}va -j --timeout 600000
+	ip netns exec ${P}a /usr/bin/python3 "$AX_ROOT/tests/lib/diag_traffic.py" requests $A $B ${P}va
+	ip netns exec ${P}b /usr/bin/python3 "$AX_ROOT/tests/lib/diag_traffic.py" answers $A $B ${P}vb
+	stop_diag
+	[ "$AX_RC" -eq 0 ]
+	cat "$T/diag.out" >&2
+	local i q n
+	n=$(rule_packets a)
+	[ "$n" -eq "$(jq .qps[1].acks "$T/plan.json")" ]
+	for i in 0 1 2; do
+		q=$(jq -c "select(.type == \"qp\" and .req == \"$A\" and .resp_qpn == $(jq .qps[$i].resp_qpn "$T/plan.json"))" "$T/diag.out")
+		[ -n "$q" ]
+		[ "$(jq .sport <<<"$q")" -eq "$(jq .qps[$i].req_sport "$T/plan.json")" ]
+		[ "$(jq .req_qpn <<<"$q")" -eq "$(jq .qps[$i].req_qpn "$T/plan.json")" ]
+		if [ $i -eq 1 ]; then
+			[ "$(jq -r .verdict <<<"$q")" = DROPPED-LOCALLY ]
+			[ "$(jq .drops.packets <<<"$q")" -eq "$n" ]
+		else
+			# a coalesced ACK answers its three SENDs: three samples
+			[ "$(jq -r .verdict <<<"$q")" = OK ]
+			[ "$(jq .latency.samples <<<"$q")" -eq "$(jq .qps[$i].requests "$T/plan.json")" ]
+		fi
+	done
+}
+
+@test "nothing stays attached: after Ctrl-C and after SIGKILL" {
+	local sig id
+	for sig in INT KILL; do
+		start_diag -i ${P}va
+		[ -n "$DIAG_PROGS" ]
+		stop_diag $sig
+		for i in $(seq 50); do
+			alive=
+			for id in $DIAG_PROGS; do
+				bpftool prog show id "$id" >/dev/null 2>&1 && alive+=" $id"
+			done
+			[ -z "$alive" ] && ! ip -n ${P}a link show ${P}va | grep -q xdp && break
+			sleep 0.1
+		done
+		[ -z "$alive" ] || { echo "after SIG$sig, programs alive:$alive" >&2; false; }
+		! ip -n ${P}a link show ${P}va | grep -q xdp
+		[ -z "$(tc -n ${P}a filter show dev ${P}va egress)" ]
+	done
+}
+
+@test "bad input: one-line error, non-zero exit" {
+	run "$DIAG" -i nosuch0
+	[ "$status" -ne 0 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == *"nosuch0"* ]]
+	run "$DIAG" --timeout 0
+	[ "$status" -ne 0 ]
+	run "$DIAG" -i lo -i lo -i lo -i lo -i lo -i lo -i lo -i lo -i lo
+	[ "$status" -ne 0 ]
+	run "$DIAG" 1 2 3
+	[ "$status" -ne 0 ]
+	run "$DIAG" abc
+	[ "$status" -ne 0 ]
+}
