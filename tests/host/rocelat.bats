@@ -69,21 +69,11 @@ start_rocelat() {
 
 # the banner is on stdout, or on stderr with -j; give up early if rocelat died
 start_rocelat_logged() {
-	local i
 	start_rocelat "$@" > "$T/rl.out" 2> "$T/rl.err"
-	for ((i = 0; i < WAIT * 10; i++)); do
-		if grep -q Tracing "$T/rl.out" "$T/rl.err" 2>/dev/null; then
-			# our programs, to check they are gone after the run
-			RL_PROGS+=" $(grep -h '^prog_id:' /proc/"$RL_PID"/fdinfo/* 2>/dev/null |
-				awk '{ print $2 }' | sort -u | tr '\n' ' ')"
-			return 0
-		fi
-		kill -0 "$RL_PID" 2>/dev/null || break
-		sleep 0.1
-	done
-	echo "rocelat did not start:" >&2
-	cat "$T/rl.out" "$T/rl.err" >&2
-	return 1
+	AX_WAIT_BANNER_S=$WAIT ax_wait_banner "$RL_PID" "$T/rl.out" "$T/rl.err" || return 1
+	# our programs, to check they are gone after the run
+	RL_PROGS+=" $(grep -h '^prog_id:' /proc/"$RL_PID"/fdinfo/* 2>/dev/null |
+		awk '{ print $2 }' | sort -u | tr '\n' ' ')"
 }
 
 # a generous retransmit timer: no spurious retransmission on a slow host

@@ -44,34 +44,14 @@ holds() {
 
 measured() { echo "# measured: $*" >&3; }
 
-# has FILE TEXT: FILE has a line containing TEXT (bash builtins only: a
-# process start costs 0.1-0.4 s under emulation, and the waits poll)
-has() {
-	local l
-	while IFS= read -r l; do
-		[[ $l == *"$2"* ]] && return 0
-	done 2>/dev/null <"$1"
-	return 1
-}
-
 # start_rocelat OUT ARGS...: rocelat on veth-a until it traces
 start_rocelat() {
 	local out=$1
 	shift
 	ax_bg "$RL" -i veth-a "$@" >"$out" 2>"$out.err"
 	RL_PID=$AX_LAST_PID
-	local end=$((SECONDS + WAIT))
-	while [ "$SECONDS" -le "$end" ]; do
-		if has "$out.err" Tracing || has "$out" Tracing; then
-			RL_PROGS=$(grep -h '^prog_id:' /proc/"$RL_PID"/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -u)
-			return 0
-		fi
-		kill -0 "$RL_PID" 2>/dev/null || break
-		sleep 0.2
-	done
-	echo "rocelat did not start:" >&2
-	cat "$out.err" "$out" >&2
-	return 1
+	AX_WAIT_BANNER_S=$WAIT ax_wait_banner "$RL_PID" "$out.err" "$out" || return 1
+	RL_PROGS=$(grep -h '^prog_id:' /proc/"$RL_PID"/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -u)
 }
 
 # stop_rocelat: SIGINT, exit 0, and nothing of it left on veth-a

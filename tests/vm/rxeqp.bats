@@ -61,17 +61,9 @@ start_rxeqp() {
 	shift
 	ax_bg "$RXEQP" "$@" >"$out" 2>"$out.err"
 	RXEQP_PID=$AX_LAST_PID
-	# loading takes seconds under emulation: bounded in wall time, since a
-	# turn of this loop can take far longer than its 0.1 s there
-	local end=$((SECONDS + 120))
-	while [ "$SECONDS" -le "$end" ]; do
-		grep -qs Tracing "$out" "$out.err" && return 0
-		kill -0 "$RXEQP_PID" 2>/dev/null || break
-		sleep 0.1
-	done
-	echo "rxeqp did not start tracing:" >&2
-	cat "$out.err" "$out" >&2
-	return 1
+	# loading takes seconds under emulation (ax_wait_banner is bounded in
+	# wall time)
+	AX_WAIT_BANNER_S=120 ax_wait_banner "$RXEQP_PID" "$out" "$out.err"
 }
 
 # wait_gone FILE: until every QP that carried traffic in FILE (rxeqp -j
