@@ -437,48 +437,16 @@ static void merge_row(const struct row *r)
 		*d = *r;
 }
 
-/* counter snapshots of the namespaces with drops, before (when) or after
- * a drain */
-static void snapshot_netns(const struct nfd_key *keys, int n, bool pre)
-{
-	for (int i = 0; i < n; i++) {
-		bool dup = false;
-
-		for (int j = 0; j < i && !dup; j++)
-			dup = keys[j].netns == keys[i].netns;
-		if (dup)
-			continue;
-		if (pre)
-			ev_counters_pre(keys[i].netns);
-		else
-			ev_counters_post(keys[i].netns);
-	}
-}
-
 /* drain the map into rows (kept until the next report) */
 static void collect_rows(void)
 {
 	static struct nfd_key keys[MAX_KEYS];
 	static unsigned long long pk[MAX_KEYS], rjk[MAX_KEYS];
-	int fd = bpf_map__fd(obj->maps.drops), n;
-	struct nfd_value vals[ncpu];
 	static struct row r, split[8];	/* 50 KB each: not on the stack */
+	int n;
 
 	nfdrop_trace_drain();
-	n = maps_keys(obj->maps.drops, keys, MAX_KEYS);
-	/* counters around the drain: what was drained moved them inside */
-	snapshot_netns(keys, n, true);
-	for (int i = 0; i < n; i++) {
-		pk[i] = rjk[i] = 0;
-		if (bpf_map_lookup_elem(fd, &keys[i], vals))
-			continue;
-		bpf_map_delete_elem(fd, &keys[i]);
-		for (int c = 0; c < ncpu; c++) {
-			pk[i] += vals[c].packets;
-			rjk[i] += vals[c].rejected;
-		}
-	}
-	snapshot_netns(keys, n, false);
+	n = nfdrop_drain(obj, keys, pk, rjk, MAX_KEYS);
 	for (int i = 0; i < n; i++) {
 		if (!pk[i])
 			continue;

@@ -2,7 +2,9 @@
 /* nfdrop's BPF side loaded and attached (nfdrop_load.h) */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "nfdrop.h"
 #include "nfdrop.skel.h"
@@ -175,4 +177,48 @@ const char *nfdrop_method_str(const struct nfdrop_attached *att, char *buf, int 
 		snprintf(buf, len, "kfree_skb NETFILTER_DROP + stack via %s",
 			 att->tp_btf ? "tp_btf" : "raw_tp");
 	return buf;
+}
+
+/* counter snapshots of the namespaces with drops, before (pre) or after
+ * a drain */
+static void snapshot_netns(const struct nfd_key *keys, int n, bool pre)
+{
+	for (int i = 0; i < n; i++) {
+		bool dup = false;
+
+		for (int j = 0; j < i && !dup; j++)
+			dup = keys[j].netns == keys[i].netns;
+		if (dup)
+			continue;
+		if (pre)
+			ev_counters_pre(keys[i].netns);
+		else
+			ev_counters_post(keys[i].netns);
+	}
+}
+
+int nfdrop_drain(struct nfdrop_bpf *obj, struct nfd_key *keys, unsigned long long *packets,
+		 unsigned long long *rejected, int max)
+{
+	int fd = bpf_map__fd(obj->maps.drops), ncpu = libbpf_num_possible_cpus(), n;
+	struct nfd_value *vals = calloc(ncpu > 0 ? ncpu : 1, sizeof(*vals));
+
+	if (!vals)
+		return 0;
+	n = maps_keys(obj->maps.drops, keys, max);
+	/* counters around the drain: what was drained moved them inside */
+	snapshot_netns(keys, n, true);
+	for (int i = 0; i < n; i++) {
+		packets[i] = rejected[i] = 0;
+		if (bpf_map_lookup_elem(fd, &keys[i], vals))
+			continue;
+		bpf_map_delete_elem(fd, &keys[i]);
+		for (int c = 0; c < ncpu; c++) {
+			packets[i] += vals[c].packets;
+			rejected[i] += vals[c].rejected;
+		}
+	}
+	snapshot_netns(keys, n, false);
+	free(vals);
+	return n;
 }

@@ -42,4 +42,15 @@ struct nfdrop_bpf *nfdrop_load(const struct nfdrop_load_opts *o, const struct ks
 /* "fexit nft_do_chain + kfree_skb" or "kfree_skb NETFILTER_DROP + stack via tp_btf" */
 const char *nfdrop_method_str(const struct nfdrop_attached *att, char *buf, int len);
 
+/*
+ * The counts map drained: up to max keys with their packets and REJECTed
+ * packets (summed over CPUs), each key deleted once read, between two
+ * rule-counter snapshots of the namespaces (ev_counters_pre/_post), so
+ * every drop drained moved its rule's counter inside the window. Returns
+ * how many keys.
+ */
+struct nfd_key;
+int nfdrop_drain(struct nfdrop_bpf *obj, struct nfd_key *keys, unsigned long long *packets,
+		 unsigned long long *rejected, int max);
+
 #endif

@@ -174,45 +174,13 @@ static void rule_of_row(const struct row *r, struct diag_rule *rule)
 		snprintf(rule->text, sizeof(rule->text), "%s", r->rule_text);
 }
 
-static void snapshot(const struct nfd_key *keys, int n, bool pre)
-{
-	for (int i = 0; i < n; i++) {
-		bool dup = false;
-
-		for (int j = 0; j < i && !dup; j++)
-			dup = keys[j].netns == keys[i].netns;
-		if (dup)
-			continue;
-		if (pre)
-			ev_counters_pre(keys[i].netns);
-		else
-			ev_counters_post(keys[i].netns);
-	}
-}
-
 static void read_rules(struct diag_table *t)
 {
 	static struct nfd_key keys[MAX_NF_KEYS];
 	static unsigned long long pk[MAX_NF_KEYS], rj[MAX_NF_KEYS];
 	static struct row r;	/* 50 KB: not on the stack */
-	struct nfd_value *vals = calloc(s.ncpu, sizeof(*vals));
-	int fd = bpf_map__fd(s.nf->maps.drops), n;
+	int n = nfdrop_drain(s.nf, keys, pk, rj, MAX_NF_KEYS);
 
-	if (!vals)
-		return;
-	n = maps_keys(s.nf->maps.drops, keys, MAX_NF_KEYS);
-	snapshot(keys, n, true);
-	for (int i = 0; i < n; i++) {
-		pk[i] = rj[i] = 0;
-		if (bpf_map_lookup_elem(fd, &keys[i], vals))
-			continue;
-		bpf_map_delete_elem(fd, &keys[i]);
-		for (int c = 0; c < s.ncpu; c++) {
-			pk[i] += vals[c].packets;
-			rj[i] += vals[c].rejected;
-		}
-	}
-	snapshot(keys, n, false);
 	for (int i = 0; i < n; i++) {
 		if (!pk[i] || !keys[i].sig)
 			continue;
@@ -232,7 +200,6 @@ static void read_rules(struct diag_table *t)
 		}
 	}
 	ev_counters_advance();
-	free(vals);
 }
 
 /* ---- latency: rocelat's flows ---- */

@@ -70,36 +70,37 @@ static struct diag_qp *diag_new(struct diag_table *t, __u8 family, const __u8 *r
 	return q;
 }
 
-struct diag_qp *diag_by_request(struct diag_table *t, __u8 family, const __u8 *req,
-				const __u8 *resp, __u32 resp_qpn)
+/* the entry of the pair with qpn as its responder's (by_resp) or its
+ * requester's QPN, made with that QPN alone known when there is none */
+static struct diag_qp *diag_by_qpn(struct diag_table *t, __u8 family, const __u8 *req,
+				   const __u8 *resp, __u32 qpn, bool by_resp)
 {
 	struct diag_qp *q;
 
 	for (int i = 0; i < t->n; i++) {
 		q = &t->qp[i];
-		if (q->resp_qpn == resp_qpn && diag_same_pair(q, family, req, resp))
+		if ((by_resp ? q->resp_qpn : q->req_qpn) == qpn &&
+		    diag_same_pair(q, family, req, resp))
 			return q;
 	}
 	q = diag_new(t, family, req, resp);
-	if (q)
-		q->resp_qpn = resp_qpn;
+	if (q && by_resp)
+		q->resp_qpn = qpn;
+	else if (q)
+		q->req_qpn = qpn;
 	return q;
+}
+
+struct diag_qp *diag_by_request(struct diag_table *t, __u8 family, const __u8 *req,
+				const __u8 *resp, __u32 resp_qpn)
+{
+	return diag_by_qpn(t, family, req, resp, resp_qpn, true);
 }
 
 struct diag_qp *diag_by_answer(struct diag_table *t, __u8 family, const __u8 *req,
 			       const __u8 *resp, __u32 req_qpn)
 {
-	struct diag_qp *q;
-
-	for (int i = 0; i < t->n; i++) {
-		q = &t->qp[i];
-		if (q->req_qpn == req_qpn && diag_same_pair(q, family, req, resp))
-			return q;
-	}
-	q = diag_new(t, family, req, resp);
-	if (q)
-		q->req_qpn = req_qpn;
-	return q;
+	return diag_by_qpn(t, family, req, resp, req_qpn, false);
 }
 
 static void diag_add_u64(__u64 *to, __u64 v)
