@@ -250,11 +250,10 @@ static int read_flow(const void *key, const void *val, void *ctx)
 
 /* ---- rdma_rxe: rxeqp's QPs, deltas per interval, transitions ---- */
 
+/* a QP's counters at the last reading */
 struct rxe_prev {
 	struct qp_key key;
 	__u64 cnt[QC_NR];
-	__u8 state;
-	bool used;
 };
 
 static struct rxe_prev *prev;
@@ -326,6 +325,11 @@ static int read_rxe_qp(const void *key, const void *val, void *ctx)
 	for (int i = 0; i < nchanges && !ch; i++)
 		if (!memcmp(&changes[i].key, k, sizeof(*k)))
 			ch = &changes[i];
+	/* counters below the last reading: a new QP got the number of a
+	 * destroyed one (rxeqp restarts its counters) */
+	for (int i = 0; p && i < QC_NR; i++)
+		if (st->cnt[i] < p->cnt[i])
+			memset(p->cnt, 0, sizeof(p->cnt));
 	for (int i = 0; i < QC_NR; i++) {
 		d[i] = st->cnt[i] - (p ? p->cnt[i] : 0);
 		active |= d[i] && i != QC_STATE_CHANGES;
@@ -335,10 +339,17 @@ static int read_rxe_qp(const void *key, const void *val, void *ctx)
 	if ((!active && !ch) || !st->peer_known || !st->family)
 		return 0;
 	/* the requester's QP names the responder's QPN as its peer; the
-	 * responder's names itself */
-	requester = d[QC_TX_REQ_PKTS] || d[QC_RX_RESP_PKTS] || !d[QC_RX_REQ_PKTS];
-	q = requester ? diag_by_request(t, st->family, st->saddr, st->daddr, st->dqpn)
-		      : diag_by_request(t, st->family, st->daddr, st->saddr, k->qpn);
+	 * responder's names itself. An entry either way first (rocelat's,
+	 * or the other side's QP), else the side it mostly played */
+	q = diag_find_request(t, st->family, st->saddr, st->daddr, st->dqpn);
+	requester = q != NULL;
+	if (!q)
+		q = diag_find_request(t, st->family, st->daddr, st->saddr, k->qpn);
+	if (!q) {
+		requester = st->cnt[QC_TX_REQ_PKTS] >= st->cnt[QC_RX_REQ_PKTS];
+		q = requester ? diag_by_request(t, st->family, st->saddr, st->daddr, st->dqpn)
+			      : diag_by_request(t, st->family, st->daddr, st->saddr, k->qpn);
+	}
 	if (!q)
 		return 0;
 	if (requester && q->req_qpn == DIAG_QPN_UNKNOWN)
@@ -374,10 +385,17 @@ static void forget_destroyed(void)
 	struct qp_stats st;
 	int n = maps_keys(s.rxe->maps.qps, keys, 256);
 
-	for (int i = 0; i < n; i++)
-		if (!bpf_map_lookup_elem(bpf_map__fd(s.rxe->maps.qps), &keys[i], &st) &&
-		    st.destroyed)
-			bpf_map_delete_elem(bpf_map__fd(s.rxe->maps.qps), &keys[i]);
+	for (int i = 0; i < n; i++) {
+		struct rxe_prev *p;
+
+		if (bpf_map_lookup_elem(bpf_map__fd(s.rxe->maps.qps), &keys[i], &st) ||
+		    !st.destroyed)
+			continue;
+		bpf_map_delete_elem(bpf_map__fd(s.rxe->maps.qps), &keys[i]);
+		p = prev_of(&keys[i]);
+		if (p)
+			*p = prev[--nprev];
+	}
 }
 
 /* ---- the sources together ---- */

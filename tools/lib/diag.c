@@ -73,7 +73,7 @@ static struct diag_qp *diag_new(struct diag_table *t, __u8 family, const __u8 *r
 /* the entry of the pair with qpn as its responder's (by_resp) or its
  * requester's QPN, made with that QPN alone known when there is none */
 static struct diag_qp *diag_by_qpn(struct diag_table *t, __u8 family, const __u8 *req,
-				   const __u8 *resp, __u32 qpn, bool by_resp)
+				   const __u8 *resp, __u32 qpn, bool by_resp, bool make)
 {
 	struct diag_qp *q;
 
@@ -83,6 +83,8 @@ static struct diag_qp *diag_by_qpn(struct diag_table *t, __u8 family, const __u8
 		    diag_same_pair(q, family, req, resp))
 			return q;
 	}
+	if (!make)
+		return NULL;
 	q = diag_new(t, family, req, resp);
 	if (q && by_resp)
 		q->resp_qpn = qpn;
@@ -94,13 +96,19 @@ static struct diag_qp *diag_by_qpn(struct diag_table *t, __u8 family, const __u8
 struct diag_qp *diag_by_request(struct diag_table *t, __u8 family, const __u8 *req,
 				const __u8 *resp, __u32 resp_qpn)
 {
-	return diag_by_qpn(t, family, req, resp, resp_qpn, true);
+	return diag_by_qpn(t, family, req, resp, resp_qpn, true, true);
+}
+
+struct diag_qp *diag_find_request(struct diag_table *t, __u8 family, const __u8 *req,
+				  const __u8 *resp, __u32 resp_qpn)
+{
+	return diag_by_qpn(t, family, req, resp, resp_qpn, true, false);
 }
 
 struct diag_qp *diag_by_answer(struct diag_table *t, __u8 family, const __u8 *req,
 			       const __u8 *resp, __u32 req_qpn)
 {
-	return diag_by_qpn(t, family, req, resp, req_qpn, false);
+	return diag_by_qpn(t, family, req, resp, req_qpn, false, true);
 }
 
 static void diag_add_u64(__u64 *to, __u64 v)

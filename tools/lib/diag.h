@@ -135,6 +135,9 @@ void diag_table_reset(struct diag_table *t);
  * made when new; NULL when the table is full */
 struct diag_qp *diag_by_request(struct diag_table *t, __u8 family, const __u8 *req,
 				const __u8 *resp, __u32 resp_qpn);
+/* the same without making one: NULL when there is none */
+struct diag_qp *diag_find_request(struct diag_table *t, __u8 family, const __u8 *req,
+				  const __u8 *resp, __u32 resp_qpn);
 /* the entry an answer names (it goes resp -> req, to the requester's
  * QPN): the one paired with that QPN, else one made with the responder's
  * QPN unknown (diag_merge() joins it when the pairing turns up) */
