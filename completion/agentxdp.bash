@@ -1,7 +1,8 @@
 # bash completion for the AgentXDP tools.
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # One script for every tool, installed under each tool's name (make install
-# copies it to completions/<tool> for every bpf/<tool>.bpf.c). Options come
+# copies it to completions/<tool> for every tool of the Makefile's TOOLS:
+# bpf/<tool>.bpf.c and tools/<tool>.uses). Options come
 # from the tool's own --help, so completion cannot drift from the tool, and
 # the tools it completes come from where it sits, so no list is kept here.
 
@@ -51,7 +52,8 @@ _agentxdp()
 
 # the tools to complete: installed as completions/<tool>, that one (which
 # bash-completion loads when <tool> is first completed); sourced from a
-# checkout (completion/agentxdp.bash), every bpf/<tool>.bpf.c beside it
+# checkout (completion/agentxdp.bash), every bpf/<tool>.bpf.c and
+# tools/<tool>.uses beside it
 _agentxdp_tools()
 {
 	local self=${BASH_SOURCE[0]} dir=. f
@@ -60,10 +62,11 @@ _agentxdp_tools()
 		return
 	fi
 	[[ $self != */* ]] || dir=${self%/*}
-	for f in "$dir"/../bpf/*.bpf.c; do
+	for f in "$dir"/../bpf/*.bpf.c "$dir"/../tools/*.uses; do
 		[[ -e $f ]] || continue
 		f=${f##*/}
-		echo "${f%.bpf.c}"
+		f=${f%.bpf.c}
+		echo "${f%.uses}"
 	done
 }
 

@@ -180,12 +180,18 @@ ax_file_ran() {
 	[ -z "${AX_FILE_SKIP:-}" ]
 }
 
-# ax_tools: every tool, one a line: bpf/<tool>.bpf.c with its loader
-# tools/<tool>.c (what the Makefile builds and installs)
+# ax_tools: every tool, one a line, what the Makefile builds and installs
+# (its TOOLS): bpf/<tool>.bpf.c with its loader tools/<tool>.c, then every
+# tools/<tool>.uses (a tool on other tools' BPF objects: rocediag)
 ax_tools() {
 	local f t
 	for f in "$AX_ROOT"/bpf/*.bpf.c; do
 		t=$(basename "$f" .bpf.c)
+		[ -f "$AX_ROOT/tools/$t.c" ] && echo "$t"
+	done
+	for f in "$AX_ROOT"/tools/*.uses; do
+		[ -e "$f" ] || continue
+		t=$(basename "$f" .uses)
 		[ -f "$AX_ROOT/tools/$t.c" ] && echo "$t"
 	done
 }
