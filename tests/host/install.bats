@@ -55,12 +55,12 @@ setup() {
 	[ "${lines[2]}" = "--prom" ]
 }
 
-# A fifth tool, as CONTRIBUTING.md adds one: its three files (a renamed copy
-# of rxedrop) and its man/<tool>.h2m in a scratch copy of the tree, no other
-# file touched. The build, `make man`, install, uninstall and the bash
+# One more tool, as CONTRIBUTING.md adds one: its files (a renamed copy of
+# rxedrop: the three, and its parts tools/rxedrop_*.[ch]) and its
+# man/<tool>.h2m in a scratch copy of the tree, no other file touched. The build, `make man`, install, uninstall and the bash
 # completion must all pick it up. The other tools' objects are copied in
 # (times kept), so only the new one is compiled.
-@test "a fifth tool dropped in is built, documented, installed and completed with no list edited" {
+@test "one more tool dropped in is built, documented, installed and completed with no list edited" {
 	command -v help2man >/dev/null || skip "help2man not installed"
 	local S=$BATS_TEST_TMPDIR/tree B t f
 	B=$S/build
@@ -72,7 +72,8 @@ setup() {
 		for f in "$AX_BUILD/${t}"_*.o; do [ ! -e "$f" ] || cp -a "$f" "$B"/; done
 	done
 	cp -a "$AX_BUILD"/lib "$AX_BUILD"/libagentxdp.a "$AX_BUILD"/vmlinux_have_*.h "$B"/
-	for f in bpf/rxedrop.bpf.c bpf/rxedrop.h tools/rxedrop.c man/rxedrop.h2m; do
+	for f in bpf/rxedrop.bpf.c bpf/rxedrop.h tools/rxedrop.c man/rxedrop.h2m \
+		$(cd "$S" && ls tools/rxedrop_*.[ch]); do
 		sed 's/rxedrop/axdemo/g; s/RXEDROP/AXDEMO/g' "$S/$f" > "$S/${f/rxedrop/axdemo}"
 	done
 
