@@ -1,8 +1,10 @@
 #!/usr/bin/env bats
 # STATIC=1: rxedrop linked fully static (libbpf, libelf, zlib, zstd, libc)
 # runs --help and traces on this kernel; rocelat (libpcap stays shared:
-# Debian's libpcap.a needs libsystemd, which has no static archive) has
-# libbpf, libelf and zlib linked in. Built once, on the host, into
+# Debian's libpcap.a needs libsystemd, which has no static archive) and
+# rocediag (the libraries of the tools it uses: nfdrop's libnftables,
+# libnftnl and libmnl, which ship no .a, stay shared) have libbpf, libelf
+# and zlib linked in. Built once, on the host, into
 # build/static; in the Soft-RoCE guest the same files run on Debian's 6.1
 # kernel (tests/run runs the host tier first).
 
@@ -13,7 +15,7 @@ setup_file() {
 	export S_OUT=$AX_BUILD/static S_SKIP="" S_RC=0
 	local a
 	if [ -n "${AGENTXDP_VM:-}" ]; then
-		[ -x "$S_OUT/rxedrop" ] && [ -x "$S_OUT/rocelat" ] ||
+		[ -x "$S_OUT/rxedrop" ] && [ -x "$S_OUT/rocelat" ] && [ -x "$S_OUT/rocediag" ] ||
 			export S_SKIP="no $S_OUT/rxedrop: the host tier builds it"
 		return 0
 	fi
@@ -21,7 +23,7 @@ setup_file() {
 		[ -e "/usr/lib/$(gcc -print-multiarch)/$a.a" ] ||
 			{ export S_SKIP="no $a.a (scripts/setup-deps.sh installs it)"; return 0; }
 	done
-	make -s -C "$AX_ROOT" OUTPUT="$S_OUT" STATIC=1 "$S_OUT/rxedrop" "$S_OUT/rocelat" \
+	make -s -C "$AX_ROOT" OUTPUT="$S_OUT" STATIC=1 "$S_OUT/rxedrop" "$S_OUT/rocelat" "$S_OUT/rocediag" \
 		> "$BATS_FILE_TMPDIR/make.log" 2>&1
 	export S_RC=$?
 }
@@ -50,6 +52,14 @@ teardown() {
 	[[ $output == *libpcap* ]]
 	[[ $output != *libbpf* && $output != *libelf* && $output != *libz.so* ]]
 	"$S_OUT/rocelat" --help | grep -q "^Usage: rocelat"
+}
+
+@test "STATIC=1 rocediag: libbpf, libelf, zlib linked in, nfdrop's libraries shared" {
+	run ldd "$S_OUT/rocediag"
+	echo "$output" >&2
+	[[ $output == *libnftables* && $output == *libnftnl* && $output == *libmnl* ]]
+	[[ $output != *libbpf* && $output != *libelf* && $output != *libz.so* ]]
+	"$S_OUT/rocediag" --help | grep -q "^Usage: rocediag"
 }
 
 @test "STATIC=1 rxedrop traces: drops to a closed port counted exactly" {
