@@ -109,7 +109,7 @@ static void report(void *ctx)
 
 	diag_verdicts(&r->t, &r->src, len);
 	rocediag_prom(&r->t);
-	rocediag_print(&r->t, &r->src, false);
+	rocediag_print(&r->t, &r->src);
 }
 
 /* --prom alone: the last interval's verdicts (none yet at start) */
@@ -138,6 +138,11 @@ int main(int argc, char **argv)
 
 	cli_parse(&argp, argc, argv, NULL);
 	cli_setup();
+	/* the verdicts are an interval's: without one there is nothing to
+	 * write until the end */
+	if (cli.prom_path && !cli.interval)
+		cli_err("note: without an interval the --prom file has the verdicts only "
+			"at exit; give an interval (rocediag --prom FILE 10)");
 	if (diag_table_init(&r.t, ROCEDIAG_MAX_QPS))
 		cli_die("out of memory");
 	if (!rocediag_sources_open(&cfg, &r.src, &lp)) {

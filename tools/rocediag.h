@@ -19,7 +19,6 @@ struct rocediag_cfg {
 	int xdp_mode;		/* enum netattach_mode */
 	long timeout_ms;	/* rocelat's --timeout */
 	bool no_rxe, no_rules;	/* leave a source out */
-	bool all_qps;		/* also the QPs with nothing to say (idle) */
 };
 
 /* load and attach every source the kernel allows; what is missing goes
@@ -34,8 +33,7 @@ void rocediag_sources_close(void);
 double rocediag_sources_read(struct diag_table *t);
 
 /* one report of t: text, -j or --prom (prom_only: the file alone) */
-void rocediag_print(const struct diag_table *t, const struct diag_sources *src,
-		    bool all_qps);
+void rocediag_print(const struct diag_table *t, const struct diag_sources *src);
 void rocediag_prom(const struct diag_table *t);
 void rocediag_output_free(void);
 

@@ -200,8 +200,7 @@ static void print_json(const struct diag_table *t, const struct diag_sources *sr
 	json_end(&w);
 }
 
-void rocediag_print(const struct diag_table *t, const struct diag_sources *src,
-		    bool all_qps)
+void rocediag_print(const struct diag_table *t, const struct diag_sources *src)
 {
 	if (cli.json)
 		print_json(t, src);
@@ -242,17 +241,17 @@ void rocediag_prom(const struct diag_table *t)
 		kp[i] = keys[i];
 		weight[i] = q->verdict;
 	}
-	prom_family(&pf, "rocediag_qps", PROM_GAUGE, "QPs of the last interval by verdict");
+	prom_family(&pf, "agentxdp_rocediag_qps", PROM_GAUGE, "QPs of the last interval by verdict");
 	for (int v = 0; v < DV_NR; v++) {
 		struct prom_label l = { "verdict", diag_verdict_names[v] };
 
-		prom_gauge(&pf, "rocediag_qps", &l, 1, count[v]);
+		prom_gauge(&pf, "agentxdp_rocediag_qps", &l, 1, count[v]);
 	}
 	prom_cap_select(&cap, t->n, kp, weight, own);
-	prom_family(&pf, "rocediag_qp_verdict", PROM_GAUGE,
+	prom_family(&pf, "agentxdp_rocediag_qp_verdict", PROM_GAUGE,
 		    "A QP's verdict of the last interval: 0 OK, 1 SLOW, 2 CONGESTED, "
 		    "3 LOSSY, 4 DROPPED-LOCALLY, 5 STUCK (the busiest QPs; the rest are "
-		    "in rocediag_qps)");
+		    "in agentxdp_rocediag_qps)");
 	for (int i = 0; i < t->n; i++) {
 		const struct diag_qp *q = &t->qp[i];
 		char req[ADDR_STRLEN], resp[ADDR_STRLEN], rq[16], rsq[16], sp[8];
@@ -271,7 +270,7 @@ void rocediag_prom(const struct diag_table *t)
 		l[3] = (struct prom_label){ "resp_qpn", rsq };
 		l[4] = (struct prom_label){ "sport", sp };
 		l[5] = (struct prom_label){ "verdict", diag_verdict_names[q->verdict] };
-		prom_gauge(&pf, "rocediag_qp_verdict", l, 6, q->verdict);
+		prom_gauge(&pf, "agentxdp_rocediag_qp_verdict", l, 6, q->verdict);
 	}
 	err = prom_commit(&pf);
 	if (err)

@@ -136,8 +136,12 @@ static void read_drops(struct diag_table *t)
 		 * answer resp -> req to the requester's */
 		q = d->answer ? diag_by_answer(t, d->family, d->daddr, d->saddr, d->dqpn)
 			      : diag_by_request(t, d->family, d->saddr, d->daddr, d->dqpn);
-		if (q)
-			diag_add_drop(q, &d->site, d->site.netfilter ? &d->sig : NULL);
+		if (!q)
+			continue;
+		diag_add_drop(q, &d->site, d->site.netfilter ? &d->sig : NULL);
+		/* a QP seen only dropped: its path is the requests' port */
+		if (!d->answer && !q->sport)
+			q->sport = d->sig.sport;
 	}
 	t->unmatched_drops += drops_not_roce;
 	ndrops = 0;

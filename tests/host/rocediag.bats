@@ -111,11 +111,11 @@ run_three_flows() {
 
 	# --prom at exit: the run's one table
 	cat "$T/diag.prom" >&2
-	grep -q '^# TYPE rocediag_qps gauge$' "$T/diag.prom"
-	grep -q '^rocediag_qps{verdict="STUCK"} 0$' "$T/diag.prom"
-	grep -q "^rocediag_qp_verdict{req=\"$A\",req_qpn=\"[?0-9a-fx]*\",resp=\"$B\",resp_qpn=\"0x[0-9a-f]*\",sport=\"49154\",verdict=\"DROPPED-LOCALLY\"} 4$" "$T/diag.prom"
-	grep -q "^rocediag_qp_verdict{req=\"$A\",.*sport=\"49153\",verdict=\"SLOW\"} 1$" "$T/diag.prom"
-	grep -q "^rocediag_qp_verdict{req=\"$A\",.*sport=\"49152\",verdict=\"OK\"} 0$" "$T/diag.prom"
+	grep -q '^# TYPE agentxdp_rocediag_qps gauge$' "$T/diag.prom"
+	grep -q '^agentxdp_rocediag_qps{verdict="STUCK"} 0$' "$T/diag.prom"
+	grep -q "^agentxdp_rocediag_qp_verdict{req=\"$A\",req_qpn=\"[?0-9a-fx]*\",resp=\"$B\",resp_qpn=\"0x[0-9a-f]*\",sport=\"49154\",verdict=\"DROPPED-LOCALLY\"} 4$" "$T/diag.prom"
+	grep -q "^agentxdp_rocediag_qp_verdict{req=\"$A\",.*sport=\"49153\",verdict=\"SLOW\"} 1$" "$T/diag.prom"
+	grep -q "^agentxdp_rocediag_qp_verdict{req=\"$A\",.*sport=\"49152\",verdict=\"OK\"} 0$" "$T/diag.prom"
 }
 
 @test "the demo's bed as text: one screen names both causes, worst first" {
@@ -181,8 +181,8 @@ run_three_flows() {
 	stop_diag
 	cat "$T/diag.out" >&2
 	jq -e 'select(.type == "summary") | .cannot_see | any(. == "latency: no -i given")' "$T/diag.out"
-	[ "$(jq -r .verdict <<<"$(qp_json 0)")" = DROPPED-LOCALLY ]
-	[ "$(jq .drops.packets <<<"$(qp_json 0)")" -eq "$(rule_packets b)" ]
+	[ "$(jq -r .verdict <<<"$(qp_json 49154)")" = DROPPED-LOCALLY ]
+	[ "$(jq .drops.packets <<<"$(qp_json 49154)")" -eq "$(rule_packets b)" ]
 	[ "$(jq -s "[.[] | select(.type == \"qp\" and .req == \"$A\" and .verdict == \"STUCK\")] | length" "$T/diag.out")" -eq 0 ]
 }
 
