@@ -11,6 +11,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "rocelat.h"
@@ -248,11 +250,15 @@ __u32 rocelat_next_interval(struct rocelat_bpf *obj)
 {
 	__u32 epoch = obj->bss->stats_epoch;
 
-	/* the next interval fills the other buffer from now on; a program
-	 * that read the old epoch just before finishes within microseconds
-	 * (BPF programs are not preempted): let it */
+	/* the next interval fills the other buffer from now on. A program
+	 * that read the old epoch just before may still be adding to it:
+	 * XDP and tc programs run inside RCU read-side sections (softirq or
+	 * rcu_read_lock), so a grace period waits them out, and
+	 * MEMBARRIER_CMD_GLOBAL is synchronize_rcu(). Where it is refused
+	 * (nohz_full), a pause far longer than any program run. */
 	obj->bss->stats_epoch = epoch + 1;
-	usleep(2000);
+	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0))
+		usleep(2000);
 	return epoch;
 }
 
