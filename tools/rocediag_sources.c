@@ -78,6 +78,26 @@ static struct drop_agg drops[MAX_DROP_AGG];
 static int ndrops;
 static __u64 drops_not_roce, drops_unkept;
 
+/*
+ * rdma_rxe frees every packet its QP engines have taken in with kfree_skb(),
+ * not consume_skb(): 6.1's rxe_resp.c cleanup() (inlined into
+ * rxe_responder) for each request it executed, rxe_comp.c free_pkt() (in
+ * rxe_completer) for each ACK or response it completed. Those packets were
+ * delivered to the QP (rdma_rxe counted them in rcvd_pkts), so they are not
+ * drops on this host; what rxe made of them (duplicates, sequence errors)
+ * is rxeqp's evidence. The packets still queued when a QP goes to ERR
+ * (rxe_drain_req_pkts/_resp_pkts, inlined into the same two) are the QP's
+ * own failure, seen as its state change. rxe's receive-side drops (bad
+ * ICRC, no such QP) are freed in rxe_rcv and rxe_udp_encap_recv and stay
+ * drops. Without this every packet of a healthy rxe QP was a drop on 6.1,
+ * and every such QP LOSSY.
+ */
+static bool rxe_consumed(const char *location, const char *reason)
+{
+	return !strcmp(reason, "NOT_SPECIFIED") &&
+	       (!strcmp(location, "rxe_responder") || !strcmp(location, "rxe_completer"));
+}
+
 static int on_drop(void *ctx, void *data, size_t len)
 {
 	const struct drop_event *e = data;
@@ -97,6 +117,8 @@ static int on_drop(void *ctx, void *data, size_t len)
 	a.dqpn = pi->dqpn;
 	ksyms_format(s.ksyms, e->location, a.site.location, sizeof(a.site.location), false);
 	drop_reason_name(e->reason, reason, sizeof(reason));
+	if (rxe_consumed(a.site.location, reason))
+		return 0;
 	snprintf(a.site.reason, sizeof(a.site.reason), "%s", reason);
 	snprintf(a.site.ifname, sizeof(a.site.ifname), "%s", e->ifname);
 	a.site.netfilter = !strcmp(reason, "NETFILTER_DROP");
