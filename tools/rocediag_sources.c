@@ -285,36 +285,62 @@ struct rxe_prev {
 static struct rxe_prev *prev;
 static int nprev;
 
-/* state changes of the interval, from rxeqp's events */
+/* state changes and retransmit timer firings of the interval, from
+ * rxeqp's events */
 struct rxe_change {
 	struct qp_key key;
 	__u8 from, to;
+	bool state;		/* a state change seen: from -> to */
 	bool err;
+	__u64 busy_timer;	/* retransmit timer firings with requests outstanding */
 };
 
 static struct rxe_change changes[MAX_RXE_EV];
 static int nchanges;
 
+static struct rxe_change *change_of(const struct qp_key *k)
+{
+	for (int i = 0; i < nchanges; i++)
+		if (!memcmp(&changes[i].key, k, sizeof(*k)))
+			return &changes[i];
+	if (nchanges == MAX_RXE_EV)
+		return NULL;
+	memset(&changes[nchanges], 0, sizeof(changes[nchanges]));
+	changes[nchanges].key = *k;
+	return &changes[nchanges++];
+}
+
 static int on_rxe_event(void *ctx, void *data, size_t len)
 {
 	const struct qp_event *e = data;
-	int i;
+	struct rxe_change *ch;
 
-	if (e->type != EV_STATE)
+	/*
+	 * rdma_rxe leaves its retransmit timer to expire after the last ACK
+	 * instead of stopping it (rxe_comp.c re-arms it only while requests
+	 * are outstanding, and nothing deletes it before the QP is
+	 * destroyed), so an idle QP's timer fires once more, with req.psn ==
+	 * comp.psn, and the completer finds nothing to retry. Only a firing
+	 * with requests outstanding is evidence: an idle one after the
+	 * traffic ended would make a finished QP STUCK.
+	 */
+	if (e->type == EV_RETX_TIMER && e->psn == e->psn2)
 		return 0;
-	for (i = 0; i < nchanges; i++)
-		if (!memcmp(&changes[i].key, &e->key, sizeof(e->key)))
-			break;
-	if (i == nchanges) {
-		if (nchanges == MAX_RXE_EV)
-			return 0;
-		nchanges++;
-		changes[i].key = e->key;
-		changes[i].from = e->old_state;
-		changes[i].err = false;
+	if (e->type != EV_STATE && e->type != EV_RETX_TIMER)
+		return 0;
+	ch = change_of(&e->key);
+	if (!ch)
+		return 0;
+	if (e->type == EV_RETX_TIMER) {
+		ch->busy_timer++;
+		return 0;
 	}
-	changes[i].to = e->new_state;
-	changes[i].err |= e->new_state == 6;	/* IB_QPS_ERR */
+	if (!ch->state) {
+		ch->state = true;
+		ch->from = e->old_state;
+	}
+	ch->to = e->new_state;
+	ch->err |= e->new_state == 6;	/* IB_QPS_ERR */
 	return 0;
 }
 
@@ -356,9 +382,10 @@ static int read_rxe_qp(const void *key, const void *val, void *ctx)
 	for (int i = 0; p && i < QC_NR; i++)
 		if (st->cnt[i] < p->cnt[i])
 			memset(p->cnt, 0, sizeof(p->cnt));
+	/* timer firings count through the events (on_rxe_event) */
 	for (int i = 0; i < QC_NR; i++) {
 		d[i] = st->cnt[i] - (p ? p->cnt[i] : 0);
-		active |= d[i] && i != QC_STATE_CHANGES;
+		active |= d[i] && i != QC_STATE_CHANGES && i != QC_RETX_TIMER;
 	}
 	if (p)
 		memcpy(p->cnt, st->cnt, sizeof(p->cnt));
@@ -386,14 +413,14 @@ static int read_rxe_qp(const void *key, const void *val, void *ctx)
 		q->sport = st->sport;
 	q->rxe_seen = true;
 	snprintf(q->rxe_dev, sizeof(q->rxe_dev), "%s", st->dev);
-	q->rxe_retx_timer += d[QC_RETX_TIMER];
+	q->rxe_retx_timer += ch ? ch->busy_timer : 0;
 	q->rxe_retries += d[QC_RETRIES];
 	q->rxe_retx_pkts += d[QC_RETX_PKTS];
 	q->rxe_rnr += d[QC_RNR_TIMER];
 	q->rxe_rx_acks += requester ? d[QC_RX_RESP_PKTS] : 0;
 	if (requester && d[QC_RX_RESP_PKTS])
 		q->answers = true;
-	if (ch && ch->from != ch->to && !q->state_changed) {
+	if (ch && ch->state && ch->from != ch->to && !q->state_changed) {
 		q->state_changed = true;
 		q->state_from = ch->from;
 		q->state_to = ch->to;
