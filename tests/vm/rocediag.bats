@@ -1,0 +1,527 @@
+#!/usr/bin/env bats
+# rocediag against real rdma_rxe traffic on the Soft-RoCE test bed
+# (scripts/testbed.sh): the seed's firewall as a per-QP STUCK with its rule,
+# netem loss as LOSSY, and no false STUCK on clean traffic or with a source
+# left out. Runs inside the Soft-RoCE VM (tests/vm/run-suites) or as root on
+# a host whose kernel has rdma_rxe; elsewhere every test skips.
+#
+# rocediag runs with -i veth-a (rocelat's XDP/tc there: rxe-a's requests and
+# their answers) and -j 1; each interval ends with a "summary" line, so a
+# record's interval is the number of summaries before it, plus one.
+#
+# Ground truth: the iptables rule's own packet counter and nft's listing of
+# it, rxe's port counters (rdma statistic), netem's drop count, perftest's
+# and rc_client's QP numbers and exit status; rxeqp -e as the kernel's
+# witness of a timer firing. QP numbers are made asymmetric first (bed_up),
+# so a requester/responder mix-up shows.
+#
+# Why the healthy QPs look the way they do. rxe on 6.1 does not push its
+# retransmit timer back on every ACK: it is armed when not pending and
+# re-armed by the completer only when it runs out of ACKs with requests
+# still outstanding (rxe_req.c update_state, rxe_comp.c COMPST_EXIT), so at
+# perftest's default timeout (-u 14, 67 ms) it fires in the middle of a
+# steady stream and rxe resends what is in flight (measured: 2 to 176
+# packets per 300 clean ib_write_bw messages, with the responder's
+# duplicate_request counting them). Several packets in flight on two vCPUs
+# can also arrive reordered (a PSN sequence NAK, a go-back-N retry). A QP
+# that resent packets is LOSSY by rocediag's rules, and rightly so. A QP
+# the tests call clean therefore runs with rxe's timer out of reach
+# (-u 31: 4.096 us * 2^31, 2.4 h) and one single-packet message in flight
+# (ib_write_bw -t 1 -s 1024 at MTU 1024: nothing to reorder, nothing to
+# time out), and each test checks with rxe's counters that it sent nothing
+# twice. rocediag's --timeout (a request unanswered this long) is 10 s: the
+# emulated guest can stall for a second when other guests share the cores,
+# and no assertion here rests on rocelat's timeouts.
+
+load ../lib/common
+load ../lib/vm_rocelat
+
+DIAG=$AX_BUILD/rocediag
+RXEQP=$AX_BUILD/rxeqp
+WAIT=180	# s: rocediag loads four tools' programs (30-60 s under TCG)
+HPORT=18521	# the healthy ib_write_bw's TCP exchange (over lo)
+
+setup_file() {
+	ax_file_needs --rxe rdma ib_write_bw iptables nft tc jq timeout stdbuf \
+		"$DIAG" "$RXEQP" "$RC" || return 0
+	# nfdrop's fexit program attaches to nft_do_chain, which exists only
+	# once nf_tables is loaded: before rocediag starts
+	local m
+	for m in nf_tables nft_compat nf_reject_ipv4 nft_reject_ipv4 sch_netem; do
+		modprobe -q "$m" 2>/dev/null || true
+	done
+	bed_up
+}
+
+teardown_file() {
+	bed_down
+}
+
+setup() {
+	rl_setup
+	DIAG_PIDS=()
+	RULES=()
+}
+
+teardown() {
+	local pid rule
+	ax_file_ran || return 0
+	# rocediag first and gently: on 6.1 (no tcx) a SIGKILL leaves its tc filter
+	for pid in "${DIAG_PIDS[@]}"; do
+		ax_stop "$pid" INT
+	done
+	# timeout passes TERM on to perftest (and KILLs it 3 s later)
+	for pid in "${PERF_PIDS[@]}"; do
+		ax_stop "$pid" TERM
+	done
+	ax_cleanup
+	for rule in "${RULES[@]}"; do
+		# shellcheck disable=SC2086 # a rule is a word list
+		iptables -D $rule 2>/dev/null || true
+	done
+	tc qdisc del dev veth-a root 2>/dev/null || true
+}
+
+# start_diag OUT ARGS...: rocediag in the background until its banner
+# (stderr with -j, stdout without); its PID in DIAG_PID
+start_diag() {
+	local out=$1 end=$((SECONDS + WAIT))
+	shift
+	ax_bg "$DIAG" "$@" >"$out" 2>"$out.err"
+	DIAG_PID=$AX_LAST_PID
+	DIAG_PIDS+=("$DIAG_PID")
+	while [ "$SECONDS" -le "$end" ]; do
+		if has "$out.err" Tracing || has "$out" Tracing; then
+			return 0
+		fi
+		kill -0 "$DIAG_PID" 2>/dev/null || break
+		sleep 0.2
+	done
+	echo "rocediag did not start:" >&2
+	cat "$out.err" "$out" >&2
+	return 1
+}
+
+stop_diag() { # stop_diag PID: SIGINT, it must exit 0
+	ax_stop "$1" INT
+	[ "$AX_RC" -eq 0 ] || {
+		echo "rocediag exited with $AX_RC" >&2
+		return 1
+	}
+}
+
+# summaries FILE: intervals rocediag -j reported so far (complete lines only)
+summaries() {
+	local l n=0
+	while IFS= read -r l; do
+		[[ $l == *'"type":"summary"'* ]] && n=$((n + 1))
+	done 2>/dev/null <"$1"
+	echo "$n"
+}
+
+# text_reports FILE: reports of rocediag's text output so far (its header
+# lines, "2 QPs: 1 STUCK, 1 OK")
+text_reports() {
+	local l n=0
+	while IFS= read -r l; do
+		[[ $l =~ ^[0-9]+\ QPs?(:.*)?$ ]] && n=$((n + 1))
+	done 2>/dev/null <"$1"
+	echo "$n"
+}
+
+# wait_summaries FILE N [COUNTER]: until FILE has N reports (COUNTER:
+# summaries for -j, text_reports for text)
+wait_summaries() {
+	local end=$((SECONDS + 60)) count=${3:-summaries}
+	until [ "$("$count" "$1")" -ge "$2" ]; do
+		if [ "$SECONDS" -gt "$end" ]; then
+			echo "rocediag did not report interval $2 in $1" >&2
+			return 1
+		fi
+		sleep 0.2
+	done
+}
+
+# records FILE: the "qp" records of rocediag -j, one a line, each with its
+# interval "iv" (1 + the summaries before it)
+records() {
+	jq -c -s 'reduce .[] as $r ({n: 1, out: []};
+		if $r.type == "summary" then .n += 1 else .out += [$r + {iv: .n}] end) | .out[]' "$1"
+}
+
+# wait_record FILE JQ_CONDITION: until a record of FILE meets it
+wait_record() {
+	local end=$((SECONDS + 90))
+	until records "$1" 2>/dev/null | jq -e -s "any(.[]; $2)" >/dev/null 2>&1; do
+		if [ "$SECONDS" -gt "$end" ]; then
+			echo "no record with $2 in $1:" >&2
+			cat "$1" >&2
+			return 1
+		fi
+		sleep 0.5
+	done
+}
+
+# jqn FILE FILTER: FILTER over the records of FILE as one array
+jqn() { records "$1" | jq -r -s "$2"; }
+
+# the QPs a test names: req/resp addresses, the responder's QPN (decimal)
+is_qp() { echo "(.req == \"$A\" and .resp == \"$B\" and .resp_qpn == $1)"; }
+
+# healthy_start NAME ARGS...: ib_write_bw in the background, server on rxe-b,
+# client on rxe-a, one single-packet WRITE in flight and rxe's timer out of
+# reach (see the top); until the client has printed both QP numbers, in
+# H_LOCAL and H_REMOTE (decimal)
+healthy_start() {
+	local name=$1 end=$((SECONDS + WAIT))
+	shift
+	timeout -k 3 400 stdbuf -oL ib_write_bw -d rxe-b -x 1 -p "$HPORT" -s 1024 -t 1 -u 31 "$@" \
+		</dev/null >"$T/$name.srv" 2>&1 &
+	PERF_PIDS+=("$!")
+	AX_PIDS+=("$!")
+	until ax_tcp_listening "$HPORT"; do
+		if ! kill -0 "${PERF_PIDS[-1]}" 2>/dev/null || [ "$SECONDS" -gt "$end" ]; then
+			echo "ib_write_bw server did not listen:" >&2
+			cat "$T/$name.srv" >&2
+			return 1
+		fi
+		sleep 0.2
+	done
+	timeout -k 3 400 stdbuf -oL ib_write_bw -d rxe-a -x 1 -p "$HPORT" -s 1024 -t 1 -u 31 "$@" "$B" \
+		</dev/null >"$T/$name.cli" 2>&1 &
+	H_CLI=$!
+	PERF_PIDS+=("$H_CLI")
+	AX_PIDS+=("$H_CLI")
+	until has "$T/$name.cli" "remote address:"; do
+		if ! kill -0 "$H_CLI" 2>/dev/null || [ "$SECONDS" -gt "$end" ]; then
+			echo "ib_write_bw client did not connect:" >&2
+			cat "$T/$name.cli" >&2
+			return 1
+		fi
+		sleep 0.2
+	done
+	H_LOCAL=$(perf_qpn "$T/$name.cli" local)
+	H_REMOTE=$(perf_qpn "$T/$name.cli" remote)
+	echo "healthy ib_write_bw: QPN $H_LOCAL -> $H_REMOTE"
+}
+
+# delta ARRAY0 ARRAY1 KEY: how much rxe's counter KEY (rxe-a.sent_pkts) grew
+delta() {
+	local -n _c0=$1 _c1=$2
+	echo $((${_c1[$3]} - ${_c0[$3]}))
+}
+
+# rule_packets SPORT: the packets our REJECT of SPORT matched, by its counter
+rule_packets() {
+	iptables -L INPUT -v -x -n | awk -v p="spt:$1" '/REJECT/ && /veth-b/ && $0 ~ p && /dpt:4791/ { print $1 }'
+}
+
+@test "REJECT of one QP's UDP source port on the responder's INPUT: STUCK within 2 intervals, the rule named and counted as it counts, RTS -> ERR; ib_write_bw's QP OK throughout" {
+	local j=$T/diag.j x=$T/diag.txt qa qb sport n0 n1 c h text F H pid end
+	# shellcheck disable=SC2034 # read through delta's namerefs
+	local -A c0 c1
+	counters c0
+	# one with rocelat on veth-a (JSON), one without any -i (text): no
+	# latency source there, the verdict rests on drops, rules and rxe
+	start_diag "$j" -i veth-a -j --timeout 10000 1
+	local jpid=$DIAG_PID
+	start_diag "$x" 1
+	local xpid=$DIAG_PID
+	grep -q '^cannot see latency: no -i given$' "$x"
+
+	# H: the healthy ib_write_bw, seen OK by rocediag before the fault
+	healthy_start h -n 5000000
+	H=$(is_qp "$H_REMOTE")
+	wait_record "$j" "$H and .verdict == \"OK\" and .latency.samples > 0"
+
+	# F: rc_client's QP, 16 WRITEs of 4 packets in flight, 3 retries of
+	# ~17 ms, waiting for the rule before it sends
+	ax_bg "$RC" -p 1 -r 3 -t 12 -n 16 -d 16 -s 4096 -T 90 -w "$T/go" >"$T/f.out"
+	local fpid=$AX_LAST_PID
+	ax_wait_for "$T/f.out" ready 60
+	read -r qa qb sport < <(sed -n 's/^ready qpn_a=\(0x[0-9a-f]*\) qpn_b=\(0x[0-9a-f]*\) sport=\([0-9]*\)$/\1 \2 \3/p' "$T/f.out")
+	qa=$((qa)) qb=$((qb))
+	F=$(is_qp "$qb")
+	# F's way to RTS reported before the fault, so that the interval of
+	# its ERR shows that transition alone
+	wait_record "$j" "$F and (.rxe.state_change // \"\" | endswith(\"-> RTS\"))"
+	local qid
+	qid=$(printf 'QP %s/0x%x -> %s/0x%x (sport %s): ' "$A" "$qa" "$B" "$qb" "$sport")
+	end=$((SECONDS + 90))
+	until grep -qF "$qid" "$x" && grep -F "$qid" "$x" | grep -q -- '-> RTS'; do
+		[ "$SECONDS" -le "$end" ] || { echo "no RTS of F in $x" >&2; cat "$x" >&2; return 1; }
+		sleep 0.5
+	done
+	RULES+=("INPUT -i veth-b -p udp --dport 4791 --sport $sport -j REJECT")
+	# shellcheck disable=SC2086 # a rule is a word list
+	iptables -I ${RULES[0]}
+	# the fault starts with F's first packet: after n0 intervals, and
+	# before n1 + 1 (n1 counted once the rule has matched)
+	n0=$(summaries "$j")
+	touch "$T/go"
+	end=$((SECONDS + 60))
+	until [ "$(rule_packets "$sport")" -gt 0 ]; do
+		[ "$SECONDS" -le "$end" ] || { echo "the rule matched nothing" >&2; return 1; }
+		sleep 0.1
+	done
+	n1=$(summaries "$j")
+	local frc=0
+	wait "$fpid" || frc=$? # rc_client bounds itself (-T)
+	cat "$T/f.out"
+	[ "$frc" -eq 3 ]
+	grep -q 'status=12 ' "$T/f.out" # IBV_WC_RETRY_EXC_ERR
+	# F is gone: the rule's count is final; rocediag reports the interval
+	# in progress and one more, and H still runs
+	c=$(rule_packets "$sport")
+	wait_summaries "$j" $(($(summaries "$j") + 2))
+	wait_record "$j" "$F and .rxe.to_err"
+	local last
+	last=$(jqn "$j" "map(select($F and .rxe.to_err)) | first.iv")
+	wait_record "$j" "$H and .iv > $last"
+	wait_summaries "$x" $(($(text_reports "$x") + 2)) text_reports
+	kill -0 "$H_CLI" # the healthy run outlived the fault
+	for pid in "${PERF_PIDS[@]}"; do
+		ax_stop "$pid" TERM
+	done
+	PERF_PIDS=()
+	counters c1
+	stop_diag "$jpid"
+	stop_diag "$xpid"
+
+	# ground truth: the rule as nft lists it (its handle; its text without
+	# the counter's values), its counter
+	nft -a list chain ip filter INPUT
+	h=$(nft -a list chain ip filter INPUT | sed -n "s/.* udp sport $sport .* # handle \([0-9]*\)\$/\1/p")
+	text=$(nft -a list chain ip filter INPUT | sed -n "s/^[[:space:]]*\(.* udp sport $sport .*\) # handle [0-9]*\$/\1/p" |
+		sed 's/ packets [0-9]* bytes [0-9]*//')
+	echo "rule: handle $h, '$text', counted $c; F $qa -> $qb sport $sport; intervals n0=$n0 n1=$n1"
+	[ -n "$h" ] && [ "$c" -gt 0 ]
+	records "$j" | jq -c "select($F or $H)" | cut -c1-400
+
+	# F: its records carry the port the rule matched and its requester QPN
+	[ "$(jqn "$j" "map(select($F) | .sport) | unique | join(\",\")")" = "$sport" ]
+	[ "$(jqn "$j" "map(select($F and .req_qpn != -1) | .req_qpn) | unique | join(\",\")")" = "$qa" ]
+	# every packet the rule matched is a drop of F, at nft_do_chain on veth-b
+	[ "$(jqn "$j" "map(select($F) | .drops.packets) | add")" -eq "$c" ]
+	[ "$(jqn "$j" "map(select($F) | .drops.sites[] | select(.location == \"nft_do_chain\" and .reason == \"NETFILTER_DROP\" and .ifname == \"veth-b\") | .packets) | add")" -eq "$c" ]
+	# ... and nfdrop names the rule, certain, with the same count
+	[ "$(jqn "$j" "map(select($F and .drops.rule) | .drops.rule | [.where, .text, .certain] | @json) | unique | .[]")" = \
+		"$(jq -c -n --arg w "ip filter INPUT handle $h" --arg t "$text" '[$w, $t, true]')" ]
+	[ "$(jqn "$j" "map(select($F) | .drops.rule.packets // 0) | add")" -eq "$c" ]
+	# rxe: RTS -> ERR, three go-back-N retries (-r 3), then RETRY_EXC_ERR
+	[ "$(jqn "$j" "map(select($F and .rxe.to_err) | .rxe.state_change) | join(\",\")")" = "RTS -> ERR" ]
+	[ "$(jqn "$j" "map(select($F) | .rxe.retries // 0) | add")" -eq 3 ]
+	[ "$(delta c0 c1 rxe-a.retry_exceeded_err)" -eq 1 ]
+	# all F sent went into the rule: its 64 packets once, the rest again,
+	# as rocelat saw them on veth-a and rxe sent them
+	[ "$(jqn "$j" "map(select($F) | .rxe.resent_packets // 0) | add")" -eq $((c - 64)) ]
+	[ "$(jqn "$j" "map(select($F) | .latency.retransmits // 0) | add")" -eq $((c - 64)) ]
+
+	# named within 2 intervals: D, the first interval with F's drops, lies
+	# where the ground truth says the fault started; STUCK with the rule by
+	# D + 1 (before the retry timer first fired, an interval can only say
+	# DROPPED-LOCALLY)
+	local d k
+	d=$(jqn "$j" "map(select($F and .drops.packets > 0) | .iv) | min")
+	k=$(jqn "$j" "map(select($F and .verdict == \"STUCK\" and .drops.rule.where == \"ip filter INPUT handle $h\") | .iv) | min")
+	echo "first drops in interval $d, STUCK with the rule in $k"
+	measured "REJECT: $c packets, fault between intervals $((n0 + 1)) and $((n1 + 1)), drops seen in $d, STUCK + rule in $k"
+	[ "$d" -gt "$n0" ] && [ "$d" -le $((n1 + 1)) ]
+	[ "$k" -le $((d + 1)) ]
+	# from the fault on, F is never anything milder
+	[ "$(jqn "$j" "map(select($F and .iv >= $d and .verdict != \"STUCK\" and .verdict != \"DROPPED-LOCALLY\")) | length")" -eq 0 ]
+
+	# H: OK in every interval, the fault's ones and one after F's ERR
+	# included; nothing dropped. rxe's counters: it sent nothing twice
+	# (no duplicate, no out-of-sequence request at rxe-b; the only retries
+	# of rxe-a are F's three)
+	[ "$(jqn "$j" "map(select($H)) | length")" -ge 3 ]
+	[ "$(jqn "$j" "map(select($H and .verdict != \"OK\")) | length")" -eq 0 ]
+	[ "$(jqn "$j" "map(select($H and .iv == $k)) | length")" -eq 1 ]
+	[ "$(jqn "$j" "map(select($H) | .drops.packets) | add")" -eq 0 ]
+	[ "$(delta c0 c1 rxe-b.duplicate_request)" -eq 0 ]
+	[ "$(delta c0 c1 rxe-b.out_of_seq_request)" -eq 0 ]
+	[ "$(delta c0 c1 rxe-a.completer_retry_err)" -eq 3 ]
+	# and no QP but F was ever worse than OK
+	[ "$(jqn "$j" "map(select(($F | not) and .verdict != \"OK\")) | length")" -eq 0 ]
+
+	# the same story as text, from drops, rules and rxe alone: F STUCK
+	# with the rule, its drops and rxe's evidence adding up as in -j
+	grep -E '^QP |^  ' "$x" | grep -v ': OK ' || true
+	grep -qF "${qid}STUCK " "$x"
+	grep -qxF "  by: ip filter INPUT handle $h: $text" "$x"
+	# F's blocks of lines, summed over the intervals: "dropped: N packets
+	# at ..." and "rxe: rxe-a[ QP RTS -> ERR], R go-back-N retries, P
+	# packets resent", one of them with the transition
+	run awk -v q="$qid" '
+		index($0, "QP ") == 1 { f = index($0, q) == 1 }
+		f && /^  dropped: [0-9]+ packets at nft_do_chain \(NETFILTER_DROP\) on veth-b$/ { d += $2 }
+		f && /^  rxe: rxe-a( QP RTS -> ERR)?, [0-9]+ go-back-N retries, [0-9]+ packets resent$/ {
+			e += / QP RTS -> ERR,/
+			n = split($0, w, " ")
+			r += w[n - 5]
+			p += w[n - 2]
+		}
+		END { print d + 0, e + 0, r + 0, p + 0 }' "$x"
+	echo "text: dropped, ERR lines, retries, packets resent: $output"
+	[ "$output" = "$c 1 3 $((c - 64))" ]
+	# H, seen by rxe there: OK; nothing else is worse
+	grep -qE "^QP $A/0x$(printf %x "$H_LOCAL") -> $B/0x$(printf %x "$H_REMOTE") \(sport [0-9]+\): OK " "$x"
+	[ -z "$(grep -E '^QP ' "$x" | grep -vF "$qid" | grep -v '): OK ')" ]
+}
+
+@test "netem loss 2% on veth-a under ib_write_bw: LOSSY; retransmits = rxe-a's packets beyond the messages' (rocelat and rxe alike), NAKs = rxe-b's, drops = the requests lost" {
+	local n=300 size=4096 j=$T/diag.j dropped sent rcvd orig qr Q
+	# shellcheck disable=SC2034 # read through delta's namerefs
+	local -A c0 c1
+	start_diag "$j" -i veth-a -j --timeout 10000 1
+	counters c0
+	tc qdisc add dev veth-a root netem loss 2%
+	# a small window (-t 8): go-back-N resends less after each loss
+	perf_run write ib_write_bw -n "$n" -s "$size" -t 8
+	tc -s qdisc show dev veth-a
+	dropped=$(tc -s qdisc show dev veth-a | sed -n 's/.*(dropped \([0-9]*\),.*/\1/p')
+	tc qdisc del dev veth-a root
+	counters c1
+	# the run is over: the interval in progress and one more hold all of it
+	wait_summaries "$j" $(($(summaries "$j") + 2))
+	stop_diag "$DIAG_PID"
+	qr=$(perf_qpn "$T/write.cli" remote)
+	Q=$(is_qp "$qr")
+	records "$j" | jq -c "select($Q)" | cut -c1-500
+
+	# ground truth: rxe-a only requests here, rxe-b only answers; MTU 1024
+	sent=$(delta c0 c1 rxe-a.sent_pkts)
+	rcvd=$(delta c0 c1 rxe-b.rcvd_pkts)
+	orig=$((n * size / 1024))
+	local rl rx sq rt dr
+	rl=$(jqn "$j" "map(select($Q) | .latency.retransmits) | add")
+	rx=$(jqn "$j" "map(select($Q) | .rxe.resent_packets) | add")
+	sq=$(jqn "$j" "map(select($Q) | .latency.seq_naks) | add")
+	rt=$(jqn "$j" "map(select($Q) | .rxe.retries) | add")
+	dr=$(jqn "$j" "map(select($Q) | .drops.packets) | add")
+	echo "netem dropped $dropped; rxe-a sent $sent (originals $orig), rxe-b received $rcvd; completer retries $(delta c0 c1 rxe-a.completer_retry_err), out-of-sequence $(delta c0 c1 rxe-b.out_of_seq_request)"
+	echo "rocediag: retransmits $rl (rocelat) $rx (rxe), retries $rt, PSN sequence NAKs $sq, drops $dr"
+	measured "loss 2%: netem dropped $dropped, lost $((sent - rcvd)), resent $((sent - orig)); rocediag retransmits $rl/$rx, NAKs $sq, retries $rt, drops $dr"
+	[ "$(perf_result "$T/write.cli" 2)" -eq "$n" ]
+	[ $((sent - rcvd)) -ge 1 ]
+	# Retransmitted packets, exactly: every packet rxe-a sent past the
+	# messages' own was sent again, and both rocelat (a PSN seen again at
+	# tc egress of veth-a, before netem) and rxeqp (a PSN behind the highest
+	# sent, at rxe_xmit_packet, where rxe counts sent_pkts) see each once.
+	# That holds for resends after a reorder or a spurious timer as well.
+	[ "$rl" -eq $((sent - orig)) ]
+	[ "$rx" -eq $((sent - orig)) ]
+	# rxe-b counts the sequence-error NAKs it sends; they cross veth-a
+	# inwards, where netem does not drop
+	[ "$sq" -eq "$(delta c0 c1 rxe-b.out_of_seq_request)" ]
+	# go-back-N restarts: rxeqp counts a run of resent packets, rxe each
+	# decision to retry (completer_retry_err); a decision whose requests
+	# were all ACKed before the requester ran resends nothing, so rxe's
+	# count bounds rxeqp's from above (equal in every run measured)
+	[ "$rt" -ge 1 ]
+	[ "$rt" -le "$(delta c0 c1 rxe-a.completer_retry_err)" ]
+	# the requests lost (sent here, never received there) are this host's
+	# drops, at veth-a's qdisc, never netfilter's; netem's own count may
+	# also hold ARP or ND
+	[ "$dr" -eq $((sent - rcvd)) ]
+	[ "$dr" -le "$dropped" ]
+	[ "$(jqn "$j" "map(select($Q) | .drops.sites[] | select(.ifname != \"veth-a\" or .reason == \"NETFILTER_DROP\")) | length")" -eq 0 ]
+	# the verdict: LOSSY wherever loss or resends show, nothing worse
+	# (answers kept coming in every interval: the timer recovers a loss in
+	# 67 ms), OK where none did
+	[ "$(jqn "$j" "map(select($Q and .verdict == \"LOSSY\")) | length")" -ge 1 ]
+	[ "$(jqn "$j" "map(select($Q and (.drops.packets > 0 or .latency.retransmits > 0) and .verdict != \"LOSSY\")) | length")" -eq 0 ]
+	[ "$(jqn "$j" "map(select(.verdict == \"STUCK\" or .verdict == \"DROPPED-LOCALLY\")) | length")" -eq 0 ]
+}
+
+@test "--no-rxe, clean ib_write_bw: OK in every interval, no STUCK, and every report says it cannot see rdma_rxe" {
+	local j=$T/diag.j n=1000 H
+	# shellcheck disable=SC2034 # read through delta's namerefs
+	local -A c0 c1
+	start_diag "$j" -i veth-a -j --no-rxe --timeout 10000 1
+	counters c0
+	healthy_start clean -n "$n"
+	H=$(is_qp "$H_REMOTE")
+	local rc=0
+	wait "$H_CLI" || rc=$?
+	[ "$rc" -eq 0 ]
+	counters c1
+	wait_summaries "$j" $(($(summaries "$j") + 2))
+	stop_diag "$DIAG_PID"
+	records "$j" | jq -c "select($H)" | cut -c1-400
+	tail -n 3 "$T/clean.cli"
+
+	# rxe: every message went once, nothing was repeated or out of sequence
+	[ "$(perf_result "$T/clean.cli" 2)" -eq "$n" ]
+	[ "$(delta c0 c1 rxe-a.sent_pkts)" -eq "$n" ]
+	[ "$(delta c0 c1 rxe-b.duplicate_request)" -eq 0 ]
+	[ "$(delta c0 c1 rxe-b.out_of_seq_request)" -eq 0 ]
+	# rocediag: OK throughout, answers timed, nothing resent or dropped
+	[ "$(jqn "$j" "map(select($H)) | length")" -ge 1 ]
+	[ "$(jqn "$j" "map(select($H and .verdict != \"OK\")) | length")" -eq 0 ]
+	[ "$(jqn "$j" "map(select($H) | .latency.samples) | add")" -ge 1 ]
+	[ "$(jqn "$j" "map(select($H) | .latency.retransmits + .drops.packets) | add")" -eq 0 ]
+	[ "$(jqn "$j" "map(select(.verdict != \"OK\")) | length")" -eq 0 ]
+	# no rxe evidence anywhere, and each line says why
+	[ "$(jqn "$j" "map(select(.rxe)) | length")" -eq 0 ]
+	[ "$(jq -r -s 'map(.cannot_see | join(";")) | unique | join("|")' "$j")" = "rdma_rxe QP state: --no-rxe" ]
+}
+
+@test "clean ib_write_bw whose QP outlives its traffic: rxe's retransmit timer fires with nothing outstanding, and the QP is never STUCK" {
+	local j=$T/diag.j ev=$T/ev.j n=200 H
+	# shellcheck disable=SC2034 # read through delta's namerefs
+	local -A c0 c1
+	# rxe arms the timer at the first request; -u 22 (17 s) is longer
+	# than the run, so it first fires after the traffic, with everything
+	# ACKed, in an interval without answers; --wait_destroy keeps the QP
+	# (and its timer) alive past that
+	start_diag "$j" -i veth-a -j --timeout 10000 1
+	ax_bg "$RXEQP" -e -j >"$ev" 2>"$ev.err"
+	local epid=$AX_LAST_PID
+	ax_wait_for "$ev.err" Tracing "$WAIT"
+	counters c0
+	timeout -k 3 120 stdbuf -oL ib_write_bw -d rxe-b -x 1 -p "$HPORT" -s 1024 -t 1 -u 22 -n "$n" \
+		--wait_destroy 30 </dev/null >"$T/idle.srv" 2>&1 &
+	PERF_PIDS+=("$!")
+	AX_PIDS+=("$!")
+	local end=$((SECONDS + WAIT))
+	until ax_tcp_listening "$HPORT"; do
+		[ "$SECONDS" -le "$end" ] || { cat "$T/idle.srv"; return 1; }
+		sleep 0.2
+	done
+	timeout -k 3 120 stdbuf -oL ib_write_bw -d rxe-a -x 1 -p "$HPORT" -s 1024 -t 1 -u 22 -n "$n" \
+		--wait_destroy 30 "$B" </dev/null >"$T/idle.cli" 2>&1 &
+	H_CLI=$!
+	PERF_PIDS+=("$H_CLI")
+	AX_PIDS+=("$H_CLI")
+	ax_wait_for "$T/idle.cli" "BW average" 120
+	local ql qr
+	ql=$(perf_qpn "$T/idle.cli" local)
+	qr=$(perf_qpn "$T/idle.cli" remote)
+	H=$(is_qp "$qr")
+	# the witness: rxeqp's event of H's requester timer with req.psn ==
+	# comp.psn (nothing outstanding)
+	local firing="select(.event == \"retx_timer\" and .qpn == $ql and .dev == \"rxe-a\")"
+	end=$((SECONDS + 60))
+	until jq -e -s "any(.[]; $firing)" "$ev" >/dev/null 2>&1; do
+		[ "$SECONDS" -le "$end" ] || { echo "rxe-a's timer of QP $ql did not fire" >&2; return 1; }
+		sleep 0.5
+	done
+	wait_summaries "$j" $(($(summaries "$j") + 2))
+	counters c1
+	stop_diag "$DIAG_PID"
+	ax_stop "$epid" INT
+	jq -c "$firing" "$ev"
+	records "$j" | jq -c "select($H)" | cut -c1-400
+
+	# every firing of H's timer found nothing outstanding; H sent nothing twice
+	[ "$(jq -s "map($firing | select(.psn != .acked_psn)) | length" "$ev")" -eq 0 ]
+	[ "$(perf_result "$T/idle.cli" 2)" -eq "$n" ]
+	[ "$(delta c0 c1 rxe-a.sent_pkts)" -eq "$n" ]
+	[ "$(delta c0 c1 rxe-b.duplicate_request)" -eq 0 ]
+	# rocediag: H OK while it ran, and no QP STUCK (nor worse than OK) at
+	# any time, the firing's interval included
+	[ "$(jqn "$j" "map(select($H and .latency.samples > 0)) | length")" -ge 1 ]
+	[ "$(jqn "$j" "map(select(.verdict != \"OK\")) | length")" -eq 0 ]
+}
