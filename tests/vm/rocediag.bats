@@ -40,6 +40,7 @@ DIAG=$AX_BUILD/rocediag
 RXEQP=$AX_BUILD/rxeqp
 WAIT=180	# s: rocediag loads four tools' programs (30-60 s under TCG)
 HPORT=18521	# the healthy ib_write_bw's TCP exchange (over lo)
+HRATE=(--rate_limit_type=SW --rate_limit=200 --rate_units=p --burst_size=1)
 
 setup_file() {
 	ax_file_needs --rxe rdma ib_write_bw iptables nft tc jq timeout stdbuf \
@@ -170,13 +171,17 @@ is_qp() { echo "(.req == \"$A\" and .resp == \"$B\" and .resp_qpn == $1)"; }
 
 # healthy_start NAME ARGS...: ib_write_bw in the background, server on rxe-b,
 # client on rxe-a, one single-packet WRITE in flight and rxe's timer out of
-# reach (see the top); until the client has printed both QP numbers, in
-# H_LOCAL and H_REMOTE (decimal)
+# reach (see the top), 200 a second (perftest's software rate limiter: on
+# 6.1 every packet rxe consumes passes rxedrop's kfree_skb program as an
+# event, which rocediag leaves out in user space; at full speed they are
+# thousands a second in the same ring buffer as the drops that count);
+# until the client has printed both QP numbers, in H_LOCAL and H_REMOTE
+# (decimal)
 healthy_start() {
 	local name=$1 end=$((SECONDS + WAIT))
 	shift
-	timeout -k 3 400 stdbuf -oL ib_write_bw -d rxe-b -x 1 -p "$HPORT" -s 1024 -t 1 -u 31 "$@" \
-		</dev/null >"$T/$name.srv" 2>&1 &
+	timeout -k 3 400 stdbuf -oL ib_write_bw -d rxe-b -x 1 -p "$HPORT" -s 1024 -t 1 -u 31 \
+		"${HRATE[@]}" "$@" </dev/null >"$T/$name.srv" 2>&1 &
 	PERF_PIDS+=("$!")
 	AX_PIDS+=("$!")
 	until ax_tcp_listening "$HPORT"; do
@@ -187,8 +192,8 @@ healthy_start() {
 		fi
 		sleep 0.2
 	done
-	timeout -k 3 400 stdbuf -oL ib_write_bw -d rxe-a -x 1 -p "$HPORT" -s 1024 -t 1 -u 31 "$@" "$B" \
-		</dev/null >"$T/$name.cli" 2>&1 &
+	timeout -k 3 400 stdbuf -oL ib_write_bw -d rxe-a -x 1 -p "$HPORT" -s 1024 -t 1 -u 31 \
+		"${HRATE[@]}" "$@" "$B" </dev/null >"$T/$name.cli" 2>&1 &
 	H_CLI=$!
 	PERF_PIDS+=("$H_CLI")
 	AX_PIDS+=("$H_CLI")
@@ -254,8 +259,8 @@ rule_packets() {
 	RULES+=("INPUT -i veth-b -p udp --dport 4791 --sport $sport -j REJECT")
 	# shellcheck disable=SC2086 # a rule is a word list
 	iptables -I ${RULES[0]}
-	# the fault starts with F's first packet: after n0 intervals, and
-	# before n1 + 1 (n1 counted once the rule has matched)
+	# the fault starts with F's first packet: after n0 intervals, and in
+	# interval n1 + 1 at the latest (n1 counted once the rule has matched)
 	n0=$(summaries "$j")
 	touch "$T/go"
 	end=$((SECONDS + 60))
@@ -326,15 +331,17 @@ rule_packets() {
 	[ $((c - fr)) -ge 1 ] && [ $((c - fr)) -le 64 ]
 
 	# named within 2 intervals: D, the first interval with F's drops, lies
-	# where the ground truth says the fault started; STUCK with the rule by
-	# D + 1 (before the retry timer first fired, an interval can only say
-	# DROPPED-LOCALLY)
+	# where the ground truth says the fault started (after interval n0; by
+	# n1 + 1, or n1 + 2 when the rule matched between a report's reading of
+	# the drops and its summary line, which n1 then missed); STUCK with the
+	# rule by D + 1 (an interval that ends before the retry timer first
+	# fires can say only DROPPED-LOCALLY)
 	local d k
 	d=$(jqn "$j" "map(select($F and .drops.packets > 0) | .iv) | min")
 	k=$(jqn "$j" "map(select($F and .verdict == \"STUCK\" and .drops.rule.where == \"ip filter INPUT handle $h\") | .iv) | min")
 	echo "first drops in interval $d, STUCK with the rule in $k"
 	measured "REJECT: $c packets ($fr resent), fault between intervals $((n0 + 1)) and $((n1 + 1)), drops seen in $d, STUCK + rule in $k"
-	[ "$d" -gt "$n0" ] && [ "$d" -le $((n1 + 1)) ]
+	[ "$d" -gt "$n0" ] && [ "$d" -le $((n1 + 2)) ]
 	[ "$k" -le $((d + 1)) ]
 	# from the fault on, F is never anything milder
 	[ "$(jqn "$j" "map(select($F and .iv >= $d and .verdict != \"STUCK\" and .verdict != \"DROPPED-LOCALLY\")) | length")" -eq 0 ]
@@ -447,7 +454,7 @@ rule_packets() {
 }
 
 @test "--no-rxe, clean ib_write_bw: OK in every interval, no STUCK, and every report says it cannot see rdma_rxe" {
-	local j=$T/diag.j n=1000 H
+	local j=$T/diag.j n=500 H
 	# shellcheck disable=SC2034 # read through delta's namerefs
 	local -A c0 c1
 	start_diag "$j" -i veth-a -j --no-rxe --timeout 10000 1
