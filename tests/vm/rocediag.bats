@@ -340,7 +340,7 @@ rule_packets() {
 	d=$(jqn "$j" "map(select($F and .drops.packets > 0) | .iv) | min")
 	k=$(jqn "$j" "map(select($F and .verdict == \"STUCK\" and .drops.rule.where == \"ip filter INPUT handle $h\") | .iv) | min")
 	echo "first drops in interval $d, STUCK with the rule in $k"
-	measured "REJECT: $c packets ($fr resent), fault between intervals $((n0 + 1)) and $((n1 + 1)), drops seen in $d, STUCK + rule in $k"
+	measured "REJECT: $c packets ($fr resent), fault between intervals $((n0 + 1)) and $((n1 + 1)), drops seen in $d, STUCK + rule in $k; H OK in $(jqn "$j" "map(select($H and .iv <= $hs)) | length") intervals, $(jqn "$j" "map(select($H and .iv <= $hs) | .latency.samples) | min")-$(jqn "$j" "map(select($H and .iv <= $hs) | .latency.samples) | max") samples each"
 	[ "$d" -gt "$n0" ] && [ "$d" -le $((n1 + 2)) ]
 	[ "$k" -le $((d + 1)) ]
 	# from the fault on, F is never anything milder
@@ -420,7 +420,7 @@ rule_packets() {
 	dr=$(jqn "$j" "map(select($Q) | .drops.packets) | add")
 	echo "netem dropped $dropped; rxe-a sent $sent (originals $orig), rxe-b received $rcvd; completer retries $(delta c0 c1 rxe-a.completer_retry_err), out-of-sequence $(delta c0 c1 rxe-b.out_of_seq_request)"
 	echo "rocediag: retransmits $rl (rocelat) $rx (rxe), retries $rt, PSN sequence NAKs $sq, drops $dr"
-	measured "loss 2%: netem dropped $dropped, lost $((sent - rcvd)), resent $((sent - orig)); rocediag retransmits $rl/$rx, NAKs $sq, retries $rt, drops $dr"
+	measured "loss 2%: netem dropped $dropped, lost $((sent - rcvd)), resent $((sent - orig)), rxe retries $(delta c0 c1 rxe-a.completer_retry_err), out-of-sequence $(delta c0 c1 rxe-b.out_of_seq_request); rocediag retransmits $rl/$rx, NAKs $sq, retries $rt, drops $dr; verdicts $(jqn "$j" "map(select($Q) | .verdict) | join(\",\")")"
 	[ "$(perf_result "$T/write.cli" 2)" -eq "$n" ]
 	[ $((sent - rcvd)) -ge 1 ]
 	# Retransmitted packets, exactly: every packet rxe-a sent past the
