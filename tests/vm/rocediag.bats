@@ -389,7 +389,7 @@ rule_packets() {
 }
 
 @test "netem loss 2% on veth-a under ib_write_bw: LOSSY; retransmits = rxe-a's packets beyond the messages' (rocelat and rxe alike), NAKs = rxe-b's, drops = the requests lost" {
-	local n=300 size=4096 j=$T/diag.j dropped sent rcvd orig qr Q
+	local n=1000 size=4096 j=$T/diag.j dropped sent rcvd orig qr Q
 	# shellcheck disable=SC2034 # read through delta's namerefs
 	local -A c0 c1
 	start_diag "$j" -i veth-a -j --timeout 10000 1
