@@ -340,7 +340,7 @@ rule_packets() {
 	d=$(jqn "$j" "map(select($F and .drops.packets > 0) | .iv) | min")
 	k=$(jqn "$j" "map(select($F and .verdict == \"STUCK\" and .drops.rule.where == \"ip filter INPUT handle $h\") | .iv) | min")
 	echo "first drops in interval $d, STUCK with the rule in $k"
-	measured "REJECT: $c packets ($fr resent), fault between intervals $((n0 + 1)) and $((n1 + 1)), drops seen in $d, STUCK + rule in $k; H OK in $(jqn "$j" "map(select($H and .iv <= $hs)) | length") intervals, $(jqn "$j" "map(select($H and .iv <= $hs) | .latency.samples) | min")-$(jqn "$j" "map(select($H and .iv <= $hs) | .latency.samples) | max") samples each"
+	measured "REJECT: $c packets ($fr resent), fault between intervals $((n0 + 1)) and $((n1 + 1)), drops seen in $d, STUCK + rule in $k; H OK in $(jqn "$j" "map(select($H and .iv <= $hs)) | length") intervals, $(jqn "$j" "map(select($H and .iv <= $hs) | .latency.samples // 0) | min")-$(jqn "$j" "map(select($H and .iv <= $hs) | .latency.samples // 0) | max") samples each"
 	[ "$d" -gt "$n0" ] && [ "$d" -le $((n1 + 2)) ]
 	[ "$k" -le $((d + 1)) ]
 	# from the fault on, F is never anything milder
