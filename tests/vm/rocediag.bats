@@ -86,20 +86,20 @@ teardown() {
 # start_diag OUT ARGS...: rocediag in the background until its banner
 # (stderr with -j, stdout without); its PID in DIAG_PID
 start_diag() {
-	local out=$1 end=$((SECONDS + WAIT))
+	local out=$1
 	shift
 	ax_bg "$DIAG" "$@" >"$out" 2>"$out.err"
 	DIAG_PID=$AX_LAST_PID
 	DIAG_PIDS+=("$DIAG_PID")
-	while [ "$SECONDS" -le "$end" ]; do
-		if has "$out.err" Tracing || has "$out" Tracing; then
-			return 0
-		fi
-		kill -0 "$DIAG_PID" 2>/dev/null || break
-		sleep 0.2
-	done
-	echo "rocediag did not start:" >&2
-	cat "$out.err" "$out" >&2
+	AX_WAIT_BANNER_S=$WAIT ax_wait_banner "$DIAG_PID" "$out.err" "$out"
+}
+
+# file_has FILE TEXT: a line of FILE contains TEXT (builtins only)
+file_has() {
+	local l
+	while IFS= read -r l; do
+		[[ $l == *"$2"* ]] && return 0
+	done 2>/dev/null <"$1"
 	return 1
 }
 
@@ -197,7 +197,7 @@ healthy_start() {
 	H_CLI=$!
 	PERF_PIDS+=("$H_CLI")
 	AX_PIDS+=("$H_CLI")
-	until has "$T/$name.cli" "remote address:"; do
+	until file_has "$T/$name.cli" "remote address:"; do
 		if ! kill -0 "$H_CLI" 2>/dev/null || [ "$SECONDS" -gt "$end" ]; then
 			echo "ib_write_bw client did not connect:" >&2
 			cat "$T/$name.cli" >&2
