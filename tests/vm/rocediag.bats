@@ -247,12 +247,14 @@ rule_packets() {
 	qa=$((qa)) qb=$((qb))
 	F=$(is_qp "$qb")
 	# F's way to RTS reported before the fault, so that the interval of
-	# its ERR shows that transition alone
-	wait_record "$j" "$F and (.rxe.state_change // \"\" | endswith(\"-> RTS\"))"
-	local qid
+	# its ERR shows that transition alone. Until F sends, neither of its
+	# QPs has played a side: rocediag may show the pair either way round
+	wait_record "$j" "($F or (.req == \"$B\" and .resp == \"$A\" and .resp_qpn == $qa)) and (.rxe.state_change // \"\" | endswith(\"-> RTS\"))"
+	local qid qrev
 	qid=$(printf 'QP %s/0x%x -> %s/0x%x (sport %s): ' "$A" "$qa" "$B" "$qb" "$sport")
+	qrev=$(printf 'QP %s/0x%x -> %s/0x%x (sport %s): ' "$B" "$qb" "$A" "$qa" "$sport")
 	end=$((SECONDS + 90))
-	until grep -qF "$qid" "$x" && grep -F "$qid" "$x" | grep -q -- '-> RTS'; do
+	until grep -F -e "$qid" -e "$qrev" "$x" | grep -q -- '-> RTS'; do
 		[ "$SECONDS" -le "$end" ] || { echo "no RTS of F in $x" >&2; cat "$x" >&2; return 1; }
 		sleep 0.5
 	done
