@@ -386,7 +386,7 @@ rule_packets() {
 	# H, seen by rxe there: OK until it was stopped; nothing else worse
 	awk -v n="$xs" '/^[0-9]+ QPs?(:.*)?$/ { r++ } r <= n' "$x" >"$T/diag.txt.before"
 	grep -qE "^QP $A/0x$(printf %x "$H_LOCAL") -> $B/0x$(printf %x "$H_REMOTE") \(sport [0-9]+\): OK " "$T/diag.txt.before"
-	! grep -E '^QP ' "$T/diag.txt.before" | grep -vF "$qid" | grep -v '): OK '
+	[ -z "$(grep -E '^QP ' "$T/diag.txt.before" | grep -vF "$qid" | grep -v '): OK ')" ]
 
 }
 
