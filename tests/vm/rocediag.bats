@@ -306,7 +306,8 @@ rule_packets() {
 	text=$(nft -a list chain ip filter INPUT | sed -n "s/^[[:space:]]*\(.* udp sport $sport .*\) # handle [0-9]*\$/\1/p" |
 		sed 's/ packets [0-9]* bytes [0-9]*//')
 	echo "rule: handle $h, '$text', counted $c; F $qa -> $qb sport $sport; intervals n0=$n0 n1=$n1"
-	[ -n "$h" ] && [ "$c" -gt 0 ]
+	[ -n "$h" ]
+	[ "$c" -gt 0 ]
 	records "$j" | jq -c "select($F or $H) | {iv, req_qpn, resp_qpn, verdict, why, drops, rxe: (.rxe // {} | del(.dev))}"
 
 	# F: its records carry the port the rule matched and its requester QPN
@@ -330,7 +331,8 @@ rule_packets() {
 	local fr
 	fr=$(jqn "$j" "map(select($F) | .rxe.resent_packets // 0) | add")
 	[ "$(jqn "$j" "map(select($F) | .latency.retransmits // 0) | add")" -eq "$fr" ]
-	[ $((c - fr)) -ge 1 ] && [ $((c - fr)) -le 64 ]
+	[ $((c - fr)) -ge 1 ]
+	[ $((c - fr)) -le 64 ]
 
 	# named within 2 intervals: D, the first interval with F's drops, lies
 	# where the ground truth says the fault started (after interval n0; by
@@ -343,7 +345,8 @@ rule_packets() {
 	k=$(jqn "$j" "map(select($F and .verdict == \"STUCK\" and .drops.rule.where == \"ip filter INPUT handle $h\") | .iv) | min")
 	echo "first drops in interval $d, STUCK with the rule in $k"
 	measured "REJECT: $c packets ($fr resent), fault between intervals $((n0 + 1)) and $((n1 + 1)), drops seen in $d, STUCK + rule in $k; H OK in $(jqn "$j" "map(select($H and .iv <= $hs)) | length") intervals, $(jqn "$j" "map(select($H and .iv <= $hs) | .latency.samples // 0) | min")-$(jqn "$j" "map(select($H and .iv <= $hs) | .latency.samples // 0) | max") samples each"
-	[ "$d" -gt "$n0" ] && [ "$d" -le $((n1 + 2)) ]
+	[ "$d" -gt "$n0" ]
+	[ "$d" -le $((n1 + 2)) ]
 	[ "$k" -le $((d + 1)) ]
 	# from the fault on, F is never anything milder
 	[ "$(jqn "$j" "map(select($F and .iv >= $d and .verdict != \"STUCK\" and .verdict != \"DROPPED-LOCALLY\")) | length")" -eq 0 ]
