@@ -16,6 +16,18 @@ BENCH_QUICK=${AX_BENCH_QUICK:-0}
 ROUNDS=${ROUNDS:-3}
 BENCH_STATS=$AX_BUILD/bench/bpfstat
 
+# Floods are sent from one CPU and everything else runs on another, where
+# there are two: a sender that migrates, or shares its CPU with the
+# receiver, moved a flood's rate by a third between two floods.
+# BENCH_SEND / BENCH_ASIDE: the prefix that runs a command on the flood's
+# CPU (the last one) / off it (receivers, tracers' readers); empty where
+# there is one CPU. (Arrays, not functions: they go after ip netns exec.)
+BENCH_SEND=() BENCH_ASIDE=()
+if [ "$(nproc)" -ge 2 ]; then
+	BENCH_SEND=(taskset -c $(($(nproc) - 1)))
+	BENCH_ASIDE=(taskset -c 0-$(($(nproc) - 2)))
+fi
+
 # bench_size FULL QUICK: the size of a measurement in this mode
 bench_size() {
 	if [ "$BENCH_QUICK" = 1 ]; then echo "$2"; else echo "$1"; fi

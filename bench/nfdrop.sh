@@ -44,7 +44,7 @@ PASS_PORT=4792
 # flood PORT -> ns per packet of the flood itself
 flood() {
 	local out
-	out=$(ip netns exec ${P}a "$AX_BUILD/udpflood" 10.205.0.2 "$1" "$N")
+	out=$(ip netns exec ${P}a "${BENCH_SEND[@]}" "$AX_BUILD/udpflood" 10.205.0.2 "$1" "$N")
 	awk -v n="$N" '{ for (i = 1; i <= NF; i++) if ($i ~ /^seconds=/) { split($i, s, "="); printf "%.1f", s[2] * 1e9 / n } }' <<<"$out"
 }
 
@@ -52,7 +52,7 @@ flood() {
 # holds
 trace_start() {
 	: >"$B/nfdrop.err"
-	"$NFDROP" -j --roce >"$B/nfdrop.out" 2>>"$B/nfdrop.err" &
+	"${BENCH_ASIDE[@]}" "$NFDROP" -j --roce >"$B/nfdrop.out" 2>>"$B/nfdrop.err" &
 	TRACER=$!
 	AX_PIDS+=("$TRACER")
 	ax_wait_for "$B/nfdrop.err" Tracing 120 >/dev/null
