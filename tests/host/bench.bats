@@ -115,7 +115,7 @@ table_rows() {
 	measured=$(table_rows "$OUT" | grep -vE '^[a-z]+ +(skipped|FAILED)')
 	[ -n "$measured" ]
 	awk '{ n = NF } $(n) != "-" { bad = 1 }
-	$(n - 1) ~ /^(yes|NO)$/ { if ($(n - 2) !~ /^[0-9.]+$/ || $(n - 3) !~ /^(<=|>=)$/) bad = 1; t++; next }
+	$(n - 1) ~ /^(yes|NO)$/ { if ($(n - 2) !~ /^[0-9.]+$/ || $(n - 3) !~ /^(<=|>=)$/ || $(n - 4) !~ /^[0-9]+%~?$/) bad = 1; next }
 	$(n - 1) != "-" || $(n - 2) !~ /^[0-9]+%~?$/ { bad = 1 }
 	END { exit bad }' <<<"$measured"
 	targets=$(grep -cE ' (yes|NO) +-$' <<<"$measured")
