@@ -138,6 +138,12 @@ for kind in drop pass; do
 	echo
 	echo "$kind flood: the flood alone $(bench_fig "$kind:flood_alone") ns/packet, with nfdrop $(bench_fig "$kind:flood_traced") ns/packet"
 	for name in $NAMES; do
+		# a program this flood never ran (icmp_send under a drop flood)
+		# has no cost per call to show
+		if [ "$(bench_pick "$kind:$name:cnt" max)" = 0 ]; then
+			printf '  %-20s %10s calls (not run by this flood)\n' "$name" 0
+			continue
+		fi
 		printf '  %-20s %10s calls %9s ns/call\n' "$name" \
 			"$(bench_pick "$kind:$name:cnt" median)" "$(bench_fig "$kind:$name:ns")"
 	done

@@ -146,6 +146,7 @@ done | sort | awk '{
 	for (i = 2; i <= n; i++)
 		for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
 	split($1, m, "/")
+	if ($2 + 0 == 0) { printf "%-7s %-28s %9s %10s %10s\n", m[1], m[2], 0, "-", "-"; next }
 	printf "%-7s %-28s %9s %10s %10s\n", m[1], m[2], $2, v[1], v[int((n + 1) / 2)] }'
 echo
 echo "ib_write_bw MB/s per round (nolat: fentry with --no-latency):"
