@@ -3,8 +3,8 @@
 # AX_BENCH_QUICK=1 (bench/run --quick): every bench in seconds, with small
 # floods and call counts. The figures are real, and noisier.
 # AX_BENCH_SUMMARY=FILE: each bench appends one line per figure there for
-# bench/run's closing table (bench_result). The file must be in the
-# checkout for the benches that run in the Soft-RoCE guest.
+# bench/run's closing table (bench_result). In the Soft-RoCE guest it must
+# be in the checkout (bench/run gives the guest parts a file there).
 # Rounds: every bench repeats its measurement ROUNDS times (3), rounds of
 # the conditions interleaved, and reports the median with min..max.
 

@@ -12,9 +12,11 @@
 # every packet a base chain sees, dropped or not. Other work on the machine
 # frees skbs too: the figures are medians (min..max) over ROUNDS (3)
 # interleaved rounds. Environment: N (200000), ROUNDS, AX_BENCH_QUICK.
-# The fexit path is measured in the Soft-RoCE guest too (emulated CPU:
-# compare ratios, not nanoseconds; GUEST_N packets per flood, 10000), except
-# in quick mode.
+#
+# guest part: the fexit path, in the Soft-RoCE guest (emulated CPU: compare
+# ratios, not nanoseconds; GUEST_N packets per flood, 10000), except in
+# quick mode. bench/run runs it with the other guest parts, after the
+# host's benches; run alone, this script boots the guest itself.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source tests/lib/common.bash
@@ -158,6 +160,10 @@ bench_result nfdrop "pass flood: BPF time / flood's ($where)" pass:ratio "-"
 [ "${AGENTXDP_VM:-}" != 1 ] || exit 0
 if [ "$BENCH_QUICK" = 1 ]; then
 	bench_skipped nfdrop "fexit path: quick mode (needs the Soft-RoCE guest, minutes under emulation)"
+	exit 0
+fi
+if [ "${AX_BENCH_GUEST:-}" = later ]; then
+	echo "nfdrop bench: the fexit path runs in the Soft-RoCE guest after the host's benches"
 	exit 0
 fi
 echo

@@ -6,7 +6,8 @@
 # without rxeqp and with it, as ratios from the same run. Rounds are
 # interleaved and medians taken: qemu emulates both vCPUs on a shared host.
 #
-# On the host this re-runs itself inside the guest (tests/vm/run); where the
+# guest part: all of it. On the host this re-runs itself inside the guest
+# (tests/vm/run; bench/run runs it with the other guest parts); where the
 # guest cannot be built or booted it says so and exits 0 (a benchmark never
 # fails a build on its environment).
 #
@@ -27,6 +28,10 @@ if [ "${AGENTXDP_VM:-}" != 1 ]; then
 	[ -x build/rxeqp ] || { echo "rxeqp bench: build/rxeqp not built (make)"; exit 1; }
 	if [ "$BENCH_QUICK" = 1 ]; then
 		bench_skipped rxeqp "quick mode: needs the Soft-RoCE guest (minutes under emulation)"
+		exit 0
+	fi
+	if [ "${AX_BENCH_GUEST:-}" = later ]; then
+		echo "rxeqp bench: runs in the Soft-RoCE guest after the host's benches"
 		exit 0
 	fi
 	rc=0
