@@ -3,8 +3,8 @@
 # AX_BENCH_QUICK=1 (bench/run --quick): every bench in seconds, with small
 # floods and call counts. The figures are real, and noisier.
 # AX_BENCH_SUMMARY=FILE: each bench appends one line per figure there for
-# bench/run's closing table (bench_result). The file must be in the
-# checkout for the benches that run in the Soft-RoCE guest.
+# bench/run's closing table (bench_result). In the Soft-RoCE guest it must
+# be in the checkout (bench/run gives the guest parts a file there).
 # Rounds: every bench repeats its measurement ROUNDS times (3), rounds of
 # the conditions interleaved, and reports the median with min..max.
 
@@ -15,6 +15,18 @@ trap 'echo "${0##*/}: line $LINENO: \"$BASH_COMMAND\" failed" >&2' ERR
 BENCH_QUICK=${AX_BENCH_QUICK:-0}
 ROUNDS=${ROUNDS:-3}
 BENCH_STATS=$AX_BUILD/bench/bpfstat
+
+# Floods are sent from one CPU and everything else runs on another, where
+# there are two (unpinned, eight floods in a row here ranged 408k..573k
+# packets per second; pinned, 466k..550k).
+# BENCH_SEND / BENCH_ASIDE: the prefix that runs a command on the flood's
+# CPU (the last one) / off it (receivers, tracers' readers); empty where
+# there is one CPU. (Arrays, not functions: they go after ip netns exec.)
+BENCH_SEND=() BENCH_ASIDE=()
+if [ "$(nproc)" -ge 2 ]; then
+	BENCH_SEND=(taskset -c $(($(nproc) - 1)))
+	BENCH_ASIDE=(taskset -c 0-$(($(nproc) - 2)))
+fi
 
 # bench_size FULL QUICK: the size of a measurement in this mode
 bench_size() {

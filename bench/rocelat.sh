@@ -16,7 +16,10 @@
 # 3. Packets per second through a veth pair: a UDP flood of RoCE requests
 #    (build/udpflood), the received-packet rate with no program, an empty
 #    XDP program, rocelat (native XDP, the default on veth) and rocelat
-#    --skb-mode. Target: rocelat/none >= 0.9.
+#    --skb-mode, each on a veth pair of its own with its program attached
+#    throughout; per round the kinds' floods in turn, 7 of each, and the
+#    median of each kind's. Floods are sent from one CPU (receivers and
+#    loaders on the other). Target: rocelat/none >= 0.9.
 #
 # Environment: ROUNDS, AX_BENCH_QUICK, ROCELAT_BENCH_CALLS (50000),
 # ROCELAT_BENCH_BATCHES (20000), ROCELAT_BENCH_PACKETS (300000).
@@ -29,6 +32,7 @@ HELPER=$B/bench/rocelat_bench
 CALLS=${ROCELAT_BENCH_CALLS:-$(bench_size 50000 2000)}
 BATCHES=${ROCELAT_BENCH_BATCHES:-$(bench_size 20000 500)}
 FLOOD_N=${ROCELAT_BENCH_PACKETS:-$(bench_size 300000 20000)}
+FLOODS=$(bench_size 7 3)
 
 [ "$(id -u)" -eq 0 ] || { echo "bench/rocelat.sh: needs root" >&2; exit 1; }
 for f in "$B/rocelat" "$B/rocegen" "$B/udpflood" "$HELPER" "$B/bench/rocelat_steady.bpf.o"; do
@@ -47,45 +51,56 @@ keep_results() {
 
 # names of this run's own: a test and a make bench may run at once
 P=axlb$$
-ax_netns_pair $P 10.78.0.1/24 10.78.0.2/24
-# a receiver that reads (no ICMP unreachable back to the flood)
-ax_bg ip netns exec ${P}b "$B/rocegen" responder --count-only -q >/dev/null 2>&1
+# pps: a veth pair per kind (none, empty XDP, rocelat, rocelat
+# --skb-mode), each with its program attached for the whole bench, so that
+# the kinds' floods alternate every few hundred ms: on this VM the
+# machine's speed drifts by a third over seconds, which one flood per kind
+# and attach, in turn, measured as the programs' cost
+KINDS=(none empty rocelat rocelat-skb)
+for k in "${!KINDS[@]}"; do
+	ax_netns_pair $P$k 10.78.$k.1/24 10.78.$k.2/24
+	out=$(mktemp)
+	# a receiver that reads (no ICMP unreachable back to the flood)
+	ax_bg ip netns exec $P${k}b "${BENCH_ASIDE[@]}" "$B/rocegen" responder --count-only -q >/dev/null 2>&1
+	case ${KINDS[$k]} in
+	empty)
+		ax_bg ip netns exec $P${k}b "${BENCH_ASIDE[@]}" "$HELPER" xdp-pass $P${k}vb >"$out"
+		ax_wait_for "$out" attached 30 >/dev/null
+		;;
+	rocelat | rocelat-skb)
+		ax_bg ip netns exec $P${k}b "${BENCH_ASIDE[@]}" "$B/rocelat" -i $P${k}vb \
+			$([ "${KINDS[$k]}" = rocelat-skb ] && echo --skb-mode) >"$out" 2>&1
+		ax_wait_for "$out" Tracing 30 >/dev/null
+		;;
+	esac
+	rm -f "$out"
+done
 
-rx_packets() {
-	ip netns exec ${P}b cat /sys/class/net/${P}vb/statistics/rx_packets
-}
-
-# flood: packets per second received at the receiving veth
+# flood K: packets per second received at pair K's receiving veth, of one
+# flood of FLOOD_N / FLOODS packets
 flood() {
 	local before after out secs
-	before=$(rx_packets)
-	out=$(ip netns exec ${P}a "$B/udpflood" 10.78.0.2 4791 "$FLOOD_N")
-	after=$(rx_packets)
+	before=$(ip netns exec $P${1}b cat /sys/class/net/$P${1}vb/statistics/rx_packets)
+	out=$(ip netns exec $P${1}a "${BENCH_SEND[@]}" "$B/udpflood" 10.78.$1.2 4791 $((FLOOD_N / FLOODS)))
+	after=$(ip netns exec $P${1}b cat /sys/class/net/$P${1}vb/statistics/rx_packets)
 	secs=$(sed -n 's/.*seconds=\([0-9.]*\).*/\1/p' <<<"$out")
 	awk -v n=$((after - before)) -v s="$secs" 'BEGIN { printf "%d\n", (s > 0 ? n / s : 0) }'
 }
 
-# pps_with none|empty|rocelat|rocelat-skb: one flood with that attached
-pps_with() {
-	local what=$1 pid= out
-	out=$(mktemp)
-	case $what in
-	empty)
-		ip netns exec ${P}b "$HELPER" xdp-pass ${P}vb >"$out" &
-		pid=$!
-		ax_wait_for "$out" attached 30 >/dev/null
-		;;
-	rocelat | rocelat-skb)
-		ip netns exec ${P}b "$B/rocelat" -i ${P}vb \
-			$([ "$what" = rocelat-skb ] && echo --skb-mode) >"$out" 2>&1 &
-		pid=$!
-		ax_wait_for "$out" Tracing 30 >/dev/null
-		;;
-	esac
-	[ -z "$pid" ] || AX_PIDS+=("$pid")
-	bench_add "pps_$what" "$(flood)"
-	[ -z "$pid" ] || ax_stop "$pid" INT
-	rm -f "$out"
+# pps_round: FLOODS floods of each kind in turn, the median of each kind's
+pps_round() {
+	local i k
+	local -A rates=()
+	for i in $(seq "$FLOODS"); do
+		for k in "${!KINDS[@]}"; do
+			rates[$k]+=" $(flood "$k")"
+		done
+	done
+	for k in "${!KINDS[@]}"; do
+		bench_add "pps_${KINDS[$k]}" "$(tr ' ' '\n' <<<"${rates[$k]}" | grep . | sort -n |
+			awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')"
+		printf '  %-12s %9s pps\n' "${KINDS[$k]}" "${BENCH_SAMPLES[pps_${KINDS[$k]}]##* }"
+	done
 }
 
 for r in $(seq "$ROUNDS"); do
@@ -93,11 +108,8 @@ for r in $(seq "$ROUNDS"); do
 	keep_results "$("$HELPER" cost "$CALLS")"
 	echo "== round $r: steady state (tc test runs, warm caches)"
 	keep_results "$("$HELPER" steady "$B/bench/rocelat_steady.bpf.o" "$BATCHES")"
-	echo "== round $r: packets per second through a veth pair ($FLOOD_N packets)"
-	for what in none empty rocelat rocelat-skb; do
-		pps_with "$what"
-		printf '  %-12s %9s pps\n' "$what" "${BENCH_SAMPLES[pps_$what]##* }"
-	done
+	echo "== round $r: packets per second through a veth pair ($FLOODS floods of $((FLOOD_N / FLOODS)) packets per kind, the kinds in turn)"
+	pps_round
 	bench_add pps_ratio "$(bench_ratio "${BENCH_SAMPLES[pps_rocelat]##* }" "${BENCH_SAMPLES[pps_none]##* }")"
 	bench_add pps_ratio_skb "$(bench_ratio "${BENCH_SAMPLES[pps_rocelat-skb]##* }" "${BENCH_SAMPLES[pps_none]##* }")"
 	bench_add pps_ratio_empty "$(bench_ratio "${BENCH_SAMPLES[pps_rocelat]##* }" "${BENCH_SAMPLES[pps_empty]##* }")"

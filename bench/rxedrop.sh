@@ -46,7 +46,7 @@ measure() {
 	# left from the last round must not pass for this tracer's (its
 	# programs would not be loaded yet; libbpf's probe programs may be)
 	: >"$out"
-	"$@" >>"$out" 2>&1 &
+	"${BENCH_ASIDE[@]}" "$@" >>"$out" 2>&1 &
 	pid=$!
 	AX_PIDS+=("$pid")
 	ax_wait_for "$out" '^Tracing\|^Attaching' 60 >/dev/null
@@ -63,7 +63,7 @@ measure() {
 	done
 	# shellcheck disable=SC2086
 	before=$(bench_calls $ids)
-	ip netns exec ${P}a "$AX_BUILD/udpflood" 10.204.0.2 4791 "$N" >"$B/$name.flood"
+	ip netns exec ${P}a "${BENCH_SEND[@]}" "$AX_BUILD/udpflood" 10.204.0.2 4791 "$N" >"$B/$name.flood"
 	# shellcheck disable=SC2086
 	bench_wait_calls $((before + N)) $ids
 	# shellcheck disable=SC2086

@@ -13,6 +13,7 @@ load ../lib/common
 leftovers() {
 	ip netns list | awk '{ print $1 }' | grep -E '^ax(br|lb|nb)[0-9]+[ab]$' || true
 	pgrep -f "$AX_BUILD/bench/bpfstat hold" || true
+	pgrep -f "$AX_BUILD/bench/rocelat_bench xdp-pass " || true
 }
 
 setup_file() {
@@ -99,11 +100,44 @@ figure() {
 	grep -qE '^rxeqp +skipped: quick mode' "$OUT"
 }
 
-@test "the closing table lists every figure of the summary, one row each" {
-	local rows
-	rows=$(sed -n '/^=== summary/,$p' "$OUT" | tail -n +3 | wc -l)
-	[ "$rows" -eq "$(wc -l <"$SUMMARY")" ]
-	sed -n '/^=== summary/,$p' "$OUT" | sed -n 2p | grep -qE '^BENCH +FIGURE +MEDIAN +MIN\.\.MAX +TARGET +MET$'
+# the closing table of OUT: its rows, between the header and the totals
+table_rows() {
+	sed -n '/^BENCH  *FIGURE/,/^=== targets met/p' "$1" | sed '1d; $d'
+}
+
+@test "the closing table lists every figure of the summary, one row each, with its spread, target and verdict" {
+	sed -n '/^=== summary/,$p' "$OUT"
+	grep -qE '^BENCH +FIGURE +MEDIAN +MIN\.\.MAX +SPREAD +TARGET +MET +LAST RUN$' "$OUT"
+	[ "$(table_rows "$OUT" | wc -l)" -eq "$(wc -l <"$SUMMARY")" ]
+	# a measured row: spread in %, marked ~ over 15%; a target with its
+	# verdict, or none; nothing to compare with (no last quick run here)
+	local measured targets met noisy
+	measured=$(table_rows "$OUT" | grep -vE '^[a-z]+ +(skipped|FAILED)')
+	[ -n "$measured" ]
+	awk '{ n = NF } $(n) != "-" { bad = 1 }
+	$(n - 1) ~ /^(yes|NO)$/ { if ($(n - 2) !~ /^[0-9.]+$/ || $(n - 3) !~ /^(<=|>=)$/ || $(n - 4) !~ /^[0-9]+%~?$/) bad = 1; next }
+	$(n - 1) != "-" || $(n - 2) !~ /^[0-9]+%~?$/ { bad = 1 }
+	END { exit bad }' <<<"$measured"
+	targets=$(grep -cE ' (yes|NO) +-$' <<<"$measured")
+	met=$(grep -cE ' yes +-$' <<<"$measured")
+	noisy=$(grep -cE ' [0-9]+%~ ' <<<"$measured")
+	grep -qE "^=== targets met: $met of $targets; spread over 15% \(~\): $noisy of $(wc -l <<<"$measured") figures" "$OUT"
+	# every target not met is named after the totals
+	[ "$(sed -n '/^=== targets met/,$p' "$OUT" | grep -c '^    .*, target [<>]= ')" -eq $((targets - met)) ]
+}
+
+@test "bench/run --table prints the last run's table again, with each figure's change since the run before" {
+	local s=$BATS_TEST_TMPDIR/summary.tsv
+	cp "$SUMMARY" "$s"
+	# the run before: every figure twice what it is now
+	awk -F'\t' -v OFS='\t' '$3 ~ /^[0-9.]+$/ { $3 = $3 * 2 } 1' "$SUMMARY" >"$s.last"
+	run env AX_BENCH_SUMMARY="$s" "$AX_ROOT/bench/run" --table
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(table_rows <(echo "$output") | wc -l)" -eq "$(wc -l <"$SUMMARY")" ]
+	# nothing measured, and every measured row compared: -50%
+	! grep -q '^=== bench/' <<<"$output"
+	[ "$(table_rows <(echo "$output") | grep -vE '^[a-z]+ +(skipped|FAILED)' | grep -cvE ' [0-9.]+ -50%$')" -eq 0 ]
 }
 
 @test "the benches leave no namespace and no process behind" {
