@@ -83,6 +83,7 @@ static __always_inline int handle_drop(void *ctx, struct sk_buff *skb,
 	struct drop_event *e;
 	struct pkt_info info = {}, *pi = &info;
 	__u32 ifindex = 0;
+	__u64 avail;
 	int verdict;
 
 	if (reason == targ_consumed)
@@ -116,11 +117,15 @@ static __always_inline int handle_drop(void *ctx, struct sk_buff *skb,
 	e->stack_id = targ_stack ? bpf_get_stackid(ctx, &stacks, 0) : -1;
 	BPF_CORE_READ_STR_INTO(&e->ifname, skb, dev, name);
 	e->pkt = *pi;
-	/* wake the reader once per batch, not per drop: it also polls every
-	 * 100 ms, so a lone event still shows promptly */
-	bpf_ringbuf_submit(e, bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >=
-			   EVENTS_WAKEUP_BYTES ? BPF_RB_FORCE_WAKEUP :
-						 BPF_RB_NO_WAKEUP);
+	/* wake the reader once per batch, not per drop: when this event
+	 * takes the backlog across the batch size. Not on every event above
+	 * it: a reader that fell behind would then be woken per drop. It
+	 * also polls every 100 ms, so a lone event (or a batch whose
+	 * crossing two CPUs both missed) still shows promptly. */
+	avail = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
+	bpf_ringbuf_submit(e, avail >= EVENTS_WAKEUP_BYTES &&
+			   avail < EVENTS_WAKEUP_BYTES + sizeof(*e) + 8 ?
+			   BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 	return 0;
 }
 
