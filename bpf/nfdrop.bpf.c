@@ -20,6 +20,7 @@
 #include <bpf/bpf_endian.h>
 #include "lib/skb.bpf.h"
 #include "lib/maps.bpf.h"
+#include "lib/probe.bpf.h"
 #include "nfdrop.h"
 
 /*
@@ -183,10 +184,6 @@ static __always_inline struct nfd_cpu *cpu_slot(void)
 
 	return bpf_map_lookup_elem(&cpu_state, &zero);
 }
-
-/* ret - 1: a return address may point just past a call at a function's
- * end; one unsigned compare, false for an empty (unknown) range */
-#define IN_TEXT(ret, start, end) ((ret) - 1 - (start) < (end) - (start))
 
 /*
  * The frames up to nf_hook_slow: the one above it ran the hook

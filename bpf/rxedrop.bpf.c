@@ -7,6 +7,7 @@
 #include <bpf/bpf_endian.h>
 #include "lib/skb.bpf.h"
 #include "lib/maps.bpf.h"
+#include "lib/probe.bpf.h"
 #include "rxedrop.h"
 
 #define EVENTS_WAKEUP_BYTES (64 * sizeof(struct drop_event))
@@ -18,6 +19,22 @@ const volatile __u16 targ_port = 0;	/* either UDP port */
 const volatile bool targ_events = false;
 const volatile bool targ_stack = false;
 const volatile __u32 targ_consumed = ~0U; /* SKB_CONSUMED where it exists */
+/*
+ * rdma_rxe (6.1) frees every packet its QPs took in with kfree_skb(), not
+ * consume_skb(): rxe_resp.c cleanup() (inlined into rxe_responder) for
+ * each request it executed, rxe_comp.c free_pkt() (in rxe_completer) for
+ * each ACK or response it completed. rdma_rxe counted them delivered
+ * (rcvd_pkts): not drops. What rxe made of them (duplicates, sequence
+ * errors) is rxeqp's to show; the packets still queued when a QP goes to
+ * ERR (rxe_drain_*_pkts, inlined into the same two) are the QP's own
+ * failure, its state change. rxe's receive-side drops (bad ICRC, no such
+ * QP: rxe_rcv, rxe_udp_encap_recv) stay drops. The two functions' text,
+ * where rdma_rxe was loaded when the tool started (else empty ranges),
+ * and the reason they free with.
+ */
+const volatile __u32 targ_not_specified = ~0U;
+const volatile __u64 targ_rxe_resp_start = 0, targ_rxe_resp_end = 0;
+const volatile __u64 targ_rxe_comp_start = 0, targ_rxe_comp_end = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -88,6 +105,12 @@ static __always_inline int handle_drop(void *ctx, struct sk_buff *skb,
 
 	if (reason == targ_consumed)
 		return 0;
+	if (reason == targ_not_specified &&
+	    (IN_TEXT((__u64)location, targ_rxe_resp_start, targ_rxe_resp_end) ||
+	     IN_TEXT((__u64)location, targ_rxe_comp_start, targ_rxe_comp_end))) {
+		counter_inc(&stats, STAT_RXE_CONSUMED);
+		return 0;
+	}
 	if (targ_ifindex) {
 		ifindex = skb_ifindex(skb, direct);
 		if (ifindex != targ_ifindex)

@@ -15,6 +15,7 @@ enum rxedrop_scope {
 enum rxedrop_stat {
 	STAT_EVENTS_LOST,	/* ring buffer full */
 	STAT_COUNTS_LOST,	/* a drop site and reason the drops map had no room for */
+	STAT_RXE_CONSUMED,	/* packets rdma_rxe freed after its QP took them in */
 	STAT_NR,
 };
 

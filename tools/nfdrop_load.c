@@ -17,17 +17,6 @@
 #include "lib/netns.h"
 #include "lib/probe.h"
 
-static bool text_range(const struct ksyms *ksyms, const char *name, __u64 *start, __u64 *end)
-{
-	unsigned long s, e;
-
-	if (ksyms_range(ksyms, name, &s, &e))
-		return false;
-	*start = s;
-	*end = e;
-	return true;
-}
-
 /* func has BTF in vmlinux or in the (loaded) module that has it */
 static bool have_func(const char *func, const char *module)
 {
@@ -84,16 +73,16 @@ static int load_bpf(const struct nfdrop_load_opts *env, const struct ksyms *ksym
 	obj->rodata->targ_events = env->events;
 	obj->rodata->targ_stack = env->stack;
 	obj->rodata->targ_nf_drop = nf_drop;
-	if (!text_range(ksyms, "nf_hook_slow", (__u64 *)&obj->rodata->targ_slow_start,
+	if (!ksyms_range(ksyms, "nf_hook_slow", (__u64 *)&obj->rodata->targ_slow_start,
 			(__u64 *)&obj->rodata->targ_slow_end) && !fexit)
 		cli_err("nf_hook_slow not in /proc/kallsyms: hooks will show as unknown");
-	text_range(ksyms, "nf_hook_slow_list", (__u64 *)&obj->rodata->targ_list_start,
+	ksyms_range(ksyms, "nf_hook_slow_list", (__u64 *)&obj->rodata->targ_list_start,
 		   (__u64 *)&obj->rodata->targ_list_end);
-	text_range(ksyms, "nft_do_chain", (__u64 *)&obj->rodata->targ_nft_start,
+	ksyms_range(ksyms, "nft_do_chain", (__u64 *)&obj->rodata->targ_nft_start,
 		   (__u64 *)&obj->rodata->targ_nft_end);
-	text_range(ksyms, "ipt_do_table", (__u64 *)&obj->rodata->targ_ipt_start,
+	ksyms_range(ksyms, "ipt_do_table", (__u64 *)&obj->rodata->targ_ipt_start,
 		   (__u64 *)&obj->rodata->targ_ipt_end);
-	text_range(ksyms, "ip6t_do_table", (__u64 *)&obj->rodata->targ_ip6t_start,
+	ksyms_range(ksyms, "ip6t_do_table", (__u64 *)&obj->rodata->targ_ip6t_start,
 		   (__u64 *)&obj->rodata->targ_ip6t_end);
 
 	if (fexit) {

@@ -11,13 +11,28 @@
 #include "lib/prom.h"
 #include "lib/roce_names.h"
 
-static const char *qpn_str(__u32 qpn, char *buf, int len)
+/* a QP as every output names it: its two addresses, its two QPNs in hex
+ * ("?" where not yet known) */
+struct qp_names {
+	char req[ADDR_STRLEN], resp[ADDR_STRLEN];
+	char req_qpn[16], resp_qpn[16];
+};
+
+static void qpn_str(__u32 qpn, char *buf, int len)
 {
 	if (qpn == DIAG_QPN_UNKNOWN)
 		snprintf(buf, len, "?");
 	else
 		snprintf(buf, len, "0x%x", qpn);
-	return buf;
+}
+
+static const struct qp_names *qp_names(const struct diag_qp *q, struct qp_names *n)
+{
+	pkt_addr_str(q->family, q->req, n->req, sizeof(n->req));
+	pkt_addr_str(q->family, q->resp, n->resp, sizeof(n->resp));
+	qpn_str(q->req_qpn, n->req_qpn, sizeof(n->req_qpn));
+	qpn_str(q->resp_qpn, n->resp_qpn, sizeof(n->resp_qpn));
+	return n;
 }
 
 static void print_missing(const struct diag_sources *src)
@@ -34,13 +49,11 @@ static void print_missing(const struct diag_sources *src)
 
 static void print_qp_text(const struct diag_qp *q)
 {
-	char req[ADDR_STRLEN], resp[ADDR_STRLEN], a[16], b[16];
+	struct qp_names n;
 
-	pkt_addr_str(q->family, q->req, req, sizeof(req));
-	pkt_addr_str(q->family, q->resp, resp, sizeof(resp));
-	printf("QP %s/%s -> %s/%s (sport %u): %-6s %s\n", req,
-	       qpn_str(q->req_qpn, a, sizeof(a)), resp, qpn_str(q->resp_qpn, b, sizeof(b)),
-	       q->sport, diag_verdict_names[q->verdict], q->why);
+	qp_names(q, &n);
+	printf("QP %s/%s -> %s/%s (sport %u): %-6s %s\n", n.req, n.req_qpn, n.resp,
+	       n.resp_qpn, q->sport, diag_verdict_names[q->verdict], q->why);
 	for (int i = 0; i < q->nsites; i++)
 		printf("  dropped: %llu packets at %s (%s) on %s\n",
 		       (unsigned long long)q->sites[i].packets, q->sites[i].location,
@@ -109,17 +122,16 @@ static void json_qpn(struct json_w *w, const char *key, __u32 qpn)
 static void print_qp_json(const struct diag_qp *q, const struct diag_sources *src,
 			  double now)
 {
-	char req[ADDR_STRLEN], resp[ADDR_STRLEN];
+	struct qp_names n;
 	struct json_w w;
 
-	pkt_addr_str(q->family, q->req, req, sizeof(req));
-	pkt_addr_str(q->family, q->resp, resp, sizeof(resp));
+	qp_names(q, &n);
 	json_begin(&w, stdout);
 	json_str(&w, "type", "qp");
 	json_f64(&w, "time", now);
-	json_str(&w, "req", req);
+	json_str(&w, "req", n.req);
 	json_qpn(&w, "req_qpn", q->req_qpn);
-	json_str(&w, "resp", resp);
+	json_str(&w, "resp", n.resp);
 	json_qpn(&w, "resp_qpn", q->resp_qpn);
 	json_u64(&w, "sport", q->sport);
 	json_str(&w, "verdict", diag_verdict_names[q->verdict]);
@@ -231,13 +243,12 @@ void rocediag_prom(const struct diag_table *t)
 	}
 	for (int i = 0; i < t->n; i++) {
 		const struct diag_qp *q = &t->qp[i];
-		char req[ADDR_STRLEN], resp[ADDR_STRLEN];
+		struct qp_names n;
 
 		count[q->verdict]++;
-		pkt_addr_str(q->family, q->req, req, sizeof(req));
-		pkt_addr_str(q->family, q->resp, resp, sizeof(resp));
-		snprintf(keys[i], sizeof(keys[i]), "%s\x1f%s\x1f%u\x1f%u", req, resp,
-			 q->resp_qpn, q->req_qpn);
+		qp_names(q, &n);
+		snprintf(keys[i], sizeof(keys[i]), "%s\x1f%s\x1f%s\x1f%s", n.req, n.resp,
+			 n.resp_qpn, n.req_qpn);
 		kp[i] = keys[i];
 		weight[i] = q->verdict;
 	}
@@ -254,20 +265,18 @@ void rocediag_prom(const struct diag_table *t)
 		    "in agentxdp_rocediag_qps)");
 	for (int i = 0; i < t->n; i++) {
 		const struct diag_qp *q = &t->qp[i];
-		char req[ADDR_STRLEN], resp[ADDR_STRLEN], rq[16], rsq[16], sp[8];
+		struct qp_names n;
+		char sp[8];
 		struct prom_label l[6];
 
 		if (!own[i])
 			continue;
-		pkt_addr_str(q->family, q->req, req, sizeof(req));
-		pkt_addr_str(q->family, q->resp, resp, sizeof(resp));
-		qpn_str(q->req_qpn, rq, sizeof(rq));
-		qpn_str(q->resp_qpn, rsq, sizeof(rsq));
+		qp_names(q, &n);
 		snprintf(sp, sizeof(sp), "%u", q->sport);
-		l[0] = (struct prom_label){ "req", req };
-		l[1] = (struct prom_label){ "req_qpn", rq };
-		l[2] = (struct prom_label){ "resp", resp };
-		l[3] = (struct prom_label){ "resp_qpn", rsq };
+		l[0] = (struct prom_label){ "req", n.req };
+		l[1] = (struct prom_label){ "req_qpn", n.req_qpn };
+		l[2] = (struct prom_label){ "resp", n.resp };
+		l[3] = (struct prom_label){ "resp_qpn", n.resp_qpn };
 		l[4] = (struct prom_label){ "sport", sp };
 		l[5] = (struct prom_label){ "verdict", diag_verdict_names[q->verdict] };
 		prom_gauge(&pf, "agentxdp_rocediag_qp_verdict", l, 6, q->verdict);

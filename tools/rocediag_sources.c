@@ -65,77 +65,77 @@ static struct {
 
 /* ---- drops: rxedrop's events, aggregated until the report ---- */
 
-struct drop_agg {
-	__u8 family;
-	bool answer;		/* an ACK or response: dqpn is the requester's */
-	__u8 saddr[16], daddr[16];
+/*
+ * A drop as the event has it, raw: the key of the interval's aggregate,
+ * hashed and compared whole (zeroed first, padding too). Names are made
+ * once per aggregate, at the report. rdma_rxe's frees of the packets its
+ * QPs took in never get here: rxedrop's program leaves them out.
+ */
+struct drop_id {
+	__u64 location;		/* kfree_skb's caller */
+	__u32 reason;		/* enum skb_drop_reason */
 	__u32 dqpn;
-	struct diag_site site;
-	struct diag_sig sig;
+	__u8 family;
+	__u8 answer;		/* an ACK or response: dqpn is the requester's */
+	__u16 pad;
+	char ifname[16];
+	struct diag_sig sig;	/* addresses and ports */
 };
 
-static struct drop_agg drops[MAX_DROP_AGG];
+struct drop_agg {
+	struct drop_id id;
+	__u64 packets;		/* 0: a free slot */
+};
+
+#define DROP_HASH_SLOTS	(2 * MAX_DROP_AGG)	/* open addressing, half full at most */
+
+static struct drop_agg drops[DROP_HASH_SLOTS];
+static int drop_used[MAX_DROP_AGG];	/* the slots in use, in arrival order */
 static int ndrops;
 static __u64 drops_not_roce, drops_unkept;
+static long long nf_drop_code = -1;	/* NETFILTER_DROP's value */
 
-/*
- * rdma_rxe frees every packet its QP engines have taken in with kfree_skb(),
- * not consume_skb(): 6.1's rxe_resp.c cleanup() (inlined into
- * rxe_responder) for each request it executed, rxe_comp.c free_pkt() (in
- * rxe_completer) for each ACK or response it completed. Those packets were
- * delivered to the QP (rdma_rxe counted them in rcvd_pkts), so they are not
- * drops on this host; what rxe made of them (duplicates, sequence errors)
- * is rxeqp's evidence. The packets still queued when a QP goes to ERR
- * (rxe_drain_req_pkts/_resp_pkts, inlined into the same two) are the QP's
- * own failure, seen as its state change. rxe's receive-side drops (bad
- * ICRC, no such QP) are freed in rxe_rcv and rxe_udp_encap_recv and stay
- * drops. Without this every packet of a healthy rxe QP was a drop on 6.1,
- * and every such QP LOSSY.
- */
-static bool rxe_consumed(const char *location, const char *reason)
+static __u32 drop_hash(const struct drop_id *id)
 {
-	return !strcmp(reason, "NOT_SPECIFIED") &&
-	       (!strcmp(location, "rxe_responder") || !strcmp(location, "rxe_completer"));
+	const unsigned char *b = (const void *)id;
+	__u32 h = 2166136261u;		/* FNV-1a */
+
+	for (size_t i = 0; i < sizeof(*id); i++)
+		h = (h ^ b[i]) * 16777619u;
+	return h;
 }
 
 static int on_drop(void *ctx, void *data, size_t len)
 {
 	const struct drop_event *e = data;
 	const struct pkt_info *pi = &e->pkt;
-	struct drop_agg a = {};
-	char reason[64];
-	int i;
+	struct drop_id id;
+	__u32 h;
 
+	if (len < sizeof(*e))
+		return 0;
 	if (e->verdict != PKT_ROCE) {
 		drops_not_roce++;
 		return 0;
 	}
-	a.family = pi->family;
-	a.answer = !roce_op_is_request(pi->opcode);
-	memcpy(a.saddr, pi->saddr, 16);
-	memcpy(a.daddr, pi->daddr, 16);
-	a.dqpn = pi->dqpn;
-	ksyms_format(s.ksyms, e->location, a.site.location, sizeof(a.site.location), false);
-	drop_reason_name(e->reason, reason, sizeof(reason));
-	if (rxe_consumed(a.site.location, reason))
-		return 0;
-	snprintf(a.site.reason, sizeof(a.site.reason), "%s", reason);
-	snprintf(a.site.ifname, sizeof(a.site.ifname), "%s", e->ifname);
-	a.site.netfilter = !strcmp(reason, "NETFILTER_DROP");
-	memcpy(a.sig.saddr, pi->saddr, 16);
-	memcpy(a.sig.daddr, pi->daddr, 16);
-	a.sig.sport = pi->sport;
-	a.sig.dport = pi->dport;
-	for (i = 0; i < ndrops; i++) {
-		struct drop_agg *d = &drops[i];
+	memset(&id, 0, sizeof(id));
+	id.location = e->location;
+	id.reason = e->reason;
+	id.dqpn = pi->dqpn;
+	id.family = pi->family;
+	id.answer = !roce_op_is_request(pi->opcode);
+	memcpy(id.ifname, e->ifname, strnlen(e->ifname, sizeof(e->ifname) - 1));
+	memcpy(id.sig.saddr, pi->saddr, 16);
+	memcpy(id.sig.daddr, pi->daddr, 16);
+	id.sig.sport = pi->sport;
+	id.sig.dport = pi->dport;
+	for (h = drop_hash(&id) % DROP_HASH_SLOTS;; h = (h + 1) % DROP_HASH_SLOTS) {
+		struct drop_agg *d = &drops[h];
 
-		if (d->family == a.family && d->answer == a.answer && d->dqpn == a.dqpn &&
-		    !memcmp(d->saddr, a.saddr, 16) && !memcmp(d->daddr, a.daddr, 16) &&
-		    !memcmp(&d->sig, &a.sig, sizeof(a.sig)) &&
-		    !strcmp(d->site.location, a.site.location) &&
-		    !strcmp(d->site.reason, a.site.reason) &&
-		    !strcmp(d->site.ifname, a.site.ifname)) {
-			d->site.packets++;
+		if (!d->packets)
+			break;
+		if (!memcmp(&d->id, &id, sizeof(id))) {
+			d->packets++;
 			return 0;
 		}
 	}
@@ -143,27 +143,35 @@ static int on_drop(void *ctx, void *data, size_t len)
 		drops_unkept++;
 		return 0;
 	}
-	a.site.packets = 1;
-	drops[ndrops++] = a;
+	drops[h].id = id;
+	drops[h].packets = 1;
+	drop_used[ndrops++] = h;
 	return 0;
 }
 
 static void read_drops(struct diag_table *t)
 {
 	for (int i = 0; i < ndrops; i++) {
-		struct drop_agg *d = &drops[i];
+		struct drop_agg *d = &drops[drop_used[i]];
+		const struct drop_id *id = &d->id;
+		struct diag_site site = { .packets = d->packets };
 		struct diag_qp *q;
 
 		/* a request is sent req -> resp to the responder's QPN; an
 		 * answer resp -> req to the requester's */
-		q = d->answer ? diag_by_answer(t, d->family, d->daddr, d->saddr, d->dqpn)
-			      : diag_by_request(t, d->family, d->saddr, d->daddr, d->dqpn);
-		if (!q)
-			continue;
-		diag_add_drop(q, &d->site, d->site.netfilter ? &d->sig : NULL);
-		/* a QP seen only dropped: its path is the requests' port */
-		if (!d->answer && !q->sport)
-			q->sport = d->sig.sport;
+		q = id->answer ? diag_by_answer(t, id->family, id->sig.daddr, id->sig.saddr, id->dqpn)
+			       : diag_by_request(t, id->family, id->sig.saddr, id->sig.daddr, id->dqpn);
+		if (q) {
+			ksyms_format(s.ksyms, id->location, site.location, sizeof(site.location), false);
+			drop_reason_name(id->reason, site.reason, sizeof(site.reason));
+			memcpy(site.ifname, id->ifname, sizeof(site.ifname));
+			site.netfilter = id->reason == nf_drop_code;
+			diag_add_drop(q, &site, site.netfilter ? &id->sig : NULL);
+			/* a QP seen only dropped: its path is the requests' port */
+			if (!id->answer && !q->sport)
+				q->sport = id->sig.sport;
+		}
+		d->packets = 0;
 	}
 	t->unmatched_drops += drops_not_roce;
 	ndrops = 0;
@@ -527,7 +535,7 @@ static int open_lat(const struct rocediag_cfg *cfg, struct diag_sources *src)
 
 static void open_drops(struct diag_sources *src, struct loop *lp)
 {
-	struct rxedrop_load_opts lo = { .scope = SCOPE_ROCE, .events = true };
+	struct rxedrop_load_opts lo = { .scope = SCOPE_ROCE, .events = true, .ksyms = s.ksyms };
 	bool tp_btf;
 
 	s.drop = rxedrop_load(&lo, &tp_btf);
@@ -612,6 +620,7 @@ int rocediag_sources_open(const struct rocediag_cfg *cfg, struct diag_sources *s
 	}
 	if (drop_reasons_load())
 		cli_err("no BTF for enum skb_drop_reason: reasons print as numbers");
+	nf_drop_code = drop_reason_value("NETFILTER_DROP");
 	s.ksyms = ksyms_load();
 	if (!s.ksyms) {
 		cli_err("cannot read kernel symbols from /proc/kallsyms: %s", strerror(errno));

@@ -230,6 +230,7 @@ static int read_rows(struct rxedrop_bpf *obj, int ncpu, struct row *rows,
 #define PROM_SERIES 64
 #define PROM_DROPS "agentxdp_rxedrop_drops_total"
 #define PROM_LOST "agentxdp_rxedrop_events_lost_total"
+#define PROM_RXE "agentxdp_rxedrop_rxe_consumed_total"
 
 static const char *const prom_labels[] = { "location", "reason" };
 static struct prom_totals totals;
@@ -270,6 +271,12 @@ static void write_prom(struct rxedrop_bpf *obj, int ncpu)
 		    "above are complete regardless.");
 	prom_counter(&pf, PROM_LOST, NULL, 0,
 		     maps_stat(obj->maps.stats, STAT_EVENTS_LOST, ncpu));
+	prom_family(&pf, PROM_RXE, PROM_COUNTER,
+		    "Packets rdma_rxe freed with kfree_skb after its queue pair took "
+		    "them in (rxe_responder, rxe_completer): consumed, not drops, so "
+		    "not in the drops above.");
+	prom_counter(&pf, PROM_RXE, NULL, 0,
+		     maps_stat(obj->maps.stats, STAT_RXE_CONSUMED, ncpu));
 	err = prom_commit(&pf);
 	if (err)
 		cli_prom_err(err);
@@ -448,7 +455,7 @@ int main(int argc, char **argv)
 	{
 		struct rxedrop_load_opts lo = {
 			.scope = env.scope, .ifindex = env.ifindex, .port = env.port,
-			.events = env.events, .stack = env.stack,
+			.events = env.events, .stack = env.stack, .ksyms = ksyms,
 		};
 
 		obj = rxedrop_load(&lo, &use_tp_btf);

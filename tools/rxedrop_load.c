@@ -7,6 +7,7 @@
 #include "rxedrop_load.h"
 #include "lib/btf_enum.h"
 #include "lib/cli.h"
+#include "lib/ksyms.h"
 #include "lib/maps.h"
 #include "lib/probe.h"
 
@@ -28,6 +29,14 @@ struct rxedrop_bpf *rxedrop_load(const struct rxedrop_load_opts *env, bool *use_
 	obj->rodata->targ_stack = env->stack;
 	consumed = drop_reason_value("SKB_CONSUMED");
 	obj->rodata->targ_consumed = consumed >= 0 ? consumed : ~0U;
+	/* rdma_rxe's own frees of the packets its QPs took in (rxedrop.bpf.c) */
+	consumed = drop_reason_value("NOT_SPECIFIED");
+	if (consumed >= 0 && env->ksyms &&
+	    ksyms_range(env->ksyms, "rxe_responder", (__u64 *)&obj->rodata->targ_rxe_resp_start,
+			(__u64 *)&obj->rodata->targ_rxe_resp_end) &&
+	    ksyms_range(env->ksyms, "rxe_completer", (__u64 *)&obj->rodata->targ_rxe_comp_start,
+			(__u64 *)&obj->rodata->targ_rxe_comp_end))
+		obj->rodata->targ_not_specified = consumed;
 
 	*use_tp_btf = probe_tp_btf("kfree_skb");
 	bpf_program__set_autoload(*use_tp_btf ? obj->progs.rxedrop_raw_tp :

@@ -5,6 +5,8 @@
 #define AGENTXDP_RXEDROP_LOAD_H
 #include <stdbool.h>
 
+struct ksyms;
+
 struct rxedrop_bpf;
 
 struct rxedrop_load_opts {
@@ -13,6 +15,7 @@ struct rxedrop_load_opts {
 	int port;		/* 0: any */
 	bool events;		/* the ring buffer, else counts */
 	bool stack;
+	const struct ksyms *ksyms;	/* rdma_rxe's text, to leave its frees out */
 };
 
 /* tp_btf where the kernel has it (*use_tp_btf), else raw_tp; NULL after

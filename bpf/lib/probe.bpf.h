@@ -27,4 +27,13 @@ int BPF_KPROBE(prog##_kprobe, args)					\
 	return call;							\
 }
 
+/*
+ * IN_TEXT(ret, start, end): the return address ret is inside the kernel
+ * function whose text is [start, end) (the loader's ksyms_range() from
+ * /proc/kallsyms). ret - 1: a return address may point just past a call
+ * at a function's end; one unsigned compare, false for an empty (unknown)
+ * range.
+ */
+#define IN_TEXT(ret, start, end) ((ret) - 1 - (start) < (end) - (start))
+
 #endif

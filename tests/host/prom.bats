@@ -106,6 +106,7 @@ start_rxedrop() {
 	promtool_ok
 	grep -q '^# TYPE agentxdp_rxedrop_drops_total counter$' "$PROM"
 	[ "$(sample agentxdp_rxedrop_events_lost_total)" -eq 0 ]
+	[ "$(sample agentxdp_rxedrop_rxe_consumed_total)" -eq 0 ]
 	# only the target in the directory: no temp file left behind, and
 	# readable by a node_exporter that is not root
 	[ "$(ls -A "$T/metrics")" = tool.prom ]

@@ -68,6 +68,23 @@ ax_stop() {
 	wait "$pid" 2>/dev/null || AX_RC=$?
 }
 
+# ax_until TIMEOUT_S WHAT CMD...: until CMD succeeds, tried every 0.2 s;
+# after TIMEOUT_S seconds of wall time ($SECONDS) "timeout waiting for
+# WHAT" on stderr and status 1. The way to wait for an event: the bound is
+# a failure, never the thing waited for.
+ax_until() {
+	local t=$1 what=$2 end
+	shift 2
+	end=$((SECONDS + t))
+	until "$@"; do
+		if [ "$SECONDS" -gt "$end" ]; then
+			echo "timeout (${t} s) waiting for $what" >&2
+			return 1
+		fi
+		sleep 0.2
+	done
+}
+
 # ax_wait_for FILE PATTERN [TIMEOUT_S]: until FILE contains PATTERN; the
 # bound is in seconds of wall time ($SECONDS), not loop turns, which take
 # far longer than 0.1 s under software emulation

@@ -139,6 +139,23 @@ counters() {
 	done
 }
 
+# delta ARRAY0 ARRAY1 KEY: how much rxe's counter KEY (rxe-a.sent_pkts)
+# grew between two counters calls
+delta() {
+	local -n _c0=$1 _c1=$2
+	echo $((${_c1[$3]} - ${_c0[$3]}))
+}
+
+# perf_stop: every perftest of the test ended (timeout passes TERM on to
+# perftest, and KILLs it 3 s later), then the test's other processes
+perf_stop() {
+	local pid
+	for pid in "${PERF_PIDS[@]}"; do
+		ax_stop "$pid" TERM
+	done
+	ax_cleanup
+}
+
 # rl_load FILE ARRAY: rocelat's JSON report (one jq run) into the associative
 # ARRAY: c.NAME (the counters), a.NAME and b.NAME (the flow whose requester
 # is rxe-a or rxe-b: its scalar fields, and below_20ms: its samples in log2

@@ -71,11 +71,7 @@ teardown() {
 	for pid in "${DIAG_PIDS[@]}"; do
 		ax_stop "$pid" INT
 	done
-	# timeout passes TERM on to perftest (and KILLs it 3 s later)
-	for pid in "${PERF_PIDS[@]}"; do
-		ax_stop "$pid" TERM
-	done
-	ax_cleanup
+	perf_stop
 	for rule in "${RULES[@]}"; do
 		# shellcheck disable=SC2086 # a rule is a word list
 		iptables -D $rule 2>/dev/null || true
@@ -133,15 +129,10 @@ text_reports() {
 # wait_summaries FILE N [COUNTER]: until FILE has N reports (COUNTER:
 # summaries for -j, text_reports for text)
 wait_summaries() {
-	local end=$((SECONDS + 60)) count=${3:-summaries}
-	until [ "$("$count" "$1")" -ge "$2" ]; do
-		if [ "$SECONDS" -gt "$end" ]; then
-			echo "rocediag did not report interval $2 in $1" >&2
-			return 1
-		fi
-		sleep 0.2
-	done
+	ax_until 60 "rocediag's report $2 in $1" reports_at_least "$1" "$2" "${3:-summaries}"
 }
+
+reports_at_least() { [ "$("$3" "$1")" -ge "$2" ]; }
 
 # records FILE: the "qp" records of rocediag -j, one a line, each with its
 # interval "iv" (1 + the summaries before it)
@@ -152,16 +143,13 @@ records() {
 
 # wait_record FILE JQ_CONDITION: until a record of FILE meets it
 wait_record() {
-	local end=$((SECONDS + 90))
-	until records "$1" 2>/dev/null | jq -e -s "any(.[]; $2)" >/dev/null 2>&1; do
-		if [ "$SECONDS" -gt "$end" ]; then
-			echo "no record with $2 in $1:" >&2
-			cat "$1" >&2
-			return 1
-		fi
-		sleep 0.5
-	done
+	ax_until 90 "a record with $2 in $1" has_record "$1" "$2" || {
+		cat "$1" >&2
+		return 1
+	}
 }
+
+has_record() { records "$1" 2>/dev/null | jq -e -s "any(.[]; $2)" >/dev/null 2>&1; }
 
 # jqn FILE FILTER: FILTER over the records of FILE as one array
 jqn() { records "$1" | jq -r -s "$2"; }
@@ -172,9 +160,9 @@ is_qp() { echo "(.req == \"$A\" and .resp == \"$B\" and .resp_qpn == $1)"; }
 # healthy_start NAME ARGS...: ib_write_bw in the background, server on rxe-b,
 # client on rxe-a, one single-packet WRITE in flight and rxe's timer out of
 # reach (see the top), 200 a second (perftest's software rate limiter: on
-# 6.1 every packet rxe consumes passes rxedrop's kfree_skb program as an
-# event, which rocediag leaves out in user space; at full speed they are
-# thousands a second in the same ring buffer as the drops that count);
+# 6.1 rxe frees every packet it consumed with kfree_skb, so each one runs
+# rxedrop's program, which leaves it out by its caller; at full speed the
+# emulated guest's two vCPUs would be busy with the healthy QP alone);
 # until the client has printed both QP numbers, in H_LOCAL and H_REMOTE
 # (decimal)
 healthy_start() {
@@ -210,16 +198,12 @@ healthy_start() {
 	echo "healthy ib_write_bw: QPN $H_LOCAL -> $H_REMOTE"
 }
 
-# delta ARRAY0 ARRAY1 KEY: how much rxe's counter KEY (rxe-a.sent_pkts) grew
-delta() {
-	local -n _c0=$1 _c1=$2
-	echo $((${_c1[$3]} - ${_c0[$3]}))
-}
-
 # rule_packets SPORT: the packets our REJECT of SPORT matched, by its counter
 rule_packets() {
 	iptables -L INPUT -v -x -n | awk -v p="spt:$1" '/REJECT/ && /veth-b/ && $0 ~ p && /dpt:4791/ { print $1 }'
 }
+
+rule_matched() { [ "$(rule_packets "$1")" -gt 0 ]; }
 
 @test "REJECT of one QP's UDP source port on the responder's INPUT: STUCK within 2 intervals, the rule named and counted as it counts, RTS -> ERR; ib_write_bw's QP OK throughout" {
 	local j=$T/diag.j x=$T/diag.txt qa qb sport n0 n1 c h text F H pid end
@@ -253,11 +237,9 @@ rule_packets() {
 	local qid qrev
 	qid=$(printf 'QP %s/0x%x -> %s/0x%x (sport %s): ' "$A" "$qa" "$B" "$qb" "$sport")
 	qrev=$(printf 'QP %s/0x%x -> %s/0x%x (sport %s): ' "$B" "$qb" "$A" "$qa" "$sport")
-	end=$((SECONDS + 90))
-	until grep -F -e "$qid" -e "$qrev" "$x" | grep -q -- '-> RTS'; do
-		[ "$SECONDS" -le "$end" ] || { echo "no RTS of F in $x" >&2; cat "$x" >&2; return 1; }
-		sleep 0.5
-	done
+	# shellcheck disable=SC2317 # called by ax_until
+	f_rts_shown() { grep -F -e "$qid" -e "$qrev" "$x" | grep -q -- '-> RTS'; }
+	ax_until 90 "F's RTS in $x" f_rts_shown || { cat "$x" >&2; return 1; }
 	RULES+=("INPUT -i veth-b -p udp --dport 4791 --sport $sport -j REJECT")
 	# shellcheck disable=SC2086 # a rule is a word list
 	iptables -I ${RULES[0]}
@@ -265,11 +247,7 @@ rule_packets() {
 	# interval n1 + 1 at the latest (n1 counted once the rule has matched)
 	n0=$(summaries "$j")
 	touch "$T/go"
-	end=$((SECONDS + 60))
-	until [ "$(rule_packets "$sport")" -gt 0 ]; do
-		[ "$SECONDS" -le "$end" ] || { echo "the rule matched nothing" >&2; return 1; }
-		sleep 0.1
-	done
+	ax_until 60 "the rule's first match" rule_matched "$sport"
 	n1=$(summaries "$j")
 	local frc=0
 	wait "$fpid" || frc=$? # rc_client bounds itself (-T)
@@ -512,34 +490,38 @@ rule_packets() {
 		--wait_destroy 30 </dev/null >"$T/idle.srv" 2>&1 &
 	PERF_PIDS+=("$!")
 	AX_PIDS+=("$!")
-	local end=$((SECONDS + WAIT))
-	until ax_tcp_listening "$HPORT"; do
-		[ "$SECONDS" -le "$end" ] || { cat "$T/idle.srv"; return 1; }
-		sleep 0.2
-	done
+	ax_until "$WAIT" "ib_write_bw's server" ax_tcp_listening "$HPORT" || {
+		cat "$T/idle.srv" >&2
+		return 1
+	}
 	timeout -k 3 120 stdbuf -oL ib_write_bw -d rxe-a -x 1 -p "$HPORT" -s 1024 -t 1 -u 22 -n "$n" \
 		--wait_destroy 30 "$B" </dev/null >"$T/idle.cli" 2>&1 &
 	H_CLI=$!
 	PERF_PIDS+=("$H_CLI")
 	AX_PIDS+=("$H_CLI")
 	ax_wait_for "$T/idle.cli" "BW average" 120
-	local ql qr
+	local ql qr t0
+	t0=$EPOCHREALTIME
 	ql=$(perf_qpn "$T/idle.cli" local)
 	qr=$(perf_qpn "$T/idle.cli" remote)
 	H=$(is_qp "$qr")
 	# the witness: rxeqp's event of H's requester timer with req.psn ==
 	# comp.psn (nothing outstanding)
 	local firing="select(.event == \"retx_timer\" and .qpn == $ql and .dev == \"rxe-a\")"
-	end=$((SECONDS + 60))
-	until jq -e -s "any(.[]; $firing)" "$ev" >/dev/null 2>&1; do
-		[ "$SECONDS" -le "$end" ] || { echo "rxe-a's timer of QP $ql did not fire" >&2; return 1; }
-		sleep 0.5
-	done
+	# shellcheck disable=SC2317 # called by ax_until
+	fired() { jq -e -s "any(.[]; $firing)" "$ev" >/dev/null 2>&1; }
+	ax_until 60 "rxe-a's timer of QP $ql" fired || {
+		echo "rxeqp's events, the client's output, rxeqp's table:" >&2
+		cat "$ev" "$ev.err" "$T/idle.cli" >&2
+		"$RXEQP" -j 1 1 >&2 || true
+		return 1
+	}
 	wait_summaries "$j" $(($(summaries "$j") + 2))
 	counters c1
 	stop_diag "$DIAG_PID"
 	ax_stop "$epid" INT
 	jq -c "$firing" "$ev"
+	measured "idle QP: rxe-a's timer first fired $(jq -s "map($firing | .time) | min - $t0 | . * 10 | round / 10" "$ev") s after the traffic started (-u 22: 17.2 s)"
 	records "$j" | jq -c "select($H)" | cut -c1-400
 
 	# every firing of H's timer found nothing outstanding; H sent nothing twice

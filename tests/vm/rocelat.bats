@@ -66,16 +66,11 @@ setup() {
 }
 
 teardown() {
-	local pid
 	# skipped: none of the devices below is ours
 	ax_file_ran || return 0
 	# rocelat first and gently: on 6.1 (no tcx) a SIGKILL leaves its filter
 	[ -z "$RL_PID" ] || ax_stop "$RL_PID" INT
-	# timeout passes TERM on to perftest (and KILLs it 3 s later)
-	for pid in "${PERF_PIDS[@]}"; do
-		ax_stop "$pid" TERM
-	done
-	ax_cleanup
+	perf_stop
 	tc qdisc del dev veth-a root 2>/dev/null || true
 	tc qdisc del dev veth-b root 2>/dev/null || true
 }

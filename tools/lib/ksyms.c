@@ -108,14 +108,13 @@ static const struct ksym *ksyms_by_name(const struct ksyms *ks, const char *name
 	return NULL;
 }
 
-int ksyms_range(const struct ksyms *ks, const char *name, unsigned long *start,
-		unsigned long *end)
+bool ksyms_range(const struct ksyms *ks, const char *name, __u64 *start, __u64 *end)
 {
 	const struct ksym *s = ksyms_by_name(ks, name);
 	int i;
 
 	if (!s)
-		return -1;
+		return false;
 	*start = s->addr;
 	*end = s->addr + 1;
 	for (i = s - ks->syms + 1; i < ks->n; i++)
@@ -123,7 +122,7 @@ int ksyms_range(const struct ksyms *ks, const char *name, unsigned long *start,
 			*end = ks->syms[i].addr;
 			break;
 		}
-	return 0;
+	return true;
 }
 
 const char *ksyms_format(const struct ksyms *ks, unsigned long addr,

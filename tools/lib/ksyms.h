@@ -3,6 +3,7 @@
 #define AGENTXDP_KSYMS_H
 
 #include <stdbool.h>
+#include <linux/types.h>
 
 struct ksym {
 	unsigned long addr;
@@ -17,10 +18,10 @@ struct ksyms *ksyms_load(void);
 void ksyms_free(struct ksyms *ks);
 /* the symbol containing addr, NULL when none */
 const struct ksym *ksyms_find(const struct ksyms *ks, unsigned long addr);
-/* text range [start, end) of the function name (end: the next symbol);
- * 0, or -1 when name is not a function in kallsyms */
-int ksyms_range(const struct ksyms *ks, const char *name, unsigned long *start,
-		unsigned long *end);
+/* text range [start, end) of the function name (end: the next symbol),
+ * for a BPF program's rodata; true, or false (both untouched) when name
+ * is not a function in kallsyms */
+bool ksyms_range(const struct ksyms *ks, const char *name, __u64 *start, __u64 *end);
 /* "name+0xoff" into buf; the address in hex when unknown */
 const char *ksyms_format(const struct ksyms *ks, unsigned long addr,
 			 char *buf, int len, bool with_offset);
