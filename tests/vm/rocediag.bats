@@ -168,7 +168,7 @@ is_qp() { echo "(.req == \"$A\" and .resp == \"$B\" and .resp_qpn == $1)"; }
 healthy_start() {
 	local name=$1 end=$((SECONDS + WAIT))
 	shift
-	timeout -k 3 400 stdbuf -oL ib_write_bw -d rxe-b -x 1 -p "$HPORT" -s 1024 -t 1 -u 31 \
+	timeout -k 3 400 stdbuf -oL ib_write_bw -d rxe-b -x 1 -p "$HPORT" -s 1024 -t 1 -u 31 -F \
 		"${HRATE[@]}" "$@" </dev/null >"$T/$name.srv" 2>&1 &
 	PERF_PIDS+=("$!")
 	AX_PIDS+=("$!")
@@ -180,7 +180,7 @@ healthy_start() {
 		fi
 		sleep 0.2
 	done
-	timeout -k 3 400 stdbuf -oL ib_write_bw -d rxe-a -x 1 -p "$HPORT" -s 1024 -t 1 -u 31 \
+	timeout -k 3 400 stdbuf -oL ib_write_bw -d rxe-a -x 1 -p "$HPORT" -s 1024 -t 1 -u 31 -F \
 		"${HRATE[@]}" "$@" "$B" </dev/null >"$T/$name.cli" 2>&1 &
 	H_CLI=$!
 	PERF_PIDS+=("$H_CLI")
@@ -379,7 +379,7 @@ rule_matched() { [ "$(rule_packets "$1")" -gt 0 ]; }
 	counters c0
 	tc qdisc add dev veth-a root netem loss 2%
 	# a small window (-t 8): go-back-N resends less after each loss
-	perf_run write ib_write_bw -n "$n" -s "$size" -t 8
+	perf_run write ib_write_bw -n "$n" -s "$size" -t 8 -F
 	tc -s qdisc show dev veth-a
 	dropped=$(tc -s qdisc show dev veth-a | sed -n 's/.*(dropped \([0-9]*\),.*/\1/p' | head -n 1)
 	tc qdisc del dev veth-a root
@@ -486,7 +486,7 @@ rule_matched() { [ "$(rule_packets "$1")" -gt 0 ]; }
 	local epid=$AX_LAST_PID
 	ax_wait_for "$ev.err" Tracing "$WAIT"
 	counters c0
-	timeout -k 3 120 stdbuf -oL ib_write_bw -d rxe-b -x 1 -p "$HPORT" -s 1024 -t 1 -u 22 -n "$n" \
+	timeout -k 3 120 stdbuf -oL ib_write_bw -d rxe-b -x 1 -p "$HPORT" -s 1024 -t 1 -u 22 -F -n "$n" \
 		--wait_destroy 30 </dev/null >"$T/idle.srv" 2>&1 &
 	PERF_PIDS+=("$!")
 	AX_PIDS+=("$!")
@@ -494,7 +494,7 @@ rule_matched() { [ "$(rule_packets "$1")" -gt 0 ]; }
 		cat "$T/idle.srv" >&2
 		return 1
 	}
-	timeout -k 3 120 stdbuf -oL ib_write_bw -d rxe-a -x 1 -p "$HPORT" -s 1024 -t 1 -u 22 -n "$n" \
+	timeout -k 3 120 stdbuf -oL ib_write_bw -d rxe-a -x 1 -p "$HPORT" -s 1024 -t 1 -u 22 -F -n "$n" \
 		--wait_destroy 30 "$B" </dev/null >"$T/idle.cli" 2>&1 &
 	H_CLI=$!
 	PERF_PIDS+=("$H_CLI")
@@ -510,7 +510,11 @@ rule_matched() { [ "$(rule_packets "$1")" -gt 0 ]; }
 	local firing="select(.event == \"retx_timer\" and .qpn == $ql and .dev == \"rxe-a\")"
 	# shellcheck disable=SC2317 # called by ax_until
 	fired() { jq -e -s "any(.[]; $firing)" "$ev" >/dev/null 2>&1; }
-	ax_until 60 "rxe-a's timer of QP $ql" fired || {
+	# shellcheck disable=SC2317
+	fired_or_gone() { fired || ! kill -0 "$H_CLI" 2>/dev/null; }
+	# the client keeps its QP 30 s after the traffic (--wait_destroy), the
+	# timer fires after 17 s: a client gone first failed
+	ax_until 60 "rxe-a's timer of QP $ql" fired_or_gone && fired || {
 		echo "rxeqp's events, the client's output, rxeqp's table:" >&2
 		cat "$ev" "$ev.err" "$T/idle.cli" >&2
 		"$RXEQP" -j 1 1 >&2 || true

@@ -45,7 +45,7 @@ teardown() {
 	counters c0
 	# one single-packet WRITE in flight and rxe's timer out of reach
 	# (-u 31): nothing resent, nothing out of sequence
-	perf_run clean ib_write_bw -s 1024 -t 1 -u 31 -n "$n"
+	perf_run clean ib_write_bw -s 1024 -t 1 -u 31 -F -n "$n"
 	counters c1
 	ax_stop "$cpid" INT
 	[ "$AX_RC" -eq 0 ]

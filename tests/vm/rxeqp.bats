@@ -214,11 +214,11 @@ sum_dev() { # sum_dev FILE IFNAME FIELD: summed over the QPs of one device
 	local jpid=$RXEQP_PID
 	start_rxeqp "$tab" --noclear 1
 	tpid=$RXEQP_PID
-	timeout -k 3 60 stdbuf -oL ib_send_lat -d rxe-b -x 1 -n "$n" -p 18516 >"$BATS_TEST_TMPDIR/server" 2>&1 &
+	timeout -k 3 60 stdbuf -oL ib_send_lat -d rxe-b -x 1 -F -n "$n" -p 18516 >"$BATS_TEST_TMPDIR/server" 2>&1 &
 	spid=$!
 	AX_PIDS+=("$spid")
 	wait_listen 18516 "$spid"
-	run timeout -k 3 60 stdbuf -oL ib_send_lat -d rxe-a -x 1 -n "$n" -p 18516 10.10.0.2
+	run timeout -k 3 60 stdbuf -oL ib_send_lat -d rxe-a -x 1 -F -n "$n" -p 18516 10.10.0.2
 	echo "$output" | tail -n 3
 	[ "$status" -eq 0 ]
 	wait "$spid" || true
