@@ -92,6 +92,12 @@ static void print_text(const struct diag_table *t, const struct diag_sources *sr
 	if (t->overflow)
 		printf("WARNING: %llu QPs not shown (more than %d)\n",
 		       (unsigned long long)t->overflow, t->max);
+	if (t->drop_events_lost)
+		printf("WARNING: %llu drop events lost to a full ring buffer: the drops "
+		       "above are short by as many\n", (unsigned long long)t->drop_events_lost);
+	if (t->rxe_events_lost)
+		printf("WARNING: %llu rdma_rxe QP events lost to a full ring buffer\n",
+		       (unsigned long long)t->rxe_events_lost);
 	print_missing(src);
 	printf("\n");
 	fflush(stdout);
@@ -208,6 +214,8 @@ static void print_json(const struct diag_table *t, const struct diag_sources *sr
 		json_u64(&w, diag_verdict_names[v], count[v]);
 	json_u64(&w, "unmatched_drops", t->unmatched_drops);
 	json_u64(&w, "qps_not_shown", t->overflow);
+	json_u64(&w, "drop_events_lost", t->drop_events_lost);
+	json_u64(&w, "rxe_events_lost", t->rxe_events_lost);
 	json_missing(&w, src);
 	json_end(&w);
 }

@@ -61,7 +61,17 @@ static struct {
 	int ncpu;
 	__u32 epoch;		/* rocelat's interval being read */
 	__u64 last_ns;		/* CLOCK_MONOTONIC (bpf_ktime_get_ns) of the last read */
+	__u64 drop_lost, rxe_lost;	/* the programs' lost-event counters, as last read */
 } s;
+
+/* how much a program's lost-event counter grew since *seen */
+static __u64 lost_since(const struct bpf_map *stats, int stat, __u64 *seen)
+{
+	__u64 now = maps_stat(stats, stat, s.ncpu), d = now - *seen;
+
+	*seen = now;
+	return d;
+}
 
 /* ---- drops: rxedrop's events, aggregated until the report ---- */
 
@@ -482,12 +492,14 @@ double rocediag_sources_read(struct diag_table *t)
 	}
 	if (s.rxe) {
 		ring_buffer__consume(s.rxe_rb);
+		t->rxe_events_lost = lost_since(s.rxe->maps.stats, RXEQP_STAT_EVENTS_LOST, &s.rxe_lost);
 		maps_for_each(s.rxe->maps.qps, read_rxe_qp, t);
 		nchanges = 0;
 		forget_destroyed();
 	}
 	if (s.drop) {
 		ring_buffer__consume(s.drop_rb);
+		t->drop_events_lost = lost_since(s.drop->maps.stats, STAT_EVENTS_LOST, &s.drop_lost);
 		read_drops(t);
 	}
 	diag_merge(t);

@@ -26,6 +26,8 @@ setup() {
 }
 
 teardown() {
+	# a test that stopped rocediag (SIGSTOP): running again, so it can end
+	[ -z "${DIAG_PID:-}" ] || kill -CONT "$DIAG_PID" 2>/dev/null || true
 	ax_cleanup
 }
 
@@ -219,6 +221,38 @@ run_three_flows() {
 	[ "$(jq -s '[.[] | select(.type == "summary")] | length' "$T/diag.out")" -ge 2 ]
 	# the dropped QP is DROPPED-LOCALLY in every interval it had drops in
 	[ "$(jq -s "[.[] | select(.type == \"qp\" and .req == \"$A\" and .sport == 49154 and .drops.packets > 0 and .verdict != \"DROPPED-LOCALLY\")] | length" "$T/diag.out")" -eq 0 ]
+}
+
+# drops of the QP from A (its requests' BTH: destination QP 0x12) that
+# rocediag -j reported, and the drop events it said it lost, so far
+seen_drops() {
+	jq -s "[.[] | select(.type == \"qp\" and .req == \"$A\" and .resp == \"$B\") | .drops.packets] | add // 0" "$T/diag.out"
+}
+lost_drops() {
+	jq -s '[.[] | select(.type == "summary") | .drop_events_lost] | add // 0' "$T/diag.out"
+}
+accounted() { [ $(($(seen_drops) + $(lost_drops))) -ge "$1" ]; }
+rule_count_is() { [ "$(rule_packets b)" = "$1" ]; }
+stopped() { [ "$(awk '{ print $3 }' /proc/"$1"/stat)" = T ]; }
+
+@test "drop events lost to a full ring buffer (rocediag stopped under a flood of 20000): the summary counts them, and drops seen plus lost equal the rule's count" {
+	local n=20000
+	rule "udp dport 4791 counter drop" b
+	start_diag -j 1
+	kill -STOP "$DIAG_PID"
+	ax_until 10 "rocediag stopped" stopped "$DIAG_PID"
+	# 20000 events of 184 bytes, a ring buffer of 1 MiB: some 14000 lost
+	ax_send_roce ${P}a $B $n
+	ax_until 60 "the rule's $n drops" rule_count_is $n
+	kill -CONT "$DIAG_PID"
+	ax_until 60 "rocediag's account of $n drops" accounted $n || { cat "$T/diag.out" >&2; false; }
+	stop_diag
+	[ "$AX_RC" -eq 0 ]
+	echo "seen $(seen_drops), lost $(lost_drops)"
+	[ "$(lost_drops)" -gt 0 ]
+	[ "$(seen_drops)" -gt 0 ]
+	[ $(($(seen_drops) + $(lost_drops))) -eq $n ]
+	[ "$(rule_packets b)" -eq $n ]
 }
 
 @test "ConnectX-shaped traffic from scapy (each side its own UDP source port, random QPNs and PSNs): ACK drops join their QP" {

@@ -44,6 +44,8 @@ void diag_table_reset(struct diag_table *t)
 	t->n = 0;
 	t->overflow = 0;
 	t->unmatched_drops = 0;
+	t->drop_events_lost = 0;
+	t->rxe_events_lost = 0;
 }
 
 static bool diag_same_pair(const struct diag_qp *q, __u8 family, const __u8 *req,

@@ -125,6 +125,9 @@ struct diag_table {
 	int n, max;
 	__u64 overflow;		/* QPs not kept: the table was full */
 	__u64 unmatched_drops;	/* drops of RoCE packets with no BTH-parsed QP */
+	/* events the interval lost to a full ring buffer: drops (the QPs'
+	 * drop counts are short by as many), rdma_rxe's QP events */
+	__u64 drop_events_lost, rxe_events_lost;
 };
 
 int diag_table_init(struct diag_table *t, int max);
