@@ -232,27 +232,27 @@ lost_drops() {
 	jq -s '[.[] | select(.type == "summary") | .drop_events_lost] | add // 0' "$T/diag.out"
 }
 accounted() { [ $(($(seen_drops) + $(lost_drops))) -ge "$1" ]; }
-rule_count_is() { [ "$(rule_packets b)" = "$1" ]; }
 stopped() { [ "$(awk '{ print $3 }' /proc/"$1"/stat)" = T ]; }
 
-@test "drop events lost to a full ring buffer (rocediag stopped under a flood of 20000): the summary counts them, and drops seen plus lost equal the rule's count" {
+@test "drop events lost to a full ring buffer (rocediag stopped under a flood of 20000): the summary counts them; drops seen plus lost are the packets sent" {
 	local n=20000
 	rule "udp dport 4791 counter drop" b
 	start_diag -j 1
 	kill -STOP "$DIAG_PID"
 	ax_until 10 "rocediag stopped" stopped "$DIAG_PID"
-	# 20000 events of 184 bytes, a ring buffer of 1 MiB: some 14000 lost
+	# 20000 events of 184 bytes, a ring buffer of 1 MiB: some 14000 lost.
+	# Each datagram dies once on this host: at the rule, or (a flood
+	# outrunning the veth's backlog) before it; none is delivered
 	ax_send_roce ${P}a $B $n
-	ax_until 60 "the rule's $n drops" rule_count_is $n
 	kill -CONT "$DIAG_PID"
 	ax_until 60 "rocediag's account of $n drops" accounted $n || { cat "$T/diag.out" >&2; false; }
 	stop_diag
 	[ "$AX_RC" -eq 0 ]
-	echo "seen $(seen_drops), lost $(lost_drops)"
+	echo "seen $(seen_drops), lost $(lost_drops), the rule's $(rule_packets b)"
 	[ "$(lost_drops)" -gt 0 ]
 	[ "$(seen_drops)" -gt 0 ]
 	[ $(($(seen_drops) + $(lost_drops))) -eq $n ]
-	[ "$(rule_packets b)" -eq $n ]
+	[ "$(rule_packets b)" -gt 0 ] && [ "$(rule_packets b)" -le $n ]
 }
 
 @test "ConnectX-shaped traffic from scapy (each side its own UDP source port, random QPNs and PSNs): ACK drops join their QP" {
