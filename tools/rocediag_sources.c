@@ -42,6 +42,7 @@
 
 #define MAX_DROP_AGG	1024
 #define MAX_NF_KEYS	4096
+#define MAX_NF_HELD	256
 #define MAX_RXE_EV	4096
 
 static const struct netattach_tc_id tc_id = {
@@ -218,30 +219,65 @@ static void rule_of_row(const struct row *r, struct diag_rule *rule)
 		snprintf(rule->text, sizeof(rule->text), "%s", r->rule_text);
 }
 
+/* nfdrop's count of one signature, held for the next report */
+struct nf_held {
+	struct nfd_key key;
+	unsigned long long packets, rejected;
+};
+
+static struct nf_held held[MAX_NF_HELD];
+static int nheld;
+
+/* the count on the QP whose netfilter drops carry its signature; false
+ * when no QP's drops this interval do */
+static bool attach_rule(struct diag_table *t, const struct nfd_key *k,
+			unsigned long long packets, unsigned long long rejected)
+{
+	static struct row r;	/* 50 KB: not on the stack */
+	bool resolved = false, attached = false;
+
+	for (int j = 0; j < t->n; j++) {
+		struct diag_qp *q = &t->qp[j];
+
+		for (int g = 0; g < q->nsigs; g++) {
+			if (!sig_matches(&q->sigs[g], k))
+				continue;
+			attached = true;
+			if (q->rule.known) {
+				q->rule.packets += packets;
+			} else {
+				if (!resolved)
+					nfdrop_resolve(k, packets, rejected, NFDROP_RS_TTL, &r);
+				resolved = true;
+				rule_of_row(&r, &q->rule);
+			}
+			break;
+		}
+	}
+	return attached;
+}
+
+/*
+ * nfdrop counts a packet when its verdict is given (fexit on nft_do_chain,
+ * or its own kfree_skb program), rxedrop's event of it comes at kfree_skb,
+ * and the ring buffer is read before nfdrop's counts: a count can come one
+ * report before the drop it belongs to, never after. So a count that meets
+ * no QP's drops is held for the next report, once; then it is let go.
+ */
 static void read_rules(struct diag_table *t)
 {
 	static struct nfd_key keys[MAX_NF_KEYS];
 	static unsigned long long pk[MAX_NF_KEYS], rj[MAX_NF_KEYS];
-	static struct row r;	/* 50 KB: not on the stack */
-	int n = nfdrop_drain(s.nf, keys, pk, rj, MAX_NF_KEYS);
+	int n = nfdrop_drain(s.nf, keys, pk, rj, MAX_NF_KEYS), was = nheld;
 
+	for (int i = 0; i < was; i++)
+		attach_rule(t, &held[i].key, held[i].packets, held[i].rejected);
+	nheld = 0;
 	for (int i = 0; i < n; i++) {
-		if (!pk[i] || !keys[i].sig)
+		if (!pk[i] || !keys[i].sig || attach_rule(t, &keys[i], pk[i], rj[i]) ||
+		    nheld == MAX_NF_HELD)
 			continue;
-		nfdrop_resolve(&keys[i], pk[i], rj[i], NFDROP_RS_TTL, &r);
-		for (int j = 0; j < t->n; j++) {
-			struct diag_qp *q = &t->qp[j];
-
-			for (int g = 0; g < q->nsigs; g++) {
-				if (!sig_matches(&q->sigs[g], &keys[i]))
-					continue;
-				if (!q->rule.known)
-					rule_of_row(&r, &q->rule);
-				else
-					q->rule.packets += pk[i];
-				break;
-			}
-		}
+		held[nheld++] = (struct nf_held){ keys[i], pk[i], rj[i] };
 	}
 	ev_counters_advance();
 }
