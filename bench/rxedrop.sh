@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # rxedrop cost on the kfree_skb path: run_time_ns / run_cnt with BPF
 # statistics on, for counts mode, events mode and the bpftrace one-liner it
-# replaces, under the same nftables drop flood, in interleaved rounds.
+# replaces, all attached at once to the same nftables drop flood, in rounds.
 # Also shows that counts mode loses nothing at this machine's drop rate.
 #
 # A tracer's programs are the ones its process holds open (fdinfo), so
@@ -37,9 +37,15 @@ ip netns exec ${P}b nft add table inet axbench
 ip netns exec ${P}b nft add chain inet axbench in '{ type filter hook input priority 0; }'
 ip netns exec ${P}b nft add rule inet axbench in udp dport 4791 drop
 
-# measure NAME CMD...: start the tracer, flood, record ns per call
-measure() {
-	local name=$1 out ids rt cnt pid before end
+# Every round runs the tracers side by side on one flood: each kfree_skb
+# call runs all of their programs, so a slow spell of the shared machine
+# slows them alike and the ratios hold still (run one after the other,
+# counts/bpftrace ranged 0.92..1.47 in one make bench here).
+declare -A PID=() IDS=() BEFORE=()
+
+# start NAME CMD...: the tracer in the background, its programs running
+start() {
+	local name=$1 out end
 	out=$B/$name.out
 	shift
 	# emptied here, not by the background job's redirection: a banner
@@ -47,45 +53,66 @@ measure() {
 	# programs would not be loaded yet; libbpf's probe programs may be)
 	: >"$out"
 	"${BENCH_ASIDE[@]}" "$@" >>"$out" 2>&1 &
-	pid=$!
-	AX_PIDS+=("$pid")
+	PID[$name]=$!
+	AX_PIDS+=("$!")
 	ax_wait_for "$out" '^Tracing\|^Attaching' 60 >/dev/null
 	# bpftrace says "Attaching" before it has: until the programs run,
 	# one packet at a time to a closed port (freed, not counted as RoCE)
 	end=$((SECONDS + 30))
 	while :; do
-		ids=$(bench_prog_ids "$pid")
+		IDS[$name]=$(bench_prog_ids "${PID[$name]}")
 		# shellcheck disable=SC2086 # a list of ids
-		[ -n "$ids" ] && [ "$(bench_calls $ids)" -gt 0 ] && break
-		[ "$SECONDS" -le "$end" ] || { echo "$0: $name's programs (${ids:-none}) never ran" >&2; exit 1; }
+		[ -n "${IDS[$name]}" ] && [ "$(bench_calls ${IDS[$name]})" -gt 0 ] && break
+		[ "$SECONDS" -le "$end" ] || { echo "$0: $name's programs (${IDS[$name]:-none}) never ran" >&2; exit 1; }
 		ip netns exec ${P}a "$AX_BUILD/udpflood" 10.204.0.2 4792 1 >/dev/null
 		sleep 0.1
 	done
+}
+
+# stats NAME: "run_time_ns run_cnt" of its programs, summed
+stats() {
 	# shellcheck disable=SC2086
-	before=$(bench_calls $ids)
-	ip netns exec ${P}a "${BENCH_SEND[@]}" "$AX_BUILD/udpflood" 10.204.0.2 4791 "$N" >"$B/$name.flood"
-	# shellcheck disable=SC2086
-	bench_wait_calls $((before + N)) $ids
-	# shellcheck disable=SC2086
-	read -r rt cnt < <(bench_prog_stats $ids | awk '{ r += $2; c += $3 } END { print r + 0, c + 0 }')
-	# SIGTERM: a background bpftrace ignores SIGINT (inherited SIG_IGN)
-	ax_stop "$pid" TERM
-	bench_add "$name" "$(awk -v r="$rt" -v c="$cnt" 'BEGIN { printf "%.1f", r / c }')"
-	printf '%-18s %9s calls %8s ns/call  (%s)\n' "$name" "$cnt" \
-		"${BENCH_SAMPLES[$name]##* }" "$(cat "$B/$name.flood")"
+	bench_prog_stats ${IDS[$1]} | awk '{ r += $2; c += $3 } END { print r + 0, c + 0 }'
+}
+
+# flood: N drops while every tracer runs; each one's ns per call
+flood() {
+	local name rt cnt rt0 cnt0
+	for name in "${!PID[@]}"; do BEFORE[$name]=$(stats "$name"); done
+	ip netns exec ${P}a "${BENCH_SEND[@]}" "$AX_BUILD/udpflood" 10.204.0.2 4791 "$N" >"$B/flood"
+	for name in "${!PID[@]}"; do
+		read -r rt0 cnt0 <<<"${BEFORE[$name]}"
+		# shellcheck disable=SC2086
+		bench_wait_calls $((cnt0 + N)) ${IDS[$name]}
+		read -r rt cnt < <(stats "$name")
+		bench_add "$name" "$(awk -v r=$((rt - rt0)) -v c=$((cnt - cnt0)) 'BEGIN { printf "%.1f", r / c }')"
+		printf '%-18s %9s calls %8s ns/call\n' "$name" $((cnt - cnt0)) "${BENCH_SAMPLES[$name]##* }"
+	done
+	cat "$B/flood"
+}
+
+# stop: every tracer ended (SIGTERM: a background bpftrace ignores
+# SIGINT, inherited SIG_IGN)
+stop() {
+	local name
+	for name in "${!PID[@]}"; do ax_stop "${PID[$name]}" TERM; done
+	PID=() IDS=()
 }
 
 have_bpftrace=0
 command -v bpftrace >/dev/null && have_bpftrace=1
 for r in $(seq "$ROUNDS"); do
 	echo "round $r:"
-	measure counts "$AX_BUILD/rxedrop"
+	start counts "$AX_BUILD/rxedrop"
+	start events "$AX_BUILD/rxedrop" -e
+	[ $have_bpftrace = 0 ] ||
+		start bpftrace bpftrace -e 'tracepoint:skb:kfree_skb { @drops[ksym(args->location), args->reason] = count(); }'
+	flood
+	stop
 	bench_add counted "$(awk '/NETFILTER_DROP/ { s += $3 } END { print s + 0 }' "$B/counts.out")"
-	measure events "$AX_BUILD/rxedrop" -e
 	bench_add printed "$(grep -c NETFILTER_DROP "$B/events.out" || true)"
 	bench_add lost "$(sed -n 's/WARNING: \([0-9]*\) events lost.*/\1/p' "$B/events.out" | grep . || echo 0)"
 	if [ $have_bpftrace = 1 ]; then
-		measure bpftrace bpftrace -e 'tracepoint:skb:kfree_skb { @drops[ksym(args->location), args->reason] = count(); }'
 		bench_add counts/bpftrace "$(bench_ratio "${BENCH_SAMPLES[counts]##* }" "${BENCH_SAMPLES[bpftrace]##* }")"
 		bench_add events/bpftrace "$(bench_ratio "${BENCH_SAMPLES[events]##* }" "${BENCH_SAMPLES[bpftrace]##* }")"
 	fi

@@ -468,7 +468,7 @@ static __always_inline int handle_kfree(void *ctx, struct sk_buff *skb,
 		goto filtered;
 	__builtin_memset(&rec->pkt, 0, sizeof(rec->pkt));
 	/* counts need only the ports; events decode the BTH too */
-	rec->verdict = skb_parse(skb, false, !targ_events, targ_roce_port, &rec->pkt);
+	rec->verdict = skb_parse(skb, SKB_PROBE, !targ_events, targ_roce_port, &rec->pkt);
 	rec->tcp_ports = rec->verdict == PKT_IP && rec->pkt.ip_proto == AX_IPPROTO_TCP &&
 			 skb_tcp_ports(skb, &rec->pkt);
 	if (!scope_match(&rec->pkt))

@@ -93,12 +93,12 @@ static __always_inline void count_drop(const struct drop_key *key)
 }
 
 static __always_inline int handle_drop(void *ctx, struct sk_buff *skb,
-				       bool direct, void *location,
+				       enum skb_access acc, void *location,
 				       __u32 reason)
 {
 	struct drop_key key = {};
 	struct drop_event *e;
-	struct pkt_info info = {}, *pi = &info;
+	struct pkt_info info, *pi = &info;
 	__u32 ifindex = 0;
 	__u64 avail;
 	int verdict;
@@ -111,13 +111,17 @@ static __always_inline int handle_drop(void *ctx, struct sk_buff *skb,
 		counter_inc(&stats, STAT_RXE_CONSUMED);
 		return 0;
 	}
+	if (targ_events)
+		__builtin_memset(pi, 0, sizeof(*pi));
+	else
+		pi->ip_proto = pi->sport = pi->dport = 0;
 	if (targ_ifindex) {
-		ifindex = skb_ifindex(skb, direct);
+		ifindex = skb_ifindex(skb, acc);
 		if (ifindex != targ_ifindex)
 			return 0;
 	}
 	/* counts need only the port; events decode the BTH too */
-	verdict = skb_parse(skb, direct, !targ_events, targ_roce_port, pi);
+	verdict = skb_parse(skb, acc, !targ_events, targ_roce_port, pi);
 	if (!scope_match(verdict, pi))
 		return 0;
 
@@ -135,7 +139,7 @@ static __always_inline int handle_drop(void *ctx, struct sk_buff *skb,
 	e->ts_ns = bpf_ktime_get_ns();
 	e->location = key.location;
 	e->reason = reason;
-	e->ifindex = ifindex ? ifindex : skb_ifindex(skb, direct);
+	e->ifindex = ifindex ? ifindex : skb_ifindex(skb, acc);
 	e->verdict = verdict;
 	e->stack_id = targ_stack ? bpf_get_stackid(ctx, &stacks, 0) : -1;
 	BPF_CORE_READ_STR_INTO(&e->ifname, skb, dev, name);
@@ -152,19 +156,22 @@ static __always_inline int handle_drop(void *ctx, struct sk_buff *skb,
 	return 0;
 }
 
-/* 5.17+ passes the reason (commit c504e5c2f964); 6.18 adds rx_sk, unused */
-SEC("tp_btf/kfree_skb")
-int BPF_PROG(rxedrop_tp_btf, struct sk_buff *skb, void *location,
-	     enum skb_drop_reason reason)
-{
-	return handle_drop(ctx, skb, true, location, reason);
+/*
+ * One program of three is loaded (rxedrop_load.c), the cheapest the
+ * kernel has: header bytes as plain loads (SKB_BTF_MEM), by probe read
+ * (SKB_BTF), or everything by probe read without BTF (raw_tp). 5.17+
+ * passes the reason (commit c504e5c2f964); 6.18 adds rx_sk, unused.
+ */
+#define RXEDROP_PROG(sec, name, acc)					\
+SEC(sec)								\
+int BPF_PROG(name, struct sk_buff *skb, void *location,		\
+	     enum skb_drop_reason reason)				\
+{									\
+	return handle_drop(ctx, skb, acc, location, reason);		\
 }
 
-SEC("raw_tp/kfree_skb")
-int BPF_PROG(rxedrop_raw_tp, struct sk_buff *skb, void *location,
-	     enum skb_drop_reason reason)
-{
-	return handle_drop(ctx, skb, false, location, reason);
-}
+RXEDROP_PROG("tp_btf/kfree_skb", rxedrop_tp_btf_mem, SKB_BTF_MEM)
+RXEDROP_PROG("tp_btf/kfree_skb", rxedrop_tp_btf, SKB_BTF)
+RXEDROP_PROG("raw_tp/kfree_skb", rxedrop_raw_tp, SKB_PROBE)
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -15,6 +15,7 @@ struct rxedrop_bpf *rxedrop_load(const struct rxedrop_load_opts *env, bool *use_
 {
 	struct rxedrop_bpf *obj = rxedrop_bpf__open();
 	long long consumed;
+	bool mem;
 	int err;
 
 	if (!obj) {
@@ -38,9 +39,13 @@ struct rxedrop_bpf *rxedrop_load(const struct rxedrop_load_opts *env, bool *use_
 			(__u64 *)&obj->rodata->targ_rxe_comp_end))
 		obj->rodata->targ_not_specified = consumed;
 
+	/* the one program of three the kernel can take that costs least
+	 * (rxedrop.bpf.c) */
 	*use_tp_btf = probe_tp_btf("kfree_skb");
-	bpf_program__set_autoload(*use_tp_btf ? obj->progs.rxedrop_raw_tp :
-				  obj->progs.rxedrop_tp_btf, false);
+	mem = *use_tp_btf && probe_untrusted_mem("kfree_skb");
+	bpf_program__set_autoload(obj->progs.rxedrop_tp_btf_mem, mem);
+	bpf_program__set_autoload(obj->progs.rxedrop_tp_btf, *use_tp_btf && !mem);
+	bpf_program__set_autoload(obj->progs.rxedrop_raw_tp, !*use_tp_btf);
 	maps_shrink_unused(obj->maps.events, env->events, obj->maps.stacks, env->stack);
 
 	err = rxedrop_bpf__load(obj);

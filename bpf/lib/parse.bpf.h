@@ -26,13 +26,21 @@
 #define PARSE_MAX_IPV6_EXT	4
 #define PARSE_MAX_OFF		1024	/* headers never reach further */
 
-enum pkt_src_kind { SRC_PACKET, SRC_KERNEL };
+/*
+ * Where the bytes are: SRC_PACKET, an XDP or tc packet (bounds-checked
+ * loads); SRC_KERNEL, kernel memory read by bpf_probe_read_kernel();
+ * SRC_KMEM, kernel memory through the untrusted pointer that
+ * bpf_rdonly_cast(p, 0) makes, whose plain loads the verifier turns into
+ * fault-safe PROBE_MEM loads: no helper call per read (skb.bpf.h).
+ */
+enum pkt_src_kind { SRC_PACKET, SRC_KERNEL, SRC_KMEM };
 
 struct pkt_cursor {
 	enum pkt_src_kind kind;
 	void *data;		/* SRC_PACKET: packet start and end */
 	void *data_end;
-	const void *kbase;	/* SRC_KERNEL: start of the headers in memory */
+	const void *kbase;	/* SRC_KERNEL, SRC_KMEM: start of the headers
+				 * in memory */
 	__u32 klen;		/* bytes readable from kbase */
 	bool l4_only;		/* stop after the UDP header */
 	bool decap;		/* follow GRE/ERSPAN/VXLAN/Geneve (see above) */
@@ -50,6 +58,10 @@ static __always_inline bool pkt_decap_here(const struct pkt_cursor *c)
 /* internal: the outer headers end in a tunnel whose inner Ethernet frame
  * starts at pi->tun_off; never returned to a caller */
 #define PKT_DECAP_INNER		(-1)
+
+/* a header's copy on the stack: aligned to 8, so that pkt_load()'s copy
+ * moves 8-byte words (each a bounds-checked or fault-checked load) */
+#define PKT_HDR __attribute__((aligned(8)))
 
 static __always_inline int pkt_load(const struct pkt_cursor *c, __u32 off,
 				    void *dst, __u32 len)
@@ -72,6 +84,16 @@ static __always_inline int pkt_load(const struct pkt_cursor *c, __u32 off,
 	}
 	if (off + len > c->klen)
 		return -1;
+	if (c->kind == SRC_KMEM) {
+		const void *p = c->kbase;
+
+		/* the pointer plus the offset, in that order: the verifier
+		 * takes offset + untrusted pointer for a scalar */
+		asm volatile("%[p] += %[o]" : [p] "+r"(p) : [o] "r"((__u64)off));
+		/* word loads, as for packets */
+		__builtin_memcpy(dst, __builtin_assume_aligned(p, 8), len);
+		return 0;
+	}
 	return bpf_probe_read_kernel(dst, len, c->kbase + off);
 }
 
@@ -121,8 +143,8 @@ static __always_inline __u32 be24(const __u8 *b)
 static __always_inline int roce_parse_bth(const struct pkt_cursor *c, __u32 off,
 					  __u32 end, struct pkt_info *pi)
 {
-	struct ax_bth bth;
-	__u8 ext[ROCE_RETH_LEN];
+	struct ax_bth bth PKT_HDR;
+	__u8 ext[ROCE_RETH_LEN] PKT_HDR;
 	__u32 hdr;
 
 	if (pkt_load(c, off, &bth, sizeof(bth)))
@@ -316,7 +338,7 @@ static __always_inline int parse_udp(const struct pkt_cursor *c, __u32 off,
 				     __u32 end, __u16 roce_port,
 				     struct pkt_info *pi)
 {
-	struct udphdr udp;
+	struct udphdr udp PKT_HDR;
 
 	if (pkt_load(c, off, &udp, sizeof(udp)))
 		return PKT_MALFORMED;
@@ -328,7 +350,7 @@ static __always_inline int parse_ipv4(const struct pkt_cursor *c, __u32 off,
 {
 	/* IPv4 without options and UDP in one load: one bounds check or one
 	 * probe read instead of two on the common path */
-	struct { struct iphdr ip; struct udphdr udp; } h;
+	struct { struct iphdr ip; struct udphdr udp; } h PKT_HDR;
 	bool have_udp = !pkt_load(c, off, &h, sizeof(h));
 	__u32 ihl, tot;
 
@@ -360,7 +382,7 @@ static __always_inline int parse_ipv4(const struct pkt_cursor *c, __u32 off,
 static __always_inline int parse_ipv6(const struct pkt_cursor *c, __u32 off,
 				      __u16 roce_port, struct pkt_info *pi)
 {
-	struct ipv6hdr ip6;
+	struct ipv6hdr ip6 PKT_HDR;
 	struct { __u8 nexthdr, hdrlen; __be16 frag; } ext;
 	__u32 end;
 	__u8 nh;

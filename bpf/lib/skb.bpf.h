@@ -9,12 +9,25 @@
 #include "parse.bpf.h"
 
 /*
- * A field of the skb: plain loads where the verifier knows skb's type
- * (tp_btf, fentry: direct), probe reads elsewhere (raw_tp, kprobe). The
- * choice is a constant at every call site, so each program keeps one kind.
+ * How a program reaches an skb, a constant at every call site, so each
+ * program keeps one kind:
+ * SKB_PROBE    raw_tp, kprobe: fields and header bytes by probe read
+ * SKB_BTF      tp_btf, fentry (the verifier knows skb's type): fields as
+ *              plain loads, header bytes by probe read
+ * SKB_BTF_MEM  as SKB_BTF, header bytes as plain loads through
+ *              bpf_rdonly_cast(p, 0) (pkt_cursor's SRC_KMEM): a helper
+ *              call less per read, where the kernel casts to void (6.18
+ *              does, 6.1 has no bpf_rdonly_cast; the loader asks,
+ *              probe_untrusted_mem())
  */
-#define SKB_READ(direct, skb, f) \
-	((direct) ? (skb)->f : BPF_CORE_READ(skb, f))
+enum skb_access { SKB_PROBE, SKB_BTF, SKB_BTF_MEM };
+
+/* weak: an object that has it loads on kernels without it, as long as the
+ * program that calls it is not loaded */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+
+#define SKB_READ(acc, skb, f) \
+	((acc) != SKB_PROBE ? (skb)->f : BPF_CORE_READ(skb, f))
 
 /*
  * Parse from skb->head + network_header. skb->sk is not used: drops before
@@ -25,26 +38,33 @@
  * network headers are followed (pkt_cursor.decap); paged data past
  * skb->tail is not read, so cap_len and PKT_F_TRUNC see the linear part.
  */
-static __always_inline int skb_parse_decap(struct sk_buff *skb, bool direct,
-					   bool l4_only, bool decap,
-					   __u16 roce_port, struct pkt_info *pi)
+static __always_inline int skb_parse_decap(struct sk_buff *skb,
+					   enum skb_access acc, bool l4_only,
+					   bool decap, __u16 roce_port,
+					   struct pkt_info *pi)
 {
 	struct pkt_cursor c = {
-		.kind = SRC_KERNEL, .l4_only = l4_only, .decap = decap,
+		.kind = acc == SKB_BTF_MEM ? SRC_KMEM : SRC_KERNEL,
+		.l4_only = l4_only, .decap = decap,
 	};
-	unsigned char *head = SKB_READ(direct, skb, head);
-	__u16 nh = SKB_READ(direct, skb, network_header);
-	__u32 tail = SKB_READ(direct, skb, tail);
-	__u16 proto = bpf_ntohs(SKB_READ(direct, skb, protocol));
+	unsigned char *head = SKB_READ(acc, skb, head);
+	__u16 nh = SKB_READ(acc, skb, network_header);
+	__u32 tail = SKB_READ(acc, skb, tail);
+	__u16 proto = bpf_ntohs(SKB_READ(acc, skb, protocol));
 	__u8 ver;
 
+	/* else clang keeps each field of a caller's zeroed pkt_info in a
+	 * register of its own and writes them all out on every path: a
+	 * third of rxedrop's time */
+	pkt_info_in_memory(pi);
 	if (nh == (__u16)~0U || tail <= nh)
 		return PKT_OTHER;
-	c.kbase = head + nh;
+	c.kbase = acc == SKB_BTF_MEM ?
+		bpf_rdonly_cast((void *)((__u64)head + nh), 0) : head + nh;
 	c.klen = tail - nh;
 	if (proto != AX_ETH_P_IP && proto != AX_ETH_P_IPV6) {
 		/* skb->protocol is still 0 on some local-output paths */
-		if (proto || bpf_probe_read_kernel(&ver, 1, c.kbase))
+		if (proto || pkt_load(&c, 0, &ver, 1))
 			return PKT_OTHER;
 		proto = (ver >> 4) == 4 ? AX_ETH_P_IP :
 			(ver >> 4) == 6 ? AX_ETH_P_IPV6 : 0;
@@ -52,19 +72,19 @@ static __always_inline int skb_parse_decap(struct sk_buff *skb, bool direct,
 	return pkt_parse_ip(&c, proto, roce_port, pi);
 }
 
-static __always_inline int skb_parse(struct sk_buff *skb, bool direct,
+static __always_inline int skb_parse(struct sk_buff *skb, enum skb_access acc,
 				     bool l4_only, __u16 roce_port,
 				     struct pkt_info *pi)
 {
-	return skb_parse_decap(skb, direct, l4_only, false, roce_port, pi);
+	return skb_parse_decap(skb, acc, l4_only, false, roce_port, pi);
 }
 
-static __always_inline __u32 skb_ifindex(struct sk_buff *skb, bool direct)
+static __always_inline __u32 skb_ifindex(struct sk_buff *skb, enum skb_access acc)
 {
-	__u32 ifindex = direct ? (skb->dev ? skb->dev->ifindex : 0) :
-				 BPF_CORE_READ(skb, dev, ifindex);
+	__u32 ifindex = acc != SKB_PROBE ? (skb->dev ? skb->dev->ifindex : 0) :
+					   BPF_CORE_READ(skb, dev, ifindex);
 
-	return ifindex ? ifindex : SKB_READ(direct, skb, skb_iif);
+	return ifindex ? ifindex : SKB_READ(acc, skb, skb_iif);
 }
 
 /*

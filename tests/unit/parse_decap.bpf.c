@@ -72,7 +72,7 @@ int BPF_PROG(parse_skb_decap, struct sk_buff *skb)
 {
 	struct pkt_info pi = {};
 
-	skb_verdict = skb_parse_decap(skb, true, false, targ_decap,
+	skb_verdict = skb_parse_decap(skb, SKB_BTF, false, targ_decap,
 				      targ_roce_port, &pi);
 	skb_info = pi;
 	return 0;

@@ -70,8 +70,10 @@ out:
 	return type_id;
 }
 
-static bool probe_tracing(enum bpf_attach_type type, const char *name,
-			  const char *module, __u32 kind)
+/* insns as a tracing program on name loads, and with attach also attaches */
+static bool probe_tracing_prog(enum bpf_attach_type type, const char *name,
+			       const char *module, __u32 kind,
+			       const struct bpf_insn *insns, size_t n, bool attach)
 {
 	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = type);
 	int obj_fd, id, prog_fd, link_fd;
@@ -81,17 +83,51 @@ static bool probe_tracing(enum bpf_attach_type type, const char *name,
 		return false;
 	opts.attach_btf_id = id;
 	opts.attach_btf_obj_fd = obj_fd;
-	prog_fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", ret0, 2, &opts);
+	prog_fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", insns, n, &opts);
 	if (obj_fd > 0)
 		close(obj_fd);
 	if (prog_fd < 0)
 		return false;
+	if (!attach) {
+		close(prog_fd);
+		return true;
+	}
 	link_fd = bpf_raw_tracepoint_open(NULL, prog_fd);
 	close(prog_fd);
 	if (link_fd < 0)
 		return false;
 	close(link_fd);
 	return true;
+}
+
+static bool probe_tracing(enum bpf_attach_type type, const char *name,
+			  const char *module, __u32 kind)
+{
+	return probe_tracing_prog(type, name, module, kind, ret0, 2, true);
+}
+
+bool probe_untrusted_mem(const char *tp)
+{
+	struct btf *vmlinux = btf_vmlinux();
+	int cast = vmlinux ? btf__find_by_name_kind(vmlinux, "bpf_rdonly_cast", BTF_KIND_FUNC) : -1;
+	char name[128];
+	/* r0 = bpf_rdonly_cast(0, 0); r0 = *(u8 *)(r0 + 0); return 0: loaded,
+	 * never attached, so never run */
+	const struct bpf_insn insns[] = {
+		{ .code = 0xb7, .dst_reg = 1, .imm = 0 },	/* r1 = 0 */
+		{ .code = 0xb7, .dst_reg = 2, .imm = 0 },	/* r2 = 0: void */
+		{ .code = 0x85, .src_reg = 2 /* BPF_PSEUDO_KFUNC_CALL */,
+		  .imm = cast },
+		{ .code = 0x71, .dst_reg = 0, .src_reg = 0 },	/* ldx u8 */
+		{ .code = 0xb7, .dst_reg = 0, .imm = 0 },
+		{ .code = 0x95 },
+	};
+
+	if (cast <= 0)
+		return false;
+	snprintf(name, sizeof(name), "btf_trace_%s", tp);
+	return probe_tracing_prog(BPF_TRACE_RAW_TP, name, NULL, BTF_KIND_TYPEDEF,
+				  insns, sizeof(insns) / sizeof(insns[0]), false);
 }
 
 int probe_func_arg_index(const char *func, const char *module, const char *arg)

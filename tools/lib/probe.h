@@ -12,6 +12,9 @@
 
 /* tp_btf/<tp> loads and attaches */
 bool probe_tp_btf(const char *tp);
+/* a tp_btf/<tp> program may load kernel memory through the untrusted
+ * pointer bpf_rdonly_cast(p, 0) makes (6.18 can; 6.1 has no such kfunc) */
+bool probe_untrusted_mem(const char *tp);
 /* fentry on func (module NULL: vmlinux) loads and attaches */
 bool probe_fentry(const char *func, const char *module);
 /* func has BTF (module NULL: vmlinux): once probe_fentry() said fentry
