@@ -37,9 +37,9 @@ ip netns exec ${P}b nft add table inet axbench
 ip netns exec ${P}b nft add chain inet axbench in '{ type filter hook input priority 0; }'
 ip netns exec ${P}b nft add rule inet axbench in udp dport 4791 drop
 
-# Every round runs the tracers side by side on one flood: each kfree_skb
-# call runs all of their programs, so a slow spell of the shared machine
-# slows them alike and the ratios hold still (run one after the other,
+# Each mode runs beside the one-liner on one flood: each kfree_skb call
+# runs both programs, so a slow spell of the shared machine slows them
+# alike and the ratios hold still (run one after the other,
 # counts/bpftrace ranged 0.92..1.47 in one make bench here).
 declare -A PID=() IDS=() BEFORE=()
 
@@ -101,28 +101,30 @@ stop() {
 
 have_bpftrace=0
 command -v bpftrace >/dev/null && have_bpftrace=1
+ONELINER='tracepoint:skb:kfree_skb { @drops[ksym(args->location), args->reason] = count(); }'
+# one flood per mode, the one-liner beside it (as bpftrace_MODE): events
+# mode's reader and ring buffer would weigh on counts mode's figure
 for r in $(seq "$ROUNDS"); do
 	echo "round $r:"
-	start counts "$AX_BUILD/rxedrop"
-	start events "$AX_BUILD/rxedrop" -e
-	[ $have_bpftrace = 0 ] ||
-		start bpftrace bpftrace -e 'tracepoint:skb:kfree_skb { @drops[ksym(args->location), args->reason] = count(); }'
-	flood
-	stop
+	for mode in counts events; do
+		if [ $mode = counts ]; then start counts "$AX_BUILD/rxedrop"
+		else start events "$AX_BUILD/rxedrop" -e; fi
+		[ $have_bpftrace = 0 ] || start bpftrace_$mode bpftrace -e "$ONELINER"
+		flood
+		stop
+		[ $have_bpftrace = 0 ] ||
+			bench_add $mode/bpftrace "$(bench_ratio "${BENCH_SAMPLES[$mode]##* }" "${BENCH_SAMPLES[bpftrace_$mode]##* }")"
+	done
 	bench_add counted "$(awk '/NETFILTER_DROP/ { s += $3 } END { print s + 0 }' "$B/counts.out")"
 	bench_add printed "$(grep -c NETFILTER_DROP "$B/events.out" || true)"
 	bench_add lost "$(sed -n 's/WARNING: \([0-9]*\) events lost.*/\1/p' "$B/events.out" | grep . || echo 0)"
-	if [ $have_bpftrace = 1 ]; then
-		bench_add counts/bpftrace "$(bench_ratio "${BENCH_SAMPLES[counts]##* }" "${BENCH_SAMPLES[bpftrace]##* }")"
-		bench_add events/bpftrace "$(bench_ratio "${BENCH_SAMPLES[events]##* }" "${BENCH_SAMPLES[bpftrace]##* }")"
-	fi
 done
 
 echo
 echo "ns/call, median (min..max) of $ROUNDS rounds, $N drops per flood:"
 echo "  counts mode:         $(bench_fig counts)"
 echo "  events mode:         $(bench_fig events)"
-echo "  bpftrace one-liner:  $(bench_fig bpftrace)"
+echo "  bpftrace one-liner:  $(bench_fig bpftrace_counts) (beside counts mode), $(bench_fig bpftrace_events) (beside events mode)"
 echo "counts mode counted $(bench_fig counted); events mode printed $(bench_fig printed), lost $(bench_fig lost)"
 if [ $have_bpftrace = 1 ]; then
 	echo "ratio counts/bpftrace: $(bench_fig counts/bpftrace) (target <= 0.6)"
