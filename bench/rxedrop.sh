@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # rxedrop cost on the kfree_skb path: run_time_ns / run_cnt with BPF
-# statistics on, for counts mode, events mode and the bpftrace one-liner it
-# replaces, all attached at once to the same nftables drop flood, in rounds.
+# statistics on, for counts mode and events mode, each attached side by side
+# with the bpftrace one-liner it replaces to one nftables drop flood, in rounds.
 # Also shows that counts mode loses nothing at this machine's drop rate.
 #
 # A tracer's programs are the ones its process holds open (fdinfo), so
@@ -123,8 +123,9 @@ done
 echo
 echo "ns/call, median (min..max) of $ROUNDS rounds, $N drops per flood:"
 echo "  counts mode:         $(bench_fig counts)"
+echo "  bpftrace one-liner:  $(bench_fig bpftrace_counts)"
 echo "  events mode:         $(bench_fig events)"
-echo "  bpftrace one-liner:  $(bench_fig bpftrace_counts) (beside counts mode), $(bench_fig bpftrace_events) (beside events mode)"
+echo "  one-liner beside it: $(bench_fig bpftrace_events)"
 echo "counts mode counted $(bench_fig counted); events mode printed $(bench_fig printed), lost $(bench_fig lost)"
 if [ $have_bpftrace = 1 ]; then
 	echo "ratio counts/bpftrace: $(bench_fig counts/bpftrace) (target <= 0.6)"

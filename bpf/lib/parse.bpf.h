@@ -97,6 +97,26 @@ static __always_inline int pkt_load(const struct pkt_cursor *c, __u32 off,
 	return bpf_probe_read_kernel(dst, len, c->kbase + off);
 }
 
+/*
+ * The len bytes at off: in place in a packet, else copied to buf
+ * (pkt_load()); NULL when they are not all there. A packet's header read
+ * in place is not copied to the stack and back (rocelat's request: 3 ns
+ * less); kernel memory is copied in 8-byte words, each load there a
+ * fault-checked one (rxedrop: 4 ns less than field by field in place).
+ */
+static __always_inline const void *pkt_peek(const struct pkt_cursor *c,
+					    __u32 off, void *buf, __u32 len)
+{
+	if (c->kind == SRC_PACKET) {
+		const void *p = c->data + off;
+
+		if (off > PARSE_MAX_OFF || p + len > c->data_end)
+			return 0;
+		return p;
+	}
+	return pkt_load(c, off, buf, len) ? 0 : buf;
+}
+
 /* bytes the frame has: what a mirror's truncation left */
 static __always_inline __u32 pkt_cap_len(const struct pkt_cursor *c)
 {
@@ -348,34 +368,37 @@ static __always_inline int parse_udp(const struct pkt_cursor *c, __u32 off,
 static __always_inline int parse_ipv4(const struct pkt_cursor *c, __u32 off,
 				      __u16 roce_port, struct pkt_info *pi)
 {
-	/* IPv4 without options and UDP in one load: one bounds check or one
+	/* IPv4 without options and UDP in one peek: one bounds check or one
 	 * probe read instead of two on the common path */
-	struct { struct iphdr ip; struct udphdr udp; } h PKT_HDR;
-	bool have_udp = !pkt_load(c, off, &h, sizeof(h));
+	struct ax_ip_udp { struct iphdr ip; struct udphdr udp; } buf PKT_HDR;
+	const struct ax_ip_udp *h = pkt_peek(c, off, &buf, sizeof(buf));
+	bool have_udp = h;
 	__u32 ihl, tot;
 
-	if (!have_udp && pkt_load(c, off, &h.ip, sizeof(h.ip)))
+	if (!h)
+		h = pkt_peek(c, off, &buf, sizeof(buf.ip));
+	if (!h)
 		return PKT_MALFORMED;
-	ihl = (__u32)h.ip.ihl * 4;
-	tot = bpf_ntohs(h.ip.tot_len);
-	if (h.ip.version != 4 || ihl < sizeof(h.ip) || tot < ihl)
+	ihl = (__u32)h->ip.ihl * 4;
+	tot = bpf_ntohs(h->ip.tot_len);
+	if (h->ip.version != 4 || ihl < sizeof(h->ip) || tot < ihl)
 		return PKT_MALFORMED;
 	pi->family = 4;
-	pi->ip_proto = h.ip.protocol;
-	pi->ecn = h.ip.tos & AX_ECN_MASK;
+	pi->ip_proto = h->ip.protocol;
+	pi->ecn = h->ip.tos & AX_ECN_MASK;
 	pi->l3_len = tot;
-	pi->ip_id = bpf_ntohs(h.ip.id);
-	__builtin_memcpy(pi->saddr, &h.ip.saddr, 4);
-	__builtin_memcpy(pi->daddr, &h.ip.daddr, 4);
+	pi->ip_id = bpf_ntohs(h->ip.id);
+	__builtin_memcpy(pi->saddr, &h->ip.saddr, 4);
+	__builtin_memcpy(pi->daddr, &h->ip.daddr, 4);
 	pkt_note_trunc(c, off + tot, pi);
-	if (pkt_decap_here(c) && h.ip.protocol == AX_IPPROTO_GRE &&
-	    !(bpf_ntohs(h.ip.frag_off) & AX_IP_OFFSET))
+	if (pkt_decap_here(c) && h->ip.protocol == AX_IPPROTO_GRE &&
+	    !(bpf_ntohs(h->ip.frag_off) & AX_IP_OFFSET))
 		return pkt_parse_gre(c, off + ihl, pi);
-	if (h.ip.protocol != AX_IPPROTO_UDP ||
-	    (bpf_ntohs(h.ip.frag_off) & AX_IP_OFFSET))
+	if (h->ip.protocol != AX_IPPROTO_UDP ||
+	    (bpf_ntohs(h->ip.frag_off) & AX_IP_OFFSET))
 		return PKT_IP;
-	if (have_udp && ihl == sizeof(h.ip))
-		return parse_udp_hdr(c, &h.udp, off + ihl, off + tot, roce_port, pi);
+	if (have_udp && ihl == sizeof(h->ip))
+		return parse_udp_hdr(c, &h->udp, off + ihl, off + tot, roce_port, pi);
 	return parse_udp(c, off + ihl, off + tot, roce_port, pi);
 }
 

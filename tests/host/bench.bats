@@ -79,8 +79,8 @@ figure() {
 	command -v bpftrace >/dev/null || skip "bpftrace not installed"
 	figure rxedrop "counts mode / bpftrace one-liner"
 	figure rxedrop "events mode / bpftrace one-liner"
-	# ns per call of all three, non-zero
-	for m in "counts mode" "events mode" "bpftrace one-liner"; do
+	# ns per call of each mode and of the one-liner beside it, non-zero
+	for m in "counts mode" "bpftrace one-liner" "events mode" "one-liner beside it"; do
 		grep -qE "^  $m: +[0-9.]*[1-9][0-9.]* \([0-9.]+\.\.[0-9.]+\)$" "$OUT"
 	done
 	# what each mode counted and printed, in every round
