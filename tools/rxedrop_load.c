@@ -11,11 +11,29 @@
 #include "lib/maps.h"
 #include "lib/probe.h"
 
+/* of the six programs, the one for the mode that the kernel can take and
+ * costs least (rxedrop.bpf.c) is loaded; true for tp_btf, false for raw_tp */
+static bool rxedrop_choose_prog(struct rxedrop_bpf *obj, bool events)
+{
+	bool tp_btf = probe_tp_btf("kfree_skb");
+	bool mem = tp_btf && probe_untrusted_mem("kfree_skb");
+	struct bpf_program *progs[2][3] = {	/* raw_tp, tp_btf, tp_btf_mem */
+		{ obj->progs.rxedrop_raw_tp, obj->progs.rxedrop_tp_btf,
+		  obj->progs.rxedrop_tp_btf_mem },
+		{ obj->progs.rxedrop_raw_tp_ev, obj->progs.rxedrop_tp_btf_ev,
+		  obj->progs.rxedrop_tp_btf_mem_ev },
+	};
+	struct bpf_program *use = progs[events][tp_btf + mem], *p;
+
+	bpf_object__for_each_program(p, obj->obj)
+		bpf_program__set_autoload(p, p == use);
+	return tp_btf;
+}
+
 struct rxedrop_bpf *rxedrop_load(const struct rxedrop_load_opts *env, bool *use_tp_btf)
 {
 	struct rxedrop_bpf *obj = rxedrop_bpf__open();
 	long long consumed;
-	bool mem;
 	int err;
 
 	if (!obj) {
@@ -26,7 +44,6 @@ struct rxedrop_bpf *rxedrop_load(const struct rxedrop_load_opts *env, bool *use_
 	obj->rodata->targ_roce_port = cli.roce_port;
 	obj->rodata->targ_ifindex = env->ifindex;
 	obj->rodata->targ_port = env->port;
-	obj->rodata->targ_events = env->events;
 	obj->rodata->targ_stack = env->stack;
 	consumed = drop_reason_value("SKB_CONSUMED");
 	obj->rodata->targ_consumed = consumed >= 0 ? consumed : ~0U;
@@ -39,13 +56,7 @@ struct rxedrop_bpf *rxedrop_load(const struct rxedrop_load_opts *env, bool *use_
 			(__u64 *)&obj->rodata->targ_rxe_comp_end))
 		obj->rodata->targ_not_specified = consumed;
 
-	/* the one program of three the kernel can take that costs least
-	 * (rxedrop.bpf.c) */
-	*use_tp_btf = probe_tp_btf("kfree_skb");
-	mem = *use_tp_btf && probe_untrusted_mem("kfree_skb");
-	bpf_program__set_autoload(obj->progs.rxedrop_tp_btf_mem, mem);
-	bpf_program__set_autoload(obj->progs.rxedrop_tp_btf, *use_tp_btf && !mem);
-	bpf_program__set_autoload(obj->progs.rxedrop_raw_tp, !*use_tp_btf);
+	*use_tp_btf = rxedrop_choose_prog(obj, env->events);
 	maps_shrink_unused(obj->maps.events, env->events, obj->maps.stacks, env->stack);
 
 	err = rxedrop_bpf__load(obj);

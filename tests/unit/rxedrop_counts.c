@@ -72,7 +72,13 @@ int main(void)
 		return 1;
 	}
 	obj->rodata->targ_scope = SCOPE_ALL;	/* no packet: every drop counts */
-	bpf_program__set_autoload(obj->progs.rxedrop_tp_btf, false);
+	{
+		struct bpf_program *p;
+
+		/* the counts-mode raw_tp program alone: test runs take raw_tp */
+		bpf_object__for_each_program(p, obj->obj)
+			bpf_program__set_autoload(p, p == obj->progs.rxedrop_raw_tp);
+	}
 	if (rxedrop_bpf__load(obj)) {
 		printf("Bail out! load rxedrop: %s\n", strerror(errno));
 		return 1;
