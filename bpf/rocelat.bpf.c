@@ -106,17 +106,12 @@ static __always_inline __u32 session_of(const struct pkt_info *pi)
 static __always_inline void qp_key_fill(struct roce_qp_key *k,
 					const struct pkt_info *pi, bool answer)
 {
-	k->family = pi->family;
-	k->pad[0] = k->pad[1] = k->pad[2] = 0;
+	if (answer)
+		roce_qp_key_addrs(k, pi->family, pi->daddr, pi->saddr);
+	else
+		roce_qp_key_addrs(k, pi->family, pi->saddr, pi->daddr);
 	k->qpn = pi->dqpn;
 	k->session = session_of(pi);
-	if (answer) {
-		__builtin_memcpy(k->req, pi->daddr, 16);
-		__builtin_memcpy(k->resp, pi->saddr, 16);
-	} else {
-		__builtin_memcpy(k->req, pi->saddr, 16);
-		__builtin_memcpy(k->resp, pi->daddr, 16);
-	}
 }
 
 #define ST_WORDS	(sizeof(struct roce_flow_stats) / sizeof(__u64))
@@ -193,11 +188,18 @@ static __always_inline __u64 flow_age(const struct pending_flow *pf, __u64 now,
 	return d < 0 ? 0 : d;
 }
 
-/* a new flow: which mirror session, which clock times it */
+/* a new flow: whose (key k of request pi), which mirror session, which
+ * clock times it */
 static __always_inline void flow_start(struct pending_flow *pf,
-				       const struct pkt_info *pi, bool sw,
+				       const struct pkt_info *pi,
+				       const struct roce_qp_key *k, bool sw,
 				       __u64 wrap)
 {
+	pf->id.family = pi->family;
+	pf->id.qpn = pi->dqpn;
+	pf->id.session = k->session;
+	__builtin_memcpy(pf->id.req, pi->saddr, 16);
+	__builtin_memcpy(pf->id.resp, pi->daddr, 16);
 	pf->tun_kind = pi->tun_kind;
 	pf->tun_family = pi->tun_family;
 	pf->tun_id = pi->tun_id;
@@ -438,7 +440,7 @@ static __always_inline void handle_request(const struct pkt_info *pi,
 		return;
 	sw = switch_time(pi, &now, &wrap);
 	if (!(pf->flags & FLOW_CLOCK_SET))
-		flow_start(pf, pi, sw, wrap);
+		flow_start(pf, pi, &key, sw, wrap);
 	if (pf->flags & FLOW_SWITCH_CLOCK) {
 		if (!sw) {
 			/* a switch-timed flow's frame without the time */

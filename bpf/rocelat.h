@@ -91,21 +91,81 @@ struct answer_ctx {
 
 /*
  * One responder QP seen from one requester address, through one mirror
- * session: a flow. The same layout keys the pairing map, with the
- * requester's QPN (the one answers name) in qpn instead. session is 0 for
- * traffic seen directly, else a hash of the mirror session (tunnel kind,
- * outer source address, ERSPAN session ID / VNI / GRE key), so two
- * switches mirroring one flow keep two flows (the flow's entry holds the
- * session itself, for the output).
+ * session: a flow. session is 0 for traffic seen directly, else a hash of
+ * the mirror session (tunnel kind, outer source address, ERSPAN session ID
+ * / VNI / GRE key), so two switches mirroring one flow keep two flows (the
+ * flow's entry holds the session itself, for the output). Kept whole in
+ * the flow's entry (pending_flow.id), for the output; the maps are keyed
+ * by it folded (roce_qp_key).
+ */
+struct roce_flow_id {
+	__u8 family;
+	__u8 pad[3];
+	__u32 qpn;		/* the responder's */
+	__u32 session;
+	__u8 req[16];		/* requester address (IPv4 in the first 4) */
+	__u8 resp[16];		/* responder address */
+};
+
+/*
+ * The maps' key: a flow's identity with its two addresses folded into 8
+ * bytes, IPv4's as they are and IPv6's hashed (two IPv6 address pairs
+ * share a key with a chance of 2^-64). The kernel hashes every key of a
+ * lookup: 20 bytes cost 1 round of jhash2 where 44 cost 3. The same
+ * layout keys the pairing map, with the requester's QPN (the one answers
+ * name) in qpn instead, and the candidates map, with qpn 0.
  */
 struct roce_qp_key {
 	__u8 family;
 	__u8 pad[3];
 	__u32 qpn;
 	__u32 session;
-	__u8 req[16];		/* requester address (IPv4 in the first 4) */
-	__u8 resp[16];		/* responder address */
+	__u32 req;		/* IPv4: the requester's address, as sent */
+	__u32 resp;		/* IPv4: the responder's */
 };
+
+/* a 64-bit word of an address, any alignment */
+static inline __u64 roce_addr_word(const __u8 *a, int i)
+{
+	__u64 w;
+
+	__builtin_memcpy(&w, a + 8 * i, 8);
+	return w;
+}
+
+/* the key of requester address req, responder address resp (16 bytes
+ * each, IPv4 in the first 4); shared by BPF and user space */
+static inline void roce_qp_key_addrs(struct roce_qp_key *k, __u8 family,
+				     const __u8 *req, const __u8 *resp)
+{
+	__u64 h = 0x9E3779B97F4A7C15ULL;
+	int i;
+
+	k->family = family;
+	k->pad[0] = k->pad[1] = k->pad[2] = 0;
+	if (family == 4) {
+		__builtin_memcpy(&k->req, req, 4);
+		__builtin_memcpy(&k->resp, resp, 4);
+		return;
+	}
+	/* order matters: a->b and b->a are two flows */
+	for (i = 0; i < 4; i++) {
+		h ^= i < 2 ? roce_addr_word(req, i) : roce_addr_word(resp, i - 2);
+		h *= 0xFF51AFD7ED558CCDULL;
+		h ^= h >> 32;
+	}
+	k->req = h;
+	k->resp = h >> 32;
+}
+
+/* the key of a flow */
+static inline void roce_qp_key_of(struct roce_qp_key *k,
+				  const struct roce_flow_id *id)
+{
+	roce_qp_key_addrs(k, id->family, id->req, id->resp);
+	k->qpn = id->qpn;
+	k->session = id->session;
+}
 
 /*
  * The pairing cache: a per-CPU direct-mapped copy of recent pairs-map
@@ -220,6 +280,7 @@ struct pending_flow {
 	__u64 clock_wrap_ns;	/* switch clock: its period (32-bit ticks) */
 	__u64 sw_last;		/* switch clock: the latest frame's time on it */
 	__u64 arr_last;		/* ... and here: how the sweep tells its time */
+	struct roce_flow_id id;	/* whose flow: the key, unfolded */
 	struct pending_slot ring[PENDING_RING];
 	struct roce_flow_stats st[2];
 };

@@ -209,7 +209,7 @@ static __always_inline __u32 paired_qpn(const struct roce_qp_key *ak,
 	struct pair_cache_ent *e;
 	__u32 gen = *(volatile __u32 *)&pairs_gen + 1, *q, h;
 
-	h = ak->qpn ^ ak->session ^ *(const __u32 *)ak->req;
+	h = ak->qpn ^ ak->session ^ ak->req;
 	e = &cnt->pair_cache[(h ^ h >> 8) & (PAIR_CACHE - 1)];
 	if (e->gen == gen && qp_key_eq(&e->key, ak))
 		return e->resp_qpn;

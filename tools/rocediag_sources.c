@@ -286,8 +286,8 @@ static void read_rules(struct diag_table *t)
 
 static int read_flow(const void *key, const void *val, void *ctx)
 {
-	const struct roce_qp_key *k = key;
 	const struct pending_flow *pf = val;
+	const struct roce_flow_id *k = &pf->id;
 	struct diag_table *t = ctx;
 	const struct roce_flow_stats *st;
 	struct diag_qp *q;

@@ -150,7 +150,7 @@ void rocelat_sweep(struct rocelat_bpf *obj)
 }
 
 struct flow_row {
-	struct roce_qp_key key;		/* qpn: the responder's */
+	struct roce_flow_id key;	/* qpn: the responder's */
 	__u32 req_qpn;
 	bool paired;
 	bool switch_clock;
@@ -232,7 +232,7 @@ static int collect_flow(const void *key, const void *val, void *ctx)
 	    st->timeouts || st->resp_missing))
 		return 0;
 	r = &rows[fr->n++];
-	r->key = *(const struct roce_qp_key *)key;
+	r->key = pf->id;
 	r->req_qpn = pf->req_qpn;
 	r->paired = pf->flags & FLOW_PAIRED;
 	r->switch_clock = pf->flags & FLOW_SWITCH_CLOCK;

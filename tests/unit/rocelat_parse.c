@@ -16,7 +16,7 @@ static const struct pkt_spec req = {
 
 static void test_ipv4_request(void)
 {
-	struct roce_qp_key k;
+	struct roce_flow_id k;
 	static struct pending_flow pp;
 	struct rocelat_counters c;
 
@@ -40,7 +40,7 @@ static void test_ipv4_request(void)
 static void test_no_ackreq(void)
 {
 	struct pkt_spec s = req;
-	struct roce_qp_key k;
+	struct roce_flow_id k;
 	static struct pending_flow pp;
 
 	t_reset(obj);
@@ -146,7 +146,7 @@ static void test_not_roce(void)
 static void test_vlan_ipv6(void)
 {
 	struct pkt_spec s = req;
-	struct roce_qp_key k;
+	struct roce_flow_id k;
 	static struct pending_flow pp;
 
 	t_reset(obj);

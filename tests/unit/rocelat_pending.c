@@ -14,7 +14,7 @@
 #define MS 1000000ULL
 
 static struct rocelat_bpf *obj;
-static struct roce_qp_key path;	/* 10.0.0.1 -> 10.0.0.2 responder QP 0x11 */
+static struct roce_flow_id path;	/* 10.0.0.1 -> 10.0.0.2 responder QP 0x11 */
 
 #define C(x) (t_counters(obj).c[x])
 
@@ -74,7 +74,7 @@ static void test_single(void)
 {
 	struct rocelat_counters c;
 	struct roce_flow_stats fs;
-	struct roce_qp_key fk = path;
+	struct roce_flow_id fk = path;
 
 	t_reset(obj);
 	request(100, 1 * MS);
@@ -355,7 +355,7 @@ static void test_flows_and_qpn(void)
 		.psn = 50, .sport = 49153,
 	};
 	static struct pending_flow pf;
-	struct roce_qp_key p2;
+	struct roce_flow_id p2;
 	struct roce_flow_stats fs;
 
 	t_reset(obj);
@@ -402,7 +402,7 @@ static void test_port_tiebreak(void)
 		.opcode = ROCE_SEND_ONLY, .ackreq = true, .dqpn = 0x22,
 		.psn = 50, .sport = 49153,
 	};
-	struct roce_qp_key p2;
+	struct roce_flow_id p2;
 	struct roce_flow_stats fs;
 
 	t_reset(obj);

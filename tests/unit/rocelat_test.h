@@ -98,7 +98,7 @@ static inline int llhist_test_bucket(__u64 v)
 }
 
 /* a flow: requester, responder, responder QPN */
-static inline void t_flow_key(struct roce_qp_key *k, int family, const char *req,
+static inline void t_flow_key(struct roce_flow_id *k, int family, const char *req,
 			      const char *resp, __u32 qpn)
 {
 	memset(k, 0, sizeof(*k));
@@ -108,16 +108,24 @@ static inline void t_flow_key(struct roce_qp_key *k, int family, const char *req
 	inet_pton(family == 4 ? AF_INET : AF_INET6, resp, k->resp);
 }
 
-static inline int t_pending(struct rocelat_bpf *obj, const struct roce_qp_key *k,
+/* flow id's entry, which must name its flow */
+static inline int t_pending(struct rocelat_bpf *obj, const struct roce_flow_id *id,
 			    struct pending_flow *pf)
 {
+	struct roce_qp_key k;
+	int err;
+
 	memset(pf, 0, sizeof(*pf));
-	return bpf_map_lookup_elem(bpf_map__fd(obj->maps.pending), k, pf);
+	roce_qp_key_of(&k, id);
+	err = bpf_map_lookup_elem(bpf_map__fd(obj->maps.pending), &k, pf);
+	if (!err && memcmp(&pf->id, id, sizeof(*id)))
+		return -2;
+	return err;
 }
 
 /* the flow's statistics of the current interval, as rocelat reads them;
  * 0 when found */
-static inline int t_flow(struct rocelat_bpf *obj, const struct roce_qp_key *k,
+static inline int t_flow(struct rocelat_bpf *obj, const struct roce_flow_id *k,
 			 struct roce_flow_stats *fs)
 {
 	static struct pending_flow pf;

@@ -16,7 +16,7 @@
 #define MS 1000000ULL
 
 static struct rocelat_bpf *obj;
-static struct roce_qp_key flow_k;	/* 10.0.0.1 -> 10.0.0.2 responder QP 0x11 */
+static struct roce_flow_id flow_k;	/* 10.0.0.1 -> 10.0.0.2 responder QP 0x11 */
 
 #define C(x) (t_counters(obj).c[x])
 
