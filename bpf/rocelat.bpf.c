@@ -261,10 +261,9 @@ struct complete_walk {
 	__u32 front;		/* not bool: the verifier wants 0/1 returns */
 };
 
-/* one ring slot, oldest first; 1 ends the walk */
-static long complete_slot(__u64 i, void *data)
+/* ring slot i of the walk, oldest first; 1 ends the walk */
+static __always_inline long complete_slot(__u64 i, struct complete_walk *w)
 {
-	struct complete_walk *w = data;
 	struct pending_flow *pf = w->pf;
 	struct answer_ctx *ac = w->ac;
 	struct pending_slot *s;
@@ -337,6 +336,12 @@ static long complete_slot(__u64 i, void *data)
 	return 0;
 }
 
+/* the walk's bpf_loop() callback, from its third slot on */
+static long complete_slots_on(__u64 i, void *data)
+{
+	return complete_slot(i + 2, data);
+}
+
 /*
  * Complete the pending requests an answer covers: every PSN before its
  * own, and its own when inclusive (ACK, READ RESPONSE). A NAK acknowledges
@@ -364,7 +369,10 @@ __noinline int rocelat_complete(struct pending_flow *pf, struct answer_ctx *ac,
 	w.tail = pf->tail;
 	w.head = pf->head;
 	w.front = 1;
-	bpf_loop(PENDING_RING, complete_slot, &w, 0);
+	/* the common answer covers the oldest request and stops at the next
+	 * one (an ACK per AckReq, in order): two steps inline, no loop */
+	if (!complete_slot(0, &w) && !complete_slot(1, &w))
+		bpf_loop(PENDING_RING - 2, complete_slots_on, &w, 0);
 	pf->tail = w.tail + w.pop;
 	return w.completed;
 }
