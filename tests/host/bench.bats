@@ -69,6 +69,7 @@ figure() {
 	figure rocelat "own cost per request, clock reads"
 	figure rocelat "own cost per ACK, clock reads"
 	figure rocelat "timing floor / empty program"
+	figure rocelat "pps rocelat / empty XDP"
 	figure rocelat "pps rocelat / no program"
 	figure rocelat "pps rocelat --skb-mode / no program"
 	# every steady-state request was answered and timed, in every round
