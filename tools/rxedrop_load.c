@@ -23,10 +23,7 @@ static bool rxedrop_choose_prog(struct rxedrop_bpf *obj, bool events)
 		{ obj->progs.rxedrop_raw_tp_ev, obj->progs.rxedrop_tp_btf_ev,
 		  obj->progs.rxedrop_tp_btf_mem_ev },
 	};
-	struct bpf_program *use = progs[events][tp_btf + mem], *p;
-
-	bpf_object__for_each_program(p, obj->obj)
-		bpf_program__set_autoload(p, p == use);
+	maps_load_only(obj->obj, progs[events][tp_btf + mem]);
 	return tp_btf;
 }
 

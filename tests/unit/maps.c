@@ -61,7 +61,6 @@ static void check(struct rxedrop_bpf *obj, int ncpu, bool batch)
 int main(void)
 {
 	struct rxedrop_bpf *obj;
-	struct bpf_program *p;
 	int ncpu = libbpf_num_possible_cpus(), err;
 	struct drop_key keys[NKEYS + 1];
 
@@ -74,8 +73,7 @@ int main(void)
 	if (!obj)
 		return tap_done();
 	/* its maps, no program */
-	bpf_object__for_each_program(p, obj->obj)
-		bpf_program__set_autoload(p, false);
+	maps_load_only(obj->obj, NULL);
 	err = rxedrop_bpf__load(obj);
 	tap_eq(err, 0, "load its maps");
 	if (err)

@@ -13,6 +13,7 @@
 #include <bpf/libbpf.h>
 #include "rxedrop.h"
 #include "rxedrop.skel.h"
+#include "lib/maps.h"
 #include "tap.h"
 
 #define NSITES 600
@@ -72,13 +73,8 @@ int main(void)
 		return 1;
 	}
 	obj->rodata->targ_scope = SCOPE_ALL;	/* no packet: every drop counts */
-	{
-		struct bpf_program *p;
-
-		/* the counts-mode raw_tp program alone: test runs take raw_tp */
-		bpf_object__for_each_program(p, obj->obj)
-			bpf_program__set_autoload(p, p == obj->progs.rxedrop_raw_tp);
-	}
+	/* the counts-mode raw_tp program alone: test runs take raw_tp */
+	maps_load_only(obj->obj, obj->progs.rxedrop_raw_tp);
 	if (rxedrop_bpf__load(obj)) {
 		printf("Bail out! load rxedrop: %s\n", strerror(errno));
 		return 1;

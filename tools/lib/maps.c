@@ -24,6 +24,14 @@ __u64 maps_stat(const struct bpf_map *stats, __u32 idx, int ncpu)
 	return maps_percpu_sum(vals, ncpu);
 }
 
+void maps_load_only(struct bpf_object *obj, const struct bpf_program *keep)
+{
+	struct bpf_program *p;
+
+	bpf_object__for_each_program(p, obj)
+		bpf_program__set_autoload(p, p == keep);
+}
+
 void maps_shrink_unused(struct bpf_map *events, bool want_events,
 			struct bpf_map *stacks, bool want_stacks)
 {

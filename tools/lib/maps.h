@@ -19,6 +19,9 @@ __u64 maps_percpu_sum(const __u64 *vals, int ncpu);
 /* statistic idx of an AX_PERCPU_STATS map, summed over ncpu CPUs; 0 when
  * it cannot be read */
 __u64 maps_stat(const struct bpf_map *stats, __u32 idx, int ncpu);
+/* before load: of obj's programs only keep is loaded (NULL: none, the
+ * maps alone) */
+void maps_load_only(struct bpf_object *obj, const struct bpf_program *keep);
 /* before load: the smallest ring buffer without -e, one stack without -s
  * (stacks may be NULL for a tool without -s) */
 void maps_shrink_unused(struct bpf_map *events, bool want_events,
