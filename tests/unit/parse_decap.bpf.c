@@ -7,9 +7,12 @@
  * const volatile, like a tool's targ_decap); parse_plain is a caller that
  * never asked for it; the *_local pair differ only in where pkt_info is.
  * All go through the quick pre-filter first, as rocelat does: a frame it
- * rejects leaves verdict PARSE_T_FILTERED. parse_skb_decap is never
- * attached: loading it has the verifier pass the sk_buff (probe read)
- * flavour of decap, which the tracing tools would use.
+ * rejects leaves verdict PARSE_T_FILTERED. parse_kernel and parse_kmem
+ * read the same frame as kernel memory, the way the tracing tools read
+ * an sk_buff's: by bpf_probe_read_kernel() (SRC_KERNEL) and by plain loads
+ * through bpf_rdonly_cast(p, 0) (SRC_KMEM, where the kernel has it; the
+ * test loads parse_kmem only then). parse_skb_decap is never attached:
+ * loading it has the verifier pass the sk_buff flavour of decap.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -33,7 +36,8 @@ struct pkt_info skb_info;
  * or ring buffer record have it. Both for the cost comparison: clang
  * treats the two differently.
  */
-static __always_inline void parse_t_run(struct xdp_md *ctx, bool decap, bool local)
+static __always_inline void parse_t_run(struct xdp_md *ctx, bool decap, bool local,
+					enum pkt_src_kind kind)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
@@ -43,6 +47,11 @@ static __always_inline void parse_t_run(struct xdp_md *ctx, bool decap, bool loc
 	};
 	struct pkt_info stack_pi = {}, *pi = local ? &stack_pi : &info;
 
+	if (kind != SRC_PACKET) {
+		c.kind = kind;
+		c.kbase = kind == SRC_KMEM ? bpf_rdonly_cast(data, 0) : data;
+		c.klen = data_end - data;
+	}
 	if (!local)
 		__builtin_memset(&info, 0, sizeof(info));
 	if (pkt_fast_not_roce_decap(data, data_end, targ_roce_port, decap))
@@ -54,18 +63,20 @@ static __always_inline void parse_t_run(struct xdp_md *ctx, bool decap, bool loc
 }
 
 /* one XDP program per way of calling the parser */
-#define PARSE_T_PROG(name, decap, local)				\
+#define PARSE_T_PROG(name, decap, local, kind)				\
 SEC("xdp")								\
 int name(struct xdp_md *ctx)						\
 {									\
-	parse_t_run(ctx, decap, local);					\
+	parse_t_run(ctx, decap, local, kind);				\
 	return XDP_PASS;						\
 }
 
-PARSE_T_PROG(parse_decap, targ_decap, false)
-PARSE_T_PROG(parse_plain, false, false)
-PARSE_T_PROG(parse_decap_local, targ_decap, true)
-PARSE_T_PROG(parse_plain_local, false, true)
+PARSE_T_PROG(parse_decap, targ_decap, false, SRC_PACKET)
+PARSE_T_PROG(parse_plain, false, false, SRC_PACKET)
+PARSE_T_PROG(parse_decap_local, targ_decap, true, SRC_PACKET)
+PARSE_T_PROG(parse_plain_local, false, true, SRC_PACKET)
+PARSE_T_PROG(parse_kernel, targ_decap, false, SRC_KERNEL)
+PARSE_T_PROG(parse_kmem, targ_decap, false, SRC_KMEM)
 
 SEC("tp_btf/kfree_skb")
 int BPF_PROG(parse_skb_decap, struct sk_buff *skb)
