@@ -12,8 +12,9 @@
  * names the responder's QPN, its answer the requester's, and the two
  * sides of a QP pair may send from different source ports (hardware RNICs
  * pick one per QP; only current rdma_rxe derives one port from both
- * QPNs). A flow is (requester, responder, responder QPN): one pending-map
- * entry holding a FIFO ring of outstanding PSNs and the flow's statistics.
+ * QPNs). A flow is (requester, responder, responder QPN): one entry of the
+ * flow table (the pending array, in sets of FLOW_WAYS) holding a FIFO ring
+ * of outstanding PSNs and the flow's statistics.
  * The pairs map learns requester QPN -> responder QPN from the first
  * answer whose PSN falls inside exactly one candidate flow's window of
  * outstanding PSNs between the same two addresses (starting PSNs are
@@ -21,8 +22,9 @@
  * overlap; when they do, the one candidate that sends from the answer's
  * own source port wins, as rxe's symmetric port has it; failing that,
  * nothing is learned and the answer is counted as ambiguous). After that
- * an answer costs two lookups: pairs (through a per-CPU cache of its
- * recent entries), then pending. The pairing is in rocelat_pair.bpf.h.
+ * an answer costs the pairs map (through a per-CPU cache of its recent
+ * entries), then a look into its flow's set. The pairing is in
+ * rocelat_pair.bpf.h.
  *
  * -r FILE runs this very program through BPF_PROG_TEST_RUN with the capture
  * time written to clock_ns before each packet (targ_offline); rocelat_sweep
@@ -50,14 +52,22 @@ const volatile __u8 targ_mirror_time = MIRROR_TIME_AUTO;
 /* offline mode: capture timestamp of the packet about to run, in ns */
 __u64 clock_ns = 0;
 /* reporting interval; user space steps it to start a new one (flow stats
- * held in pending-map entries are zeroed lazily, at their next update) */
+ * held in flow-table entries are zeroed lazily, at their next update) */
 __u32 stats_epoch = 0;
 
-/* sizes set by the loader from --max-flows */
+/*
+ * The flow table, sized by the loader from --max-flows: targ_flow_sets
+ * sets of FLOW_WAYS entries. Not a hash map: the kernel hashes a hash
+ * map's key and walks its bucket on every lookup, which was a third of
+ * a request's cost (about 40 ns here); a set's entries are array slots,
+ * their keys compared in place.
+ */
+const volatile __u32 targ_flow_sets = DEFAULT_MAX_FLOWS / FLOW_WAYS;
+
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, DEFAULT_MAX_FLOWS);
-	__type(key, struct roce_qp_key);	/* qpn: the responder's */
+	__type(key, __u32);
 	__type(value, struct pending_flow);
 } pending SEC(".maps");
 
@@ -406,24 +416,100 @@ __noinline int rocelat_mark_retx(struct pending_flow *pf, __u32 psn,
 	return 0;
 }
 
+static __always_inline bool qp_key_eq(const struct roce_qp_key *a,
+				      const struct roce_qp_key *b)
+{
+	const __u32 *x = (const __u32 *)a, *y = (const __u32 *)b;
+	__u32 d = 0, i;
+
+#pragma unroll
+	for (i = 0; i < sizeof(*a) / 4; i++)
+		d |= x[i] ^ y[i];
+	return !d;
+}
+
+/* the flow of key k in the flow table, if there */
+static __always_inline struct pending_flow *flow_find(const struct roce_qp_key *k)
+{
+	__u32 base = roce_flow_set(k, targ_flow_sets) * FLOW_WAYS, i;
+
+#pragma unroll
+	for (i = 0; i < FLOW_WAYS; i++) {
+		__u32 idx = base + i;
+		struct pending_flow *pf = bpf_map_lookup_elem(&pending, &idx);
+
+		if (pf && pf->used && qp_key_eq(&pf->key, k))
+			return pf;
+	}
+	return 0;
+}
+
+/* when a flow last saw a request or an answer, on this host's clock */
+static __always_inline __u64 flow_active_ns(const struct pending_flow *pf)
+{
+	if (pf->flags & FLOW_SWITCH_CLOCK)
+		return pf->arr_last;
+	return pf->last_ts > pf->ans_ts ? pf->last_ts : pf->ans_ts;
+}
+
 #include "rocelat_pair.bpf.h"
+
+/*
+ * A new flow's entry in its set: a free one, else the least recently
+ * active flow's (counted: flows started minus flows live). Two CPUs that
+ * start two flows of one set at the same moment may pick the same entry:
+ * one flow is then lost as if pushed out (counted the same way).
+ */
+__noinline int rocelat_flow_new(const struct roce_qp_key *k,
+				struct rocelat_counters *cnt)
+{
+	__u32 base, idx, i, victim;
+	struct pending_flow *pf;
+	__u64 oldest = ~0ULL, t;
+	struct roce_qp_key key;
+
+	if (!k || !cnt)
+		return -1;
+	key = *k;
+	base = roce_flow_set(&key, targ_flow_sets) * FLOW_WAYS;
+	victim = base;
+	for (i = 0; i < FLOW_WAYS; i++) {
+		idx = base + i;
+		pf = bpf_map_lookup_elem(&pending, &idx);
+		if (!pf)
+			return -1;
+		if (!pf->used) {
+			victim = idx;
+			break;
+		}
+		t = flow_active_ns(pf);
+		if (t < oldest) {
+			oldest = t;
+			victim = idx;
+		}
+	}
+	if (bpf_map_update_elem(&pending, &victim, &zero_flow, BPF_ANY))
+		return -1;
+	pf = bpf_map_lookup_elem(&pending, &victim);
+	if (!pf)
+		return -1;
+	pf->key = key;
+	/* a reader on another CPU matches the key only once it is whole */
+	asm volatile("" ::: "memory");
+	pf->used = 1;
+	cnt->c[RL_FLOWS]++;
+	pair_add(&key, cnt);
+	return 0;
+}
 
 static __always_inline struct pending_flow *
 flow_get(struct roce_qp_key *fk, struct rocelat_counters *cnt)
 {
-	struct pending_flow *pf = bpf_map_lookup_elem(&pending, fk);
-	long err;
+	struct pending_flow *pf = flow_find(fk);
 
-	if (pf)
+	if (pf || rocelat_flow_new(fk, cnt))
 		return pf;
-	err = bpf_map_update_elem(&pending, fk, &zero_flow, BPF_NOEXIST);
-	if (!err) {
-		cnt->c[RL_FLOWS]++;
-		pair_add(fk, cnt);
-	} else if (err != -17 /* EEXIST: another CPU was first */) {
-		return 0;
-	}
-	return bpf_map_lookup_elem(&pending, fk);
+	return flow_find(fk);
 }
 
 static __always_inline void handle_request(const struct pkt_info *pi,
@@ -672,7 +758,7 @@ static __always_inline void handle_cnp(const struct pkt_info *pi,
 
 	cnt->c[RL_CNPS]++;
 	qp_key_fill(&k, pi, false);
-	pf = bpf_map_lookup_elem(&pending, &k);
+	pf = flow_find(&k);
 	if (!pf) {
 		qp_key_fill(&k, pi, true);
 		pf = answer_flow(&k, cnt);
@@ -810,12 +896,15 @@ struct sweep_ctx {
  * popped later) but no request is counted twice: a slot is cleared before
  * it is counted.
  */
-static long sweep_flow(struct bpf_map *map, struct roce_qp_key *key,
+static long sweep_flow(struct bpf_map *map, __u32 *idx,
 		       struct pending_flow *pf, struct sweep_ctx *sc)
 {
 	__u32 tail = pf->tail, head = pf->head, pop = 0;
 	__u64 now = sc->now;
 	int i;
+
+	if (!pf->used)
+		return 0;
 
 	/* a switch-timed flow: the switch's time now, from both clocks' at
 	 * the flow's latest frame */

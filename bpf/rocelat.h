@@ -26,6 +26,10 @@
  * and tx), not a retransmission: a resend waits for a NAK or a timer */
 #define DUP_WINDOW_NS		20000ULL
 #define DEFAULT_MAX_FLOWS	4096
+/* the flow table is set-associative: a flow lives in one of the FLOW_WAYS
+ * entries of its set, and a new flow pushes out the least recently active
+ * of a full set */
+#define FLOW_WAYS		4
 
 /* global counters, one per-CPU struct looked up once per RoCE packet */
 enum rocelat_counter {
@@ -158,6 +162,18 @@ static inline void roce_qp_key_addrs(struct roce_qp_key *k, __u8 family,
 	k->resp = h >> 32;
 }
 
+/* the flow table's set of key k, of nsets: a multiply-shift of a hash,
+ * no division; shared by BPF and user space */
+static inline __u32 roce_flow_set(const struct roce_qp_key *k, __u32 nsets)
+{
+	__u32 h = (k->qpn ^ k->session) * 0x9E3779B1u;
+
+	h = (h ^ k->req) * 0x85EBCA6Bu;
+	h = (h ^ k->resp) * 0xC2B2AE35u;
+	h ^= h >> 16;
+	return ((__u64)h * nsets) >> 32;
+}
+
 /* the key of a flow */
 static inline void roce_qp_key_of(struct roce_qp_key *k,
 				  const struct roce_flow_id *id)
@@ -251,9 +267,10 @@ struct roce_flow_stats {
 };
 
 /*
- * A flow's state, one entry of the pending map keyed by its roce_qp_key:
- * the outstanding requests and the flow's statistics (st), so an answer
- * costs one lookup once its requester QP is paired. The statistics are
+ * A flow's state, one entry of the pending array (the flow table, found
+ * by its roce_qp_key: roce_flow_set()): the outstanding requests and the
+ * flow's statistics (st), so an answer costs one look into its set once
+ * its requester QP is paired. The statistics are
  * double-buffered by reporting interval: interval e counts in st[e & 1]
  * (st_epoch[e & 1] == e + 1; the next update in a new interval zeroes the
  * buffer first), so user space can step stats_epoch (.bss) and then read
@@ -281,6 +298,9 @@ struct pending_flow {
 	__u64 sw_last;		/* switch clock: the latest frame's time on it */
 	__u64 arr_last;		/* ... and here: how the sweep tells its time */
 	struct roce_flow_id id;	/* whose flow: the key, unfolded */
+	struct roce_qp_key key;	/* the entry's flow, when used */
+	__u32 used;		/* 1: the entry holds a flow */
+	__u32 pad3;
 	struct pending_slot ring[PENDING_RING];
 	struct roce_flow_stats st[2];
 };

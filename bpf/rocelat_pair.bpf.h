@@ -7,8 +7,8 @@
  * candidates: the responder QPs seen between the same two addresses), and
  * a per-CPU cache in front of it spares a paired answer its hash lookup.
  *
- * Part of bpf/rocelat.bpf.c, included after its pending map, counters
- * and qp_key_fill(), which it uses; not a library of its own.
+ * Part of bpf/rocelat.bpf.c, included after its flow table, counters,
+ * qp_key_fill() and flow_find(), which it uses; not a library of its own.
  */
 #ifndef AGENTXDP_ROCELAT_PAIR_BPF_H
 #define AGENTXDP_ROCELAT_PAIR_BPF_H
@@ -96,7 +96,7 @@ static long learn_try(__u64 i, void *data)
 	if (i >= w->n || i >= PAIR_QPS)
 		return 1;
 	w->fk.qpn = w->q->qpn[i & (PAIR_QPS - 1)];
-	c = bpf_map_lookup_elem(&pending, &w->fk);
+	c = flow_find(&w->fk);
 	if (!c || !flow_covers(c, w->psn, w->slack, w->req_qpn))
 		return 0;
 	w->matches++;
@@ -155,7 +155,7 @@ __noinline int rocelat_learn(const struct roce_qp_key *ak, __u32 psn_slack,
 	if (!w.matches)
 		return LEARN_NONE;
 	w.fk.qpn = w.found_qpn;
-	found = bpf_map_lookup_elem(&pending, &w.fk);
+	found = flow_find(&w.fk);
 	if (!found)
 		return LEARN_NONE;
 	/* a key on the stack: 6.1 takes no argument memory as a map key */
@@ -177,21 +177,9 @@ flow_of(struct roce_qp_key *ak, __u32 resp_qpn)
 	__u32 req_qpn = ak->qpn;
 
 	ak->qpn = resp_qpn;
-	pf = bpf_map_lookup_elem(&pending, ak);
+	pf = flow_find(ak);
 	ak->qpn = req_qpn;
 	return pf;
-}
-
-static __always_inline bool qp_key_eq(const struct roce_qp_key *a,
-				      const struct roce_qp_key *b)
-{
-	const __u32 *x = (const __u32 *)a, *y = (const __u32 *)b;
-	__u32 d = 0, i;
-
-#pragma unroll
-	for (i = 0; i < sizeof(*a) / 4; i++)
-		d |= x[i] ^ y[i];
-	return !d;
 }
 
 /*

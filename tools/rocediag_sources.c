@@ -294,6 +294,8 @@ static int read_flow(const void *key, const void *val, void *ctx)
 	__u64 outstanding = 0;
 	bool req, ans;
 
+	if (!pf->used)
+		return 0;
 	st = pending_flow_stats(pf, s.epoch);
 	req = pf->last_ts > s.last_ns;
 	ans = pf->ans_ts > s.last_ns;

@@ -117,7 +117,8 @@ static const struct argp_option opts[] = {
 	  "A request unanswered this long is a timeout (default 1000)", 0 },
 	{ "max-flows", OPT_MAX_FLOWS, "N", 0,
 	  "Track at most N flows (responder QPs; default 4096, about 10 KiB "
-	  "of kernel memory each); more are evicted and counted", 0 },
+	  "of kernel memory each) in sets of 4: a new flow pushes out the least "
+	  "recently active of its full set, counted", 0 },
 	{},
 };
 
@@ -416,7 +417,9 @@ int main(int argc, char **argv)
 		bpf_program__set_autoload(obj->progs.rocelat_xdp, false);
 	else if (env.mirror || env.no_egress)
 		bpf_program__set_autoload(obj->progs.rocelat_tc, false);
-	bpf_map__set_max_entries(obj->maps.pending, env.max_flows);
+	/* whole sets: at most --max-flows */
+	obj->rodata->targ_flow_sets = env.max_flows / FLOW_WAYS;
+	bpf_map__set_max_entries(obj->maps.pending, env.max_flows / FLOW_WAYS * FLOW_WAYS);
 	bpf_map__set_max_entries(obj->maps.cands, env.max_flows);
 	bpf_map__set_max_entries(obj->maps.pairs, 2 * env.max_flows);
 	rcfg.flows = env.flows;

@@ -165,7 +165,7 @@ struct flow_row {
 
 static struct flow_row *rows;
 static int max_rows;
-/* flows live in the pending map, requests waiting in their rings */
+/* flows live in the flow table, requests waiting in their rings */
 static __u64 live_flows, live_pending;
 
 static bool row_turn(const struct flow_row *r)
@@ -203,7 +203,7 @@ static void flow_row_fill(struct flow_row *r)
 }
 
 /*
- * The flows of this interval, worst first, from the pending map (a flow's
+ * The flows of this interval, worst first, from the flow table (a flow's
  * statistics live in its entry). With clear (per interval) the BPF side
  * first starts a new interval (stats_epoch) in the other buffer of each
  * entry, then the one just ended is read. Also counts the live flows and
@@ -214,8 +214,8 @@ struct flows_read {
 	int n;
 };
 
-/* one entry of the pending map: counted, and a row when its interval
- * (epoch) has something to show */
+/* one entry of the flow table: a flow counted, and a row when its
+ * interval (epoch) has something to show */
 static int collect_flow(const void *key, const void *val, void *ctx)
 {
 	const struct pending_flow *pf = val;
@@ -223,6 +223,8 @@ static int collect_flow(const void *key, const void *val, void *ctx)
 	struct flows_read *fr = ctx;
 	struct flow_row *r;
 
+	if (!pf->used)
+		return 0;
 	live_flows++;
 	for (int i = 0; i < PENDING_RING; i++)
 		live_pending += !!(pf->ring[i].flags & SLOT_VALID);

@@ -108,19 +108,27 @@ static inline void t_flow_key(struct roce_flow_id *k, int family, const char *re
 	inet_pton(family == 4 ? AF_INET : AF_INET6, resp, k->resp);
 }
 
-/* flow id's entry, which must name its flow */
+/* flow id's entry in the flow table (its set, as the program finds it),
+ * which must name its flow */
 static inline int t_pending(struct rocelat_bpf *obj, const struct roce_flow_id *id,
 			    struct pending_flow *pf)
 {
 	struct roce_qp_key k;
-	int err;
+	__u32 base;
 
-	memset(pf, 0, sizeof(*pf));
 	roce_qp_key_of(&k, id);
-	err = bpf_map_lookup_elem(bpf_map__fd(obj->maps.pending), &k, pf);
-	if (!err && memcmp(&pf->id, id, sizeof(*id)))
-		return -2;
-	return err;
+	base = roce_flow_set(&k, obj->rodata->targ_flow_sets) * FLOW_WAYS;
+	for (__u32 i = 0; i < FLOW_WAYS; i++) {
+		__u32 idx = base + i;
+
+		memset(pf, 0, sizeof(*pf));
+		if (bpf_map_lookup_elem(bpf_map__fd(obj->maps.pending), &idx, pf))
+			return -1;
+		if (pf->used && !memcmp(&pf->key, &k, sizeof(k)))
+			return memcmp(&pf->id, id, sizeof(*id)) ? -2 : 0;
+	}
+	memset(pf, 0, sizeof(*pf));
+	return -1;
 }
 
 /* the flow's statistics of the current interval, as rocelat reads them;
@@ -160,12 +168,23 @@ static inline void t_map_clear(struct bpf_map *m)
 		bpf_map_delete_elem(fd, key);
 }
 
+/* every entry of an array zeroed */
+static inline void t_array_clear(struct bpf_map *m)
+{
+	void *zero = calloc(1, bpf_map__value_size(m));
+	int fd = bpf_map__fd(m);
+
+	for (__u32 i = 0; zero && i < bpf_map__max_entries(m); i++)
+		bpf_map_update_elem(fd, &i, zero, BPF_ANY);
+	free(zero);
+}
+
 static inline void t_reset(struct rocelat_bpf *obj)
 {
 	struct rocelat_counters *z = calloc(t_ncpu, sizeof(*z));
 	__u32 zero = 0;
 
-	t_map_clear(obj->maps.pending);
+	t_array_clear(obj->maps.pending);
 	t_map_clear(obj->maps.pairs);
 	t_map_clear(obj->maps.cands);
 	if (z)
