@@ -57,7 +57,7 @@ __u32 stats_epoch = 0;
 
 /*
  * The flow table, sized by the loader from --max-flows: targ_flow_sets
- * sets of FLOW_WAYS entries. Not a hash map: the kernel hashes a hash
+ * sets of FLOW_WAYS entries, a flow in one of its two sets. Not a hash map: the kernel hashes a hash
  * map's key and walks its bucket on every lookup, which was a third of
  * a request's cost (about 40 ns here); a set's entries are array slots,
  * their keys compared in place.
@@ -428,18 +428,23 @@ static __always_inline bool qp_key_eq(const struct roce_qp_key *a,
 	return !d;
 }
 
-/* the flow of key k in the flow table, if there */
+/* the flow of key k in the flow table, if there: its first set, then
+ * its second */
 static __always_inline struct pending_flow *flow_find(const struct roce_qp_key *k)
 {
-	__u32 base = roce_flow_set(k, targ_flow_sets) * FLOW_WAYS, i;
+	__u32 set[2], i, j, idx;
+	struct pending_flow *pf;
 
+	roce_flow_sets(k, targ_flow_sets, set);
 #pragma unroll
-	for (i = 0; i < FLOW_WAYS; i++) {
-		__u32 idx = base + i;
-		struct pending_flow *pf = bpf_map_lookup_elem(&pending, &idx);
-
-		if (pf && pf->used && qp_key_eq(&pf->key, k))
-			return pf;
+	for (j = 0; j < 2; j++) {
+#pragma unroll
+		for (i = 0; i < FLOW_WAYS; i++) {
+			idx = set[j] * FLOW_WAYS + i;
+			pf = bpf_map_lookup_elem(&pending, &idx);
+			if (pf && pf->used && qp_key_eq(&pf->key, k))
+				return pf;
+		}
 	}
 	return 0;
 }
@@ -455,15 +460,18 @@ static __always_inline __u64 flow_active_ns(const struct pending_flow *pf)
 #include "rocelat_pair.bpf.h"
 
 /*
- * A new flow's entry in its set: a free one, else the least recently
- * active flow's (counted: flows started minus flows live). Two CPUs that
- * start two flows of one set at the same moment may pick the same entry:
- * one flow is then lost as if pushed out (counted the same way).
+ * A new flow's entry: a free one of the emptier of its two sets (two
+ * choices keep the sets even: with one, a table a quarter full already
+ * pushed out 0.5% of its flows and a full one 19%), else the least
+ * recently active flow of both (pushed out: counted as flows started
+ * minus flows live). Two CPUs that start two flows of one set at the same
+ * moment may pick the same entry: one flow is then lost as if pushed out,
+ * and counted the same way.
  */
 __noinline int rocelat_flow_new(const struct roce_qp_key *k,
 				struct rocelat_counters *cnt)
 {
-	__u32 base, idx, i, victim;
+	__u32 set[2], i, j, idx, victim = 0, free_at[2] = {}, nfree[2] = {};
 	struct pending_flow *pf;
 	__u64 oldest = ~0ULL, t;
 	struct roce_qp_key key;
@@ -471,23 +479,27 @@ __noinline int rocelat_flow_new(const struct roce_qp_key *k,
 	if (!k || !cnt)
 		return -1;
 	key = *k;
-	base = roce_flow_set(&key, targ_flow_sets) * FLOW_WAYS;
-	victim = base;
-	for (i = 0; i < FLOW_WAYS; i++) {
-		idx = base + i;
-		pf = bpf_map_lookup_elem(&pending, &idx);
-		if (!pf)
-			return -1;
-		if (!pf->used) {
-			victim = idx;
-			break;
-		}
-		t = flow_active_ns(pf);
-		if (t < oldest) {
-			oldest = t;
-			victim = idx;
+	roce_flow_sets(&key, targ_flow_sets, set);
+	for (j = 0; j < 2; j++) {
+		for (i = 0; i < FLOW_WAYS; i++) {
+			idx = set[j] * FLOW_WAYS + i;
+			pf = bpf_map_lookup_elem(&pending, &idx);
+			if (!pf)
+				return -1;
+			if (!pf->used) {
+				if (!nfree[j]++)
+					free_at[j] = idx;
+				continue;
+			}
+			t = flow_active_ns(pf);
+			if (t < oldest) {
+				oldest = t;
+				victim = idx;
+			}
 		}
 	}
+	if (nfree[0] || nfree[1])
+		victim = nfree[0] >= nfree[1] ? free_at[0] : free_at[1];
 	if (bpf_map_update_elem(&pending, &victim, &zero_flow, BPF_ANY))
 		return -1;
 	pf = bpf_map_lookup_elem(&pending, &victim);

@@ -27,8 +27,9 @@
 #define DUP_WINDOW_NS		20000ULL
 #define DEFAULT_MAX_FLOWS	4096
 /* the flow table is set-associative: a flow lives in one of the FLOW_WAYS
- * entries of its set, and a new flow pushes out the least recently active
- * of a full set */
+ * entries of one of its two sets (the emptier when it started), and a
+ * new flow whose two sets are full pushes out their least recently
+ * active flow */
 #define FLOW_WAYS		4
 
 /* global counters, one per-CPU struct looked up once per RoCE packet */
@@ -162,16 +163,20 @@ static inline void roce_qp_key_addrs(struct roce_qp_key *k, __u8 family,
 	k->resp = h >> 32;
 }
 
-/* the flow table's set of key k, of nsets: a multiply-shift of a hash,
- * no division; shared by BPF and user space */
-static inline __u32 roce_flow_set(const struct roce_qp_key *k, __u32 nsets)
+/* the flow table's two sets for key k, of nsets: multiply-shifts of two
+ * hashes, no division; shared by BPF and user space */
+static inline void roce_flow_sets(const struct roce_qp_key *k, __u32 nsets,
+				  __u32 set[2])
 {
 	__u32 h = (k->qpn ^ k->session) * 0x9E3779B1u;
 
 	h = (h ^ k->req) * 0x85EBCA6Bu;
 	h = (h ^ k->resp) * 0xC2B2AE35u;
 	h ^= h >> 16;
-	return ((__u64)h * nsets) >> 32;
+	set[0] = ((__u64)h * nsets) >> 32;
+	h *= 0x27D4EB2Fu;
+	h ^= h >> 15;
+	set[1] = ((__u64)h * nsets) >> 32;
 }
 
 /* the key of a flow */
@@ -268,8 +273,8 @@ struct roce_flow_stats {
 
 /*
  * A flow's state, one entry of the pending array (the flow table, found
- * by its roce_qp_key: roce_flow_set()): the outstanding requests and the
- * flow's statistics (st), so an answer costs one look into its set once
+ * by its roce_qp_key: roce_flow_sets()): the outstanding requests and the
+ * flow's statistics (st), so an answer costs a look into its sets once
  * its requester QP is paired. The statistics are
  * double-buffered by reporting interval: interval e counts in st[e & 1]
  * (st_epoch[e & 1] == e + 1; the next update in a new interval zeroes the

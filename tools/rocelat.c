@@ -117,8 +117,9 @@ static const struct argp_option opts[] = {
 	  "A request unanswered this long is a timeout (default 1000)", 0 },
 	{ "max-flows", OPT_MAX_FLOWS, "N", 0,
 	  "Track at most N flows (responder QPs; default 4096, about 10 KiB "
-	  "of kernel memory each) in sets of 4: a new flow pushes out the least "
-	  "recently active of its full set, counted", 0 },
+	  "of kernel memory each); a new flow whose two sets of 4 are full "
+	  "pushes out their least recently active, counted (0.05% of flows "
+	  "with the table half full)", 0 },
 	{},
 };
 

@@ -167,3 +167,20 @@ check_tshark() {
 	run -1 "$RL" -r "$CAP/many_qps.pcap" --max-flows 5
 	[[ "$output" == *"invalid --max-flows: 5"* ]]
 }
+
+@test "2048 QPs between random hosts: at most 0.1% pushed out of a table twice as large (two sets a flow), at most 10% of one as large, all counted" {
+	local c max
+	for max in 4096 2048; do
+		run -0 --separate-stderr "$RL" -r "$CAP/spread_qps.pcap" -j --max-flows $max
+		c=$(jq -c 'select(.type=="counters")' <<< "$output")
+		echo "max $max: $c" >&2
+		[ "$(jq -r .flows_started <<< "$c")" -eq 2048 ]
+		[ "$(jq -r '.flows + .flows_evicted' <<< "$c")" -eq 2048 ]
+		[ "$(jq -r .pending <<< "$c")" -eq "$(jq -r .flows <<< "$c")" ]
+		if [ $max = 4096 ]; then
+			[ "$(jq -r .flows_evicted <<< "$c")" -le 2 ]
+		else
+			[ "$(jq -r .flows_evicted <<< "$c")" -le 204 ]
+		fi
+	done
+}

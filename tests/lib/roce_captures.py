@@ -390,10 +390,12 @@ def cm_reconnect(out):
     c.write(out + "/cm_reconnect", tot)
 
 
-def many_qps(out, n=100000):
-    """n QPs between two hosts, one request each, never answered: more
-    flows than rocelat keeps. One scapy-built frame, its QPN and PSN
-    patched per copy (the ICRC is left stale: nobody here checks it),
+def many_qps(out, n=100000, name="many_qps", spread=False):
+    """n QPs, one request each, never answered: between two hosts with
+    consecutive QPNs, or (spread) between random address pairs with random
+    QPNs, as a cluster's hosts have them (seeded: the same file each
+    time). One scapy-built frame, its addresses, QPN and PSN patched per
+    copy (the IPv4 checksum and ICRC left stale: nobody here checks them),
     written as pcap by hand: scapy takes minutes for 100000 frames."""
     tmpl = bytearray(bytes(
         Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02") /
@@ -401,15 +403,27 @@ def many_qps(out, n=100000):
         UDP(sport=49152, dport=4791) /
         BTH(opcode=OP["SEND_ONLY"], dqpn=0, ackreq=1, psn=0) / Raw(b"\0" * 16)))
     bth = 14 + 20 + 8
-    with open(out + "/many_qps.pcap", "wb") as f:
+    rnd = random.Random(n)
+    seen = set()
+    with open(out + "/" + name + ".pcap", "wb") as f:
         f.write(struct.pack("<IHHiIII", 0xa1b23c4d, 2, 4, 0, 0, 65535, 1))
         for i in range(n):
-            tmpl[bth + 5:bth + 8] = (0x1000 + i).to_bytes(3, "big")
+            qpn = 0x1000 + i
+            if spread:
+                while True:
+                    qpn = rnd.randrange(1, 1 << 24)
+                    src = bytes([10, rnd.randrange(256), rnd.randrange(256), rnd.randrange(1, 255)])
+                    dst = bytes([10, rnd.randrange(256), rnd.randrange(256), rnd.randrange(1, 255)])
+                    if (qpn, src, dst) not in seen:
+                        break
+                seen.add((qpn, src, dst))
+                tmpl[14 + 12:14 + 20] = src + dst
+            tmpl[bth + 5:bth + 8] = qpn.to_bytes(3, "big")
             tmpl[bth + 9:bth + 12] = ((i * 7919) & 0xFFFFFF).to_bytes(3, "big")
             t = 1 * MS + i * 10 * US
             f.write(struct.pack("<IIII", t // 10 ** 9, t % 10 ** 9, len(tmpl), len(tmpl)))
             f.write(tmpl)
-    with open(out + "/many_qps.json", "w") as f:
+    with open(out + "/" + name + ".json", "w") as f:
         json.dump({"flows": [], "totals": {"requests": n, "tracked": n,
                                           "flows_started": n}}, f)
 
@@ -421,3 +435,4 @@ if __name__ == "__main__":
     cm(sys.argv[1])
     cm_reconnect(sys.argv[1])
     many_qps(sys.argv[1])
+    many_qps(sys.argv[1], 2048, "spread_qps", spread=True)

@@ -108,18 +108,18 @@ static inline void t_flow_key(struct roce_flow_id *k, int family, const char *re
 	inet_pton(family == 4 ? AF_INET : AF_INET6, resp, k->resp);
 }
 
-/* flow id's entry in the flow table (its set, as the program finds it),
- * which must name its flow */
+/* flow id's entry in the flow table (in its sets, as the program finds
+ * it), which must name its flow */
 static inline int t_pending(struct rocelat_bpf *obj, const struct roce_flow_id *id,
 			    struct pending_flow *pf)
 {
 	struct roce_qp_key k;
-	__u32 base;
+	__u32 set[2];
 
 	roce_qp_key_of(&k, id);
-	base = roce_flow_set(&k, obj->rodata->targ_flow_sets) * FLOW_WAYS;
-	for (__u32 i = 0; i < FLOW_WAYS; i++) {
-		__u32 idx = base + i;
+	roce_flow_sets(&k, obj->rodata->targ_flow_sets, set);
+	for (__u32 i = 0; i < 2 * FLOW_WAYS; i++) {
+		__u32 idx = set[i / FLOW_WAYS] * FLOW_WAYS + i % FLOW_WAYS;
 
 		memset(pf, 0, sizeof(*pf));
 		if (bpf_map_lookup_elem(bpf_map__fd(obj->maps.pending), &idx, pf))
