@@ -219,21 +219,19 @@ static __always_inline void flow_start(struct pending_flow *pf,
 }
 
 /*
- * Most helpers below are global (non-static, noinline) functions: the
+ * The helpers below are global (non-static, noinline) functions: the
  * verifier checks each once, on its own, instead of once per parser path
  * times per ring slot. Their pointer arguments may be NULL to the
- * verifier, hence the checks. A sample is inlined into the ring walk (a
- * global call cost the ACK 0.18 clock reads): rocelat_complete() is
- * checked once with it.
+ * verifier, hence the checks.
  */
-static __always_inline void rocelat_sample(struct pending_flow *pf,
-					   struct answer_ctx *ac,
-					   struct rocelat_counters *cnt,
-					   __u64 lat, __u32 turn)
+__noinline int rocelat_sample(struct pending_flow *pf, struct answer_ctx *ac,
+			      struct rocelat_counters *cnt, __u64 lat, __u32 turn)
 {
 	struct roce_flow_stats *fs;
 	__u32 slot, ll;
 
+	if (!pf || !ac || !cnt)
+		return 0;
 	slot = hist_slot_bounded(lat / targ_unit_ns);
 	ll = llhist_bucket(lat);
 	cnt->c[RL_SAMPLES]++;
@@ -260,6 +258,7 @@ static __always_inline void rocelat_sample(struct pending_flow *pf,
 	fs->kind |= turn ? FLOW_KIND_TURN : FLOW_KIND_RTT;
 	fs->hist.slots[slot]++;
 	fs->ll.b[ll]++;
+	return 1;
 }
 
 /* state of one completion walk, shared with the bpf_loop() callback */
