@@ -57,10 +57,11 @@ __u32 stats_epoch = 0;
 
 /*
  * The flow table, sized by the loader from --max-flows: targ_flow_sets
- * sets of FLOW_WAYS entries, a flow in one of its two sets. Not a hash map: the kernel hashes a hash
- * map's key and walks its bucket on every lookup, which was a third of
- * a request's cost (about 40 ns here); a set's entries are array slots,
- * their keys compared in place.
+ * sets of FLOW_WAYS entries, a flow in one of its two sets. Not a hash
+ * map: the kernel hashes a hash map's key and walks its bucket on every
+ * lookup, which was a third of a request's cost (about 40 ns here); a
+ * set's entries are array slots, their keys compared in place. User
+ * space reads all of it each interval (44 MB at the default size).
  */
 const volatile __u32 targ_flow_sets = DEFAULT_MAX_FLOWS / FLOW_WAYS;
 
@@ -464,9 +465,9 @@ static __always_inline __u64 flow_active_ns(const struct pending_flow *pf)
  * choices keep the sets even: with one, a table a quarter full already
  * pushed out 0.5% of its flows and a full one 19%), else the least
  * recently active flow of both (pushed out: counted as flows started
- * minus flows live). Two CPUs that start two flows of one set at the same
- * moment may pick the same entry: one flow is then lost as if pushed out,
- * and counted the same way.
+ * minus flows live). Two CPUs that start two flows of one set (or one
+ * flow twice) at the same moment may pick the same entry: one flow is then
+ * lost, or counted twice as started, as if pushed out.
  */
 __noinline int rocelat_flow_new(const struct roce_qp_key *k,
 				struct rocelat_counters *cnt)
