@@ -60,8 +60,7 @@ __u32 stats_epoch = 0;
  * sets of FLOW_WAYS entries, a flow in one of its two sets. Not a hash
  * map: the kernel hashes a hash map's key and walks its bucket on every
  * lookup, which was a third of a request's cost (about 40 ns here); a
- * set's entries are array slots, their keys compared in place. User
- * space reads all of it each interval (44 MB at the default size).
+ * set's entries are array slots, their keys compared in place.
  */
 const volatile __u32 targ_flow_sets = DEFAULT_MAX_FLOWS / FLOW_WAYS;
 
@@ -71,6 +70,16 @@ struct {
 	__type(key, __u32);
 	__type(value, struct pending_flow);
 } pending SEC(".maps");
+
+/* bit i: flow-table entry i has held a flow (set once: entries are
+ * replaced, never freed), so that user space reads only those, not the
+ * whole table (44 MB at the default size) each interval */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, DEFAULT_MAX_FLOWS / 64);
+	__type(key, __u32);
+	__type(value, __u64);
+} flows_used SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -474,7 +483,7 @@ __noinline int rocelat_flow_new(const struct roce_qp_key *k,
 {
 	__u32 set[2], i, j, idx, victim = 0, free_at[2] = {}, nfree[2] = {};
 	struct pending_flow *pf;
-	__u64 oldest = ~0ULL, t;
+	__u64 oldest = ~0ULL, t, *bits;
 	struct roce_qp_key key;
 
 	if (!k || !cnt)
@@ -510,6 +519,10 @@ __noinline int rocelat_flow_new(const struct roce_qp_key *k,
 	/* a reader on another CPU matches the key only once it is whole */
 	asm volatile("" ::: "memory");
 	pf->used = 1;
+	idx = victim / 64;
+	bits = bpf_map_lookup_elem(&flows_used, &idx);
+	if (bits && !(*bits & 1ULL << (victim & 63)))
+		__sync_fetch_and_or(bits, 1ULL << (victim & 63));
 	cnt->c[RL_FLOWS]++;
 	pair_add(&key, cnt);
 	return 0;

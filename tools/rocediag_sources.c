@@ -526,7 +526,7 @@ double rocediag_sources_read(struct diag_table *t)
 	if (s.lat) {
 		rocelat_sweep(s.lat);
 		s.epoch = rocelat_next_interval(s.lat);
-		maps_for_each(s.lat->maps.pending, read_flow, t);
+		rocelat_flows_for_each(s.lat, read_flow, t);
 	}
 	if (s.rxe) {
 		ring_buffer__consume(s.rxe_rb);

@@ -421,6 +421,7 @@ int main(int argc, char **argv)
 	/* whole sets: at most --max-flows */
 	obj->rodata->targ_flow_sets = env.max_flows / FLOW_WAYS;
 	bpf_map__set_max_entries(obj->maps.pending, env.max_flows / FLOW_WAYS * FLOW_WAYS);
+	bpf_map__set_max_entries(obj->maps.flows_used, (env.max_flows + 63) / 64);
 	bpf_map__set_max_entries(obj->maps.cands, env.max_flows);
 	bpf_map__set_max_entries(obj->maps.pairs, 2 * env.max_flows);
 	rcfg.flows = env.flows;

@@ -214,6 +214,37 @@ struct flows_read {
 	int n;
 };
 
+struct flows_walk {
+	int fd;			/* the flow table */
+	int (*cb)(const void *key, const void *val, void *ctx);
+	void *ctx;
+};
+
+/* one word of flows_used: its entries' flows */
+static int flows_word(const void *key, const void *val, void *ctx)
+{
+	static struct pending_flow pf;	/* 10 KiB: not on the stack */
+	const struct flows_walk *fw = ctx;
+	__u64 bits = *(const __u64 *)val;
+
+	for (__u32 b = 0; bits && b < 64; b++) {
+		__u32 i = *(const __u32 *)key * 64 + b;
+
+		if ((bits >> b & 1) && !bpf_map_lookup_elem(fw->fd, &i, &pf))
+			fw->cb(&i, &pf, fw->ctx);
+	}
+	return 0;
+}
+
+void rocelat_flows_for_each(struct rocelat_bpf *obj,
+			    int (*cb)(const void *key, const void *val, void *ctx),
+			    void *ctx)
+{
+	struct flows_walk fw = { bpf_map__fd(obj->maps.pending), cb, ctx };
+
+	maps_for_each(obj->maps.flows_used, flows_word, &fw);
+}
+
 /* one entry of the flow table: a flow counted, and a row when its
  * interval (epoch) has something to show */
 static int collect_flow(const void *key, const void *val, void *ctx)
@@ -271,7 +302,7 @@ static int collect_flows(struct rocelat_bpf *obj, bool clear)
 	if (clear)
 		fr.epoch = rocelat_next_interval(obj);
 	live_flows = live_pending = 0;
-	maps_for_each(obj->maps.pending, collect_flow, &fr);
+	rocelat_flows_for_each(obj, collect_flow, &fr);
 	qsort(rows, fr.n, sizeof(rows[0]), cmp_rows);
 	return fr.n;
 }

@@ -32,6 +32,11 @@ void rocelat_report_prom(struct rocelat_bpf *obj);
  * statistics moved to a new interval; returns the epoch just ended, whose
  * buffer (pending_flow_stats()) now holds the interval's statistics */
 void rocelat_sweep(struct rocelat_bpf *obj);
+/* cb(&index, flow, ctx) for every entry of the flow table that has held a
+ * flow (flows_used), read one by one; its used says whether it still does */
+void rocelat_flows_for_each(struct rocelat_bpf *obj,
+			    int (*cb)(const void *key, const void *val, void *ctx),
+			    void *ctx);
 __u32 rocelat_next_interval(struct rocelat_bpf *obj);
 
 #endif

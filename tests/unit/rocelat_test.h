@@ -185,6 +185,7 @@ static inline void t_reset(struct rocelat_bpf *obj)
 	__u32 zero = 0;
 
 	t_array_clear(obj->maps.pending);
+	t_array_clear(obj->maps.flows_used);
 	t_map_clear(obj->maps.pairs);
 	t_map_clear(obj->maps.cands);
 	if (z)
