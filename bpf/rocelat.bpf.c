@@ -847,7 +847,7 @@ static __always_inline void rocelat_handle(void *data, void *data_end,
 	/* the packet's fields in per-CPU memory, not on the stack: the
 	 * handlers' frames below need it (512 bytes for the whole chain) */
 	pi = &cnt->pi;
-	__builtin_memset(pi, 0, sizeof(*pi));
+	pkt_info_clear(pi);
 	v = pkt_parse_eth(&c, targ_roce_port, pi);
 	if (v != PKT_ROCE && v != PKT_MALFORMED && v != PKT_TUN_NOT_ROCE &&
 	    v != PKT_TUN_UNKNOWN)

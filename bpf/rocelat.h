@@ -129,17 +129,19 @@ struct roce_qp_key {
 	__u32 resp;		/* IPv4: the responder's */
 };
 
-/* a 64-bit word of an address, any alignment */
+/* a 64-bit word of a 4-aligned address */
 static inline __u64 roce_addr_word(const __u8 *a, int i)
 {
 	__u64 w;
 
-	__builtin_memcpy(&w, a + 8 * i, 8);
+	__builtin_memcpy(&w, __builtin_assume_aligned(a + 8 * i, 4), 8);
 	return w;
 }
 
 /* the key of requester address req, responder address resp (16 bytes
- * each, IPv4 in the first 4); shared by BPF and user space */
+ * each, IPv4 in the first 4, both 4-aligned as in pkt_info and
+ * roce_flow_id: BPF then loads words, not bytes); shared by BPF and user
+ * space */
 static inline void roce_qp_key_addrs(struct roce_qp_key *k, __u8 family,
 				     const __u8 *req, const __u8 *resp)
 {
@@ -149,8 +151,8 @@ static inline void roce_qp_key_addrs(struct roce_qp_key *k, __u8 family,
 	k->family = family;
 	k->pad[0] = k->pad[1] = k->pad[2] = 0;
 	if (family == 4) {
-		__builtin_memcpy(&k->req, req, 4);
-		__builtin_memcpy(&k->resp, resp, 4);
+		__builtin_memcpy(&k->req, __builtin_assume_aligned(req, 4), 4);
+		__builtin_memcpy(&k->resp, __builtin_assume_aligned(resp, 4), 4);
 		return;
 	}
 	/* order matters: a->b and b->a are two flows */
@@ -207,7 +209,8 @@ struct rocelat_counters {
 	__u64 c[RL_NR];
 	struct hist hist;	/* round trips (and samples of unknown direction) */
 	struct hist turn_hist;	/* local turnarounds */
-	struct pkt_info pi;	/* scratch: the packet being handled, */
+	/* scratch: the packet being handled (8-aligned: pkt_info_clear()), */
+	struct pkt_info pi __attribute__((aligned(8)));
 	struct answer_ctx ac;	/* and what it answers: off the stack, which
 				 * 6.1 limits to 512 bytes over the call chain */
 	struct pair_cache_ent pair_cache[PAIR_CACHE];

@@ -527,6 +527,17 @@ static __always_inline void pkt_info_in_memory(struct pkt_info *pi)
 	asm volatile("" : "+r"(pi) : : "memory");
 }
 
+/*
+ * A pkt_info zeroed before a parse, in 8-byte stores: its fields are at
+ * most 4-aligned, and clang clears a 4-aligned struct in 4-byte stores,
+ * 31 of them (a fifth of rocelat's parse). pi must be 8-aligned: a map
+ * value's field at an 8-aligned offset, or a stack variable.
+ */
+static __always_inline void pkt_info_clear(struct pkt_info *pi)
+{
+	__builtin_memset(__builtin_assume_aligned(pi, 8), 0, sizeof(*pi));
+}
+
 /* from the Ethernet header on (XDP, tc, mirror ports) */
 static __always_inline int pkt_parse_eth(const struct pkt_cursor *c,
 					 __u16 roce_port, struct pkt_info *pi)
