@@ -43,6 +43,7 @@
 
 const volatile __u16 targ_roce_port = ROCE_V2_PORT;
 const volatile __u64 targ_unit_ns = 1000;	/* histogram unit: us */
+const volatile __u32 targ_unit_log2 = 9;	/* its log2, rounded down */
 const volatile __u64 targ_timeout_ns = 1000000000ULL;
 const volatile bool targ_offline = false;
 /* follow GRE/ERSPAN/VXLAN/Geneve to the mirrored frame (-r, --mirror, --decap) */
@@ -228,22 +229,17 @@ static __always_inline void flow_start(struct pending_flow *pf,
 	pf->flags |= FLOW_CLOCK_SET | (sw ? FLOW_SWITCH_CLOCK : 0);
 }
 
-/*
- * The helpers below are global (non-static, noinline) functions: the
- * verifier checks each once, on its own, instead of once per parser path
- * times per ring slot. Their pointer arguments may be NULL to the
- * verifier, hence the checks.
- */
-__noinline int rocelat_sample(struct pending_flow *pf, struct answer_ctx *ac,
-			      struct rocelat_counters *cnt, __u64 lat, __u32 turn)
+/* a latency sample of flow pf: the histograms, the flow's statistics */
+static __always_inline void sample_add(struct pending_flow *pf,
+				       struct answer_ctx *ac,
+				       struct rocelat_counters *cnt, __u64 lat,
+				       __u32 turn)
 {
 	struct roce_flow_stats *fs;
-	__u32 slot, ll;
+	__u32 e = log2_u64(lat), slot, ll;
 
-	if (!pf || !ac || !cnt)
-		return 0;
-	slot = hist_slot_bounded(lat / targ_unit_ns);
-	ll = llhist_bucket(lat);
+	slot = hist_slot_scaled(lat / targ_unit_ns, e, targ_unit_log2);
+	ll = llhist_bucket_log2(lat, e);
 	cnt->c[RL_SAMPLES]++;
 	if (turn) {
 		cnt->c[RL_TURN_SAMPLES]++;
@@ -268,7 +264,48 @@ __noinline int rocelat_sample(struct pending_flow *pf, struct answer_ctx *ac,
 	fs->kind |= turn ? FLOW_KIND_TURN : FLOW_KIND_RTT;
 	fs->hist.slots[slot]++;
 	fs->ll.b[ll]++;
+}
+
+/*
+ * The helpers below are global (non-static, noinline) functions: the
+ * verifier checks each once, on its own, instead of once per parser path
+ * times per ring slot. Their pointer arguments may be NULL to the
+ * verifier, hence the checks.
+ */
+__noinline int rocelat_sample(struct pending_flow *pf, struct answer_ctx *ac,
+			      struct rocelat_counters *cnt, __u64 lat, __u32 turn)
+{
+	if (!pf || !ac || !cnt)
+		return 0;
+	sample_add(pf, ac, cnt, lat, turn);
 	return 1;
+}
+
+/*
+ * How long the answer took to come for the request in slot s (flags fl),
+ * which it answers; -1 when that was over --timeout (counted as one)
+ */
+static __always_inline __s64 slot_latency(struct pending_flow *pf,
+					  struct answer_ctx *ac,
+					  struct rocelat_counters *cnt,
+					  const struct pending_slot *s)
+{
+	__s64 lat;
+
+	if (!ac->now)
+		ac->now = ac->sw ? ac->sw_ns : now_ns();
+	lat = (__s64)(ac->now - s->ts_ns);
+	if (lat < 0 && (pf->flags & FLOW_SWITCH_CLOCK))
+		lat += pf->clock_wrap_ns;	/* the switch's 32-bit ticks wrapped */
+	if (lat < 0)			/* capture timestamps out of order */
+		lat = 0;
+	if ((__u64)lat > targ_timeout_ns) {
+		cnt->c[RL_TIMEOUTS]++;
+		flow_stats(pf)->timeouts++;
+		return -1;
+	}
+	ac->sample_psn = s->psn;
+	return lat;
 }
 
 /* state of one completion walk, shared with the bpf_loop() callback */
@@ -338,21 +375,10 @@ static __always_inline long complete_slot(__u64 i, struct complete_walk *w)
 		w->cnt->c[RL_KARN_DISCARDED]++;
 		return 0;
 	}
-	if (!ac->now)
-		ac->now = ac->sw ? ac->sw_ns : now_ns();
-	lat = (__s64)(ac->now - s->ts_ns);
-	if (lat < 0 && (pf->flags & FLOW_SWITCH_CLOCK))
-		lat += pf->clock_wrap_ns;	/* the switch's 32-bit ticks wrapped */
-	if (lat < 0)			/* capture timestamps out of order */
-		lat = 0;
-	if ((__u64)lat > targ_timeout_ns) {
-		w->cnt->c[RL_TIMEOUTS]++;
-		flow_stats(pf)->timeouts++;
-		return 0;
-	}
-	ac->sample_psn = s->psn;
-	rocelat_sample(pf, ac, w->cnt, lat,
-		       (fl & SLOT_INGRESS) && ac->egress);
+	lat = slot_latency(pf, ac, w->cnt, s);
+	if (lat >= 0)
+		rocelat_sample(pf, ac, w->cnt, lat,
+			       (fl & SLOT_INGRESS) && ac->egress);
 	return 0;
 }
 
@@ -395,6 +421,47 @@ __noinline int rocelat_complete(struct pending_flow *pf, struct answer_ctx *ac,
 		bpf_loop(PENDING_RING - 2, complete_slots_on, &w, 0);
 	pf->tail = w.tail + w.pop;
 	return w.completed;
+}
+
+/*
+ * The common answer without the walk's calls (each costs a return thunk
+ * on CPUs that need one, 7 ns here): an ACK of the oldest outstanding
+ * request, a SEND or WRITE, when the next one (if any) is later than the
+ * ACK. Returns what rocelat_complete() would, or -1 for anything else,
+ * having changed nothing: then the walk does it.
+ */
+static __always_inline int complete_fast(struct pending_flow *pf,
+					 struct answer_ctx *ac,
+					 struct rocelat_counters *cnt)
+{
+	__u32 tail = pf->tail, head = pf->head, fl;
+	struct pending_slot *s, *next;
+	__s64 lat;
+	int d;
+
+	if (tail == head)
+		return 0;
+	if (!ac->inclusive)
+		return -1;
+	s = &pf->ring[tail & (PENDING_RING - 1)];
+	fl = s->flags;
+	if ((fl & ~SLOT_INGRESS) != SLOT_VALID)
+		return -1;
+	d = roce_psn_diff(s->psn, ac->psn);
+	if (d > 0)
+		return 0;		/* PSN order: nothing is covered */
+	if (tail + 1 != head) {
+		next = &pf->ring[(tail + 1) & (PENDING_RING - 1)];
+		if (!(next->flags & SLOT_VALID) ||
+		    roce_psn_diff(next->psn, ac->psn) <= 0)
+			return -1;
+	}
+	s->flags = 0;
+	pf->tail = tail + 1;
+	lat = slot_latency(pf, ac, cnt, s);
+	if (lat >= 0)
+		sample_add(pf, ac, cnt, lat, (fl & SLOT_INGRESS) && ac->egress);
+	return 1;
 }
 
 /*
@@ -739,7 +806,9 @@ static __always_inline void handle_answer(const struct pkt_info *pi,
 	ac->read_resp = read_first;
 	ac->atomic_ack = op == ROCE_ATOMIC_ACK;
 	ac->egress = egress;
-	done = rocelat_complete(pf, ac, cnt);
+	done = complete_fast(pf, ac, cnt);
+	if (done < 0)
+		done = rocelat_complete(pf, ac, cnt);
 	/* the responder's PSNs move on with its READ RESPONSEs: a READ
 	 * resumed part-way (at a PSN above its own) is then a retransmit */
 	if (op >= ROCE_READ_RESP_FIRST && op <= ROCE_READ_RESP_ONLY &&
@@ -794,29 +863,13 @@ static __always_inline void handle_cnp(const struct pkt_info *pi,
 }
 
 /*
- * The request, answer and CNP handlers behind global functions: the
- * verifier checks each once, not once per path through the parser (with
- * decapsulation the parser has hundreds; inlined, 6.1's verifier gave up).
+ * The CNP handler behind a global function: the verifier checks it once,
+ * not once per path through the parser (with decapsulation the parser has
+ * hundreds). The request and answer handlers are inlined: a call costs a
+ * return thunk on CPUs that need one (7 ns here), and with the
+ * histograms' logarithms free of jumps (hist.bpf.h) the verifier checks
+ * them per parser path in less than it took before for the calls.
  */
-__noinline int rocelat_request(const struct pkt_info *pi,
-			       struct rocelat_counters *cnt, __u32 ingress)
-{
-	if (!pi || !cnt)
-		return 0;
-	handle_request(pi, cnt, ingress);
-	return 0;
-}
-
-__noinline int rocelat_answer(const struct pkt_info *pi,
-			      struct rocelat_counters *cnt, __u32 ifindex,
-			      __u32 egress)
-{
-	if (!pi || !cnt)
-		return 0;
-	handle_answer(pi, cnt, ifindex, egress);
-	return 0;
-}
-
 __noinline int rocelat_cnp(const struct pkt_info *pi, struct rocelat_counters *cnt)
 {
 	if (!pi || !cnt)
@@ -875,9 +928,9 @@ static __always_inline void rocelat_handle(void *data, void *data_end,
 	}
 	op = ROCE_OP(pi->opcode);
 	if (roce_op_is_request(pi->opcode))
-		rocelat_request(pi, cnt, !egress);
+		handle_request(pi, cnt, !egress);
 	else if (op >= ROCE_READ_RESP_FIRST && op <= ROCE_ATOMIC_ACK)
-		rocelat_answer(pi, cnt, ifindex, egress);
+		handle_answer(pi, cnt, ifindex, egress);
 	else
 		cnt->c[RL_RESERVED_OP]++;
 }

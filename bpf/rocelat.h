@@ -26,6 +26,24 @@
  * and tx), not a retransmission: a resend waits for a NAK or a timer */
 #define DUP_WINDOW_NS		20000ULL
 #define DEFAULT_MAX_FLOWS	4096
+
+/* floor(log2(v)), 0 for 0 */
+static inline __u32 rocelat_log2(__u64 v)
+{
+	__u32 r = 0;
+
+	while (v >>= 1)
+		r++;
+	return r;
+}
+
+/* the histogram unit of a rocelat skeleton's rodata, in ns, and its log2
+ * (precomputed for the BPF side's hist_slot_scaled()) */
+#define ROCELAT_SET_UNIT(rodata, ns)					\
+	do {								\
+		(rodata)->targ_unit_ns = (ns);				\
+		(rodata)->targ_unit_log2 = rocelat_log2(ns);		\
+	} while (0)
 /* the flow table is set-associative: a flow lives in one of the FLOW_WAYS
  * entries of one of its two sets (the emptier when it started), and a
  * new flow whose two sets are full pushes out their least recently

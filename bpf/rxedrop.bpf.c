@@ -105,7 +105,7 @@ static __always_inline int handle_drop(void *ctx, struct sk_buff *skb,
 {
 	struct drop_key key = {};
 	struct drop_event *e;
-	struct pkt_info info, *pi = &info;
+	struct pkt_info info __attribute__((aligned(8))), *pi = &info;
 	__u32 ifindex = 0;
 	__u64 avail;
 	int verdict;
@@ -120,7 +120,7 @@ static __always_inline int handle_drop(void *ctx, struct sk_buff *skb,
 	}
 	/* events copy all of it */
 	if (with_events)
-		__builtin_memset(pi, 0, sizeof(*pi));
+		pkt_info_clear(pi);
 	else
 		scope_fields_clear(pi);
 	if (targ_ifindex) {

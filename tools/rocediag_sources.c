@@ -563,7 +563,7 @@ static int open_lat(const struct rocediag_cfg *cfg, struct diag_sources *src)
 		return -1;
 	}
 	s.lat->rodata->targ_roce_port = cli.roce_port;
-	s.lat->rodata->targ_unit_ns = 1000;
+	ROCELAT_SET_UNIT(s.lat->rodata, 1000);
 	s.lat->rodata->targ_timeout_ns = (__u64)cfg->timeout_ms * 1000000ULL;
 	err = rocelat_bpf__load(s.lat);
 	if (err) {

@@ -409,7 +409,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	obj->rodata->targ_roce_port = cli.roce_port;
-	obj->rodata->targ_unit_ns = env.unit_ns;
+	ROCELAT_SET_UNIT(obj->rodata, env.unit_ns);
 	obj->rodata->targ_timeout_ns = (__u64)env.timeout_ms * 1000000ULL;
 	obj->rodata->targ_offline = env.pcap != NULL;
 	obj->rodata->targ_decap = env.decap;

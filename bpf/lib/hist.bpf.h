@@ -5,23 +5,41 @@
 
 #include "hist.h"
 
-static __always_inline __u32 log2_u32(__u32 v)
+/*
+ * 1 when v >= 2^k, for v < 2^(2k), without a comparison: BPF has no
+ * conditional move, so clang makes each comparison a jump, and the
+ * verifier walks both sides of every jump on a value it must know
+ * precisely (here: an index). With five such jumps per logarithm, the
+ * histograms were half of everything the verifier checked in rocelat.
+ * The empty asm keeps clang from turning the sum back into a comparison.
+ */
+static __always_inline __u64 log2_step(__u64 v, int k)
 {
-	__u32 r, shift;
+	__u64 x = v >> k;
 
-	r = (v > 0xFFFF) << 4; v >>= r;
-	shift = (v > 0xFF) << 3; v >>= shift; r |= shift;
-	shift = (v > 0xF) << 2; v >>= shift; r |= shift;
-	shift = (v > 0x3) << 1; v >>= shift; r |= shift;
-	r |= (v >> 1);
-	return r;
+	asm volatile("" : "+r"(x));
+	return (x + ((1ULL << k) - 1)) >> k;
 }
 
 static __always_inline __u32 log2_u64(__u64 v)
 {
-	__u32 hi = v >> 32;
+	__u64 r, s;
 
-	return hi ? log2_u32(hi) + 32 : log2_u32(v);
+	r = log2_step(v, 32) << 5;
+	v >>= r;
+	s = log2_step(v, 16) << 4;
+	v >>= s;
+	r |= s;
+	s = log2_step(v, 8) << 3;
+	v >>= s;
+	r |= s;
+	s = log2_step(v, 4) << 2;
+	v >>= s;
+	r |= s;
+	s = log2_step(v, 2) << 1;
+	v >>= s;
+	r |= s;
+	return r | v >> 1;
 }
 
 /* slot 0 holds 0..1, slot n holds [2^n, 2^(n+1)) */
@@ -46,23 +64,46 @@ static __always_inline __u32 hist_slot_bounded(__u64 v)
 	return s & (HIST_SLOTS - 1);
 }
 
-/* bucket of v (ns) in a struct llhist, bounded for indexing like above */
-static __always_inline __u32 llhist_bucket(__u64 v)
+/* bucket of v (ns) in a struct llhist, e = log2_u64(v), bounded for
+ * indexing like above */
+static __always_inline __u32 llhist_bucket_log2(__u64 v, __u32 e)
 {
-	__u32 e, b;
+	__u32 b;
 
-	if (v < LLH_SUB) {
+	if (v < LLH_SUB)
 		b = v;
-	} else {
-		e = log2_u64(v);
-		if (e > LLH_MAX_LOG2)
-			b = LLH_BUCKETS - 1;
-		else
-			b = ((e - LLH_SUB_BITS + 1) << LLH_SUB_BITS) |
-			    ((v >> (e - LLH_SUB_BITS)) & (LLH_SUB - 1));
-	}
+	else if (e > LLH_MAX_LOG2)
+		b = LLH_BUCKETS - 1;
+	else
+		b = ((e - LLH_SUB_BITS + 1) << LLH_SUB_BITS) |
+		    ((v >> (e - LLH_SUB_BITS)) & (LLH_SUB - 1));
 	asm volatile("" : "+r"(b));
 	return b & (LLH_BUCKETS - 1);
+}
+
+static __always_inline __u32 llhist_bucket(__u64 v)
+{
+	return llhist_bucket_log2(v, log2_u64(v));
+}
+
+/*
+ * hist_slot_bounded(v / unit), q being that quotient, from e = log2_u64(v)
+ * instead of a logarithm of its own (a logarithm is some 30 instructions,
+ * most of a sample's cost). With 2^a <= unit < 2^(a+1) and c = e - a,
+ * 2^(c-1) <= q < 2^(c+1): log2(q) is c - 1 plus q's bit c. Slots above
+ * the last are clamped to it without a jump (the index is at most 63).
+ */
+static __always_inline __u32 hist_slot_scaled(__u64 q, __u32 e, __u32 a)
+{
+	__u32 c, s;
+
+	if (e <= a)		/* v < 2^(a+1): q is 0 or 1 */
+		return 0;
+	c = e - a;
+	s = c - 1 + (__u32)((q >> c) & 1);
+	s |= (s >> 5) * (HIST_SLOTS - 1);
+	asm volatile("" : "+r"(s));
+	return s & (HIST_SLOTS - 1);
 }
 
 static __always_inline void hist_add(struct hist *h, __u64 v)

@@ -30,7 +30,7 @@ static inline struct rocelat_bpf *t_load(__u64 unit_ns, __u16 roce_port)
 		exit(1);
 	}
 	obj->rodata->targ_offline = true;
-	obj->rodata->targ_unit_ns = unit_ns;
+	ROCELAT_SET_UNIT(obj->rodata, unit_ns);
 	obj->rodata->targ_roce_port = roce_port;
 	if (rocelat_bpf__load(obj)) {
 		printf("Bail out! load rocelat (needs root): %s\n", strerror(errno));
