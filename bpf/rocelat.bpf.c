@@ -238,7 +238,7 @@ static __always_inline void sample_add(struct pending_flow *pf,
 	struct roce_flow_stats *fs;
 	__u32 e = log2_u64(lat), slot, ll;
 
-	slot = hist_slot_scaled(lat / targ_unit_ns, e, targ_unit_log2);
+	slot = hist_slot_scaled(lat, e, targ_unit_ns, targ_unit_log2);
 	ll = llhist_bucket_log2(lat, e);
 	cnt->c[RL_SAMPLES]++;
 	if (turn) {

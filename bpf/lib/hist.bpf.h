@@ -87,20 +87,23 @@ static __always_inline __u32 llhist_bucket(__u64 v)
 }
 
 /*
- * hist_slot_bounded(v / unit), q being that quotient, from e = log2_u64(v)
- * instead of a logarithm of its own (a logarithm is some 30 instructions,
- * most of a sample's cost). With 2^a <= unit < 2^(a+1) and c = e - a,
- * 2^(c-1) <= q < 2^(c+1): log2(q) is c - 1 plus q's bit c. Slots above
- * the last are clamped to it without a jump (the index is at most 63).
+ * hist_slot_bounded(v / unit) from e = log2_u64(v), without the division
+ * and without a logarithm of its own (each is a chain of dependent
+ * instructions, and the next packet's clock read waits for their end).
+ * With 2^a <= unit < 2^(a+1) and c = e - a, log2(v / unit) is c - 1, or
+ * c when v >= unit << c (both lie in [2^e, 2^(e+1)), so their difference
+ * has the sign of the comparison, read without a jump). Slots above the
+ * last are clamped to it without a jump either (the index is at most 63).
  */
-static __always_inline __u32 hist_slot_scaled(__u64 q, __u32 e, __u32 a)
+static __always_inline __u32 hist_slot_scaled(__u64 v, __u32 e, __u64 unit,
+					      __u32 a)
 {
 	__u32 c, s;
 
-	if (e <= a)		/* v < 2^(a+1): q is 0 or 1 */
+	if (e <= a)		/* v < 2^(a+1): v / unit is 0 or 1 */
 		return 0;
 	c = e - a;
-	s = c - 1 + (__u32)((q >> c) & 1);
+	s = c - (__u32)((v - (unit << c)) >> 63);
 	s |= (s >> 5) * (HIST_SLOTS - 1);
 	asm volatile("" : "+r"(s));
 	return s & (HIST_SLOTS - 1);
