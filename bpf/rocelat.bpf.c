@@ -505,9 +505,10 @@ static __always_inline bool qp_key_eq(const struct roce_qp_key *a,
 	return !d;
 }
 
-/* the flow of key k in the flow table, if there: its first set, then
- * its second */
-static __always_inline struct pending_flow *flow_find(const struct roce_qp_key *k)
+/* the flow of key k in the flow table, if there (its first set, then
+ * its second), and its entry's index in *at */
+static __always_inline struct pending_flow *flow_find_at(const struct roce_qp_key *k,
+							 __u32 *at)
 {
 	__u32 set[2], i, j, idx;
 	struct pending_flow *pf;
@@ -519,11 +520,20 @@ static __always_inline struct pending_flow *flow_find(const struct roce_qp_key *
 		for (i = 0; i < FLOW_WAYS; i++) {
 			idx = set[j] * FLOW_WAYS + i;
 			pf = bpf_map_lookup_elem(&pending, &idx);
-			if (pf && pf->used && qp_key_eq(&pf->key, k))
+			if (pf && pf->used && qp_key_eq(&pf->key, k)) {
+				*at = idx;
 				return pf;
+			}
 		}
 	}
 	return 0;
+}
+
+static __always_inline struct pending_flow *flow_find(const struct roce_qp_key *k)
+{
+	__u32 at;
+
+	return flow_find_at(k, &at);
 }
 
 /* when a flow last saw a request or an answer, on this host's clock */

@@ -183,16 +183,13 @@ flow_of(struct roce_qp_key *ak, __u32 resp_qpn)
 }
 
 /*
- * The responder QPN paired with requester QP ak (PAIR_NONE: not paired):
- * from this CPU's pairing cache when its entry is current, else from the
- * pairs map (and cached). pairs_gen is read before the map: a pairing
- * that changes meanwhile steps it after its update, which makes the entry
- * stale.
+ * The pairing of requester QP ak (NULL: not paired) as this CPU's pairing
+ * cache holds it: its entry when current, else read from the pairs map
+ * into it. pairs_gen is read before the map: a pairing that changes
+ * meanwhile steps it after its update, which makes the entry stale.
  */
-#define PAIR_NONE	(~0U)
-
-static __always_inline __u32 paired_qpn(const struct roce_qp_key *ak,
-					struct rocelat_counters *cnt)
+static __always_inline struct pair_cache_ent *
+pair_cached(const struct roce_qp_key *ak, struct rocelat_counters *cnt)
 {
 	struct pair_cache_ent *e;
 	__u32 gen = *(volatile __u32 *)&pairs_gen + 1, *q, h;
@@ -200,23 +197,40 @@ static __always_inline __u32 paired_qpn(const struct roce_qp_key *ak,
 	h = ak->qpn ^ ak->session ^ ak->req;
 	e = &cnt->pair_cache[(h ^ h >> 8) & (PAIR_CACHE - 1)];
 	if (e->gen == gen && qp_key_eq(&e->key, ak))
-		return e->resp_qpn;
+		return e;
 	q = bpf_map_lookup_elem(&pairs, ak);
 	if (!q)
-		return PAIR_NONE;
+		return 0;
 	e->key = *ak;
 	e->resp_qpn = *q;
+	e->flow_at = 0;
 	e->gen = gen;
-	return e->resp_qpn;
+	return e;
 }
 
-/* the flow an answer (or CNP) to requester QP ak belongs to, if paired */
+/*
+ * The flow an answer (or CNP) to requester QP ak belongs to, if paired:
+ * first the flow-table entry where the cache last found it, if it still
+ * holds that flow (ak is borrowed as the key and given back)
+ */
 static __always_inline struct pending_flow *
 answer_flow(struct roce_qp_key *ak, struct rocelat_counters *cnt)
 {
-	__u32 resp_qpn = paired_qpn(ak, cnt);
+	struct pair_cache_ent *e = pair_cached(ak, cnt);
+	struct pending_flow *pf;
+	__u32 req_qpn = ak->qpn, at;
 
-	return resp_qpn != PAIR_NONE ? flow_of(ak, resp_qpn) : 0;
+	if (!e)
+		return 0;
+	ak->qpn = e->resp_qpn;
+	at = e->flow_at - 1;
+	pf = e->flow_at ? bpf_map_lookup_elem(&pending, &at) : 0;
+	if (!pf || !pf->used || !qp_key_eq(&pf->key, ak)) {
+		pf = flow_find_at(ak, &at);
+		e->flow_at = pf ? at + 1 : 0;
+	}
+	ak->qpn = req_qpn;
+	return pf;
 }
 
 /*

@@ -144,19 +144,24 @@ static __always_inline void pkt_note_trunc(const struct pkt_cursor *c,
 		pi->flags |= PKT_F_TRUNC;
 }
 
+/* the BTH's second and third words: a byte of flags, then 24 bits */
 struct ax_bth {
 	__u8 opcode;
 	__u8 flags;
 	__be16 pkey;
-	__u8 resv;
-	__u8 dqpn[3];
-	__u8 ackreq;
-	__u8 psn[3];
+	__be32 dqpn;		/* reserved byte, destination QP */
+	__be32 psn;		/* AckReq and reserved bits, PSN */
 };
 
 static __always_inline __u32 be24(const __u8 *b)
 {
 	return ((__u32)b[0] << 16) | ((__u32)b[1] << 8) | b[2];
+}
+
+/* the low 24 bits of a big-endian word: one load, not three */
+static __always_inline __u32 be24_of(__be32 w)
+{
+	return bpf_ntohl(w) & 0xFFFFFF;
 }
 
 /* BTH and the extended headers that matter; off points at the BTH */
@@ -170,9 +175,9 @@ static __always_inline int roce_parse_bth(const struct pkt_cursor *c, __u32 off,
 	if (pkt_load(c, off, &bth, sizeof(bth)))
 		return PKT_MALFORMED;
 	pi->opcode = bth.opcode;
-	pi->dqpn = be24(bth.dqpn);
-	pi->psn = be24(bth.psn);
-	if (bth.ackreq & ROCE_ACKREQ)
+	pi->dqpn = be24_of(bth.dqpn);
+	pi->psn = be24_of(bth.psn);
+	if (bpf_ntohl(bth.psn) >> 24 & ROCE_ACKREQ)
 		pi->flags |= PKT_F_ACKREQ;
 	off += ROCE_BTH_LEN;
 	hdr = off;
@@ -180,7 +185,7 @@ static __always_inline int roce_parse_bth(const struct pkt_cursor *c, __u32 off,
 	if (ROCE_TRANSPORT(bth.opcode) == ROCE_TR_UD) {
 		if (pkt_load(c, off, ext, ROCE_DETH_LEN))
 			return PKT_MALFORMED;
-		pi->src_qp = be24(&ext[5]);
+		pi->src_qp = be24_of(*(__be32 *)&ext[4]);
 		pi->flags |= PKT_F_DETH;
 		off += ROCE_DETH_LEN;
 	} else if (roce_op_has_reth(bth.opcode)) {
@@ -193,7 +198,7 @@ static __always_inline int roce_parse_bth(const struct pkt_cursor *c, __u32 off,
 		if (pkt_load(c, off, ext, ROCE_AETH_LEN))
 			return PKT_MALFORMED;
 		pi->syndrome = ext[0];
-		pi->msn = be24(&ext[1]);
+		pi->msn = be24_of(*(__be32 *)ext);
 		pi->flags |= PKT_F_AETH;
 		off += ROCE_AETH_LEN;
 	}
