@@ -593,6 +593,7 @@ __noinline int rocelat_flow_new(const struct roce_qp_key *k,
 	if (!pf)
 		return -1;
 	pf->key = key;
+	pf->serial = (__u64)bpf_get_smp_processor_id() << 48 | cnt->c[RL_FLOWS];
 	/* a reader on another CPU matches the key only once it is whole */
 	asm volatile("" ::: "memory");
 	pf->used = 1;

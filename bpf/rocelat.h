@@ -222,8 +222,8 @@ struct pair_cache_ent {
 	__u32 resp_qpn;
 	struct roce_qp_key key;		/* qpn: the requester's */
 	__u32 flow_at;			/* the flow's flow-table entry + 1 when
-					 * last found (0: not yet), checked
-					 * against its key at each use */
+					 * last found (0: not yet), */
+	__u64 flow_serial;		/* ... still its flow if its serial */
 };
 
 /* per-CPU: the counters and the log2 histograms of all samples */
@@ -331,6 +331,9 @@ struct pending_flow {
 	struct roce_qp_key key;	/* the entry's flow, when used */
 	__u32 used;		/* 1: the entry holds a flow */
 	__u32 pad3;
+	__u64 serial;		/* which flow the entry holds, unique: the
+				 * starting CPU's number and its count of
+				 * flows started (rocelat_flow_new()) */
 	struct pending_slot ring[PENDING_RING];
 	struct roce_flow_stats st[2];
 };

@@ -210,8 +210,10 @@ pair_cached(const struct roce_qp_key *ak, struct rocelat_counters *cnt)
 
 /*
  * The flow an answer (or CNP) to requester QP ak belongs to, if paired:
- * first the flow-table entry where the cache last found it, if it still
- * holds that flow (ak is borrowed as the key and given back)
+ * first the flow-table entry where the cache last found it, if that still
+ * holds the same flow (its serial: a flow pushed out and its entry taken
+ * by another has a new one), else the flow's two sets (ak is borrowed as
+ * the key and given back)
  */
 static __always_inline struct pending_flow *
 answer_flow(struct roce_qp_key *ak, struct rocelat_counters *cnt)
@@ -222,14 +224,19 @@ answer_flow(struct roce_qp_key *ak, struct rocelat_counters *cnt)
 
 	if (!e)
 		return 0;
-	ak->qpn = e->resp_qpn;
 	at = e->flow_at - 1;
 	pf = e->flow_at ? bpf_map_lookup_elem(&pending, &at) : 0;
-	if (!pf || !pf->used || !qp_key_eq(&pf->key, ak)) {
-		pf = flow_find_at(ak, &at);
-		e->flow_at = pf ? at + 1 : 0;
-	}
+	if (pf && pf->used && pf->serial == e->flow_serial)
+		return pf;
+	ak->qpn = e->resp_qpn;
+	pf = flow_find_at(ak, &at);
 	ak->qpn = req_qpn;
+	if (pf) {
+		e->flow_at = at + 1;
+		e->flow_serial = pf->serial;
+	} else {
+		e->flow_at = 0;
+	}
 	return pf;
 }
 
