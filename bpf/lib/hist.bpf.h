@@ -21,24 +21,18 @@ static __always_inline __u64 log2_step(__u64 v, int k)
 	return (x + ((1ULL << k) - 1)) >> k;
 }
 
+/* floor(log2(v)), 0 for 0: a binary search of log2_step()s */
 static __always_inline __u32 log2_u64(__u64 v)
 {
-	__u64 r, s;
+	__u64 r = 0, s;
+	int k;
 
-	r = log2_step(v, 32) << 5;
-	v >>= r;
-	s = log2_step(v, 16) << 4;
-	v >>= s;
-	r |= s;
-	s = log2_step(v, 8) << 3;
-	v >>= s;
-	r |= s;
-	s = log2_step(v, 4) << 2;
-	v >>= s;
-	r |= s;
-	s = log2_step(v, 2) << 1;
-	v >>= s;
-	r |= s;
+#pragma unroll
+	for (k = 32; k > 1; k >>= 1) {
+		s = log2_step(v, k) * k;
+		v >>= s;
+		r |= s;
+	}
 	return r | v >> 1;
 }
 
