@@ -282,8 +282,8 @@ __noinline int rocelat_sample(struct pending_flow *pf, struct answer_ctx *ac,
 }
 
 /*
- * How long the answer took to come for the request in slot s (flags fl),
- * which it answers; -1 when that was over --timeout (counted as one)
+ * How long the answer took to come for the request in slot s, which it
+ * answers; -1 when that was over --timeout (counted as one)
  */
 static __always_inline __s64 slot_latency(struct pending_flow *pf,
 					  struct answer_ctx *ac,
@@ -767,6 +767,7 @@ static __always_inline void handle_answer(const struct pkt_info *pi,
 	struct roce_qp_key ak;
 	struct answer_ctx *ac = &cnt->ac;
 	int done, learned = LEARN_NONE;
+	__u32 at;
 
 	cnt->c[ack ? RL_ACKS : RL_READ_RESP]++;
 	__builtin_memset(ac, 0, sizeof(*ac));
@@ -783,7 +784,7 @@ static __always_inline void handle_answer(const struct pkt_info *pi,
 		learned = rocelat_learn(&ak, pi->psn | (kind == ROCE_AETH_NAK) << 24,
 					pi->sport, cnt);
 		if (learned >= 0)
-			pf = flow_of(&ak, learned);
+			pf = flow_of(&ak, learned, &at);
 	}
 	if (!pf) {
 		if (first && kind == ROCE_AETH_ACK && learned == LEARN_NONE)

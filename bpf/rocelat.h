@@ -212,8 +212,9 @@ static inline void roce_qp_key_of(struct roce_qp_key *k,
  * The pairing cache: a per-CPU direct-mapped copy of recent pairs-map
  * entries, so that a paired answer's first lookup is an array slot and a
  * key compare instead of a hash lookup, and its second (the flow) one
- * entry of the flow table instead of its two sets. gen is pairs_gen + 1 when the
- * entry was read (0: empty); any change to the pairs map steps pairs_gen.
+ * entry of the flow table instead of its two sets. gen is pairs_gen + 1
+ * when the entry was read (0: empty); any change to the pairs map steps
+ * pairs_gen.
  */
 #define PAIR_CACHE		64
 
@@ -222,8 +223,9 @@ struct pair_cache_ent {
 	__u32 resp_qpn;
 	struct roce_qp_key key;		/* qpn: the requester's */
 	__u32 flow_at;			/* the flow's flow-table entry + 1 when
-					 * last found (0: not yet), */
-	__u64 flow_serial;		/* ... still its flow if its serial */
+					 * last found (0: not yet) */
+	__u64 flow_serial;		/* the flow's serial then: the entry
+					 * holds it still while they match */
 };
 
 /* per-CPU: the counters and the log2 histograms of all samples */

@@ -168,16 +168,16 @@ __noinline int rocelat_learn(const struct roce_qp_key *ak, __u32 psn_slack,
 	return w.found_qpn & ROCE_QPN_MASK;
 }
 
-/* the flow of responder QP resp_qpn that requester QP ak talks to (ak is
- * borrowed as the key and given back) */
+/* the flow of responder QP resp_qpn that requester QP ak talks to, and
+ * its flow-table entry in *at (ak is borrowed as the key and given back) */
 static __always_inline struct pending_flow *
-flow_of(struct roce_qp_key *ak, __u32 resp_qpn)
+flow_of(struct roce_qp_key *ak, __u32 resp_qpn, __u32 *at)
 {
 	struct pending_flow *pf;
 	__u32 req_qpn = ak->qpn;
 
 	ak->qpn = resp_qpn;
-	pf = flow_find(ak);
+	pf = flow_find_at(ak, at);
 	ak->qpn = req_qpn;
 	return pf;
 }
@@ -212,15 +212,14 @@ pair_cached(const struct roce_qp_key *ak, struct rocelat_counters *cnt)
  * The flow an answer (or CNP) to requester QP ak belongs to, if paired:
  * first the flow-table entry where the cache last found it, if that still
  * holds the same flow (its serial: a flow pushed out and its entry taken
- * by another has a new one), else the flow's two sets (ak is borrowed as
- * the key and given back)
+ * by another has a new one), else the flow's two sets
  */
 static __always_inline struct pending_flow *
 answer_flow(struct roce_qp_key *ak, struct rocelat_counters *cnt)
 {
 	struct pair_cache_ent *e = pair_cached(ak, cnt);
 	struct pending_flow *pf;
-	__u32 req_qpn = ak->qpn, at;
+	__u32 at;
 
 	if (!e)
 		return 0;
@@ -228,9 +227,7 @@ answer_flow(struct roce_qp_key *ak, struct rocelat_counters *cnt)
 	pf = e->flow_at ? bpf_map_lookup_elem(&pending, &at) : 0;
 	if (pf && pf->used && pf->serial == e->flow_serial)
 		return pf;
-	ak->qpn = e->resp_qpn;
-	pf = flow_find_at(ak, &at);
-	ak->qpn = req_qpn;
+	pf = flow_of(ak, e->resp_qpn, &at);
 	if (pf) {
 		e->flow_at = at + 1;
 		e->flow_serial = pf->serial;
