@@ -228,56 +228,72 @@ struct nf_held {
 static struct nf_held held[MAX_NF_HELD];
 static int nheld;
 
-/* the count on the QP whose netfilter drops carry its signature; false
- * when no QP's drops this interval do */
-static bool attach_rule(struct diag_table *t, const struct nfd_key *k,
-			unsigned long long packets, unsigned long long rejected)
+/*
+ * packets of nfdrop's count of signature k on the QPs whose netfilter
+ * drops carry it, each at most as many as it dropped this interval unless
+ * all (a count held from the last report: its drops came late or were
+ * lost); returns what is left
+ */
+static unsigned long long attach_rule(struct diag_table *t, const struct nfd_key *k,
+				      unsigned long long packets,
+				      unsigned long long rejected, bool all)
 {
 	static struct row r;	/* 50 KB: not on the stack */
-	bool resolved = false, attached = false;
+	bool resolved = false;
 
-	for (int j = 0; j < t->n; j++) {
+	for (int j = 0; j < t->n && packets; j++) {
 		struct diag_qp *q = &t->qp[j];
 
 		for (int g = 0; g < q->nsigs; g++) {
+			unsigned long long n = packets;
+
 			if (!sig_matches(&q->sigs[g], k))
 				continue;
-			attached = true;
+			if (!all && n > q->sig_packets[g])
+				n = q->sig_packets[g];
+			if (!n)
+				break;
 			if (q->rule.known) {
-				q->rule.packets += packets;
+				q->rule.packets += n;
 			} else {
 				if (!resolved)
 					nfdrop_resolve(k, packets, rejected, NFDROP_RS_TTL, &r);
 				resolved = true;
 				rule_of_row(&r, &q->rule);
+				q->rule.packets = n;
 			}
+			packets -= n;
 			break;
 		}
 	}
-	return attached;
+	return packets;
 }
 
 /*
  * nfdrop counts a packet when its verdict is given (fexit on nft_do_chain,
  * or its own kfree_skb program), rxedrop's event of it comes at kfree_skb,
  * and the ring buffer is read before nfdrop's counts: a count can come one
- * report before the drop it belongs to, never after. So a count that meets
- * no QP's drops is held for the next report, once; then it is let go.
+ * report before the drops it belongs to (all or some of them: a busy CPU
+ * delivers the events late), never after. So what of a count meets no
+ * QP's drops is held for the next report, once; then it goes to the QPs
+ * of its signature whatever they dropped.
  */
 static void read_rules(struct diag_table *t)
 {
 	static struct nfd_key keys[MAX_NF_KEYS];
 	static unsigned long long pk[MAX_NF_KEYS], rj[MAX_NF_KEYS];
 	int n = nfdrop_drain(s.nf, keys, pk, rj, MAX_NF_KEYS), was = nheld;
+	unsigned long long left;
 
 	for (int i = 0; i < was; i++)
-		attach_rule(t, &held[i].key, held[i].packets, held[i].rejected);
+		attach_rule(t, &held[i].key, held[i].packets, held[i].rejected, true);
 	nheld = 0;
 	for (int i = 0; i < n; i++) {
-		if (!pk[i] || !keys[i].sig || attach_rule(t, &keys[i], pk[i], rj[i]) ||
-		    nheld == MAX_NF_HELD)
+		if (!pk[i] || !keys[i].sig)
 			continue;
-		held[nheld++] = (struct nf_held){ keys[i], pk[i], rj[i] };
+		left = attach_rule(t, &keys[i], pk[i], rj[i], false);
+		if (left && nheld < MAX_NF_HELD)
+			held[nheld++] = (struct nf_held){ keys[i], left, rj[i] };
 	}
 	ev_counters_advance();
 }

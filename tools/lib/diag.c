@@ -139,8 +139,8 @@ static void diag_fold(struct diag_qp *dst, const struct diag_qp *src)
 	diag_add_u64(&dst->timeouts, src->timeouts);
 	for (int i = 0; i < src->nsites; i++)
 		diag_add_drop(dst, &src->sites[i], NULL);
-	for (int i = 0; i < src->nsigs && dst->nsigs < DIAG_MAX_SIGS; i++)
-		dst->sigs[dst->nsigs++] = src->sigs[i];
+	for (int i = 0; i < src->nsigs; i++)
+		diag_add_sig(dst, &src->sigs[i], src->sig_packets[i]);
 	if (src->rule.known && !dst->rule.known)
 		dst->rule = src->rule;
 	if (src->rxe_seen && !dst->rxe_seen) {
@@ -205,13 +205,24 @@ void diag_add_drop(struct diag_qp *q, const struct diag_site *site,
 	}
 	if (i == q->nsites && q->nsites < DIAG_MAX_SITES)
 		q->sites[q->nsites++] = *site;
-	if (!sig)
-		return;
+	if (sig)
+		diag_add_sig(q, sig, site->packets);
+}
+
+void diag_add_sig(struct diag_qp *q, const struct diag_sig *sig, __u64 packets)
+{
+	int i;
+
 	for (i = 0; i < q->nsigs; i++)
 		if (!memcmp(&q->sigs[i], sig, sizeof(*sig)))
+			break;
+	if (i == q->nsigs) {
+		if (q->nsigs == DIAG_MAX_SIGS)
 			return;
-	if (q->nsigs < DIAG_MAX_SIGS)
-		q->sigs[q->nsigs++] = *sig;
+		q->sigs[q->nsigs] = *sig;
+		q->sig_packets[q->nsigs++] = 0;
+	}
+	q->sig_packets[i] += packets;
 }
 
 /* ---- verdicts ---- */

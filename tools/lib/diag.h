@@ -94,6 +94,7 @@ struct diag_qp {
 	struct diag_site sites[DIAG_MAX_SITES];
 	int nsigs;
 	struct diag_sig sigs[DIAG_MAX_SIGS];
+	__u64 sig_packets[DIAG_MAX_SIGS];	/* its netfilter drops of each */
 	struct diag_rule rule;
 
 	/* rdma_rxe, this interval (either side's QP) */
@@ -152,6 +153,8 @@ void diag_merge(struct diag_table *t);
 /* a drop of the QP's packet at site */
 void diag_add_drop(struct diag_qp *q, const struct diag_site *site,
 		   const struct diag_sig *sig);
+/* packets netfilter drops of the QP with signature sig */
+void diag_add_sig(struct diag_qp *q, const struct diag_sig *sig, __u64 packets);
 
 /* every entry's verdict and why (interval_s: the interval's length),
  * then the table sorted worst first */
