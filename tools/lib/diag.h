@@ -153,7 +153,7 @@ void diag_merge(struct diag_table *t);
 /* a drop of the QP's packet at site */
 void diag_add_drop(struct diag_qp *q, const struct diag_site *site,
 		   const struct diag_sig *sig);
-/* packets netfilter drops of the QP with signature sig */
+/* counts packets more netfilter drops of q's packets with signature sig */
 void diag_add_sig(struct diag_qp *q, const struct diag_sig *sig, __u64 packets);
 
 /* every entry's verdict and why (interval_s: the interval's length),
