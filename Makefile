@@ -8,6 +8,7 @@ ARCH ?= $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 VMLINUX_DIR := vmlinux/$(ARCH)
 prefix ?= /usr/local
 sbindir ?= $(prefix)/sbin
+bindir ?= $(prefix)/bin
 mandir ?= $(prefix)/share/man
 bashcompdir ?= $(prefix)/share/bash-completion/completions
 DESTDIR ?=
@@ -248,14 +249,14 @@ bench: all
 	bench/run
 
 # the tools alone (what install and the Debian package ship)
-tools: $(addprefix $(OUTPUT)/,$(TOOLS))
+tools: $(addprefix $(OUTPUT)/,$(TOOLS) $(EXTRA_PROGS))
 
 # man/<tool>.8 from the tool's own --help (scripts/help-for-man.sh shapes it
 # for help2man) plus man/<tool>.h2m (OUTPUT, OVERHEAD, REQUIREMENTS, ...).
 # The pages are committed, so building and installing need no help2man;
 # tests/host/docs.bats fails when a page and its --help disagree. Dated by
 # debian/changelog, so regenerating does not churn.
-MAN_PAGES := $(patsubst %,man/%.8,$(TOOLS))
+MAN_PAGES := $(patsubst %,man/%.8,$(TOOLS)) $(patsubst %,man/%.1,$(EXTRA_PROGS))
 MAN_DATE = $(shell dpkg-parsechangelog -l debian/changelog -STimestamp 2>/dev/null || date +%s)
 HELP2MAN ?= help2man
 
@@ -267,11 +268,22 @@ man/%.8: $(OUTPUT)/% man/%.h2m scripts/help-for-man.sh
 		--include=man/$*.h2m --output=$@.tmp "scripts/help-for-man.sh $(OUTPUT)/$*"
 	$(Q)mv $@.tmp $@
 
+# a program without argp (rocegen) writes a help2man-ready --help itself
+man/%.1: $(OUTPUT)/% man/%.h2m
+	$(call msg,MAN,$@)
+	$(Q)SOURCE_DATE_EPOCH=$(MAN_DATE) $(HELP2MAN) --no-info --section=1 \
+		--include=man/$*.h2m --output=$@.tmp $(OUTPUT)/$*
+	$(Q)mv $@.tmp $@
+
 install: tools
 	install -d $(DESTDIR)$(sbindir)
 	install -m 0755 $(addprefix $(OUTPUT)/,$(TOOLS)) $(DESTDIR)$(sbindir)/
+	install -d $(DESTDIR)$(bindir)
+	install -m 0755 $(addprefix $(OUTPUT)/,$(EXTRA_PROGS)) $(DESTDIR)$(bindir)/
 	if [ -d man ] && ls man/*.8 >/dev/null 2>&1; then \
 		install -d $(DESTDIR)$(mandir)/man8 && install -m 0644 man/*.8 $(DESTDIR)$(mandir)/man8/; fi
+	if [ -d man ] && ls man/*.1 >/dev/null 2>&1; then \
+		install -d $(DESTDIR)$(mandir)/man1 && install -m 0644 man/*.1 $(DESTDIR)$(mandir)/man1/; fi
 	install -d $(DESTDIR)$(bashcompdir)
 	for t in $(TOOLS); do \
 		install -m 0644 completion/agentxdp.bash $(DESTDIR)$(bashcompdir)/$$t || exit 1; done
@@ -279,6 +291,8 @@ install: tools
 # removes every file install put there; directories stay (shared with others)
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(sbindir)/,$(TOOLS))
+	rm -f $(addprefix $(DESTDIR)$(bindir)/,$(EXTRA_PROGS))
+	rm -f $(addprefix $(DESTDIR)$(mandir)/man1/,$(notdir $(wildcard man/*.1)))
 	rm -f $(addprefix $(DESTDIR)$(mandir)/man8/,$(addsuffix .8,$(TOOLS)) $(notdir $(wildcard man/*.8)))
 	rm -f $(addprefix $(DESTDIR)$(bashcompdir)/,$(TOOLS))
 

@@ -11,7 +11,7 @@
 
 static const char rg_help[] =
 "Usage: rocegen responder [OPTIONS]\n"
-"       rocegen requester -d ADDR [OPTIONS]\n"
+"  or:  rocegen requester -d ADDR [OPTIONS]\n"
 "\n"
 "Synthetic RoCE v2 (RC) traffic over UDP port 4791 with known ground truth,\n"
 "for testing RoCE tracers. Run the two roles in two network namespaces (or\n"
@@ -85,6 +85,7 @@ static const char rg_help[] =
 "  -v, --verbose             log every packet to stderr\n"
 "  -q, --quiet               no informational messages on stderr\n"
 "  -h, --help                this help\n"
+"  -V, --version             print the version (also: rocegen --version)\n"
 "\n"
 "Wire conventions: answers go to the requester's port 4791 from the UDP\n"
 "source port of the request (as rxe does for one QP pair), with destination\n"
@@ -166,6 +167,7 @@ static const struct {
 	{ { "verbose", no_argument, NULL, 'v' }, "rs" },
 	{ { "quiet", no_argument, NULL, 'q' }, "rs" },
 	{ { "help", no_argument, NULL, 'h' }, "rs" },
+	{ { "version", no_argument, NULL, 'V' }, "rs" },
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
@@ -362,6 +364,16 @@ static void rg_option(struct rg_args *a, int ch, const char *arg)
 	cli_die("unhandled option --%s", rg_opt_name(ch));
 }
 
+/* -h/--help and -V/--version, before or after the role: print and exit 0 */
+static void rg_help_or_version(int ch)
+{
+	if (ch == 'V')
+		printf("rocegen (AgentXDP) %s\n", AX_VERSION);
+	else
+		fputs(rg_help, stdout);
+	exit(0);
+}
+
 static void rg_parse(struct rg_args *a, int argc, char **argv)
 {
 	struct option lo[NOPTS + 1];
@@ -372,13 +384,11 @@ static void rg_parse(struct rg_args *a, int argc, char **argv)
 	for (i = 0; i < NOPTS; i++)
 		lo[i] = opts[i].lo;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "+:d:s:n:o:f:b:jvqh", lo, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+:d:s:n:o:f:b:jvqhV", lo, NULL)) != -1) {
 		if (ch == ':' || ch == '?')
 			rg_bad_option(ch, argv);
-		if (ch == 'h') {
-			fputs(rg_help, stdout);
-			exit(0);
-		}
+		if (ch == 'h' || ch == 'V')
+			rg_help_or_version(ch);
 		rg_option(a, ch, optarg);
 	}
 	if (optind < argc)
@@ -406,10 +416,10 @@ int main(int argc, char **argv)
 
 	if (argc < 2)
 		cli_die("missing role: requester or responder (see rocegen --help)");
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		fputs(rg_help, stdout);
-		return 0;
-	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))
+		rg_help_or_version('h');
+	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version"))
+		rg_help_or_version('V');
 	if (!strcmp(argv[1], "requester"))
 		a.is_req = true;
 	else if (strcmp(argv[1], "responder"))

@@ -22,6 +22,11 @@ setup() {
 		[ -f "$D/usr/share/bash-completion/completions/$t" ]
 		"$D/usr/sbin/$t" --help | grep -q "^Usage: $t"
 	done
+	# the test traffic generator, so that a package user can make RoCE
+	# traffic between two namespaces without an RDMA device
+	[ -x "$D/usr/bin/rocegen" ]
+	[ -f "$D/usr/share/man/man1/rocegen.1" ]
+	"$D/usr/bin/rocegen" --version | grep -q "^rocegen (AgentXDP) "
 	make -s -C "$AX_ROOT" OUTPUT="$AX_BUILD" uninstall DESTDIR="$D" prefix=/usr
 	run find "$D" ! -type d
 	echo "$output" >&2

@@ -98,6 +98,15 @@ setup() {
 	bash -n "$PKG_ROOT/usr/share/bash-completion/completions/rxedrop"
 }
 
+@test "rocegen, the test traffic generator, is in the package with its man page" {
+	[ -f "$DEB" ]
+	[ -x "$PKG_ROOT/usr/bin/rocegen" ]
+	run "$PKG_ROOT/usr/bin/rocegen" --version
+	[ "$status" -eq 0 ]
+	[[ "$output" == "rocegen (AgentXDP) "* ]]
+	MANWIDTH=80 man -l "$PKG_ROOT/usr/share/man/man1/rocegen.1.gz" 2>/dev/null | grep -q "rocegen requester -d ADDR"
+}
+
 @test "the checkout stays clean: nothing written into the repository" {
 	[ ! -e "$AX_ROOT/debian/agentxdp" ]
 	[ ! -e "$AX_ROOT/debian/.debhelper" ]
