@@ -12,9 +12,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # tests/host/demo.bats runs the demo after the test command installed
-# everything: AGENTXDP_DEMO_NO_SETUP=1 skips the packages
-[ -n "${AGENTXDP_DEMO_NO_SETUP:-}" ] || bash scripts/setup-deps.sh
-make -j"$(nproc)" >/dev/null
+# everything: AGENTXDP_DEMO_NO_SETUP=1 skips the packages. The demo needs
+# the build and the test bed only, not the test suite's packages
+[ -n "${AGENTXDP_DEMO_NO_SETUP:-}" ] || bash scripts/setup-deps.sh --demo
+make -j"$(nproc)" tools >/dev/null
 
 source tests/lib/common.bash
 P=axdemo
@@ -74,3 +75,14 @@ ax_stop "$RL" INT
 echo
 echo "== rocelat -i ${P}va -F (XDP ingress + tc egress on the requester's veth):"
 cat "$out"
+
+cat <<'NEXT'
+
+== Next, on your own host (as root; `make install` puts the tools in
+   /usr/local/sbin, or use build/<tool>). Where RoCE is visible: a Soft-RoCE
+   host's own traffic, a mirror (SPAN/ERSPAN) port, a capture; not the RDMA
+   traffic of a ConnectX host itself (the NIC bypasses the kernel):
+   rocediag -i IFACE             per QP: OK, SLOW, LOSSY, DROPPED-LOCALLY or STUCK, and why
+   rocelat -r CAPTURE.pcap -F    latency per flow from a tcpdump/ibdump recording
+   rxedrop -e                    every RoCE packet the kernel drops, where and why
+NEXT

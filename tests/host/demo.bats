@@ -55,6 +55,28 @@ qp_line() {
 	awk -v m="${BASH_REMATCH[1]}" 'BEGIN { exit !(m >= 4 && m < 16) }'
 	[[ "$output" == *" acks=200"* ]]
 	[[ "$output" == *" samples=200 "* ]]
+	# it ends with what to run next, each a command the tools accept
+	local next
+	next=$(sed -n '/^== Next, on your own host/,$p' <<< "$output" | grep -E '^   (rocediag|rocelat|rxedrop) -')
+	[ "$(wc -l <<< "$next")" -eq 3 ]
+	while read -r tool opt _; do
+		"$AX_BUILD/$tool" --help | grep -qE -- "(^|[ ,])$opt([ ,=]|$)" || { echo "$tool has no $opt" >&2; false; }
+	done <<< "$next"
 	# nothing of the test bed is left
 	! ip netns list | grep -q '^axdemo'
+}
+
+@test "demo: installs the build and the test bed only, and builds no test (no scapy, qemu, prometheus, tshark)" {
+	local pkgs extra
+	pkgs=$(bash "$AX_ROOT/scripts/setup-deps.sh" --demo --list)
+	# the demo's packages are the build's plus iproute2 and nftables
+	extra=$(comm -13 <(bash "$AX_ROOT/scripts/setup-deps.sh" --list | sort) <(sort <<< "$pkgs"))
+	[ -z "$extra" ]
+	! grep -qxE 'qemu-system-x86|prometheus|tshark|python3-scapy|lintian|stress-ng|bpftrace|perftest' <<< "$pkgs"
+	grep -qx nftables <<< "$pkgs"
+	[ "$(wc -l <<< "$pkgs")" -lt 20 ]
+	# what the demo builds needs none of the tests' generators
+	run make -n -C "$AX_ROOT" OUTPUT="$BATS_TEST_TMPDIR/out" tools
+	[ "$status" -eq 0 ]
+	! grep -qE 'scapy|gen_[a-z_]*\.py|tests/' <<< "$output"
 }
