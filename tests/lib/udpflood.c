@@ -48,9 +48,79 @@ static int usage(void)
 	return 2;
 }
 
+struct uf_opts {
+	unsigned long n, op;
+	bool bad_csum;
+	struct addrinfo *ai;
+};
+
+/* options and arguments; returns 0, or the exit status of a usage error */
+static int uf_parse(int argc, char **argv, struct uf_opts *o)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_DGRAM };
+	char *end;
+	int c;
+
+	o->op = ROCE_SEND_ONLY;
+	while ((c = getopt(argc, argv, "o:C")) != -1) {
+		if (c == 'C') {
+			o->bad_csum = true;
+			continue;
+		}
+		if (c != 'o')
+			return usage();
+		o->op = strtoul(optarg, &end, 16);
+		if (*end || end == optarg || o->op > 0xff) {
+			fprintf(stderr, "udpflood: bad opcode %s\n", optarg);
+			return 2;
+		}
+	}
+	if (argc - optind != 3)
+		return usage();
+	o->n = strtoul(argv[optind + 2], &end, 10);
+	if (*end || !o->n || o->n > 0xffffff) {
+		fprintf(stderr, "udpflood: bad count %s\n", argv[optind + 2]);
+		return 2;
+	}
+	if (getaddrinfo(argv[optind], argv[optind + 1], &hints, &o->ai)) {
+		fprintf(stderr, "udpflood: bad address %s port %s\n", argv[optind], argv[optind + 1]);
+		return 2;
+	}
+	if (o->bad_csum && o->ai->ai_family != AF_INET) {
+		fprintf(stderr, "udpflood: -C needs an IPv4 destination\n");
+		return 2;
+	}
+	return 0;
+}
+
+/* a UDP checksum that is never the right one (nor its other zero), never 0
+ * (no checksum at all) */
+static void uf_bad_csum(struct in_addr src, struct in_addr dst, unsigned char *buf, size_t len)
+{
+	struct udphdr *uh = (struct udphdr *)buf;
+	uint16_t ok;
+
+	uh->check = 0;
+	ok = udp4_csum(src, dst, buf, len) ^ 0x5555;
+	uh->check = htons(ok == 0 || ok == 0xffff ? 0x1234 : ok);
+}
+
+/* send one packet; an ICMP port unreachable from a closed port fails the
+ * next send once, before anything goes out: send that one again */
+static bool uf_send(int fd, const unsigned char *pkt, size_t len)
+{
+	for (int try = 0; try < 3; try++) {
+		if (send(fd, pkt, len, 0) == (ssize_t)len)
+			return true;
+		if (errno != ECONNREFUSED)
+			break;
+	}
+	return false;
+}
+
 int main(int argc, char **argv)
 {
-	struct addrinfo hints = { .ai_socktype = SOCK_DGRAM }, *ai;
+	struct uf_opts o = {};
 	unsigned char payload[16];
 	struct roce_pkt roce = {
 		.opcode = ROCE_SEND_ONLY, .migreq = true, .ackreq = true,
@@ -60,63 +130,36 @@ int main(int argc, char **argv)
 	unsigned char buf[8 + ROCE_BTH_LEN + sizeof(payload) + ROCE_ICRC_LEN];
 	unsigned char *bth = buf + 8, *pkt = bth;
 	size_t len = sizeof(buf) - 8;
-	unsigned long n, sent = 0, op = ROCE_SEND_ONLY;
+	unsigned long sent = 0;
 	struct timespec t0, t1;
-	bool bad_csum = false;
 	struct in_addr src = {}, dst = {};
-	char *end;
-	int fd, c;
+	int fd, rc;
 
-	while ((c = getopt(argc, argv, "o:C")) != -1) {
-		if (c == 'C') {
-			bad_csum = true;
-			continue;
-		}
-		if (c != 'o')
-			return usage();
-		op = strtoul(optarg, &end, 16);
-		if (*end || end == optarg || op > 0xff) {
-			fprintf(stderr, "udpflood: bad opcode %s\n", optarg);
-			return 2;
-		}
-	}
-	if (argc - optind != 3)
-		return usage();
-	n = strtoul(argv[optind + 2], &end, 10);
-	if (*end || !n || n > 0xffffff) {
-		fprintf(stderr, "udpflood: bad count %s\n", argv[optind + 2]);
-		return 2;
-	}
-	if (getaddrinfo(argv[optind], argv[optind + 1], &hints, &ai)) {
-		fprintf(stderr, "udpflood: bad address %s port %s\n", argv[optind], argv[optind + 1]);
-		return 2;
-	}
+	rc = uf_parse(argc, argv, &o);
+	if (rc)
+		return rc;
 	/* a SEND_ONLY with the opcode byte of -o: the payload follows the
 	 * BTH whatever the opcode, no extended header */
 	memset(payload, 'X', sizeof(payload));
 	roce_pkt_build(&roce, bth, len);
-	bth[0] = (unsigned char)op;
-	if (bad_csum) {
+	bth[0] = (unsigned char)o.op;
+	if (o.bad_csum) {
 		struct udphdr *uh = (struct udphdr *)buf;
 
-		if (ai->ai_family != AF_INET) {
-			fprintf(stderr, "udpflood: -C needs an IPv4 destination\n");
-			return 2;
-		}
 		uh->source = htons(49152);
-		uh->dest = ((struct sockaddr_in *)ai->ai_addr)->sin_port;
+		uh->dest = ((struct sockaddr_in *)o.ai->ai_addr)->sin_port;
 		uh->len = htons(sizeof(buf));
 		pkt = buf;
 		len = sizeof(buf);
 	}
 	/* connected (a send costs less than with a route lookup each) */
-	fd = bad_csum ? socket(AF_INET, SOCK_RAW, IPPROTO_UDP) :
-			socket(ai->ai_family, SOCK_DGRAM, 0);
-	if (fd < 0 || connect(fd, ai->ai_addr, ai->ai_addrlen)) {
+	fd = o.bad_csum ? socket(AF_INET, SOCK_RAW, IPPROTO_UDP) :
+			  socket(o.ai->ai_family, SOCK_DGRAM, 0);
+	if (fd < 0 || connect(fd, o.ai->ai_addr, o.ai->ai_addrlen)) {
 		perror("udpflood");
 		return 1;
 	}
-	if (bad_csum) {
+	if (o.bad_csum) {
 		struct sockaddr_in me;
 		socklen_t ml = sizeof(me);
 
@@ -125,37 +168,19 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		src = me.sin_addr;
-		dst = ((struct sockaddr_in *)ai->ai_addr)->sin_addr;
+		dst = ((struct sockaddr_in *)o.ai->ai_addr)->sin_addr;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (unsigned long i = 1; i <= n; i++) {
+	for (unsigned long i = 1; i <= o.n; i++) {
 		roce_bth_set_psn(bth, i);
-		if (bad_csum) {
-			struct udphdr *uh = (struct udphdr *)buf;
-			uint16_t ok;
-
-			uh->check = 0;
-			ok = udp4_csum(src, dst, buf, len);
-			/* never the right sum (nor its other zero), never 0
-			 * (no checksum at all) */
-			ok ^= 0x5555;
-			uh->check = htons(ok == 0 || ok == 0xffff ? 0x1234 : ok);
-		}
-		/* an ICMP port unreachable from a closed port fails the next
-		 * send once, before anything goes out: send that one again */
-		for (int try = 0; try < 3; try++) {
-			if (send(fd, pkt, len, 0) == (ssize_t)len) {
-				sent++;
-				break;
-			}
-			if (errno != ECONNREFUSED)
-				break;
-		}
+		if (o.bad_csum)
+			uf_bad_csum(src, dst, buf, len);
+		sent += uf_send(fd, pkt, len);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	printf("udpflood: sent=%lu seconds=%.3f\n", sent,
 	       (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
-	freeaddrinfo(ai);
+	freeaddrinfo(o.ai);
 	close(fd);
-	return sent == n ? 0 : 1;
+	return sent == o.n ? 0 : 1;
 }
