@@ -107,6 +107,20 @@ setup() {
 	MANWIDTH=80 man -l "$PKG_ROOT/usr/share/man/man1/rocegen.1.gz" 2>/dev/null | grep -q "rocegen requester -d ADDR"
 }
 
+@test "the node agent: unit and settings installed, neither enabled nor started by the package" {
+	[ -f "$DEB" ]
+	[ -f "$PKG_ROOT/lib/systemd/system/agentxdp.service" ] || [ -f "$PKG_ROOT/usr/lib/systemd/system/agentxdp.service" ]
+	[ -f "$PKG_ROOT/etc/default/agentxdp" ]
+	grep -q '^AGENTXDP_IFACE=$' "$PKG_ROOT/etc/default/agentxdp"
+	dpkg-deb -e "$DEB" "$BATS_TEST_TMPDIR/ctl"
+	# installed disabled and not started, the interface is the admin's to
+	# choose: no start at all, and enable only where it was enabled before
+	# (an upgrade)
+	! grep -qs 'deb-systemd-invoke' "$BATS_TEST_TMPDIR/ctl/postinst"
+	[ "$(grep -c "deb-systemd-helper enable" "$BATS_TEST_TMPDIR/ctl/postinst")" -eq \
+		"$(grep -A2 'was-enabled' "$BATS_TEST_TMPDIR/ctl/postinst" | grep -c "deb-systemd-helper enable")" ]
+}
+
 @test "the checkout stays clean: nothing written into the repository" {
 	[ ! -e "$AX_ROOT/debian/agentxdp" ]
 	[ ! -e "$AX_ROOT/debian/.debhelper" ]
