@@ -211,12 +211,10 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-int main(int argc, char **argv)
+/* the options, into the globals above; non-zero: the exit status */
+static int parse_args(int argc, char **argv)
 {
-	struct side a = {}, b = {};
-	int c, posted = 0, ok = 0, err = 0, recvs = 0, first_err = -1;
-	enum ibv_wc_status status = IBV_WC_SUCCESS;
-	double deadline;
+	int c;
 
 	while ((c = getopt(argc, argv, "a:b:g:o:n:s:d:r:t:R:m:p:P:qw:T:h")) != -1) {
 		switch (c) {
@@ -249,6 +247,73 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rc_client: bad -n, -s or -d\n");
 		return 1;
 	}
+	return 0;
+}
+
+/* until -w's file exists (the test's start signal); 0, or 4 after -T s */
+static int wait_for_start(void)
+{
+	double deadline = now() + give_up;
+
+	while (wait_file && access(wait_file, F_OK)) {
+		if (now() > deadline) {
+			fprintf(stderr, "rc_client: %s did not appear\n", wait_file);
+			return 4;
+		}
+		usleep(20000);
+	}
+	return 0;
+}
+
+struct run {
+	int posted, ok, err, recvs, first_err;
+	enum ibv_wc_status status;
+};
+
+/* one round: post what the depth allows, reap both CQs, repost receives */
+static void run_round(struct side *a, struct side *b, struct run *r)
+{
+	struct ibv_wc wc[16];
+	int n;
+
+	while (r->posted < iters && r->posted - r->ok - r->err < depth && !r->err) {
+		if (post_send(a, b, r->posted))
+			die("ibv_post_send");
+		r->posted++;
+	}
+	n = ibv_poll_cq(a->cq, 16, wc);
+	if (n < 0)
+		die("ibv_poll_cq");
+	for (int i = 0; i < n; i++) {
+		if (wc[i].status == IBV_WC_SUCCESS) {
+			r->ok++;
+		} else {
+			if (r->first_err < 0) {
+				r->first_err = wc[i].wr_id;
+				r->status = wc[i].status;
+			}
+			r->err++;
+		}
+	}
+	/* the responder's receive completions: repost */
+	n = ibv_poll_cq(b->cq, 16, wc);
+	for (int i = 0; i < n; i++)
+		if (!strcmp(op, "send") && r->recvs < iters) {
+			post_recv(b);
+			r->recvs++;
+		}
+}
+
+int main(int argc, char **argv)
+{
+	struct side a = {}, b = {};
+	struct run r = { .first_err = -1, .status = IBV_WC_SUCCESS };
+	double deadline;
+	int rc;
+
+	rc = parse_args(argc, argv);
+	if (rc)
+		return rc;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	setup(&b, dev_b, pre_b);
 	setup(&a, dev_a, pre_a);
@@ -256,67 +321,32 @@ int main(int argc, char **argv)
 	connect_qp(&b, &a);
 	printf("ready qpn_a=0x%x qpn_b=0x%x sport=%u\n", a.qp->qp_num, b.qp->qp_num,
 	       udp_sport(a.qp->qp_num, b.qp->qp_num));
-	if (wait_file) {
-		deadline = now() + give_up;
-		while (access(wait_file, F_OK)) {
-			if (now() > deadline) {
-				fprintf(stderr, "rc_client: %s did not appear\n", wait_file);
-				return 4;
-			}
-			usleep(20000);
-		}
-	}
+	rc = wait_for_start();
+	if (rc)
+		return rc;
 	if (!strcmp(op, "send") && !no_recv)
-		for (; recvs < depth && recvs < iters; recvs++)
+		for (; r.recvs < depth && r.recvs < iters; r.recvs++)
 			post_recv(&b);
 
 	deadline = now() + give_up;
-	while (ok + err < iters) {
-		struct ibv_wc wc[16];
-		int n;
-
-		while (posted < iters && posted - ok - err < depth && !err) {
-			if (post_send(&a, &b, posted))
-				die("ibv_post_send");
-			posted++;
-		}
-		n = ibv_poll_cq(a.cq, 16, wc);
-		if (n < 0)
-			die("ibv_poll_cq");
-		for (int i = 0; i < n; i++) {
-			if (wc[i].status == IBV_WC_SUCCESS) {
-				ok++;
-			} else {
-				if (first_err < 0) {
-					first_err = wc[i].wr_id;
-					status = wc[i].status;
-				}
-				err++;
-			}
-		}
-		/* the responder's receive completions: repost */
-		n = ibv_poll_cq(b.cq, 16, wc);
-		for (int i = 0; i < n; i++)
-			if (!strcmp(op, "send") && recvs < iters) {
-				post_recv(&b);
-				recvs++;
-			}
+	while (r.ok + r.err < iters) {
+		run_round(&a, &b, &r);
 		/* after an error the QP flushes what it had; nothing more is posted */
-		if (err && ok + err >= posted)
+		if (r.err && r.ok + r.err >= r.posted)
 			break;
 		if (now() > deadline) {
-			printf("done ok=%d err=%d status=%d first_err_wr=%d (timeout)\n", ok,
-			       err, status, first_err);
+			printf("done ok=%d err=%d status=%d first_err_wr=%d (timeout)\n", r.ok,
+			       r.err, r.status, r.first_err);
 			return 4;
 		}
 	}
-	printf("done ok=%d err=%d status=%d first_err_wr=%d (%s)\n", ok, err, status,
-	       first_err, ibv_wc_status_str(status));
+	printf("done ok=%d err=%d status=%d first_err_wr=%d (%s)\n", r.ok, r.err, r.status,
+	       r.first_err, ibv_wc_status_str(r.status));
 	for (int i = 0; i < a.npre; i++)
 		ibv_destroy_qp(a.pre[i]);
 	for (int i = 0; i < b.npre; i++)
 		ibv_destroy_qp(b.pre[i]);
 	ibv_destroy_qp(a.qp);
 	ibv_destroy_qp(b.qp);
-	return err ? 3 : 0;
+	return r.err ? 3 : 0;
 }
