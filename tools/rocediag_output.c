@@ -35,18 +35,6 @@ static const struct qp_names *qp_names(const struct diag_qp *q, struct qp_names 
 	return n;
 }
 
-void rocediag_print_missing(FILE *out, const struct diag_sources *src)
-{
-	const char *miss[] = {
-		src->lat ? NULL : src->no_lat, src->drops ? NULL : src->no_drops,
-		src->rules ? NULL : src->no_rules, src->rxe ? NULL : src->no_rxe,
-	};
-
-	for (unsigned int i = 0; i < sizeof(miss) / sizeof(miss[0]); i++)
-		if (miss[i] && miss[i][0])
-			fprintf(out, "cannot see %s\n", miss[i]);
-}
-
 #define TEXT_COLS	80
 
 /*
@@ -55,7 +43,7 @@ void rocediag_print_missing(FILE *out, const struct diag_sources *src)
  * the line's last 40%, else at its last space (a word longer than a line
  * stays whole)
  */
-static void print_wrapped(const char *text, int indent)
+static void print_wrapped(FILE *out, const char *text, int indent)
 {
 	int width = TEXT_COLS;
 
@@ -78,34 +66,57 @@ static void print_wrapped(const char *text, int indent)
 				break;
 			cut = sp - text;
 		}
-		printf("%.*s\n%*s", cut, text, indent, "");
+		fprintf(out, "%.*s\n%*s", cut, text, indent, "");
 		text += cut + 1;
 		width = TEXT_COLS - indent;
 	}
-	printf("%s\n", text);
+	fprintf(out, "%s\n", text);
+}
+
+void rocediag_print_missing(FILE *out, const struct diag_sources *src)
+{
+	const char *miss[] = {
+		src->lat ? NULL : src->no_lat, src->drops ? NULL : src->no_drops,
+		src->rules ? NULL : src->no_rules, src->rxe ? NULL : src->no_rxe,
+	};
+
+	for (unsigned int i = 0; i < sizeof(miss) / sizeof(miss[0]); i++)
+		if (miss[i] && miss[i][0]) {
+			char line[160];
+
+			snprintf(line, sizeof(line), "cannot see %s", miss[i]);
+			print_wrapped(out, line, 4);
+		}
 }
 
 static void print_qp_text(const struct diag_qp *q)
 {
 	char line[1024];
 	struct qp_names n;
+	int len;
 
 	qp_names(q, &n);
-	snprintf(line, sizeof(line), "QP %s/%s -> %s/%s (sport %u): %s %s", n.req,
-		 n.req_qpn, n.resp, n.resp_qpn, q->sport, diag_verdict_names[q->verdict],
-		 q->why);
-	print_wrapped(line, 4);
+	len = snprintf(line, sizeof(line), "QP %s/%s -> %s/%s (sport %u): %s", n.req,
+		       n.req_qpn, n.resp, n.resp_qpn, q->sport,
+		       diag_verdict_names[q->verdict]);
+	/* the evidence on the verdict's line when its first clause fits there */
+	if (len + 1 + (int)strcspn(q->why, ",") > TEXT_COLS) {
+		printf("%s\n", line);
+		len = snprintf(line, sizeof(line), "   ");
+	}
+	snprintf(line + len, sizeof(line) - len, " %s", q->why);
+	print_wrapped(stdout, line, 4);
 	for (int i = 0; i < q->nsites; i++) {
 		snprintf(line, sizeof(line), "  dropped: %llu packets at %s (%s) on %s",
 			 (unsigned long long)q->sites[i].packets, q->sites[i].location,
 			 q->sites[i].reason, q->sites[i].ifname[0] ? q->sites[i].ifname : "-");
-		print_wrapped(line, 6);
+		print_wrapped(stdout, line, 6);
 	}
 	if (q->rule.known) {
 		snprintf(line, sizeof(line), "  by: %s%s%s%s", q->rule.where,
 			 q->rule.text[0] ? ": " : "", q->rule.text,
 			 q->rule.certain ? "" : " (inferred)");
-		print_wrapped(line, 6);
+		print_wrapped(stdout, line, 6);
 	}
 	if (q->rxe_seen && (q->state_changed || q->rxe_retx_timer || q->rxe_retries)) {
 		snprintf(line, sizeof(line),
@@ -113,7 +124,7 @@ static void print_qp_text(const struct diag_qp *q)
 			 q->rxe_dev, q->state_changed ? " QP " : "",
 			 q->state_changed ? q->state_str : "",
 			 (unsigned long long)q->rxe_retries, (unsigned long long)q->rxe_retx_pkts);
-		print_wrapped(line, 6);
+		print_wrapped(stdout, line, 6);
 	}
 }
 
@@ -183,7 +194,7 @@ static void print_peers_text(const struct diag_table *t)
 		pkt_addr_str(ps[i].family, ps[i].b, b, sizeof(b));
 		verdict_counts(c, sizeof(c), ps[i].n, ps[i].count);
 		snprintf(line, sizeof(line), "peers %s <-> %s: %s", a, b, c);
-		print_wrapped(line, 4);
+		print_wrapped(stdout, line, 4);
 	}
 	free(ps);
 }
