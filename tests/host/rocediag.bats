@@ -356,6 +356,19 @@ quiet_after_drops() {
 	[ "$(grep -c "^QP $A/" "$T/diag.joined")" -eq 1 ]
 	grep -q "^QP $A/.* (sport 49160): DROPPED-LOCALLY $(rule_packets b) packets dropped on this host" "$T/diag.joined"
 
+	# the same as JSON: a "peers" object, and the QP objects not OK alone
+	local n0
+	n0=$(rule_packets b)
+	start_diag -i ${P}va -j --problems
+	ip netns exec ${P}a "$GEN" requester -q --flow-stats --psn random -d $B -f 16 -n 320 --window 1 \
+		--ack-timeout-us 500000 --retry 3 --timeout 10 > "$T/req.out" || true
+	stop_diag
+	[ "$AX_RC" -eq 0 ]
+	[ "$(sed -n 's/^rocegen: role=requester-flow .*completed=\([0-9]*\) .*/\1/p' "$T/req.out" | grep -c '^20$')" -eq 15 ]
+	[ "$(jq -c "select(.type == \"peers\" and .a == \"$A\" and .b == \"$B\") | [.qps, .OK, .[\"DROPPED-LOCALLY\"]]" "$T/diag.out")" = "[16,15,1]" ]
+	[ "$(jq -s "[.[] | select(.type == \"qp\" and .req == \"$A\")] | length" "$T/diag.out")" -eq 1 ]
+	[ "$(jq .drops.packets <<<"$(qp_json 49160)")" -eq $(($(rule_packets b) - n0)) ]
+
 	# intervals: the sources are named once, not in every report
 	start_diag -i ${P}va --no-rules 1
 	ax_until 20 "3 reports" reports_at_least 3 || { cat "$T/diag.out" >&2; false; }

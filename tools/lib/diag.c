@@ -321,6 +321,9 @@ static bool diag_carry_qp(struct diag_table *t, struct diag_qp *q, double now)
 	/* it answered: recovered, whatever it dropped before */
 	if (q->answers)
 		return !h;
+	/* rdma_rxe has a QP of these numbers again: a new one */
+	if (h && h->gone && q->rxe_seen)
+		return false;
 	if (h)
 		diag_held_onto(q, h, now);
 	else if (q->drops)
@@ -339,12 +342,11 @@ static bool diag_carry_qp(struct diag_table *t, struct diag_qp *q, double now)
 	return true;
 }
 
-/* held h with no entry this interval: still there? */
-static bool diag_held_lives(const struct diag_held *h, double now)
+/* held h with no entry this interval: a source that saw it no longer
+ * holds it */
+static bool diag_held_gone(const struct diag_held *h)
 {
-	if (h->seen_by)
-		return !(h->seen_by & ~h->alive);
-	return now - h->last < DIAG_HOLD_S;
+	return h->seen_by & ~h->alive;
 }
 
 void diag_carry(struct diag_table *t, double now)
@@ -365,12 +367,15 @@ void diag_carry(struct diag_table *t, double now)
 			h->alive = 0;
 			continue;
 		}
-		if (!diag_held_lives(h, now)) {
+		h->gone |= diag_held_gone(h);
+		h->alive = 0;
+		if ((h->gone || !h->seen_by) && now - h->last >= DIAG_HOLD_S) {
 			*h = t->held[--t->nheld];
 			i--;
 			continue;
 		}
-		h->alive = 0;
+		if (h->gone)
+			continue;
 		/* no source had anything of it this interval: its evidence alone */
 		q = diag_new(t, h->family, h->req, h->resp);
 		if (!q)

@@ -155,6 +155,7 @@ struct diag_held {
 	struct diag_rule rule;
 	unsigned int seen_by, alive;	/* DIAG_BY_* */
 	bool matched;		/* in this interval's table */
+	bool gone;		/* a source that saw it no longer holds it */
 };
 
 struct diag_table {
@@ -201,8 +202,10 @@ void diag_alive(struct diag_table *t, __u8 family, const __u8 *req, const __u8 *
 /* held evidence into this interval's entries (now: wall clock, s): a QP
  * that answered forgets it; one that dropped without answering keeps it;
  * one of no entry this interval gets one with the held evidence alone,
- * until a source that saw it no longer holds it, or, when none could
- * tell, DIAG_HOLD_S after its last drop */
+ * until a source that saw it no longer holds it (gone), or, when none
+ * could tell, DIAG_HOLD_S after its last drop. A gone QP's evidence
+ * stays DIAG_HOLD_S for what its leftovers show (rocelat's timeouts of
+ * the requests it never had answered), not for a QP rdma_rxe sees anew */
 void diag_carry(struct diag_table *t, double now);
 
 /* every entry's verdict and why (interval_s: the interval's length),
