@@ -7,6 +7,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "rocediag.h"
 #include "lib/cli.h"
 #include "lib/netattach.h"
@@ -35,9 +36,10 @@ static const char doc[] =
 "EXAMPLES:\n"
 "    rocediag -i eth1 5        # verdicts every 5 s\n"
 "    rocediag -i eth1 -j 1 10  # JSON lines, 10 intervals of 1 s\n"
+"    rocediag -i eth1 -p 10    # many QPs: those not OK, a line per peer\n"
 "    rocediag 5                # drops and rdma_rxe only: no latency";
 
-enum { OPT_SKB = 0x2000, OPT_TIMEOUT, OPT_NO_RXE, OPT_NO_RULES };
+enum { OPT_SKB = 0x2000, OPT_TIMEOUT, OPT_NO_RXE, OPT_NO_RULES, OPT_PROBLEMS = 'p' };
 
 static const struct argp_option opts[] = {
 	{ "interface", 'i', "IFACE", 0, "Time RoCE on IFACE (repeatable)", 0 },
@@ -46,6 +48,8 @@ static const struct argp_option opts[] = {
 	  "A request unanswered this long is a timeout (default 1000)", 0 },
 	{ "no-rxe", OPT_NO_RXE, NULL, 0, "Leave rdma_rxe's QP state out", 0 },
 	{ "no-rules", OPT_NO_RULES, NULL, 0, "Do not name netfilter rules", 0 },
+	{ "problems", OPT_PROBLEMS, NULL, 0,
+	  "Only the QPs that are not OK, and one line per pair of peers", 0 },
 	{},
 };
 
@@ -68,6 +72,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_NO_RULES:
 		cfg.no_rules = true;
+		break;
+	case OPT_PROBLEMS:
+		cfg.problems = true;
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -106,10 +113,14 @@ static void report(void *ctx)
 {
 	struct run *r = ctx;
 	double len = rocediag_sources_read(&r->t);
+	struct timespec now;
 
+	/* what earlier intervals saw dropped, until the QP answers or is gone */
+	clock_gettime(CLOCK_REALTIME, &now);
+	diag_carry(&r->t, now.tv_sec + now.tv_nsec / 1e9);
 	diag_verdicts(&r->t, &r->src, len);
 	rocediag_prom(&r->t);
-	rocediag_print(&r->t, &r->src);
+	rocediag_print(&r->t, &r->src, &cfg);
 }
 
 /* --prom alone: the last interval's verdicts (none yet at start) */
@@ -127,6 +138,10 @@ static void banner(const struct diag_sources *src)
 	fprintf(out, "Tracing RoCE v2 queue pairs (%s%s%s%s)... Hit Ctrl-C to end.\n",
 		src->lat ? "latency, " : "", src->drops ? "drops, " : "",
 		src->rules ? "netfilter rules, " : "", src->rxe ? "rdma_rxe" : "no rdma_rxe");
+	/* once: the sources do not change while it runs (JSON's summaries
+	 * carry them, each record whole) */
+	if (!cli.json)
+		rocediag_print_missing(out, src);
 	fflush(out);
 }
 

@@ -7,6 +7,7 @@
 #ifndef AGENTXDP_ROCEDIAG_H
 #define AGENTXDP_ROCEDIAG_H
 #include <stdbool.h>
+#include <stdio.h>
 #include "lib/diag.h"
 #include "lib/loop.h"
 
@@ -19,6 +20,7 @@ struct rocediag_cfg {
 	int xdp_mode;		/* enum netattach_mode */
 	long timeout_ms;	/* rocelat's --timeout */
 	bool no_rxe, no_rules;	/* leave a source out */
+	bool problems;		/* --problems: QPs not OK, a line per peer pair */
 };
 
 /* load and attach every source the kernel allows; what is missing goes
@@ -32,8 +34,11 @@ void rocediag_sources_close(void);
  * in seconds */
 double rocediag_sources_read(struct diag_table *t);
 
-/* one report of t: text, -j or --prom (prom_only: the file alone) */
-void rocediag_print(const struct diag_table *t, const struct diag_sources *src);
+/* one report of t: text or -j */
+void rocediag_print(const struct diag_table *t, const struct diag_sources *src,
+		    const struct rocediag_cfg *cfg);
+/* the "cannot see" lines of the sources missing */
+void rocediag_print_missing(FILE *out, const struct diag_sources *src);
 void rocediag_prom(const struct diag_table *t);
 void rocediag_output_free(void);
 

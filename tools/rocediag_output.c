@@ -35,7 +35,45 @@ static const struct qp_names *qp_names(const struct diag_qp *q, struct qp_names 
 	return n;
 }
 
-static void print_missing(const struct diag_sources *src)
+#define TEXT_COLS	80
+
+/*
+ * text as lines of at most TEXT_COLS columns, the first after nothing,
+ * the others after indent spaces: broken after a comma where one is in
+ * the line's last 40%, else at its last space (a word longer than a line
+ * stays whole)
+ */
+static void print_wrapped(FILE *out, const char *text, int indent)
+{
+	int width = TEXT_COLS;
+
+	while (strlen(text) > (size_t)width) {
+		int cut = -1, comma = -1;
+
+		for (int i = 1; i <= width; i++) {
+			if (text[i] != ' ')
+				continue;
+			cut = i;
+			if (text[i - 1] == ',' && i >= width * 6 / 10)
+				comma = i;
+		}
+		if (comma > 0)
+			cut = comma;
+		if (cut < 0) {
+			const char *sp = strchr(text + width, ' ');
+
+			if (!sp)
+				break;
+			cut = sp - text;
+		}
+		fprintf(out, "%.*s\n%*s", cut, text, indent, "");
+		text += cut + 1;
+		width = TEXT_COLS - indent;
+	}
+	fprintf(out, "%s\n", text);
+}
+
+void rocediag_print_missing(FILE *out, const struct diag_sources *src)
 {
 	const char *miss[] = {
 		src->lat ? NULL : src->no_lat, src->drops ? NULL : src->no_drops,
@@ -43,49 +81,140 @@ static void print_missing(const struct diag_sources *src)
 	};
 
 	for (unsigned int i = 0; i < sizeof(miss) / sizeof(miss[0]); i++)
-		if (miss[i] && miss[i][0])
-			printf("cannot see %s\n", miss[i]);
+		if (miss[i] && miss[i][0]) {
+			char line[160];
+
+			snprintf(line, sizeof(line), "cannot see %s", miss[i]);
+			print_wrapped(out, line, 4);
+		}
 }
 
 static void print_qp_text(const struct diag_qp *q)
 {
+	char line[1024];
 	struct qp_names n;
+	int len;
 
 	qp_names(q, &n);
-	printf("QP %s/%s -> %s/%s (sport %u): %-6s %s\n", n.req, n.req_qpn, n.resp,
-	       n.resp_qpn, q->sport, diag_verdict_names[q->verdict], q->why);
-	for (int i = 0; i < q->nsites; i++)
-		printf("  dropped: %llu packets at %s (%s) on %s\n",
-		       (unsigned long long)q->sites[i].packets, q->sites[i].location,
-		       q->sites[i].reason, q->sites[i].ifname[0] ? q->sites[i].ifname : "-");
-	if (q->rule.known)
-		printf("  by: %s%s%s%s\n", q->rule.where, q->rule.text[0] ? ": " : "",
-		       q->rule.text, q->rule.certain ? "" : " (inferred)");
-	if (q->rxe_seen && (q->state_changed || q->rxe_retx_timer || q->rxe_retries))
-		printf("  rxe: %s%s%s, %llu go-back-N retries, %llu packets resent\n",
-		       q->rxe_dev, q->state_changed ? " QP " : "",
-		       q->state_changed ? q->state_str : "",
-		       (unsigned long long)q->rxe_retries, (unsigned long long)q->rxe_retx_pkts);
+	len = snprintf(line, sizeof(line), "QP %s/%s -> %s/%s (sport %u): %s", n.req,
+		       n.req_qpn, n.resp, n.resp_qpn, q->sport,
+		       diag_verdict_names[q->verdict]);
+	/* the evidence on the verdict's line when its first clause fits there */
+	if (len + 1 + (int)strcspn(q->why, ",") > TEXT_COLS) {
+		printf("%s\n", line);
+		len = snprintf(line, sizeof(line), "   ");
+	}
+	snprintf(line + len, sizeof(line) - len, " %s", q->why);
+	print_wrapped(stdout, line, 4);
+	for (int i = 0; i < q->nsites; i++) {
+		snprintf(line, sizeof(line), "  dropped: %llu packets at %s (%s) on %s",
+			 (unsigned long long)q->sites[i].packets, q->sites[i].location,
+			 q->sites[i].reason, q->sites[i].ifname[0] ? q->sites[i].ifname : "-");
+		print_wrapped(stdout, line, 6);
+	}
+	if (q->rule.known) {
+		snprintf(line, sizeof(line), "  by: %s%s%s%s", q->rule.where,
+			 q->rule.text[0] ? ": " : "", q->rule.text,
+			 q->rule.certain ? "" : " (inferred)");
+		print_wrapped(stdout, line, 6);
+	}
+	if (q->rxe_seen && (q->state_changed || q->rxe_retx_timer || q->rxe_retries)) {
+		snprintf(line, sizeof(line),
+			 "  rxe: %s%s%s, %llu go-back-N retries, %llu packets resent",
+			 q->rxe_dev, q->state_changed ? " QP " : "",
+			 q->state_changed ? q->state_str : "",
+			 (unsigned long long)q->rxe_retries, (unsigned long long)q->rxe_retx_pkts);
+		print_wrapped(stdout, line, 6);
+	}
 }
 
-static void print_text(const struct diag_table *t, const struct diag_sources *src)
+/* QPs of one pair of hosts (either way round), by verdict */
+struct peer_sum {
+	__u8 family;
+	__u8 a[16], b[16];
+	int n, count[DV_NR];
+};
+
+static bool peer_is(const struct peer_sum *p, const struct diag_qp *q)
+{
+	return p->family == q->family &&
+	       ((!memcmp(p->a, q->req, 16) && !memcmp(p->b, q->resp, 16)) ||
+		(!memcmp(p->a, q->resp, 16) && !memcmp(p->b, q->req, 16)));
+}
+
+/* t's QPs summed per pair of peers, in order of first appearance (worst
+ * first, as t is sorted); the number of pairs */
+static int peer_sums(const struct diag_table *t, struct peer_sum *ps)
+{
+	int np = 0;
+
+	for (int i = 0; i < t->n; i++) {
+		const struct diag_qp *q = &t->qp[i];
+		int j;
+
+		for (j = 0; j < np && !peer_is(&ps[j], q); j++)
+			;
+		if (j == np) {
+			memset(&ps[np], 0, sizeof(ps[np]));
+			ps[np].family = q->family;
+			memcpy(ps[np].a, q->req, 16);
+			memcpy(ps[np].b, q->resp, 16);
+			np++;
+		}
+		ps[j].n++;
+		ps[j].count[q->verdict]++;
+	}
+	return np;
+}
+
+/* "3 QPs: 1 DROPPED-LOCALLY, 2 OK", worst first */
+static void verdict_counts(char *buf, size_t len, int n, const int *count)
+{
+	size_t o = snprintf(buf, len, "%d QP%s", n, n == 1 ? "" : "s");
+	bool first = true;
+
+	for (int v = DV_NR - 1; v >= 0 && o < len; v--) {
+		if (!count[v])
+			continue;
+		o += snprintf(buf + o, len - o, "%s %d %s", first ? ":" : ",", count[v],
+			      diag_verdict_names[v]);
+		first = false;
+	}
+}
+
+static void print_peers_text(const struct diag_table *t)
+{
+	struct peer_sum *ps = calloc(t->n ? t->n : 1, sizeof(*ps));
+	int np = ps ? peer_sums(t, ps) : 0;
+
+	for (int i = 0; i < np; i++) {
+		char a[ADDR_STRLEN], b[ADDR_STRLEN], c[160], line[300];
+
+		pkt_addr_str(ps[i].family, ps[i].a, a, sizeof(a));
+		pkt_addr_str(ps[i].family, ps[i].b, b, sizeof(b));
+		verdict_counts(c, sizeof(c), ps[i].n, ps[i].count);
+		snprintf(line, sizeof(line), "peers %s <-> %s: %s", a, b, c);
+		print_wrapped(stdout, line, 4);
+	}
+	free(ps);
+}
+
+static void print_text(const struct diag_table *t, const struct diag_sources *src,
+		       const struct rocediag_cfg *cfg)
 {
 	int count[DV_NR] = {};
-	bool first = true;
+	char head[160];
 
 	for (int i = 0; i < t->n; i++)
 		count[t->qp[i].verdict]++;
 	cli_print_timestamp(stdout);
-	printf("%d QP%s", t->n, t->n == 1 ? "" : "s");
-	for (int v = DV_NR - 1; v >= 0; v--) {
-		if (!count[v])
-			continue;
-		printf("%s %d %s", first ? ":" : ",", count[v], diag_verdict_names[v]);
-		first = false;
-	}
-	printf("\n");
+	verdict_counts(head, sizeof(head), t->n, count);
+	printf("%s\n", head);
+	if (cfg->problems)
+		print_peers_text(t);
 	for (int i = 0; i < t->n; i++)
-		print_qp_text(&t->qp[i]);
+		if (!cfg->problems || t->qp[i].verdict != DV_OK)
+			print_qp_text(&t->qp[i]);
 	if (t->unmatched_drops)
 		printf("dropped apart from any QP: %llu packets (not RoCE v2, or not kept)\n",
 		       (unsigned long long)t->unmatched_drops);
@@ -93,12 +222,11 @@ static void print_text(const struct diag_table *t, const struct diag_sources *sr
 		printf("WARNING: %llu QPs not shown (more than %d)\n",
 		       (unsigned long long)t->overflow, t->max);
 	if (t->drop_events_lost)
-		printf("WARNING: %llu drop events lost to a full ring buffer: the drops "
+		printf("WARNING: %llu drop events lost to a full ring buffer: the drops\n"
 		       "above are short by as many\n", (unsigned long long)t->drop_events_lost);
 	if (t->rxe_events_lost)
 		printf("WARNING: %llu rdma_rxe QP events lost to a full ring buffer\n",
 		       (unsigned long long)t->rxe_events_lost);
-	print_missing(src);
 	printf("\n");
 	fflush(stdout);
 }
@@ -144,6 +272,7 @@ static void print_qp_json(const struct diag_qp *q, const struct diag_sources *sr
 	json_str(&w, "why", q->why);
 	if (q->lat_seen) {
 		json_obj_open(&w, "latency");
+		json_str(&w, "kind", q->turnaround ? "turnaround" : "rtt");
 		json_u64(&w, "samples", q->samples);
 		json_f64(&w, "p50_us", q->p50_ns / 1e3);
 		json_f64(&w, "p99_us", q->p99_ns / 1e3);
@@ -181,6 +310,14 @@ static void print_qp_json(const struct diag_qp *q, const struct diag_sources *sr
 		}
 		json_obj_close(&w);
 	}
+	if (q->held) {
+		json_obj_open(&w, "held");
+		json_u64(&w, "drops", q->held_drops);
+		json_f64(&w, "first_drop", q->first_drop);
+		json_f64(&w, "last_drop", q->last_drop);
+		json_bool(&w, "rule_held", q->rule_held);
+		json_obj_close(&w);
+	}
 	if (q->rxe_seen) {
 		json_obj_open(&w, "rxe");
 		json_str(&w, "dev", q->rxe_dev);
@@ -196,15 +333,43 @@ static void print_qp_json(const struct diag_qp *q, const struct diag_sources *sr
 	json_end(&w);
 }
 
-static void print_json(const struct diag_table *t, const struct diag_sources *src)
+static void print_peers_json(const struct diag_table *t, double now)
+{
+	struct peer_sum *ps = calloc(t->n ? t->n : 1, sizeof(*ps));
+	int np = ps ? peer_sums(t, ps) : 0;
+
+	for (int i = 0; i < np; i++) {
+		char a[ADDR_STRLEN], b[ADDR_STRLEN];
+		struct json_w w;
+
+		pkt_addr_str(ps[i].family, ps[i].a, a, sizeof(a));
+		pkt_addr_str(ps[i].family, ps[i].b, b, sizeof(b));
+		json_begin(&w, stdout);
+		json_str(&w, "type", "peers");
+		json_f64(&w, "time", now);
+		json_str(&w, "a", a);
+		json_str(&w, "b", b);
+		json_u64(&w, "qps", ps[i].n);
+		for (int v = 0; v < DV_NR; v++)
+			json_u64(&w, diag_verdict_names[v], ps[i].count[v]);
+		json_end(&w);
+	}
+	free(ps);
+}
+
+static void print_json(const struct diag_table *t, const struct diag_sources *src,
+		       const struct rocediag_cfg *cfg)
 {
 	double now = (double)time(NULL);
 	int count[DV_NR] = {};
 	struct json_w w;
 
+	if (cfg->problems)
+		print_peers_json(t, now);
 	for (int i = 0; i < t->n; i++) {
 		count[t->qp[i].verdict]++;
-		print_qp_json(&t->qp[i], src, now);
+		if (!cfg->problems || t->qp[i].verdict != DV_OK)
+			print_qp_json(&t->qp[i], src, now);
 	}
 	json_begin(&w, stdout);
 	json_str(&w, "type", "summary");
@@ -220,12 +385,13 @@ static void print_json(const struct diag_table *t, const struct diag_sources *sr
 	json_end(&w);
 }
 
-void rocediag_print(const struct diag_table *t, const struct diag_sources *src)
+void rocediag_print(const struct diag_table *t, const struct diag_sources *src,
+		    const struct rocediag_cfg *cfg)
 {
 	if (cli.json)
-		print_json(t, src);
+		print_json(t, src, cfg);
 	else
-		print_text(t, src);
+		print_text(t, src, cfg);
 }
 
 /* ---- --prom: QPs per verdict, and a verdict gauge per QP (capped) ---- */

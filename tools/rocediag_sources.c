@@ -317,6 +317,9 @@ static int read_flow(const void *key, const void *val, void *ctx)
 	ans = pf->ans_ts > s.last_ns;
 	for (int i = 0; i < PENDING_RING; i++)
 		outstanding += !!(pf->ring[i].flags & SLOT_VALID);
+	/* rocelat still holds the flow: a QP's held drops stay with it */
+	diag_alive(t, k->family, k->req, k->resp, k->qpn,
+		   pf->flags & FLOW_PAIRED ? pf->req_qpn : DIAG_QPN_UNKNOWN, DIAG_BY_LAT);
 	if (!req && !ans && !st)
 		return 0;
 	q = diag_by_request(t, k->family, k->req, k->resp, k->qpn);
@@ -331,6 +334,8 @@ static int read_flow(const void *key, const void *val, void *ctx)
 		q->req_qpn = pf->req_qpn;
 	if (!st)
 		return 0;
+	/* request in, answer out: this host answered, and the time is its own */
+	q->turnaround = st->kind == FLOW_KIND_TURN;
 	q->samples += st->samples;
 	if (st->samples) {
 		q->p50_ns = llhist_quantile(st->ll.b, 0.50, st->min, st->max);
@@ -461,6 +466,11 @@ static int read_rxe_qp(const void *key, const void *val, void *ctx)
 	}
 	if (p)
 		memcpy(p->cnt, st->cnt, sizeof(p->cnt));
+	/* rdma_rxe still has the QP, as either side: its held drops stay */
+	if (st->peer_known && st->family && !st->destroyed) {
+		diag_alive(t, st->family, st->saddr, st->daddr, st->dqpn, k->qpn, DIAG_BY_RXE);
+		diag_alive(t, st->family, st->daddr, st->saddr, k->qpn, st->dqpn, DIAG_BY_RXE);
+	}
 	if ((!active && !ch) || !st->peer_known || !st->family)
 		return 0;
 	/* the requester's QP names the responder's QPN as its peer; the

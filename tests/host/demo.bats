@@ -22,8 +22,11 @@ qp_line() {
 	echo "$output"
 	[ "$status" -eq 0 ]
 	# rocediag's screen: from its banner to the requester's count. It sees
-	# drops host-wide, so only the test bed's QPs (10.203.0.0/24) are ours
-	diag=$(sed -n '/^Tracing RoCE v2 queue pairs/,/^== The requester/p' <<< "$output")
+	# drops host-wide, so only the test bed's QPs (10.203.0.0/24) are ours;
+	# a line wrapped at 80 columns joined to the one it continues
+	diag=$(sed -n '/^Tracing RoCE v2 queue pairs/,/^== The requester/p' <<< "$output" |
+		awk '/^    / { sub(/^ +/, " "); l = l $0; next }
+			{ if (NR > 1) print l; l = $0 } END { if (NR) print l }')
 	grep -qE '^[0-9]+ QPs: ' <<< "$diag"
 	[ "$(grep -c '^QP 10\.203\.0\.1/' <<< "$diag")" -eq 3 ]
 

@@ -31,10 +31,10 @@ teardown() {
 	ax_cleanup
 }
 
-# rocediag in namespace a on its veth, until it traces; its program ids
-# kept to check nothing stays behind
+# rocediag in namespace a (DIAG_NS: another) on its veth, until it
+# traces; its program ids kept to check nothing stays behind
 start_diag() {
-	ax_bg ip netns exec ${P}a "$DIAG" "$@" > "$T/diag.out" 2> "$T/diag.err"
+	ax_bg ip netns exec ${P}${DIAG_NS:-a} "$DIAG" "$@" > "$T/diag.out" 2> "$T/diag.err"
 	DIAG_PID=$AX_LAST_PID
 	ax_wait_banner "$DIAG_PID" "$T/diag.out" "$T/diag.err"
 	DIAG_PROGS=$(grep -h '^prog_id:' /proc/"$DIAG_PID"/fdinfo/* 2>/dev/null |
@@ -67,6 +67,27 @@ rule() {
 rule_packets() {
 	ip netns exec ${P}$1 nft list table inet axdg_filter |
 		sed -n 's/.* counter packets \([0-9]*\) .*/\1/p'
+}
+
+# rocediag's text with each wrapped line joined to the one it continues
+# (continuations are indented 4 or more)
+joined() {
+	awk '/^    / { sub(/^ +/, " "); l = l $0; next }
+		{ if (NR > 1) print l; l = $0 } END { if (NR) print l }' "$1"
+}
+
+# lines of FILE longer than 80 columns (printed), none: true (the
+# banner, libbpf-tools' own line, apart)
+fits_80() {
+	! awk '!/^Tracing / && length > 80 { print "over 80: " $0; bad = 1 } END { exit !bad }' "$1" >&2
+}
+
+# the "qp" records of rocediag -j, one a line, each with its interval
+# "iv" (1 + the summaries before it)
+records() {
+	jq -c -s 'reduce .[] as $r ({n: 1, out: []};
+		if $r.type == "summary" then .n += 1 elif $r.type == "qp" then
+		.out += [$r + {iv: .n}] else . end) | .out[]' "$T/diag.out"
 }
 
 # the -j object of the QP whose requests leave from UDP port SPORT
@@ -113,6 +134,7 @@ run_three_flows() {
 
 	# 20 ms against 0.5 ms: the rule's 4x and 200 us passed
 	[ "$(jq -r .verdict <<<"$slow")" = SLOW ]
+	[ "$(jq -r .latency.kind <<<"$slow")" = rtt ]
 	[ "$(jq '.latency.p50_us >= 20000 and .latency.p50_us < 40000' <<<"$slow")" = true ]
 	[ "$(jq .drops.packets <<<"$slow")" -eq 0 ]
 	[ "$(jq -r .verdict <<<"$ok")" = OK ]
@@ -145,13 +167,18 @@ run_three_flows() {
 
 	local lines n
 	n=$(rule_packets b)
-	lines=$(grep "^QP $A/.* -> $B/" "$T/diag.out")
+	# 80 columns: a QP's line wraps (before: 120 to 166 characters)
+	fits_80 "$T/diag.out"
+	joined "$T/diag.out" > "$T/diag.joined"
+	lines=$(grep "^QP $A/.* -> $B/" "$T/diag.joined")
 	[ "$(wc -l <<<"$lines")" -eq 3 ]
 	sed -n 1p <<<"$lines" | grep -q "(sport 49154): DROPPED-LOCALLY $n packets dropped on this host"
 	sed -n 2p <<<"$lines" | grep -q "(sport 49153): SLOW .*x the other QPs' median"
 	sed -n 3p <<<"$lines" | grep -q "(sport 49152): OK "
-	grep -q "^  dropped: $n packets at nft_do_chain (NETFILTER_DROP) on ${P}vb$" "$T/diag.out"
-	grep -q "^  by: inet axdg_filter input handle 2: udp sport 49154 udp dport 4791 counter drop$" "$T/diag.out"
+	grep -q "^  dropped: $n packets at nft_do_chain (NETFILTER_DROP) on ${P}vb$" "$T/diag.joined"
+	grep -q "^  by: inet axdg_filter input handle 2: udp sport 49154 udp dport 4791 counter drop$" "$T/diag.joined"
+	# the requester's round trips name their path
+	sed -n 2p <<<"$lines" | grep -q "(path: sport 49153)"
 	if rxe_loaded; then
 		[ "$(grep -c "^cannot see " "$T/diag.out")" -eq 0 ]
 	else
@@ -204,6 +231,11 @@ run_three_flows() {
 	jq -e 'select(.type == "summary") | .cannot_see | any(. == "latency: no -i given")' "$T/diag.out"
 	[ "$(jq -r .verdict <<<"$(qp_json 49154)")" = DROPPED-LOCALLY ]
 	[ "$(jq .drops.packets <<<"$(qp_json 49154)")" -eq "$(rule_packets b)" ]
+	# nothing here sees retransmits: unknown, not 0 (rocegen made some)
+	[ "$(sed -n 's/^rocegen: role=requester .* retransmits=\([0-9]*\) .*/\1/p' "$T/req.out")" -gt 0 ]
+	jq -e '.why | contains("retransmits unknown")' <<<"$(qp_json 49154)"
+	! jq -e '.why | test("[0-9]+ retransmits")' <<<"$(qp_json 49154)"
+	[ "$(jq .latency <<<"$(qp_json 49154)")" = null ]
 	[ "$(jq -s "[.[] | select(.type == \"qp\" and .req == \"$A\" and .verdict == \"STUCK\")] | length" "$T/diag.out")" -eq 0 ]
 }
 
@@ -225,6 +257,126 @@ run_three_flows() {
 	# the dropped QP is DROPPED-LOCALLY in every interval it had drops in
 	[ "$(jq -s "[.[] | select(.type == \"qp\" and .req == \"$A\" and .sport == 49154 and .drops.packets > 0 and .verdict != \"DROPPED-LOCALLY\")] | length" "$T/diag.out")" -eq 0 ]
 }
+
+# records of the QP from port 49154, and their intervals
+q54() { records | jq -c "select(.req == \"$A\" and .resp == \"$B\" and .sport == 49154)"; }
+summaries() { jq -s '[.[] | select(.type == "summary")] | length' "$T/diag.out"; }
+
+# the rule's N drops all reported, and K reports after the last one with drops
+quiet_after_drops() {
+	local last
+	[ "$(q54 | jq -s 'map(.drops.packets) | add // 0')" -eq "$1" ] || return 1
+	last=$(q54 | jq -s 'map(select(.drops.packets > 0) | .iv) | max')
+	[ $(($(summaries) - last)) -ge "$2" ]
+}
+
+@test "a QP a rule dropped stays DROPPED-LOCALLY with the rule in every later interval until it answers or is gone: never 'no drop on this host', --prom keeps it" {
+	rule "udp sport 49154 udp dport 4791 counter drop" b
+	start_diag -i ${P}va -j --prom "$T/diag.prom" 1
+	ax_bg ip netns exec ${P}b "$GEN" responder -q --timeout 60
+	ax_wait_udp ${P}b 4791
+	# flow 49153 answered; 49154's requests dropped, given up after 3
+	# timeouts of 0.2 s: its drops end, rocelat keeps its flow
+	ip netns exec ${P}a "$GEN" requester -q -d $B -f 2 --sport 49153 -n 20 --window 1 \
+		--ack-timeout-us 200000 --retry 3 --timeout 10 > "$T/req.out" || true
+	local n
+	n=$(rule_packets b)
+	[ "$n" -gt 0 ]
+	ax_until 30 "3 reports after the last drop" quiet_after_drops "$n" 3 ||
+		{ cat "$T/diag.out" >&2; false; }
+	local prom_then
+	prom_then=$(cat "$T/diag.prom")
+	stop_diag
+	[ "$AX_RC" -eq 0 ]
+	q54 >&2
+
+	local d l s
+	d=$(q54 | jq -s 'map(select(.drops.packets > 0) | .iv) | min')
+	l=$(q54 | jq -s 'map(select(.drops.packets > 0) | .iv) | max')
+	s=$(summaries)
+	echo "drops from interval $d to $l of $s; the rule counted $n" >&2
+	# in every interval from its first drop on, the QP is there ...
+	[ "$(q54 | jq -s "map(select(.iv >= $d)) | length")" -eq $((s - d + 1)) ]
+	# ... DROPPED-LOCALLY, and nothing says there was no drop here
+	[ "$(q54 | jq -s "map(select(.iv >= $d and .verdict != \"DROPPED-LOCALLY\")) | length")" -eq 0 ]
+	[ "$(q54 | jq -s 'map(select(.why | contains("no drop on this host"))) | length')" -eq 0 ]
+	# after the drops: none of its own, the rule's all held, with the rule
+	# and the time of the last interval with drops
+	[ "$(q54 | jq -s "map(select(.iv > $l and .drops.packets == 0 and .held.drops == $n and
+		.drops.rule.where == \"inet axdg_filter input handle 2\" and .held.rule_held)) | length")" -eq $((s - l)) ]
+	local last_drop
+	last_drop=$(q54 | jq -s "map(select(.iv == $l)) | first.time")
+	[ "$(q54 | jq -s "map(select(.iv > $l) | .held.last_drop) | unique | length")" -eq 1 ]
+	[ "$(q54 | jq -s "map(select(.iv > $l) | .held.last_drop - $last_drop | fabs <= 1) | all")" = true ]
+	[ "$(q54 | jq -s "last | .why" | grep -c "no answer since $n packets were dropped on this host")" -eq 1 ]
+	# the flow that answered is never held
+	[ "$(records | jq -s "map(select(.sport == 49153 and .held)) | length")" -eq 0 ]
+	# --prom, written after the drops had ended, still says so
+	grep -q "^agentxdp_rocediag_qp_verdict{req=\"$A\",.*sport=\"49154\",verdict=\"DROPPED-LOCALLY\"} 4$" <<<"$prom_then"
+	grep -q '^agentxdp_rocediag_qps{verdict="DROPPED-LOCALLY"} [1-9]' <<<"$prom_then"
+}
+
+@test "on the responder: this host's turnaround is its own kind, compared only with turnarounds and never called a path" {
+	DIAG_NS=b start_diag -i ${P}vb -j
+	run_three_flows
+	stop_diag
+	[ "$AX_RC" -eq 0 ]
+	cat "$T/diag.out" >&2
+
+	local slow
+	slow=$(qp_json 49153)
+	# rocegen delayed flow 49153's answers 20 ms, 49152's 0.5 ms, 49154's not
+	[ "$(jq '.latency.p50_us >= 20000 and .latency.p50_us < 40000' <<<"$slow")" = true ]
+	[ "$(jq -r .verdict <<<"$slow")" = SLOW ]
+	jq -e '.why | startswith("this host'"'"'s turnaround p50 ")' <<<"$slow"
+	! jq -e '.why | contains("path")' <<<"$slow"
+	[ "$(jq -s "[.[] | select(.type == \"qp\" and .req == \"$A\" and .latency.kind == \"turnaround\")] | length" "$T/diag.out")" -eq 3 ]
+	[ "$(jq -r .verdict <<<"$(qp_json 49152)")" = OK ]
+	[ "$(jq -r .verdict <<<"$(qp_json 49154)")" = OK ]
+}
+
+@test "--problems: of 16 QPs only the one not OK, a line per pair of peers with the counts, 80 columns; 'cannot see' once per run" {
+	rule "udp sport 49160 udp dport 4791 counter drop" b
+	start_diag -i ${P}va --problems
+	ax_bg ip netns exec ${P}b "$GEN" responder -q --timeout 60
+	ax_wait_udp ${P}b 4791
+	# 16 flows: rocelat pairs up to 16 new QPs of one address pair at a
+	# time (PAIR_QPS); random first PSNs, as RNICs pick them
+	ip netns exec ${P}a "$GEN" requester -q --flow-stats --psn random -d $B -f 16 -n 320 --window 1 \
+		--ack-timeout-us 500000 --retry 3 --timeout 10 > "$T/req.out" || true
+	stop_diag
+	[ "$AX_RC" -eq 0 ]
+	cat "$T/diag.out" >&2
+	fits_80 "$T/diag.out"
+	joined "$T/diag.out" > "$T/diag.joined"
+	# rocegen: 15 flows completed all their messages, 49160 none
+	[ "$(sed -n 's/^rocegen: role=requester-flow .*completed=\([0-9]*\) .*/\1/p' "$T/req.out" | grep -c '^20$')" -eq 15 ]
+	grep -q '^rocegen: role=requester-flow sport=49160 .* completed=0 ' "$T/req.out"
+	grep -qx "peers $A <-> $B: 16 QPs: 1 DROPPED-LOCALLY, 15 OK" "$T/diag.joined"
+	[ "$(grep -c "^QP $A/" "$T/diag.joined")" -eq 1 ]
+	grep -q "^QP $A/.* (sport 49160): DROPPED-LOCALLY $(rule_packets b) packets dropped on this host" "$T/diag.joined"
+
+	# the same as JSON: a "peers" object, and the QP objects not OK alone
+	local n0
+	n0=$(rule_packets b)
+	start_diag -i ${P}va -j --problems
+	ip netns exec ${P}a "$GEN" requester -q --flow-stats --psn random -d $B -f 16 -n 320 --window 1 \
+		--ack-timeout-us 500000 --retry 3 --timeout 10 > "$T/req.out" || true
+	stop_diag
+	[ "$AX_RC" -eq 0 ]
+	[ "$(sed -n 's/^rocegen: role=requester-flow .*completed=\([0-9]*\) .*/\1/p' "$T/req.out" | grep -c '^20$')" -eq 15 ]
+	[ "$(jq -c "select(.type == \"peers\" and .a == \"$A\" and .b == \"$B\") | [.qps, .OK, .[\"DROPPED-LOCALLY\"]]" "$T/diag.out")" = "[16,15,1]" ]
+	[ "$(jq -s "[.[] | select(.type == \"qp\" and .req == \"$A\")] | length" "$T/diag.out")" -eq 1 ]
+	[ "$(jq .drops.packets <<<"$(qp_json 49160)")" -eq $(($(rule_packets b) - n0)) ]
+
+	# intervals: the sources are named once, not in every report
+	start_diag -i ${P}va --no-rules 1
+	ax_until 20 "3 reports" reports_at_least 3 || { cat "$T/diag.out" >&2; false; }
+	stop_diag
+	[ "$(grep -c '^cannot see netfilter rules: --no-rules$' "$T/diag.out")" -eq 1 ]
+}
+
+reports_at_least() { [ "$(grep -cE '^[0-9]+ QPs?(:.*)?$' "$T/diag.out")" -ge "$1" ]; }
 
 # drops of the QP from A (its requests' BTH: destination QP 0x12) that
 # rocediag -j reported, and the drop events it said it lost, so far

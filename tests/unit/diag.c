@@ -227,6 +227,200 @@ static void test_join(void)
 	diag_table_free(&t);
 }
 
+/* an interval of QP 0x21's requests dropped by a rule, nothing answered */
+static struct diag_qp *dropped(struct diag_table *t, __u64 n, bool rule)
+{
+	struct diag_site nf = site("NETFILTER_DROP", n);
+	struct diag_qp *q = diag_by_request(t, 4, A, B, 0x21);
+
+	q->lat_seen = q->requests = true;
+	q->sport = 49154;
+	diag_add_drop(q, &nf, NULL);
+	if (rule) {
+		q->rule.known = q->rule.certain = true;
+		snprintf(q->rule.where, sizeof(q->rule.where), "inet f input handle 2");
+		q->rule.packets = n;
+	}
+	return q;
+}
+
+static void test_held(void)
+{
+	struct diag_table t;
+	const struct diag_qp *q;
+	struct diag_qp *w;
+
+	diag_table_init(&t, 16);
+	/* interval 1 (t = 100 s): 7 dropped by the rule */
+	dropped(&t, 7, true);
+	diag_carry(&t, 100);
+	diag_verdicts(&t, &all, 1.0);
+	tap_eq(verdict_of(&t, 0x21), DV_DROPPED, "held: interval 1 DROPPED-LOCALLY");
+	/* interval 2: timeouts, no answer, no drop: the issue's STUCK "no
+	 * drop on this host" */
+	diag_table_reset(&t);
+	w = diag_by_request(&t, 4, A, B, 0x21);
+	w->lat_seen = true;
+	w->timeouts = 4;
+	diag_alive(&t, 4, A, B, 0x21, DIAG_QPN_UNKNOWN, DIAG_BY_LAT);
+	diag_carry(&t, 101);
+	diag_verdicts(&t, &all, 1.0);
+	q = find(&t, 0x21);
+	tap_eq(verdict_of(&t, 0x21), DV_DROPPED, "held: interval 2, no drop, no answer: still DROPPED-LOCALLY");
+	tap_ok(q && q->held && q->held_drops == 7 && q->last_drop == 100,
+	       "held: ... its 7 drops held, the last at 100 s");
+	tap_ok(q && q->rule.known && q->rule_held && !strcmp(q->rule.where, "inet f input handle 2") &&
+	       q->rule.packets == 0, "held: ... the rule held, none of its packets this interval");
+	tap_ok(why_has(&t, 0x21, "no answer since 7 packets were dropped on this host, the last 1 s ago"),
+	       "held: ... says since when");
+	tap_ok(q && !strstr(q->why, "no drop on this host"), "held: ... never 'no drop on this host'");
+	/* interval 3: no source had anything of it, rocelat still holds it */
+	diag_table_reset(&t);
+	diag_alive(&t, 4, A, B, 0x21, DIAG_QPN_UNKNOWN, DIAG_BY_LAT);
+	diag_carry(&t, 102);
+	diag_verdicts(&t, &all, 1.0);
+	tap_eq(t.n, 1, "held: interval 3, nothing seen: the QP still reported");
+	tap_eq(verdict_of(&t, 0x21), DV_DROPPED, "held: ... DROPPED-LOCALLY");
+	tap_ok(find(&t, 0x21) && find(&t, 0x21)->sport == 49154, "held: ... with its path");
+	/* interval 4: 3 more dropped: this interval's and the earlier ones apart */
+	diag_table_reset(&t);
+	dropped(&t, 3, false);
+	diag_carry(&t, 103);
+	diag_verdicts(&t, &all, 1.0);
+	q = find(&t, 0x21);
+	tap_ok(q && q->drops == 3 && q->held_drops == 7 && q->last_drop == 103 &&
+	       q->first_drop == 100, "held: interval 4: 3 now, 7 before, first at 100 s");
+	/* interval 5: it answers: recovered, the evidence forgotten */
+	diag_table_reset(&t);
+	flow(&t, B, 0x21, 0x121, 10, 100e3);
+	diag_alive(&t, 4, A, B, 0x21, 0x121, DIAG_BY_LAT);
+	diag_carry(&t, 104);
+	diag_verdicts(&t, &all, 1.0);
+	tap_eq(verdict_of(&t, 0x21), DV_OK, "held: answers again: OK");
+	tap_eq(t.nheld, 0, "held: ... nothing held");
+	diag_table_reset(&t);
+	diag_carry(&t, 105);
+	tap_eq(t.n, 0, "held: ... and not brought back");
+
+	/* gone: rocelat no longer holds the flow */
+	diag_table_reset(&t);
+	dropped(&t, 2, true);
+	diag_carry(&t, 200);
+	diag_table_reset(&t);
+	diag_carry(&t, 201);
+	tap_eq(t.n, 0, "held: a QP gone from rocelat's table is no longer reported");
+	/* rdma_rxe destroyed it; rocelat's timeouts of its requests come
+	 * later (the VM's REJECT: 10 s after): its drops, not 'no drop' */
+	diag_table_reset(&t);
+	w = diag_by_request(&t, 4, A, B, 0x21);
+	w->lat_seen = true;
+	w->timeouts = 16;
+	diag_carry(&t, 210);
+	diag_verdicts(&t, &all, 1.0);
+	tap_eq(verdict_of(&t, 0x21), DV_DROPPED, "held: a gone QP's late timeouts: DROPPED-LOCALLY by its drops");
+	tap_ok(!strstr(find(&t, 0x21)->why, "no drop on this host"), "held: ... never 'no drop on this host'");
+	/* rdma_rxe has a QP of those numbers again: a new QP, nothing held */
+	diag_table_reset(&t);
+	w = diag_by_request(&t, 4, A, B, 0x21);
+	w->rxe_seen = true;
+	diag_carry(&t, 220);
+	diag_verdicts(&t, &all, 1.0);
+	tap_eq(verdict_of(&t, 0x21), DV_OK, "held: a new QP of a gone one's numbers starts clean");
+	tap_eq(t.nheld, 0, "held: ... nothing held");
+	/* a gone QP's evidence ends DIAG_HOLD_S after its last drop */
+	diag_table_reset(&t);
+	dropped(&t, 2, true);
+	diag_carry(&t, 250);
+	diag_table_reset(&t);
+	diag_carry(&t, 251);
+	diag_table_reset(&t);
+	diag_carry(&t, 250 + DIAG_HOLD_S);
+	tap_eq(t.nheld, 0, "held: a gone QP's evidence ends DIAG_HOLD_S after its last drop");
+
+	/* seen by drops alone (no -i): held DIAG_HOLD_S after its last drop */
+	diag_table_reset(&t);
+	w = dropped(&t, 2, false);
+	w->lat_seen = false;
+	diag_carry(&t, 300);
+	diag_table_reset(&t);
+	diag_carry(&t, 300 + DIAG_HOLD_S - 1);
+	tap_eq(t.n, 1, "held: drops alone: held while DIAG_HOLD_S has not passed");
+	diag_table_reset(&t);
+	diag_carry(&t, 300 + DIAG_HOLD_S);
+	tap_eq(t.n, 0, "held: ... forgotten after it");
+
+	/* STUCK by rdma_rxe keeps the rule and never says no drop */
+	diag_table_reset(&t);
+	dropped(&t, 5, true);
+	diag_carry(&t, 400);
+	diag_table_reset(&t);
+	w = diag_by_request(&t, 4, A, B, 0x21);
+	w->rxe_seen = w->to_err = true;
+	diag_alive(&t, 4, A, B, 0x21, DIAG_QPN_UNKNOWN, DIAG_BY_LAT);
+	diag_carry(&t, 401);
+	diag_verdicts(&t, &all, 1.0);
+	tap_eq(verdict_of(&t, 0x21), DV_STUCK, "held: rdma_rxe's ERR after held drops: STUCK");
+	tap_ok(why_has(&t, 0x21, "5 dropped on this host before") && find(&t, 0x21)->rule.known &&
+	       !strstr(find(&t, 0x21)->why, "no drop on this host"),
+	       "held: ... with the held drops and rule, never 'no drop on this host'");
+	diag_table_free(&t);
+}
+
+static void test_turnaround(void)
+{
+	struct diag_table t;
+	struct diag_qp *q;
+
+	/* on the responder: two QPs timed as round trips at 0.5 ms, one as
+	 * this host's turnaround at 20 ms: never compared with them */
+	diag_table_init(&t, 16);
+	flow(&t, B, 1, 101, 50, 500e3);
+	flow(&t, B, 2, 102, 50, 500e3);
+	q = flow(&t, B, 3, 103, 50, 20e6);
+	q->turnaround = true;
+	q->sport = 49153;
+	diag_verdicts(&t, &all, 1.0);
+	tap_eq(verdict_of(&t, 3), DV_OK, "turnaround: never compared with round trips");
+	tap_ok(why_has(&t, 3, "this host's turnaround p50 20.00 ms"), "turnaround: ... says what it is");
+	/* against turnarounds: SLOW, and no path */
+	diag_table_reset(&t);
+	for (__u32 i = 1; i <= 3; i++) {
+		q = flow(&t, B, i, 100 + i, 50, i == 3 ? 20e6 : 500e3);
+		q->turnaround = true;
+		q->sport = 49150 + i;
+	}
+	diag_verdicts(&t, &all, 1.0);
+	tap_eq(verdict_of(&t, 3), DV_SLOW, "turnaround: 40x the other turnarounds: SLOW");
+	tap_ok(why_has(&t, 3, "this host's turnaround p50 20.00 ms = 40.0x the other QPs' median"),
+	       "turnaround: ... says it is this host's turnaround");
+	tap_ok(find(&t, 3) && !strstr(find(&t, 3)->why, "path"), "turnaround: ... and names no path");
+	diag_table_free(&t);
+}
+
+static void test_unknown(void)
+{
+	struct diag_table t;
+	struct diag_sources drops_only = { .drops = true, .rules = true };
+	struct diag_sources lat_only = { .lat = true };
+	struct diag_site s = site("NETFILTER_DROP", 4);
+	struct diag_qp *q;
+
+	/* no -i: rxedrop saw the drops, nothing saw retransmits */
+	diag_table_init(&t, 16);
+	q = diag_by_request(&t, 4, A, B, 1);
+	diag_add_drop(q, &s, NULL);
+	diag_verdicts(&t, &drops_only, 1.0);
+	tap_ok(why_has(&t, 1, "retransmits unknown"), "unknown: retransmits without rocelat");
+	tap_ok(!strstr(find(&t, 1)->why, "0 retransmits"), "unknown: ... never 0 retransmits");
+	/* no drop source: drops unknown */
+	diag_table_reset(&t);
+	flow(&t, B, 2, 102, 10, 100e3);
+	diag_verdicts(&t, &lat_only, 1.0);
+	tap_ok(why_has(&t, 2, "drops unknown") && why_has(&t, 2, "0 retransmits"),
+	       "unknown: drops without rxedrop, retransmits known");
+	diag_table_free(&t);
+}
+
 int main(void)
 {
 	test_demo();
@@ -234,5 +428,8 @@ int main(void)
 	test_rules();
 	test_no_false_stuck();
 	test_join();
+	test_held();
+	test_turnaround();
+	test_unknown();
 	return tap_done();
 }

@@ -17,26 +17,31 @@ const char diag_verdict_rules[] =
 "                   host, requests waited past --timeout and no answer came\n"
 "  DROPPED-LOCALLY  netfilter on this host dropped packets of the QP (the\n"
 "                   rule is named), or this host dropped them (the reason)\n"
-"                   and no answer came\n"
+"                   and no answer came; or it did so earlier and the QP has\n"
+"                   not answered since (held until it answers or is gone)\n"
 "  LOSSY            retransmits, PSN sequence NAKs, timeouts, rdma_rxe's retry\n"
 "                   timer or other drops on this host while answers still come\n"
 "  CONGESTED        CNPs or ECN CE marks\n"
 "  SLOW             median latency >= 4x the median of the other QPs' medians\n"
-"                   and 200 us above it (5 samples each)\n"
+"                   and 200 us above it (5 samples each); this host's own\n"
+"                   turnarounds (it answers) only against turnarounds\n"
 "  OK               none of these\n";
 
 int diag_table_init(struct diag_table *t, int max)
 {
 	memset(t, 0, sizeof(*t));
 	t->qp = calloc(max, sizeof(*t->qp));
+	t->held = calloc(max, sizeof(*t->held));
 	t->max = max;
-	return t->qp ? 0 : -ENOMEM;
+	return t->qp && t->held ? 0 : -ENOMEM;
 }
 
 void diag_table_free(struct diag_table *t)
 {
 	free(t->qp);
+	free(t->held);
 	t->qp = NULL;
+	t->held = NULL;
 }
 
 void diag_table_reset(struct diag_table *t)
@@ -123,6 +128,7 @@ static void diag_fold(struct diag_qp *dst, const struct diag_qp *src)
 {
 	if (src->lat_seen && !dst->lat_seen) {
 		dst->lat_seen = true;
+		dst->turnaround = src->turnaround;
 		dst->samples = src->samples;
 		dst->p50_ns = src->p50_ns;
 		dst->p99_ns = src->p99_ns;
@@ -225,6 +231,162 @@ void diag_add_sig(struct diag_qp *q, const struct diag_sig *sig, __u64 packets)
 	q->sig_packets[i] += packets;
 }
 
+/* ---- evidence held across intervals ---- */
+
+/* h is the QP of this pair with one of these QPNs */
+static bool diag_held_is(const struct diag_held *h, __u8 family, const __u8 *req,
+			 const __u8 *resp, __u32 resp_qpn, __u32 req_qpn)
+{
+	if (h->family != family || memcmp(h->req, req, 16) || memcmp(h->resp, resp, 16))
+		return false;
+	return (resp_qpn != DIAG_QPN_UNKNOWN && h->resp_qpn == resp_qpn) ||
+	       (req_qpn != DIAG_QPN_UNKNOWN && h->req_qpn == req_qpn);
+}
+
+static struct diag_held *diag_held_of(struct diag_table *t, const struct diag_qp *q)
+{
+	for (int i = 0; i < t->nheld; i++)
+		if (diag_held_is(&t->held[i], q->family, q->req, q->resp, q->resp_qpn,
+				 q->req_qpn))
+			return &t->held[i];
+	return NULL;
+}
+
+void diag_alive(struct diag_table *t, __u8 family, const __u8 *req, const __u8 *resp,
+		__u32 resp_qpn, __u32 req_qpn, unsigned int by)
+{
+	for (int i = 0; i < t->nheld; i++)
+		if (diag_held_is(&t->held[i], family, req, resp, resp_qpn, req_qpn))
+			t->held[i].alive |= by;
+}
+
+static unsigned int diag_seen_by(const struct diag_qp *q)
+{
+	return (q->lat_seen ? DIAG_BY_LAT : 0) | (q->rxe_seen ? DIAG_BY_RXE : 0);
+}
+
+/* what h holds, onto q (this interval's drops are q's own) */
+static void diag_held_onto(struct diag_qp *q, const struct diag_held *h, double now)
+{
+	q->held = h->drops > 0;
+	q->held_drops = h->drops;
+	q->first_drop = h->first;
+	q->last_drop = h->last;
+	q->held_for_s = now - h->last;
+	if (!q->rule.known && h->rule.known) {
+		q->rule = h->rule;
+		q->rule.packets = 0;
+		q->rule_held = true;
+	}
+}
+
+/* q's evidence of this interval into h: a drop with no answer */
+static void diag_held_add(struct diag_held *h, const struct diag_qp *q, double now)
+{
+	if (!h->drops)
+		h->first = now;
+	h->last = now;
+	h->drops += q->drops;
+	if (q->rule.known && !q->rule_held)
+		h->rule = q->rule;
+	if (h->resp_qpn == DIAG_QPN_UNKNOWN)
+		h->resp_qpn = q->resp_qpn;
+	if (h->req_qpn == DIAG_QPN_UNKNOWN)
+		h->req_qpn = q->req_qpn;
+	if (!h->sport)
+		h->sport = q->sport;
+}
+
+static struct diag_held *diag_held_new(struct diag_table *t, const struct diag_qp *q)
+{
+	struct diag_held *h;
+
+	if (t->nheld == t->max)
+		return NULL;
+	h = &t->held[t->nheld++];
+	memset(h, 0, sizeof(*h));
+	h->family = q->family;
+	memcpy(h->req, q->req, 16);
+	memcpy(h->resp, q->resp, 16);
+	h->resp_qpn = q->resp_qpn;
+	h->req_qpn = q->req_qpn;
+	return h;
+}
+
+/* this interval's entry q against its held evidence; false: forget it */
+static bool diag_carry_qp(struct diag_table *t, struct diag_qp *q, double now)
+{
+	struct diag_held *h = diag_held_of(t, q);
+
+	/* it answered: recovered, whatever it dropped before */
+	if (q->answers)
+		return !h;
+	/* rdma_rxe has a QP of these numbers again: a new one */
+	if (h && h->gone && q->rxe_seen)
+		return false;
+	if (h)
+		diag_held_onto(q, h, now);
+	else if (q->drops)
+		h = diag_held_new(t, q);
+	if (!h)
+		return true;
+	h->matched = true;
+	h->seen_by |= diag_seen_by(q);
+	if (q->drops) {
+		if (!q->held)
+			q->first_drop = now;
+		diag_held_add(h, q, now);
+		q->last_drop = now;
+		q->held_for_s = 0;
+	}
+	return true;
+}
+
+/* held h with no entry this interval: a source that saw it no longer
+ * holds it */
+static bool diag_held_gone(const struct diag_held *h)
+{
+	return h->seen_by & ~h->alive;
+}
+
+void diag_carry(struct diag_table *t, double now)
+{
+	for (int i = 0; i < t->nheld; i++)
+		t->held[i].matched = false;
+	for (int i = 0; i < t->n; i++) {
+		struct diag_held *h = diag_held_of(t, &t->qp[i]);
+
+		if (!diag_carry_qp(t, &t->qp[i], now) && h)
+			*h = t->held[--t->nheld];
+	}
+	for (int i = 0; i < t->nheld; i++) {
+		struct diag_held *h = &t->held[i];
+		struct diag_qp *q;
+
+		if (h->matched) {
+			h->alive = 0;
+			continue;
+		}
+		h->gone |= diag_held_gone(h);
+		h->alive = 0;
+		if ((h->gone || !h->seen_by) && now - h->last >= DIAG_HOLD_S) {
+			*h = t->held[--t->nheld];
+			i--;
+			continue;
+		}
+		if (h->gone)
+			continue;
+		/* no source had anything of it this interval: its evidence alone */
+		q = diag_new(t, h->family, h->req, h->resp);
+		if (!q)
+			continue;
+		q->resp_qpn = h->resp_qpn;
+		q->req_qpn = h->req_qpn;
+		q->sport = h->sport;
+		diag_held_onto(q, h, now);
+	}
+}
+
 /* ---- verdicts ---- */
 
 static const char *diag_fmt_ns(double ns, char *buf, size_t len)
@@ -250,7 +412,8 @@ static int diag_cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* the median of the other QPs' medians; false when there are none */
+/* the median of the other QPs' medians of the same kind (round trips,
+ * or this host's turnarounds); false when there are none */
 static bool diag_peers_median(const struct diag_table *t, int self, double *out)
 {
 	double *m = calloc(t->n, sizeof(*m));
@@ -259,7 +422,8 @@ static bool diag_peers_median(const struct diag_table *t, int self, double *out)
 	if (!m)
 		return false;
 	for (int i = 0; i < t->n; i++)
-		if (i != self && diag_has_median(&t->qp[i]))
+		if (i != self && diag_has_median(&t->qp[i]) &&
+		    t->qp[i].turnaround == t->qp[self].turnaround)
 			m[n++] = t->qp[i].p50_ns;
 	if (n) {
 		qsort(m, n, sizeof(*m), diag_cmp_double);
@@ -290,44 +454,25 @@ static void diag_cat(char *buf, size_t len, const char *fmt, unsigned long long 
 		snprintf(buf + o, len - o, fmt, v);
 }
 
-static void diag_why(struct diag_qp *q, const struct diag_sources *src, double interval_s)
+/* what the sources can say of the QP's losses: counts where a source
+ * saw them, "unknown" where none could */
+static void diag_why_counts(struct diag_qp *q, const struct diag_sources *src)
 {
-	char a[32], b[32], c[32];
 	size_t len = sizeof(q->why);
 	char *w = q->why;
 
-	w[0] = 0;
-	switch (q->verdict) {
-	case DV_STUCK:
-		snprintf(w, len, "0 answers in %.1f s", interval_s);
-		break;
-	case DV_DROPPED:
-		snprintf(w, len, "%llu packets dropped on this host",
-			 (unsigned long long)q->drops);
-		break;
-	case DV_SLOW:
-		snprintf(w, len, "p50 %s = %.1fx the other QPs' median (%s), p99 %s",
-			 diag_fmt_ns(q->p50_ns, a, sizeof(a)), q->slow_ratio,
-			 diag_fmt_ns(q->peers_median_ns, b, sizeof(b)),
-			 diag_fmt_ns(q->p99_ns, c, sizeof(c)));
-		break;
-	default:
-		if (q->lat_seen && q->samples)
-			snprintf(w, len, "p50 %s, p99 %s",
-				 diag_fmt_ns(q->p50_ns, a, sizeof(a)),
-				 diag_fmt_ns(q->p99_ns, b, sizeof(b)));
-		else if (q->lat_seen)
-			snprintf(w, len, "no latency samples");
-		else
-			snprintf(w, len, "no latency (%s)", src->lat ? "rocelat did not see it" :
-				 "not timed");
-		break;
-	}
 	if (q->lat_seen && q->verdict != DV_SLOW && q->verdict != DV_OK)
 		diag_cat(w, len, ", %llu samples", q->samples);
-	if (q->verdict != DV_DROPPED)
+	if (!src->drops)
+		diag_cat(w, len, ", drops unknown", 0);
+	else if (q->verdict != DV_DROPPED)
 		diag_cat(w, len, ", %llu drops", q->drops);
-	diag_cat(w, len, ", %llu retransmits", q->retransmits);
+	if (q->lat_seen)
+		diag_cat(w, len, ", %llu retransmits", q->retransmits);
+	else if (q->rxe_seen)
+		diag_cat(w, len, ", %llu retransmits", q->rxe_retx_pkts);
+	else
+		diag_cat(w, len, ", retransmits unknown", 0);
 	if (q->seq_naks)
 		diag_cat(w, len, ", %llu PSN sequence NAKs", q->seq_naks);
 	if (q->other_naks)
@@ -342,14 +487,71 @@ static void diag_why(struct diag_qp *q, const struct diag_sources *src, double i
 		diag_cat(w, len, ", %llu ECN CE", q->ecn_ce);
 	if (q->rxe_retx_timer)
 		diag_cat(w, len, ", retry timer fired %llux", q->rxe_retx_timer);
+}
+
+/* the verdict's own evidence, first in why */
+static void diag_why_head(struct diag_qp *q, const struct diag_sources *src, double interval_s)
+{
+	const char *kind = q->turnaround ? "this host's turnaround " : "";
+	char a[32], b[32], c[32];
+	size_t len = sizeof(q->why);
+	char *w = q->why;
+
+	switch (q->verdict) {
+	case DV_STUCK:
+		snprintf(w, len, "0 answers in %.1f s", interval_s);
+		break;
+	case DV_DROPPED:
+		if (q->drops)
+			snprintf(w, len, "%llu packets dropped on this host",
+				 (unsigned long long)q->drops);
+		else
+			snprintf(w, len, "no answer since %llu packets were dropped on this "
+				 "host, the last %.0f s ago", (unsigned long long)q->held_drops,
+				 q->held_for_s);
+		if (q->drops && q->held)
+			diag_cat(w, len, ", and %llu before with no answer since",
+				 q->held_drops);
+		break;
+	case DV_SLOW:
+		snprintf(w, len, "%sp50 %s = %.1fx the other QPs' median (%s), p99 %s", kind,
+			 diag_fmt_ns(q->p50_ns, a, sizeof(a)), q->slow_ratio,
+			 diag_fmt_ns(q->peers_median_ns, b, sizeof(b)),
+			 diag_fmt_ns(q->p99_ns, c, sizeof(c)));
+		break;
+	default:
+		if (q->lat_seen && q->samples)
+			snprintf(w, len, "%sp50 %s, p99 %s", kind,
+				 diag_fmt_ns(q->p50_ns, a, sizeof(a)),
+				 diag_fmt_ns(q->p99_ns, b, sizeof(b)));
+		else if (q->lat_seen)
+			snprintf(w, len, "no latency samples");
+		else
+			snprintf(w, len, "no latency (%s)", src->lat ? "rocelat did not see it" :
+				 "not timed");
+		break;
+	}
+}
+
+static void diag_why(struct diag_qp *q, const struct diag_sources *src, double interval_s)
+{
+	size_t len = sizeof(q->why);
+	char *w = q->why;
+
+	diag_why_head(q, src, interval_s);
+	diag_why_counts(q, src);
 	if (q->state_changed) {
 		size_t o = strlen(w);
 
 		snprintf(w + o, len - o, ", QP went %s", q->state_str);
 	}
-	if (q->verdict == DV_SLOW && q->sport)
+	if (q->held && q->verdict != DV_DROPPED)
+		diag_cat(w, len, ", %llu dropped on this host before with no answer since",
+			 q->held_drops);
+	/* a turnaround is this host's own time: no path in it */
+	if (q->verdict == DV_SLOW && q->sport && !q->turnaround)
 		diag_cat(w, len, " (path: sport %llu)", q->sport);
-	if (q->verdict == DV_STUCK && !q->drops && src->drops) {
+	if (q->verdict == DV_STUCK && !q->drops && !q->held && src->drops) {
 		size_t o = strlen(w);
 
 		snprintf(w + o, len - o, "; no drop on this host");
@@ -373,7 +575,8 @@ static int diag_verdict_of(struct diag_table *t, int i)
 		return DV_STUCK;
 	/* a rule's drop is the cause whatever else is seen; other drops
 	 * (a qdisc, a full queue) with answers still coming are loss */
-	if (diag_nf_drops(q) || (q->drops && !q->answers))
+	/* and so is one of an earlier interval with no answer since */
+	if (diag_nf_drops(q) || ((q->drops || q->held) && !q->answers))
 		return DV_DROPPED;
 	if (q->lat_seen && q->timeouts && !q->answers)
 		return DV_STUCK;

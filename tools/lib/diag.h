@@ -19,14 +19,19 @@
  *                    --timeout and no answer came in the interval
  *   DROPPED-LOCALLY  netfilter on this host dropped packets of the QP
  *                    (the rule named), or this host dropped them (kfree_skb,
- *                    the reason) and no answer came in the interval
+ *                    the reason) and no answer came in the interval; or
+ *                    it did so in an earlier interval and the QP has not
+ *                    answered since (diag_carry() holds that evidence)
  *   LOSSY            retransmits, PSN sequence NAKs, timeouts, rdma_rxe's
  *                    retry timer, or other drops on this host, while
  *                    answers still come
  *   CONGESTED        CNPs or ECN CE marks
  *   SLOW             median latency >= DIAG_SLOW_RATIO x the median of
  *                    the other QPs' medians and DIAG_SLOW_MIN_GAP_NS above
- *                    it (DIAG_SLOW_MIN_SAMPLES samples each)
+ *                    it (DIAG_SLOW_MIN_SAMPLES samples each); round trips
+ *                    are compared with round trips, this host's own
+ *                    turnarounds (it answered the requests) with
+ *                    turnarounds: a turnaround is never a path's latency
  *   OK               none of these
  */
 #ifndef AGENTXDP_DIAG_H
@@ -41,6 +46,9 @@
 #define DIAG_MAX_SITES		4
 #define DIAG_MAX_SIGS		4
 #define DIAG_QPN_UNKNOWN	0xffffffffU
+/* how long a QP's drop evidence is held when no source can tell whether
+ * the QP still exists (only drops were seen: no -i, no rdma_rxe) */
+#define DIAG_HOLD_S		600.0
 
 enum diag_verdict {
 	DV_OK, DV_SLOW, DV_CONGESTED, DV_LOSSY, DV_DROPPED, DV_STUCK, DV_NR,
@@ -81,6 +89,8 @@ struct diag_qp {
 
 	/* rocelat, this interval */
 	bool lat_seen;		/* rocelat has the flow */
+	bool turnaround;	/* its samples are this host's turnaround
+				 * (request in, answer out), not round trips */
 	bool requests;		/* requests seen in the interval */
 	bool answers;		/* an answer completed a request in it */
 	__u64 outstanding;	/* requests waiting for an answer now */
@@ -106,6 +116,15 @@ struct diag_qp {
 	char state_str[48];		/* "RTS -> ERR" */
 	__u64 rxe_retx_timer, rxe_retries, rxe_retx_pkts, rxe_rnr, rxe_rx_acks;
 
+	/* carried from earlier intervals (diag_carry()): drops of the QP on
+	 * this host with no answer since */
+	bool held;		/* earlier intervals' evidence is carried */
+	bool rule_held;		/* rule is an earlier interval's */
+	__u64 held_drops;	/* drops of the earlier intervals */
+	double first_drop, last_drop;	/* wall clock (s) of the first and the
+					 * latest interval with drops */
+	double held_for_s;	/* since last_drop */
+
 	/* the verdict */
 	int verdict;
 	char why[256];
@@ -121,9 +140,29 @@ struct diag_sources {
 	char no_lat[128], no_drops[128], no_rules[128], no_rxe[128];
 };
 
+/* which sources saw a held QP, and which still hold it (diag_alive) */
+enum { DIAG_BY_LAT = 1, DIAG_BY_RXE = 2 };
+
+/* a QP's drop evidence, kept across intervals until it answers again or
+ * is gone */
+struct diag_held {
+	__u8 family;
+	__u8 req[16], resp[16];
+	__u32 resp_qpn, req_qpn;
+	__u16 sport;
+	__u64 drops;		/* up to the last interval */
+	double first, last;	/* wall clock (s) of its first and latest drops */
+	struct diag_rule rule;
+	unsigned int seen_by, alive;	/* DIAG_BY_* */
+	bool matched;		/* in this interval's table */
+	bool gone;		/* a source that saw it no longer holds it */
+};
+
 struct diag_table {
 	struct diag_qp *qp;
 	int n, max;
+	struct diag_held *held;	/* not reset between intervals */
+	int nheld;
 	__u64 overflow;		/* QPs not kept: the table was full */
 	__u64 unmatched_drops;	/* drops of RoCE packets with no BTH-parsed QP */
 	/* events the interval lost to a full ring buffer: drops (the QPs'
@@ -155,6 +194,19 @@ void diag_add_drop(struct diag_qp *q, const struct diag_site *site,
 		   const struct diag_sig *sig);
 /* counts packets more netfilter drops of q's packets with signature sig */
 void diag_add_sig(struct diag_qp *q, const struct diag_sig *sig, __u64 packets);
+
+/* a source still holds the QP (rocelat's flow, rdma_rxe's QP: by is
+ * DIAG_BY_*), busy or idle; either QPN may be DIAG_QPN_UNKNOWN */
+void diag_alive(struct diag_table *t, __u8 family, const __u8 *req, const __u8 *resp,
+		__u32 resp_qpn, __u32 req_qpn, unsigned int by);
+/* held evidence into this interval's entries (now: wall clock, s): a QP
+ * that answered forgets it; one that dropped without answering keeps it;
+ * one of no entry this interval gets one with the held evidence alone,
+ * until a source that saw it no longer holds it (gone), or, when none
+ * could tell, DIAG_HOLD_S after its last drop. A gone QP's evidence
+ * stays DIAG_HOLD_S for what its leftovers show (rocelat's timeouts of
+ * the requests it never had answered), not for a QP rdma_rxe sees anew */
+void diag_carry(struct diag_table *t, double now);
 
 /* every entry's verdict and why (interval_s: the interval's length),
  * then the table sorted worst first */
