@@ -97,11 +97,8 @@ static const struct argp_option opts[] = {
 	{ "read", 'r', "FILE", 0, "Analyse a pcap/pcapng capture instead of live traffic", 0 },
 	{ "milliseconds", 'm', NULL, 0, "Latency in milliseconds", 0 },
 	{ "nanoseconds", OPT_NANOSECONDS, NULL, 0,
-	  "Latency in nanoseconds (no short option: -N is a network namespace "
-	  "suite-wide; rocelat still takes -N, its old spelling)", 0 },
-	/* the old spelling, for scripts (tests/host/rocelat_mirror.bats): no
-	 * conflict while rocelat has no namespace option */
-	{ NULL, 'N', NULL, OPTION_HIDDEN, NULL, 0 },
+	  "Latency in nanoseconds (no short option: -N is the network "
+	  "namespace in every tool)", 0 },
 	{ "skb-mode", OPT_SKB, NULL, 0, "Generic (skb) XDP: works on any device", 0 },
 	{ "native-mode", OPT_NATIVE, NULL, 0, "Native (driver) XDP only", 0 },
 	{ "mirror", OPT_MIRROR, NULL, 0,
@@ -147,7 +144,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.pcap = arg;
 		break;
 	case 'm':
-	case 'N':
 	case OPT_NANOSECONDS:
 		if (unit_set)
 			argp_failure(state, 1, 0, "-m and --nanoseconds are mutually exclusive");

@@ -32,6 +32,7 @@ static struct {
 	int scope;
 	const char *ifname;
 	int ifindex;
+	unsigned int netns_inum;
 	int port;
 } env = { .scope = SCOPE_ROCE };
 
@@ -52,6 +53,7 @@ static const char doc[] =
 "    rxedrop -e           # one line per dropped RoCE packet\n"
 "    rxedrop -e -s        # ... with the kernel stack\n"
 "    rxedrop -U -i eth1   # any UDP dropped on eth1\n"
+"    rxedrop -N blue -i veth0  # drops on veth0 of netns blue\n"
 "    rxedrop -A -j        # every dropped packet, JSON lines\n"
 "    rxedrop --prom /var/lib/prometheus/node-exporter/rxedrop.prom 15\n"
 "                         # metrics for node_exporter every 15 s";
@@ -61,7 +63,8 @@ static const struct argp_option opts[] = {
 	{ "stack", 's', NULL, 0, "With -e: add the kernel stack", 0 },
 	{ "udp", 'U', NULL, 0, "Any UDP packet, not only RoCE v2", 0 },
 	{ "all", 'A', NULL, 0, "Any packet (IP or not)", 0 },
-	{ "interface", 'i', "IFACE", 0, "Only drops of packets on IFACE", 0 },
+	{ "interface", 'i', "IFACE", 0,
+	  "Only drops of packets on IFACE (of -N's network namespace, else this one)", 0 },
 	{ "port", 'P', "PORT", 0, "Only packets with PORT as UDP source or destination", 0 },
 	{},
 };
@@ -440,6 +443,9 @@ int main(int argc, char **argv)
 	cli_parse(&argp, argc, argv, NULL);
 	cli_setup();
 	prom_totals_init(&totals, prom_labels, 2, PROM_SERIES);
+	/* an index names a device only within its namespace */
+	if (cli.netns || env.ifname)
+		env.netns_inum = cli_netns_inum();
 	if (env.ifname)
 		env.ifindex = cli_ifindex(env.ifname);
 	ncpu = libbpf_num_possible_cpus();
@@ -454,7 +460,8 @@ int main(int argc, char **argv)
 
 	{
 		struct rxedrop_load_opts lo = {
-			.scope = env.scope, .ifindex = env.ifindex, .port = env.port,
+			.scope = env.scope, .ifindex = env.ifindex,
+			.netns_inum = env.netns_inum, .port = env.port,
 			.events = env.events, .stack = env.stack, .ksyms = ksyms,
 		};
 

@@ -194,6 +194,55 @@ udp_csum_errors() {
 		if (prev >= 0 && $3 > prev) bad = 1; prev = $3 } END {exit bad}' "$OUT"
 }
 
+# every namespace numbers its devices from 1: a twin of the test's pair
+# (same addresses, same interface names but for the prefix, same indexes)
+twin_pair() {
+	ax_netns_pair axdn 10.201.0.1/24 10.201.0.2/24
+	# the precondition that made -i count other namespaces' drops
+	[ "$(ip -n axdb -o link show axdvb | cut -d: -f1)" = \
+	  "$(ip -n axdnb -o link show axdnvb | cut -d: -f1)" ]
+}
+
+# drops into both receivers, then rxedrop's counts; $1: how rxedrop runs
+ns_scoped_count() {
+	ax_bg "$@" -j >"$OUT" 2>"$ERR"
+	RX_PID=$AX_LAST_PID
+	ax_wait_for "$ERR" "Tracing" 90
+	ax_send_roce axda 10.201.0.2 30
+	ax_send_roce axdna 10.201.0.2 50
+	stop_rxedrop
+	json_count '.reason == "NO_SOCKET"'
+}
+
+@test "-i is scoped by namespace: a device with the same index elsewhere never counts" {
+	twin_pair
+	# run inside the namespace, as "ip netns exec" users do
+	[ "$(ns_scoped_count ip netns exec axdb "$RXEDROP" -i axdvb)" -eq 30 ]
+	# from outside with -N; and -N alone scopes to the namespace
+	[ "$(ns_scoped_count "$RXEDROP" -N axdb -i axdvb)" -eq 30 ]
+	[ "$(ns_scoped_count "$RXEDROP" -N axdnb)" -eq 50 ]
+	# events name only the device asked for
+	ax_bg "$RXEDROP" -e -j -N axdnb -i axdnvb >"$OUT" 2>"$ERR"
+	RX_PID=$AX_LAST_PID
+	ax_wait_for "$ERR" "Tracing" 90
+	ax_send_roce axda 10.201.0.2 30
+	ax_send_roce axdna 10.201.0.2 50
+	stop_rxedrop
+	[ "$(jq -s '[.[] | select(.type == "drop")] | length' "$OUT")" -eq 50 ]
+	[ "$(jq -s '[.[] | select(.type == "drop" and .ifname != "axdnvb")] | length' "$OUT")" -eq 0 ]
+}
+
+@test "CLI: -N names a namespace; an interface is looked up there" {
+	twin_pair
+	run "$RXEDROP" -N axd-no-such-ns
+	[ "$status" -eq 1 ]
+	[ "$output" = "rxedrop: no such network namespace: axd-no-such-ns" ]
+	# axdvb exists in axdb, not in axdnb
+	run "$RXEDROP" -N axdnb -i axdvb
+	[ "$status" -eq 1 ]
+	[ "$output" = "rxedrop: no such interface in network namespace axdnb: axdvb" ]
+}
+
 @test "CLI: --help describes rxedrop and exits 0" {
 	run "$RXEDROP" --help
 	[ "$status" -eq 0 ]

@@ -91,6 +91,21 @@ fail:
 	return -err;
 }
 
+int prom_check(const char *path)
+{
+	struct prom_file pf;
+	struct stat st;
+	int err = prom_open(&pf, path);
+
+	if (err)
+		return err;
+	prom_abort(&pf);
+	/* a directory of that name would fail only at the rename */
+	if (!stat(path, &st) && S_ISDIR(st.st_mode))
+		return -EISDIR;
+	return 0;
+}
+
 void prom_family(struct prom_file *pf, const char *name, enum prom_type type,
 		 const char *help)
 {
