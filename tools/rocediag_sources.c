@@ -601,7 +601,8 @@ static int open_lat(const struct rocediag_cfg *cfg, struct diag_sources *src)
 
 static void open_drops(struct diag_sources *src, struct loop *lp)
 {
-	struct rxedrop_load_opts lo = { .scope = SCOPE_ROCE, .events = true, .ksyms = s.ksyms };
+	struct rxedrop_load_opts lo = { .scope = SCOPE_ROCE, .events = true, .ksyms = s.ksyms,
+					.netns_inum = cli.netns ? cli_netns_inum() : 0 };
 	bool tp_btf;
 
 	s.drop = rxedrop_load(&lo, &tp_btf);
@@ -621,7 +622,8 @@ static void open_drops(struct diag_sources *src, struct loop *lp)
 
 static void open_rules(const struct rocediag_cfg *cfg, struct diag_sources *src)
 {
-	struct nfdrop_load_opts lo = { .method = NFDROP_METHOD_AUTO };
+	struct nfdrop_load_opts lo = { .method = NFDROP_METHOD_AUTO,
+				       .netns_inum = cli.netns ? cli_netns_inum() : 0 };
 	struct nfdrop_attached att;
 	long long nf_drop = drop_reason_value("NETFILTER_DROP");
 

@@ -92,7 +92,8 @@ enum {
 };
 
 static const struct argp_option opts[] = {
-	{ "interface", 'i', "IFACE", 0, "Attach to IFACE (repeatable)", 0 },
+	{ "interface", 'i', "IFACE", 0,
+	  "Attach to IFACE (repeatable; of -N's network namespace, else this one)", 0 },
 	{ "flows", 'F', NULL, 0, "Per-flow table, worst first, with outlier line", 0 },
 	{ "read", 'r', "FILE", 0, "Analyse a pcap/pcapng capture instead of live traffic", 0 },
 	{ "milliseconds", 'm', NULL, 0, "Latency in milliseconds", 0 },
@@ -191,6 +192,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (env.pcap) {
 			if (env.nifs)
 				argp_failure(state, 1, 0, "-r FILE and -i IFACE are mutually exclusive");
+			if (cli.netns)
+				argp_failure(state, 1, 0, "-N applies to live tracing, not -r");
 			if (env.mode != NETATTACH_AUTO || env.mirror || env.no_egress)
 				argp_failure(state, 1, 0,
 					     "--skb-mode/--native-mode/--mirror/--no-egress "
@@ -393,6 +396,8 @@ int main(int argc, char **argv)
 	if (env.pcap && access(env.pcap, R_OK))
 		cli_die("%s: %s", env.pcap, strerror(errno));
 	cli_setup();
+	/* -N: XDP and tc attach (netlink) work in the caller's namespace */
+	cli_netns_enter();
 	for (int i = 0; i < env.nifs; i++)
 		netattach_init(&ifaces[i], env.ifnames[i]);
 	ncpu = libbpf_num_possible_cpus();
