@@ -645,15 +645,19 @@ static void write_prom(struct rocelat_bpf *obj, const struct overall *rtt)
 		    "Request to ACK / READ RESPONSE round-trip latency");
 	prom_hist_log2(&pf, "agentxdp_rocelat_latency_seconds", NULL, 0,
 		       tot.hist.slots, HIST_SLOTS, cfg.unit_ns * 1e-9, -1);
+	/* a gauge: a summary's quantile label would promise a sum and count
+	 * of the same window, and the histogram above has the cumulative
+	 * ones; "q", since promtool keeps "quantile" for summaries */
 	prom_family(&pf, "agentxdp_rocelat_latency_quantile_seconds", PROM_GAUGE,
-		    "Round-trip latency quantiles of the latest interval (within 3%; 1 is the maximum)");
+		    "Round-trip latency quantiles of the latest interval, label q "
+		    "(within 3%; q=\"1\" is the maximum)");
 	for (int i = 0; i <= 3 && rtt && rtt->samples; i++) {
-		struct prom_label l = { "quantile", qv };
+		struct prom_label l = { "q", qv };
 
 		snprintf(qv, sizeof(qv), "%g", i < 3 ? qs[i] : 1.0);
-		prom_gauge(&pf, "agentxdp_rocelat_latency_quantile_seconds", &l, 1,
-			   (i == 0 ? rtt->p50 : i == 1 ? rtt->p90 : i == 2 ? rtt->p99 :
-			    (double)rtt->max) * 1e-9);
+		prom_gauge_seconds(&pf, "agentxdp_rocelat_latency_quantile_seconds", &l, 1,
+				   i == 0 ? rtt->p50 : i == 1 ? rtt->p90 : i == 2 ? rtt->p99 :
+				   (double)rtt->max, 1e-9);
 	}
 	err = prom_commit(&pf);
 	if (!err)

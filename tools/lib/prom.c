@@ -191,6 +191,19 @@ void prom_hist_log2(struct prom_file *pf, const char *name,
 	put_sample(pf, name, "_count", labels, nlabels, NULL, v);
 }
 
+void prom_gauge_seconds(struct prom_file *pf, const char *name,
+			const struct prom_label *labels, int nlabels,
+			double value, double unit_s)
+{
+	char v[32];
+
+	/* whole base units: a tool's resolution, not a double's last digits
+	 * (0.0032440315000000003 of an interpolated quantile) */
+	put_sample(pf, name, "", labels, nlabels, NULL,
+		   fmt_double(v, sizeof(v), to_seconds(value >= 0 ? (double)(long long)(value + 0.5) :
+							      value, unit_s)));
+}
+
 static void pf_free(struct prom_file *pf)
 {
 	free(pf->path);

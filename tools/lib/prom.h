@@ -81,6 +81,11 @@ void prom_counter(struct prom_file *pf, const char *name,
 		  const struct prom_label *labels, int nlabels, __u64 value);
 void prom_gauge(struct prom_file *pf, const char *name,
 		const struct prom_label *labels, int nlabels, double value);
+/* a time in base units of unit_s seconds (1e-9: ns) as a gauge in
+ * seconds, rounded to whole base units */
+void prom_gauge_seconds(struct prom_file *pf, const char *name,
+			const struct prom_label *labels, int nlabels,
+			double value, double unit_s);
 /*
  * One histogram series from log2 slots in a base unit of unit_s seconds
  * (1e-9 for ns, 1e-6 for us): slot 0 holds 0..1 and slot i [2^i, 2^(i+1))
