@@ -529,3 +529,63 @@ nothing_attached() {
 	stop_rocelat
 	nothing_attached
 }
+
+# JSON -F reports: one line per report, its flows' sports, samples and
+# timeouts in table order ("hist" starts every report)
+flow_reports() {
+	jq -r 'if .type == "hist" then "|" elif .type == "flow" then
+		"\(.sport):\(.samples):\(.timeouts)" else empty end' "$1" |
+		tr '\n' ' ' | tr '|' '\n'
+}
+
+# timeouts rocelat counted on flow SPORT so far
+flow_timeouts() {
+	jq -s "[.[] | select(.type == \"flow\" and .sport == $1) | .timeouts] | add // 0" "$2"
+}
+
+@test "-F worst first: a black-holed flow leads every table, its timeouts counted (TMO)" {
+	# every request of the flow from 49153 is ignored: no answer at all
+	start_responder --drop-every 49153=1
+	start_rocelat_logged -F -j --timeout 50 1
+	ip netns exec "${P}a" "$GEN" requester -d $B -q -n 90 -f 3 --no-recovery \
+		--ack-timeout-us 20000 --interval-us 2000 --flow-stats > "$T/req.out" || true
+	failed=$(sed -n 's/^rocegen: role=requester .* failed=\([0-9]*\).*/\1/p' "$T/req.out")
+	[ "$failed" -eq 30 ]
+	ax_until 20 "rocelat's timeouts of 49153" \
+		bash -c "[ \$(jq -s '[.[] | select(.type == \"flow\" and .sport == 49153) | .timeouts] | add // 0' '$T/rl.out') -ge $failed ]"
+	ax_stop "$RL_PID" INT
+	[ "$AX_RC" -eq 0 ]
+	flow_reports "$T/rl.out" >&2
+	# each of the requester's unanswered messages once
+	[ "$(flow_timeouts 49153 "$T/rl.out")" -eq "$failed" ]
+	# in every report that has it, the flow without samples comes first
+	# (its median is no number: sorted by median it came last)
+	run awk '/49153:/ { if ($1 !~ /^49153:0:/) bad = 1; n++ } END { exit !(n >= 1 && !bad) }' \
+		<(flow_reports "$T/rl.out")
+	[ "$status" -eq 0 ]
+	# the healthy flows were timed
+	[ "$(jq -s '[.[] | select(.type == "flow" and .sport != 49153) | .samples] | add' "$T/rl.out")" -eq 60 ]
+}
+
+@test "text -F: TMO column; the counter block only at exit, or every interval with -v" {
+	start_responder --drop-every 49153=1
+	start_rocelat_logged -F --timeout 50 1
+	ip netns exec "${P}a" "$GEN" requester -d $B -q -n 90 -f 3 --no-recovery \
+		--ack-timeout-us 20000 --interval-us 2000 > "$T/req.out" || true
+	ax_until 20 "a table with the flow's timeouts" \
+		grep -Eq '^10\.77\.0\.1 +10\.77\.0\.2 +0x12 +49153 +0 +- +- +- +0 +[1-9]' "$T/rl.out"
+	ax_until 20 "a second table" bash -c "[ \$(grep -c -e '^no flows$' -e '^REQUESTER' '$T/rl.out') -ge 2 ]"
+	ax_stop "$RL_PID" INT
+	[ "$AX_RC" -eq 0 ]
+	grep -Eq '^REQUESTER +RESPONDER +QPN +SPORT +SAMPLES +P50us +P99us +MAXus +RETX +TMO +NAK +RNR +CNP$' "$T/rl.out"
+	# several tables, one counter block (the run's, at exit)
+	[ "$(grep -c '^roce_packets=' "$T/rl.out")" -eq 1 ]
+	[ "$(grep -A1 '^counters since start:$' "$T/rl.out" | grep -c '^roce_packets=')" -eq 1 ]
+
+	# -v: one per table
+	start_rocelat_logged -v -F 1
+	ax_until 20 "two tables" bash -c "[ \$(grep -c '^roce_packets=' '$T/rl.out') -ge 2 ]"
+	ax_stop "$RL_PID" INT
+	[ "$AX_RC" -eq 0 ]
+	[ "$(grep -c '^roce_packets=' "$T/rl.out")" -eq "$(grep -c -e '^no flows$' -e '^REQUESTER' "$T/rl.out")" ]
+}
