@@ -480,7 +480,7 @@ static void print_counts(__u64 *lost_seen)
 		nrows = 0;
 		return;
 	}
-	cli_print_timestamp(stdout);
+	cli_print_timestamp_line(stdout);
 	printf("%-10s %-15s %-16s %-16s %-7s %9s\n", "NETNS", "HOOK", "TABLE",
 	       "CHAIN", "VERDICT", "COUNT");
 	for (int i = 0; i < nrows; i++)
@@ -548,7 +548,7 @@ static void print_event(const struct nfd_event *e)
 	}
 	snprintf(verdict, sizeof(verdict), "%s%s", nfdrop_verdict_names[r.verdict],
 		 r.verdict != V_UNKNOWN && (r.inferred & INF_VERDICT) ? "?" : "");
-	printf("%-10s %-10s %-12s %-22s %-7s", r.netns_name,
+	printf("%-10s %-15s %-12s %-22s %-7s", r.netns_name,
 	       e->rec.ifname[0] ? e->rec.ifname : "-", hook, where, verdict);
 	if (pi->family) {
 		printf(" %s", sa);
@@ -713,7 +713,9 @@ static void print_banner(void)
 	if (!cli.json && !env.events)
 		printf("'?' marks what the evidence does not settle (candidates listed).\n");
 	if (!cli.json && env.events)
-		printf("%-10s %-10s %-12s %-22s %-7s %s\n", "NETNS", "IFACE", "HOOK",
+		cli_print_time_header(stdout);
+	if (!cli.json && env.events)
+		printf("%-10s %-15s %-12s %-22s %-7s %s\n", "NETNS", "IFACE", "HOOK",
 		       "TABLE/CHAIN #RULE", "VERDICT", "PACKET");
 	fflush(stdout);
 }

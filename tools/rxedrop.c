@@ -325,7 +325,7 @@ static void print_counts(struct rxedrop_bpf *obj, int ncpu, __u64 *lost_seen)
 		}
 		return;
 	}
-	cli_print_timestamp(stdout);
+	cli_print_timestamp_line(stdout);
 	printf("%-36s %-28s %10s\n", "LOCATION", "REASON", "COUNT");
 	for (int i = 0; i < n; i++)
 		printf("%-36s %-28s %10llu\n",
@@ -372,11 +372,23 @@ static __u64 events_lost(void *ctx)
 
 static const struct bpf_map *stacks;
 
+/* an event's columns (an IPv4 address:port fits 21), the RoCE header last */
+#define EVENT_FMT "%-10s %-21s %-21s %-16s "
+#define EVENT_LOC_W 28
+
+static void print_event_header(void)
+{
+	cli_print_time_header(stdout);
+	printf(EVENT_FMT "%-*s %s\n", "IFACE", "SOURCE", "DESTINATION", "REASON",
+	       EVENT_LOC_W, "LOCATION", "ROCE");
+	fflush(stdout);
+}
+
 static int handle_event(void *ctx, void *data, size_t len)
 {
 	const struct drop_event *e = data;
 	const struct pkt_info *pi = &e->pkt;
-	char sym[128], reason[64], op[32], sa[ADDR_STRLEN], da[ADDR_STRLEN];
+	char sym[128], reason[64], op[32], sa[ADDR_STRLEN + 8], da[ADDR_STRLEN + 8];
 	bool roce = e->verdict == PKT_ROCE;
 	struct json_w w;
 
@@ -400,12 +412,19 @@ static int handle_event(void *ctx, void *data, size_t len)
 	cli_print_ktime(stdout, e->ts_ns);
 	pkt_addr_str(pi->family, pi->saddr, sa, sizeof(sa));
 	pkt_addr_str(pi->family, pi->daddr, da, sizeof(da));
-	printf("%-10s %s:%u -> %s:%u", e->ifname[0] ? e->ifname : "-",
-	       sa, pi->sport, da, pi->dport);
+	if (pi->sport || pi->dport) {
+		size_t ls = strlen(sa), ld = strlen(da);
+
+		snprintf(sa + ls, sizeof(sa) - ls, ":%u", pi->sport);
+		snprintf(da + ld, sizeof(da) - ld, ":%u", pi->dport);
+	}
+	printf(EVENT_FMT, e->ifname[0] ? e->ifname : "-", sa, da, reason);
 	if (roce)
-		printf(" %s qp=0x%x psn=%u", roce_opcode_name(pi->opcode, op, sizeof(op)),
-		       pi->dqpn, pi->psn);
-	printf(" %s %s\n", sym, reason);
+		printf("%-*s %s qp=0x%x psn=%u", EVENT_LOC_W, sym,
+		       roce_opcode_name(pi->opcode, op, sizeof(op)), pi->dqpn, pi->psn);
+	else
+		printf("%s", sym);
+	printf("\n");
 	if (env.stack)
 		maps_print_stack(ksyms, stacks, e->stack_id, NULL);
 	fflush(stdout);
@@ -427,6 +446,8 @@ static int run(struct rxedrop_bpf *obj, int ncpu, bool use_tp_btf)
 		use_tp_btf ? "tp_btf" : "raw_tp");
 	fflush(stdout);
 	if (env.events) {
+		if (!cli.json)
+			print_event_header();
 		lp.report = NULL;
 		if (!loop_add_events(&lp, obj->maps.events, handle_event, NULL, NULL))
 			return 1;

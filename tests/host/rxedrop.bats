@@ -161,7 +161,7 @@ udp_csum_errors() {
 	start_rxedrop -e -s
 	ax_send_roce axda 10.201.0.2 1
 	stop_rxedrop
-	grep -q "RC_SEND_ONLY qp=0x12 psn=1 nft_do_chain+0x[0-9a-f]* NETFILTER_DROP" "$OUT"
+	grep -Eq "^axdvb +10\.201\.0\.1:[0-9]+ +10\.201\.0\.2:4791 +NETFILTER_DROP +nft_do_chain\+0x[0-9a-f]+ +RC_SEND_ONLY qp=0x12 psn=1$" "$OUT"
 	grep -q "^    nf_hook_slow+" "$OUT"
 	grep -q "^    ip_local_deliver+" "$OUT"
 }
@@ -241,6 +241,33 @@ ns_scoped_count() {
 	run "$RXEDROP" -N axdnb -i axdvb
 	[ "$status" -eq 1 ]
 	[ "$output" = "rxedrop: no such interface in network namespace axdnb: axdvb" ]
+}
+
+@test "-e prints a header; -T adds a TIME column, aligned, in events and counts" {
+	start_rxedrop -e -T
+	ax_send_roce axda 10.201.0.2 3
+	ax_send_roce axda 10.201.0.2 2 04 5555
+	stop_rxedrop
+	cat "$OUT" >&2
+	grep -Eq '^TIME +IFACE +SOURCE +DESTINATION +REASON +LOCATION +ROCE$' "$OUT"
+	[ "$(grep -Ec '^[0-9]{2}:[0-9]{2}:[0-9]{2} axdvb .* NO_SOCKET .* RC_SEND_ONLY qp=0x12 psn=[123]$' "$OUT")" -eq 3 ]
+	ax_columns_aligned "$OUT" TIME TIME IFACE SOURCE DESTINATION REASON LOCATION ROCE
+	# IPv4 rows (an IPv6 address is wider than its column)
+	start_rxedrop -e -U -P 5555
+	ax_send_roce axda 10.201.0.2 2 04 5555
+	stop_rxedrop
+	grep -Eq '^IFACE +SOURCE +DESTINATION +REASON +LOCATION +ROCE$' "$OUT"
+	[ "$(grep -Ec '^axdvb +10\.201\.0\.1:[0-9]+ +10\.201\.0\.2:5555 +NO_SOCKET +__udp4_lib_rcv\+0x[0-9a-f]+$' "$OUT")" -eq 2 ]
+	ax_columns_aligned "$OUT" IFACE IFACE SOURCE DESTINATION REASON LOCATION
+
+	# counts: the time on a line of its own above each table
+	start_rxedrop -T
+	ax_send_roce axda 10.201.0.2 4
+	stop_rxedrop
+	cat "$OUT" >&2
+	grep -B1 '^LOCATION' "$OUT" | grep -Eq '^[0-9]{2}:[0-9]{2}:[0-9]{2}$'
+	grep -Eq '^__udp4_lib_rcv\+0x[0-9a-f]+ +NO_SOCKET +[0-9]+$' "$OUT"
+	ax_columns_aligned "$OUT" LOCATION LOCATION REASON
 }
 
 @test "CLI: --help describes rxedrop and exits 0" {

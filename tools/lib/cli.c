@@ -345,6 +345,23 @@ void cli_print_ktime(FILE *f, unsigned long long ktime_ns)
 		print_hms(f, (time_t)cli_ktime_to_epoch(ktime_ns));
 }
 
+void cli_print_time_header(FILE *f)
+{
+	if (cli.timestamp)
+		fprintf(f, "%-8s ", "TIME");
+}
+
+void cli_print_timestamp_line(FILE *f)
+{
+	char buf[16];
+	time_t t = time(NULL);
+
+	if (!cli.timestamp)
+		return;
+	strftime(buf, sizeof(buf), "%H:%M:%S", localtime(&t));
+	fprintf(f, "%s\n", buf);
+}
+
 void cli_prom_err(int err)
 {
 	static bool reported;

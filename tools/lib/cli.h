@@ -95,6 +95,11 @@ void cli_setup(void);
 /* "HH:MM:SS " when -T: now, or of an event's bpf_ktime_get_ns() time */
 void cli_print_timestamp(FILE *f);
 void cli_print_ktime(FILE *f, unsigned long long ktime_ns);
+/* with -T: "TIME     ", the header of the column the two above fill */
+void cli_print_time_header(FILE *f);
+/* with -T: "HH:MM:SS" on a line of its own, above a table whose rows
+ * carry no time */
+void cli_print_timestamp_line(FILE *f);
 /* a failed write of the --prom file (-errno) after the start (a full
  * disk): "cannot write FILE: ...", once per run; the run goes on */
 void cli_prom_err(int err);
