@@ -372,7 +372,8 @@ nothing_attached() {
 	run --separate-stderr ip netns exec "${P}a" "$RL" -i "${P}va"
 	[ "$status" -ne 0 ]
 	[ "${#stderr_lines[@]}" -eq 1 ]
-	[[ "$stderr" == *"already has an XDP program (id $id"* ]]
+	# the program by id and name (ip link attached it: no process holds it)
+	[[ "$stderr" == *"already has an XDP program (id $id \"xdp_keep\", generic mode)"* ]]
 	[ "$(ip -n "${P}a" link show "${P}va" | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p')" = "$id" ]
 	[ -z "$(tc -n "${P}a" filter show dev "${P}va" egress)" ]
 	ip -n "${P}a" link set dev "${P}va" xdpgeneric off
@@ -588,4 +589,17 @@ flow_timeouts() {
 	ax_stop "$RL_PID" INT
 	[ "$AX_RC" -eq 0 ]
 	[ "$(grep -c '^roce_packets=' "$T/rl.out")" -eq "$(grep -c -e '^no flows$' -e '^REQUESTER' "$T/rl.out")" ]
+}
+
+@test "XDP taken by another rocelat: the message names its program and process" {
+	start_rocelat_logged
+	local id
+	id=$(ip -n "${P}a" link show "${P}va" | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p')
+	[ -n "$id" ]
+	run --separate-stderr ip netns exec "${P}a" "$RL" -i "${P}va"
+	[ "$status" -eq 1 ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	echo "$stderr" >&2
+	[[ "$stderr" == *"already has an XDP program (id $id \"rocelat_xdp\", held by rocelat (pid $RL_PID)"* ]]
+	stop_rocelat INT
 }

@@ -45,16 +45,105 @@ static const char *xdp_mode_str(__u8 mode)
 	}
 }
 
+/* does /proc/PID/fd/FD hold BPF program prog_id? (its fdinfo) */
+static bool fd_holds_prog(const char *pid, const char *fd, __u32 prog_id)
+{
+	char path[600], line[128], link[64];
+	bool held = false;
+	ssize_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%s/fd/%s", pid, fd);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0)
+		return false;
+	link[n] = 0;
+	if (strcmp(link, "anon_inode:bpf-prog"))
+		return false;
+	snprintf(path, sizeof(path), "/proc/%s/fdinfo/%s", pid, fd);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned int id;
+
+		if (sscanf(line, "prog_id: %u", &id) == 1 && id == prog_id)
+			held = true;
+	}
+	fclose(f);
+	return held;
+}
+
+/* a process that holds BPF program prog_id open (from /proc fdinfo): its
+ * pid, 0 when none does, -1 when /proc cannot tell */
+static long prog_holder(__u32 prog_id)
+{
+	DIR *proc = opendir("/proc"), *fds;
+	struct dirent *p, *d;
+	char path[300];
+	long pid = 0;
+
+	if (!proc)
+		return -1;
+	while (!pid && (p = readdir(proc))) {
+		if (p->d_name[0] < '1' || p->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%.255s/fd", p->d_name);
+		fds = opendir(path);
+		if (!fds)
+			continue;
+		while (!pid && (d = readdir(fds)))
+			if (fd_holds_prog(p->d_name, d->d_name, prog_id))
+				pid = strtol(p->d_name, NULL, 10);
+		closedir(fds);
+	}
+	closedir(proc);
+	return pid;
+}
+
+/* "id 42 "xdp_fw", held by xdpd (pid 1234)" for messages */
+static void prog_describe(__u32 id, char *buf, size_t len)
+{
+	struct bpf_prog_info info = {};
+	__u32 ilen = sizeof(info);
+	char comm[32] = "", path[64];
+	/* before our own fd of it, which the scan would find */
+	long pid = prog_holder(id);
+	int fd = bpf_prog_get_fd_by_id(id);
+	size_t o;
+	FILE *f;
+
+	if (fd >= 0 && bpf_obj_get_info_by_fd(fd, &info, &ilen))
+		info.name[0] = 0;
+	if (fd >= 0)
+		close(fd);
+	o = snprintf(buf, len, "id %u", id);
+	if (info.name[0] && o < len)
+		o += snprintf(buf + o, len - o, " \"%s\"", info.name);
+	if (pid <= 0 || o >= len)
+		return;
+	snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+	f = fopen(path, "r");
+	if (f && fgets(comm, sizeof(comm), f))
+		comm[strcspn(comm, "\n")] = 0;
+	if (f)
+		fclose(f);
+	snprintf(buf + o, len - o, ", held by %s (pid %ld)", comm[0] ? comm : "?", pid);
+}
+
 /* true (and a one-line error) when some XDP program is already there */
 static bool xdp_occupied(struct netattach *f)
 {
 	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	char who[128];
 
 	if (bpf_xdp_query(f->ifindex, 0, &q) || q.attach_mode == XDP_ATTACHED_NONE)
 		return false;
-	cli_err("%s already has an XDP program (id %u, %s mode): not replacing it; "
-		"detach it first or use another interface", f->name,
-		q.prog_id ? q.prog_id : q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id,
+	/* whose it is: a firewall, another tool of the suite, a CNI */
+	prog_describe(q.prog_id ? q.prog_id : q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id,
+		      who, sizeof(who));
+	cli_err("%s already has an XDP program (%s, %s mode): not replacing it; "
+		"detach it first or use another interface", f->name, who,
 		xdp_mode_str(q.attach_mode));
 	return true;
 }
@@ -101,52 +190,6 @@ int netattach_xdp(struct netattach *f, struct bpf_program *prog, enum netattach_
 	return 0;
 }
 
-/* ids of BPF programs some process holds open (from /proc fdinfo) */
-static bool prog_held_by_process(__u32 prog_id)
-{
-	DIR *proc = opendir("/proc"), *fds;
-	struct dirent *p, *d;
-	char path[1100], line[128], link[64];
-	bool held = false;
-
-	if (!proc)
-		return true;	/* cannot tell: assume held, touch nothing */
-	while (!held && (p = readdir(proc))) {
-		if (p->d_name[0] < '1' || p->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/fd", p->d_name);
-		fds = opendir(path);
-		if (!fds)
-			continue;
-		while (!held && (d = readdir(fds))) {
-			ssize_t n;
-			FILE *f;
-
-			snprintf(path, sizeof(path), "/proc/%s/fd/%s", p->d_name, d->d_name);
-			n = readlink(path, link, sizeof(link) - 1);
-			if (n <= 0)
-				continue;
-			link[n] = 0;
-			if (strcmp(link, "anon_inode:bpf-prog"))
-				continue;
-			snprintf(path, sizeof(path), "/proc/%s/fdinfo/%s", p->d_name, d->d_name);
-			f = fopen(path, "r");
-			if (!f)
-				continue;
-			while (fgets(line, sizeof(line), f)) {
-				unsigned int id;
-
-				if (sscanf(line, "prog_id: %u", &id) == 1 && id == prog_id)
-					held = true;
-			}
-			fclose(f);
-		}
-		closedir(fds);
-	}
-	closedir(proc);
-	return held;
-}
-
 /*
  * A clsact filter of ours whose program no process holds any more is the
  * leftover of a run killed by SIGKILL (kernels before 6.6, no tcx): our
@@ -171,7 +214,7 @@ static void remove_leftover_tc(struct netattach *f, struct bpf_tc_hook *hook)
 		return;
 	}
 	close(pfd);
-	if (prog_held_by_process(q.prog_id))
+	if (prog_holder(q.prog_id))
 		return;
 	{
 		LIBBPF_OPTS(bpf_tc_opts, d, .handle = id->handle, .priority = id->prio);
