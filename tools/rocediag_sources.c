@@ -48,6 +48,9 @@
 static const struct netattach_tc_id tc_id = {
 	.handle = 0x52CE, .prio = 0xC7, .prog_name = "rocelat_tc", .tool = "rocelat or rocediag",
 };
+static const struct netattach_tc_id tc_in_id = {
+	.handle = 0x52CE, .prio = 0xC7, .prog_name = "rocelat_tc_in", .tool = "rocelat or rocediag",
+};
 
 static struct {
 	struct rocelat_bpf *lat;
@@ -591,7 +594,8 @@ static int open_lat(const struct rocediag_cfg *cfg, struct diag_sources *src)
 
 		netattach_init(f, cfg->ifnames[i]);
 		s.nifs++;
-		if (netattach_xdp(f, s.lat->progs.rocelat_xdp, cfg->xdp_mode) ||
+		if (netattach_ingress(f, s.lat->progs.rocelat_xdp, s.lat->progs.rocelat_tc_in,
+				      cfg->xdp_mode, &tc_in_id) ||
 		    netattach_tc_egress(f, s.lat->progs.rocelat_tc, &tc_id))
 			return -1;
 	}

@@ -55,6 +55,10 @@ static struct netattach ifaces[MAX_IFACES];
 static const struct netattach_tc_id tc_id = {
 	.handle = TC_HANDLE, .prio = TC_PRIO, .prog_name = TC_PROG_NAME, .tool = "rocelat",
 };
+/* where XDP is taken: the same identity on the ingress side */
+static const struct netattach_tc_id tc_in_id = {
+	.handle = TC_HANDLE, .prio = TC_PRIO, .prog_name = "rocelat_tc_in", .tool = "rocelat",
+};
 static int ncpu;
 
 const char *argp_program_version = "rocelat (AgentXDP) " AX_VERSION;
@@ -242,7 +246,8 @@ static int run_live(struct rocelat_bpf *obj)
 	for (int i = 0; i < env.nifs; i++) {
 		struct netattach *f = &ifaces[i];
 
-		if (netattach_xdp(f, obj->progs.rocelat_xdp, env.mode))
+		if (netattach_ingress(f, obj->progs.rocelat_xdp, obj->progs.rocelat_tc_in,
+				      env.mode, &tc_in_id))
 			return 1;
 		if (egress && netattach_tc_egress(f, obj->progs.rocelat_tc, &tc_id))
 			return 1;
@@ -415,8 +420,10 @@ int main(int argc, char **argv)
 	obj->rodata->targ_offline = env.pcap != NULL;
 	obj->rodata->targ_decap = env.decap;
 	obj->rodata->targ_mirror_time = env.mirror_time;
-	if (env.pcap)
+	if (env.pcap) {
 		bpf_program__set_autoload(obj->progs.rocelat_xdp, false);
+		bpf_program__set_autoload(obj->progs.rocelat_tc_in, false);
+	}
 	else if (env.mirror || env.no_egress)
 		bpf_program__set_autoload(obj->progs.rocelat_tc, false);
 	/* whole sets: at most --max-flows */

@@ -363,18 +363,37 @@ nothing_attached() {
 	nothing_attached
 }
 
-@test "an existing XDP program is left in place and reported" {
+# the id of the XDP program on ${P}va
+xdp_id() {
+	ip -n "${P}a" link show "${P}va" | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p'
+}
+
+@test "an existing XDP program is left in place and named; rocelat times from tc ingress" {
 	[ -f "$BATS_FILE_TMPDIR/xdp_keep.o" ] || skip "no clang for the foreign XDP program"
 	ip -n "${P}a" link set dev "${P}va" xdpgeneric obj "$BATS_FILE_TMPDIR/xdp_keep.o" sec xdp
 	local id
-	id=$(ip -n "${P}a" link show "${P}va" | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p')
+	id=$(xdp_id)
 	[ -n "$id" ]
-	run --separate-stderr ip netns exec "${P}a" "$RL" -i "${P}va"
-	[ "$status" -ne 0 ]
+	# an explicit XDP mode asks for XDP: one line naming the program, exit 1
+	run --separate-stderr ip netns exec "${P}a" "$RL" -i "${P}va" --skb-mode
+	[ "$status" -eq 1 ]
 	[ "${#stderr_lines[@]}" -eq 1 ]
 	# the program by id and name (ip link attached it: no process holds it)
-	[[ "$stderr" == *"already has an XDP program (id $id \"xdp_keep\", generic mode)"* ]]
-	[ "$(ip -n "${P}a" link show "${P}va" | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p')" = "$id" ]
+	[[ "$stderr" == *"already has an XDP program (id $id \"xdp_keep\", generic mode): not replacing it"* ]]
+	[ -z "$(tc -n "${P}a" filter show dev "${P}va" egress)" ]
+	# the default: the foreign program stays, rocelat moves to tc ingress
+	start_responder
+	start_rocelat_logged -j
+	[ "$(grep -c . "$T/rl.err")" -eq 2 ]	# the note and the banner
+	grep -q "^rocelat: note: ${P}va already has an XDP program (id $id \"xdp_keep\", generic mode): left in place, timing from tc ingress instead$" "$T/rl.err"
+	grep -Eq "\(tcx? ingress \(XDP taken\), tcx? egress\)" "$T/rl.err"
+	run_requester -n 50
+	stop_rocelat INT
+	[ "$AX_RC" -eq 0 ]
+	check_samples "$T/rl.out"
+	[ "$(rl_counter samples "$T/rl.out")" -gt 0 ]
+	[ "$(xdp_id)" = "$id" ]
+	[ -z "$(tc -n "${P}a" filter show dev "${P}va" ingress)" ]
 	[ -z "$(tc -n "${P}a" filter show dev "${P}va" egress)" ]
 	ip -n "${P}a" link set dev "${P}va" xdpgeneric off
 }
@@ -591,15 +610,53 @@ flow_timeouts() {
 	[ "$(grep -c '^roce_packets=' "$T/rl.out")" -eq "$(grep -c -e '^no flows$' -e '^REQUESTER' "$T/rl.out")" ]
 }
 
-@test "XDP taken by another rocelat: the message names its program and process" {
-	start_rocelat_logged
-	local id
-	id=$(ip -n "${P}a" link show "${P}va" | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p')
+@test "two rocelats share an interface: XDP and tc ingress, the holder named, both time it all" {
+	start_responder
+	start_rocelat_logged -j
+	local first=$RL_PID id
+	id=$(xdp_id)
 	[ -n "$id" ]
-	run --separate-stderr ip netns exec "${P}a" "$RL" -i "${P}va"
-	[ "$status" -eq 1 ]
-	[ "${#stderr_lines[@]}" -eq 1 ]
-	echo "$stderr" >&2
-	[[ "$stderr" == *"already has an XDP program (id $id \"rocelat_xdp\", held by rocelat (pid $RL_PID)"* ]]
+	mv "$T/rl.out" "$T/rl1.out"
+	start_rocelat_logged -j
+	grep -q "note: ${P}va already has an XDP program (id $id \"rocelat_xdp\", held by rocelat (pid $first), .* mode): left in place" "$T/rl.err"
+	run_requester -n 50
 	stop_rocelat INT
+	[ "$AX_RC" -eq 0 ]
+	ax_stop "$first" INT
+	[ "$AX_RC" -eq 0 ]
+	# each saw every answer: samples as rocegen completed them
+	check_samples "$T/rl.out"
+	check_samples "$T/rl1.out"
+	[ "$(rl_counter samples "$T/rl.out")" -eq "$(rl_counter samples "$T/rl1.out")" ]
+	nothing_attached
+	[ -z "$(tc -n "${P}a" filter show dev "${P}va" ingress)" ]
+}
+
+@test "rocediag on an interface rocelat holds: tc ingress, its QP timed" {
+	[ -x "$AX_BUILD/rocediag" ] || skip "rocediag not built"
+	start_responder
+	start_rocelat_logged -j
+	local id
+	id=$(xdp_id)
+	ax_bg ip netns exec "${P}a" "$AX_BUILD/rocediag" -j -i "${P}va" 1 > "$T/rd.out" 2> "$T/rd.err"
+	RD_PID=$AX_LAST_PID
+	AX_WAIT_BANNER_S=90 ax_wait_banner "$RD_PID" "$T/rd.err"
+	grep -q "note: ${P}va already has an XDP program (id $id \"rocelat_xdp\", held by rocelat" "$T/rd.err"
+	run_requester -n 2000 --interval-us 500
+	# the traffic is over: two more reports (the one under way, and the
+	# next) hold all of the QP's samples
+	local n
+	n=$(jq -s '[.[] | select(.type == "summary")] | length' "$T/rd.out")
+	ax_until 20 "rocediag's next reports" bash -c \
+		"[ \$(jq -s '[.[] | select(.type == \"summary\")] | length' '$T/rd.out') -ge $((n + 2)) ]"
+	ax_stop "$RD_PID" INT
+	[ "$AX_RC" -eq 0 ]
+	stop_rocelat INT
+	[ "$AX_RC" -eq 0 ]
+	check_samples "$T/rl.out"
+	# rocediag on tc ingress timed what rocelat on XDP timed
+	[ "$(jq -s '[.[] | select(.type == "qp") | .latency.samples] | add' "$T/rd.out")" -eq \
+	  "$(rl_counter samples "$T/rl.out")" ]
+	nothing_attached
+	[ -z "$(tc -n "${P}a" filter show dev "${P}va" ingress)" ]
 }
