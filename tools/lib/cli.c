@@ -29,8 +29,8 @@ static const struct argp_option cli_options[] = {
 	{ "prom", OPT_PROM, "FILE", 0,
 	  "Write Prometheus text metrics to FILE (atomically) at start, every interval (every 10 s without one, or with -e) and at exit", -1 },
 	{ "netns", 'N', "NAME", 0,
-	  "Network namespace NAME (/run/netns/NAME, or a path): -i names an "
-	  "interface there, and only its packets count", -1 },
+	  "Network namespace NAME (/run/netns/NAME, or a path), where -i's "
+	  "interface is; rxedrop, nfdrop and rocediag count only its drops", -1 },
 	/* argp's own help options answer -? only (ARGP_NO_HELP in
 	 * cli_parse): -h is help in every tool, as in libbpf-tools */
 	{ "help", 'h', NULL, 0, "Give this help list", -1 },
@@ -164,12 +164,13 @@ unsigned int cli_netns_inum(void)
 
 void cli_netns_enter(void)
 {
-	int saved;
+	int saved, err;
 
 	if (!cli.netns)
 		return;
-	if (netns_enter(cli_netns_inum(), &saved))
-		cli_die("cannot enter network namespace %s: %s", cli.netns, strerror(errno));
+	err = netns_enter(cli_netns_inum(), &saved);
+	if (err)
+		cli_die("cannot enter network namespace %s: %s", cli.netns, strerror(-err));
 	if (saved >= 0)
 		close(saved);
 }
