@@ -955,8 +955,7 @@ int rocelat_xdp(struct xdp_md *ctx)
 	return XDP_PASS;
 }
 
-SEC("tc")
-int rocelat_tc(struct __sk_buff *skb)
+static __always_inline int rocelat_tc_handle(struct __sk_buff *skb, bool egress)
 {
 	__u32 linear = skb->data_end - skb->data;
 
@@ -969,8 +968,22 @@ int rocelat_tc(struct __sk_buff *skb)
 	 * the verifier wants ctx loads at a constant offset */
 	asm volatile("" : "+r"(skb));
 	rocelat_handle((void *)(long)skb->data, (void *)(long)skb->data_end,
-		       skb->len, skb->ifindex, true);
+		       skb->len, skb->ifindex, egress);
 	return AX_TC_ACT_UNSPEC;
+}
+
+SEC("tc")
+int rocelat_tc(struct __sk_buff *skb)
+{
+	return rocelat_tc_handle(skb, true);
+}
+
+/* ingress where another program holds the interface's XDP hook
+ * (netattach_ingress()): the same handler, later in the stack */
+SEC("tc")
+int rocelat_tc_in(struct __sk_buff *skb)
+{
+	return rocelat_tc_handle(skb, false);
 }
 
 /* ---- the timeout sweep, run by user space through BPF_PROG_TEST_RUN --- */

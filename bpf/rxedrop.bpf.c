@@ -15,6 +15,7 @@
 const volatile __u8 targ_scope = SCOPE_ROCE;
 const volatile __u16 targ_roce_port = ROCE_V2_PORT;
 const volatile __u32 targ_ifindex = 0;
+const volatile __u32 targ_netns = 0;	/* netns inode, 0: any */
 const volatile __u16 targ_port = 0;	/* either UDP port */
 const volatile bool targ_stack = false;
 const volatile __u32 targ_consumed = ~0U; /* SKB_CONSUMED where it exists */
@@ -128,6 +129,10 @@ static __always_inline int handle_drop(void *ctx, struct sk_buff *skb,
 		if (ifindex != targ_ifindex)
 			return 0;
 	}
+	/* an index is only unique within a namespace (each new one numbers
+	 * its devices from 1 again): -i and -N filter on the namespace too */
+	if (targ_netns && skb_netns_inum(skb) != targ_netns)
+		return 0;
 	/* counts need only the port; events decode the BTH too */
 	verdict = skb_parse(skb, acc, !with_events, targ_roce_port, pi);
 	if (!scope_match(verdict, pi))

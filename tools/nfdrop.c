@@ -53,7 +53,6 @@ static struct {
 	int port;
 	const char *ifname;
 	int ifindex;
-	const char *netns;
 	unsigned int netns_inum;
 	int family;		/* NFR_PROTO_*, 0: any */
 	const char *hook;	/* hook name, NULL: any */
@@ -106,8 +105,6 @@ static const struct argp_option opts[] = {
 	  "Only hooks of FAMILY: ip, ip6, inet (both), arp, bridge, netdev", 0 },
 	{ "hook", OPT_HOOK, "HOOK", 0,
 	  "Only HOOK: prerouting, input, forward, output, postrouting, ingress, egress", 0 },
-	{ "netns", 'N', "NAME", 0,
-	  "Only packets in network namespace NAME (/run/netns/NAME or a path)", 0 },
 	{ "trace-rules", OPT_TRACE_RULES, NULL, 0,
 	  "Rule-exact answers from nftables tracing: adds a helper table "
 	  NFDROP_TRACE_TABLE_PREFIX "<pid> (RoCE v2 only, or -P's port with -A) to the namespace "
@@ -158,9 +155,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_failure(state, 1, 0, "unknown hook '%s' (prerouting, input, "
 				     "forward, output, postrouting, ingress, egress)", arg);
 		env.hook = arg;
-		break;
-	case 'N':
-		env.netns = arg;
 		break;
 	case OPT_TRACE_RULES:
 		env.trace_rules = true;
@@ -486,7 +480,7 @@ static void print_counts(__u64 *lost_seen)
 		nrows = 0;
 		return;
 	}
-	cli_print_timestamp(stdout);
+	cli_print_timestamp_line(stdout);
 	printf("%-10s %-15s %-16s %-16s %-7s %9s\n", "NETNS", "HOOK", "TABLE",
 	       "CHAIN", "VERDICT", "COUNT");
 	for (int i = 0; i < nrows; i++)
@@ -554,7 +548,7 @@ static void print_event(const struct nfd_event *e)
 	}
 	snprintf(verdict, sizeof(verdict), "%s%s", nfdrop_verdict_names[r.verdict],
 		 r.verdict != V_UNKNOWN && (r.inferred & INF_VERDICT) ? "?" : "");
-	printf("%-10s %-10s %-12s %-22s %-7s", r.netns_name,
+	printf("%-10s %-15s %-12s %-22s %-7s", r.netns_name,
 	       e->rec.ifname[0] ? e->rec.ifname : "-", hook, where, verdict);
 	if (pi->family) {
 		printf(" %s", sa);
@@ -698,23 +692,12 @@ static void cleanup_trace_atexit(void)
 /* -N and -i: the namespace to watch and the interface index within it */
 static void resolve_targets(void)
 {
-	int saved;
-
-	if (env.netns) {
-		env.netns_inum = netns_by_name(env.netns);
-		if (!env.netns_inum)
-			cli_die("no such network namespace: %s", env.netns);
-	}
-	if (!env.ifname)
-		return;
-	/* an ifindex means something only within its namespace: look the
-	 * name up in -N's (or ours) and only count drops there */
-	if (!env.netns_inum)
-		env.netns_inum = netns_self();
-	if (netns_enter(env.netns_inum, &saved))
-		cli_die("cannot enter network namespace %s", env.netns);
-	env.ifindex = cli_ifindex(env.ifname);
-	netns_leave(saved);
+	/* an ifindex means something only within its namespace: the name
+	 * is looked up in -N's (or ours) and only drops there count */
+	if (cli.netns || env.ifname)
+		env.netns_inum = cli_netns_inum();
+	if (env.ifname)
+		env.ifindex = cli_ifindex(env.ifname);
 }
 
 static void print_banner(void)
@@ -730,7 +713,9 @@ static void print_banner(void)
 	if (!cli.json && !env.events)
 		printf("'?' marks what the evidence does not settle (candidates listed).\n");
 	if (!cli.json && env.events)
-		printf("%-10s %-10s %-12s %-22s %-7s %s\n", "NETNS", "IFACE", "HOOK",
+		cli_print_time_header(stdout);
+	if (!cli.json && env.events)
+		printf("%-10s %-15s %-12s %-22s %-7s %s\n", "NETNS", "IFACE", "HOOK",
 		       "TABLE/CHAIN #RULE", "VERDICT", "PACKET");
 	fflush(stdout);
 }
@@ -799,7 +784,7 @@ int main(int argc, char **argv)
 	if (env.trace_rules) {
 		atexit(cleanup_trace_atexit);
 		nfdrop_trace_setup(env.netns_inum ? env.netns_inum : netns_self(),
-				   env.netns, env.all ? 0 : cli.roce_port, env.port);
+				   cli.netns, env.all ? 0 : cli.roce_port, env.port);
 	}
 	print_banner();
 	ret = run();

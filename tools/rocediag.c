@@ -42,7 +42,8 @@ static const char doc[] =
 enum { OPT_SKB = 0x2000, OPT_TIMEOUT, OPT_NO_RXE, OPT_NO_RULES, OPT_PROBLEMS = 'p' };
 
 static const struct argp_option opts[] = {
-	{ "interface", 'i', "IFACE", 0, "Time RoCE on IFACE (repeatable)", 0 },
+	{ "interface", 'i', "IFACE", 0,
+	  "Time RoCE on IFACE (repeatable; of -N's network namespace, else this one)", 0 },
 	{ "skb-mode", OPT_SKB, NULL, 0, "Generic (skb) XDP: works on any device", 0 },
 	{ "timeout", OPT_TIMEOUT, "MS", 0,
 	  "A request unanswered this long is a timeout (default 1000)", 0 },
@@ -153,6 +154,9 @@ int main(int argc, char **argv)
 
 	cli_parse(&argp, argc, argv, NULL);
 	cli_setup();
+	/* -N: XDP and tc attach (netlink) work in the caller's namespace;
+	 * drops and rules count only there (rocediag_sources.c) */
+	cli_netns_enter();
 	/* the verdicts are an interval's: without one there is nothing to
 	 * write until the end */
 	if (cli.prom_path && !cli.interval)

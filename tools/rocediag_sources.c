@@ -48,6 +48,9 @@
 static const struct netattach_tc_id tc_id = {
 	.handle = 0x52CE, .prio = 0xC7, .prog_name = "rocelat_tc", .tool = "rocelat or rocediag",
 };
+static const struct netattach_tc_id tc_in_id = {
+	.handle = 0x52CE, .prio = 0xC7, .prog_name = "rocelat_tc_in", .tool = "rocelat or rocediag",
+};
 
 static struct {
 	struct rocelat_bpf *lat;
@@ -601,7 +604,8 @@ static int open_lat(const struct rocediag_cfg *cfg, struct diag_sources *src)
 
 		netattach_init(f, cfg->ifnames[i]);
 		s.nifs++;
-		if (netattach_xdp(f, s.lat->progs.rocelat_xdp, cfg->xdp_mode) ||
+		if (netattach_ingress(f, s.lat->progs.rocelat_xdp, s.lat->progs.rocelat_tc_in,
+				      cfg->xdp_mode, &tc_in_id) ||
 		    netattach_tc_egress(f, s.lat->progs.rocelat_tc, &tc_id))
 			return -1;
 	}
@@ -611,7 +615,8 @@ static int open_lat(const struct rocediag_cfg *cfg, struct diag_sources *src)
 
 static void open_drops(struct diag_sources *src, struct loop *lp)
 {
-	struct rxedrop_load_opts lo = { .scope = SCOPE_ROCE, .events = true, .ksyms = s.ksyms };
+	struct rxedrop_load_opts lo = { .scope = SCOPE_ROCE, .events = true, .ksyms = s.ksyms,
+					.netns_inum = cli.netns ? cli_netns_inum() : 0 };
 	bool tp_btf;
 
 	s.drop = rxedrop_load(&lo, &tp_btf);
@@ -631,7 +636,8 @@ static void open_drops(struct diag_sources *src, struct loop *lp)
 
 static void open_rules(const struct rocediag_cfg *cfg, struct diag_sources *src)
 {
-	struct nfdrop_load_opts lo = { .method = NFDROP_METHOD_AUTO };
+	struct nfdrop_load_opts lo = { .method = NFDROP_METHOD_AUTO,
+				       .netns_inum = cli.netns ? cli_netns_inum() : 0 };
 	struct nfdrop_attached att;
 	long long nf_drop = drop_reason_value("NETFILTER_DROP");
 

@@ -19,7 +19,7 @@ static const char rg_help[] =
 "\n"
 "Requester: sends RC requests and waits for their answers (closed loop).\n"
 "  -d, --dst ADDR            responder address (IPv4 or IPv6), required\n"
-"  -s, --src ADDR            local address (default: chosen by routing)\n"
+"      --src ADDR            local address (default: chosen by routing)\n"
 "  -n, --count N             messages to send, over all flows (default 100)\n"
 "  -o, --op OP               send|write|read|mix (default send; mix cycles)\n"
 "  -f, --flows N             flows (QPs), each with its own UDP source port\n"
@@ -117,7 +117,7 @@ enum {
 	O_NO_RECOVERY, O_LINGER, O_TOS, O_TIMEOUT, O_DELAY, O_JITTER,
 	O_COALESCE, O_COALESCE_US, O_NAK_EVERY, O_RNR_EVERY, O_RNR_TIMER,
 	O_DROP_EVERY, O_CNP, O_COUNT_ONLY, O_SEED, O_PORT, O_MTU,
-	O_QPN_OFFSET, O_FLOW_STATS, O_CTL_PORT, O_REPLY_SPORT,
+	O_QPN_OFFSET, O_FLOW_STATS, O_CTL_PORT, O_REPLY_SPORT, O_SRC,
 };
 
 /* options: which role may use each (r = requester, s = responder) */
@@ -126,7 +126,8 @@ static const struct {
 	char roles[3];
 } opts[] = {
 	{ { "dst", required_argument, NULL, 'd' }, "r" },
-	{ { "src", required_argument, NULL, 's' }, "r" },
+	/* no -s: the suite keeps it for kernel stacks (tools/lib/cli.h) */
+	{ { "src", required_argument, NULL, O_SRC }, "r" },
 	{ { "count", required_argument, NULL, 'n' }, "r" },
 	{ { "op", required_argument, NULL, 'o' }, "r" },
 	{ { "flows", required_argument, NULL, 'f' }, "r" },
@@ -235,7 +236,7 @@ static bool rg_requester_opt(struct req_opts *o, int ch, const char *arg)
 {
 	switch (ch) {
 	case 'd': o->dst = arg; break;
-	case 's': o->src = arg; break;
+	case O_SRC: o->src = arg; break;
 	case 'n': o->count = rg_opt_u64("--count", arg, 0, UINT32_MAX); break;
 	case 'o': o->op = rg_parse_op(arg); break;
 	case 'f': o->flows = (uint32_t)rg_opt_u64("--flows", arg, 1, 16384); break;
@@ -384,7 +385,7 @@ static void rg_parse(struct rg_args *a, int argc, char **argv)
 	for (i = 0; i < NOPTS; i++)
 		lo[i] = opts[i].lo;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "+:d:s:n:o:f:b:jvqhV", lo, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+:d:n:o:f:b:jvqhV", lo, NULL)) != -1) {
 		if (ch == ':' || ch == '?')
 			rg_bad_option(ch, argv);
 		if (ch == 'h' || ch == 'V')

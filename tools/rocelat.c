@@ -55,6 +55,10 @@ static struct netattach ifaces[MAX_IFACES];
 static const struct netattach_tc_id tc_id = {
 	.handle = TC_HANDLE, .prio = TC_PRIO, .prog_name = TC_PROG_NAME, .tool = "rocelat",
 };
+/* where XDP is taken: the same identity on the ingress side */
+static const struct netattach_tc_id tc_in_id = {
+	.handle = TC_HANDLE, .prio = TC_PRIO, .prog_name = "rocelat_tc_in", .tool = "rocelat",
+};
 static int ncpu;
 
 const char *argp_program_version = "rocelat (AgentXDP) " AX_VERSION;
@@ -92,16 +96,14 @@ enum {
 };
 
 static const struct argp_option opts[] = {
-	{ "interface", 'i', "IFACE", 0, "Attach to IFACE (repeatable)", 0 },
+	{ "interface", 'i', "IFACE", 0,
+	  "Attach to IFACE (repeatable; of -N's network namespace, else this one)", 0 },
 	{ "flows", 'F', NULL, 0, "Per-flow table, worst first, with outlier line", 0 },
 	{ "read", 'r', "FILE", 0, "Analyse a pcap/pcapng capture instead of live traffic", 0 },
 	{ "milliseconds", 'm', NULL, 0, "Latency in milliseconds", 0 },
 	{ "nanoseconds", OPT_NANOSECONDS, NULL, 0,
-	  "Latency in nanoseconds (no short option: -N is a network namespace "
-	  "suite-wide; rocelat still takes -N, its old spelling)", 0 },
-	/* the old spelling, for scripts (tests/host/rocelat_mirror.bats): no
-	 * conflict while rocelat has no namespace option */
-	{ NULL, 'N', NULL, OPTION_HIDDEN, NULL, 0 },
+	  "Latency in nanoseconds (no short option: -N is the network "
+	  "namespace in every tool)", 0 },
 	{ "skb-mode", OPT_SKB, NULL, 0, "Generic (skb) XDP: works on any device", 0 },
 	{ "native-mode", OPT_NATIVE, NULL, 0, "Native (driver) XDP only", 0 },
 	{ "mirror", OPT_MIRROR, NULL, 0,
@@ -147,7 +149,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.pcap = arg;
 		break;
 	case 'm':
-	case 'N':
 	case OPT_NANOSECONDS:
 		if (unit_set)
 			argp_failure(state, 1, 0, "-m and --nanoseconds are mutually exclusive");
@@ -195,6 +196,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (env.pcap) {
 			if (env.nifs)
 				argp_failure(state, 1, 0, "-r FILE and -i IFACE are mutually exclusive");
+			if (cli.netns)
+				argp_failure(state, 1, 0, "-N applies to live tracing, not -r");
 			if (env.mode != NETATTACH_AUTO || env.mirror || env.no_egress)
 				argp_failure(state, 1, 0,
 					     "--skb-mode/--native-mode/--mirror/--no-egress "
@@ -243,7 +246,8 @@ static int run_live(struct rocelat_bpf *obj)
 	for (int i = 0; i < env.nifs; i++) {
 		struct netattach *f = &ifaces[i];
 
-		if (netattach_xdp(f, obj->progs.rocelat_xdp, env.mode))
+		if (netattach_ingress(f, obj->progs.rocelat_xdp, obj->progs.rocelat_tc_in,
+				      env.mode, &tc_in_id))
 			return 1;
 		if (egress && netattach_tc_egress(f, obj->progs.rocelat_tc, &tc_id))
 			return 1;
@@ -397,6 +401,8 @@ int main(int argc, char **argv)
 	if (env.pcap && access(env.pcap, R_OK))
 		cli_die("%s: %s", env.pcap, strerror(errno));
 	cli_setup();
+	/* -N: XDP and tc attach (netlink) work in the caller's namespace */
+	cli_netns_enter();
 	for (int i = 0; i < env.nifs; i++)
 		netattach_init(&ifaces[i], env.ifnames[i]);
 	ncpu = libbpf_num_possible_cpus();
@@ -414,8 +420,10 @@ int main(int argc, char **argv)
 	obj->rodata->targ_offline = env.pcap != NULL;
 	obj->rodata->targ_decap = env.decap;
 	obj->rodata->targ_mirror_time = env.mirror_time;
-	if (env.pcap)
+	if (env.pcap) {
 		bpf_program__set_autoload(obj->progs.rocelat_xdp, false);
+		bpf_program__set_autoload(obj->progs.rocelat_tc_in, false);
+	}
 	else if (env.mirror || env.no_egress)
 		bpf_program__set_autoload(obj->progs.rocelat_tc, false);
 	/* whole sets: at most --max-flows */

@@ -173,16 +173,41 @@ static bool row_turn(const struct flow_row *r)
 	return r->st.kind == FLOW_KIND_TURN;
 }
 
+/*
+ * How badly a flow fares, for "worst first": 2 when nothing came back
+ * (no sample, but retransmits, timeouts or missing READ responses: a
+ * black hole, whose median is no number at all), 1 when requests time
+ * out, 0 else.
+ */
+static int row_trouble(const struct flow_row *r)
+{
+	const struct roce_flow_stats *s = &r->st;
+
+	if (!s->samples && (s->retransmits || s->timeouts || s->resp_missing))
+		return 2;
+	return s->timeouts || s->resp_missing ? 1 : 0;
+}
+
 static int cmp_rows(const void *a, const void *b)
 {
 	const struct flow_row *x = a, *y = b;
 	__u64 bx = x->st.retransmits + x->st.naks + x->st.rnr_naks;
 	__u64 by = y->st.retransmits + y->st.naks + y->st.rnr_naks;
+	__u64 tx = x->st.timeouts + x->st.resp_missing;
+	__u64 ty = y->st.timeouts + y->st.resp_missing;
+	int hx = row_trouble(x), hy = row_trouble(y);
 
-	/* round trips first; the median first: one stray sample must not
-	 * put a flow on top */
+	/* round trips first; then flows that lose requests, most lost
+	 * first; then the median first: one stray sample must not put a
+	 * flow on top */
 	if (row_turn(x) != row_turn(y))
 		return row_turn(x) ? 1 : -1;
+	if (hx != hy)
+		return hx < hy ? 1 : -1;
+	if (hx && tx != ty)
+		return tx < ty ? 1 : -1;
+	if (hx && bx != by)
+		return bx < by ? 1 : -1;
 	if (x->p50 != y->p50)
 		return x->p50 < y->p50 ? 1 : -1;
 	if (x->mean_ns != y->mean_ns)
@@ -465,22 +490,29 @@ static void print_flow_table(int from, int to, int wa, int wb)
 {
 	char a[ADDR_STRLEN], b[ADDR_STRLEN], p50[16], p99[16], max[16];
 
-	printf("%-*s %-*s %6s %5s %7s %4s%-2s %4s%-2s %4s%-2s %4s %3s %3s %3s\n",
+	printf("%-*s %-*s %6s %5s %7s %4s%-2s %4s%-2s %4s%-2s %4s %3s %3s %3s %3s\n",
 	       wa, "REQUESTER", wb, "RESPONDER", "QPN", "SPORT", "SAMPLES",
 	       "P50", short_unit(), "P99", short_unit(), "MAX", short_unit(),
-	       "RETX", "NAK", "RNR", "CNP");
+	       "RETX", "TMO", "NAK", "RNR", "CNP");
 	for (int i = from; i < to; i++) {
 		const struct flow_row *r = &rows[i];
 
 		fmt_unit(r->p50, p50, sizeof(p50));
 		fmt_unit(r->p99, p99, sizeof(p99));
 		fmt_unit((double)r->st.max, max, sizeof(max));
-		printf("%-*s %-*s %#6x %5u %7llu %6s %6s %6s %4llu %3llu %3llu %3llu\n",
+		/* a flow without samples has no latency: "-", not 0 */
+		if (!r->st.samples) {
+			strcpy(p50, "-");
+			strcpy(p99, "-");
+			strcpy(max, "-");
+		}
+		printf("%-*s %-*s %#6x %5u %7llu %6s %6s %6s %4llu %3llu %3llu %3llu %3llu\n",
 		       wa, pkt_addr_str(r->key.family, r->key.req, a, sizeof(a)),
 		       wb, pkt_addr_str(r->key.family, r->key.resp, b, sizeof(b)),
 		       r->key.qpn, r->sport, (unsigned long long)r->st.samples,
 		       p50, p99, max,
 		       (unsigned long long)r->st.retransmits,
+		       (unsigned long long)r->st.timeouts,
 		       (unsigned long long)r->st.naks,
 		       (unsigned long long)r->st.rnr_naks,
 		       (unsigned long long)r->st.cnps);
@@ -645,15 +677,19 @@ static void write_prom(struct rocelat_bpf *obj, const struct overall *rtt)
 		    "Request to ACK / READ RESPONSE round-trip latency");
 	prom_hist_log2(&pf, "agentxdp_rocelat_latency_seconds", NULL, 0,
 		       tot.hist.slots, HIST_SLOTS, cfg.unit_ns * 1e-9, -1);
+	/* a gauge: a summary's quantile label would promise a sum and count
+	 * of the same window, and the histogram above has the cumulative
+	 * ones; "q", since promtool keeps "quantile" for summaries */
 	prom_family(&pf, "agentxdp_rocelat_latency_quantile_seconds", PROM_GAUGE,
-		    "Round-trip latency quantiles of the latest interval (within 3%; 1 is the maximum)");
+		    "Round-trip latency quantiles of the latest interval, label q "
+		    "(within 3%; q=\"1\" is the maximum)");
 	for (int i = 0; i <= 3 && rtt && rtt->samples; i++) {
-		struct prom_label l = { "quantile", qv };
+		struct prom_label l = { "q", qv };
 
 		snprintf(qv, sizeof(qv), "%g", i < 3 ? qs[i] : 1.0);
-		prom_gauge(&pf, "agentxdp_rocelat_latency_quantile_seconds", &l, 1,
-			   (i == 0 ? rtt->p50 : i == 1 ? rtt->p90 : i == 2 ? rtt->p99 :
-			    (double)rtt->max) * 1e-9);
+		prom_gauge_seconds(&pf, "agentxdp_rocelat_latency_quantile_seconds", &l, 1,
+				   i == 0 ? rtt->p50 : i == 1 ? rtt->p90 : i == 2 ? rtt->p99 :
+				   (double)rtt->max, 1e-9);
 	}
 	err = prom_commit(&pf);
 	if (!err)
@@ -749,6 +785,10 @@ void rocelat_report(struct rocelat_bpf *obj, bool interval)
 	struct rocelat_counters tot, d;
 	struct overall rtt, turn;
 	double now = report_time(obj);
+	static long reports;
+	/* at exit: a signal, the count of reports reached, or the one
+	 * report of a run without an interval */
+	bool last = cli_exiting || !interval || (cli.count && ++reports >= cli.count);
 	__u64 evicted;
 	int nflows;
 	struct json_w w;
@@ -807,7 +847,15 @@ void rocelat_report(struct rocelat_bpf *obj, bool interval)
 			printf("no flows\n");
 		printf("\n");
 	}
-	print_counters_text(&d, evicted);
+	/* nine lines every interval push the histogram off a terminal:
+	 * with -v each interval's, else the whole run's once at the end */
+	if (cli.verbose) {
+		print_counters_text(&d, evicted);
+	} else if (last) {
+		if (interval)
+			printf("counters since start:\n");
+		print_counters_text(&tot, evicted);
+	}
 	fflush(stdout);
 }
 

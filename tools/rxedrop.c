@@ -32,6 +32,7 @@ static struct {
 	int scope;
 	const char *ifname;
 	int ifindex;
+	unsigned int netns_inum;
 	int port;
 } env = { .scope = SCOPE_ROCE };
 
@@ -52,6 +53,7 @@ static const char doc[] =
 "    rxedrop -e           # one line per dropped RoCE packet\n"
 "    rxedrop -e -s        # ... with the kernel stack\n"
 "    rxedrop -U -i eth1   # any UDP dropped on eth1\n"
+"    rxedrop -N blue -i veth0  # drops on veth0 of netns blue\n"
 "    rxedrop -A -j        # every dropped packet, JSON lines\n"
 "    rxedrop --prom /var/lib/prometheus/node-exporter/rxedrop.prom 15\n"
 "                         # metrics for node_exporter every 15 s";
@@ -61,7 +63,8 @@ static const struct argp_option opts[] = {
 	{ "stack", 's', NULL, 0, "With -e: add the kernel stack", 0 },
 	{ "udp", 'U', NULL, 0, "Any UDP packet, not only RoCE v2", 0 },
 	{ "all", 'A', NULL, 0, "Any packet (IP or not)", 0 },
-	{ "interface", 'i', "IFACE", 0, "Only drops of packets on IFACE", 0 },
+	{ "interface", 'i', "IFACE", 0,
+	  "Only drops of packets on IFACE (of -N's network namespace, else this one)", 0 },
 	{ "port", 'P', "PORT", 0, "Only packets with PORT as UDP source or destination", 0 },
 	{},
 };
@@ -322,7 +325,7 @@ static void print_counts(struct rxedrop_bpf *obj, int ncpu, __u64 *lost_seen)
 		}
 		return;
 	}
-	cli_print_timestamp(stdout);
+	cli_print_timestamp_line(stdout);
 	printf("%-36s %-28s %10s\n", "LOCATION", "REASON", "COUNT");
 	for (int i = 0; i < n; i++)
 		printf("%-36s %-28s %10llu\n",
@@ -369,11 +372,23 @@ static __u64 events_lost(void *ctx)
 
 static const struct bpf_map *stacks;
 
+/* an event's columns (an IPv4 address:port fits 21), the RoCE header last */
+#define EVENT_FMT "%-10s %-21s %-21s %-16s "
+#define EVENT_LOC_W 28
+
+static void print_event_header(void)
+{
+	cli_print_time_header(stdout);
+	printf(EVENT_FMT "%-*s %s\n", "IFACE", "SOURCE", "DESTINATION", "REASON",
+	       EVENT_LOC_W, "LOCATION", "ROCE");
+	fflush(stdout);
+}
+
 static int handle_event(void *ctx, void *data, size_t len)
 {
 	const struct drop_event *e = data;
 	const struct pkt_info *pi = &e->pkt;
-	char sym[128], reason[64], op[32], sa[ADDR_STRLEN], da[ADDR_STRLEN];
+	char sym[128], reason[64], op[32], sa[ADDR_STRLEN + 8], da[ADDR_STRLEN + 8];
 	bool roce = e->verdict == PKT_ROCE;
 	struct json_w w;
 
@@ -397,12 +412,19 @@ static int handle_event(void *ctx, void *data, size_t len)
 	cli_print_ktime(stdout, e->ts_ns);
 	pkt_addr_str(pi->family, pi->saddr, sa, sizeof(sa));
 	pkt_addr_str(pi->family, pi->daddr, da, sizeof(da));
-	printf("%-10s %s:%u -> %s:%u", e->ifname[0] ? e->ifname : "-",
-	       sa, pi->sport, da, pi->dport);
+	if (pi->sport || pi->dport) {
+		size_t ls = strlen(sa), ld = strlen(da);
+
+		snprintf(sa + ls, sizeof(sa) - ls, ":%u", pi->sport);
+		snprintf(da + ld, sizeof(da) - ld, ":%u", pi->dport);
+	}
+	printf(EVENT_FMT, e->ifname[0] ? e->ifname : "-", sa, da, reason);
 	if (roce)
-		printf(" %s qp=0x%x psn=%u", roce_opcode_name(pi->opcode, op, sizeof(op)),
-		       pi->dqpn, pi->psn);
-	printf(" %s %s\n", sym, reason);
+		printf("%-*s %s qp=0x%x psn=%u", EVENT_LOC_W, sym,
+		       roce_opcode_name(pi->opcode, op, sizeof(op)), pi->dqpn, pi->psn);
+	else
+		printf("%s", sym);
+	printf("\n");
 	if (env.stack)
 		maps_print_stack(ksyms, stacks, e->stack_id, NULL);
 	fflush(stdout);
@@ -424,6 +446,8 @@ static int run(struct rxedrop_bpf *obj, int ncpu, bool use_tp_btf)
 		use_tp_btf ? "tp_btf" : "raw_tp");
 	fflush(stdout);
 	if (env.events) {
+		if (!cli.json)
+			print_event_header();
 		lp.report = NULL;
 		if (!loop_add_events(&lp, obj->maps.events, handle_event, NULL, NULL))
 			return 1;
@@ -440,6 +464,9 @@ int main(int argc, char **argv)
 	cli_parse(&argp, argc, argv, NULL);
 	cli_setup();
 	prom_totals_init(&totals, prom_labels, 2, PROM_SERIES);
+	/* an index names a device only within its namespace */
+	if (cli.netns || env.ifname)
+		env.netns_inum = cli_netns_inum();
 	if (env.ifname)
 		env.ifindex = cli_ifindex(env.ifname);
 	ncpu = libbpf_num_possible_cpus();
@@ -454,7 +481,8 @@ int main(int argc, char **argv)
 
 	{
 		struct rxedrop_load_opts lo = {
-			.scope = env.scope, .ifindex = env.ifindex, .port = env.port,
+			.scope = env.scope, .ifindex = env.ifindex,
+			.netns_inum = env.netns_inum, .port = env.port,
 			.events = env.events, .stack = env.stack, .ksyms = ksyms,
 		};
 

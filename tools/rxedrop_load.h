@@ -11,7 +11,8 @@ struct rxedrop_bpf;
 
 struct rxedrop_load_opts {
 	int scope;		/* enum rxedrop_scope */
-	int ifindex;		/* 0: any */
+	int ifindex;		/* within netns_inum; 0: any */
+	unsigned int netns_inum;	/* network namespace inode, 0: any */
 	int port;		/* 0: any */
 	bool events;		/* the ring buffer, else counts */
 	bool stack;

@@ -72,7 +72,8 @@ enum { OPT_KPROBE = 0x2000, OPT_NOCLEAR, OPT_NO_LATENCY };
 
 static const struct argp_option opts[] = {
 	{ "events", 'e', NULL, 0, "Print state changes, errors, NAKs, timers and retries as they happen", 0 },
-	{ "interface", 'i', "IFACE", 0, "Only QPs of the rxe device on network interface IFACE", 0 },
+	{ "interface", 'i', "IFACE", 0,
+	  "Only QPs of the rxe device on network interface IFACE (of -N's network namespace, else this one)", 0 },
 	{ "qpn", 'Q', "QPN", 0, "Only QPs with this number (decimal or 0x hex)", 0 },
 	{ "hist", 'H', NULL, 0, "Print each QP's request-to-ACK latency histogram", 0 },
 	{ "sort", 'S', "KEY", 0, "Table order: trouble (default), pkts, bytes, lat, qp", 0 },
@@ -855,6 +856,8 @@ int main(int argc, char **argv)
 
 	cli_parse(&argp, argc, argv, NULL);
 	cli_setup();
+	/* -N: the interface names of QPs (and -i) are that namespace's */
+	cli_netns_enter();
 	if (env.ifname)
 		env.ifindex = cli_ifindex(env.ifname);
 	ncpu = libbpf_num_possible_cpus();

@@ -79,3 +79,89 @@ help_long_opts() {
 	done
 	[ $fail = 0 ]
 }
+
+# the README's option table: its header (tool names from the third cell
+# on), then one row per option
+readme_option_table() {
+	awk '/^\| option \| meaning \|/ { t = 1; print; next }
+	     t && /^\| ---/ { next }
+	     t && /^\|/ { print; next }
+	     t { exit }' "$AX_ROOT/README.md"
+}
+
+# does TOOL's --help (in $help) list -S (may be empty) as --LONG?
+help_has() {
+	local s=$1 long=$2
+	if [ -n "$s" ]; then
+		grep -Eq -- "^ {1,8}-$s, --$long([= ]|$)" <<< "$help"
+	else
+		grep -Eq -- "^ {1,8}--$long([= ]|$)" <<< "$help"
+	fi
+}
+
+# does TOOL's --help list the letter -S, or (without one) --LONG, at all?
+help_has_any() {
+	local s=$1 long=$2
+	if [ -n "$s" ]; then
+		grep -Eq -- "^ {1,8}-$s(,| |$)" <<< "$help"
+	else
+		grep -Eq -- "^ {1,8}(-[[:alnum:]], )?--$long([= ]|$)" <<< "$help"
+	fi
+}
+
+@test "README's option table matches every tool's --help, both ways" {
+	local table header tools row cells opt s long t i mark help fail=0
+	table=$(readme_option_table)
+	[ -n "$table" ] || { echo "no option table in README.md" >&2; false; }
+	IFS='|' read -ra header <<< "$(head -1 <<< "$table")"
+	tools=()
+	for ((i = 3; i < ${#header[@]}; i++)); do
+		t=$(xargs <<< "${header[i]}")
+		[ -n "$t" ] && tools+=("$t")
+	done
+	[ ${#tools[@]} -ge 6 ]
+	while IFS= read -r row; do
+		IFS='|' read -ra cells <<< "$row"
+		opt=${cells[1]}
+		s=$(sed -nE 's/^ *`-([[:alnum:]])[ `].*/\1/p' <<< "$opt")
+		long=$(grep -oE -- '`--[a-z][a-z0-9-]*' <<< "$opt" | head -1 | cut -c4-)
+		[ -n "$long" ] || { echo "README option row without a long option: $row" >&2; fail=1; continue; }
+		for ((i = 0; i < ${#tools[@]}; i++)); do
+			t=${tools[i]}
+			mark=$(xargs <<< "${cells[i + 3]}")
+			[ -x "$AX_BUILD/$t" ] || { echo "$t not built" >&2; fail=1; continue; }
+			help=$("$AX_BUILD/$t" --help)
+			case $mark in
+			✓) help_has "$s" "$long" ||
+				{ echo "README: $t has ${s:+-$s, }--$long; its --help does not" >&2; fail=1; } ;;
+			–) ! help_has_any "$s" "$long" ||
+				{ echo "README: $t has no ${s:+-$s}${s:---$long}; its --help lists it" >&2; fail=1; } ;;
+			*) echo "README option table: '$mark' for $t in: $row" >&2; fail=1 ;;
+			esac
+		done
+	done < <(tail -n +2 <<< "$table")
+	# and the other way: every option of the CLI core, in every tool that
+	# lists it, has its row with a ✓ there
+	for t in "${tools[@]}"; do
+		[ -x "$AX_BUILD/$t" ] || continue
+		help=$("$AX_BUILD/$t" --help)
+		for long in $(sed -n '/^ Common options:$/,/^$/p' <<< "$help" |
+			      grep -oE -- '^ {1,8}(-[[:alnum:]], )?--[a-z][a-z0-9-]*' | grep -oE -- '--[a-z0-9-]+'); do
+			i=$(printf '%s\n' "${tools[@]}" | grep -nx "$t" | cut -d: -f1)
+			grep -E -- "^\| [^|]*\`$long[\` ]" <<< "$table" |
+				awk -F'|' -v c=$((i + 3)) '{ gsub(/ /, "", $c); if ($c == "✓") ok = 1 } END { exit !ok }' ||
+				{ echo "$t: common option $long not in README's option table (with ✓)" >&2; fail=1; }
+		done
+	done
+	[ $fail = 0 ]
+}
+
+@test "-h is help in every tool, as --help" {
+	local t
+	for t in $(ax_tools) rocegen; do
+		[ -x "$AX_BUILD/$t" ] || continue
+		run "$AX_BUILD/$t" -h
+		[ "$status" -eq 0 ] || { echo "$t -h: $output" >&2; false; }
+		[ "$output" = "$("$AX_BUILD/$t" --help)" ] || { echo "$t: -h differs from --help" >&2; false; }
+	done
+}

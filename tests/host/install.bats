@@ -53,11 +53,16 @@ setup() {
 		      echo "${COMPREPLY[*]}"; }
 		c "$2/rxedrop" --ro
 		c "$2/rxedrop" -i lo
-		c "$2/rxedrop" --pr' _ "$AX_ROOT" "$AX_BUILD"
+		c "$2/rxedrop" --pr
+		c "$2/rocelat" --net
+		c "$2/rxeqp" -h' _ "$AX_ROOT" "$AX_BUILD"
 	echo "$output" >&2
 	[ "${lines[0]}" = "--roce-port" ]
 	[ "${lines[1]}" = "lo" ]
 	[ "${lines[2]}" = "--prom" ]
+	# -N/--netns and -h are every tool's (the CLI core's)
+	[ "${lines[3]}" = "--netns" ]
+	[ "${lines[4]}" = "-h" ]
 }
 
 # One more tool, as CONTRIBUTING.md adds one: its files (a renamed copy of

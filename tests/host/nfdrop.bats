@@ -404,3 +404,32 @@ drop_run() {
 		promtool check metrics <"$prom"
 	fi
 }
+
+@test "-T: a TIME column in -e, aligned with the header; above each counts table" {
+	# names that fit the NETNS column (the suite's carry the PID)
+	P=axnT$BATS_TEST_NUMBER
+	pair
+	ruleset <<-'NFT'
+	table ip axt {
+		chain in { type filter hook input priority 0; udp dport 4791 drop; }
+	}
+	NFT
+	ax_bg "$NFDROP" --roce -N "${P}b" -e -T >"$OUT" 2>"$ERR"
+	NF_PID=$AX_LAST_PID
+	ax_wait_for "$OUT" "Tracing" 90
+	ax_send_roce "${P}a" 10.210.0.2 3
+	stop_nfdrop
+	cat "$OUT" >&2
+	grep -Eq '^TIME +NETNS +IFACE +HOOK +TABLE/CHAIN #RULE +VERDICT +PACKET$' "$OUT"
+	[ "$(grep -Ec "^[0-9]{2}:[0-9]{2}:[0-9]{2} ${P}b +${P}vb +ip input +ip axt/in #[0-9]+ +DROP +10\.210\.0\.1:[0-9]+ -> 10\.210\.0\.2:4791 RC_SEND_ONLY" "$OUT")" -eq 3 ]
+	ax_columns_aligned "$OUT" TIME TIME NETNS IFACE HOOK TABLE/CHAIN VERDICT PACKET
+
+	ax_bg "$NFDROP" --roce -N "${P}b" -T >"$OUT" 2>"$ERR"
+	NF_PID=$AX_LAST_PID
+	ax_wait_for "$OUT" "Tracing" 90
+	ax_send_roce "${P}a" 10.210.0.2 3
+	stop_nfdrop
+	cat "$OUT" >&2
+	grep -B1 '^NETNS' "$OUT" | grep -Eq '^[0-9]{2}:[0-9]{2}:[0-9]{2}$'
+	ax_columns_aligned "$OUT" NETNS NETNS HOOK TABLE CHAIN VERDICT
+}

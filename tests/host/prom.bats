@@ -75,9 +75,28 @@ wait_nosocket() {
 }
 
 promtool_ok() {
-	run promtool check metrics < "$PROM"
+	run promtool check metrics < "${1:-$PROM}"
 	echo "$output" >&2
 	[ "$status" -eq 0 ]
+}
+
+# snapshot_with REGEX: until the file (rewritten every interval) has a
+# sample line matching REGEX, then a copy of that version in $SNAP, which
+# promtool checks: the samples of an interval with traffic, not the empty
+# families of the interval after it
+snapshot_with() {
+	local i
+	SNAP=$T/snap.prom
+	for ((i = 0; i < WAIT * 10; i++)); do
+		if [ -f "$PROM" ]; then
+			cp "$PROM" "$SNAP"
+			grep -Eq "$1" "$SNAP" && { promtool_ok "$SNAP"; return; }
+		fi
+		sleep 0.1
+	done
+	echo "no sample matching '$1' in $PROM:" >&2
+	cat "$PROM" >&2 || true
+	return 1
 }
 
 start_rxedrop() {
@@ -140,15 +159,21 @@ start_rxedrop() {
 	promtool_ok
 }
 
-@test "rxedrop --prom into a missing directory: one error, the run goes on" {
-	PROM=$T/no/such/dir/x.prom
-	start_rxedrop --prom "$PROM" 1
-	ax_send_roce "${P}a" $B 5
-	sleep 1.5
-	ax_stop "$RX_PID" INT
-	[ "$AX_RC" -eq 0 ]
-	[ "$(grep -c "cannot write $PROM" "$T/err")" -eq 1 ]
-	grep -Eq 'NO_SOCKET +5$' "$T/out"
+@test "--prom to a place that cannot be written: exit 1 at start, one line, every tool" {
+	host_only
+	local t bad args
+	for t in $(ax_tools); do
+		[ -x "$AX_BUILD/$t" ] || continue
+		args=()
+		[ "$t" = rocelat ] && args=(-i lo)	# it needs an interface first
+		for bad in "$T/no/such/dir/x.prom" "$T/metrics"; do
+			run -1 "$AX_BUILD/$t" "${args[@]}" --prom "$bad" 1
+			[ "${#lines[@]}" -eq 1 ] || { echo "$t: $output" >&2; false; }
+			[[ "$output" == "$t: cannot write $bad: "* ]] || { echo "$t: $output" >&2; false; }
+		done
+	done
+	# and nothing was left in the directory by the check
+	[ -z "$(ls -A "$T/metrics")" ]
 }
 
 # The other tools: every tool lists --prom (it comes from the shared CLI
@@ -168,22 +193,48 @@ names_ok() {
 	[ -z "$bad" ] || { echo "metrics without the agentxdp_$1_ prefix:" >&2; echo "$bad" >&2; return 1; }
 }
 
-@test "rocelat --prom: promtool clean, agentxdp_rocelat_ names" {
+# rocegen requester in ${P}a at about 1000 messages a second for ~20 s
+start_traffic() {
+	ax_bg ip netns exec "${P}b" "$AX_BUILD/rocegen" responder --timeout 60 > "$T/resp.out" 2>&1
+	ax_bg ip netns exec "${P}a" "$AX_BUILD/rocegen" requester -d $B -q -n 20000 \
+		--interval-us 1000 --timeout 40 > "$T/req.out" 2>&1
+}
+
+@test "rocelat --prom: promtool clean while samples exist, quantiles in whole ns" {
 	host_only
 	needs_prom rocelat
 	[ -x "$AX_BUILD/rocegen" ] || skip "rocegen not built"
 	pair
-	ax_bg ip netns exec "${P}b" "$AX_BUILD/rocegen" responder --timeout 60 > "$T/resp.out" 2>&1
 	ax_bg ip netns exec "${P}a" "$AX_BUILD/rocelat" -i "${P}va" --prom "$PROM" 1 > "$T/out" 2> "$T/err"
 	RL_PID=$AX_LAST_PID
 	wait_either "$T/out" "$T/err" Tracing
-	ip netns exec "${P}a" "$AX_BUILD/rocegen" requester -d $B -q -n 50 > "$T/req.out"
-	sleep 1.5
+	start_traffic
+	snapshot_with '^agentxdp_rocelat_latency_quantile_seconds\{q="0.5"\} '
+	PROM=$SNAP names_ok rocelat
+	# four quantiles, ordered, each a whole number of nanoseconds
+	run awk '/^agentxdp_rocelat_latency_quantile_seconds\{/ {
+		n++; v = $2 * 1e9; if (v < prev || v - int(v + 0.5) > 1e-3 || int(v + 0.5) - v > 1e-3) bad = 1
+		if (length($2) > 13) bad = 1; prev = v } END { exit !(n == 4 && !bad) }' "$SNAP"
+	[ "$status" -eq 0 ] || { grep quantile "$SNAP" >&2; false; }
 	ax_stop "$RL_PID" INT
 	[ "$AX_RC" -eq 0 ]
 	promtool_ok
-	names_ok rocelat
-	grep -q '^agentxdp_rocelat_' "$PROM"
+}
+
+@test "rocediag --prom: promtool clean while QPs exist, agentxdp_rocediag_ names" {
+	host_only
+	needs_prom rocediag
+	[ -x "$AX_BUILD/rocegen" ] || skip "rocegen not built"
+	pair
+	ax_bg "$AX_BUILD/rocediag" -N "${P}a" -i "${P}va" --prom "$PROM" 1 > "$T/out" 2> "$T/err"
+	RD_PID=$AX_LAST_PID
+	wait_either "$T/out" "$T/err" Tracing 90
+	start_traffic
+	snapshot_with '^agentxdp_rocediag_qp_verdict\{'
+	PROM=$SNAP names_ok rocediag
+	ax_stop "$RD_PID" INT
+	[ "$AX_RC" -eq 0 ]
+	promtool_ok
 }
 
 @test "nfdrop --prom: promtool clean, agentxdp_nfdrop_ names" {
@@ -199,7 +250,8 @@ names_ok() {
 	NF_PID=$AX_LAST_PID
 	wait_either "$T/out" "$T/err" Tracing 90
 	ax_send_roce "${P}a" $B 40
-	sleep 1.5
+	snapshot_with '^agentxdp_nfdrop_drops_total\{.*\} 40$'
+	PROM=$SNAP names_ok nfdrop
 	ax_stop "$NF_PID" INT
 	[ "$AX_RC" -eq 0 ]
 	promtool_ok

@@ -363,17 +363,37 @@ nothing_attached() {
 	nothing_attached
 }
 
-@test "an existing XDP program is left in place and reported" {
+# the id of the XDP program on ${P}va
+xdp_id() {
+	ip -n "${P}a" link show "${P}va" | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p'
+}
+
+@test "an existing XDP program is left in place and named; rocelat times from tc ingress" {
 	[ -f "$BATS_FILE_TMPDIR/xdp_keep.o" ] || skip "no clang for the foreign XDP program"
 	ip -n "${P}a" link set dev "${P}va" xdpgeneric obj "$BATS_FILE_TMPDIR/xdp_keep.o" sec xdp
 	local id
-	id=$(ip -n "${P}a" link show "${P}va" | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p')
+	id=$(xdp_id)
 	[ -n "$id" ]
-	run --separate-stderr ip netns exec "${P}a" "$RL" -i "${P}va"
-	[ "$status" -ne 0 ]
+	# an explicit XDP mode asks for XDP: one line naming the program, exit 1
+	run --separate-stderr ip netns exec "${P}a" "$RL" -i "${P}va" --skb-mode
+	[ "$status" -eq 1 ]
 	[ "${#stderr_lines[@]}" -eq 1 ]
-	[[ "$stderr" == *"already has an XDP program (id $id"* ]]
-	[ "$(ip -n "${P}a" link show "${P}va" | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p')" = "$id" ]
+	# the program by id and name (ip link attached it: no process holds it)
+	[[ "$stderr" == *"already has an XDP program (id $id \"xdp_keep\", generic mode): not replacing it"* ]]
+	[ -z "$(tc -n "${P}a" filter show dev "${P}va" egress)" ]
+	# the default: the foreign program stays, rocelat moves to tc ingress
+	start_responder
+	start_rocelat_logged -j
+	[ "$(grep -c . "$T/rl.err")" -eq 2 ]	# the note and the banner
+	grep -q "^rocelat: note: ${P}va already has an XDP program (id $id \"xdp_keep\", generic mode): left in place, timing from tc ingress instead$" "$T/rl.err"
+	grep -Eq "\(tcx? ingress \(XDP taken\), tcx? egress\)" "$T/rl.err"
+	run_requester -n 50
+	stop_rocelat INT
+	[ "$AX_RC" -eq 0 ]
+	check_samples "$T/rl.out"
+	[ "$(rl_counter samples "$T/rl.out")" -gt 0 ]
+	[ "$(xdp_id)" = "$id" ]
+	[ -z "$(tc -n "${P}a" filter show dev "${P}va" ingress)" ]
 	[ -z "$(tc -n "${P}a" filter show dev "${P}va" egress)" ]
 	ip -n "${P}a" link set dev "${P}va" xdpgeneric off
 }
@@ -528,4 +548,115 @@ nothing_attached() {
 	! grep -q "egress" "$T/rl.out"
 	stop_rocelat
 	nothing_attached
+}
+
+# JSON -F reports: one line per report, its flows' sports, samples and
+# timeouts in table order ("hist" starts every report)
+flow_reports() {
+	jq -r 'if .type == "hist" then "|" elif .type == "flow" then
+		"\(.sport):\(.samples):\(.timeouts)" else empty end' "$1" |
+		tr '\n' ' ' | tr '|' '\n'
+}
+
+# timeouts rocelat counted on flow SPORT so far
+flow_timeouts() {
+	jq -s "[.[] | select(.type == \"flow\" and .sport == $1) | .timeouts] | add // 0" "$2"
+}
+
+@test "-F worst first: a black-holed flow leads every table, its timeouts counted (TMO)" {
+	# every request of the flow from 49153 is ignored: no answer at all
+	start_responder --drop-every 49153=1
+	start_rocelat_logged -F -j --timeout 50 1
+	ip netns exec "${P}a" "$GEN" requester -d $B -q -n 90 -f 3 --no-recovery \
+		--ack-timeout-us 20000 --interval-us 2000 --flow-stats > "$T/req.out" || true
+	failed=$(sed -n 's/^rocegen: role=requester .* failed=\([0-9]*\).*/\1/p' "$T/req.out")
+	[ "$failed" -eq 30 ]
+	ax_until 20 "rocelat's timeouts of 49153" \
+		bash -c "[ \$(jq -s '[.[] | select(.type == \"flow\" and .sport == 49153) | .timeouts] | add // 0' '$T/rl.out') -ge $failed ]"
+	ax_stop "$RL_PID" INT
+	[ "$AX_RC" -eq 0 ]
+	flow_reports "$T/rl.out" >&2
+	# each of the requester's unanswered messages once
+	[ "$(flow_timeouts 49153 "$T/rl.out")" -eq "$failed" ]
+	# in every report that has it, the flow without samples comes first
+	# (its median is no number: sorted by median it came last)
+	run awk '/49153:/ { if ($1 !~ /^49153:0:/) bad = 1; n++ } END { exit !(n >= 1 && !bad) }' \
+		<(flow_reports "$T/rl.out")
+	[ "$status" -eq 0 ]
+	# the healthy flows were timed
+	[ "$(jq -s '[.[] | select(.type == "flow" and .sport != 49153) | .samples] | add' "$T/rl.out")" -eq 60 ]
+}
+
+@test "text -F: TMO column; the counter block only at exit, or every interval with -v" {
+	start_responder --drop-every 49153=1
+	start_rocelat_logged -F --timeout 50 1
+	ip netns exec "${P}a" "$GEN" requester -d $B -q -n 90 -f 3 --no-recovery \
+		--ack-timeout-us 20000 --interval-us 2000 > "$T/req.out" || true
+	ax_until 20 "a table with the flow's timeouts" \
+		grep -Eq '^10\.77\.0\.1 +10\.77\.0\.2 +0x12 +49153 +0 +- +- +- +0 +[1-9]' "$T/rl.out"
+	ax_until 20 "a second table" bash -c "[ \$(grep -c -e '^no flows$' -e '^REQUESTER' '$T/rl.out') -ge 2 ]"
+	ax_stop "$RL_PID" INT
+	[ "$AX_RC" -eq 0 ]
+	grep -Eq '^REQUESTER +RESPONDER +QPN +SPORT +SAMPLES +P50us +P99us +MAXus +RETX +TMO +NAK +RNR +CNP$' "$T/rl.out"
+	# several tables, one counter block (the run's, at exit)
+	[ "$(grep -c '^roce_packets=' "$T/rl.out")" -eq 1 ]
+	[ "$(grep -A1 '^counters since start:$' "$T/rl.out" | grep -c '^roce_packets=')" -eq 1 ]
+
+	# -v: one per table
+	start_rocelat_logged -v -F 1
+	ax_until 20 "two tables" bash -c "[ \$(grep -c '^roce_packets=' '$T/rl.out') -ge 2 ]"
+	ax_stop "$RL_PID" INT
+	[ "$AX_RC" -eq 0 ]
+	[ "$(grep -c '^roce_packets=' "$T/rl.out")" -eq "$(grep -c -e '^no flows$' -e '^REQUESTER' "$T/rl.out")" ]
+}
+
+@test "two rocelats share an interface: XDP and tc ingress, the holder named, both time it all" {
+	start_responder
+	start_rocelat_logged -j
+	local first=$RL_PID id
+	id=$(xdp_id)
+	[ -n "$id" ]
+	mv "$T/rl.out" "$T/rl1.out"
+	start_rocelat_logged -j
+	grep -q "note: ${P}va already has an XDP program (id $id \"rocelat_xdp\", held by rocelat (pid $first), .* mode): left in place" "$T/rl.err"
+	run_requester -n 50
+	stop_rocelat INT
+	[ "$AX_RC" -eq 0 ]
+	ax_stop "$first" INT
+	[ "$AX_RC" -eq 0 ]
+	# each saw every answer: samples as rocegen completed them
+	check_samples "$T/rl.out"
+	check_samples "$T/rl1.out"
+	[ "$(rl_counter samples "$T/rl.out")" -eq "$(rl_counter samples "$T/rl1.out")" ]
+	nothing_attached
+	[ -z "$(tc -n "${P}a" filter show dev "${P}va" ingress)" ]
+}
+
+@test "rocediag on an interface rocelat holds: tc ingress, its QP timed" {
+	[ -x "$AX_BUILD/rocediag" ] || skip "rocediag not built"
+	start_responder
+	start_rocelat_logged -j
+	local id
+	id=$(xdp_id)
+	ax_bg ip netns exec "${P}a" "$AX_BUILD/rocediag" -j -i "${P}va" 1 > "$T/rd.out" 2> "$T/rd.err"
+	RD_PID=$AX_LAST_PID
+	AX_WAIT_BANNER_S=90 ax_wait_banner "$RD_PID" "$T/rd.err"
+	grep -q "note: ${P}va already has an XDP program (id $id \"rocelat_xdp\", held by rocelat" "$T/rd.err"
+	run_requester -n 2000 --interval-us 500
+	# the traffic is over: two more reports (the one under way, and the
+	# next) hold all of the QP's samples
+	local n
+	n=$(jq -s '[.[] | select(.type == "summary")] | length' "$T/rd.out")
+	ax_until 20 "rocediag's next reports" bash -c \
+		"[ \$(jq -s '[.[] | select(.type == \"summary\")] | length' '$T/rd.out') -ge $((n + 2)) ]"
+	ax_stop "$RD_PID" INT
+	[ "$AX_RC" -eq 0 ]
+	stop_rocelat INT
+	[ "$AX_RC" -eq 0 ]
+	check_samples "$T/rl.out"
+	# rocediag on tc ingress timed what rocelat on XDP timed
+	[ "$(jq -s '[.[] | select(.type == "qp") | .latency.samples] | add' "$T/rd.out")" -eq \
+	  "$(rl_counter samples "$T/rl.out")" ]
+	nothing_attached
+	[ -z "$(tc -n "${P}a" filter show dev "${P}va" ingress)" ]
 }

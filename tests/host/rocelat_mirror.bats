@@ -39,7 +39,7 @@ setup_file() {
 		s=$(basename "$f" .json)
 		# a failing run leaves its error for the test to show, not a
 		# failed setup_file for every test
-		"$RL" -r "$CAP/$s.pcap" -F -j -N > "$CAP/$s.out" 2> "$CAP/$s.err" ||
+		"$RL" -r "$CAP/$s.pcap" -F -j --nanoseconds > "$CAP/$s.out" 2> "$CAP/$s.err" ||
 			echo "rocelat exit $?" >> "$CAP/$s.err"
 		jq -e .kind "$f" > /dev/null || continue
 		# tshark once per capture: protocols, BTH opcode and PSN, session
@@ -50,7 +50,7 @@ setup_file() {
 			-e ip.src -e ipv6.src > "$CAP/$s.ts" 2>/dev/null
 	done
 	for s in $SWITCH_CLOCKED; do
-		"$RL" -r "$CAP/$s.pcap" -F -j -N --mirror-time=arrival > "$CAP/$s.arrival.out" \
+		"$RL" -r "$CAP/$s.pcap" -F -j --nanoseconds --mirror-time=arrival > "$CAP/$s.arrival.out" \
 			2> "$CAP/$s.arrival.err" || echo "rocelat exit $?" >> "$CAP/$s.arrival.err"
 	done
 }

@@ -161,7 +161,7 @@ udp_csum_errors() {
 	start_rxedrop -e -s
 	ax_send_roce axda 10.201.0.2 1
 	stop_rxedrop
-	grep -q "RC_SEND_ONLY qp=0x12 psn=1 nft_do_chain+0x[0-9a-f]* NETFILTER_DROP" "$OUT"
+	grep -Eq "^axdvb +10\.201\.0\.1:[0-9]+ +10\.201\.0\.2:4791 +NETFILTER_DROP +nft_do_chain\+0x[0-9a-f]+ +RC_SEND_ONLY qp=0x12 psn=1$" "$OUT"
 	grep -q "^    nf_hook_slow+" "$OUT"
 	grep -q "^    ip_local_deliver+" "$OUT"
 }
@@ -192,6 +192,82 @@ udp_csum_errors() {
 	# within each table, rows by count, largest first
 	awk '/^LOCATION/ {prev = -1; next} NF == 3 && $3 ~ /^[0-9]+$/ {
 		if (prev >= 0 && $3 > prev) bad = 1; prev = $3 } END {exit bad}' "$OUT"
+}
+
+# every namespace numbers its devices from 1: a twin of the test's pair
+# (same addresses, same interface names but for the prefix, same indexes)
+twin_pair() {
+	ax_netns_pair axdn 10.201.0.1/24 10.201.0.2/24
+	# the precondition that made -i count other namespaces' drops
+	[ "$(ip -n axdb -o link show axdvb | cut -d: -f1)" = \
+	  "$(ip -n axdnb -o link show axdnvb | cut -d: -f1)" ]
+}
+
+# drops into both receivers, then rxedrop's counts; $1: how rxedrop runs
+ns_scoped_count() {
+	ax_bg "$@" -j >"$OUT" 2>"$ERR"
+	RX_PID=$AX_LAST_PID
+	ax_wait_for "$ERR" "Tracing" 90
+	ax_send_roce axda 10.201.0.2 30
+	ax_send_roce axdna 10.201.0.2 50
+	stop_rxedrop
+	json_count '.reason == "NO_SOCKET"'
+}
+
+@test "-i is scoped by namespace: a device with the same index elsewhere never counts" {
+	twin_pair
+	# run inside the namespace, as "ip netns exec" users do
+	[ "$(ns_scoped_count ip netns exec axdb "$RXEDROP" -i axdvb)" -eq 30 ]
+	# from outside with -N; and -N alone scopes to the namespace
+	[ "$(ns_scoped_count "$RXEDROP" -N axdb -i axdvb)" -eq 30 ]
+	[ "$(ns_scoped_count "$RXEDROP" -N axdnb)" -eq 50 ]
+	# events name only the device asked for
+	ax_bg "$RXEDROP" -e -j -N axdnb -i axdnvb >"$OUT" 2>"$ERR"
+	RX_PID=$AX_LAST_PID
+	ax_wait_for "$ERR" "Tracing" 90
+	ax_send_roce axda 10.201.0.2 30
+	ax_send_roce axdna 10.201.0.2 50
+	stop_rxedrop
+	[ "$(jq -s '[.[] | select(.type == "drop")] | length' "$OUT")" -eq 50 ]
+	[ "$(jq -s '[.[] | select(.type == "drop" and .ifname != "axdnvb")] | length' "$OUT")" -eq 0 ]
+}
+
+@test "CLI: -N names a namespace; an interface is looked up there" {
+	twin_pair
+	run "$RXEDROP" -N axd-no-such-ns
+	[ "$status" -eq 1 ]
+	[ "$output" = "rxedrop: no such network namespace: axd-no-such-ns" ]
+	# axdvb exists in axdb, not in axdnb
+	run "$RXEDROP" -N axdnb -i axdvb
+	[ "$status" -eq 1 ]
+	[ "$output" = "rxedrop: no such interface in network namespace axdnb: axdvb" ]
+}
+
+@test "-e prints a header; -T adds a TIME column, aligned, in events and counts" {
+	start_rxedrop -e -T
+	ax_send_roce axda 10.201.0.2 3
+	ax_send_roce axda 10.201.0.2 2 04 5555
+	stop_rxedrop
+	cat "$OUT" >&2
+	grep -Eq '^TIME +IFACE +SOURCE +DESTINATION +REASON +LOCATION +ROCE$' "$OUT"
+	[ "$(grep -Ec '^[0-9]{2}:[0-9]{2}:[0-9]{2} axdvb .* NO_SOCKET .* RC_SEND_ONLY qp=0x12 psn=[123]$' "$OUT")" -eq 3 ]
+	ax_columns_aligned "$OUT" TIME TIME IFACE SOURCE DESTINATION REASON LOCATION ROCE
+	# IPv4 rows (an IPv6 address is wider than its column)
+	start_rxedrop -e -U -P 5555
+	ax_send_roce axda 10.201.0.2 2 04 5555
+	stop_rxedrop
+	grep -Eq '^IFACE +SOURCE +DESTINATION +REASON +LOCATION +ROCE$' "$OUT"
+	[ "$(grep -Ec '^axdvb +10\.201\.0\.1:[0-9]+ +10\.201\.0\.2:5555 +NO_SOCKET +__udp4_lib_rcv\+0x[0-9a-f]+$' "$OUT")" -eq 2 ]
+	ax_columns_aligned "$OUT" IFACE IFACE SOURCE DESTINATION REASON LOCATION
+
+	# counts: the time on a line of its own above each table
+	start_rxedrop -T
+	ax_send_roce axda 10.201.0.2 4
+	stop_rxedrop
+	cat "$OUT" >&2
+	grep -B1 '^LOCATION' "$OUT" | grep -Eq '^[0-9]{2}:[0-9]{2}:[0-9]{2}$'
+	grep -Eq '^__udp4_lib_rcv\+0x[0-9a-f]+ +NO_SOCKET +[0-9]+$' "$OUT"
+	ax_columns_aligned "$OUT" LOCATION LOCATION REASON
 }
 
 @test "CLI: --help describes rxedrop and exits 0" {

@@ -238,3 +238,27 @@ ax_tcp_listening() {
 	done
 	return 1
 }
+
+# ax_columns_aligned FILE HEADER_PREFIX COLUMN...: the first line of FILE
+# starting with HEADER_PREFIX is a table header; every line after it that
+# starts like a row (not indented, not another header, not empty) has each
+# named COLUMN's text start where the header's does: a blank before it, and
+# a non-blank at it. Prints the offending line on failure.
+ax_columns_aligned() {
+	local f=$1 head=$2
+	shift 2
+	awk -v head="$head" -v cols="$*" '
+		!h && index($0, head) == 1 { h = $0; n = split(cols, c, " ")
+			for (i = 1; i <= n; i++) { p[i] = index(h, c[i])
+				if (!p[i]) { print "no column " c[i] " in: " h; bad = 1 } }
+			next }
+		h && $0 != "" && $0 !~ /^ / && index($0, head) != 1 && $0 !~ /^WARNING/ {
+			rows++
+			for (i = 1; i <= n; i++)
+				if ((p[i] > 1 && substr($0, p[i] - 1, 1) != " ") ||
+				    substr($0, p[i], 1) == " " || substr($0, p[i], 1) == "") {
+					print "column " c[i] " misaligned: " $0; bad = 1; break
+				}
+		}
+		END { if (!h) print "no header " head; exit (bad || !h || !rows) }' "$f" >&2
+}

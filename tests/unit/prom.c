@@ -2,6 +2,7 @@
 /* tools/lib/prom.c: the text it writes, atomic replacement, the cap, the
  * capped running totals. */
 #include <dirent.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -66,6 +67,8 @@ static void test_write(void)
 	prom_gauge(&pf, "agentxdp_t_up", NULL, 0, 0.1);
 	prom_family(&pf, "agentxdp_t_wait_seconds", PROM_HISTOGRAM, "Wait.");
 	prom_hist_log2(&pf, "agentxdp_t_wait_seconds", l, 1, slots, 4, 1e-6, 100);
+	prom_family(&pf, "agentxdp_t_p50_seconds", PROM_GAUGE, "Median.");
+	prom_gauge_seconds(&pf, "agentxdp_t_p50_seconds", NULL, 0, 3244031.5, 1e-9);
 	tap_ok(access(path, F_OK) != 0, "target absent until commit");
 	tap_eq(prom_commit(&pf), 0, "prom_commit");
 	s = slurp(path);
@@ -85,6 +88,8 @@ static void test_write(void)
 			 "agentxdp_t_wait_seconds_sum{location=\"nft_do_chain\"} 0.0001\n"
 			 "agentxdp_t_wait_seconds_count{location=\"nft_do_chain\"} 6\n") != NULL,
 	       "histogram: cumulative buckets, le = 2^(i+1) us in seconds, sum in seconds");
+	tap_ok(strstr(s, "agentxdp_t_p50_seconds 0.003244032\n") != NULL,
+	       "a time gauge in whole ns, not 0.0032440315000000003");
 	tap_ok(!stat(path, &st) && (st.st_mode & 0777) == 0644, "mode 0644 (node_exporter is not root)");
 	tap_eq(count_entries(dir), 1, "no temp file left after commit");
 	if (system("command -v promtool >/dev/null 2>&1") == 0) {
@@ -107,6 +112,12 @@ static void test_write(void)
 
 	snprintf(path, sizeof(path), "%s/no/such/dir/t.prom", dir);
 	tap_ok(prom_open(&pf, path) < 0, "prom_open into a missing directory fails");
+	tap_eq(prom_check(path), -ENOENT, "prom_check: a missing directory");
+	tap_eq(prom_check(dir), -EISDIR, "prom_check: a directory as the file");
+	tap_eq(count_entries(dir), 1, "prom_check leaves no temp file");
+	snprintf(path, sizeof(path), "%s/c.prom", dir);
+	tap_eq(prom_check(path), 0, "prom_check: a writable place");
+	tap_ok(access(path, F_OK) != 0, "prom_check creates no target");
 	unlink(strcat(strcpy(path, dir), "/t.prom"));
 }
 

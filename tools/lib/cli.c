@@ -8,6 +8,8 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
+#include "netns.h"
+#include "prom.h"
 
 struct cli_env cli = {
 	.roce_port = 4791,
@@ -16,7 +18,7 @@ volatile sig_atomic_t cli_exiting;
 const char *argp_program_bug_address = "AgentXDP issue tracker";
 static bool positional_interval_seen;
 
-enum { OPT_ROCE_PORT = 0x1000, OPT_PROM };
+enum { OPT_ROCE_PORT = 0x1000, OPT_PROM, OPT_USAGE };
 
 static const struct argp_option cli_options[] = {
 	{ "verbose", 'v', NULL, 0, "Print libbpf debug output", -1 },
@@ -26,6 +28,15 @@ static const struct argp_option cli_options[] = {
 	  "UDP destination port of RoCE v2 (default 4791)", -1 },
 	{ "prom", OPT_PROM, "FILE", 0,
 	  "Write Prometheus text metrics to FILE (atomically) at start, every interval (every 10 s without one, or with -e) and at exit", -1 },
+	{ "netns", 'N', "NAME", 0,
+	  "Network namespace NAME (/run/netns/NAME, or a path), where -i's "
+	  "interface is; rxedrop, nfdrop and rocediag count only its drops", -1 },
+	/* argp's own help options answer -? only (ARGP_NO_HELP in
+	 * cli_parse): -h is help in every tool, as in libbpf-tools */
+	{ "help", 'h', NULL, 0, "Give this help list", -1 },
+	{ NULL, '?', NULL, OPTION_HIDDEN, NULL, -1 },
+	{ "usage", OPT_USAGE, NULL, 0, "Give a short usage message", -1 },
+	{ "version", 'V', NULL, 0, "Print program version", -1 },
 	{},
 };
 
@@ -137,15 +148,50 @@ void cli_check_events(struct argp_state *state, bool events, bool stack)
 			     "interval and count apply to counts mode, not -e");
 }
 
+unsigned int cli_netns_inum(void)
+{
+	static unsigned int inum;
+
+	if (inum)
+		return inum;
+	inum = cli.netns ? netns_by_name(cli.netns) : netns_self();
+	if (!inum && cli.netns)
+		cli_die("no such network namespace: %s", cli.netns);
+	if (!inum)
+		cli_die("cannot read this process's network namespace");
+	return inum;
+}
+
+void cli_netns_enter(void)
+{
+	int saved, err;
+
+	if (!cli.netns)
+		return;
+	err = netns_enter(cli_netns_inum(), &saved);
+	if (err)
+		cli_die("cannot enter network namespace %s: %s", cli.netns, strerror(-err));
+	if (saved >= 0)
+		close(saved);
+}
+
 int cli_ifindex(const char *name)
 {
 	unsigned int idx;
+	int saved = -1, err = 0;
 
 	if (!name || !*name || strlen(name) >= IF_NAMESIZE)
 		cli_die("invalid interface name '%s'", name ? name : "");
+	/* an index means something only within its namespace: -N's */
+	if (cli.netns)
+		err = netns_enter(cli_netns_inum(), &saved);
+	if (err)
+		cli_die("cannot enter network namespace %s: %s", cli.netns, strerror(-err));
 	idx = if_nametoindex(name);
+	netns_leave(saved);
 	if (!idx)
-		cli_die("no such interface: %s", name);
+		cli_die(cli.netns ? "no such interface in network namespace %2$s: %1$s" :
+			"no such interface: %s", name, cli.netns);
 	return idx;
 }
 
@@ -169,6 +215,21 @@ static error_t cli_parse_opt(int key, char *arg, struct argp_state *state)
 			argp_failure(state, 1, 0, "empty --prom file name");
 		cli.prom_path = arg;
 		break;
+	case 'N':
+		if (!*arg)
+			argp_failure(state, 1, 0, "empty network namespace name");
+		cli.netns = arg;
+		break;
+	case 'h':
+	case '?':
+		argp_state_help(state, stdout, ARGP_HELP_STD_HELP);
+		break;
+	case OPT_USAGE:
+		argp_state_help(state, stdout, ARGP_HELP_USAGE | ARGP_HELP_EXIT_OK);
+		break;
+	case 'V':
+		printf("%s\n", argp_program_version);
+		exit(0);
 	case ARGP_KEY_ARG:
 		if (!positional_interval_seen) {
 			cli.interval = cli_arg_long(state, arg, 1, INT_MAX, "interval");
@@ -193,7 +254,7 @@ const struct argp cli_argp = {
 int cli_parse(const struct argp *argp, int argc, char **argv, void *input)
 {
 	argp_err_exit_status = 1;
-	return argp_parse(argp, argc, argv, 0, NULL, input);
+	return argp_parse(argp, argc, argv, ARGP_NO_HELP, NULL, input);
 }
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt,
@@ -223,6 +284,16 @@ void cli_setup(void)
 	if (geteuid() != 0)
 		cli_die("needs root (CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN): "
 			"run with sudo");
+	/* a metrics file that cannot be written is found now, not by a
+	 * scraper that never sees it (a unit under systemd runs on) */
+	if (cli.prom_path) {
+		int err = prom_check(cli.prom_path);
+
+		if (err)
+			cli_die("cannot write %s: %s", cli.prom_path, strerror(-err));
+	}
+	if (cli.netns)
+		cli_netns_inum();
 }
 
 void cli_bpf_err(const char *what, int err)
@@ -273,6 +344,23 @@ void cli_print_ktime(FILE *f, unsigned long long ktime_ns)
 {
 	if (cli.timestamp)
 		print_hms(f, (time_t)cli_ktime_to_epoch(ktime_ns));
+}
+
+void cli_print_time_header(FILE *f)
+{
+	if (cli.timestamp)
+		fprintf(f, "%-8s ", "TIME");
+}
+
+void cli_print_timestamp_line(FILE *f)
+{
+	char buf[16];
+	time_t t = time(NULL);
+
+	if (!cli.timestamp)
+		return;
+	strftime(buf, sizeof(buf), "%H:%M:%S", localtime(&t));
+	fprintf(f, "%s\n", buf);
 }
 
 void cli_prom_err(int err)

@@ -31,6 +31,7 @@ struct cli_env {
 	long count;		/* reports before exiting, 0: until a signal */
 	int roce_port;
 	const char *prom_path;	/* --prom FILE, NULL when off */
+	const char *netns;	/* -N NAME, NULL: this process's */
 };
 
 extern struct cli_env cli;
@@ -77,16 +78,30 @@ int cli_choice(const char *arg, const char *const *names, int n);
 /* at ARGP_KEY_END of a tool with -e/--events and -s/--stack: -s only with
  * -e, and [interval] [count] only without it */
 void cli_check_events(struct argp_state *state, bool events, bool stack);
-/* interface name to index, or die with a clear message */
+/* interface name to index within -N's namespace (else ours), or die with
+ * a clear message */
 int cli_ifindex(const char *name);
-/* installs the libbpf print callback (verbose-aware), signal handlers, and
- * checks for root-like privileges with advice */
+/* inode of -N's network namespace, else of this process's (what BPF
+ * compares with dev->nd_net.net->ns.inum); dies when -N names none */
+unsigned int cli_netns_inum(void);
+/* with -N: this process moves into that namespace for the rest of its run
+ * (a tool that attaches there: netlink, XDP and tc work in the caller's
+ * namespace); dies when it cannot */
+void cli_netns_enter(void);
+/* installs the libbpf print callback (verbose-aware), signal handlers,
+ * checks for root-like privileges with advice, and that --prom's file can
+ * be written and -N's namespace exists (exit 1 with one line if not) */
 void cli_setup(void);
 /* "HH:MM:SS " when -T: now, or of an event's bpf_ktime_get_ns() time */
 void cli_print_timestamp(FILE *f);
 void cli_print_ktime(FILE *f, unsigned long long ktime_ns);
-/* a failed write of the --prom file (-errno): "cannot write FILE: ...",
- * once per run; the run goes on */
+/* with -T: "TIME     ", the header of the column the two above fill */
+void cli_print_time_header(FILE *f);
+/* with -T: "HH:MM:SS" on a line of its own, above a table whose rows
+ * carry no time */
+void cli_print_timestamp_line(FILE *f);
+/* a failed write of the --prom file (-errno) after the start (a full
+ * disk): "cannot write FILE: ...", once per run; the run goes on */
 void cli_prom_err(int err);
 /* "WARNING: N events lost (ring buffer full)" when N > 0; on stderr with -j,
  * so stdout stays pure JSON lines */

@@ -16,6 +16,7 @@
 #include "lib/netattach.h"
 
 /* libbpf 1.1's uapi header predates tcx (6.6); the kernel's number */
+#define AX_BPF_TCX_INGRESS	46
 #define AX_BPF_TCX_EGRESS	47
 
 void netattach_init(struct netattach *f, const char *name)
@@ -24,13 +25,26 @@ void netattach_init(struct netattach *f, const char *name)
 	f->name = name;
 	f->ifindex = cli_ifindex(name);
 	f->xdp_link_fd = -1;
-	f->tcx_fd = -1;
+	f->tcx_fd[NETATTACH_EGRESS] = f->tcx_fd[NETATTACH_INGRESS] = -1;
 }
+
+static const char *const dir_names[NETATTACH_DIRS] = { "egress", "ingress" };
+static const int tcx_types[NETATTACH_DIRS] = { AX_BPF_TCX_EGRESS, AX_BPF_TCX_INGRESS };
+static const int tc_points[NETATTACH_DIRS] = { BPF_TC_EGRESS, BPF_TC_INGRESS };
 
 const char *netattach_describe(const struct netattach *f, char *buf, int len)
 {
-	snprintf(buf, len, "XDP %s%s", f->xdp_mode_name ? f->xdp_mode_name : "off",
-		 f->tcx_fd >= 0 ? ", tcx egress" : f->tc_attached ? ", tc egress" : "");
+	const int in = NETATTACH_INGRESS, out = NETATTACH_EGRESS;
+
+	if (f->tcx_fd[in] >= 0 || f->tc_attached[in])
+		snprintf(buf, len, "%s ingress (XDP taken)", f->tcx_fd[in] >= 0 ? "tcx" : "tc");
+	else
+		snprintf(buf, len, "XDP %s", f->xdp_mode_name ? f->xdp_mode_name : "off");
+	if (f->tcx_fd[out] >= 0 || f->tc_attached[out]) {
+		size_t o = strlen(buf);
+
+		snprintf(buf + o, len - o, ", %s egress", f->tcx_fd[out] >= 0 ? "tcx" : "tc");
+	}
 	return buf;
 }
 
@@ -45,17 +59,118 @@ static const char *xdp_mode_str(__u8 mode)
 	}
 }
 
-/* true (and a one-line error) when some XDP program is already there */
-static bool xdp_occupied(struct netattach *f)
+/* does /proc/PID/fd/FD hold BPF program prog_id? (its fdinfo) */
+static bool fd_holds_prog(const char *pid, const char *fd, __u32 prog_id)
+{
+	char path[600], line[128], link[64];
+	bool held = false;
+	ssize_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%s/fd/%s", pid, fd);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0)
+		return false;
+	link[n] = 0;
+	if (strcmp(link, "anon_inode:bpf-prog"))
+		return false;
+	snprintf(path, sizeof(path), "/proc/%s/fdinfo/%s", pid, fd);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned int id;
+
+		if (sscanf(line, "prog_id: %u", &id) == 1 && id == prog_id)
+			held = true;
+	}
+	fclose(f);
+	return held;
+}
+
+/* a process that holds BPF program prog_id open (from /proc fdinfo): its
+ * pid, 0 when none does, -1 when /proc cannot tell */
+static long prog_holder(__u32 prog_id)
+{
+	DIR *proc = opendir("/proc"), *fds;
+	struct dirent *p, *d;
+	char path[300];
+	long pid = 0;
+
+	if (!proc)
+		return -1;
+	while (!pid && (p = readdir(proc))) {
+		if (p->d_name[0] < '1' || p->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%.255s/fd", p->d_name);
+		fds = opendir(path);
+		if (!fds)
+			continue;
+		while (!pid && (d = readdir(fds)))
+			if (fd_holds_prog(p->d_name, d->d_name, prog_id))
+				pid = strtol(p->d_name, NULL, 10);
+		closedir(fds);
+	}
+	closedir(proc);
+	return pid;
+}
+
+/* "id 42 "xdp_fw", held by xdpd (pid 1234)" for messages */
+static void prog_describe(__u32 id, char *buf, size_t len)
+{
+	struct bpf_prog_info info = {};
+	__u32 ilen = sizeof(info);
+	char comm[32] = "", path[64];
+	/* before our own fd of it, which the scan would find */
+	long pid = prog_holder(id);
+	int fd = bpf_prog_get_fd_by_id(id);
+	size_t o;
+	FILE *f;
+
+	if (fd >= 0 && bpf_obj_get_info_by_fd(fd, &info, &ilen))
+		info.name[0] = 0;
+	if (fd >= 0)
+		close(fd);
+	o = snprintf(buf, len, "id %u", id);
+	if (info.name[0] && o < len)
+		o += snprintf(buf + o, len - o, " \"%s\"", info.name);
+	if (pid <= 0 || o >= len)
+		return;
+	snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+	f = fopen(path, "r");
+	if (f && fgets(comm, sizeof(comm), f))
+		comm[strcspn(comm, "\n")] = 0;
+	if (f)
+		fclose(f);
+	snprintf(buf + o, len - o, ", held by %s (pid %ld)", comm[0] ? comm : "?", pid);
+}
+
+/* whose XDP program f has, "id 42 "xdp_fw", held by ..., generic mode",
+ * into who; false when none */
+static bool xdp_holder(struct netattach *f, char *who, size_t len)
 {
 	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	size_t o;
 
 	if (bpf_xdp_query(f->ifindex, 0, &q) || q.attach_mode == XDP_ATTACHED_NONE)
 		return false;
-	cli_err("%s already has an XDP program (id %u, %s mode): not replacing it; "
-		"detach it first or use another interface", f->name,
-		q.prog_id ? q.prog_id : q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id,
-		xdp_mode_str(q.attach_mode));
+	/* whose it is: a firewall, another tool of the suite, a CNI */
+	prog_describe(q.prog_id ? q.prog_id : q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id,
+		      who, len);
+	o = strlen(who);
+	snprintf(who + o, len - o, ", %s mode", xdp_mode_str(q.attach_mode));
+	return true;
+}
+
+/* true (and a one-line error) when some XDP program is already there */
+static bool xdp_occupied(struct netattach *f)
+{
+	char who[160];
+
+	if (!xdp_holder(f, who, sizeof(who)))
+		return false;
+	cli_err("%s already has an XDP program (%s): not replacing it; "
+		"detach it first or use another interface", f->name, who);
 	return true;
 }
 
@@ -101,60 +216,15 @@ int netattach_xdp(struct netattach *f, struct bpf_program *prog, enum netattach_
 	return 0;
 }
 
-/* ids of BPF programs some process holds open (from /proc fdinfo) */
-static bool prog_held_by_process(__u32 prog_id)
-{
-	DIR *proc = opendir("/proc"), *fds;
-	struct dirent *p, *d;
-	char path[1100], line[128], link[64];
-	bool held = false;
-
-	if (!proc)
-		return true;	/* cannot tell: assume held, touch nothing */
-	while (!held && (p = readdir(proc))) {
-		if (p->d_name[0] < '1' || p->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/fd", p->d_name);
-		fds = opendir(path);
-		if (!fds)
-			continue;
-		while (!held && (d = readdir(fds))) {
-			ssize_t n;
-			FILE *f;
-
-			snprintf(path, sizeof(path), "/proc/%s/fd/%s", p->d_name, d->d_name);
-			n = readlink(path, link, sizeof(link) - 1);
-			if (n <= 0)
-				continue;
-			link[n] = 0;
-			if (strcmp(link, "anon_inode:bpf-prog"))
-				continue;
-			snprintf(path, sizeof(path), "/proc/%s/fdinfo/%s", p->d_name, d->d_name);
-			f = fopen(path, "r");
-			if (!f)
-				continue;
-			while (fgets(line, sizeof(line), f)) {
-				unsigned int id;
-
-				if (sscanf(line, "prog_id: %u", &id) == 1 && id == prog_id)
-					held = true;
-			}
-			fclose(f);
-		}
-		closedir(fds);
-	}
-	closedir(proc);
-	return held;
-}
-
 /*
  * A clsact filter of ours whose program no process holds any more is the
  * leftover of a run killed by SIGKILL (kernels before 6.6, no tcx): our
  * handle and priority, our program name, and no owner. Remove it.
  */
-static void remove_leftover_tc(struct netattach *f, struct bpf_tc_hook *hook)
+static void remove_leftover_tc(struct netattach *f, struct bpf_tc_hook *hook,
+			       enum netattach_dir dir)
 {
-	const struct netattach_tc_id *id = f->tc_id;
+	const struct netattach_tc_id *id = f->tc_id[dir];
 	LIBBPF_OPTS(bpf_tc_opts, q, .handle = id->handle, .priority = id->prio);
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info);
@@ -171,23 +241,25 @@ static void remove_leftover_tc(struct netattach *f, struct bpf_tc_hook *hook)
 		return;
 	}
 	close(pfd);
-	if (prog_held_by_process(q.prog_id))
+	if (prog_holder(q.prog_id))
 		return;
 	{
 		LIBBPF_OPTS(bpf_tc_opts, d, .handle = id->handle, .priority = id->prio);
 
 		if (!bpf_tc_detach(hook, &d))
-			cli_err("removed a leftover tc egress filter of a killed %s "
-				"run on %s (prog id %u)", id->tool, f->name, q.prog_id);
+			cli_err("removed a leftover tc %s filter of a killed %s "
+				"run on %s (prog id %u)", dir_names[dir], id->tool,
+				f->name, q.prog_id);
 	}
 }
 
-int netattach_tc_egress(struct netattach *f, struct bpf_program *prog,
-			const struct netattach_tc_id *id)
+/* prog on f's tc dir: tcx, else a clsact filter with id */
+static int tc_attach(struct netattach *f, struct bpf_program *prog,
+		     const struct netattach_tc_id *id, enum netattach_dir dir)
 {
 	int fd = bpf_program__fd(prog), err;
 	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = f->ifindex,
-		    .attach_point = BPF_TC_EGRESS);
+		    .attach_point = tc_points[dir]);
 	LIBBPF_OPTS(bpf_tc_opts, to, .prog_fd = fd, .handle = id->handle,
 		    .priority = id->prio);
 	char what[64];
@@ -196,60 +268,85 @@ int netattach_tc_egress(struct netattach *f, struct bpf_program *prog,
 	 * libbpf 1.1 has no wrapper, but bpf_link_create passes an attach
 	 * type it does not know straight to the kernel. */
 	if (!getenv("ROCELAT_FORCE_CLSACT")) {
-		f->tcx_fd = bpf_link_create(fd, f->ifindex, AX_BPF_TCX_EGRESS, NULL);
-		if (f->tcx_fd >= 0)
+		f->tcx_fd[dir] = bpf_link_create(fd, f->ifindex, tcx_types[dir], NULL);
+		if (f->tcx_fd[dir] >= 0)
 			return 0;
-		if (f->tcx_fd != -EINVAL && f->tcx_fd != -EOPNOTSUPP) {
-			snprintf(what, sizeof(what), "attach tc egress (tcx) to %s", f->name);
-			cli_bpf_err(what, f->tcx_fd);
-			return f->tcx_fd;
+		if (f->tcx_fd[dir] != -EINVAL && f->tcx_fd[dir] != -EOPNOTSUPP) {
+			snprintf(what, sizeof(what), "attach tc %s (tcx) to %s",
+				 dir_names[dir], f->name);
+			cli_bpf_err(what, f->tcx_fd[dir]);
+			return f->tcx_fd[dir];
 		}
 	}
-	f->tcx_fd = -1;
-	f->tc_id = id;
+	f->tcx_fd[dir] = -1;
+	f->tc_id[dir] = id;
 	err = bpf_tc_hook_create(&hook);
 	if (err && err != -EEXIST) {
 		snprintf(what, sizeof(what), "create clsact qdisc on %s", f->name);
 		cli_bpf_err(what, err);
 		return err;
 	}
-	f->tc_hook_created = !err;
-	remove_leftover_tc(f, &hook);
+	f->tc_hook_created |= !err;
+	remove_leftover_tc(f, &hook, dir);
 	err = bpf_tc_attach(&hook, &to);
 	if (err) {
 		if (err == -EEXIST)
-			cli_err("%s: tc egress filter handle 0x%x prio 0x%x is in use "
-				"(another %s running?); or use --no-egress",
-				f->name, id->handle, id->prio, id->tool);
+			cli_err("%s: tc %s filter handle 0x%x prio 0x%x is in use "
+				"(another %s running?)%s", f->name, dir_names[dir],
+				id->handle, id->prio, id->tool,
+				dir == NETATTACH_EGRESS ? "; or use --no-egress" : "");
 		else {
-			snprintf(what, sizeof(what), "attach tc egress to %s", f->name);
+			snprintf(what, sizeof(what), "attach tc %s to %s", dir_names[dir], f->name);
 			cli_bpf_err(what, err);
 		}
 		return err;
 	}
-	f->tc_attached = true;
+	f->tc_attached[dir] = true;
 	return 0;
+}
+
+int netattach_tc_egress(struct netattach *f, struct bpf_program *prog,
+			const struct netattach_tc_id *id)
+{
+	return tc_attach(f, prog, id, NETATTACH_EGRESS);
+}
+
+int netattach_ingress(struct netattach *f, struct bpf_program *xdp,
+		      struct bpf_program *tc_in, enum netattach_mode mode,
+		      const struct netattach_tc_id *in_id)
+{
+	char who[160];
+
+	/* an explicit XDP mode asks for XDP: fail as netattach_xdp() does */
+	if (mode != NETATTACH_AUTO || !tc_in || !xdp_holder(f, who, sizeof(who)))
+		return netattach_xdp(f, xdp, mode);
+	cli_err("note: %s already has an XDP program (%s): left in place, "
+		"timing from tc ingress instead", f->name, who);
+	return tc_attach(f, tc_in, in_id, NETATTACH_INGRESS);
 }
 
 void netattach_detach(struct netattach *f)
 {
-	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = f->ifindex,
-		    .attach_point = BPF_TC_EGRESS);
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = f->ifindex);
 
-	if (f->tc_attached) {
-		LIBBPF_OPTS(bpf_tc_opts, d, .handle = f->tc_id->handle,
-			    .priority = f->tc_id->prio);
+	for (int dir = 0; dir < NETATTACH_DIRS; dir++) {
+		if (f->tc_attached[dir]) {
+			LIBBPF_OPTS(bpf_tc_opts, d, .handle = f->tc_id[dir]->handle,
+				    .priority = f->tc_id[dir]->prio);
 
-		bpf_tc_detach(&hook, &d);
-		if (f->tc_hook_created) {
-			hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
-			bpf_tc_hook_destroy(&hook);
+			hook.attach_point = tc_points[dir];
+			bpf_tc_detach(&hook, &d);
+			f->tc_attached[dir] = false;
 		}
-		f->tc_attached = false;
+		if (f->tcx_fd[dir] >= 0)
+			close(f->tcx_fd[dir]);
+		f->tcx_fd[dir] = -1;
 	}
-	if (f->tcx_fd >= 0)
-		close(f->tcx_fd);
-	f->tcx_fd = -1;
+	if (f->tc_hook_created) {
+		hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+		bpf_tc_hook_destroy(&hook);
+		f->tc_hook_created = false;
+	}
 	if (f->xdp_link_fd >= 0)
 		close(f->xdp_link_fd);
 	f->xdp_link_fd = -1;

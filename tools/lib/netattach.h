@@ -5,7 +5,9 @@
  * with the process even after SIGKILL; on older kernels a clsact filter of
  * a fixed handle and priority, which the next run removes when no process
  * holds its program any more. An XDP program already on the interface is
- * never replaced. Shared by rocelat and rocediag.
+ * never replaced: the ingress side moves to tc ingress instead, so the
+ * suite's tools share an interface with each other and with XDP
+ * firewalls. Shared by rocelat and rocediag.
  */
 #ifndef AGENTXDP_NETATTACH_H
 #define AGENTXDP_NETATTACH_H
@@ -25,22 +27,34 @@ struct netattach_tc_id {
 	const char *tool;	/* in messages: "another rocelat running?" */
 };
 
+enum netattach_dir { NETATTACH_EGRESS, NETATTACH_INGRESS, NETATTACH_DIRS };
+
 struct netattach {
 	const char *name;
 	int ifindex;
 	struct bpf_link *xdp_link;	/* default mode: libbpf's link */
 	int xdp_link_fd;		/* forced mode: raw link fd */
 	const char *xdp_mode_name;	/* "native", "generic", ... */
-	int tcx_fd;			/* tcx link (6.6+), -1 none */
-	bool tc_attached;		/* clsact filter (older kernels) */
+	/* tc, by enum netattach_dir: ingress only where XDP was taken */
+	int tcx_fd[NETATTACH_DIRS];	/* tcx link (6.6+), -1 none */
+	bool tc_attached[NETATTACH_DIRS];	/* clsact filter (older kernels) */
+	const struct netattach_tc_id *tc_id[NETATTACH_DIRS];
 	bool tc_hook_created;
-	const struct netattach_tc_id *tc_id;
 };
 
 /* f for interface name (dies when it does not exist) */
 void netattach_init(struct netattach *f, const char *name);
 /* XDP prog on f in mode; 0, or a negative errno after a one-line error */
 int netattach_xdp(struct netattach *f, struct bpf_program *prog, enum netattach_mode mode);
+/*
+ * The ingress side: XDP prog on f, or where another program holds XDP
+ * (a firewall, a CNI, another of the suite's tools) and mode is
+ * NETATTACH_AUTO, tc_in on tc ingress instead (a note names the XDP
+ * program); 0 or a negative errno after a one-line error
+ */
+int netattach_ingress(struct netattach *f, struct bpf_program *xdp,
+		      struct bpf_program *tc_in, enum netattach_mode mode,
+		      const struct netattach_tc_id *in_id);
 /* tc egress prog on f (tcx, else clsact with id); 0 or negative errno
  * after a one-line error. ROCELAT_FORCE_CLSACT in the environment skips
  * tcx (tests of the older kernels' path). */

@@ -91,6 +91,21 @@ fail:
 	return -err;
 }
 
+int prom_check(const char *path)
+{
+	struct prom_file pf;
+	struct stat st;
+	int err = prom_open(&pf, path);
+
+	if (err)
+		return err;
+	prom_abort(&pf);
+	/* a directory of that name would fail only at the rename */
+	if (!stat(path, &st) && S_ISDIR(st.st_mode))
+		return -EISDIR;
+	return 0;
+}
+
 void prom_family(struct prom_file *pf, const char *name, enum prom_type type,
 		 const char *help)
 {
@@ -174,6 +189,19 @@ void prom_hist_log2(struct prom_file *pf, const char *name,
 		   fmt_double(v, sizeof(v), to_seconds(sum < 0 ? est : sum, unit_s)));
 	snprintf(v, sizeof(v), "%llu", cum);
 	put_sample(pf, name, "_count", labels, nlabels, NULL, v);
+}
+
+void prom_gauge_seconds(struct prom_file *pf, const char *name,
+			const struct prom_label *labels, int nlabels,
+			double value, double unit_s)
+{
+	char v[32];
+
+	/* whole base units: a tool's resolution, not a double's last digits
+	 * (0.0032440315000000003 of an interpolated quantile) */
+	put_sample(pf, name, "", labels, nlabels, NULL,
+		   fmt_double(v, sizeof(v), to_seconds(value >= 0 ? (double)(long long)(value + 0.5) :
+							      value, unit_s)));
 }
 
 static void pf_free(struct prom_file *pf)

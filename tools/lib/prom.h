@@ -24,8 +24,9 @@
  *     (struct prom_totals does both for running totals of a drained map).
  *  4. One family at a time: prom_family() once, then all its samples.
  *     A family with no samples is fine (HELP/TYPE only).
- *  5. A failed write is reported once per run (cli_prom_err()) and the run
- *     goes on.
+ *  5. A file that cannot be written at start ends the tool (cli_setup(),
+ *     prom_check()); a later failed write (a full disk) is reported once
+ *     per run (cli_prom_err()) and the run goes on.
  *
  *	struct prom_file pf;
  *	struct prom_label l[] = { { "reason", "NO_SOCKET" } };
@@ -69,6 +70,9 @@ struct prom_file {
 
 /* opens a temp file in the target's directory; 0, or -errno (errno set) */
 int prom_open(struct prom_file *pf, const char *path);
+/* whether path can be written: a temp file opened next to it and removed,
+ * the target untouched; 0 or -errno */
+int prom_check(const char *path);
 /* "# HELP" (escaped) and "# TYPE" of one metric family */
 void prom_family(struct prom_file *pf, const char *name, enum prom_type type,
 		 const char *help);
@@ -77,6 +81,11 @@ void prom_counter(struct prom_file *pf, const char *name,
 		  const struct prom_label *labels, int nlabels, __u64 value);
 void prom_gauge(struct prom_file *pf, const char *name,
 		const struct prom_label *labels, int nlabels, double value);
+/* a time in base units of unit_s seconds (1e-9: ns) as a gauge in
+ * seconds, rounded to whole base units */
+void prom_gauge_seconds(struct prom_file *pf, const char *name,
+			const struct prom_label *labels, int nlabels,
+			double value, double unit_s);
 /*
  * One histogram series from log2 slots in a base unit of unit_s seconds
  * (1e-9 for ns, 1e-6 for us): slot 0 holds 0..1 and slot i [2^i, 2^(i+1))
