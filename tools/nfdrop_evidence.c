@@ -538,7 +538,7 @@ void ev_settle_row(struct row *r, unsigned long long packets,
 	}
 	if (r->verdict == V_UNKNOWN)
 		r->inferred |= INF_VERDICT;
-	if (r->source == (const char *)"fexit")
+	if (r->source == SRC_FEXIT)
 		r->inferred &= ~(INF_TABLE | INF_CHAIN);	/* the kernel named them */
 	if (rejected && rejected == packets) {
 		r->verdict = V_REJECT;

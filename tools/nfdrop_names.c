@@ -289,7 +289,7 @@ static void names_fexit(const struct nfd_key *k, struct row *r)
 {
 	const char *h = nfr_hook_name(k->pf, k->hook);
 
-	r->source = "fexit";
+	r->source = SRC_FEXIT;
 	r->pf = k->pf;
 	snprintf(r->hook, sizeof(r->hook), "%s", h ? h : "");
 	r->engine = k->source == NFD_SRC_NFT ? NFR_ENGINE_NFT : NFR_ENGINE_LEGACY;
@@ -312,7 +312,7 @@ static void names_stack(const struct nfd_key *k, struct row *r, struct stack_hin
 {
 	char fn[64];
 
-	r->source = "stack";
+	r->source = SRC_STACK;
 	sym_name(k->hook_ret, r->hook_fn, sizeof(r->hook_fn));
 	for (size_t i = 0; i < sizeof(hook_fns) / sizeof(hook_fns[0]); i++) {
 		if (strcmp(hook_fns[i].fn, r->hook_fn))

@@ -372,7 +372,7 @@ int nfdrop_trace_split(struct row *r, const struct nfr_ruleset *rs, struct row *
 		r->packets -= take;
 		r->rejected -= o->rejected;
 		it->balance -= take;
-		o->source = "trace";
+		o->source = SRC_TRACE;
 		o->inferred &= ~(INF_TABLE | INF_CHAIN | INF_RULE | INF_VERDICT);
 		o->engine = NFR_ENGINE_NFT;
 		o->table_family = base->family;
