@@ -1,0 +1,125 @@
+#!/usr/bin/env bats
+# nfdrop where the order of the chains decides the rule: chains of one hook
+# at the same priority in different tables (the kernel runs the one whose
+# hook was registered last first, and nothing in the ruleset dump says when
+# a chain was registered), and rulesets changed while nfdrop runs. Ground
+# truth is the dropping rules' own counters; a row without '?' must name
+# the rule those counters name, and where nothing can tell the rows must
+# say so and list the real rule.
+
+load ../lib/common
+load ../lib/nfdrop
+
+setup() {
+	nfdrop_setup nfo
+}
+
+setup_file() {
+	nfdrop_modules
+}
+
+teardown() {
+	ax_cleanup
+}
+
+# packets of the rule with handle H in chain SPEC ("inet t1 in")
+nft_counter() {
+	ip netns exec "$1" nft -a list chain $2 |
+		sed -n "s/.*counter packets \([0-9]*\) bytes .* # handle $3\$/\1/p"
+}
+
+# table inet NAME with an input chain at priority filter whose one rule
+# RULE (nft words) drops; loaded alone, so tables load in call order
+tied_table() {
+	ip netns exec "${P}b" nft -f - <<-NFT
+	table inet $1 {
+		chain in {
+			type filter hook input priority filter; policy accept;
+			$2
+		}
+	}
+	NFT
+}
+
+# NAME's rule handle and counter; rows: the one row of the drops
+tied_check_certain() {
+	local name=$1 h
+	h=$(nft_handle "${P}b" "inet $name in" ".*drop")
+	[ -n "$h" ]
+	[ "$(nft_counter "${P}b" "inet $name in" "$h")" -eq 10 ]
+	expect '.hook == "input"' .packets 10 .table "$name" .chain in \
+		.rule_handle "$h" .verdict DROP '.inferred | length' 0
+}
+
+@test "two tables at one hook and priority: the later-loaded one ran, named certain only by its counter" {
+	pair
+	tied_table t1 "udp dport 4791 counter drop"
+	tied_table t2 "ip saddr 10.210.0.1 counter drop"
+	start_nfdrop --roce -N "${P}b"
+	ax_send_roce "${P}a" 10.210.0.2 10
+	stop_nfdrop
+	h1=$(nft_handle "${P}b" "inet t1 in" ".*drop")
+	[ "$(nft_counter "${P}b" "inet t1 in" "$h1")" -eq 0 ]
+	tied_check_certain t2
+}
+
+@test "two tables at one hook and priority, loaded the other way round: the other rule" {
+	pair
+	tied_table t2 "ip saddr 10.210.0.1 counter drop"
+	tied_table t1 "udp dport 4791 counter drop"
+	start_nfdrop --roce -N "${P}b"
+	ax_send_roce "${P}a" 10.210.0.2 10
+	stop_nfdrop
+	h2=$(nft_handle "${P}b" "inet t2 in" ".*drop")
+	[ "$(nft_counter "${P}b" "inet t2 in" "$h2")" -eq 0 ]
+	tied_check_certain t1
+}
+
+@test "three tables at one hook and priority in two load orders: the last loaded, by its counter" {
+	pair
+	tied_table t3 "udp dport 4791 counter drop"
+	tied_table t1 "ip saddr 10.210.0.1 counter drop"
+	tied_table t2 "meta l4proto udp counter drop"
+	start_nfdrop --roce -N "${P}b"
+	ax_send_roce "${P}a" 10.210.0.2 10
+	stop_nfdrop
+	tied_check_certain t2
+	for t in t1 t3; do
+		h=$(nft_handle "${P}b" "inet $t in" ".*drop")
+		[ "$(nft_counter "${P}b" "inet $t in" "$h")" -eq 0 ]
+	done
+	ip netns exec "${P}b" nft flush ruleset
+	tied_table t2 "meta l4proto udp counter drop"
+	tied_table t3 "udp dport 4791 counter drop"
+	tied_table t1 "ip saddr 10.210.0.1 counter drop"
+	start_nfdrop --roce -N "${P}b"
+	ax_send_roce "${P}a" 10.210.0.2 10
+	stop_nfdrop
+	tied_check_certain t1
+}
+
+@test "two tables at one hook and priority without counters: not certain, both rules listed" {
+	pair
+	tied_table t1 "udp dport 4791 drop"
+	tied_table t2 "ip saddr 10.210.0.1 drop"
+	start_nfdrop --roce -N "${P}b"
+	ax_send_roce "${P}a" 10.210.0.2 10
+	stop_nfdrop
+	h1=$(nft_handle "${P}b" "inet t1 in" ".*drop")
+	h2=$(nft_handle "${P}b" "inet t2 in" ".*drop")
+	if fexit_path; then
+		# the kernel names the chain: its one rule is certain
+		expect '.hook == "input"' .packets 10 .table t2 .rule_handle "$h2" \
+			'.inferred | length' 0
+		return
+	fi
+	[ "$(packets '.hook == "input"')" -eq 10 ]
+	[ "$(jq -s '[.[] | select(.note != null) | .note | test("several tables")] | all' "$OUT")" = true ]
+	[ "$(packets '(.inferred | index("rule")) == null')" -eq 0 ]
+	# every row lists both rules
+	n=$(jq -s '[.[] | select(.type == "nf_drop_count") |
+		[.candidates[] | .table + ":" + (.drop_rules[] | .handle | tostring)] |
+		select(index("t1:'"$h1"'") != null and index("t2:'"$h2"'") != null)] | length' "$OUT")
+	[ "$n" -ge 1 ]
+	[ "$n" -eq "$(jq -s '[.[] | select(.type == "nf_drop_count")] | length' "$OUT")" ]
+}
