@@ -468,6 +468,7 @@ static void print_counts(__u64 *lost_seen)
 	__u64 lost;
 
 	collect_rows();
+	ev_check_rows(rows, nrows);
 	seen_reset();
 	qsort(rows, nrows, sizeof(*rows), cmp_rows);
 	write_prom();

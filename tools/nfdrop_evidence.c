@@ -652,3 +652,56 @@ void ev_settle_row(struct row *r, unsigned long long packets,
 	}
 	cands_from_ev(r);
 }
+
+/* ---- across rows ---- */
+
+/* the counted candidate a certain row names, NULL when none */
+static const struct ev_cand *named_counted(const struct row *r)
+{
+	if (!r->ev.used || !r->ev.counters || (r->inferred & INF_RULE))
+		return NULL;
+	for (int i = 0; i < r->ev.n; i++) {
+		const struct ev_cand *c = &r->ev.c[i];
+
+		if (c->alive && c->has_counter && c->delta >= 0)
+			return c;
+	}
+	return NULL;
+}
+
+/*
+ * Each row's counters are checked for its own packets only; rows of other
+ * packets can name the same rule (a rule deleted while tracing leaves its
+ * packets to the policy). A rule whose counter moved less than the
+ * packets of all certain rows naming it is not certain for any of them.
+ */
+void ev_check_rows(struct row *rows, int n)
+{
+	for (int i = 0; i < n; i++) {
+		const struct ev_cand *a = named_counted(&rows[i]);
+		unsigned long long sum = 0;
+
+		if (!a)
+			continue;
+		for (int j = 0; j < n; j++) {
+			const struct ev_cand *b = named_counted(&rows[j]);
+
+			if (b && rows[j].netns == rows[i].netns && same_ev_cand(a, b))
+				sum += rows[j].packets;
+		}
+		if (sum <= (unsigned long long)a->delta)
+			continue;
+		for (int j = n - 1; j >= 0; j--) {
+			const struct ev_cand *b = named_counted(&rows[j]);
+			struct row *r = &rows[j];
+
+			if (!b || r->netns != rows[i].netns || !same_ev_cand(a, b))
+				continue;
+			r->inferred |= INF_RULE | INF_VERDICT;
+			if (r->source != SRC_FEXIT)
+				r->inferred |= INF_TABLE | INF_CHAIN;
+			r->note = "the rule's counter moved less than the packets named for "
+				  "it: the ruleset changed while tracing?";
+		}
+	}
+}

@@ -81,5 +81,8 @@ struct row {
  * rejected were answered with a REJECT reply */
 void ev_settle_row(struct row *r, unsigned long long packets,
 		   unsigned long long rejected, bool reject_complete);
+/* certain rows whose rule's counter moved less than their packets
+ * together made inferred (rows of one report) */
+void ev_check_rows(struct row *rows, int n);
 
 #endif

@@ -123,3 +123,30 @@ tied_check_certain() {
 	[ "$n" -ge 1 ]
 	[ "$n" -eq "$(jq -s '[.[] | select(.type == "nf_drop_count")] | length' "$OUT")" ]
 }
+
+# packets the policy of iptables-nft chain INPUT dropped, by its counter
+policy_counter() {
+	ip netns exec "$1" iptables-nft -L INPUT -v -x -n |
+		sed -n 's/^Chain INPUT (policy DROP \([0-9]*\) packets.*/\1/p'
+}
+
+@test "a rule deleted while nfdrop runs: no row names the policy certain for more than its counter" {
+	command -v iptables-nft >/dev/null || skip "iptables-nft not installed"
+	pair
+	ipt="ip netns exec ${P}b iptables-nft"
+	$ipt -P INPUT DROP
+	$ipt -A INPUT -p udp --dport 4791 -j DROP
+	h=$(nft_handle "${P}b" "ip filter INPUT" "udp dport 4791.*drop")
+	[ -n "$h" ]
+	start_nfdrop -A -N "${P}b"
+	ax_send_roce "${P}a" 10.210.0.2 10
+	ax_send_roce "${P}a" 10.210.0.2 10 04 5555
+	$ipt -D INPUT -p udp --dport 4791 -j DROP
+	stop_nfdrop
+	[ "$(policy_counter "${P}b")" -eq 10 ]
+	[ "$(packets '.hook == "input"')" -eq 20 ]
+	# certain rows: the policy's at most its counter, the rule's its 10
+	[ "$(packets '.verdict == "POLICY" and (.inferred | length) == 0')" -le 10 ]
+	[ "$(packets '.rule_handle == '"$h"' and (.inferred | length) == 0')" -le 10 ]
+	[ "$(packets '(.inferred | length) == 0 and .verdict != "POLICY" and .rule_handle != '"$h"'')" -eq 0 ]
+}
