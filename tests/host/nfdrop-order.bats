@@ -150,3 +150,70 @@ policy_counter() {
 	[ "$(packets '.rule_handle == '"$h"' and (.inferred | length) == 0')" -le 10 ]
 	[ "$(packets '(.inferred | length) == 0 and .verdict != "POLICY" and .rule_handle != '"$h"'')" -eq 0 ]
 }
+
+# ${P}b also answers on 10.210.0.4; table inet tr drops RoCE to .2 and to
+# .4, each by its own counted rule; H2 and H4 are their handles
+two_dest_rules() {
+	ip -n "${P}b" addr add 10.210.0.4/24 dev "${P}vb"
+	ip netns exec "${P}b" nft -f - <<-NFT
+	table inet tr {
+		chain in {
+			type filter hook input priority filter; policy accept;
+			ip daddr 10.210.0.2 udp dport 4791 counter drop
+			ip daddr 10.210.0.4 udp dport 4791 counter drop
+		}
+	}
+	NFT
+	H2=$(nft_handle "${P}b" "inet tr in" "ip daddr 10.210.0.2 .*drop")
+	H4=$(nft_handle "${P}b" "inet tr in" "ip daddr 10.210.0.4 .*drop")
+	[ -n "$H2" ] && [ -n "$H4" ]
+}
+
+@test "--trace-rules -e, two flows alternating: each event names its own flow's rule" {
+	pair
+	two_dest_rules
+	start_nfdrop --roce -N "${P}b" --trace-rules -e
+	for i in $(seq 10); do
+		ax_send_roce "${P}a" 10.210.0.2 1
+		ax_send_roce "${P}a" 10.210.0.4 1
+	done
+	ax_until 20 '[ "$(jq -s "[.[] | select(.type == \"nf_drop\")] | length" "$OUT")" -ge 20 ]'
+	stop_nfdrop
+	[ "$(nft_counter "${P}b" "inet tr in" "$H2")" -eq 10 ]
+	[ "$(nft_counter "${P}b" "inet tr in" "$H4")" -eq 10 ]
+	# no event names the other flow's rule, certain or traced
+	bad=$(jq -s '[.[] | select(.type == "nf_drop") | select(.rule_handle != null) |
+		select((.daddr == "10.210.0.2" and .rule_handle == '"$H4"') or
+		       (.daddr == "10.210.0.4" and .rule_handle == '"$H2"'))] | length' "$OUT")
+	[ "$bad" -eq 0 ]
+	[ "$(jq -s '[.[] | select(.type == "nf_drop")] | length' "$OUT")" -eq 20 ]
+}
+
+@test "--trace-rules under two concurrent floods: certain counts within the counters, the rest said" {
+	pair
+	two_dest_rules
+	n=100000
+	[ -z "${AGENTXDP_VM:-}" ] || n=10000
+	start_nfdrop --roce -N "${P}b" --trace-rules
+	ax_send_roce "${P}a" 10.210.0.2 "$n" &
+	f1=$!
+	ax_send_roce "${P}a" 10.210.0.4 "$n"
+	wait "$f1"
+	stop_nfdrop
+	c2=$(nft_counter "${P}b" "inet tr in" "$H2")
+	c4=$(nft_counter "${P}b" "inet tr in" "$H4")
+	[ "$c2" -eq "$n" ] && [ "$c4" -eq "$n" ]
+	[ "$(packets 'true')" -eq $((2 * n)) ]
+	sure2=$(packets '.rule_handle == '"$H2"' and (.inferred | length) == 0')
+	sure4=$(packets '.rule_handle == '"$H4"' and (.inferred | length) == 0')
+	echo "certain: $sure2 $sure4 of $n each" >&3
+	[ "$sure2" -le "$c2" ] && [ "$sure4" -le "$c4" ]
+	# what is not certain is in rows that say so, and the trace's losses
+	# are in its JSON
+	[ "$(packets '(.inferred | length) > 0')" -eq $((2 * n - sure2 - sure4)) ]
+	[ "$(jq -s '[.[] | select(.type == "nf_trace_stats")] | length' "$OUT")" -ge 1 ]
+	untraced=$(jq -s '[.[] | select(.type == "nf_trace_stats") | .packets_untraced] | add' "$OUT")
+	lost=$(jq -s '[.[] | select(.type == "nf_trace_stats") | .trace_overruns] | add' "$OUT")
+	echo "untraced $untraced, overruns $lost" >&3
+	[ "$lost" -eq 0 ] || [ "$untraced" -gt 0 ]
+}
