@@ -851,8 +851,12 @@ int main(int argc, char **argv)
 	}
 	if (env.trace_rules) {
 		atexit(cleanup_trace_atexit);
-		nfdrop_trace_setup(env.netns_inum ? env.netns_inum : netns_self(),
-				   env.netns, env.all ? 0 : cli.roce_port, env.port);
+		unsigned int inum = env.netns_inum ? env.netns_inum : netns_self();
+
+		nfdrop_trace_setup(inum, env.netns, env.all ? 0 : cli.roce_port, env.port);
+		/* the helper table moved the ruleset's generation: the window
+		 * starts after it, else the first report sees a change */
+		ev_counters_start(inum);
 	}
 	print_banner();
 	ret = run();

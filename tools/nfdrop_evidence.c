@@ -507,6 +507,7 @@ static void weigh_counters(struct ev_set *s, unsigned int netns,
 
 	if (!n || !n->have_lower || !n->have_post)
 		return;
+	s->changed = nfm_counters_changed(&n->lower, &n->post);
 	for (int i = 0; i < s->n; i++) {
 		struct ev_cand *c = &s->c[i];
 
@@ -533,7 +534,7 @@ static int ev_weigh(struct ev_set *s, unsigned int netns, unsigned long long pac
 		s->c[i].alive = true;
 		s->c[i].delta = -1;
 	}
-	s->counters = s->counters_ruled = s->contradicted = false;
+	s->counters = s->counters_ruled = s->contradicted = s->changed = false;
 	/* a reply was seen for every packet: a REJECT did it; none, where
 	 * every REJECT is seen: no REJECT did (the rate limiter only stops
 	 * replies, not REJECTs, so no reply proves nothing elsewhere) */
@@ -641,6 +642,12 @@ void ev_settle_row(struct row *r, unsigned long long packets,
 			r->note = "chains of one priority in several tables: the kernel "
 				  "runs the one registered last first, which the ruleset "
 				  "does not show";
+	}
+	/* a rule changed while these packets were dropped: only its own
+	 * counter can still vouch for the survivor */
+	if (r->ev.changed && !(r->inferred & INF_RULE) && (!f->has_counter || f->delta < 0)) {
+		r->inferred |= INF_TABLE | INF_CHAIN | INF_RULE | INF_VERDICT;
+		r->note = "the ruleset changed while these packets were dropped";
 	}
 	if (r->verdict == V_UNKNOWN)
 		r->inferred |= INF_VERDICT;

@@ -40,6 +40,7 @@ struct ev_set {
 				 * tell, gave candidates of their own */
 	bool counters;		/* counter evidence was applied */
 	bool counters_ruled;	/* ... and eliminated a candidate */
+	bool changed;		/* the ruleset changed inside the window */
 	bool contradicted;	/* evidence ruled out every candidate (the drop
 				 * came from elsewhere: conntrack, a changed
 				 * ruleset): not used, nothing certain */

@@ -217,3 +217,24 @@ two_dest_rules() {
 	echo "untraced $untraced, overruns $lost" >&3
 	[ "$lost" -eq 0 ] || [ "$untraced" -gt 0 ]
 }
+
+@test "a rule deleted while one flow is dropped, then the policy drops it: nothing certain beyond the counters" {
+	command -v iptables-nft >/dev/null || skip "iptables-nft not installed"
+	pair
+	ipt="ip netns exec ${P}b iptables-nft"
+	$ipt -P INPUT DROP
+	$ipt -A INPUT -p udp --dport 4791 -j DROP
+	h=$(nft_handle "${P}b" "ip filter INPUT" "udp dport 4791.*drop")
+	[ -n "$h" ]
+	start_nfdrop -A -N "${P}b"
+	# -C: one raw socket's fixed source port, so both runs are one flow
+	ip netns exec "${P}a" "$AX_BUILD/udpflood" -C 10.210.0.2 4791 10 >/dev/null
+	ax_until 10 '[ "$(nft_counter "${P}b" "ip filter INPUT" "$h")" -eq 10 ]'
+	$ipt -D INPUT -p udp --dport 4791 -j DROP
+	ip netns exec "${P}a" "$AX_BUILD/udpflood" -C 10.210.0.2 4791 10 >/dev/null
+	stop_nfdrop
+	[ "$(policy_counter "${P}b")" -eq 10 ]
+	[ "$(packets '.hook == "input"')" -eq 20 ]
+	[ "$(packets '.verdict == "POLICY" and (.inferred | length) == 0')" -le 10 ]
+	[ "$(packets '.rule_handle == '"$h"' and (.inferred | length) == 0')" -le 10 ]
+}

@@ -746,11 +746,40 @@ int nfm_counters_read(struct nfm_counters *out)
 	int err;
 
 	memset(out, 0, sizeof(*out));
+	out->gen = nfr_nft_gen();
 	err = nfr_load_counters(&rs);
 	counters_from_ruleset(out, &rs);
 	out->valid = !err;
 	nfr_free(&rs);
 	return err;
+}
+
+static bool count_in(const struct nfm_count *x, const struct nfm_counters *b)
+{
+	for (int i = 0; i < b->n; i++)
+		if (b->c[i].engine == x->engine && b->c[i].family == x->family &&
+		    b->c[i].handle == x->handle && !strcmp(b->c[i].table, x->table) &&
+		    !strcmp(b->c[i].chain, x->chain))
+			return true;
+	return false;
+}
+
+bool nfm_counters_changed(const struct nfm_counters *a, const struct nfm_counters *b)
+{
+	if (!a->valid || !b->valid)
+		return false;
+	bool gen = a->gen >= 0 && b->gen >= 0;
+
+	if (gen && a->gen != b->gen)
+		return true;
+	/* the generation covers nftables; iptables-legacy has none */
+	for (int i = 0; i < a->n; i++)
+		if ((!gen || a->c[i].engine == NFR_ENGINE_LEGACY) && !count_in(&a->c[i], b))
+			return true;
+	for (int i = 0; i < b->n; i++)
+		if ((!gen || b->c[i].engine == NFR_ENGINE_LEGACY) && !count_in(&b->c[i], a))
+			return true;
+	return false;
 }
 
 long long nfm_counter_delta(const struct nfm_counters *a,

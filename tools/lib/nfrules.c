@@ -13,6 +13,7 @@
 #include <libnftnl/chain.h>
 #include <libnftnl/common.h>
 #include <libnftnl/expr.h>
+#include <libnftnl/gen.h>
 #include <libnftnl/rule.h>
 #include <libnftnl/set.h>
 #include <nftables/libnftables.h>
@@ -293,9 +294,10 @@ bool nfr_reaches(const struct nfr_ruleset *rs, const struct nfr_chain *from,
 
 /* ---- nftables over netlink (libmnl + libnftnl) ---- */
 
-/* a dump request; set: the elements of that set */
-static int nft_dump_req(int msg_type, int family, struct nftnl_set *set,
-			mnl_cb_t cb, void *data)
+/* a dump request (flags NLM_F_DUMP) or a get (NLM_F_ACK); set: the elements of
+ * that set */
+static int nft_req(int msg_type, int family, int flags, struct nftnl_set *set,
+		   mnl_cb_t cb, void *data)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE * 4];
 	struct mnl_socket *nl;
@@ -312,7 +314,7 @@ static int nft_dump_req(int msg_type, int family, struct nftnl_set *set,
 		return ret;
 	}
 	portid = mnl_socket_get_portid(nl);
-	nlh = nftnl_nlmsg_build_hdr(buf, msg_type, family, NLM_F_DUMP, seq);
+	nlh = nftnl_nlmsg_build_hdr(buf, msg_type, family, flags, seq);
 	if (set)
 		nftnl_set_elems_nlmsg_build_payload(nlh, set);
 	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0) {
@@ -333,7 +335,27 @@ static int nft_dump_req(int msg_type, int family, struct nftnl_set *set,
 
 static int nft_dump(int msg_type, mnl_cb_t cb, void *data)
 {
-	return nft_dump_req(msg_type, NFPROTO_UNSPEC, NULL, cb, data);
+	return nft_req(msg_type, NFPROTO_UNSPEC, NLM_F_DUMP, NULL, cb, data);
+}
+
+static int gen_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct nftnl_gen *g = nftnl_gen_alloc();
+
+	if (g && nftnl_gen_nlmsg_parse(nlh, g) == 0 && nftnl_gen_is_set(g, NFTNL_GEN_ID))
+		*(long long *)data = nftnl_gen_get_u32(g, NFTNL_GEN_ID);
+	nftnl_gen_free(g);
+	return MNL_CB_OK;
+}
+
+long long nfr_nft_gen(void)
+{
+	long long gen = -1;
+
+	/* the ACK ends the exchange: a get has no NLMSG_DONE */
+	if (nft_req(NFT_MSG_GETGEN, NFPROTO_UNSPEC, NLM_F_ACK, NULL, gen_cb, &gen) < 0)
+		return -1;
+	return gen;
 }
 
 static char *dup_attr(const char *s)
@@ -679,7 +701,7 @@ static int load_set_elems(struct nfm_set *s)
 	nftnl_set_set_str(ns, NFTNL_SET_TABLE, s->table);
 	nftnl_set_set_str(ns, NFTNL_SET_NAME, s->name);
 	nftnl_set_set_u32(ns, NFTNL_SET_FAMILY, s->family);
-	err = nft_dump_req(NFT_MSG_GETSETELEM, s->family, ns, elems_cb, ns);
+	err = nft_req(NFT_MSG_GETSETELEM, s->family, NLM_F_DUMP, ns, elems_cb, ns);
 	if (err >= 0)
 		nftnl_set_elem_foreach(ns, elem_cb, s);
 	nftnl_set_free(ns);

@@ -89,6 +89,9 @@ int nfr_load(struct nfr_ruleset *rs);
 void nfr_free(struct nfr_ruleset *rs);
 /* the same, without rule texts and sets: for counter snapshots */
 int nfr_load_counters(struct nfr_ruleset *rs);
+/* the nftables ruleset's generation in this thread's namespace (every
+ * committed change moves it), -1 when it cannot be read */
+long long nfr_nft_gen(void);
 
 struct nfr_chain *nfr_chain_find(const struct nfr_ruleset *rs, int engine,
 				 int family, const char *table, const char *name);
