@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# nfdrop where the order of the chains decides the rule: chains of one hook
+# nfdrop where more than the packet decides the rule: chains of one hook
 # at the same priority in different tables (the kernel runs the one whose
 # hook was registered last first, and nothing in the ruleset dump says when
 # a chain was registered), and rulesets changed while nfdrop runs. Ground
@@ -237,4 +237,51 @@ two_dest_rules() {
 	[ "$(packets '.hook == "input"')" -eq 20 ]
 	[ "$(packets '.verdict == "POLICY" and (.inferred | length) == 0')" -le 10 ]
 	[ "$(packets '.rule_handle == '"$h"' and (.inferred | length) == 0')" -le 10 ]
+}
+
+# ${P}a (10.212.0.1) -- bridge ${P}br in ${P}s -- ${P}c (10.212.0.3), with
+# bridge-nf-call-iptables on in ${P}s: bridged IPv4 runs its IP hooks
+bridged() {
+	local ns
+	[ -e /proc/sys/net/bridge/bridge-nf-call-iptables ] || skip "no br_netfilter"
+	for ns in a s c; do
+		ip netns add "$P$ns"
+		AX_NETNS+=("$P$ns")
+		ip -n "$P$ns" link set lo up
+	done
+	ip -n "${P}s" link add "${P}br" type bridge
+	ip link add "${P}a0" netns "${P}a" type veth peer name "${P}s0" netns "${P}s"
+	ip link add "${P}c0" netns "${P}c" type veth peer name "${P}s1" netns "${P}s"
+	ip -n "${P}s" link set "${P}s0" master "${P}br"
+	ip -n "${P}s" link set "${P}s1" master "${P}br"
+	ip -n "${P}a" addr add 10.212.0.1/24 dev "${P}a0"
+	ip -n "${P}c" addr add 10.212.0.3/24 dev "${P}c0"
+	for l in "a ${P}a0" "c ${P}c0" "s ${P}s0" "s ${P}s1" "s ${P}br"; do
+		set -- $l
+		ip -n "$P$1" link set "$2" up
+	done
+	ip netns exec "${P}s" sysctl -qw net.bridge.bridge-nf-call-iptables=1
+	ax_link_ready "${P}a" "${P}a0" && ax_link_ready "${P}c" "${P}c0"
+	# the neighbour is static: ARP is not what this is about
+	mac=$(ip -n "${P}c" -br link show "${P}c0" | awk '{print $3}')
+	ip -n "${P}a" neigh replace 10.212.0.3 lladdr "$mac" dev "${P}a0"
+}
+
+@test "a bridged packet dropped in raw prerouting through br_nf_pre_routing: ip prerouting, the rule certain" {
+	bridged
+	ip netns exec "${P}s" nft -f - <<-NFT
+	table ip rawt {
+		chain pre {
+			type filter hook prerouting priority raw; policy accept;
+			udp dport 4791 counter drop
+		}
+	}
+	NFT
+	h=$(nft_handle "${P}s" "ip rawt pre" "udp dport 4791.*drop")
+	start_nfdrop --roce -N "${P}s"
+	ax_send_roce "${P}a" 10.212.0.3 10
+	stop_nfdrop
+	[ "$(nft_counter "${P}s" "ip rawt pre" "$h")" -eq 10 ]
+	expect '.packets > 0' .packets 10 .hook_family ip .hook prerouting .table rawt \
+		.chain pre .rule_handle "$h" '.inferred | length' 0
 }
