@@ -2,10 +2,11 @@
 # nfdrop where more than the packet decides the rule: chains of one hook
 # at the same priority in different tables (the kernel runs the one whose
 # hook was registered last first, and nothing in the ruleset dump says when
-# a chain was registered), and rulesets changed while nfdrop runs. Ground
-# truth is the dropping rules' own counters; a row without '?' must name
-# the rule those counters name, and where nothing can tell the rows must
-# say so and list the real rule.
+# a chain was registered), rulesets changed while nfdrop runs,
+# --trace-rules drops tied to their own packets, and bridged packets that
+# run the IP hooks (br_netfilter). Ground truth is the dropping rules' own
+# counters; a row without '?' must name the rule those counters name, and
+# where nothing can tell the rows must say so and list the real rule.
 
 load ../lib/common
 load ../lib/nfdrop
