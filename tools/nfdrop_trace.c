@@ -217,6 +217,41 @@ static bool trace_pkt_of(const struct nftnl_trace *t, struct trace_pkt *p)
 	return true;
 }
 
+/*
+ * The kernel puts the packet's headers in the first trace message of each
+ * base chain's run only; the later ones (a drop in a jumped-to chain)
+ * carry the trace id alone, the same for every message of that packet. The
+ * last headers seen per id stand in for them (a reused id is a new packet,
+ * whose first message brings its own headers first).
+ */
+#define TRACE_IDS	4096
+
+static struct {
+	uint32_t id;
+	bool set;
+	struct trace_pkt pkt;
+} trace_ids[TRACE_IDS];
+
+static bool trace_pkt_by_id(const struct nftnl_trace *t, struct trace_pkt *p)
+{
+	uint32_t id;
+	bool have = trace_pkt_of(t, p);
+
+	if (!nftnl_trace_is_set(t, NFTNL_TRACE_ID))
+		return have;
+	id = nftnl_trace_get_u32(t, NFTNL_TRACE_ID);
+	if (have) {
+		trace_ids[id % TRACE_IDS].id = id;
+		trace_ids[id % TRACE_IDS].set = true;
+		trace_ids[id % TRACE_IDS].pkt = *p;
+		return true;
+	}
+	if (!trace_ids[id % TRACE_IDS].set || trace_ids[id % TRACE_IDS].id != id)
+		return false;
+	*p = trace_ids[id % TRACE_IDS].pkt;
+	return true;
+}
+
 /* is the trace's packet the one of key k (its signature) */
 static bool trace_pkt_is(const struct trace_pkt *p, const struct nfd_key *k)
 {
@@ -239,6 +274,9 @@ static void trace_record(const struct nftnl_trace *t)
 
 	if (!table || !chain || nfdrop_trace_is_table(table))
 		return;
+	/* every message may bring the packet's headers */
+	if (!trace_pkt_by_id(t, &pkt))
+		pkt.family = 0;
 	if (type == NFT_TRACETYPE_RULE) {
 		if (!nftnl_trace_is_set(t, NFTNL_TRACE_VERDICT) ||
 		    (nftnl_trace_get_u32(t, NFTNL_TRACE_VERDICT) & NF_VERDICT_MASK) != NF_DROP)
@@ -257,7 +295,7 @@ static void trace_record(const struct nftnl_trace *t)
 	if (!pf)
 		pf = fam;
 	/* a drop that cannot be tied to its packet goes to no row */
-	if (!trace_pkt_of(t, &pkt)) {
+	if (!pkt.family) {
 		trace_nopkt++;
 		return;
 	}

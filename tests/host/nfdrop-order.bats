@@ -286,3 +286,34 @@ bridged() {
 	expect '.packets > 0' .packets 10 .hook_family ip .hook prerouting .table rawt \
 		.chain pre .rule_handle "$h" '.inferred | length' 0
 }
+
+# packets of named counter NAME of table inet TABLE
+named_counter() {
+	ip netns exec "$1" nft list counter inet "$2" "$3" |
+		sed -n 's/.*packets \([0-9]*\) bytes.*/\1/p'
+}
+
+@test "named counters are read: the decoy's named counter rules it out, the rule certain and equal to its counter" {
+	pair
+	ip netns exec "${P}b" nft -f - <<-NFT
+	table inet nc {
+		counter decoy { }
+		counter roce { }
+		chain in {
+			type filter hook input priority filter; policy accept;
+			ct mark 0x5 counter name "decoy" drop
+			udp dport 4791 counter name "roce" drop
+		}
+	}
+	NFT
+	h=$(nft_handle "${P}b" "inet nc in" "udp dport 4791.*drop")
+	[ -n "$h" ]
+	start_nfdrop --roce -N "${P}b"
+	ax_send_roce "${P}a" 10.210.0.2 10
+	stop_nfdrop
+	[ "$(named_counter "${P}b" nc roce)" -eq 10 ]
+	[ "$(named_counter "${P}b" nc decoy)" -eq 0 ]
+	# certain by the counters (ct mark is not evaluated on the packet)
+	expect '.hook == "input"' .packets 10 .table nc .rule_handle "$h" .verdict DROP \
+		'.inferred | length' 0 '.evidence | index("counters") != null' true
+}

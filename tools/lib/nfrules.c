@@ -14,6 +14,7 @@
 #include <libnftnl/common.h>
 #include <libnftnl/expr.h>
 #include <libnftnl/gen.h>
+#include <libnftnl/object.h>
 #include <libnftnl/rule.h>
 #include <libnftnl/set.h>
 #include <nftables/libnftables.h>
@@ -162,6 +163,7 @@ void nfr_free(struct nfr_ruleset *rs)
 
 		for (int j = 0; j < c->nrules; j++) {
 			free(c->rules[j].target);
+			free(c->rules[j].counter_obj);
 			free(c->rules[j].text);
 			nfm_prog_free(&c->rules[j].prog);
 		}
@@ -404,6 +406,7 @@ struct rule_scan {
 	struct nfm_prog *prog;
 	bool has_packets;
 	unsigned long long packets;
+	const char *counter_obj;
 };
 
 static int rank(int kind)
@@ -435,6 +438,10 @@ static int expr_cb(struct nftnl_expr *e, void *data)
 		s->has_packets = true;
 		s->packets = nftnl_expr_get_u64(e, NFTNL_EXPR_CTR_PACKETS);
 	}
+	if (!strcmp(name, "objref") && !s->has_packets && !s->counter_obj &&
+	    nftnl_expr_is_set(e, NFTNL_EXPR_OBJREF_IMM_NAME) &&
+	    nftnl_expr_get_u32(e, NFTNL_EXPR_OBJREF_IMM_TYPE) == NFT_OBJECT_COUNTER)
+		s->counter_obj = nftnl_expr_get_str(e, NFTNL_EXPR_OBJREF_IMM_NAME);
 	if (!strcmp(name, "immediate") && nftnl_expr_is_set(e, NFTNL_EXPR_IMM_VERDICT)) {
 		int v = (int)nftnl_expr_get_u32(e, NFTNL_EXPR_IMM_VERDICT);
 
@@ -490,6 +497,8 @@ static int rule_cb(const struct nlmsghdr *nlh, void *data)
 		r->kind = scan.kind;
 		r->has_packets = scan.has_packets;
 		r->packets = scan.packets;
+		if (scan.counter_obj)
+			r->counter_obj = strdup(scan.counter_obj);
 		if (scan.target)
 			r->target = strdup(scan.target);
 	}
@@ -721,6 +730,41 @@ static void load_nft_sets(struct nfr_ruleset *rs)
 				rs->sets[i].name);
 }
 
+/* a named counter's packets to every rule that counts with it */
+static int obj_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct nfr_ruleset *rs = data;
+	struct nftnl_obj *o = nftnl_obj_alloc();
+	const char *table, *name;
+	int family;
+
+	if (!o)
+		return MNL_CB_OK;
+	if (nftnl_obj_nlmsg_parse(nlh, o) < 0 ||
+	    nftnl_obj_get_u32(o, NFTNL_OBJ_TYPE) != NFT_OBJECT_COUNTER)
+		goto out;
+	family = nftnl_obj_get_u32(o, NFTNL_OBJ_FAMILY);
+	table = nftnl_obj_get_str(o, NFTNL_OBJ_TABLE);
+	name = nftnl_obj_get_str(o, NFTNL_OBJ_NAME);
+	for (int i = 0; table && name && i < rs->nchains; i++) {
+		struct nfr_chain *c = &rs->chains[i];
+
+		if (c->engine != NFR_ENGINE_NFT || c->family != family || strcmp(c->table, table))
+			continue;
+		for (int j = 0; j < c->nrules; j++) {
+			struct nfr_rule *r = &c->rules[j];
+
+			if (r->counter_obj && !strcmp(r->counter_obj, name)) {
+				r->has_packets = true;
+				r->packets = nftnl_obj_get_u64(o, NFTNL_OBJ_CTR_PKTS);
+			}
+		}
+	}
+out:
+	nftnl_obj_free(o);
+	return MNL_CB_OK;
+}
+
 static int load_nft(struct nfr_ruleset *rs, bool counters_only)
 {
 	int err;
@@ -735,6 +779,8 @@ static int load_nft(struct nfr_ruleset *rs, bool counters_only)
 		nfr_set_err(rs, "nftables rules: %s", strerror(-err));
 		return err;
 	}
+	/* named counters: their rules count with them */
+	nft_dump(NFT_MSG_GETOBJ, obj_cb, rs);
 	rs->have_nft = true;
 	if (counters_only)
 		return 0;

@@ -53,7 +53,9 @@ struct nfr_rule {
 	char *target;			/* NFR_KIND_JUMP: the chain */
 	char *text;			/* `nft -s` text, or the iptables-save line */
 	struct nfm_prog prog;		/* what it does, for nfm_walk_hook() */
-	bool has_packets;		/* packets below is its counter's */
+	char *counter_obj;		/* counter name "x": x, else NULL */
+	bool has_packets;		/* packets below is its counter's (a named
+					 * counter's, shared by its rules) */
 	unsigned long long packets;
 };
 
