@@ -317,3 +317,32 @@ named_counter() {
 	expect '.hook == "input"' .packets 10 .table nc .rule_handle "$h" .verdict DROP \
 		'.inferred | length' 0 '.evidence | index("counters") != null' true
 }
+
+@test "a jumped-to chain that returns two ways, then another jump: the caller's policy is no candidate" {
+	pair
+	# a: a return on a match not evaluated (ct mark), or its end; both
+	# ways lead on to the jump to b, whose rule drops every RoCE packet
+	ip netns exec "${P}b" nft -f - <<-NFT
+	table inet uf {
+		chain a {
+			ct mark 0x5 return
+		}
+		chain b {
+			udp dport 4791 counter drop
+		}
+		chain in {
+			type filter hook input priority filter; policy drop;
+			iifname "lo" accept
+			jump a
+			jump b
+		}
+	}
+	NFT
+	h=$(nft_handle "${P}b" "inet uf b" "udp dport 4791.*drop")
+	start_nfdrop --roce -N "${P}b"
+	ax_send_roce "${P}a" 10.210.0.2 10
+	stop_nfdrop
+	[ "$(nft_counter "${P}b" "inet uf b" "$h")" -eq 10 ]
+	expect '.hook == "input"' .packets 10 .table uf .rule_chain b .rule_handle "$h" \
+		'.inferred | length' 0
+}

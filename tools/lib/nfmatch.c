@@ -578,8 +578,14 @@ static void walk_chain(struct walker *k, const struct nfr_chain *c, int from,
 static void chain_end(struct walker *k, struct frame *stack, int depth)
 {
 	if (depth > 0) {
-		walk_chain(k, stack[depth - 1].chain, stack[depth - 1].next,
-			   stack, depth - 1);
+		/* each way back walks on with its own copy of the frames: the
+		 * caller's later jumps write theirs, which another way out of
+		 * this chain (a return that may match, then its end) still
+		 * needs as they were */
+		struct frame mine[MAX_DEPTH];
+
+		memcpy(mine, stack, depth * sizeof(*stack));
+		walk_chain(k, mine[depth - 1].chain, mine[depth - 1].next, mine, depth - 1);
 		return;
 	}
 	if (k->base->policy == NFR_POLICY_DROP)
