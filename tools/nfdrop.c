@@ -255,14 +255,42 @@ static bool seen_names(const struct nfd_key *k, struct row *r)
 }
 
 /* rule-exact counts from the trace, taken out of a row into new rows */
-static int split_by_trace(struct row *r, struct row *out, int max)
+static bool traced_row(const struct row *r)
+{
+	return nfdrop_trace_covers(r->netns) && r->engine != NFR_ENGINE_LEGACY;
+}
+
+static int split_by_trace(const struct nfd_key *k, struct row *r, struct row *out,
+			  int max)
 {
 	struct nfdrop_ns_rules *nr;
 
-	if (!nfdrop_trace_covers(r->netns) || r->engine == NFR_ENGINE_LEGACY)
+	if (!traced_row(r))
 		return 0;
 	nr = nfdrop_rules_for(r->netns, NFDROP_RS_CACHED);
-	return nfdrop_trace_split(r, nr ? &nr->rs : NULL, out, max);
+	return nfdrop_trace_split(k, r, nr ? &nr->rs : NULL, out, max);
+}
+
+/* the trace's losses of a report: packets of traced rows no trace drop
+ * was given to, and the trace's own counts */
+static struct {
+	struct nfdrop_trace_stats st;
+	unsigned long long untraced;
+} tr_report;
+
+/* a row's packets the trace left: with trace messages lost they may be
+ * any rule's, so nothing about them is certain */
+static void untraced_rest(struct row *r)
+{
+	if (!traced_row(r) || !r->packets)
+		return;
+	tr_report.untraced += r->packets;
+	if (!tr_report.st.overruns)
+		return;
+	r->inferred |= INF_RULE | INF_VERDICT;
+	if (r->source != SRC_FEXIT)
+		r->inferred |= INF_TABLE | INF_CHAIN;
+	r->note = "trace messages were lost: these packets are untraced";
 }
 
 static bool row_filtered(const struct row *r)
@@ -441,18 +469,37 @@ static void collect_rows(void)
 
 	nfdrop_trace_drain();
 	n = nfdrop_drain(obj, keys, pk, rjk, MAX_KEYS);
+	nfdrop_trace_drain();	/* the trace of drops the drain just counted */
+	nfdrop_trace_stats(&tr_report.st);
+	tr_report.untraced = 0;
 	for (int i = 0; i < n; i++) {
 		if (!pk[i])
 			continue;
 		if (!seen_names(&keys[i], &r))
 			nfdrop_names(&keys[i], NFDROP_RS_CACHED, &r);
 		nfdrop_settle(&r, pk[i], rjk[i]);
-		for (int s = split_by_trace(&r, split, 8); s > 0; s--)
+		for (int s = split_by_trace(&keys[i], &r, split, 8); s > 0; s--)
 			merge_row(&split[s - 1]);
+		untraced_rest(&r);
 		merge_row(&r);
 	}
 	ev_counters_advance();
 	nfdrop_trace_expire();
+}
+
+/* what --trace-rules could not attribute in this report */
+static void json_trace_stats(time_t now)
+{
+	struct json_w w;
+
+	json_begin(&w, stdout);
+	json_str(&w, "type", "nf_trace_stats");
+	json_u64(&w, "time", now);
+	json_u64(&w, "trace_overruns", tr_report.st.overruns);
+	json_u64(&w, "trace_overruns_total", tr_report.st.overruns_total);
+	json_u64(&w, "packets_untraced", tr_report.untraced);
+	json_u64(&w, "trace_drops_untied", tr_report.st.untied);
+	json_end(&w);
 }
 
 static void print_counts(__u64 *lost_seen)
@@ -462,6 +509,7 @@ static void print_counts(__u64 *lost_seen)
 	__u64 lost;
 
 	collect_rows();
+	ev_check_rows(rows, nrows);
 	seen_reset();
 	qsort(rows, nrows, sizeof(*rows), cmp_rows);
 	write_prom();
@@ -477,6 +525,8 @@ static void print_counts(__u64 *lost_seen)
 			json_u64(&w, "rejected", rows[i].rejected);
 			json_end(&w);
 		}
+		if (nfdrop_trace_fd() >= 0)
+			json_trace_stats(now);
 		nrows = 0;
 		return;
 	}
@@ -485,9 +535,12 @@ static void print_counts(__u64 *lost_seen)
 	       "CHAIN", "VERDICT", "COUNT");
 	for (int i = 0; i < nrows; i++)
 		nfdrop_text_row(&rows[i]);
-	if (nfdrop_trace_lost())
-		printf("WARNING: %llu trace messages lost (socket buffer full)\n",
-		       nfdrop_trace_lost());
+	if (tr_report.st.overruns)
+		printf("WARNING: trace messages lost (the trace socket overran %llu times): "
+		       "%llu packets untraced\n", tr_report.st.overruns, tr_report.untraced);
+	if (tr_report.st.untied)
+		printf("WARNING: %llu traced drops could not be tied to a counted packet\n",
+		       tr_report.st.untied);
 	if (lost > *lost_seen)
 		cli_warn_events_lost(lost - *lost_seen);
 	*lost_seen = lost;
@@ -509,7 +562,7 @@ static void print_event(const struct nfd_event *e)
 
 	nfdrop_trace_drain();
 	nfdrop_resolve(&e->key, 1, e->rec.rejected, NFDROP_RS_TTL, &r);
-	if (split_by_trace(&r, split, 1) == 1)
+	if (split_by_trace(&e->key, &r, split, 1) == 1)
 		r = split[0];
 	if (row_filtered(&r))
 		return;
@@ -783,8 +836,12 @@ int main(int argc, char **argv)
 	}
 	if (env.trace_rules) {
 		atexit(cleanup_trace_atexit);
-		nfdrop_trace_setup(env.netns_inum ? env.netns_inum : netns_self(),
-				   cli.netns, env.all ? 0 : cli.roce_port, env.port);
+		unsigned int inum = env.netns_inum ? env.netns_inum : netns_self();
+
+		nfdrop_trace_setup(inum, cli.netns, env.all ? 0 : cli.roce_port, env.port);
+		/* the helper table moved the ruleset's generation: the window
+		 * starts after it, else the first report sees a change */
+		ev_counters_start(inum);
 	}
 	print_banner();
 	ret = run();

@@ -115,12 +115,37 @@ bool ev_packet(const struct nfd_key *k, int pf, const char *hook,
 
 /* ---- candidates ---- */
 
+/*
+ * The order the kernel runs the base chains of one hook in: by priority,
+ * and among equal priorities the hook registered last first
+ * (nf_hook_entries_grow() puts a new hook before every entry of its
+ * priority). nftables registers a chain's hook when it creates the chain
+ * and dumps a table's chains in creation order, and the ruleset lists
+ * tables in creation order too, so within a table the later in rs->chains
+ * (one array: the pointers compare) ran first. Across tables that is
+ * only the likely order: a chain added later to an older table was
+ * registered after the newer table's (see tie_unknown()).
+ */
 static int cmp_prio(const void *a, const void *b)
 {
 	const struct nfr_chain *x = *(const struct nfr_chain *const *)a;
 	const struct nfr_chain *y = *(const struct nfr_chain *const *)b;
 
-	return x->prio < y->prio ? -1 : x->prio > y->prio;
+	if (x->prio != y->prio)
+		return x->prio < y->prio ? -1 : 1;
+	return x > y ? -1 : x < y;
+}
+
+/* do bases[from..to) (one priority) run in an order the dump cannot
+ * tell: chains of more than one table or engine */
+static bool tie_unknown(const struct nfr_chain *const *bases, int from, int to)
+{
+	for (int i = from + 1; i < to; i++)
+		if (bases[i]->engine != bases[from]->engine ||
+		    bases[i]->family != bases[from]->family ||
+		    strcmp(bases[i]->table, bases[from]->table))
+			return true;
+	return false;
 }
 
 static int kind_of(int verdict)
@@ -194,41 +219,30 @@ static bool late_notrack(const struct nfr_ruleset *rs)
 	return false;
 }
 
-void ev_walk(const struct nfr_ruleset *rs, const struct nfr_chain **bases,
-	     int nbases, const struct nfm_pkt *pkt, const char *dropper_type,
-	     int nat_prio, struct ev_set *s)
+static bool same_ev_cand(const struct ev_cand *a, const struct ev_cand *b)
 {
-	struct nfm_walk *w = calloc(1, sizeof(*w));
-	const struct nfm_pkt *pkts[nbases ? nbases : 1];
-	struct nfm_pkt pk[nbases ? nbases : 1];
-	bool notrack;
+	return a->engine == b->engine && a->family == b->family &&
+	       !strcmp(a->table, b->table) && !strcmp(a->base, b->base) &&
+	       !strcmp(a->chain, b->chain) && a->handle == b->handle &&
+	       a->policy == b->policy;
+}
 
-	memset(s, 0, sizeof(*s));
-	if (!w)
-		return;
-	qsort(bases, nbases, sizeof(*bases), cmp_prio);
-	notrack = pkt->ct_state == NFM_CT_UNTRACKED && late_notrack(rs);
+/* the candidates of one walk into s, each once; how many were new */
+static int add_walk(const struct nfm_walk *w, const char *dropper_type,
+		    struct ev_set *s)
+{
+	int added = 0;
 
-	for (int i = 0; i < nbases; i++) {
-		pk[i] = *pkt;
-		pkts[i] = &pk[i];
-		ev_pkt_at_chain(bases[i], nat_prio, notrack, &pk[i]);
-	}
-	nfm_walk_hook(rs, (const struct nfr_chain *const *)bases, nbases, pkts, w);
-	s->used = true;
-	s->complete = w->complete;
-	snprintf(s->evaluated, sizeof(s->evaluated), "%s", w->evaluated);
-	snprintf(s->unknown, sizeof(s->unknown), "%s", w->unknown);
 	for (int i = 0; i < w->ncands && s->n < EV_MAX_CANDS; i++) {
 		const struct nfm_cand *m = &w->cands[i];
-		struct ev_cand *c;
+		struct ev_cand *c = &s->c[s->n];
+		bool dup = false;
 
 		/* walked for the way on, but not where the verdict fell */
 		if (dropper_type && m->base->engine == NFR_ENGINE_NFT &&
 		    (!m->base->type || strcmp(m->base->type, dropper_type)))
 			continue;
-		c = &s->c[s->n++];
-
+		memset(c, 0, sizeof(*c));
 		c->engine = m->base->engine;
 		c->family = m->base->family;
 		snprintf(c->table, sizeof(c->table), "%s", m->base->table);
@@ -243,7 +257,95 @@ void ev_walk(const struct nfr_ruleset *rs, const struct nfr_chain **bases,
 		c->delta = -1;
 		snprintf(c->text, sizeof(c->text), "%s", !m->rule ? "policy drop" :
 			 m->rule->text ? m->rule->text : "");
+		for (int j = 0; j < s->n && !dup; j++)
+			dup = same_ev_cand(&s->c[j], c);
+		if (!dup) {
+			s->n++;
+			added++;
+		}
 	}
+	return added;
+}
+
+/* walk bases in the order ord (indexes into bases and pkts) */
+static int walk_order(const struct nfr_ruleset *rs, const struct nfr_chain **bases,
+		      const struct nfm_pkt **pkts, const int *ord, int nbases,
+		      const char *dropper_type, struct nfm_walk *w, struct ev_set *s)
+{
+	const struct nfr_chain *b[nbases ? nbases : 1];
+	const struct nfm_pkt *p[nbases ? nbases : 1];
+
+	for (int i = 0; i < nbases; i++) {
+		b[i] = bases[ord[i]];
+		p[i] = pkts[ord[i]];
+	}
+	nfm_walk_hook(rs, b, nbases, p, w);
+	s->complete &= w->complete;
+	return add_walk(w, dropper_type, s);
+}
+
+/*
+ * Chains of one priority whose order is unknown (tie_unknown()): any of
+ * them may have run first. Whether the packet passes the group does not
+ * depend on its order, and a chain sees the packet most often when it
+ * runs first, so walking once with each of them first gives every
+ * candidate of every order.
+ */
+static void walk_ties(const struct nfr_ruleset *rs, const struct nfr_chain **bases,
+		      const struct nfm_pkt **pkts, int nbases,
+		      const char *dropper_type, struct nfm_walk *w, struct ev_set *s)
+{
+	int ord[nbases ? nbases : 1];
+
+	for (int g = 0, e; g < nbases; g = e) {
+		for (e = g + 1; e < nbases && bases[e]->prio == bases[g]->prio; e++)
+			;
+		if (!tie_unknown(bases, g, e))
+			continue;
+		for (int first = g + 1; first < e; first++) {
+			int n = 0;
+
+			for (int i = 0; i < g; i++)
+				ord[n++] = i;
+			ord[n++] = first;
+			for (int i = g; i < nbases; i++)
+				if (i != first)
+					ord[n++] = i;
+			if (walk_order(rs, bases, pkts, ord, nbases, dropper_type, w, s))
+				s->order_unknown = true;
+		}
+	}
+}
+
+void ev_walk(const struct nfr_ruleset *rs, const struct nfr_chain **bases,
+	     int nbases, const struct nfm_pkt *pkt, const char *dropper_type,
+	     int nat_prio, struct ev_set *s)
+{
+	struct nfm_walk *w = calloc(1, sizeof(*w));
+	const struct nfm_pkt *pkts[nbases ? nbases : 1];
+	struct nfm_pkt pk[nbases ? nbases : 1];
+	int ord[nbases ? nbases : 1];
+	bool notrack;
+
+	memset(s, 0, sizeof(*s));
+	if (!w)
+		return;
+	qsort(bases, nbases, sizeof(*bases), cmp_prio);
+	ord[0] = 0;
+	notrack = pkt->ct_state == NFM_CT_UNTRACKED && late_notrack(rs);
+
+	for (int i = 0; i < nbases; i++) {
+		pk[i] = *pkt;
+		pkts[i] = &pk[i];
+		ev_pkt_at_chain(bases[i], nat_prio, notrack, &pk[i]);
+		ord[i] = i;
+	}
+	s->used = true;
+	s->complete = true;
+	walk_order(rs, bases, pkts, ord, nbases, dropper_type, w, s);
+	snprintf(s->evaluated, sizeof(s->evaluated), "%s", w->evaluated);
+	snprintf(s->unknown, sizeof(s->unknown), "%s", w->unknown);
+	walk_ties(rs, bases, pkts, nbases, dropper_type, w, s);
 	free(w);
 }
 
@@ -405,6 +507,7 @@ static void weigh_counters(struct ev_set *s, unsigned int netns,
 
 	if (!n || !n->have_lower || !n->have_post)
 		return;
+	s->changed = nfm_counters_changed(&n->lower, &n->post);
 	for (int i = 0; i < s->n; i++) {
 		struct ev_cand *c = &s->c[i];
 
@@ -431,7 +534,7 @@ static int ev_weigh(struct ev_set *s, unsigned int netns, unsigned long long pac
 		s->c[i].alive = true;
 		s->c[i].delta = -1;
 	}
-	s->counters = s->counters_ruled = s->contradicted = false;
+	s->counters = s->counters_ruled = s->contradicted = s->changed = false;
 	/* a reply was seen for every packet: a REJECT did it; none, where
 	 * every REJECT is seen: no REJECT did (the rate limiter only stops
 	 * replies, not REJECTs, so no reply proves nothing elsewhere) */
@@ -535,14 +638,77 @@ void ev_settle_row(struct row *r, unsigned long long packets,
 			r->inferred |= INF_VERDICT;
 		if (!r->ev.complete)
 			r->note = "not every way through the ruleset could be followed";
+		else if (r->ev.order_unknown && !r->ev.contradicted)
+			r->note = "chains of one priority in several tables: the kernel "
+				  "runs the one registered last first, which the ruleset "
+				  "does not show";
+	}
+	/* a rule changed while these packets were dropped: only its own
+	 * counter can still vouch for the survivor */
+	if (r->ev.changed && !(r->inferred & INF_RULE) && (!f->has_counter || f->delta < 0)) {
+		r->inferred |= INF_TABLE | INF_CHAIN | INF_RULE | INF_VERDICT;
+		r->note = "the ruleset changed while these packets were dropped";
 	}
 	if (r->verdict == V_UNKNOWN)
 		r->inferred |= INF_VERDICT;
-	if (r->source == (const char *)"fexit")
+	if (r->source == SRC_FEXIT)
 		r->inferred &= ~(INF_TABLE | INF_CHAIN);	/* the kernel named them */
 	if (rejected && rejected == packets) {
 		r->verdict = V_REJECT;
 		r->inferred &= ~INF_VERDICT;
 	}
 	cands_from_ev(r);
+}
+
+/* ---- across rows ---- */
+
+/* the counted candidate a certain row names, NULL when none */
+static const struct ev_cand *named_counted(const struct row *r)
+{
+	if (!r->ev.used || !r->ev.counters || (r->inferred & INF_RULE))
+		return NULL;
+	for (int i = 0; i < r->ev.n; i++) {
+		const struct ev_cand *c = &r->ev.c[i];
+
+		if (c->alive && c->has_counter && c->delta >= 0)
+			return c;
+	}
+	return NULL;
+}
+
+/*
+ * Each row's counters are checked for its own packets only; rows of other
+ * packets can name the same rule (a rule deleted while tracing leaves its
+ * packets to the policy). A rule whose counter moved less than the
+ * packets of all certain rows naming it is not certain for any of them.
+ */
+void ev_check_rows(struct row *rows, int n)
+{
+	for (int i = 0; i < n; i++) {
+		const struct ev_cand *a = named_counted(&rows[i]);
+		unsigned long long sum = 0;
+
+		if (!a)
+			continue;
+		for (int j = 0; j < n; j++) {
+			const struct ev_cand *b = named_counted(&rows[j]);
+
+			if (b && rows[j].netns == rows[i].netns && same_ev_cand(a, b))
+				sum += rows[j].packets;
+		}
+		if (sum <= (unsigned long long)a->delta)
+			continue;
+		for (int j = n - 1; j >= 0; j--) {
+			const struct ev_cand *b = named_counted(&rows[j]);
+			struct row *r = &rows[j];
+
+			if (!b || r->netns != rows[i].netns || !same_ev_cand(a, b))
+				continue;
+			r->inferred |= INF_RULE | INF_VERDICT;
+			if (r->source != SRC_FEXIT)
+				r->inferred |= INF_TABLE | INF_CHAIN;
+			r->note = "the rule's counter moved less than the packets named for "
+				  "it: the ruleset changed while tracing?";
+		}
+	}
 }

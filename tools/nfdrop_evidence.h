@@ -35,8 +35,12 @@ struct ev_cand {
 struct ev_set {
 	bool used;		/* the packet was run through the rules */
 	bool complete;		/* the walk followed every path */
+	bool order_unknown;	/* chains of one priority in more than one
+				 * table, whose order the ruleset does not
+				 * tell, gave candidates of their own */
 	bool counters;		/* counter evidence was applied */
 	bool counters_ruled;	/* ... and eliminated a candidate */
+	bool changed;		/* the ruleset changed inside the window */
 	bool contradicted;	/* evidence ruled out every candidate (the drop
 				 * came from elsewhere: conntrack, a changed
 				 * ruleset): not used, nothing certain */

@@ -62,6 +62,17 @@ static const struct {
 	{ "br_pass_frame_up", NFR_PROTO_BRIDGE, "input", NULL },
 	{ "__br_forward", NFR_PROTO_BRIDGE, "forward", "output" },
 	{ "br_forward_finish", NFR_PROTO_BRIDGE, "postrouting", NULL },
+	/* bridge-netfilter (bridge-nf-call-iptables and friends): bridge
+	 * hooks that run the IP and ARP hooks for bridged packets; family 0:
+	 * the packet's */
+	{ "br_nf_pre_routing", NFR_PROTO_IPV4, "prerouting", NULL },
+	{ "br_nf_pre_routing_ipv6", NFR_PROTO_IPV6, "prerouting", NULL },
+	{ "br_nf_forward_ip", 0, "forward", NULL },
+	{ "br_nf_forward", 0, "forward", NULL },
+	{ "br_nf_forward_arp", NFR_PROTO_ARP, "forward", NULL },
+	{ "br_nf_post_routing", 0, "postrouting", NULL },
+	/* ... and back to the bridge's own later hooks */
+	{ "br_nf_hook_thresh", NFR_PROTO_BRIDGE, "prerouting", "forward" },
 	{ "__netif_receive_skb_core", NFR_PROTO_NETDEV, "ingress", NULL },
 	{ "__dev_queue_xmit", NFR_PROTO_NETDEV, "egress", NULL },
 };
@@ -289,7 +300,7 @@ static void names_fexit(const struct nfd_key *k, struct row *r)
 {
 	const char *h = nfr_hook_name(k->pf, k->hook);
 
-	r->source = "fexit";
+	r->source = SRC_FEXIT;
 	r->pf = k->pf;
 	snprintf(r->hook, sizeof(r->hook), "%s", h ? h : "");
 	r->engine = k->source == NFD_SRC_NFT ? NFR_ENGINE_NFT : NFR_ENGINE_LEGACY;
@@ -312,8 +323,11 @@ static void names_stack(const struct nfd_key *k, struct row *r, struct stack_hin
 {
 	char fn[64];
 
-	r->source = "stack";
+	r->source = SRC_STACK;
 	sym_name(k->hook_ret, r->hook_fn, sizeof(r->hook_fn));
+	/* the compiler's copies (br_nf_forward_ip.part.0, .cold, .isra.0)
+	 * are the function's */
+	r->hook_fn[strcspn(r->hook_fn, ".")] = 0;
 	for (size_t i = 0; i < sizeof(hook_fns) / sizeof(hook_fns[0]); i++) {
 		if (strcmp(hook_fns[i].fn, r->hook_fn))
 			continue;

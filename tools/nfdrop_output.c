@@ -13,6 +13,7 @@
 long long nfdrop_nf_drop_code;
 
 const char *const nfdrop_verdict_names[] = { "?", "DROP", "REJECT", "POLICY" };
+const char *const nfdrop_source_names[] = { "?", "fexit", "stack", "trace" };
 
 const char *nfdrop_family_str(int f)
 {
@@ -139,7 +140,7 @@ void nfdrop_json_row_fields(struct json_w *w, const struct row *r)
 		json_str(w, "table_family", nfdrop_family_str(r->table_family));
 		json_str(w, "table", r->table);
 		json_str(w, "chain", r->chain);
-		if (r->ncands || r->source == (const char *)"trace")
+		if (r->ncands || r->source == SRC_TRACE)
 			json_i64(w, "chain_priority", r->prio);
 		json_str(w, "chain_policy", policy_str(r->policy));
 	}
@@ -151,7 +152,7 @@ void nfdrop_json_row_fields(struct json_w *w, const struct row *r)
 	json_str(w, "verdict", nfdrop_verdict_names[r->verdict]);
 	json_str(w, "reason", drop_reason_name(nfdrop_nf_drop_code, reason, sizeof(reason)));
 	json_u64(w, "reason_code", nfdrop_nf_drop_code);
-	json_str(w, "source", r->source);
+	json_str(w, "source", nfdrop_source_names[r->source]);
 	if (r->ct_states)
 		json_ct_states(w, r->ct_states);
 	json_inferred(w, r->inferred);
@@ -213,7 +214,7 @@ void nfdrop_text_row(const struct row *r)
 	       chain, verdict, r->packets);
 	if (r->rule_known && !(r->inferred & INF_RULE))
 		printf("  rule: %s handle %llu: %s%s\n", r->rule_chain, r->handle,
-		       r->rule_text, r->source == (const char *)"trace" ? " (traced)" : "");
+		       r->rule_text, r->source == SRC_TRACE ? " (traced)" : "");
 	else if (r->ncands > 1 || (r->inferred & INF_RULE))
 		text_cands(r, "  ");
 	if (r->verdict == V_POLICY && !(r->inferred & INF_VERDICT))

@@ -10,6 +10,8 @@
 extern long long nfdrop_nf_drop_code;
 /* by enum verdict */
 extern const char *const nfdrop_verdict_names[];
+/* enum row_source: "?", "fexit", "stack", "trace" */
+extern const char *const nfdrop_source_names[];
 
 /* "ip", "ip6", ... of an NFR_PROTO_* */
 const char *nfdrop_family_str(int f);

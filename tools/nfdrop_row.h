@@ -14,6 +14,9 @@
 
 enum verdict { V_UNKNOWN, V_DROP, V_REJECT, V_POLICY };
 
+/* where a row's names came from (nfdrop_source_names has their words) */
+enum row_source { SRC_NONE, SRC_FEXIT, SRC_STACK, SRC_TRACE };
+
 /* inferred-field bits */
 #define INF_TABLE	0x1
 #define INF_CHAIN	0x2
@@ -53,7 +56,7 @@ struct row {
 	unsigned long long handle;	/* 0: none */
 	int verdict;
 	unsigned int inferred;
-	const char *source;
+	int source;		/* enum row_source */
 	/* details */
 	char netns_name[64];
 	char hook_fn[64];
@@ -78,5 +81,8 @@ struct row {
  * rejected were answered with a REJECT reply */
 void ev_settle_row(struct row *r, unsigned long long packets,
 		   unsigned long long rejected, bool reject_complete);
+/* certain rows whose rule's counter moved less than their packets
+ * together made inferred (rows of one report) */
+void ev_check_rows(struct row *rows, int n);
 
 #endif

@@ -150,6 +150,16 @@ static int trace_table_cleanup(char *err, int errlen)
 	return removed;
 }
 
+/* the packet a trace message is about, from the headers it carries:
+ * what nfdrop's kernel side keeps of a dropped packet (struct nfd_key) */
+struct trace_pkt {
+	unsigned char family;		/* 4 or 6, 0: no IP header */
+	unsigned char proto;
+	bool ports;
+	unsigned short sport, dport;	/* host byte order */
+	unsigned char saddr[16], daddr[16];	/* IPv4 in the first 4 bytes */
+};
+
 struct trace_item {
 	unsigned int netns;
 	int pf;			/* NFPROTO of the packet */
@@ -157,6 +167,7 @@ struct trace_item {
 	char table[64];
 	char chain[256];
 	unsigned long long handle;	/* 0: the chain's policy */
+	struct trace_pkt pkt;
 	unsigned long long balance;	/* drops not yet given to a count row */
 	unsigned long long total;
 	time_t last;
@@ -169,7 +180,87 @@ static struct {
 	struct mnl_socket *nl;
 	bool added;
 } tsock;
-static unsigned long long trace_lost;
+static unsigned long long trace_lost, trace_lost_seen, trace_untied, trace_nopkt;
+
+/* the packet of a trace message; false when it carries no IP header */
+static bool trace_pkt_of(const struct nftnl_trace *t, struct trace_pkt *p)
+{
+	const unsigned char *nh, *th;
+	uint32_t nlen = 0, tlen = 0;
+
+	memset(p, 0, sizeof(*p));
+	if (!nftnl_trace_is_set(t, NFTNL_TRACE_NETWORK_HEADER))
+		return false;
+	nh = nftnl_trace_get_data(t, NFTNL_TRACE_NETWORK_HEADER, &nlen);
+	if (!nh || nlen < 1)
+		return false;
+	if ((nh[0] >> 4) == 4 && nlen >= 20) {
+		p->family = 4;
+		p->proto = nh[9];
+		memcpy(p->saddr, nh + 12, 4);
+		memcpy(p->daddr, nh + 16, 4);
+	} else if ((nh[0] >> 4) == 6 && nlen >= 40) {
+		p->family = 6;
+		p->proto = nh[6];
+		memcpy(p->saddr, nh + 8, 16);
+		memcpy(p->daddr, nh + 24, 16);
+	} else {
+		return false;
+	}
+	th = nftnl_trace_is_set(t, NFTNL_TRACE_TRANSPORT_HEADER) ?
+	     nftnl_trace_get_data(t, NFTNL_TRACE_TRANSPORT_HEADER, &tlen) : NULL;
+	if (th && tlen >= 4 && (p->proto == 17 || p->proto == 6)) {
+		p->ports = true;
+		p->sport = th[0] << 8 | th[1];
+		p->dport = th[2] << 8 | th[3];
+	}
+	return true;
+}
+
+/*
+ * The kernel puts the packet's headers in the first trace message of each
+ * base chain's run only; the later ones (a drop in a jumped-to chain)
+ * carry the trace id alone, the same for every message of that packet. The
+ * last headers seen per id stand in for them (a reused id is a new packet,
+ * whose first message brings its own headers first).
+ */
+#define TRACE_IDS	4096
+
+static struct {
+	uint32_t id;
+	bool set;
+	struct trace_pkt pkt;
+} trace_ids[TRACE_IDS];
+
+static bool trace_pkt_by_id(const struct nftnl_trace *t, struct trace_pkt *p)
+{
+	uint32_t id;
+	bool have = trace_pkt_of(t, p);
+
+	if (!nftnl_trace_is_set(t, NFTNL_TRACE_ID))
+		return have;
+	id = nftnl_trace_get_u32(t, NFTNL_TRACE_ID);
+	if (have) {
+		trace_ids[id % TRACE_IDS].id = id;
+		trace_ids[id % TRACE_IDS].set = true;
+		trace_ids[id % TRACE_IDS].pkt = *p;
+		return true;
+	}
+	if (!trace_ids[id % TRACE_IDS].set || trace_ids[id % TRACE_IDS].id != id)
+		return false;
+	*p = trace_ids[id % TRACE_IDS].pkt;
+	return true;
+}
+
+/* is the trace's packet the one of key k (its signature) */
+static bool trace_pkt_is(const struct trace_pkt *p, const struct nfd_key *k)
+{
+	if (!k->sig || !p->family || k->sig_family != p->family || k->sig_proto != p->proto)
+		return false;
+	if (memcmp(k->saddr, p->saddr, 16) || memcmp(k->daddr, p->daddr, 16))
+		return false;
+	return !k->sig_ports || (p->ports && k->sport == p->sport && k->dport == p->dport);
+}
 
 static void trace_record(const struct nftnl_trace *t)
 {
@@ -178,10 +269,14 @@ static void trace_record(const struct nftnl_trace *t)
 	const char *chain = nftnl_trace_get_str(t, NFTNL_TRACE_CHAIN);
 	unsigned long long handle = 0;
 	struct trace_item *it = NULL;
+	struct trace_pkt pkt;
 	int pf, fam;
 
 	if (!table || !chain || nfdrop_trace_is_table(table))
 		return;
+	/* every message may bring the packet's headers */
+	if (!trace_pkt_by_id(t, &pkt))
+		pkt.family = 0;
 	if (type == NFT_TRACETYPE_RULE) {
 		if (!nftnl_trace_is_set(t, NFTNL_TRACE_VERDICT) ||
 		    (nftnl_trace_get_u32(t, NFTNL_TRACE_VERDICT) & NF_VERDICT_MASK) != NF_DROP)
@@ -199,12 +294,17 @@ static void trace_record(const struct nftnl_trace *t)
 	fam = nftnl_trace_get_u32(t, NFTNL_TRACE_FAMILY);
 	if (!pf)
 		pf = fam;
-	for (int i = 0; i < ntitems; i++) {
+	/* a drop that cannot be tied to its packet goes to no row */
+	if (!pkt.family) {
+		trace_nopkt++;
+		return;
+	}
+	for (int i = 0; i < ntitems && !it; i++) {
 		struct trace_item *x = &titems[i];
 
 		if (x->netns == tsock.inum && x->pf == pf && x->table_family == fam &&
 		    x->handle == handle && !strcmp(x->table, table) &&
-		    !strcmp(x->chain, chain))
+		    !strcmp(x->chain, chain) && !memcmp(&x->pkt, &pkt, sizeof(pkt)))
 			it = x;
 	}
 	if (!it) {
@@ -221,6 +321,7 @@ static void trace_record(const struct nftnl_trace *t)
 		snprintf(it->table, sizeof(it->table), "%s", table);
 		snprintf(it->chain, sizeof(it->chain), "%s", chain);
 		it->handle = handle;
+		it->pkt = pkt;
 	}
 	it->balance++;
 	it->total++;
@@ -267,8 +368,10 @@ void nfdrop_trace_expire(void)
 	time_t now = time(NULL);
 
 	for (int i = 0; i < ntitems; i++)
-		if (titems[i].balance && now - titems[i].last > TRACE_TTL_S)
+		if (titems[i].balance && now - titems[i].last > TRACE_TTL_S) {
+			trace_untied += titems[i].balance;
 			titems[i].balance = 0;
+		}
 }
 
 void nfdrop_trace_remove(void)
@@ -336,8 +439,8 @@ void nfdrop_trace_setup(unsigned int inum, const char *ns_name, int roce_port,
 	netns_leave(saved);
 }
 
-int nfdrop_trace_split(struct row *r, const struct nfr_ruleset *rs, struct row *out,
-		       int max)
+int nfdrop_trace_split(const struct nfd_key *k, struct row *r,
+		       const struct nfr_ruleset *rs, struct row *out, int max)
 {
 	int n = 0;
 
@@ -347,7 +450,8 @@ int nfdrop_trace_split(struct row *r, const struct nfr_ruleset *rs, struct row *
 		unsigned long long take;
 		struct row *o;
 
-		if (!it->balance || it->netns != r->netns || it->pf != r->pf)
+		if (!it->balance || it->netns != r->netns || it->pf != r->pf ||
+		    !trace_pkt_is(&it->pkt, k))
 			continue;
 		tc = rs ? nfr_chain_find(rs, NFR_ENGINE_NFT, it->table_family,
 					 it->table, it->chain) : NULL;
@@ -372,7 +476,7 @@ int nfdrop_trace_split(struct row *r, const struct nfr_ruleset *rs, struct row *
 		r->packets -= take;
 		r->rejected -= o->rejected;
 		it->balance -= take;
-		o->source = "trace";
+		o->source = SRC_TRACE;
 		o->inferred &= ~(INF_TABLE | INF_CHAIN | INF_RULE | INF_VERDICT);
 		o->engine = NFR_ENGINE_NFT;
 		o->table_family = base->family;
@@ -417,9 +521,13 @@ bool nfdrop_trace_covers(unsigned int netns)
 	return tsock.nl && netns == tsock.inum;
 }
 
-unsigned long long nfdrop_trace_lost(void)
+void nfdrop_trace_stats(struct nfdrop_trace_stats *st)
 {
-	return trace_lost;
+	st->overruns = trace_lost - trace_lost_seen;
+	st->overruns_total = trace_lost;
+	st->untied = trace_untied + trace_nopkt;
+	trace_lost_seen = trace_lost;
+	trace_untied = trace_nopkt = 0;
 }
 
 void nfdrop_trace_close(void)

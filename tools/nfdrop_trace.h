@@ -29,16 +29,26 @@ int nfdrop_trace_fd(void);
 void nfdrop_trace_drain(void);
 /* drops traced long ago no count row took are given up */
 void nfdrop_trace_expire(void);
-/* trace messages lost to a full socket buffer */
-unsigned long long nfdrop_trace_lost(void);
+/* what the trace could not give to a row since the last call */
+struct nfdrop_trace_stats {
+	/* the socket buffer overran (ENOBUFS): trace messages, how many
+	 * unknown, were lost; since the last call and since the start */
+	unsigned long long overruns, overruns_total;
+	/* traced drops given to no row: no IP header in the message, or no
+	 * row of their packet within TRACE_TTL_S */
+	unsigned long long untied;
+};
+void nfdrop_trace_stats(struct nfdrop_trace_stats *st);
 /* the trace watches netns */
 bool nfdrop_trace_covers(unsigned int netns);
 /* is table one of the helper tables (which the ruleset reader skips) */
 bool nfdrop_trace_is_table(const char *table);
 /* rule-exact counts from the trace, taken out of row r (an nft drop in a
- * namespace the trace covers; rs its ruleset, or NULL) into at most max new
- * rows; returns how many */
-int nfdrop_trace_split(struct row *r, const struct nfr_ruleset *rs, struct row *out,
-		       int max);
+ * namespace the trace covers, of key k; rs its ruleset, or NULL) into at
+ * most max new rows: only drops traced for k's packet (addresses, protocol
+ * and ports as the trace message's headers show them); returns how many */
+struct nfd_key;
+int nfdrop_trace_split(const struct nfd_key *k, struct row *r,
+		       const struct nfr_ruleset *rs, struct row *out, int max);
 
 #endif

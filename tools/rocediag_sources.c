@@ -674,7 +674,7 @@ static void open_rxe(const struct rocediag_cfg *cfg, struct diag_sources *src,
 	}
 	s.rxe = rxeqp_load(&lo, &hk, err, sizeof(err));
 	if (!s.rxe) {
-		snprintf(src->no_rxe, sizeof(src->no_rxe), "rdma_rxe QP state: %s",
+		snprintf(src->no_rxe, sizeof(src->no_rxe), "rdma_rxe QP state: %.108s",
 			 err[0] ? err : "its programs did not load");
 		return;
 	}

@@ -578,8 +578,14 @@ static void walk_chain(struct walker *k, const struct nfr_chain *c, int from,
 static void chain_end(struct walker *k, struct frame *stack, int depth)
 {
 	if (depth > 0) {
-		walk_chain(k, stack[depth - 1].chain, stack[depth - 1].next,
-			   stack, depth - 1);
+		/* each way back walks on with its own copy of the frames: the
+		 * caller's later jumps write theirs, which another way out of
+		 * this chain (a return that may match, then its end) still
+		 * needs as they were */
+		struct frame mine[MAX_DEPTH];
+
+		memcpy(mine, stack, depth * sizeof(*stack));
+		walk_chain(k, mine[depth - 1].chain, mine[depth - 1].next, mine, depth - 1);
 		return;
 	}
 	if (k->base->policy == NFR_POLICY_DROP)
@@ -746,11 +752,40 @@ int nfm_counters_read(struct nfm_counters *out)
 	int err;
 
 	memset(out, 0, sizeof(*out));
+	out->gen = nfr_nft_gen();
 	err = nfr_load_counters(&rs);
 	counters_from_ruleset(out, &rs);
 	out->valid = !err;
 	nfr_free(&rs);
 	return err;
+}
+
+static bool count_in(const struct nfm_count *x, const struct nfm_counters *b)
+{
+	for (int i = 0; i < b->n; i++)
+		if (b->c[i].engine == x->engine && b->c[i].family == x->family &&
+		    b->c[i].handle == x->handle && !strcmp(b->c[i].table, x->table) &&
+		    !strcmp(b->c[i].chain, x->chain))
+			return true;
+	return false;
+}
+
+bool nfm_counters_changed(const struct nfm_counters *a, const struct nfm_counters *b)
+{
+	if (!a->valid || !b->valid)
+		return false;
+	bool gen = a->gen >= 0 && b->gen >= 0;
+
+	if (gen && a->gen != b->gen)
+		return true;
+	/* the generation covers nftables; iptables-legacy has none */
+	for (int i = 0; i < a->n; i++)
+		if ((!gen || a->c[i].engine == NFR_ENGINE_LEGACY) && !count_in(&a->c[i], b))
+			return true;
+	for (int i = 0; i < b->n; i++)
+		if ((!gen || b->c[i].engine == NFR_ENGINE_LEGACY) && !count_in(&b->c[i], a))
+			return true;
+	return false;
 }
 
 long long nfm_counter_delta(const struct nfm_counters *a,

@@ -191,12 +191,16 @@ struct nfm_counters {
 	struct nfm_count *c;
 	int n;
 	bool valid;
+	long long gen;		/* nfr_nft_gen() before the read, -1 unknown */
 };
 
 /* the counters of this thread's network namespace (nftables rules with a
  * counter, base chains with counters, every iptables-legacy rule) */
 int nfm_counters_read(struct nfm_counters *out);
 void nfm_counters_free(struct nfm_counters *c);
+/* did the ruleset change between snapshots a and b: the nftables
+ * generation moved, or a counted rule is in one and not the other */
+bool nfm_counters_changed(const struct nfm_counters *a, const struct nfm_counters *b);
 /* packets counted by a rule (handle 0: policy) between a and b; -1 when
  * either snapshot lacks it */
 long long nfm_counter_delta(const struct nfm_counters *a,

@@ -319,7 +319,10 @@ void nfm_compile_nft(struct nfm_prog *p, struct nftnl_expr *e)
 		}
 	} else if (!strcmp(name, "lookup")) {
 		compile_lookup(p, e);
-	} else if (!strcmp(name, "counter")) {
+	} else if (!strcmp(name, "counter") ||
+		   (!strcmp(name, "objref") && nftnl_expr_is_set(e, NFTNL_EXPR_OBJREF_IMM_TYPE) &&
+		    nftnl_expr_get_u32(e, NFTNL_EXPR_OBJREF_IMM_TYPE) == NFT_OBJECT_COUNTER)) {
+		/* counter name "x": a named counter counts the same way */
 		op_add(p, NFM_OP_COUNTER, NULL);
 	} else if (!strcmp(name, "reject")) {
 		compile_verdict(p, NFM_V_REJECT, NULL);

@@ -13,10 +13,13 @@
 #include <libnftnl/chain.h>
 #include <libnftnl/common.h>
 #include <libnftnl/expr.h>
+#include <libnftnl/gen.h>
+#include <libnftnl/object.h>
 #include <libnftnl/rule.h>
 #include <libnftnl/set.h>
 #include <nftables/libnftables.h>
 #include "nfrules.h"
+#include "nfrules_int.h"
 
 #define MAX_JUMP_DEPTH 16	/* NFT_JUMP_STACK_SIZE */
 
@@ -120,13 +123,13 @@ const char *nfr_kind_name(int kind)
 
 /* ---- the model ---- */
 
-static void set_err(struct nfr_ruleset *rs, const char *fmt, const char *arg)
+void nfr_set_err(struct nfr_ruleset *rs, const char *fmt, const char *arg)
 {
 	if (!rs->err[0])
 		snprintf(rs->err, sizeof(rs->err), fmt, arg);
 }
 
-static struct nfr_chain *add_chain(struct nfr_ruleset *rs)
+struct nfr_chain *nfr_add_chain(struct nfr_ruleset *rs)
 {
 	struct nfr_chain *c;
 
@@ -140,7 +143,7 @@ static struct nfr_chain *add_chain(struct nfr_ruleset *rs)
 	return c;
 }
 
-static struct nfr_rule *add_rule(struct nfr_chain *c)
+struct nfr_rule *nfr_add_rule(struct nfr_chain *c)
 {
 	struct nfr_rule *r;
 
@@ -160,6 +163,7 @@ void nfr_free(struct nfr_ruleset *rs)
 
 		for (int j = 0; j < c->nrules; j++) {
 			free(c->rules[j].target);
+			free(c->rules[j].counter_obj);
 			free(c->rules[j].text);
 			nfm_prog_free(&c->rules[j].prog);
 		}
@@ -293,9 +297,10 @@ bool nfr_reaches(const struct nfr_ruleset *rs, const struct nfr_chain *from,
 
 /* ---- nftables over netlink (libmnl + libnftnl) ---- */
 
-/* a dump request; set: the elements of that set */
-static int nft_dump_req(int msg_type, int family, struct nftnl_set *set,
-			mnl_cb_t cb, void *data)
+/* a dump request (flags NLM_F_DUMP) or a get (NLM_F_ACK); set: the elements of
+ * that set */
+static int nft_req(int msg_type, int family, int flags, struct nftnl_set *set,
+		   mnl_cb_t cb, void *data)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE * 4];
 	struct mnl_socket *nl;
@@ -312,7 +317,7 @@ static int nft_dump_req(int msg_type, int family, struct nftnl_set *set,
 		return ret;
 	}
 	portid = mnl_socket_get_portid(nl);
-	nlh = nftnl_nlmsg_build_hdr(buf, msg_type, family, NLM_F_DUMP, seq);
+	nlh = nftnl_nlmsg_build_hdr(buf, msg_type, family, flags, seq);
 	if (set)
 		nftnl_set_elems_nlmsg_build_payload(nlh, set);
 	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0) {
@@ -333,7 +338,27 @@ static int nft_dump_req(int msg_type, int family, struct nftnl_set *set,
 
 static int nft_dump(int msg_type, mnl_cb_t cb, void *data)
 {
-	return nft_dump_req(msg_type, NFPROTO_UNSPEC, NULL, cb, data);
+	return nft_req(msg_type, NFPROTO_UNSPEC, NLM_F_DUMP, NULL, cb, data);
+}
+
+static int gen_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct nftnl_gen *g = nftnl_gen_alloc();
+
+	if (g && nftnl_gen_nlmsg_parse(nlh, g) == 0 && nftnl_gen_is_set(g, NFTNL_GEN_ID))
+		*(long long *)data = nftnl_gen_get_u32(g, NFTNL_GEN_ID);
+	nftnl_gen_free(g);
+	return MNL_CB_OK;
+}
+
+long long nfr_nft_gen(void)
+{
+	long long gen = -1;
+
+	/* the ACK ends the exchange: a get has no NLMSG_DONE */
+	if (nft_req(NFT_MSG_GETGEN, NFPROTO_UNSPEC, NLM_F_ACK, NULL, gen_cb, &gen) < 0)
+		return -1;
+	return gen;
 }
 
 static char *dup_attr(const char *s)
@@ -349,7 +374,7 @@ static int chain_cb(const struct nlmsghdr *nlh, void *data)
 
 	if (!nc)
 		return MNL_CB_ERROR;
-	if (nftnl_chain_nlmsg_parse(nlh, nc) < 0 || !(c = add_chain(rs))) {
+	if (nftnl_chain_nlmsg_parse(nlh, nc) < 0 || !(c = nfr_add_chain(rs))) {
 		nftnl_chain_free(nc);
 		return MNL_CB_ERROR;
 	}
@@ -381,6 +406,7 @@ struct rule_scan {
 	struct nfm_prog *prog;
 	bool has_packets;
 	unsigned long long packets;
+	const char *counter_obj;
 };
 
 static int rank(int kind)
@@ -412,6 +438,10 @@ static int expr_cb(struct nftnl_expr *e, void *data)
 		s->has_packets = true;
 		s->packets = nftnl_expr_get_u64(e, NFTNL_EXPR_CTR_PACKETS);
 	}
+	if (!strcmp(name, "objref") && !s->has_packets && !s->counter_obj &&
+	    nftnl_expr_is_set(e, NFTNL_EXPR_OBJREF_IMM_NAME) &&
+	    nftnl_expr_get_u32(e, NFTNL_EXPR_OBJREF_IMM_TYPE) == NFT_OBJECT_COUNTER)
+		s->counter_obj = nftnl_expr_get_str(e, NFTNL_EXPR_OBJREF_IMM_NAME);
 	if (!strcmp(name, "immediate") && nftnl_expr_is_set(e, NFTNL_EXPR_IMM_VERDICT)) {
 		int v = (int)nftnl_expr_get_u32(e, NFTNL_EXPR_IMM_VERDICT);
 
@@ -460,13 +490,15 @@ static int rule_cb(const struct nlmsghdr *nlh, void *data)
 			   nftnl_rule_get_u32(nr, NFTNL_RULE_FAMILY),
 			   nftnl_rule_get_str(nr, NFTNL_RULE_TABLE),
 			   nftnl_rule_get_str(nr, NFTNL_RULE_CHAIN));
-	if (c && (r = add_rule(c))) {
+	if (c && (r = nfr_add_rule(c))) {
 		r->handle = nftnl_rule_get_u64(nr, NFTNL_RULE_HANDLE);
 		scan.prog = &r->prog;
 		nftnl_expr_foreach(nr, expr_cb, &scan);
 		r->kind = scan.kind;
 		r->has_packets = scan.has_packets;
 		r->packets = scan.packets;
+		if (scan.counter_obj)
+			r->counter_obj = strdup(scan.counter_obj);
 		if (scan.target)
 			r->target = strdup(scan.target);
 	}
@@ -679,7 +711,7 @@ static int load_set_elems(struct nfm_set *s)
 	nftnl_set_set_str(ns, NFTNL_SET_TABLE, s->table);
 	nftnl_set_set_str(ns, NFTNL_SET_NAME, s->name);
 	nftnl_set_set_u32(ns, NFTNL_SET_FAMILY, s->family);
-	err = nft_dump_req(NFT_MSG_GETSETELEM, s->family, ns, elems_cb, ns);
+	err = nft_req(NFT_MSG_GETSETELEM, s->family, NLM_F_DUMP, ns, elems_cb, ns);
 	if (err >= 0)
 		nftnl_set_elem_foreach(ns, elem_cb, s);
 	nftnl_set_free(ns);
@@ -689,13 +721,48 @@ static int load_set_elems(struct nfm_set *s)
 static void load_nft_sets(struct nfr_ruleset *rs)
 {
 	if (nft_dump(NFT_MSG_GETSET, set_cb, rs) < 0) {
-		set_err(rs, "nftables sets: %s", strerror(errno));
+		nfr_set_err(rs, "nftables sets: %s", strerror(errno));
 		return;
 	}
 	for (int i = 0; i < rs->nsets; i++)
 		if (load_set_elems(&rs->sets[i]) < 0)
-			set_err(rs, "nftables set %s: cannot read elements",
+			nfr_set_err(rs, "nftables set %s: cannot read elements",
 				rs->sets[i].name);
+}
+
+/* a named counter's packets to every rule that counts with it */
+static int obj_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct nfr_ruleset *rs = data;
+	struct nftnl_obj *o = nftnl_obj_alloc();
+	const char *table, *name;
+	int family;
+
+	if (!o)
+		return MNL_CB_OK;
+	if (nftnl_obj_nlmsg_parse(nlh, o) < 0 ||
+	    nftnl_obj_get_u32(o, NFTNL_OBJ_TYPE) != NFT_OBJECT_COUNTER)
+		goto out;
+	family = nftnl_obj_get_u32(o, NFTNL_OBJ_FAMILY);
+	table = nftnl_obj_get_str(o, NFTNL_OBJ_TABLE);
+	name = nftnl_obj_get_str(o, NFTNL_OBJ_NAME);
+	for (int i = 0; table && name && i < rs->nchains; i++) {
+		struct nfr_chain *c = &rs->chains[i];
+
+		if (c->engine != NFR_ENGINE_NFT || c->family != family || strcmp(c->table, table))
+			continue;
+		for (int j = 0; j < c->nrules; j++) {
+			struct nfr_rule *r = &c->rules[j];
+
+			if (r->counter_obj && !strcmp(r->counter_obj, name)) {
+				r->has_packets = true;
+				r->packets = nftnl_obj_get_u64(o, NFTNL_OBJ_CTR_PKTS);
+			}
+		}
+	}
+out:
+	nftnl_obj_free(o);
+	return MNL_CB_OK;
 }
 
 static int load_nft(struct nfr_ruleset *rs, bool counters_only)
@@ -704,199 +771,21 @@ static int load_nft(struct nfr_ruleset *rs, bool counters_only)
 
 	err = nft_dump(NFT_MSG_GETCHAIN, chain_cb, rs);
 	if (err < 0) {
-		set_err(rs, "nftables: %s", strerror(-err));
+		nfr_set_err(rs, "nftables: %s", strerror(-err));
 		return err;
 	}
 	err = nft_dump(NFT_MSG_GETRULE, rule_cb, rs);
 	if (err < 0) {
-		set_err(rs, "nftables rules: %s", strerror(-err));
+		nfr_set_err(rs, "nftables rules: %s", strerror(-err));
 		return err;
 	}
+	/* named counters: their rules count with them */
+	nft_dump(NFT_MSG_GETOBJ, obj_cb, rs);
 	rs->have_nft = true;
 	if (counters_only)
 		return 0;
 	load_nft_sets(rs);
 	load_nft_texts(rs);
-	return 0;
-}
-
-/* ---- iptables-legacy, through its own save tool ---- */
-
-static const struct {
-	const char *table;
-	int prio[5];		/* per NF_INET_* hook; 0x7fffffff: not there */
-} legacy_prios[] = {
-#define NO 0x7fffffff
-	{ "raw", { -300, NO, NO, -300, NO } },
-	{ "mangle", { -150, -150, -150, -150, -150 } },
-	{ "nat", { -100, 100, NO, -100, 100 } },
-	{ "filter", { NO, 0, 0, 0, NO } },
-	{ "security", { NO, 50, 50, 50, NO } },
-#undef NO
-};
-
-static const char *const legacy_hooks[] = {
-	"PREROUTING", "INPUT", "FORWARD", "OUTPUT", "POSTROUTING",
-};
-
-static int legacy_prio(const char *table, int hook)
-{
-	for (size_t i = 0; i < sizeof(legacy_prios) / sizeof(legacy_prios[0]); i++)
-		if (!strcmp(legacy_prios[i].table, table))
-			return legacy_prios[i].prio[hook];
-	return 0;
-}
-
-static bool file_has_lines(const char *path)
-{
-	char line[64];
-	FILE *f = fopen(path, "r");
-	bool any;
-
-	if (!f)
-		return false;
-	any = fgets(line, sizeof(line), f) != NULL;
-	fclose(f);
-	return any;
-}
-
-struct legacy_ctx {
-	const struct nfr_ruleset *rs;
-	int family;
-	const char *table;
-};
-
-static bool legacy_is_chain(const char *name, void *arg)
-{
-	const struct legacy_ctx *x = arg;
-
-	return nfr_chain_find(x->rs, NFR_ENGINE_LEGACY, x->family, x->table, name);
-}
-
-static void legacy_rule(struct nfr_ruleset *rs, int family, const char *table,
-			char *line, unsigned long long packets)
-{
-	struct legacy_ctx lx = { rs, family, table };
-	char chain[256], *p, *tok, *save = NULL, *copy;
-	struct nfr_chain *c;
-	struct nfr_rule *r;
-	bool jump_next = false, goto_next = false;
-
-	if (sscanf(line, "-A %255s", chain) != 1)
-		return;
-	c = nfr_chain_find(rs, NFR_ENGINE_LEGACY, family, table, chain);
-	if (!c || !(r = add_rule(c)))
-		return;
-	r->handle = c->nrules;
-	r->text = strdup(line);
-	r->has_packets = true;
-	r->packets = packets;
-	nfm_compile_legacy(&r->prog, family, line, legacy_is_chain, &lx);
-	copy = strdup(line);
-	for (tok = copy ? strtok_r(copy, " ", &save) : NULL; tok;
-	     tok = strtok_r(NULL, " ", &save)) {
-		if (jump_next || goto_next) {
-			if (!strcmp(tok, "DROP"))
-				r->kind = NFR_KIND_DROP;
-			else if (!strcmp(tok, "REJECT"))
-				r->kind = NFR_KIND_REJECT;
-			else if (!strcmp(tok, "NFQUEUE") || !strcmp(tok, "QUEUE"))
-				r->kind = NFR_KIND_MAYBE;
-			else if (nfr_chain_find(rs, NFR_ENGINE_LEGACY, family, table, tok)) {
-				r->kind = NFR_KIND_JUMP;
-				free(r->target);
-				r->target = strdup(tok);
-			}
-			jump_next = goto_next = false;
-			continue;
-		}
-		jump_next = !strcmp(tok, "-j") || !strcmp(tok, "--jump");
-		goto_next = !strcmp(tok, "-g") || !strcmp(tok, "--goto");
-	}
-	free(copy);
-	p = r->text ? strchr(r->text, '\n') : NULL;
-	if (p)
-		*p = 0;
-}
-
-static int load_legacy_family(struct nfr_ruleset *rs, int family,
-			      const char *names, const char *cmd)
-{
-	char line[4096], table[64] = "";
-	char **lines = NULL;
-	int nlines = 0, status;
-	FILE *f;
-
-	if (!file_has_lines(names))
-		return 0;
-	f = popen(cmd, "r");
-	if (!f) {
-		set_err(rs, "cannot run %s", cmd);
-		return -errno;
-	}
-	/* chains first (a rule may jump to a chain declared after it) */
-	while (fgets(line, sizeof(line), f)) {
-		char name[256], policy[32];
-		unsigned long long pk = 0, by = 0;
-		struct nfr_chain *c;
-		char *rule = line;
-
-		line[strcspn(line, "\n")] = 0;
-		/* -c: "[packets:bytes] -A ..." */
-		if (line[0] == '[' && sscanf(line, "[%llu:%llu]", &pk, &by) == 2 &&
-		    strchr(line, ']'))
-			rule = strchr(line, ']') + 1 + (strchr(line, ']')[1] == ' ');
-		if (line[0] == '*') {
-			snprintf(table, sizeof(table), "%.63s", line + 1);
-		} else if (line[0] == ':' && table[0] &&
-			   sscanf(line + 1, "%255s %31s", name, policy) == 2 &&
-			   (c = add_chain(rs))) {
-			c->engine = NFR_ENGINE_LEGACY;
-			c->family = family;
-			c->table = strdup(table);
-			c->name = strdup(name);
-			for (int h = 0; h < 5; h++) {
-				if (strcmp(name, legacy_hooks[h]) || !strcmp(policy, "-"))
-					continue;
-				c->base = true;
-				c->hook = h;
-				c->prio = legacy_prio(table, h);
-				c->policy = !strcmp(policy, "DROP") ?
-					    NFR_POLICY_DROP : NFR_POLICY_ACCEPT;
-				/* ":INPUT ACCEPT [packets:bytes]": policy hits */
-				if (strchr(line, '[') &&
-				    sscanf(strchr(line, '['), "[%llu:%llu]", &pk, &by) == 2) {
-					c->has_counter = true;
-					c->policy_packets = pk;
-				}
-			}
-		} else if (!strncmp(rule, "-A ", 3)) {
-			char **l = realloc(lines, (nlines + 1) * sizeof(*l));
-
-			if (!l)
-				break;
-			lines = l;
-			/* remember the table with the line */
-			if (asprintf(&lines[nlines], "%s\t%llu\t%s", table, pk, rule) > 0)
-				nlines++;
-		}
-	}
-	status = pclose(f);
-	for (int i = 0; i < nlines; i++) {
-		char *tab = strchr(lines[i], '\t'), *tab2;
-
-		*tab = 0;
-		tab2 = strchr(tab + 1, '\t');
-		*tab2 = 0;
-		legacy_rule(rs, family, lines[i], tab2 + 1, strtoull(tab + 1, NULL, 10));
-		free(lines[i]);
-	}
-	free(lines);
-	if (status) {
-		set_err(rs, "%s failed", cmd);
-		return -EIO;
-	}
-	rs->have_legacy = true;
 	return 0;
 }
 
@@ -907,9 +796,9 @@ static int load_all(struct nfr_ruleset *rs, bool counters_only)
 	memset(rs, 0, sizeof(*rs));
 	err = load_nft(rs, counters_only);
 	/* -c: every rule's and built-in chain's counters */
-	err2 = load_legacy_family(rs, NFR_PROTO_IPV4, "/proc/self/net/ip_tables_names",
+	err2 = nfr_load_legacy_family(rs, NFR_PROTO_IPV4, "/proc/self/net/ip_tables_names",
 				  "iptables-legacy-save -c 2>/dev/null");
-	err3 = load_legacy_family(rs, NFR_PROTO_IPV6, "/proc/self/net/ip6_tables_names",
+	err3 = nfr_load_legacy_family(rs, NFR_PROTO_IPV6, "/proc/self/net/ip6_tables_names",
 				  "ip6tables-legacy-save -c 2>/dev/null");
 	return err ?: err2 ?: err3;
 }

@@ -53,7 +53,9 @@ struct nfr_rule {
 	char *target;			/* NFR_KIND_JUMP: the chain */
 	char *text;			/* `nft -s` text, or the iptables-save line */
 	struct nfm_prog prog;		/* what it does, for nfm_walk_hook() */
-	bool has_packets;		/* packets below is its counter's */
+	char *counter_obj;		/* counter name "x": x, else NULL */
+	bool has_packets;		/* packets below is its counter's (a named
+					 * counter's, shared by its rules) */
 	unsigned long long packets;
 };
 
@@ -89,6 +91,9 @@ int nfr_load(struct nfr_ruleset *rs);
 void nfr_free(struct nfr_ruleset *rs);
 /* the same, without rule texts and sets: for counter snapshots */
 int nfr_load_counters(struct nfr_ruleset *rs);
+/* the nftables ruleset's generation in this thread's namespace (every
+ * committed change moves it), -1 when it cannot be read */
+long long nfr_nft_gen(void);
 
 struct nfr_chain *nfr_chain_find(const struct nfr_ruleset *rs, int engine,
 				 int family, const char *table, const char *name);

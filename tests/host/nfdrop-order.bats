@@ -1,0 +1,349 @@
+#!/usr/bin/env bats
+# nfdrop where more than the packet decides the rule: chains of one hook
+# at the same priority in different tables (the kernel runs the one whose
+# hook was registered last first, and nothing in the ruleset dump says when
+# a chain was registered), rulesets changed while nfdrop runs,
+# --trace-rules drops tied to their own packets, and bridged packets that
+# run the IP hooks (br_netfilter). Ground truth is the dropping rules' own
+# counters; a row without '?' must name the rule those counters name, and
+# where nothing can tell the rows must say so and list the real rule.
+
+load ../lib/common
+load ../lib/nfdrop
+
+setup() {
+	nfdrop_setup nfo
+}
+
+setup_file() {
+	nfdrop_modules
+}
+
+teardown() {
+	ax_cleanup
+}
+
+# packets of the rule with handle H in chain SPEC ("inet t1 in")
+nft_counter() {
+	ip netns exec "$1" nft -a list chain $2 |
+		sed -n "s/.*counter packets \([0-9]*\) bytes .* # handle $3\$/\1/p"
+}
+
+# table inet NAME with an input chain at priority filter whose one rule
+# RULE (nft words) drops; loaded alone, so tables load in call order
+tied_table() {
+	ip netns exec "${P}b" nft -f - <<-NFT
+	table inet $1 {
+		chain in {
+			type filter hook input priority filter; policy accept;
+			$2
+		}
+	}
+	NFT
+}
+
+# NAME's rule handle and counter; rows: the one row of the drops
+tied_check_certain() {
+	local name=$1 h
+	h=$(nft_handle "${P}b" "inet $name in" ".*drop")
+	[ -n "$h" ]
+	[ "$(nft_counter "${P}b" "inet $name in" "$h")" -eq 10 ]
+	expect '.hook == "input"' .packets 10 .table "$name" .chain in \
+		.rule_handle "$h" .verdict DROP '.inferred | length' 0
+}
+
+@test "two tables at one hook and priority: the later-loaded one ran, named certain only by its counter" {
+	pair
+	tied_table t1 "udp dport 4791 counter drop"
+	tied_table t2 "ip saddr 10.210.0.1 counter drop"
+	start_nfdrop --roce -N "${P}b"
+	ax_send_roce "${P}a" 10.210.0.2 10
+	stop_nfdrop
+	h1=$(nft_handle "${P}b" "inet t1 in" ".*drop")
+	[ "$(nft_counter "${P}b" "inet t1 in" "$h1")" -eq 0 ]
+	tied_check_certain t2
+}
+
+@test "two tables at one hook and priority, loaded the other way round: the other rule" {
+	pair
+	tied_table t2 "ip saddr 10.210.0.1 counter drop"
+	tied_table t1 "udp dport 4791 counter drop"
+	start_nfdrop --roce -N "${P}b"
+	ax_send_roce "${P}a" 10.210.0.2 10
+	stop_nfdrop
+	h2=$(nft_handle "${P}b" "inet t2 in" ".*drop")
+	[ "$(nft_counter "${P}b" "inet t2 in" "$h2")" -eq 0 ]
+	tied_check_certain t1
+}
+
+@test "three tables at one hook and priority in two load orders: the last loaded, by its counter" {
+	pair
+	tied_table t3 "udp dport 4791 counter drop"
+	tied_table t1 "ip saddr 10.210.0.1 counter drop"
+	tied_table t2 "meta l4proto udp counter drop"
+	start_nfdrop --roce -N "${P}b"
+	ax_send_roce "${P}a" 10.210.0.2 10
+	stop_nfdrop
+	tied_check_certain t2
+	for t in t1 t3; do
+		h=$(nft_handle "${P}b" "inet $t in" ".*drop")
+		[ "$(nft_counter "${P}b" "inet $t in" "$h")" -eq 0 ]
+	done
+	ip netns exec "${P}b" nft flush ruleset
+	tied_table t2 "meta l4proto udp counter drop"
+	tied_table t3 "udp dport 4791 counter drop"
+	tied_table t1 "ip saddr 10.210.0.1 counter drop"
+	start_nfdrop --roce -N "${P}b"
+	ax_send_roce "${P}a" 10.210.0.2 10
+	stop_nfdrop
+	tied_check_certain t1
+}
+
+@test "two tables at one hook and priority without counters: not certain, both rules listed" {
+	pair
+	tied_table t1 "udp dport 4791 drop"
+	tied_table t2 "ip saddr 10.210.0.1 drop"
+	start_nfdrop --roce -N "${P}b"
+	ax_send_roce "${P}a" 10.210.0.2 10
+	stop_nfdrop
+	h1=$(nft_handle "${P}b" "inet t1 in" ".*drop")
+	h2=$(nft_handle "${P}b" "inet t2 in" ".*drop")
+	if fexit_path; then
+		# the kernel names the chain: its one rule is certain
+		expect '.hook == "input"' .packets 10 .table t2 .rule_handle "$h2" \
+			'.inferred | length' 0
+		return
+	fi
+	[ "$(packets '.hook == "input"')" -eq 10 ]
+	[ "$(jq -s '[.[] | select(.note != null) | .note | test("several tables")] | all' "$OUT")" = true ]
+	[ "$(packets '(.inferred | index("rule")) == null')" -eq 0 ]
+	# every row lists both rules
+	n=$(jq -s '[.[] | select(.type == "nf_drop_count") |
+		[.candidates[] | .table + ":" + (.drop_rules[] | .handle | tostring)] |
+		select(index("t1:'"$h1"'") != null and index("t2:'"$h2"'") != null)] | length' "$OUT")
+	[ "$n" -ge 1 ]
+	[ "$n" -eq "$(jq -s '[.[] | select(.type == "nf_drop_count")] | length' "$OUT")" ]
+}
+
+# packets the policy of iptables-nft chain INPUT dropped, by its counter
+policy_counter() {
+	ip netns exec "$1" iptables-nft -L INPUT -v -x -n |
+		sed -n 's/^Chain INPUT (policy DROP \([0-9]*\) packets.*/\1/p'
+}
+
+@test "a rule deleted while nfdrop runs: no row names the policy certain for more than its counter" {
+	command -v iptables-nft >/dev/null || skip "iptables-nft not installed"
+	pair
+	ipt="ip netns exec ${P}b iptables-nft"
+	$ipt -P INPUT DROP
+	$ipt -A INPUT -p udp --dport 4791 -j DROP
+	h=$(nft_handle "${P}b" "ip filter INPUT" "udp dport 4791.*drop")
+	[ -n "$h" ]
+	start_nfdrop -A -N "${P}b"
+	ax_send_roce "${P}a" 10.210.0.2 10
+	ax_send_roce "${P}a" 10.210.0.2 10 04 5555
+	$ipt -D INPUT -p udp --dport 4791 -j DROP
+	stop_nfdrop
+	[ "$(policy_counter "${P}b")" -eq 10 ]
+	[ "$(packets '.hook == "input"')" -eq 20 ]
+	# certain rows: the policy's at most its counter, the rule's its 10
+	[ "$(packets '.verdict == "POLICY" and (.inferred | length) == 0')" -le 10 ]
+	[ "$(packets '.rule_handle == '"$h"' and (.inferred | length) == 0')" -le 10 ]
+	[ "$(packets '(.inferred | length) == 0 and .verdict != "POLICY" and .rule_handle != '"$h"'')" -eq 0 ]
+}
+
+# ${P}b also answers on 10.210.0.4; table inet tr drops RoCE to .2 and to
+# .4, each by its own counted rule; H2 and H4 are their handles
+two_dest_rules() {
+	ip -n "${P}b" addr add 10.210.0.4/24 dev "${P}vb"
+	ip netns exec "${P}b" nft -f - <<-NFT
+	table inet tr {
+		chain in {
+			type filter hook input priority filter; policy accept;
+			ip daddr 10.210.0.2 udp dport 4791 counter drop
+			ip daddr 10.210.0.4 udp dport 4791 counter drop
+		}
+	}
+	NFT
+	H2=$(nft_handle "${P}b" "inet tr in" "ip daddr 10.210.0.2 .*drop")
+	H4=$(nft_handle "${P}b" "inet tr in" "ip daddr 10.210.0.4 .*drop")
+	[ -n "$H2" ] && [ -n "$H4" ]
+}
+
+@test "--trace-rules -e, two flows alternating: each event names its own flow's rule" {
+	pair
+	two_dest_rules
+	start_nfdrop --roce -N "${P}b" --trace-rules -e
+	for i in $(seq 10); do
+		ax_send_roce "${P}a" 10.210.0.2 1
+		ax_send_roce "${P}a" 10.210.0.4 1
+	done
+	ax_until 20 '[ "$(jq -s "[.[] | select(.type == \"nf_drop\")] | length" "$OUT")" -ge 20 ]'
+	stop_nfdrop
+	[ "$(nft_counter "${P}b" "inet tr in" "$H2")" -eq 10 ]
+	[ "$(nft_counter "${P}b" "inet tr in" "$H4")" -eq 10 ]
+	# no event names the other flow's rule, certain or traced
+	bad=$(jq -s '[.[] | select(.type == "nf_drop") | select(.rule_handle != null) |
+		select((.daddr == "10.210.0.2" and .rule_handle == '"$H4"') or
+		       (.daddr == "10.210.0.4" and .rule_handle == '"$H2"'))] | length' "$OUT")
+	[ "$bad" -eq 0 ]
+	[ "$(jq -s '[.[] | select(.type == "nf_drop")] | length' "$OUT")" -eq 20 ]
+}
+
+@test "--trace-rules under two concurrent floods: certain counts within the counters, the rest said" {
+	pair
+	two_dest_rules
+	n=100000
+	# the guest emulates its CPU: a smaller flood keeps the file in its budget
+	[ -z "${AGENTXDP_VM:-}" ] || n=3000
+	start_nfdrop --roce -N "${P}b" --trace-rules
+	ax_send_roce "${P}a" 10.210.0.2 "$n" &
+	f1=$!
+	ax_send_roce "${P}a" 10.210.0.4 "$n"
+	wait "$f1"
+	stop_nfdrop
+	c2=$(nft_counter "${P}b" "inet tr in" "$H2")
+	c4=$(nft_counter "${P}b" "inet tr in" "$H4")
+	[ "$c2" -eq "$n" ] && [ "$c4" -eq "$n" ]
+	[ "$(packets 'true')" -eq $((2 * n)) ]
+	sure2=$(packets '.rule_handle == '"$H2"' and (.inferred | length) == 0')
+	sure4=$(packets '.rule_handle == '"$H4"' and (.inferred | length) == 0')
+	echo "certain: $sure2 $sure4 of $n each" >&3
+	[ "$sure2" -le "$c2" ] && [ "$sure4" -le "$c4" ]
+	# what is not certain is in rows that say so, and the trace's losses
+	# are in its JSON
+	[ "$(packets '(.inferred | length) > 0')" -eq $((2 * n - sure2 - sure4)) ]
+	[ "$(jq -s '[.[] | select(.type == "nf_trace_stats")] | length' "$OUT")" -ge 1 ]
+	untraced=$(jq -s '[.[] | select(.type == "nf_trace_stats") | .packets_untraced] | add' "$OUT")
+	lost=$(jq -s '[.[] | select(.type == "nf_trace_stats") | .trace_overruns] | add' "$OUT")
+	echo "untraced $untraced, overruns $lost" >&3
+	[ "$lost" -eq 0 ] || [ "$untraced" -gt 0 ]
+}
+
+@test "a rule deleted while one flow is dropped, then the policy drops it: nothing certain beyond the counters" {
+	command -v iptables-nft >/dev/null || skip "iptables-nft not installed"
+	pair
+	ipt="ip netns exec ${P}b iptables-nft"
+	$ipt -P INPUT DROP
+	$ipt -A INPUT -p udp --dport 4791 -j DROP
+	h=$(nft_handle "${P}b" "ip filter INPUT" "udp dport 4791.*drop")
+	[ -n "$h" ]
+	start_nfdrop -A -N "${P}b"
+	# -C: one raw socket's fixed source port, so both runs are one flow
+	ip netns exec "${P}a" "$AX_BUILD/udpflood" -C 10.210.0.2 4791 10 >/dev/null
+	ax_until 10 '[ "$(nft_counter "${P}b" "ip filter INPUT" "$h")" -eq 10 ]'
+	$ipt -D INPUT -p udp --dport 4791 -j DROP
+	ip netns exec "${P}a" "$AX_BUILD/udpflood" -C 10.210.0.2 4791 10 >/dev/null
+	stop_nfdrop
+	[ "$(policy_counter "${P}b")" -eq 10 ]
+	[ "$(packets '.hook == "input"')" -eq 20 ]
+	[ "$(packets '.verdict == "POLICY" and (.inferred | length) == 0')" -le 10 ]
+	[ "$(packets '.rule_handle == '"$h"' and (.inferred | length) == 0')" -le 10 ]
+}
+
+# ${P}a (10.212.0.1) -- bridge ${P}br in ${P}s -- ${P}c (10.212.0.3), with
+# bridge-nf-call-iptables on in ${P}s: bridged IPv4 runs its IP hooks
+bridged() {
+	local ns
+	[ -e /proc/sys/net/bridge/bridge-nf-call-iptables ] || skip "no br_netfilter"
+	for ns in a s c; do
+		ip netns add "$P$ns"
+		AX_NETNS+=("$P$ns")
+		ip -n "$P$ns" link set lo up
+	done
+	ip -n "${P}s" link add "${P}br" type bridge
+	ip link add "${P}a0" netns "${P}a" type veth peer name "${P}s0" netns "${P}s"
+	ip link add "${P}c0" netns "${P}c" type veth peer name "${P}s1" netns "${P}s"
+	ip -n "${P}s" link set "${P}s0" master "${P}br"
+	ip -n "${P}s" link set "${P}s1" master "${P}br"
+	ip -n "${P}a" addr add 10.212.0.1/24 dev "${P}a0"
+	ip -n "${P}c" addr add 10.212.0.3/24 dev "${P}c0"
+	for l in "a ${P}a0" "c ${P}c0" "s ${P}s0" "s ${P}s1" "s ${P}br"; do
+		set -- $l
+		ip -n "$P$1" link set "$2" up
+	done
+	ip netns exec "${P}s" sysctl -qw net.bridge.bridge-nf-call-iptables=1
+	ax_link_ready "${P}a" "${P}a0" && ax_link_ready "${P}c" "${P}c0"
+	# the neighbour is static: ARP is not what this is about
+	mac=$(ip -n "${P}c" -br link show "${P}c0" | awk '{print $3}')
+	ip -n "${P}a" neigh replace 10.212.0.3 lladdr "$mac" dev "${P}a0"
+}
+
+@test "a bridged packet dropped in raw prerouting through br_nf_pre_routing: ip prerouting, the rule certain" {
+	bridged
+	ip netns exec "${P}s" nft -f - <<-NFT
+	table ip rawt {
+		chain pre {
+			type filter hook prerouting priority raw; policy accept;
+			udp dport 4791 counter drop
+		}
+	}
+	NFT
+	h=$(nft_handle "${P}s" "ip rawt pre" "udp dport 4791.*drop")
+	start_nfdrop --roce -N "${P}s"
+	ax_send_roce "${P}a" 10.212.0.3 10
+	stop_nfdrop
+	[ "$(nft_counter "${P}s" "ip rawt pre" "$h")" -eq 10 ]
+	expect '.packets > 0' .packets 10 .hook_family ip .hook prerouting .table rawt \
+		.chain pre .rule_handle "$h" '.inferred | length' 0
+}
+
+# packets of named counter NAME of table inet TABLE
+named_counter() {
+	ip netns exec "$1" nft list counter inet "$2" "$3" |
+		sed -n 's/.*packets \([0-9]*\) bytes.*/\1/p'
+}
+
+@test "named counters are read: the decoy's named counter rules it out, the rule certain and equal to its counter" {
+	pair
+	ip netns exec "${P}b" nft -f - <<-NFT
+	table inet nc {
+		counter decoy { }
+		counter roce { }
+		chain in {
+			type filter hook input priority filter; policy accept;
+			ct mark 0x5 counter name "decoy" drop
+			udp dport 4791 counter name "roce" drop
+		}
+	}
+	NFT
+	h=$(nft_handle "${P}b" "inet nc in" "udp dport 4791.*drop")
+	[ -n "$h" ]
+	start_nfdrop --roce -N "${P}b"
+	ax_send_roce "${P}a" 10.210.0.2 10
+	stop_nfdrop
+	[ "$(named_counter "${P}b" nc roce)" -eq 10 ]
+	[ "$(named_counter "${P}b" nc decoy)" -eq 0 ]
+	# certain by the counters (ct mark is not evaluated on the packet)
+	expect '.hook == "input"' .packets 10 .table nc .rule_handle "$h" .verdict DROP \
+		'.inferred | length' 0 '.evidence | index("counters") != null' true
+}
+
+@test "a jumped-to chain that returns two ways, then another jump: the caller's policy is no candidate" {
+	pair
+	# a: a return on a match not evaluated (ct mark), or its end; both
+	# ways lead on to the jump to b, whose rule drops every RoCE packet
+	ip netns exec "${P}b" nft -f - <<-NFT
+	table inet uf {
+		chain a {
+			ct mark 0x5 return
+		}
+		chain b {
+			udp dport 4791 counter drop
+		}
+		chain in {
+			type filter hook input priority filter; policy drop;
+			iifname "lo" accept
+			jump a
+			jump b
+		}
+	}
+	NFT
+	h=$(nft_handle "${P}b" "inet uf b" "udp dport 4791.*drop")
+	start_nfdrop --roce -N "${P}b"
+	ax_send_roce "${P}a" 10.210.0.2 10
+	stop_nfdrop
+	[ "$(nft_counter "${P}b" "inet uf b" "$h")" -eq 10 ]
+	expect '.hook == "input"' .packets 10 .table uf .rule_chain b .rule_handle "$h" \
+		'.inferred | length' 0
+}
