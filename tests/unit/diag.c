@@ -302,6 +302,16 @@ static void test_held(void)
 	diag_carry(&t, 105);
 	tap_eq(t.n, 0, "held: ... and not brought back");
 
+	diag_table_free(&t);
+}
+
+/* held evidence of QPs that are gone, or seen by drops alone */
+static void test_held_gone(void)
+{
+	struct diag_table t;
+	struct diag_qp *w;
+
+	diag_table_init(&t, 16);
 	/* gone: rocelat no longer holds the flow */
 	diag_table_reset(&t);
 	dropped(&t, 2, true);
@@ -429,6 +439,7 @@ int main(void)
 	test_no_false_stuck();
 	test_join();
 	test_held();
+	test_held_gone();
 	test_turnaround();
 	test_unknown();
 	return tap_done();

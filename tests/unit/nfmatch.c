@@ -145,17 +145,13 @@ static void test_not_understood(void)
 	       "a match not understood leaves both (%s)", walk("IN3", &p, NULL));
 }
 
-/* a vmap on meta l4proto . th dport, and an interval set of ports */
-static void test_vmap_and_intervals(void)
+/* the two sets of test_vmap_and_intervals: a verdict map "svc" on
+ * meta l4proto . th dport (udp 4791: goto VROCE, udp 5000: drop) and an
+ * interval set "low" of ports 1-1000 */
+static void vmap_sets(void)
 {
-	struct nfr_chain *in, *roce;
 	struct nfm_set *s;
-	struct nfm_op *o;
-	struct nfm_pkt p = udp("10.77.0.1", 40000, 4791);
 
-	in = chain("VIN", true, NFR_POLICY_ACCEPT);
-	roce = chain("VROCE", false, -1);
-	(void)roce;
 	rs.sets = calloc(2, sizeof(*rs.sets));
 	rs.nsets = 2;
 	s = &rs.sets[0];
@@ -188,7 +184,20 @@ static void test_vmap_and_intervals(void)
 	s->elems[1].key[0] = 1001 >> 8;			/* 1001, exclusive end */
 	s->elems[1].key[1] = 1001 & 0xff;
 	s->elems[1].interval_end = true;
+}
 
+/* a vmap on meta l4proto . th dport, and an interval set of ports */
+static void test_vmap_and_intervals(void)
+{
+	struct nfr_chain *in, *roce;
+	struct nfm_set *s;
+	struct nfm_op *o;
+	struct nfm_pkt p = udp("10.77.0.1", 40000, 4791);
+
+	in = chain("VIN", true, NFR_POLICY_ACCEPT);
+	roce = chain("VROCE", false, -1);
+	(void)roce;
+	vmap_sets();
 	/* VIN: meta l4proto . th dport vmap @svc */
 	rs.chains[rs.nchains - 2].rules = calloc(1, sizeof(struct nfr_rule));
 	in = &rs.chains[rs.nchains - 2];
