@@ -248,7 +248,7 @@ static void json_missing(struct json_w *w, const struct diag_sources *src)
 static void json_qpn(struct json_w *w, const char *key, __u32 qpn)
 {
 	if (qpn == DIAG_QPN_UNKNOWN)
-		json_i64(w, key, -1);
+		json_null(w, key);
 	else
 		json_u64(w, key, qpn);
 }

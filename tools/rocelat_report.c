@@ -575,6 +575,8 @@ static void json_flow_key(struct json_w *w, const struct flow_row *r)
 	json_u64(w, "dqpn", r->key.qpn);
 	if (r->paired)
 		json_u64(w, "req_qpn", r->req_qpn);
+	else
+		json_null(w, "req_qpn");	/* not learned yet: unknown */
 	json_u64(w, "psn", r->st.last_psn);
 	json_str(w, "kind", row_turn(r) ? "turnaround" : "rtt");
 	json_str(w, "clock", r->switch_clock ? "switch" : "arrival");

@@ -131,6 +131,8 @@ run_three_flows() {
 	[ "$(jq .drops.rule.certain <<<"$dropped")" = true ]
 	[ "$(jq .drops.rule.packets <<<"$dropped")" -eq "$n" ]
 	[ "$(jq .latency.samples <<<"$dropped")" -eq 0 ]
+	# never answered: its requester QPN is unknown, null (not -1)
+	[ "$(jq -c .req_qpn <<<"$dropped")" = null ]
 
 	# 20 ms against 0.5 ms: the rule's 4x and 200 us passed
 	[ "$(jq -r .verdict <<<"$slow")" = SLOW ]

@@ -297,7 +297,7 @@ rule_matched() { [ "$(rule_packets "$1")" -gt 0 ]; }
 
 	# F: its records carry the port the rule matched and its requester QPN
 	[ "$(jqn "$j" "map(select($F) | .sport) | unique | join(\",\")")" = "$sport" ]
-	[ "$(jqn "$j" "map(select($F and .req_qpn != -1) | .req_qpn) | unique | join(\",\")")" = "$qa" ]
+	[ "$(jqn "$j" "map(select($F and .req_qpn != null) | .req_qpn) | unique | join(\",\")")" = "$qa" ]
 	# every packet the rule matched is a drop of F, at nft_do_chain on veth-b
 	[ "$(jqn "$j" "map(select($F) | .drops.packets) | add")" -eq "$c" ]
 	[ "$(jqn "$j" "map(select($F) | .drops.sites[] | select(.location == \"nft_do_chain\" and .reason == \"NETFILTER_DROP\" and .ifname == \"veth-b\") | .packets) | add")" -eq "$c" ]

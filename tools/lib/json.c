@@ -72,6 +72,14 @@ void json_bool(struct json_w *w, const char *key, bool val)
 	fputs(val ? "true" : "false", w->f);
 }
 
+/* a value the tool could not learn: null, never a number that reads
+ * like one (-1 or 0) */
+void json_null(struct json_w *w, const char *key)
+{
+	json_key(w, key);
+	fputs("null", w->f);
+}
+
 void json_obj_open(struct json_w *w, const char *key)
 {
 	json_key(w, key);
