@@ -180,7 +180,10 @@ int maps_for_each(const struct bpf_map *m,
 
 	if (maps_use_batch)
 		n = maps_for_each_batch(m, ksz, vsz, cb, ctx);
-	if (n == -EINVAL || n == -EOPNOTSUPP || n == -ENOTSUP || n == -EPERM)
+	/* 5.10's batch lookup of a per-CPU array returned nothing (an array
+	 * is never empty): a batch read of nothing is checked by the walk,
+	 * which costs one syscall on an empty hash map */
+	if (n == 0 || n == -EINVAL || n == -EOPNOTSUPP || n == -ENOTSUP || n == -EPERM)
 		n = maps_for_each_walk(m, ksz, vsz, cb, ctx);
 	return n;
 }
