@@ -160,9 +160,11 @@ rule_packets() {
 	local pid=$AX_LAST_PID
 	AX_WAIT_BANNER_S=$WAIT ax_wait_banner "$pid" "$out" "$out.err"
 	perf_run send ib_send_lat -n "$n" -F
-	perf_stop
-	# the QPs are gone when perftest exits; rxeqp's table at exit has them
+	# perf_run waited for both sides to exit: their QPs are destroyed, and
+	# rxeqp's report at exit has them (perf_stop would SIGKILL it)
 	ax_stop "$pid" INT
+	cat "$out.err"
+	grep -v '"type":"qp"' "$out" | head -n 20
 	[ "$AX_RC" -eq 0 ]
 	counters c1
 	[ "$(perf_result "$T/send.cli" 2)" -eq "$n" ]
