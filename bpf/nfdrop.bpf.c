@@ -684,4 +684,30 @@ int BPF_PROG(nfdrop_kfree_raw, struct sk_buff *skb, void *location,
 	return handle_kfree(ctx, skb, location, reason);
 }
 
+/*
+ * Before 5.17 kfree_skb has no reason (reading a third argument is refused)
+ * and nf_tables returns NF_DROP for nf_hook_slow (or nf_hook_slow_list) to
+ * free the packet: a free there is a netfilter drop, by its location.
+ */
+static __always_inline __u32 reason_of_location(void *location)
+{
+	__u64 loc = (__u64)location;
+
+	return IN_TEXT(loc, targ_slow_start, targ_slow_end) ||
+	       IN_TEXT(loc, targ_list_start, targ_list_end) ?
+	       targ_nf_drop : ~targ_nf_drop;
+}
+
+SEC("tp_btf/kfree_skb")
+int BPF_PROG(nfdrop_kfree_btf_nr, struct sk_buff *skb, void *location)
+{
+	return handle_kfree(ctx, skb, location, reason_of_location(location));
+}
+
+SEC("raw_tp/kfree_skb")
+int BPF_PROG(nfdrop_kfree_raw_nr, struct sk_buff *skb, void *location)
+{
+	return handle_kfree(ctx, skb, location, reason_of_location(location));
+}
+
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

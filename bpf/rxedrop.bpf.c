@@ -170,7 +170,7 @@ static __always_inline int handle_drop(void *ctx, struct sk_buff *skb,
 }
 
 /*
- * One program of six is loaded (rxedrop_load.c): the mode's, the cheapest
+ * One program of ten is loaded (rxedrop_load.c): the mode's, the cheapest
  * the kernel has. Header bytes as plain loads (SKB_BTF_MEM), by probe read
  * (SKB_BTF), or everything by probe read without BTF (raw_tp); counts mode
  * a program of its own, compiled without the events path (clang then keeps
@@ -191,5 +191,24 @@ RXEDROP_PROG("raw_tp/kfree_skb", rxedrop_raw_tp, SKB_PROBE, false)
 RXEDROP_PROG("tp_btf/kfree_skb", rxedrop_tp_btf_mem_ev, SKB_BTF_MEM, true)
 RXEDROP_PROG("tp_btf/kfree_skb", rxedrop_tp_btf_ev, SKB_BTF, true)
 RXEDROP_PROG("raw_tp/kfree_skb", rxedrop_raw_tp_ev, SKB_PROBE, true)
+
+/*
+ * Before 5.17 kfree_skb has no reason argument: reading a third one is an
+ * invalid context access for tp_btf (the verifier says EACCES) and too
+ * large a context for raw_tp (EINVAL at attach). These four read the skb
+ * and the location only and count every drop under reason 0, which the
+ * loader then also takes as rdma_rxe's own frees (targ_not_specified).
+ */
+#define RXEDROP_PROG_NOREASON(sec, name, acc, with_events)		\
+SEC(sec)								\
+int BPF_PROG(name, struct sk_buff *skb, void *location)			\
+{									\
+	return handle_drop(ctx, skb, acc, with_events, location, 0);	\
+}
+
+RXEDROP_PROG_NOREASON("tp_btf/kfree_skb", rxedrop_tp_btf_nr, SKB_BTF, false)
+RXEDROP_PROG_NOREASON("raw_tp/kfree_skb", rxedrop_raw_tp_nr, SKB_PROBE, false)
+RXEDROP_PROG_NOREASON("tp_btf/kfree_skb", rxedrop_tp_btf_nr_ev, SKB_BTF, true)
+RXEDROP_PROG_NOREASON("raw_tp/kfree_skb", rxedrop_raw_tp_nr_ev, SKB_PROBE, true)
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -260,6 +260,10 @@ static __always_inline void count_aeth(struct qp_stats *s, const struct qp_key *
 		return;
 	}
 	cnt_add(s, idx, 1);
+	/* the responder did not take the request it NAKs: its PSN comes
+	 * again, and is no duplicate (on_resp_queue) */
+	if (sent)
+		s->rx_next_valid = 0;
 	emit(k, sent ? EV_NAK_SENT : EV_NAK_RCVD, s->state, s->state, syn,
 	     bth_psn(h), 0, 0, h->opcode);
 }
@@ -358,6 +362,34 @@ static __always_inline struct rxe_pkt_info *skb_pkt(struct sk_buff *skb)
 	return (void *)skb + bpf_core_field_offset(skb->cb);
 }
 
+/*
+ * rxe_resp.c:check_psn (inlined) calls a request behind resp.psn a
+ * duplicate when the responder gets to it. resp.psn only grows, but
+ * requests queue: since 6.4 the responder is work queued, and a resent
+ * request may be queued behind its own first copy, which has not yet moved
+ * resp.psn past it (seen on 6.12: one duplicate fewer than rxe's counter).
+ * So the PSN to compare with is where resp.psn will be once the queue is
+ * done: one past the last in-sequence request queued. A READ request moves
+ * it by its response packets, unknown here: then resp.psn alone; a NAK
+ * sent (count_aeth) means the request was not taken: resp.psn alone too.
+ */
+static __always_inline void count_dup(struct qp_stats *s, struct rxe_qp *qp, __u32 psn,
+				      bool read)
+{
+	__u32 expect = BPF_CORE_READ(qp, resp.psn);
+	int d;
+
+	if (s->rx_next_valid && roce_psn_diff(s->rx_next, expect) > 0)
+		expect = s->rx_next;
+	d = roce_psn_diff(psn, expect);
+	if (d < 0) {
+		cnt_add(s, QC_DUP_REQS, 1);
+	} else if (d == 0) {
+		s->rx_next = (psn + 1) & ROCE_PSN_MASK;
+		s->rx_next_valid = !read;
+	}
+}
+
 /* rxe_resp.c:rxe_resp_queue_pkt(qp, skb): a request for this QP's responder */
 static __always_inline int on_resp_queue(struct rxe_qp *qp, struct sk_buff *skb)
 {
@@ -375,12 +407,8 @@ static __always_inline int on_resp_queue(struct rxe_qp *qp, struct sk_buff *skb)
 	cnt_add(s, QC_RX_BYTES, paylen);
 	cnt_add(s, QC_RX_REQ_PKTS, 1);
 	s->rx_psn = psn;
-	/* rxe_resp.c:check_psn (inlined) calls a request behind resp.psn a
-	 * duplicate; resp.psn only grows while packets queue, so one that is
-	 * behind now is a duplicate when the responder gets to it */
-	if (ROCE_TRANSPORT(h.opcode) == ROCE_TR_RC &&
-	    roce_psn_diff(psn, BPF_CORE_READ(qp, resp.psn)) < 0)
-		cnt_add(s, QC_DUP_REQS, 1);
+	if (ROCE_TRANSPORT(h.opcode) == ROCE_TR_RC)
+		count_dup(s, qp, psn, ROCE_OP(h.opcode) == ROCE_READ_REQUEST);
 	return 0;
 }
 

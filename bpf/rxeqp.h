@@ -63,7 +63,7 @@ struct qp_stats {
 	__u8 psn_valid;			/* tx_psn_next is set (requester) */
 	__u8 in_retry;			/* the last request sent was a retransmission */
 	__u8 destroyed;			/* rxe_destroy_qp seen: one last report */
-	__u8 pad1;
+	__u8 rx_next_valid;		/* rx_next is set (responder) */
 	__u8 saddr[16];			/* IPv4 in the first 4 bytes */
 	__u8 daddr[16];
 	__u16 sport;			/* UDP source port of this QP's packets */
@@ -72,6 +72,7 @@ struct qp_stats {
 	__u32 tx_psn_next;		/* highest request PSN sent + 1 */
 	__u32 tx_psn;			/* last PSN sent */
 	__u32 rx_psn;			/* last PSN received */
+	__u32 rx_next;			/* resp.psn once the queued requests are done */
 	__u64 state_ns;			/* bpf_ktime_get_ns() of the last transition */
 	__u64 cnt[QC_NR];
 };

@@ -812,11 +812,18 @@ int main(int argc, char **argv)
 	ncpu = libbpf_num_possible_cpus();
 	if (ncpu <= 0)
 		cli_die("cannot count CPUs");
-	if (drop_reasons_load())
-		cli_die("no BTF for enum skb_drop_reason: this kernel is not supported");
-	nf_drop = nfdrop_nf_drop_code = drop_reason_value("NETFILTER_DROP");
-	if (nf_drop < 0)
-		cli_die("this kernel has no NETFILTER_DROP drop reason");
+	/* before 5.17 there are no reasons: the BPF side takes nf_hook_slow's
+	 * frees for this code (any value; its reason column shows "-") */
+	if (!nfdrop_has_reason()) {
+		drop_reasons_load();
+		nf_drop = nfdrop_nf_drop_code = 1;
+	} else {
+		if (drop_reasons_load())
+			cli_die("no BTF for enum skb_drop_reason: this kernel is not supported");
+		nf_drop = nfdrop_nf_drop_code = drop_reason_value("NETFILTER_DROP");
+		if (nf_drop < 0)
+			cli_die("this kernel has no NETFILTER_DROP drop reason");
+	}
 	ksyms = ksyms_load();
 	if (!ksyms)
 		cli_die("cannot read kernel symbols from /proc/kallsyms: %s",

@@ -11,6 +11,7 @@
 #include "nfdrop_evidence.h"
 #include "nfdrop_load.h"
 #include "nfdrop_names.h"
+#include "lib/btf_enum.h"
 #include "lib/cli.h"
 #include "lib/ksyms.h"
 #include "lib/maps.h"
@@ -110,9 +111,21 @@ static int load_bpf(const struct nfdrop_load_opts *env, const struct ksyms *ksym
 	a->icmp_tp = !a->reject[0] && probe_tp_btf("icmp_send");
 	bpf_program__set_autoload(obj->progs.nfdrop_icmp_send, a->icmp_tp);
 
+	/* one of four kfree_skb programs: tp_btf or raw_tp, with the reason
+	 * argument (5.17+) or by the location (nfdrop.bpf.c) */
 	a->tp_btf = probe_tp_btf("kfree_skb");
-	bpf_program__set_autoload(a->tp_btf ? obj->progs.nfdrop_kfree_raw :
-				  obj->progs.nfdrop_kfree_btf, false);
+	a->by_location = !nfdrop_has_reason();
+	{
+		struct bpf_program *kfree[2][2] = {
+			{ obj->progs.nfdrop_kfree_raw, obj->progs.nfdrop_kfree_btf },
+			{ obj->progs.nfdrop_kfree_raw_nr, obj->progs.nfdrop_kfree_btf_nr },
+		};
+
+		for (int i = 0; i < 2; i++)
+			for (int j = 0; j < 2; j++)
+				bpf_program__set_autoload(kfree[i][j], i == a->by_location &&
+							  j == a->tp_btf);
+	}
 	maps_shrink_unused(obj->maps.events, env->events, obj->maps.stacks, env->stack);
 
 	err = nfdrop_bpf__load(obj);
@@ -123,6 +136,14 @@ static int load_bpf(const struct nfdrop_load_opts *env, const struct ksyms *ksym
 	else
 		*objp = obj;
 	return err;
+}
+
+bool nfdrop_has_reason(void)
+{
+	int n = probe_tp_nargs("kfree_skb");
+
+	/* no BTF to tell: the enum comes with the argument (5.17) */
+	return n < 0 ? drop_reason_value("NETFILTER_DROP") >= 0 : n >= 3;
 }
 
 struct nfdrop_bpf *nfdrop_load(const struct nfdrop_load_opts *env, const struct ksyms *ks,
@@ -162,6 +183,9 @@ const char *nfdrop_method_str(const struct nfdrop_attached *att, char *buf, int 
 		snprintf(buf, len, "fexit %s%s%s+ kfree_skb",
 			 att->nft ? "nft_do_chain " : "", att->ipt ? "ipt_do_table " : "",
 			 att->ip6t ? "ip6t_do_table " : "");
+	else if (att->by_location)
+		snprintf(buf, len, "kfree_skb in nf_hook_slow + stack via %s; drop "
+			 "reasons unavailable (5.17+)", att->tp_btf ? "tp_btf" : "raw_tp");
 	else
 		snprintf(buf, len, "kfree_skb NETFILTER_DROP + stack via %s",
 			 att->tp_btf ? "tp_btf" : "raw_tp");

@@ -28,6 +28,7 @@ struct nfdrop_load_opts {
 /* what was attached, for banners */
 struct nfdrop_attached {
 	bool nft, ipt, ip6t, icmp_tp, tp_btf;
+	bool by_location;	/* no drop reason (before 5.17): frees in nf_hook_slow */
 	bool reject[4];
 };
 
@@ -37,6 +38,9 @@ struct nfdrop_attached {
  * one-line error. nf_drop: NETFILTER_DROP's drop reason value. Sets
  * nfdrop_names_reject_complete.
  */
+/* kfree_skb passes a drop reason (5.17+); before, nf_hook_slow's frees
+ * are the netfilter drops */
+bool nfdrop_has_reason(void);
 struct nfdrop_bpf *nfdrop_load(const struct nfdrop_load_opts *o, const struct ksyms *ks,
 			       long long nf_drop, struct nfdrop_attached *att);
 /* "fexit nft_do_chain + kfree_skb" or "kfree_skb NETFILTER_DROP + stack via tp_btf" */

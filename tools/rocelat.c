@@ -21,6 +21,7 @@
 #include "rocelat_report.h"
 #include "lib/capture.h"
 #include "lib/cli.h"
+#include "lib/probe.h"
 #include "lib/json.h"
 #include "lib/loop.h"
 #include "lib/netattach.h"
@@ -408,6 +409,11 @@ int main(int argc, char **argv)
 	ncpu = libbpf_num_possible_cpus();
 	if (ncpu <= 0)
 		cli_die("cannot count CPUs");
+	/* the ring walk and the pairing search are bpf_loop() callbacks: say
+	 * so before the verifier says only "rejected" */
+	if (!probe_bpf_loop())
+		cli_die("this kernel lacks bpf_loop (5.17+), which rocelat's BPF "
+			"program needs: it cannot run here (live or -r)");
 
 	obj = rocelat_bpf__open();
 	if (!obj) {

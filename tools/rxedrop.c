@@ -432,7 +432,7 @@ static int handle_event(void *ctx, void *data, size_t len)
 }
 
 /* the banner, then tables or events until the end; 0 or 1 */
-static int run(struct rxedrop_bpf *obj, int ncpu, bool use_tp_btf)
+static int run(struct rxedrop_bpf *obj, int ncpu, bool use_tp_btf, bool reasons)
 {
 	struct rxedrop_run r = { .obj = obj, .ncpu = ncpu };
 	struct loop lp = { .ctx = &r, .prom = prom, .report = report,
@@ -440,10 +440,12 @@ static int run(struct rxedrop_bpf *obj, int ncpu, bool use_tp_btf)
 
 	/* on stderr with -j, so stdout stays pure JSON lines */
 	fprintf(cli.json ? stderr : stdout,
-		"Tracing %s drops (kfree_skb via %s)... Hit Ctrl-C to end.\n",
+		"Tracing %s drops (kfree_skb via %s%s)... Hit Ctrl-C to end.\n",
 		       env.scope == SCOPE_ROCE ? "RoCE v2" :
 		       env.scope == SCOPE_UDP ? "UDP" : "all packet",
-		use_tp_btf ? "tp_btf" : "raw_tp");
+		use_tp_btf ? "tp_btf" : "raw_tp",
+		reasons ? "" : "; drop reasons unavailable: this kernel's "
+			       "kfree_skb has none (5.17+), counted by location");
 	fflush(stdout);
 	if (env.events) {
 		if (!cli.json)
@@ -459,7 +461,7 @@ int main(int argc, char **argv)
 {
 	struct rxedrop_bpf *obj;
 	int ncpu, ret = 1;
-	bool use_tp_btf;
+	bool use_tp_btf, reasons;
 
 	cli_parse(&argp, argc, argv, NULL);
 	cli_setup();
@@ -472,7 +474,10 @@ int main(int argc, char **argv)
 	ncpu = libbpf_num_possible_cpus();
 	if (ncpu <= 0)
 		cli_die("cannot count CPUs");
-	if (drop_reasons_load())
+	/* before 5.17 neither the enum nor the tracepoint's argument exist:
+	 * the banner says so, and the reason column shows "-" */
+	reasons = rxedrop_has_reason();
+	if (drop_reasons_load() && reasons)
 		cli_err("no BTF for enum skb_drop_reason: reasons print as numbers");
 	ksyms = ksyms_load();
 	if (!ksyms)
@@ -490,7 +495,7 @@ int main(int argc, char **argv)
 	}
 	if (obj) {
 		stacks = obj->maps.stacks;
-		ret = run(obj, ncpu, use_tp_btf);
+		ret = run(obj, ncpu, use_tp_btf, reasons);
 	}
 	rxedrop_bpf__destroy(obj);
 	ksyms_free(ksyms);

@@ -23,4 +23,7 @@ struct rxedrop_load_opts {
  * a one-line error. Drop reasons must be loaded (drop_reasons_load()). */
 struct rxedrop_bpf *rxedrop_load(const struct rxedrop_load_opts *o, bool *use_tp_btf);
 
+/* kfree_skb passes a drop reason (5.17+); before, drops count by location */
+bool rxedrop_has_reason(void);
+
 #endif

@@ -874,6 +874,11 @@ int main(int argc, char **argv)
 
 		obj = rxeqp_load(&lo, &hk, err, sizeof(err));
 		if (!obj) {
+			/* rxe's structures are read through its BTF (CO-RE) */
+			if (!probe_module_loaded(MODULE) && probe_module_present(MODULE))
+				cli_die("rdma_rxe is loaded, but this kernel has no module "
+					"BTF (/sys/kernel/btf/rdma_rxe, 5.11+), which rxeqp "
+					"needs to read its queue pairs: it cannot run here");
 			if (!probe_module_loaded(MODULE))
 				cli_die("rdma_rxe is not loaded (no /sys/kernel/btf/rdma_rxe): "
 					"nothing to trace; modprobe rdma_rxe and add a device "

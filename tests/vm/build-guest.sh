@@ -5,7 +5,13 @@
 # entry, about twice as fast as the bzImage under software emulation) and a
 # tiny busybox initramfs whose /init mounts the host's root over virtio-9p.
 #
-# Usage: tests/vm/build-guest.sh [--force] [--print-dir]
+# Usage: tests/vm/build-guest.sh [--kernel LINE] [--force] [--print-dir]
+#   --kernel LINE  Debian kernel line: 6.1 (Debian 12, the default), 5.10
+#                (Debian 11: bullseye + bullseye-security) or 6.12 (Debian 13:
+#                trixie); also AGENTXDP_VM_KERNEL. 6.1 resolves through the
+#                host's apt sources; the others through a private apt state
+#                under the cache (its own sources list and package lists), so
+#                the host's sources are never touched.
 #   --force      rebuild even if a complete guest is cached
 #   --print-dir  print only the guest directory on stdout (progress goes to
 #                stderr either way); this is what tests/vm/run uses
@@ -16,8 +22,9 @@
 # Nothing is installed on the host: apt-get download + dpkg-deb -x only.
 #
 # Needs: root, apt-get, dpkg-deb, kmod (depmod, modprobe), busybox-static,
-# cpio, xz-utils (the 6.1 bzImage is xz; gzip/zstd/lz4/bzip2 are handled
-# if a later kernel switches).
+# cpio, xz-utils (the 5.10 and 6.1 bzImages are xz; gzip/zstd/lz4/bzip2 are
+# handled too). A payload that does not decompress to an ELF (6.12's) is
+# booted as the bzImage itself: slower to boot, same guest.
 set -euo pipefail
 
 CACHE_ROOT=${AGENTXDP_VM_CACHE:-/var/cache/agentxdp/vm}
@@ -31,8 +38,13 @@ INITRAMFS_STAMP=$(sha256sum "${BASH_SOURCE[0]}" | cut -c1-16)
 
 force=0
 print_dir=0
-for arg in "$@"; do
+kline=${AGENTXDP_VM_KERNEL:-6.1}
+while (($#)); do
+	arg=$1
+	shift
 	case $arg in
+	--kernel) kline=${1:?--kernel needs a line: 5.10, 6.1 or 6.12}; shift ;;
+	--kernel=*) kline=${arg#*=} ;;
 	--force) force=1 ;;
 	--print-dir) print_dir=1 ;;
 	-h | --help)
@@ -52,13 +64,68 @@ die() {
 	exit 1
 }
 
+# The Debian suites of a kernel line other than the host's own (6.1).
+line_sources() {
+	local main=http://deb.debian.org/debian sec=http://deb.debian.org/debian-security
+	case $1 in
+	5.10)
+		echo "deb $main bullseye main"
+		echo "deb $sec bullseye-security main"
+		;;
+	6.12)
+		echo "deb $main trixie main"
+		echo "deb $sec trixie-security main"
+		;;
+	esac
+}
+
+case $kline in
+6.1 | 5.10 | 6.12) ;;
+*)
+	echo "build-guest: unknown kernel line '$kline' (5.10, 6.1 or 6.12)" >&2
+	exit 2
+	;;
+esac
+
+# apt options of the private state for a kernel line: its own sources list,
+# package lists and archive cache, none of the host's sources.list.d. Empty
+# for 6.1, which uses the host's apt as it is.
+APT_OPTS=()
+apt_state() {
+	[ "$kline" != 6.1 ] || return 0
+	local st=$CACHE_ROOT/apt-$kline
+	mkdir -p "$st/lists/partial" "$st/archives/partial" "$st/sources.list.d"
+	line_sources "$kline" >"$st/sources.list"
+	APT_OPTS=(-o "Dir::Etc::sourcelist=$st/sources.list" -o "Dir::Etc::sourceparts=$st/sources.list.d"
+		-o "Dir::State::Lists=$st/lists" -o "Dir::Cache=$st" -o "Dir::Cache::archives=$st/archives"
+		-o "Dir::Cache::pkgcache=" -o "Dir::Cache::srcpkgcache=")
+	if id _apt >/dev/null 2>&1; then chown -R _apt "$st/lists" "$st/archives"; fi
+}
+
+# Refresh the private lists when they are missing or a day old.
+apt_state_update() {
+	[ "$kline" != 6.1 ] || return 0
+	local st=$CACHE_ROOT/apt-$kline
+	if [ -z "$(find "$st/lists" -maxdepth 1 -name '*Packages*' -mmin -1440 2>/dev/null)" ]; then
+		log "refreshing the private package lists of $kline ($(tr '\n' ';' <"$st/sources.list"))"
+		apt-get "${APT_OPTS[@]}" update -qq >&2 || log "warning: apt-get update for $kline failed"
+	fi
+}
+
 # linux-image-amd64 is a metapackage whose only job is to depend on the
 # current ABI's image package; old ABI packages vanish from the archive when
 # Debian updates, so the name is looked up every time, never hard-coded.
 resolve_kernel_package() {
-	apt-cache show --no-all-versions linux-image-amd64 2>/dev/null |
+	apt-cache "${APT_OPTS[@]}" show --no-all-versions linux-image-amd64 2>/dev/null |
 		sed -n 's/^Depends: //p' | head -n1 | sed 's/[,|]/\n/g' |
 		sed 's/^ *//; s/[ (].*//' | grep -m1 '^linux-image-[0-9]' || true
+}
+
+# Whether a kernel version belongs to the chosen line (5.10.0-46-amd64 is
+# 5.10; 6.12.57+deb13-amd64 is 6.12; 6.1.0-57-amd64 is 6.1, not 6.12).
+in_line() {
+	case $1 in "$kline".*) return 0 ;; esac
+	return 1
 }
 
 # The newest complete guest in the cache, for when apt has no package lists.
@@ -66,7 +133,8 @@ newest_cached_guest() {
 	local d best=
 	for d in "$CACHE_ROOT"/*/; do
 		d=${d%/}
-		case $d in *.tmp.*) continue ;; esac
+		case $d in *.tmp.* | */apt-*) continue ;; esac
+		in_line "$(basename "$d")" || continue
 		[ -f "$d/build-info" ] || continue
 		if [ -z "$best" ] || [ "$d/build-info" -nt "$best/build-info" ]; then best=$d; fi
 	done
@@ -280,10 +348,10 @@ build() {
 	log "downloading $kpkg (from linux-image-amd64)"
 	# apt drops privileges to _apt for downloads; let it write here.
 	if id _apt >/dev/null 2>&1; then chown _apt "$work"; fi
-	if ! (cd "$work" && apt-get download -q "$kpkg" >&2); then
+	if ! (cd "$work" && apt-get "${APT_OPTS[@]}" download -q "$kpkg" >&2); then
 		log "download failed; refreshing the package lists once"
-		apt-get update -qq >&2 || true
-		(cd "$work" && apt-get download -q "$kpkg" >&2) || die "apt-get download $kpkg failed"
+		apt-get "${APT_OPTS[@]}" update -qq >&2 || true
+		(cd "$work" && apt-get "${APT_OPTS[@]}" download -q "$kpkg" >&2) || die "apt-get download $kpkg failed"
 	fi
 	chown -R root "$work"
 	local deb pkgver
@@ -299,7 +367,8 @@ build() {
 		[ -d "$moddir/$kver" ] && break
 	done
 	[ -d "$moddir/$kver" ] || die "$kpkg ships no modules for $kver"
-	# depmod -b and modprobe -d want BASE/lib/modules/VERSION.
+	# depmod -b and modprobe -d want BASE/lib/modules/VERSION; a merged-/usr
+	# package (6.12) has them under usr/lib/modules.
 	mkdir -p "$work/lib"
 	mv "$moddir" "$work/lib/modules"
 	mkdir -p "$work/boot"
@@ -317,8 +386,16 @@ build() {
 		done
 	fi
 
+	# The ELF boots through the PVH entry, about twice as fast; a payload
+	# that is no ELF after decompressing (6.12) is booted as the bzImage.
 	log "extracting vmlinux from the bzImage"
-	extract_vmlinux "$work/boot/vmlinuz-$kver" "$work/vmlinux"
+	local boot=vmlinux
+	if ! (extract_vmlinux "$work/boot/vmlinuz-$kver" "$work/vmlinux"); then
+		log "booting the bzImage itself"
+		rm -f "$work/vmlinux"
+		cp "$work/boot/vmlinuz-$kver" "$work/bzImage"
+		boot=bzImage
+	fi
 
 	log "building the initramfs"
 	build_initramfs "$work" "$kver" "$work/initramfs.cpio"
@@ -326,6 +403,8 @@ build() {
 	{
 		echo "kernel_package=$kpkg"
 		echo "kernel_version=$kver"
+		echo "kernel_line=$kline"
+		echo "boot_image=$boot"
 		echo "package_version=$pkgver"
 		echo "built=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 		echo "initramfs=$INITRAMFS_STAMP"
@@ -343,21 +422,27 @@ main() {
 	mkdir -p "$CACHE_ROOT"
 
 	local kpkg kver dest
+	apt_state
+	# One builder at a time; a second caller waits and then finds it built.
+	exec 9>"$CACHE_ROOT/.lock"
+	flock 9
+	apt_state_update
 	kpkg=$(resolve_kernel_package)
+	if [ -n "$kpkg" ] && ! in_line "${kpkg#linux-image-}"; then
+		die "linux-image-amd64 of the $kline sources depends on $kpkg, not a $kline kernel"
+	fi
 	if [ -z "$kpkg" ]; then
 		dest=$(newest_cached_guest || true)
-		[ -n "$dest" ] || die "apt cannot resolve linux-image-amd64 (run apt-get update) and no guest is cached"
-		log "warning: apt cannot resolve linux-image-amd64; using the cached $(basename "$dest")"
+		[ -n "$dest" ] || die "apt cannot resolve linux-image-amd64 for $kline (run apt-get update) and no guest is cached"
+		log "warning: apt cannot resolve linux-image-amd64 for $kline; using the cached $(basename "$dest")"
 		[ "$print_dir" -eq 1 ] && echo "$dest"
 		return 0
 	fi
 	kver=${kpkg#linux-image-}
 	dest=$CACHE_ROOT/$kver
 
-	# One builder at a time; a second caller waits and then finds it built.
-	exec 9>"$CACHE_ROOT/.lock"
-	flock 9
-	if [ "$force" -eq 0 ] && [ -f "$dest/build-info" ] && [ -f "$dest/vmlinux" ] &&
+	if [ "$force" -eq 0 ] && [ -f "$dest/build-info" ] &&
+		{ [ -f "$dest/vmlinux" ] || [ -f "$dest/bzImage" ]; } &&
 		[ -f "$dest/initramfs.cpio" ] && [ -d "$dest/lib/modules/$kver" ]; then
 		if ! grep -qx "initramfs=$INITRAMFS_STAMP" "$dest/build-info"; then
 			check_prereqs

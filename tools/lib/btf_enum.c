@@ -173,6 +173,11 @@ const char *drop_reason_name(unsigned int reason, char *buf, int len)
 	const char *name = btf_enum_name(reasons, reason);
 	unsigned int subsys = reason >> DROP_SUBSYS_SHIFT;
 
+	/* a kernel without reasons (before 5.17): nothing was measured */
+	if (!reasons) {
+		snprintf(buf, len, "-");
+		return buf;
+	}
 	if (!name && reason == 0)
 		name = "NOT_SPECIFIED";
 	if (name)

@@ -305,7 +305,13 @@ void cli_bpf_err(const char *what, int err)
 	switch (err) {
 	case EPERM:
 	case EACCES:
-		advice = "operation not permitted: needs CAP_BPF, CAP_PERFMON "
+		/* root has the capabilities: the kernel refused what the
+		 * program uses (an argument, helper or hook it lacks) */
+		advice = geteuid() == 0 ?
+			 "refused by this kernel although running as root: it "
+			 "lacks a feature the program uses (run with -v for the "
+			 "verifier log)" :
+			 "operation not permitted: needs CAP_BPF, CAP_PERFMON "
 			 "and CAP_NET_ADMIN (run as root), or the kernel forbids it";
 		break;
 	case ENOENT:

@@ -26,6 +26,14 @@ bool probe_module_loaded(const char *module)
 	return access(path, R_OK) == 0;
 }
 
+bool probe_module_present(const char *module)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "/sys/module/%s", module);
+	return access(path, F_OK) == 0;
+}
+
 /* BTF object fd (0 for vmlinux) and type id of name in module or vmlinux */
 static int find_btf_id(const char *name, const char *module, __u32 kind,
 		       int *obj_fd)
@@ -175,6 +183,29 @@ bool probe_tp_btf(const char *tp)
 	return probe_tracing(BPF_TRACE_RAW_TP, name, NULL, BTF_KIND_TYPEDEF);
 }
 
+int probe_tp_nargs(const char *tp)
+{
+	struct btf *vmlinux = btf_vmlinux();
+	const struct btf_type *t;
+	char name[128];
+	int id;
+
+	if (!vmlinux)
+		return -1;
+	snprintf(name, sizeof(name), "btf_trace_%s", tp);
+	id = btf__find_by_name_kind(vmlinux, name, BTF_KIND_TYPEDEF);
+	if (id <= 0)
+		return -1;
+	/* typedef -> pointer -> prototype (void *__data, the arguments) */
+	t = btf__type_by_id(vmlinux, btf__resolve_type(vmlinux, id));
+	if (!t || !btf_is_ptr(t))
+		return -1;
+	t = btf__type_by_id(vmlinux, t->type);
+	if (!t || !btf_is_func_proto(t) || btf_vlen(t) < 1)
+		return -1;
+	return btf_vlen(t) - 1;
+}
+
 bool probe_btf_func(const char *func, const char *module)
 {
 	int obj_fd, id = find_btf_id(func, module, BTF_KIND_FUNC, &obj_fd);
@@ -187,6 +218,11 @@ bool probe_btf_func(const char *func, const char *module)
 bool probe_fentry(const char *func, const char *module)
 {
 	return probe_tracing(BPF_TRACE_FENTRY, func, module, BTF_KIND_FUNC);
+}
+
+bool probe_bpf_loop(void)
+{
+	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_XDP, BPF_FUNC_loop, NULL) > 0;
 }
 
 bool probe_kprobe(const char *func)

@@ -12,6 +12,10 @@
 
 /* tp_btf/<tp> loads and attaches */
 bool probe_tp_btf(const char *tp);
+/* arguments of tracepoint tp as its BTF prototype has them (kfree_skb:
+ * 2 before 5.17, 3 with the drop reason, 4 with 6.18's rx_sk), -1
+ * without vmlinux BTF */
+int probe_tp_nargs(const char *tp);
 /* a tp_btf/<tp> program may load kernel memory through the untrusted
  * pointer bpf_rdonly_cast(p, 0) makes (6.18 can; 6.1 has no such kfunc) */
 bool probe_untrusted_mem(const char *tp);
@@ -20,10 +24,15 @@ bool probe_fentry(const char *func, const char *module);
 /* func has BTF (module NULL: vmlinux): once probe_fentry() said fentry
  * works at all, this is the cheap check for further functions */
 bool probe_btf_func(const char *func, const char *module);
+/* the bpf_loop() helper (5.17+) is there for XDP programs */
+bool probe_bpf_loop(void);
 /* a kprobe on func can be created */
 bool probe_kprobe(const char *func);
 /* the module's BTF is in /sys/kernel/btf (the module is loaded) */
 bool probe_module_loaded(const char *module);
+/* the module is loaded (/sys/module), with its BTF or not: before 5.11
+ * (CONFIG_DEBUG_INFO_BTF_MODULES) modules have none */
+bool probe_module_present(const char *module);
 
 /* position of the parameter named arg of func (module NULL: vmlinux) in
  * its BTF prototype, -1 when func or arg is not there: tells which of two

@@ -1,0 +1,179 @@
+#!/usr/bin/env bats
+# Each tool's main claim on the kernel the guest boots, for the kernel lines
+# other than the default one (tests/run boots Debian 11's 5.10 and Debian
+# 13's 6.12 for this file: tests/vm/run-suites --kernel LINE); on 6.1 the
+# full VM tier checks the same and more. Where a kernel lacks what a tool
+# needs, the check is the tool's one refusal line, exactly, and exit 1:
+#   - kfree_skb without a drop reason (before 5.17): rxedrop and nfdrop
+#     count by location and say that reasons are unavailable;
+#   - no bpf_loop (before 5.17): rocelat refuses, live and -r;
+#   - no module BTF (before 5.11): rxeqp refuses, naming it.
+# Ground truth: the nft rule's own counter for injected RoCE packets, rxe's
+# port counters and perftest's iterations for real rdma_rxe traffic.
+
+load ../lib/common
+load ../lib/vm_rocelat
+
+RXEDROP=$AX_BUILD/rxedrop
+NFDROP=$AX_BUILD/nfdrop
+RXEQP=$AX_BUILD/rxeqp
+WAIT=90
+
+setup_file() {
+	ax_file_needs --vm --rxe rdma ib_send_lat nft jq tc tcpdump timeout stdbuf bpftool \
+		"$RXEDROP" "$NFDROP" "$RXEQP" "$RL" || return 0
+	bed_up
+}
+
+teardown_file() {
+	bed_down
+}
+
+setup() {
+	rl_setup
+	P=axk$BATS_TEST_NUMBER
+	OUT=$T/out
+	ERR=$T/err
+	modprobe -q nf_tables 2>/dev/null || true
+}
+
+teardown() {
+	ax_file_ran || return 0
+	[ -z "$RL_PID" ] || ax_stop "$RL_PID" INT
+	perf_stop
+	ax_cleanup
+}
+
+# kernel_at_least MAJOR MINOR
+kernel_at_least() {
+	local v maj min
+	v=$(uname -r)
+	maj=${v%%.*}
+	min=${v#*.}
+	min=${min%%[!0-9]*}
+	((maj > $1 || (maj == $1 && min >= $2)))
+}
+
+# the kfree_skb tracepoint has the drop reason (5.17+): its BTF prototype
+has_reason() {
+	kernel_at_least 5 17
+}
+
+# nft_drop_bed: namespaces ${P}a/${P}b; in ${P}b an nft rule that counts and
+# drops UDP 4791 on input (in a chain the base chain jumps to)
+nft_drop_bed() {
+	ax_netns_pair "$P" 10.231.0.1/24 10.231.0.2/24
+	ip netns exec "${P}b" nft -f - <<-'NFT'
+	table inet axk {
+		chain roce { udp dport 4791 counter drop; }
+		chain in { type filter hook input priority 0; jump roce; }
+	}
+	NFT
+}
+
+rule_packets() {
+	ip netns exec "${P}b" nft list chain inet axk roce |
+		sed -n 's/.*counter packets \([0-9]*\) bytes.*/\1/p'
+}
+
+@test "rxedrop: an nft drop of injected RoCE packets counted as the rule's counter counts; reasons named or said unavailable" {
+	local n=37
+	nft_drop_bed
+	ax_bg "$RXEDROP" -j >"$OUT" 2>"$ERR"
+	local pid=$AX_LAST_PID
+	AX_WAIT_BANNER_S=$WAIT ax_wait_banner "$pid" "$ERR"
+	ax_send_roce "${P}a" 10.231.0.2 "$n"
+	ax_until 30 "the rule's counter" test "$(rule_packets)" -eq "$n"
+	ax_stop "$pid" INT
+	cat "$ERR" "$OUT"
+	[ "$AX_RC" -eq 0 ]
+	[ "$(jq -s '[.[] | select(.type == "drop_count") | .count] | add // 0' "$OUT")" -eq "$(rule_packets)" ]
+	if has_reason; then
+		[ "$(jq -rs '[.[] | select(.type == "drop_count") | .reason] | unique | join(",")' "$OUT")" = NETFILTER_DROP ]
+		! grep -q 'reasons unavailable' "$ERR"
+	else
+		# 5.10: nf_tables returns NF_DROP, nf_hook_slow frees the packet
+		[ "$(jq -rs '[.[] | select(.type == "drop_count") | .location | split("+")[0]] | unique | join(",")' "$OUT")" = nf_hook_slow ]
+		[ "$(jq -rs '[.[] | select(.type == "drop_count") | .reason] | unique | join(",")' "$OUT")" = - ]
+		grep -q "drop reasons unavailable: this kernel's kfree_skb has none (5.17+), counted by location" "$ERR"
+	fi
+}
+
+@test "nfdrop: the same drop counted as the rule's counter counts, at the input hook, in the rule's namespace" {
+	local n=23
+	nft_drop_bed
+	ax_bg "$NFDROP" -j -N "${P}b" >"$OUT" 2>"$ERR"
+	local pid=$AX_LAST_PID
+	AX_WAIT_BANNER_S=$WAIT ax_wait_banner "$pid" "$ERR"
+	ax_send_roce "${P}a" 10.231.0.2 "$n"
+	ax_until 30 "the rule's counter" test "$(rule_packets)" -eq "$n"
+	ax_stop "$pid" INT
+	cat "$ERR" "$OUT"
+	[ "$AX_RC" -eq 0 ]
+	[ "$(jq -s '[.[] | select(.type == "nf_drop_count") | .packets] | add // 0' "$OUT")" -eq "$(rule_packets)" ]
+	[ "$(jq -rs '[.[] | select(.type == "nf_drop_count") | .hook] | unique | join(",")' "$OUT")" = input ]
+	has_reason || grep -q 'drop reasons unavailable (5.17+)' "$ERR"
+}
+
+@test "rocelat: a clean ib_send_lat timed sample for sample (every request a sample or a Karn discard), or the one bpf_loop refusal" {
+	local n=100 out=$T/rl.out
+	local -A c0 c1 r
+	if ! kernel_at_least 5 17; then
+		for args in "-i veth-a" "-r $AX_BUILD/tests/decap.pcap"; do
+			# shellcheck disable=SC2086 # two words
+			run "$RL" $args
+			echo "$output"
+			[ "$status" -eq 1 ]
+			[ "$output" = "rocelat: this kernel lacks bpf_loop (5.17+), which rocelat's BPF program needs: it cannot run here (live or -r)" ]
+		done
+		return 0
+	fi
+	counters c0
+	start_rocelat "$out" -j -F
+	perf_run send ib_send_lat -n "$n" -F
+	stop_rocelat
+	counters c1
+	grep -v '"type":"hist"' "$out"
+	rl_load "$out" r
+	[ "$(perf_result "$T/send.cli" 2)" -eq "$n" ]
+	[ "${r[c.roce_packets]}" -eq $((${c1[rxe-a.sent_pkts]} - ${c0[rxe-a.sent_pkts]} + ${c1[rxe-a.rcvd_pkts]} - ${c0[rxe-a.rcvd_pkts]})) ]
+	[ "${r[c.parse_errors]}" -eq 0 ]
+	[ "${r[c.tracked]}" -eq $((2 * n)) ]
+	[ "${r[c.samples]}" -eq $((2 * n - ${r[c.karn_discarded]})) ]
+	[ "${r[c.pending]}" -eq 0 ]
+	measured "kernel $(uname -r): rocelat samples ${r[c.samples]} of $((2 * n)) requests, ${r[c.karn_discarded]} Karn discards"
+}
+
+@test "rxeqp: per-QP sums of a clean ib_send_lat equal rxe's port counters, or the one module-BTF refusal" {
+	local n=100 out=$T/q.out d k sum
+	local -A c0 c1
+	if [ ! -e /sys/kernel/btf/rdma_rxe ]; then
+		[ -d /sys/module/rdma_rxe ]
+		run "$RXEQP" 1 1
+		echo "$output"
+		[ "$status" -eq 1 ]
+		[ "$output" = "rxeqp: rdma_rxe is loaded, but this kernel has no module BTF (/sys/kernel/btf/rdma_rxe, 5.11+), which rxeqp needs to read its queue pairs: it cannot run here" ]
+		return 0
+	fi
+	counters c0
+	ax_bg "$RXEQP" -j >"$out" 2>"$out.err"
+	local pid=$AX_LAST_PID
+	AX_WAIT_BANNER_S=$WAIT ax_wait_banner "$pid" "$out" "$out.err"
+	perf_run send ib_send_lat -n "$n" -F
+	# perf_run waited for both sides to exit: their QPs are destroyed, and
+	# rxeqp's report at exit has them (perf_stop would SIGKILL it)
+	ax_stop "$pid" INT
+	cat "$out.err"
+	grep -v '"type":"qp"' "$out" | head -n 20
+	[ "$AX_RC" -eq 0 ]
+	counters c1
+	[ "$(perf_result "$T/send.cli" 2)" -eq "$n" ]
+	for d in rxe-a rxe-b; do
+		for k in tx_pkts:sent_pkts rx_pkts:rcvd_pkts; do
+			sum=$(jq -s --arg i "veth-${d#rxe-}" "[.[] | select(.type == \"qp\" and .ifname == \$i) |
+				{q: .qpn, v: .${k%%:*}}] | group_by(.q) | map(last.v) | add // 0" "$out")
+			echo "$d ${k%%:*} $sum, rxe ${k#*:} $((${c1[$d.${k#*:}]} - ${c0[$d.${k#*:}]}))"
+			[ "$sum" -eq $((${c1[$d.${k#*:}]} - ${c0[$d.${k#*:}]})) ]
+		done
+	done
+}
