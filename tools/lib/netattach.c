@@ -15,7 +15,8 @@
 #include "lib/cli.h"
 #include "lib/netattach.h"
 
-/* libbpf 1.1's uapi header predates tcx (6.6); the kernel's number */
+/* libbpf 1.1's uapi header predates tcx (6.6); the kernel's numbers */
+#define AX_BPF_TCX_INGRESS	46
 #define AX_BPF_TCX_EGRESS	47
 
 void netattach_init(struct netattach *f, const char *name)
@@ -29,8 +30,15 @@ void netattach_init(struct netattach *f, const char *name)
 
 const char *netattach_describe(const struct netattach *f, char *buf, int len)
 {
-	snprintf(buf, len, "XDP %s%s", f->xdp_mode_name ? f->xdp_mode_name : "off",
-		 f->tcx_fd >= 0 ? ", tcx egress" : f->tc_attached ? ", tc egress" : "");
+	const char *dir = f->tc_ingress ? "ingress" : "egress";
+
+	if (!f->xdp_mode_name && (f->tcx_fd >= 0 || f->tc_attached)) {
+		snprintf(buf, len, "%s %s", f->tcx_fd >= 0 ? "tcx" : "tc clsact", dir);
+		return buf;
+	}
+	snprintf(buf, len, "XDP %s%s%s", f->xdp_mode_name ? f->xdp_mode_name : "off",
+		 f->tcx_fd >= 0 ? ", tcx " : f->tc_attached ? ", tc " : "",
+		 f->tcx_fd >= 0 || f->tc_attached ? dir : "");
 	return buf;
 }
 
@@ -177,30 +185,41 @@ static void remove_leftover_tc(struct netattach *f, struct bpf_tc_hook *hook)
 		LIBBPF_OPTS(bpf_tc_opts, d, .handle = id->handle, .priority = id->prio);
 
 		if (!bpf_tc_detach(hook, &d))
-			cli_err("removed a leftover tc egress filter of a killed %s "
-				"run on %s (prog id %u)", id->tool, f->name, q.prog_id);
+			cli_err("removed a leftover tc %s filter of a killed %s "
+				"run on %s (prog id %u)", f->tc_ingress ? "ingress" : "egress",
+				id->tool, f->name, q.prog_id);
 	}
 }
 
 int netattach_tc_egress(struct netattach *f, struct bpf_program *prog,
 			const struct netattach_tc_id *id)
 {
+	return netattach_tc(f, prog, id, false);
+}
+
+int netattach_tc(struct netattach *f, struct bpf_program *prog,
+		 const struct netattach_tc_id *id, bool ingress)
+{
 	int fd = bpf_program__fd(prog), err;
+	const char *dir = ingress ? "ingress" : "egress";
 	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = f->ifindex,
-		    .attach_point = BPF_TC_EGRESS);
+		    .attach_point = ingress ? BPF_TC_INGRESS : BPF_TC_EGRESS);
 	LIBBPF_OPTS(bpf_tc_opts, to, .prog_fd = fd, .handle = id->handle,
 		    .priority = id->prio);
 	char what[64];
+
+	f->tc_ingress = ingress;
 
 	/* tcx (6.6+): a link, gone with the process even after SIGKILL.
 	 * libbpf 1.1 has no wrapper, but bpf_link_create passes an attach
 	 * type it does not know straight to the kernel. */
 	if (!getenv("ROCELAT_FORCE_CLSACT")) {
-		f->tcx_fd = bpf_link_create(fd, f->ifindex, AX_BPF_TCX_EGRESS, NULL);
+		f->tcx_fd = bpf_link_create(fd, f->ifindex, ingress ? AX_BPF_TCX_INGRESS
+					    : AX_BPF_TCX_EGRESS, NULL);
 		if (f->tcx_fd >= 0)
 			return 0;
 		if (f->tcx_fd != -EINVAL && f->tcx_fd != -EOPNOTSUPP) {
-			snprintf(what, sizeof(what), "attach tc egress (tcx) to %s", f->name);
+			snprintf(what, sizeof(what), "attach tc %s (tcx) to %s", dir, f->name);
 			cli_bpf_err(what, f->tcx_fd);
 			return f->tcx_fd;
 		}
@@ -218,11 +237,12 @@ int netattach_tc_egress(struct netattach *f, struct bpf_program *prog,
 	err = bpf_tc_attach(&hook, &to);
 	if (err) {
 		if (err == -EEXIST)
-			cli_err("%s: tc egress filter handle 0x%x prio 0x%x is in use "
-				"(another %s running?); or use --no-egress",
-				f->name, id->handle, id->prio, id->tool);
+			cli_err("%s: tc %s filter handle 0x%x prio 0x%x is in use "
+				"(another %s running?)%s", f->name, dir,
+				id->handle, id->prio, id->tool,
+				ingress ? "" : "; or use --no-egress");
 		else {
-			snprintf(what, sizeof(what), "attach tc egress to %s", f->name);
+			snprintf(what, sizeof(what), "attach tc %s to %s", dir, f->name);
 			cli_bpf_err(what, err);
 		}
 		return err;
@@ -234,7 +254,7 @@ int netattach_tc_egress(struct netattach *f, struct bpf_program *prog,
 void netattach_detach(struct netattach *f)
 {
 	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = f->ifindex,
-		    .attach_point = BPF_TC_EGRESS);
+		    .attach_point = f->tc_ingress ? BPF_TC_INGRESS : BPF_TC_EGRESS);
 
 	if (f->tc_attached) {
 		LIBBPF_OPTS(bpf_tc_opts, d, .handle = f->tc_id->handle,

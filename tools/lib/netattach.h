@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * An observer's XDP (ingress) and tc egress programs on an interface,
+ * An observer's XDP (ingress) and tc egress programs on an interface (and
+ * roceinject's one tc program, ingress or egress),
  * attached so that nothing stays behind: XDP and tcx (6.6+) as links, gone
  * with the process even after SIGKILL; on older kernels a clsact filter of
  * a fixed handle and priority, which the next run removes when no process
  * holds its program any more. An XDP program already on the interface is
- * never replaced. Shared by rocelat and rocediag.
+ * never replaced. Shared by rocelat, rocediag and roceinject.
  */
 #ifndef AGENTXDP_NETATTACH_H
 #define AGENTXDP_NETATTACH_H
@@ -34,6 +35,7 @@ struct netattach {
 	int tcx_fd;			/* tcx link (6.6+), -1 none */
 	bool tc_attached;		/* clsact filter (older kernels) */
 	bool tc_hook_created;
+	bool tc_ingress;		/* the tc program is on ingress */
 	const struct netattach_tc_id *tc_id;
 };
 
@@ -46,6 +48,9 @@ int netattach_xdp(struct netattach *f, struct bpf_program *prog, enum netattach_
  * tcx (tests of the older kernels' path). */
 int netattach_tc_egress(struct netattach *f, struct bpf_program *prog,
 			const struct netattach_tc_id *id);
+/* the same at tc ingress (ingress true) or egress */
+int netattach_tc(struct netattach *f, struct bpf_program *prog,
+		 const struct netattach_tc_id *id, bool ingress);
 /* everything of f detached (and the clsact qdisc removed if created here) */
 void netattach_detach(struct netattach *f);
 /* "(XDP native, tcx egress)" for banners */
