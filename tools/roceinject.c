@@ -17,7 +17,7 @@
 #include "roceinject.h"
 #include "roceinject.skel.h"
 #include "roceinject_load.h"
-#include "roceinject_fq.h"
+#include "roceinject_guard.h"
 #include "lib/cli.h"
 #include "lib/json.h"
 #include "lib/loop.h"
@@ -593,7 +593,7 @@ int main(int argc, char **argv)
 {
 	static struct inject_run r;
 	struct netattach na;
-	struct inject_fq fq = {};
+	struct inject_guard guard;
 	int ret = 1;
 
 	cli_parse(&argp, argc, argv, NULL);
@@ -601,15 +601,16 @@ int main(int argc, char **argv)
 	r.ncpu = libbpf_num_possible_cpus();
 	if (r.ncpu <= 0)
 		cli_die("cannot count CPUs");
-	/* the qdisc first: its watchdog holds none of our BPF programs */
-	if ((env.faults & (1U << FAULT_DELAY)) && inject_fq_add(&fq, env.ifname))
+	/* the watchdog first, so that it holds none of our BPF programs */
+	if (inject_guard_start(&guard, env.ifname, env.faults & (1U << FAULT_DELAY)))
 		return 1;
 	r.obj = roceinject_load(&env, &na);
-	if (r.obj)
+	if (r.obj) {
+		inject_guard_attached(&guard, &na, &inject_tc_id);
 		ret = run(&r, &na);
-	if (r.obj)
 		netattach_detach(&na);
+	}
 	roceinject_bpf__destroy(r.obj);
-	inject_fq_remove(&fq);
+	inject_guard_end(&guard);
 	return ret;
 }

@@ -11,7 +11,7 @@
 #include "lib/netattach.h"
 
 /* a clsact filter of a killed run is recognised by these (netattach.c) */
-static const struct netattach_tc_id inject_tc_id = {
+const struct netattach_tc_id inject_tc_id = {
 	.handle = 0x1A7E, .prio = 0xC5, .prog_name = "roceinject_tc", .tool = "roceinject",
 };
 

@@ -32,6 +32,10 @@ struct inject_opts {
 	bool events;
 };
 
+/* the identity of the clsact filter (kernels without tcx): its leftover
+ * after a kill -9 is recognised by it */
+extern const struct netattach_tc_id inject_tc_id;
+
 /* the BPF side configured by o, loaded and attached to f (initialised
  * with o->ifname); NULL after a one-line error, nothing left attached */
 struct roceinject_bpf *roceinject_load(const struct inject_opts *o, struct netattach *f);

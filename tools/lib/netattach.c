@@ -251,6 +251,21 @@ int netattach_tc(struct netattach *f, struct bpf_program *prog,
 	return 0;
 }
 
+void netattach_tc_leftover(struct netattach *f, const struct netattach_tc_id *id,
+			   bool ingress, bool remove_hook)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = f->ifindex,
+		    .attach_point = ingress ? BPF_TC_INGRESS : BPF_TC_EGRESS);
+
+	f->tc_id = id;
+	f->tc_ingress = ingress;
+	remove_leftover_tc(f, &hook);
+	if (remove_hook) {
+		hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+		bpf_tc_hook_destroy(&hook);
+	}
+}
+
 void netattach_detach(struct netattach *f)
 {
 	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = f->ifindex,

@@ -51,6 +51,11 @@ int netattach_tc_egress(struct netattach *f, struct bpf_program *prog,
 /* the same at tc ingress (ingress true) or egress */
 int netattach_tc(struct netattach *f, struct bpf_program *prog,
 		 const struct netattach_tc_id *id, bool ingress);
+/* a clsact filter of id that no process holds removed (a watchdog's
+ * cleanup after its tool was killed), and with remove_hook the clsact
+ * qdisc too (the killed run had created it) */
+void netattach_tc_leftover(struct netattach *f, const struct netattach_tc_id *id,
+			   bool ingress, bool remove_hook);
 /* everything of f detached (and the clsact qdisc removed if created here) */
 void netattach_detach(struct netattach *f);
 /* "(XDP native, tcx egress)" for banners */

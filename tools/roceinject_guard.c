@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* --delay's fq qdisc and its watchdog (roceinject_fq.h) */
+/* the watchdog that cleans up after roceinject (roceinject_guard.h) */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -11,7 +11,8 @@
 #include <linux/netlink.h>
 #include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
-#include "roceinject_fq.h"
+#include "roceinject_guard.h"
+#include "roceinject_load.h"
 #include "lib/cli.h"
 
 struct fq_req {
@@ -62,28 +63,40 @@ static int fq_request(int ifindex, int type)
 	return err;
 }
 
-/* the watchdog: waits for EOF on the pipe (the tool's end, however it
- * ended), then removes the qdisc. Ctrl-C reaches the whole process group:
- * the watchdog ignores it and ends after the tool. */
-static void fq_watchdog(int ifindex, int rd)
+/*
+ * The watchdog: reads what the tool attached ('F' a clsact filter, 'I' on
+ * ingress, 'C' the clsact qdisc made by the tool) until EOF (the tool's
+ * end, however it ended), then removes what is left. Ctrl-C reaches the
+ * whole process group: the watchdog ignores it and ends after the tool.
+ */
+static void guard_watchdog(const char *ifname, bool fq, int ifindex, int rd)
 {
+	bool filter = false, ingress = false, hook = false;
+	struct netattach na;
 	char c;
+	ssize_t n;
 
 	signal(SIGINT, SIG_IGN);
 	signal(SIGTERM, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
-	while (read(rd, &c, 1) < 0 && errno == EINTR)
-		;
-	fq_request(ifindex, RTM_DELQDISC);
+	while ((n = read(rd, &c, 1)) > 0 || (n < 0 && errno == EINTR)) {
+		filter |= n > 0 && c == 'F';
+		ingress |= n > 0 && c == 'I';
+		hook |= n > 0 && c == 'C';
+	}
+	if (fq)
+		fq_request(ifindex, RTM_DELQDISC);
+	if (filter) {
+		netattach_init(&na, ifname);
+		netattach_tc_leftover(&na, &inject_tc_id, ingress, hook);
+	}
 	_exit(0);
 }
 
-int inject_fq_add(struct inject_fq *fq, const char *ifname)
+static int guard_add_fq(struct inject_guard *g, const char *ifname)
 {
-	int p[2], err;
+	int err = fq_request(g->ifindex, RTM_NEWQDISC);
 
-	fq->ifindex = cli_ifindex(ifname);
-	err = fq_request(fq->ifindex, RTM_NEWQDISC);
 	if (err == -EEXIST || err == -EBUSY) {
 		cli_err("%s has a root qdisc of its own: --delay needs an fq qdisc there; "
 			"remove it first (tc qdisc del dev %s root)", ifname, ifname);
@@ -98,29 +111,59 @@ int inject_fq_add(struct inject_fq *fq, const char *ifname)
 		cli_bpf_err("add an fq qdisc", err);
 		return err;
 	}
-	fq->added = true;
-	if (pipe2(p, O_CLOEXEC) || (fq->watchdog = fork()) < 0) {
-		err = -errno;
-		fq_request(fq->ifindex, RTM_DELQDISC);
-		fq->added = false;
-		cli_bpf_err("start the qdisc's watchdog", err);
-		return err;
-	}
-	if (!fq->watchdog) {
-		close(p[1]);
-		fq_watchdog(fq->ifindex, p[0]);
-	}
-	close(p[0]);
-	fq->pipe_wr = p[1];
+	g->fq = true;
 	return 0;
 }
 
-void inject_fq_remove(struct inject_fq *fq)
+int inject_guard_start(struct inject_guard *g, const char *ifname, bool fq)
 {
-	if (!fq->added)
+	int p[2], err;
+
+	g->ifindex = cli_ifindex(ifname);
+	g->pipe_wr = -1;
+	if (fq && (err = guard_add_fq(g, ifname)))
+		return err;
+	if (pipe2(p, O_CLOEXEC) || (g->watchdog = fork()) < 0) {
+		err = -errno;
+		if (g->fq)
+			fq_request(g->ifindex, RTM_DELQDISC);
+		g->fq = false;
+		cli_bpf_err("start the watchdog", err);
+		return err;
+	}
+	if (!g->watchdog) {
+		close(p[1]);
+		guard_watchdog(ifname, g->fq, g->ifindex, p[0]);
+	}
+	close(p[0]);
+	g->pipe_wr = p[1];
+	return 0;
+}
+
+void inject_guard_attached(struct inject_guard *g, const struct netattach *f,
+			   const struct netattach_tc_id *id)
+{
+	char msg[3];
+	int n = 0;
+
+	if (!f->tc_attached)
 		return;
-	close(fq->pipe_wr);
-	while (waitpid(fq->watchdog, NULL, 0) < 0 && errno == EINTR)
+	msg[n++] = 'F';
+	if (f->tc_ingress)
+		msg[n++] = 'I';
+	if (f->tc_hook_created)
+		msg[n++] = 'C';
+	if (write(g->pipe_wr, msg, n) != n)
+		cli_err("cannot tell the watchdog about the tc filter: %s", strerror(errno));
+}
+
+void inject_guard_end(struct inject_guard *g)
+{
+	if (g->pipe_wr < 0)
+		return;
+	close(g->pipe_wr);
+	g->pipe_wr = -1;
+	while (waitpid(g->watchdog, NULL, 0) < 0 && errno == EINTR)
 		;
-	fq->added = false;
+	g->fq = false;
 }
