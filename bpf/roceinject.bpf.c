@@ -21,6 +21,8 @@
 const volatile __u16 targ_roce_port = ROCE_V2_PORT;
 const volatile __u32 targ_faults = 0;		/* bits of enum inject_fault */
 const volatile __u64 targ_delay_ns = 0;
+const volatile __u32 targ_new_qpn = 0;
+const volatile __u16 targ_new_pkey = 0;
 /* selectors; each one off at its default */
 const volatile bool targ_qpn_set = false;
 const volatile __u32 targ_qpn = 0;
@@ -183,6 +185,30 @@ static __always_inline bool inject_icrc(struct __sk_buff *skb, const struct pkt_
 	return true;
 }
 
+/*
+ * One BTH word rewritten: the bits of keep stay, val goes into the rest
+ * (network order both). A UDP checksum in use is kept right; the ICRC is
+ * not recomputed: rdma_rxe checks the header and the QP (hdr_check) before
+ * the ICRC, so the packet fails the check that was meant.
+ */
+static __always_inline bool inject_bth_word(struct __sk_buff *skb, __u32 off, __u32 udp_off,
+					    __be32 keep, __be32 val)
+{
+	__u32 old, new;
+	__u16 csum;
+
+	if (bpf_skb_load_bytes(skb, off, &old, 4) ||
+	    bpf_skb_load_bytes(skb, udp_off + 6, &csum, 2))
+		return false;
+	new = (old & keep) | val;
+	if (bpf_skb_store_bytes(skb, off, &new, 4, csum ? 0 : BPF_F_RECOMPUTE_CSUM))
+		return false;
+	if (csum && bpf_l4_csum_replace(skb, udp_off + 6, old, new,
+					AX_CSUM_MANGLED_0 | 4))
+		return false;
+	return true;
+}
+
 /* the packet leaves no sooner than now + delay (the fq qdisc holds it) */
 static __always_inline bool inject_delay(struct __sk_buff *skb)
 {
@@ -224,6 +250,15 @@ static __always_inline __u32 inject_apply(struct __sk_buff *skb, const struct pk
 		done |= 1U << FAULT_ICRC;
 	if ((targ_faults & (1U << FAULT_DELAY)) && inject_delay(skb))
 		done |= 1U << FAULT_DELAY;
+	/* the BTH: word 0 opcode, flags, P_Key; word 1 reserved byte, QPN */
+	if ((targ_faults & (1U << FAULT_QPN)) &&
+	    inject_bth_word(skb, udp_off + 8 + 4, udp_off, bpf_htonl(0xFF000000),
+			    bpf_htonl(targ_new_qpn & ROCE_QPN_MASK)))
+		done |= 1U << FAULT_QPN;
+	if ((targ_faults & (1U << FAULT_PKEY)) &&
+	    inject_bth_word(skb, udp_off + 8, udp_off, bpf_htonl(0xFFFF0000),
+			    bpf_htonl(targ_new_pkey)))
+		done |= 1U << FAULT_PKEY;
 	return done;
 }
 

@@ -11,6 +11,8 @@ enum inject_fault {
 	FAULT_CE,		/* ECN CE in the IP header */
 	FAULT_ICRC,		/* the ICRC's 4 bytes inverted */
 	FAULT_DELAY,		/* egress: departure time now + delay (fq) */
+	FAULT_QPN,		/* the BTH's destination QPN rewritten */
+	FAULT_PKEY,		/* the BTH's P_Key rewritten */
 	FAULT_NR,
 };
 

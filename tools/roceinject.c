@@ -32,6 +32,7 @@
 static const char *const fault_names[FAULT_NR] = {
 	[FAULT_DROP] = "drop", [FAULT_CE] = "ecn_ce",
 	[FAULT_ICRC] = "icrc", [FAULT_DELAY] = "delay",
+	[FAULT_QPN] = "qpn", [FAULT_PKEY] = "pkey",
 };
 static const char *const class_names[CLASS_NR] = {
 	[CLASS_REQUEST] = "requests", [CLASS_ACK] = "acks", [CLASS_NAK] = "naks",
@@ -74,7 +75,7 @@ static const char doc[] =
 enum {
 	OPT_DIRECTION = 0x2000, OPT_DROP, OPT_CE, OPT_ICRC, OPT_DELAY, OPT_SPORT,
 	OPT_SRC, OPT_DST, OPT_CLASS, OPT_OPCODE, OPT_PSN, OPT_EVERY, OPT_PROB,
-	OPT_SEED, OPT_COUNT,
+	OPT_SEED, OPT_COUNT, OPT_QPN_TO, OPT_PKEY_TO,
 };
 
 static const struct argp_option opts[] = {
@@ -88,6 +89,10 @@ static const struct argp_option opts[] = {
 	  "Invert its ICRC (the last 4 bytes; a UDP checksum in use stays right)", 1 },
 	{ "delay", OPT_DELAY, "D", 0,
 	  "Delay it by D (ns, us, ms or s, e.g. 2ms); egress only, adds an fq qdisc", 1 },
+	{ "rewrite-qpn", OPT_QPN_TO, "QPN", 0,
+	  "Rewrite its destination QPN (a receiver's unknown-QP check)", 1 },
+	{ "rewrite-pkey", OPT_PKEY_TO, "PKEY", 0,
+	  "Rewrite its P_Key (a receiver's P_Key check)", 1 },
 	{ NULL, 0, NULL, 0, "Selectors:", 2 },
 	{ "qpn", 'Q', "QPN", 0, "Destination QP number (decimal or 0x hex)", 2 },
 	{ "sport", OPT_SPORT, "PORT", 0, "UDP source port", 2 },
@@ -183,7 +188,7 @@ static void inject_check(struct argp_state *state)
 		argp_failure(state, 1, 0, "no interface: give -i IFACE");
 	if (!env.faults)
 		argp_failure(state, 1, 0, "no fault named: give at least one of --drop, "
-			     "--ecn-ce, --corrupt-icrc, --delay");
+			     "--ecn-ce, --corrupt-icrc, --delay, --rewrite-qpn, --rewrite-pkey");
 	if ((env.faults & (1U << FAULT_DROP)) && env.faults != 1U << FAULT_DROP)
 		argp_failure(state, 1, 0, "--drop cannot be combined with another fault");
 	if ((env.faults & (1U << FAULT_DELAY)) && env.ingress)
@@ -209,6 +214,14 @@ static error_t parse_fault(int key, char *arg, struct argp_state *state)
 	case OPT_DELAY:
 		env.faults |= 1U << FAULT_DELAY;
 		env.delay_ns = inject_parse_delay(state, arg);
+		break;
+	case OPT_QPN_TO:
+		env.faults |= 1U << FAULT_QPN;
+		env.new_qpn = inject_arg_u64(state, arg, 0, ROCE_QPN_MASK, "QP number");
+		break;
+	case OPT_PKEY_TO:
+		env.faults |= 1U << FAULT_PKEY;
+		env.new_pkey = inject_arg_u64(state, arg, 0, 0xFFFF, "P_Key");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -382,12 +395,13 @@ static void print_table(struct inject_run *run)
 		return;
 	}
 	cli_print_timestamp(stdout);
-	printf("%-16s %-16s %5s %8s %9s %9s %8s %8s %8s %8s\n", "SADDR", "DADDR",
-	       "SPORT", "QPN", "MATCHED", "INJECTED", "DROP", "ECN_CE", "ICRC", "DELAY");
+	printf("%-16s %-16s %5s %8s %9s %9s %8s %8s %8s %8s %8s %8s\n", "SADDR", "DADDR",
+	       "SPORT", "QPN", "MATCHED", "INJECTED", "DROP", "ECN_CE", "ICRC", "DELAY",
+	       "NEW_QPN", "NEW_PKEY");
 	for (int i = 0; i < n; i++) {
 		const struct row *r = &run->rows[i];
 
-		printf("%-16s %-16s %5u %#8x %9llu %9llu %8llu %8llu %8llu %8llu\n",
+		printf("%-16s %-16s %5u %#8x %9llu %9llu %8llu %8llu %8llu %8llu %8llu %8llu\n",
 		       pkt_addr_str(r->key.family, r->key.saddr, sa, sizeof(sa)),
 		       pkt_addr_str(r->key.family, r->key.daddr, da, sizeof(da)),
 		       r->key.sport, r->key.dqpn, (unsigned long long)r->qp.matched,
@@ -395,7 +409,9 @@ static void print_table(struct inject_run *run)
 		       (unsigned long long)r->qp.faults[FAULT_DROP],
 		       (unsigned long long)r->qp.faults[FAULT_CE],
 		       (unsigned long long)r->qp.faults[FAULT_ICRC],
-		       (unsigned long long)r->qp.faults[FAULT_DELAY]);
+		       (unsigned long long)r->qp.faults[FAULT_DELAY],
+		       (unsigned long long)r->qp.faults[FAULT_QPN],
+		       (unsigned long long)r->qp.faults[FAULT_PKEY]);
 	}
 	printf("\n");
 	fflush(stdout);
@@ -569,6 +585,10 @@ static void banner(const struct netattach *na)
 	fprintf(f, "Injecting %s", faults_str(env.faults, fs, sizeof(fs)));
 	if (env.faults & (1U << FAULT_DELAY))
 		fprintf(f, " %.3f ms", env.delay_ns / 1e6);
+	if (env.faults & (1U << FAULT_QPN))
+		fprintf(f, " (QPN to 0x%x)", env.new_qpn);
+	if (env.faults & (1U << FAULT_PKEY))
+		fprintf(f, " (P_Key to 0x%04x)", env.new_pkey);
 	banner_selection(f);
 	fprintf(f, "on %s (%s)... Hit Ctrl-C to end.\n", env.ifname,
 		netattach_describe(na, how, sizeof(how)));

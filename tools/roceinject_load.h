@@ -15,6 +15,8 @@ struct inject_opts {
 	bool ingress;
 	__u32 faults;		/* bits of enum inject_fault */
 	__u64 delay_ns;
+	__u32 new_qpn;		/* --rewrite-qpn */
+	__u16 new_pkey;		/* --rewrite-pkey */
 	bool qpn_set;
 	__u32 qpn;
 	__u16 sport;

@@ -175,6 +175,20 @@ seeded_psns() {
 	[ "$(gen_flow 49154 completed)" -eq 20 ]
 }
 
+@test "roceinject: rewrite the QPN of 3 requests of one QP: lost to the responder (no such QP), rocelat and rocegen count 3 retransmits for it, the others none" {
+	start_inj b inj --direction ingress --rewrite-qpn 0x99 -Q 0x12 --count 3 -j
+	start_rocelat
+	traffic 60
+	ax_stop "$INJ_PID"
+	ax_stop "$RL_PID"
+	ax_stop "$AX_LAST_PID"
+	[ "$(inj_qp 18 qpn)" -eq 3 ]
+	[ "$(rl_flow 18 retransmits)" -eq 3 ]
+	[ "$(gen_flow 49153 retransmits)" -eq 3 ]
+	[ "$(rl_flow 17 retransmits)" -eq 0 ]
+	[ "$(rl_flow 19 retransmits)" -eq 0 ]
+}
+
 @test "roceinject: delay 2 ms on one QP: its p50 is the others' plus 2 ms within 3%, or a clear error where the kernel has no fq" {
 	run ip netns exec ${P}a "$INJ" -i ${P}va --delay 2ms -Q 0x12
 	if [ "$status" -eq 1 ] && [[ "$output" == *"no fq qdisc (sch_fq)"* ]]; then

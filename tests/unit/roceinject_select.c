@@ -195,6 +195,36 @@ static void test_ce_icrc(void)
 	roceinject_bpf__destroy(obj);
 }
 
+/* --rewrite-qpn 0x99 --rewrite-pkey 0x7fff on QP 0x12 only */
+static void test_rewrite(void)
+{
+	struct roceinject_bpf *obj = t_open(1U << FAULT_QPN | 1U << FAULT_PKEY);
+	struct pkt_spec s = req, other = req;
+	uint8_t out[2048];
+	const uint8_t *bth = out + 14 + 20 + 8;
+	int len;
+
+	obj->rodata->targ_qpn_set = true;
+	obj->rodata->targ_qpn = 0x12;
+	obj->rodata->targ_new_qpn = 0x99;
+	obj->rodata->targ_new_pkey = 0x7fff;
+	t_load(obj);
+	s.psn = 0x123456;
+	tap_eq(t_run(obj, &s, out, &len), T_UNSPEC, "rewrite: the packet goes on");
+	tap_eq(roce_bth_dqpn(bth), 0x99, "the BTH's destination QPN rewritten");
+	tap_eq((bth[2] << 8) | bth[3], 0x7fff, "the BTH's P_Key rewritten");
+	tap_eq(bth[0], ROCE_SEND_ONLY, "the opcode kept");
+	tap_eq(bth[4], 0, "the reserved byte kept");
+	tap_eq(roce_bth_psn(bth), 0x123456, "the PSN kept");
+	tap_eq(t_qp(obj, &s).faults[FAULT_QPN], 1, "counted under the QP it was sent to");
+	tap_eq(t_qp(obj, &s).faults[FAULT_PKEY], 1, "P_Key rewrite counted");
+	other.dqpn = 0x13;
+	t_run(obj, &other, out, &len);
+	tap_eq(roce_bth_dqpn(bth), 0x13, "another QP's packet untouched");
+	tap_eq((bth[2] << 8) | bth[3], 0xffff, "... its P_Key too");
+	roceinject_bpf__destroy(obj);
+}
+
 int main(void)
 {
 	t_ncpu = libbpf_num_possible_cpus();
@@ -202,5 +232,6 @@ int main(void)
 	test_probability();
 	test_count_psn();
 	test_ce_icrc();
+	test_rewrite();
 	return tap_done();
 }
