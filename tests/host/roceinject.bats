@@ -58,11 +58,12 @@ start_rocelat() {
 
 # rocegen's three QPs (requests to 0x11, 0x12, 0x13 from UDP ports
 # 49152-49154, ACKs to 0x111-0x113), one request outstanding each: a lost
-# request costs exactly one retransmission
+# request costs exactly one retransmission; a generous retransmit timer:
+# no spurious retransmission on a slow host (the VM tier's emulation)
 traffic() {
 	ax_bg ip netns exec ${P}b "$GEN" responder -q --timeout 60
 	ip netns exec ${P}a "$GEN" requester -d $B -q -f 3 -n "${1:-300}" --window 1 --flow-stats \
-		--ack-timeout-us 100000 --timeout 30 > "$T/req.out"
+		--ack-timeout-us 500000 --timeout 60 > "$T/req.out"
 }
 
 # roceinject's JSON row of QP number QPN (decimal), field F
@@ -125,7 +126,8 @@ nothing_left() {
 	local n
 	n=$(inj_qp 274 ecn_ce)
 	[ "$n" -gt 0 ]
-	[ "$(inj_qp 274 matched)" -eq "$(gen_flow 49153 completed)" ]
+	# every ACK of the QP was a candidate (duplicates too, if any)
+	[ "$(inj_qp 274 matched)" -ge "$(gen_flow 49153 completed)" ]
 	[ "$(rl_flow 18 ecn_ce)" -eq "$n" ]
 	[ "$(rl_flow 17 ecn_ce)" -eq 0 ]
 	[ "$(rl_flow 19 ecn_ce)" -eq 0 ]
