@@ -169,7 +169,7 @@ seeded_psns() {
 	traffic 60
 	ax_until 10 "the count notice" grep -q -- '--count 5 reached' "$T/inj.err"
 	ax_stop "$INJ_PID"
-	[ "$AX_RC" -eq 0 ]
+	[ "$AX_RC" -eq 0 ] || { echo "exit $AX_RC" >&2; cat "$T/inj.out" "$T/inj.err" >&2; false; }
 	[ "$(inj_qp 19 icrc)" -eq 5 ]
 	[ "$(inj_qp 19 matched)" -eq 20 ]
 	[ "$(jq -r 'select(.type=="summary") | .limited' "$T/inj.out")" -eq 15 ]
@@ -192,7 +192,8 @@ seeded_psns() {
 }
 
 @test "roceinject: delay 2 ms on one QP: its p50 is the others' plus 2 ms within 3%, or a clear error where the kernel has no fq" {
-	run ip netns exec ${P}a "$INJ" -i ${P}va --delay 2ms -Q 0x12
+	# one report after a second, then exit: whether --delay can run here
+	run ip netns exec ${P}a "$INJ" -i ${P}va --delay 2ms -Q 0x12 -j 1 1
 	if [ "$status" -eq 1 ] && [[ "$output" == *"no fq qdisc (sch_fq)"* ]]; then
 		# no fq here (CONFIG_NET_SCH_FQ off): nothing stays behind
 		[ "${#lines[@]}" -eq 1 ]
