@@ -149,6 +149,8 @@ seeded_psns() {
 }
 
 @test "roceinject: the same seed injects the same PSNs in two runs, another seed other ones" {
+	# the hash is the unit test's too; three runs are slow under emulation
+	[ -z "${AGENTXDP_VM:-}" ] || skip "host-only: the selection does not depend on the kernel"
 	local one two other
 	seeded_psns 7 one
 	seeded_psns 7 two
@@ -214,12 +216,19 @@ seeded_psns() {
 	base=$(jq -s '[.[] | select(.type=="flow" and .dqpn != 18) | .p50] | add / length' "$T/rl.out")
 	slow=$(rl_flow 18 p50)
 	echo "p50 $slow us against $base us" >&2
-	jq -n -e "($slow - ($base + 2000)) | fabs <= 0.03 * ($base + 2000)"
+	if [ -n "${AGENTXDP_VM:-}" ]; then
+		# emulated timers fire late (the 6.1 guest under TCG: 4.9 ms
+		# against 1.1 ms): fq held the packets at least the 2 ms
+		jq -n -e "$slow >= $base + 0.97 * 2000"
+	else
+		jq -n -e "($slow - ($base + 2000)) | fabs <= 0.03 * ($base + 2000)"
+	fi
 	[ "$(inj_qp 18 delay)" -eq "$(inj_qp 18 matched)" ]
 	ax_until 10 "cleanup" nothing_left a ${P}va
 }
 
 @test "roceinject: bad selectors and faults: one line, exit 1, nothing attached" {
+	[ -z "${AGENTXDP_VM:-}" ] || skip "host-only: user-space logic"
 	local bad
 	for bad in "" "--drop" "-i ${P}va" "-i ${P}va --drop --ecn-ce" \
 		"-i ${P}va --drop --direction sideways" "-i ${P}va --direction ingress --delay 1ms" \
