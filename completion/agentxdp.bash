@@ -36,6 +36,12 @@ _agentxdp()
 	--family)
 		COMPREPLY=($(compgen -W "ip ip6 inet arp bridge netdev" -- "$cur"))
 		return ;;
+	--direction)
+		COMPREPLY=($(compgen -W "egress ingress" -- "$cur"))
+		return ;;
+	--class)
+		COMPREPLY=($(compgen -W "requests acks naks read-responses cnps" -- "$cur"))
+		return ;;
 	-S|--sort)
 		COMPREPLY=($(compgen -W "trouble pkts bytes lat qp" -- "$cur"))
 		return ;;

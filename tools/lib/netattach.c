@@ -35,15 +35,19 @@ static const int tc_points[NETATTACH_DIRS] = { BPF_TC_EGRESS, BPF_TC_INGRESS };
 const char *netattach_describe(const struct netattach *f, char *buf, int len)
 {
 	const int in = NETATTACH_INGRESS, out = NETATTACH_EGRESS;
+	size_t o;
 
 	if (f->tcx_fd[in] >= 0 || f->tc_attached[in])
-		snprintf(buf, len, "%s ingress (XDP taken)", f->tcx_fd[in] >= 0 ? "tcx" : "tc");
-	else
+		snprintf(buf, len, "%s ingress%s", f->tcx_fd[in] >= 0 ? "tcx" : "tc",
+			 f->xdp_taken ? " (XDP taken)" : "");
+	else if (f->xdp_mode_name || !(f->tcx_fd[out] >= 0 || f->tc_attached[out]))
 		snprintf(buf, len, "XDP %s", f->xdp_mode_name ? f->xdp_mode_name : "off");
+	else
+		buf[0] = 0;
 	if (f->tcx_fd[out] >= 0 || f->tc_attached[out]) {
-		size_t o = strlen(buf);
-
-		snprintf(buf + o, len - o, ", %s egress", f->tcx_fd[out] >= 0 ? "tcx" : "tc");
+		o = strlen(buf);
+		snprintf(buf + o, len - o, "%s%s egress", o ? ", " : "",
+			 f->tcx_fd[out] >= 0 ? "tcx" : "tc");
 	}
 	return buf;
 }
@@ -254,8 +258,8 @@ static void remove_leftover_tc(struct netattach *f, struct bpf_tc_hook *hook,
 }
 
 /* prog on f's tc dir: tcx, else a clsact filter with id */
-static int tc_attach(struct netattach *f, struct bpf_program *prog,
-		     const struct netattach_tc_id *id, enum netattach_dir dir)
+int netattach_tc(struct netattach *f, struct bpf_program *prog,
+		 const struct netattach_tc_id *id, enum netattach_dir dir)
 {
 	int fd = bpf_program__fd(prog), err;
 	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = f->ifindex,
@@ -308,7 +312,21 @@ static int tc_attach(struct netattach *f, struct bpf_program *prog,
 int netattach_tc_egress(struct netattach *f, struct bpf_program *prog,
 			const struct netattach_tc_id *id)
 {
-	return tc_attach(f, prog, id, NETATTACH_EGRESS);
+	return netattach_tc(f, prog, id, NETATTACH_EGRESS);
+}
+
+void netattach_tc_leftover(struct netattach *f, const struct netattach_tc_id *id,
+			   enum netattach_dir dir, bool remove_hook)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = f->ifindex,
+		    .attach_point = tc_points[dir]);
+
+	f->tc_id[dir] = id;
+	remove_leftover_tc(f, &hook, dir);
+	if (remove_hook) {
+		hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+		bpf_tc_hook_destroy(&hook);
+	}
 }
 
 int netattach_ingress(struct netattach *f, struct bpf_program *xdp,
@@ -322,7 +340,8 @@ int netattach_ingress(struct netattach *f, struct bpf_program *xdp,
 		return netattach_xdp(f, xdp, mode);
 	cli_err("note: %s already has an XDP program (%s): left in place, "
 		"timing from tc ingress instead", f->name, who);
-	return tc_attach(f, tc_in, in_id, NETATTACH_INGRESS);
+	f->xdp_taken = true;
+	return netattach_tc(f, tc_in, in_id, NETATTACH_INGRESS);
 }
 
 void netattach_detach(struct netattach *f)

@@ -7,7 +7,7 @@
  * holds its program any more. An XDP program already on the interface is
  * never replaced: the ingress side moves to tc ingress instead, so the
  * suite's tools share an interface with each other and with XDP
- * firewalls. Shared by rocelat and rocediag.
+ * firewalls. Shared by rocelat, rocediag and roceinject (tc only).
  */
 #ifndef AGENTXDP_NETATTACH_H
 #define AGENTXDP_NETATTACH_H
@@ -40,6 +40,7 @@ struct netattach {
 	bool tc_attached[NETATTACH_DIRS];	/* clsact filter (older kernels) */
 	const struct netattach_tc_id *tc_id[NETATTACH_DIRS];
 	bool tc_hook_created;
+	bool xdp_taken;			/* ingress on tc: XDP was someone else's */
 };
 
 /* f for interface name (dies when it does not exist) */
@@ -60,9 +61,17 @@ int netattach_ingress(struct netattach *f, struct bpf_program *xdp,
  * tcx (tests of the older kernels' path). */
 int netattach_tc_egress(struct netattach *f, struct bpf_program *prog,
 			const struct netattach_tc_id *id);
+/* the same on either direction (roceinject's ingress or egress) */
+int netattach_tc(struct netattach *f, struct bpf_program *prog,
+		 const struct netattach_tc_id *id, enum netattach_dir dir);
+/* a leftover clsact filter of id on dir removed (a killed run's, held by
+ * no process), and with remove_hook the clsact qdisc too: for a watchdog
+ * that outlives a SIGKILLed tool */
+void netattach_tc_leftover(struct netattach *f, const struct netattach_tc_id *id,
+			   enum netattach_dir dir, bool remove_hook);
 /* everything of f detached (and the clsact qdisc removed if created here) */
 void netattach_detach(struct netattach *f);
-/* "(XDP native, tcx egress)" for banners */
+/* "XDP native, tcx egress" for banners */
 const char *netattach_describe(const struct netattach *f, char *buf, int len);
 /* a note on stderr when a mirror/SPAN port is not promiscuous */
 void netattach_warn_promisc(const struct netattach *f);

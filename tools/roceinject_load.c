@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* roceinject's BPF side loaded and attached (roceinject_load.h) */
+#include <errno.h>
+#include <string.h>
+#include <bpf/libbpf.h>
+#include "roceinject.h"
+#include "roceinject.skel.h"
+#include "roceinject_load.h"
+#include "lib/cli.h"
+#include "lib/maps.h"
+#include "lib/netattach.h"
+
+/* a clsact filter of a killed run is recognised by these (netattach.c) */
+const struct netattach_tc_id inject_tc_id = {
+	.handle = 0x1A7E, .prio = 0xC5, .prog_name = "roceinject_tc", .tool = "roceinject",
+};
+
+static void roceinject_set_rodata(struct roceinject_bpf *obj, const struct inject_opts *o)
+{
+	typeof(obj->rodata) r = obj->rodata;
+
+	r->targ_roce_port = cli.roce_port;
+	r->targ_faults = o->faults;
+	r->targ_delay_ns = o->delay_ns;
+	r->targ_new_qpn = o->new_qpn;
+	r->targ_new_pkey = o->new_pkey;
+	r->targ_qpn_set = o->qpn_set;
+	r->targ_qpn = o->qpn;
+	r->targ_sport = o->sport;
+	r->targ_family = o->family;
+	r->targ_saddr_set = o->saddr_set;
+	r->targ_daddr_set = o->daddr_set;
+	memcpy((void *)r->targ_saddr, o->saddr, 16);
+	memcpy((void *)r->targ_daddr, o->daddr, 16);
+	r->targ_classes = o->classes;
+	r->targ_opcode = o->opcode;
+	r->targ_psn_set = o->psn_set;
+	r->targ_psn_lo = o->psn_lo;
+	r->targ_psn_hi = o->psn_hi;
+	r->targ_every = o->every;
+	/* P * 2^32, 2^32 itself for P = 1 (the BPF side skips the hash) */
+	r->targ_prob = (__u64)(o->prob * 4294967296.0);
+	r->targ_seed = o->seed;
+	r->targ_count = o->count;
+	r->targ_events = o->events;
+}
+
+struct roceinject_bpf *roceinject_load(const struct inject_opts *o, struct netattach *f)
+{
+	struct roceinject_bpf *obj;
+	int err;
+
+	netattach_init(f, o->ifname);
+	obj = roceinject_bpf__open();
+	if (!obj) {
+		cli_bpf_err("open BPF object", -errno);
+		return NULL;
+	}
+	roceinject_set_rodata(obj, o);
+	maps_shrink_unused(obj->maps.events, o->events, NULL, false);
+	err = roceinject_bpf__load(obj);
+	if (err) {
+		cli_bpf_err("load BPF program", err);
+		goto fail;
+	}
+	if (netattach_tc(f, obj->progs.roceinject_tc, &inject_tc_id,
+			 o->ingress ? NETATTACH_INGRESS : NETATTACH_EGRESS))
+		goto fail;
+	return obj;
+fail:
+	roceinject_bpf__destroy(obj);
+	return NULL;
+}
