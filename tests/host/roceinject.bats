@@ -251,13 +251,13 @@ seeded_psns() {
 	# tcx where the kernel has it (6.6), else clsact
 	start_inj a inj --drop -Q 0x12
 	[[ "$(cat "$T/inj.out")" == *"(tcx egress)"* ||
-	   "$(cat "$T/inj.out")" == *"(tc clsact egress)"* ]]
+	   "$(cat "$T/inj.out")" == *"(tc egress)"* ]]
 	ax_stop "$INJ_PID" KILL
 	ax_until 10 "no program left" nothing_left a ${P}va
 
 	# kernels before tcx (6.6): a clsact filter; the watchdog removes it
 	ROCELAT_FORCE_CLSACT=1 start_inj a inj --drop -Q 0x12
-	[[ "$(cat "$T/inj.out")" == *"(tc clsact egress)"* ]]
+	[[ "$(cat "$T/inj.out")" == *"(tc egress)"* ]]
 	[ -n "$(tc -n ${P}a filter show dev ${P}va egress)" ]
 	ax_stop "$INJ_PID" KILL
 	ax_until 10 "the watchdog's cleanup" nothing_left a ${P}va
