@@ -660,9 +660,8 @@ static __always_inline void handle_answer(const struct pkt_info *pi,
 		}
 	}
 	if (!pf) {
-		if (first && kind == ROCE_AETH_ACK && learned == LEARN_NONE)
-			cnt->c[RL_UNMATCHED]++;
-		/* evidence for when the pairing is known */
+		/* evidence for when the pairing is known (then unmatched if
+		 * it completes nothing) */
 		if (first && kind != ROCE_AETH_RNR_NAK)
 			rocelat_hold(&ak, pi, cnt, held_flags(op, kind, code, egress),
 				     ifindex);

@@ -306,7 +306,8 @@ __noinline int rocelat_held_apply(const struct roce_qp_key *ak,
 		ac->egress = !!(a->flags & HELD_EGRESS);
 		/* timed on another clock than the flow's: no time to give */
 		ac->untimed = (a->flags & HELD_SW) != sw;
-		rocelat_complete(pf, ac, cnt);
+		if (!rocelat_complete(pf, ac, cnt) && ac->inclusive)
+			cnt->c[RL_UNMATCHED]++;
 		if (ac->has_span && roce_psn_diff(ac->span_hi, pf->hi_psn) > 0)
 			pf->hi_psn = ac->span_hi & ROCE_PSN_MASK;
 		answer_una(pf, a->psn, ac->inclusive);

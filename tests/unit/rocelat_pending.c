@@ -122,12 +122,14 @@ static void test_wrong_key(void)
 	s.psn = 3;
 	t_xdp(obj, &s, 2000);
 	tap_eq(C(RL_SAMPLES), 0, "ACK with other address/direction/PSN: no sample");
-	tap_eq(C(RL_UNMATCHED), 3, "... three unmatched ACKs");
+	tap_eq(C(RL_HELD), 3, "... three ACKs of QPs not paired, held");
+	tap_eq(C(RL_UNMATCHED), 0, "... not unmatched (yet)");
 	tap_eq(pending_now(), 1, "... request still pending");
 	s.psn = 5;			/* from another source port (49153) */
 	t_xdp(obj, &s, 3000);
 	tap_eq(C(RL_SAMPLES), 1, "the ACK from the responder's own source port pairs by QP");
 	tap_eq(flow().max, 2000, "... 2 us");
+	tap_eq(C(RL_UNMATCHED), 1, "the held ACK before the window completed nothing");
 }
 
 static void test_cumulative(void)
