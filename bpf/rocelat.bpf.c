@@ -152,9 +152,13 @@ static __always_inline void sample_add(struct pending_flow *pf,
 	}
 	fs = flow_stats(pf);
 	/*
-	 * Plain adds, no atomics: a flow's answers arrive through one queue
-	 * (RSS hashes their 5-tuple), hence one CPU at a time; lock-prefixed
-	 * adds cost ~4 ns each here.
+	 * One writer per field, no atomics here: the samples are the answer
+	 * side's (a flow's answers arrive through one queue, RSS hashing
+	 * their 5-tuple, hence one CPU at a time), while its requests may be
+	 * on another CPU (tc egress vs XDP); what both sides or the sweep
+	 * count (timeouts, ECN, CNPs, untimed) is added atomically, and a
+	 * new interval's zeroing is claimed (rocelat_stats_reset()).
+	 * Lock-prefixed adds cost ~4 ns each here.
 	 */
 	if (!fs->samples || lat < fs->min)
 		fs->min = lat;
@@ -204,7 +208,7 @@ static __always_inline __s64 slot_latency(struct pending_flow *pf,
 		lat = 0;
 	if ((__u64)lat > targ_timeout_ns) {
 		cnt->c[RL_TIMEOUTS]++;
-		flow_stats(pf)->timeouts++;
+		__sync_fetch_and_add(&flow_stats(pf)->timeouts, 1);
 		return -1;
 	}
 	ac->sample_psn = s->psn;
@@ -474,6 +478,35 @@ flow_get(struct roce_qp_key *fk, struct rocelat_counters *cnt)
 	return flow_find(fk);
 }
 
+/*
+ * A new connection on a flow's QPNs: what the old one left outstanding
+ * will never be answered, and is counted as timed out.
+ */
+__noinline int rocelat_flow_forget(struct pending_flow *pf,
+				   struct rocelat_counters *cnt)
+{
+	__u32 tail, head;
+	int i;
+
+	if (!pf || !cnt)
+		return 0;
+	tail = pf->tail;
+	head = pf->head;
+	for (i = 0; i < PENDING_RING; i++) {
+		struct pending_slot *s = &pf->ring[(tail + i) & (PENDING_RING - 1)];
+
+		if (tail + i == head)
+			break;
+		if (!(s->flags & SLOT_VALID))
+			continue;
+		s->flags = 0;
+		cnt->c[RL_TIMEOUTS]++;
+		__sync_fetch_and_add(&flow_stats(pf)->timeouts, 1);
+	}
+	pf->tail = head;
+	return 0;
+}
+
 static __always_inline void handle_request(const struct pkt_info *pi,
 					   struct rocelat_counters *cnt,
 					   bool ingress)
@@ -522,7 +555,7 @@ static __always_inline void handle_request(const struct pkt_info *pi,
 			/* a new connection on the same QPNs: what the old
 			 * one left outstanding is forgotten */
 			cnt->c[RL_FLOW_RESETS]++;
-			pf->tail = pf->head;
+			rocelat_flow_forget(pf, cnt);
 			pf->una_psn = pi->psn;
 		} else if (d <= 0) {
 			if (rocelat_mark_retx(pf, pi->psn, pi->ip_id, now)) {
@@ -531,7 +564,7 @@ static __always_inline void handle_request(const struct pkt_info *pi,
 			}
 			/* a request PSN seen again: retransmission (Karn) */
 			cnt->c[RL_RETRANSMITS]++;
-			flow_stats(pf)->retransmits++;
+			__sync_fetch_and_add(&flow_stats(pf)->retransmits, 1);
 			return;
 		}
 	} else {
@@ -555,7 +588,7 @@ static __always_inline void handle_request(const struct pkt_info *pi,
 		if (s->flags & SLOT_VALID) {
 			if (flow_age(pf, now, s->ts_ns) > targ_timeout_ns) {
 				cnt->c[RL_TIMEOUTS]++;
-				flow_stats(pf)->timeouts++;
+				__sync_fetch_and_add(&flow_stats(pf)->timeouts, 1);
 			} else {
 				cnt->c[RL_EVICTED]++;
 			}
@@ -883,7 +916,7 @@ static long sweep_flow(struct bpf_map *map, __u32 *idx,
 				break;
 			s->flags = 0;
 			sc->cnt->c[RL_TIMEOUTS]++;
-			flow_stats(pf)->timeouts++;
+			__sync_fetch_and_add(&flow_stats(pf)->timeouts, 1);
 		}
 		pop++;
 	}

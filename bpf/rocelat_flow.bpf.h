@@ -42,40 +42,87 @@ static const struct pending_flow zero_flow;
 
 #define ST_WORDS	(sizeof(struct roce_flow_stats) / sizeof(__u64))
 
+/* a buffer's epoch word while one CPU zeroes it */
+#define ST_RESETTING	0xFFFFFFFFu
+/* how long a CPU waits for another one's zeroing (a few us; it takes
+ * well under one) */
+#define ST_WAIT		1024
+
+/* where buffer buf's epoch word sits in both as one 64-bit word */
+static __always_inline __u32 st_epoch_shift(__u32 buf)
+{
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	return (buf & 1) ? 0 : 32;
+#else
+	return (buf & 1) * 32;
+#endif
+}
+
+/* both buffers' epoch words as one 64-bit word, buffer buf's set to v */
+static __always_inline __u64 st_epochs_with(__u64 old, __u32 buf, __u32 v)
+{
+	__u32 sh = st_epoch_shift(buf);
+
+	return (old & ~(0xFFFFFFFFULL << sh)) | (__u64)v << sh;
+}
+
 /*
+ * Interval epoch begins in buffer epoch & 1 of flow pf: zeroed by one
+ * CPU, which claims it with a compare-and-swap of the epoch words (the
+ * request side and the answer side of one flow run on different CPUs:
+ * XDP and tc, RSS), while another that wants it meanwhile waits until it
+ * is done: no update of the new interval is lost to the zeroing.
  * Zeroing 5 KiB is too much for an inline memset: a word per step of a
  * bounded loop (once per flow and reporting interval). Not a bpf_loop():
  * its callback would be one more frame at the bottom of the deepest call
  * chain (6.1 counts 512 bytes of stack over it). The volatile store keeps
  * clang from turning the loop back into memset.
  */
-__noinline int rocelat_stats_reset(struct pending_flow *pf, __u32 buf)
+__noinline int rocelat_stats_reset(struct pending_flow *pf, __u32 epoch)
 {
+	__u32 buf = epoch & 1, i, cur;
 	volatile __u64 *w;
-	__u32 i;
+	__u64 *ep, old;
 
 	if (!pf)
 		return 0;
-	w = (volatile __u64 *)&pf->st[buf & 1];
+	ep = (__u64 *)pf->st_epoch;
+	for (i = 0; i < ST_WAIT; i++) {
+		old = *(volatile __u64 *)ep;
+		cur = old >> st_epoch_shift(buf);
+		if (cur == epoch + 1)
+			return 0;	/* another CPU zeroed it meanwhile */
+		if (cur == ST_RESETTING)
+			continue;	/* another CPU zeroes it now */
+		if (__sync_val_compare_and_swap(ep, old,
+				st_epochs_with(old, buf, ST_RESETTING)) == old)
+			break;
+	}
+	if (i == ST_WAIT)
+		return 0;
+	w = (volatile __u64 *)&pf->st[buf];
 	for (i = 0; i < ST_WORDS; i++)
 		w[i] = 0;
+	/* the zeroes before the epoch (x86 keeps stores in order); the other
+	 * buffer's word may change meanwhile, hence a swap again */
+	asm volatile("" ::: "memory");
+	for (i = 0; i < 64; i++) {
+		old = *(volatile __u64 *)ep;
+		if (__sync_val_compare_and_swap(ep, old,
+				st_epochs_with(old, buf, epoch + 1)) == old)
+			break;
+	}
 	return 0;
 }
 
-/*
- * The flow's statistics of the current reporting interval, in the buffer
- * of its parity, zeroed first when the interval is new to it. Both hooks
- * may do this: an update racing the zeroing on another CPU can be lost
- * (once per flow and interval at most).
- */
+/* the flow's statistics of the current reporting interval, in the buffer
+ * of its parity, zeroed first when the interval is new to it */
 static __always_inline struct roce_flow_stats *flow_stats(struct pending_flow *pf)
 {
 	__u32 epoch = stats_epoch, buf = epoch & 1;
 
-	if (pf->st_epoch[buf] != epoch + 1) {
-		rocelat_stats_reset(pf, buf);
-		pf->st_epoch[buf] = epoch + 1;
-	}
+	if (pf->st_epoch[buf] != epoch + 1)
+		rocelat_stats_reset(pf, epoch);
 	return &pf->st[buf];
 }
 

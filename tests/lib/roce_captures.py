@@ -490,9 +490,11 @@ def lossy(out):
                 if k != 19:
                     send(t + 25 * US, (i, "ab"), B, A, pb, qa, psn_ab + k, "ack")
                 t += 100 * US
-            # torn down; 5 s later the same QPNs again, a new PSN
+            # torn down; 5 s later the same QPNs again, a new PSN far
+            # behind (a new connection, which forgets what the old one
+            # left: its request must have been a timeout by then)
             t += 5000 * MS
-            psn2 = (psn_ab + (1 << 23)) & 0xFFFFFF
+            psn2 = (psn_ab - (1 << 22)) & 0xFFFFFF
             for k in range(20):
                 send(t, (i, "ab"), A, B, pa, qb, psn2 + k, "req")
                 send(t + 35 * US, (i, "ab"), B, A, pb, qa, psn2 + k, "ack")
