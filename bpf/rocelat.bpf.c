@@ -248,6 +248,9 @@ static __always_inline long complete_slot(__u64 i, struct complete_walk *w)
 	d = roce_psn_diff(s->psn, ac->psn);
 	if (!ac->fatal && (d > 0 || (d == 0 && !ac->inclusive)))
 		return 1;		/* PSN order: nothing later is covered */
+	if (ac->held && s->ts_ns > ac->now && !(pf->flags & FLOW_SWITCH_CLOCK))
+		return 1;		/* a held answer covers no later request
+					 * (an old connection's, on these QPNs) */
 	s->flags = 0;
 	w->completed++;
 	if (w->front)

@@ -112,6 +112,7 @@ struct answer_ctx {
 	__u8 has_span;
 	__u8 untimed;			/* held evidence whose time was lost: what
 					 * it covers is counted, never timed */
+	__u8 held;			/* held evidence, at its time in now */
 	__u8 sw;			/* timed by the switch's clock: */
 	__u64 sw_ns;			/* the answer's time on it */
 };

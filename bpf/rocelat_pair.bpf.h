@@ -296,6 +296,7 @@ __noinline int rocelat_held_apply(const struct roce_qp_key *ak,
 		a = &h->a[i & (HELD_ANSWERS - 1)];
 		__builtin_memset(ac, 0, sizeof(*ac));
 		ac->now = a->ts;
+		ac->held = 1;
 		ac->psn = a->psn;
 		ac->ifindex = a->ifindex;
 		ac->payload_len = a->payload_len;

@@ -469,6 +469,19 @@ static void test_held_answers(void)
 	tap_eq(fs.max, 10 * US, "... none longer than 10 us");
 	tap_eq(fs.min, 5 * US, "... PSN 120 at 5 us");
 	tap_eq(pending_now(), 0, "nothing pending");
+
+	/* a held answer older than the requests its PSN would cover (an old
+	 * connection's, on the same QPNs) covers none of them */
+	t_reset(obj);
+	ack(500, 1 * MS);
+	request(100, 2 * MS);
+	request(101, 2 * MS + 100 * US);
+	ack(101, 2 * MS + 200 * US);
+	fs = flow();
+	tap_eq(fs.samples, 2, "an older held answer times nothing");
+	tap_eq(fs.min, 100 * US, "... PSN 101 at 100 us");
+	tap_eq(fs.max, 200 * US, "... PSN 100 at 200 us, by the later ACK");
+	tap_eq(C(RL_UNMATCHED), 1, "... and is unmatched");
 }
 
 /* rxe's symmetric source port settles overlapping windows */
