@@ -510,6 +510,24 @@ __noinline int rocelat_flow_forget(struct pending_flow *pf,
 	return 0;
 }
 
+/* a full ring: its oldest request goes (timed out, or pushed out) */
+static __always_inline void ring_pop_oldest(struct pending_flow *pf,
+					    struct rocelat_counters *cnt, __u64 now)
+{
+	struct pending_slot *s = &pf->ring[pf->tail & (PENDING_RING - 1)];
+
+	if (s->flags & SLOT_VALID) {
+		if (flow_age(pf, now, s->ts_ns) > targ_timeout_ns) {
+			cnt->c[RL_TIMEOUTS]++;
+			__sync_fetch_and_add(&flow_stats(pf)->timeouts, 1);
+		} else {
+			cnt->c[RL_EVICTED]++;
+		}
+	}
+	s->flags = 0;
+	pf->tail++;
+}
+
 static __always_inline void handle_request(const struct pkt_info *pi,
 					   struct rocelat_counters *cnt,
 					   bool ingress)
@@ -585,20 +603,8 @@ static __always_inline void handle_request(const struct pkt_info *pi,
 		return;
 
 	cnt->c[RL_TRACKED]++;
-	if (pf->head - pf->tail >= PENDING_RING) {
-		/* full: the oldest goes */
-		s = &pf->ring[pf->tail & (PENDING_RING - 1)];
-		if (s->flags & SLOT_VALID) {
-			if (flow_age(pf, now, s->ts_ns) > targ_timeout_ns) {
-				cnt->c[RL_TIMEOUTS]++;
-				__sync_fetch_and_add(&flow_stats(pf)->timeouts, 1);
-			} else {
-				cnt->c[RL_EVICTED]++;
-			}
-		}
-		s->flags = 0;
-		pf->tail++;
-	}
+	if (pf->head - pf->tail >= PENDING_RING)
+		ring_pop_oldest(pf, cnt, now);
 	s = &pf->ring[pf->head & (PENDING_RING - 1)];
 	s->ts_ns = now;
 	s->psn = pi->psn;
