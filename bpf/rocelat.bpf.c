@@ -691,7 +691,7 @@ static __always_inline void handle_answer(const struct pkt_info *pi,
 		return;
 
 	qp_key_fill(&ak, pi, true);
-	pf = answer_flow(&ak, cnt);
+	pf = answer_flow(&ak, cnt, true);
 	if (!pf && first) {
 		learned = rocelat_learn(&ak, pi->psn | (kind == ROCE_AETH_NAK) << 24,
 					pi->sport, cnt);
@@ -782,7 +782,7 @@ static __always_inline void handle_cnp(const struct pkt_info *pi,
 	pf = flow_find(&k);
 	if (!pf) {
 		qp_key_fill(&k, pi, true);
-		pf = answer_flow(&k, cnt);
+		pf = answer_flow(&k, cnt, false);
 	}
 	if (pf)
 		__sync_fetch_and_add(&flow_stats(pf)->cnps, 1);

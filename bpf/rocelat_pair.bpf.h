@@ -364,9 +364,12 @@ pair_cached(const struct roce_qp_key *ak, struct rocelat_counters *cnt)
  * first the flow-table entry where the cache last found it, if that still
  * holds the same flow (its serial: a flow pushed out and its entry taken
  * by another has a new one), else the flow's two sets
+ * (and, with apply_held, what it held applied first: not from the CNP
+ * handler, a frame deeper, where the walk would take 6.1's combined stack
+ * of the chain over 512 bytes)
  */
 static __always_inline struct pending_flow *
-answer_flow(struct roce_qp_key *ak, struct rocelat_counters *cnt)
+answer_flow(struct roce_qp_key *ak, struct rocelat_counters *cnt, bool apply_held)
 {
 	struct pair_cache_ent *e = pair_cached(ak, cnt);
 	struct pending_flow *pf;
@@ -382,7 +385,7 @@ answer_flow(struct roce_qp_key *ak, struct rocelat_counters *cnt)
 	if (pf) {
 		e->flow_at = at + 1;
 		e->flow_serial = pf->serial;
-		if (e->held) {
+		if (apply_held && e->held) {
 			e->held = 0;
 			rocelat_held_apply(ak, pf, cnt);
 		}
