@@ -56,40 +56,12 @@ __u64 clock_ns = 0;
  * held in flow-table entries are zeroed lazily, at their next update) */
 __u32 stats_epoch = 0;
 
-/*
- * The flow table, sized by the loader from --max-flows: targ_flow_sets
- * sets of FLOW_WAYS entries, a flow in one of its two sets. Not a hash
- * map: the kernel hashes a hash map's key and walks its bucket on every
- * lookup, which was a third of a request's cost (about 40 ns here); a
- * set's entries are array slots, their keys compared in place.
- */
-const volatile __u32 targ_flow_sets = DEFAULT_MAX_FLOWS / FLOW_WAYS;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, DEFAULT_MAX_FLOWS);
-	__type(key, __u32);
-	__type(value, struct pending_flow);
-} pending SEC(".maps");
-
-/* bit i: flow-table entry i has held a flow (set once: entries are
- * replaced, never freed), so that user space reads only those, not the
- * whole table (44 MB at the default size) each interval */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, DEFAULT_MAX_FLOWS / 64);
-	__type(key, __u32);
-	__type(value, __u64);
-} flows_used SEC(".maps");
-
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct rocelat_counters);
 } counters SEC(".maps");
-
-static const struct pending_flow zero_flow;
 
 static __always_inline __u64 now_ns(void)
 {
@@ -135,45 +107,7 @@ static __always_inline void qp_key_fill(struct roce_qp_key *k,
 	k->session = session_of(pi);
 }
 
-#define ST_WORDS	(sizeof(struct roce_flow_stats) / sizeof(__u64))
-
-/*
- * Zeroing 5 KiB is too much for an inline memset: a word per step of a
- * bounded loop (once per flow and reporting interval). Not a bpf_loop():
- * its callback would be one more frame at the bottom of the deepest call
- * chain (6.1 counts 512 bytes of stack over it). The volatile store keeps
- * clang from turning the loop back into memset.
- */
-__noinline int rocelat_stats_reset(struct pending_flow *pf, __u32 buf)
-{
-	volatile __u64 *w;
-	__u32 i;
-
-	if (!pf)
-		return 0;
-	w = (volatile __u64 *)&pf->st[buf & 1];
-	for (i = 0; i < ST_WORDS; i++)
-		w[i] = 0;
-	return 0;
-}
-
-/*
- * The flow's statistics of the current reporting interval, in the buffer
- * of its parity, zeroed first when the interval is new to it. Both hooks
- * may do this: an update racing the zeroing on another CPU can be lost
- * (once per flow and interval at most).
- */
-static __always_inline struct roce_flow_stats *flow_stats(struct pending_flow *pf)
-{
-	__u32 epoch = stats_epoch, buf = epoch & 1;
-
-	if (pf->st_epoch[buf] != epoch + 1) {
-		rocelat_stats_reset(pf, buf);
-		pf->st_epoch[buf] = epoch + 1;
-	}
-	return &pf->st[buf];
-}
-
+#include "rocelat_flow.bpf.h"
 
 /*
  * The mirroring switch's time of a frame in ns (ERSPAN III, 100 ns ticks
@@ -198,37 +132,6 @@ static __always_inline bool switch_time(const struct pkt_info *pi, __u64 *ns,
 	return false;
 }
 
-/* now - then on the flow's clock (a switch's wraps) */
-static __always_inline __u64 flow_age(const struct pending_flow *pf, __u64 now,
-				      __u64 then)
-{
-	__s64 d = now - then;
-
-	if (d < 0 && (pf->flags & FLOW_SWITCH_CLOCK))
-		d += pf->clock_wrap_ns;
-	return d < 0 ? 0 : d;
-}
-
-/* a new flow: whose (key k of request pi), which mirror session, which
- * clock times it */
-static __always_inline void flow_start(struct pending_flow *pf,
-				       const struct pkt_info *pi,
-				       const struct roce_qp_key *k, bool sw,
-				       __u64 wrap)
-{
-	pf->id.family = pi->family;
-	pf->id.qpn = pi->dqpn;
-	pf->id.session = k->session;
-	__builtin_memcpy(pf->id.req, pi->saddr, 16);
-	__builtin_memcpy(pf->id.resp, pi->daddr, 16);
-	pf->tun_kind = pi->tun_kind;
-	pf->tun_family = pi->tun_family;
-	pf->tun_id = pi->tun_id;
-	__builtin_memcpy(pf->tun_saddr, pi->tun_saddr, 16);
-	pf->clock_wrap_ns = wrap;
-	pf->flags |= FLOW_CLOCK_SET | (sw ? FLOW_SWITCH_CLOCK : 0);
-}
-
 /* a latency sample of flow pf: the histograms, the flow's statistics */
 static __always_inline void sample_add(struct pending_flow *pf,
 				       struct answer_ctx *ac,
@@ -249,9 +152,13 @@ static __always_inline void sample_add(struct pending_flow *pf,
 	}
 	fs = flow_stats(pf);
 	/*
-	 * Plain adds, no atomics: a flow's answers arrive through one queue
-	 * (RSS hashes their 5-tuple), hence one CPU at a time; lock-prefixed
-	 * adds cost ~4 ns each here.
+	 * One writer per field, no atomics here: the samples are the answer
+	 * side's (a flow's answers arrive through one queue, RSS hashing
+	 * their 5-tuple, hence one CPU at a time), while its requests may be
+	 * on another CPU (tc egress vs XDP); what both sides or the sweep
+	 * count (timeouts, ECN, CNPs, untimed) is added atomically, and a
+	 * new interval's zeroing is claimed (rocelat_stats_reset()).
+	 * Lock-prefixed adds cost ~4 ns each here.
 	 */
 	if (!fs->samples || lat < fs->min)
 		fs->min = lat;
@@ -301,7 +208,7 @@ static __always_inline __s64 slot_latency(struct pending_flow *pf,
 		lat = 0;
 	if ((__u64)lat > targ_timeout_ns) {
 		cnt->c[RL_TIMEOUTS]++;
-		flow_stats(pf)->timeouts++;
+		__sync_fetch_and_add(&flow_stats(pf)->timeouts, 1);
 		return -1;
 	}
 	ac->sample_psn = s->psn;
@@ -341,6 +248,9 @@ static __always_inline long complete_slot(__u64 i, struct complete_walk *w)
 	d = roce_psn_diff(s->psn, ac->psn);
 	if (!ac->fatal && (d > 0 || (d == 0 && !ac->inclusive)))
 		return 1;		/* PSN order: nothing later is covered */
+	if (ac->held && s->ts_ns > ac->now && !(pf->flags & FLOW_SWITCH_CLOCK))
+		return 1;		/* a held answer covers no later request
+					 * (an old connection's, on these QPNs) */
 	s->flags = 0;
 	w->completed++;
 	if (w->front)
@@ -349,6 +259,12 @@ static __always_inline long complete_slot(__u64 i, struct complete_walk *w)
 		/* the QP is in error: its named request and all later
 		 * ones will never be answered */
 		w->cnt->c[RL_FATAL_ENDED]++;
+		return 0;
+	}
+	if (ac->untimed) {
+		/* answered, by an answer whose time is lost */
+		w->cnt->c[RL_UNTIMED]++;
+		__sync_fetch_and_add(&flow_stats(pf)->untimed, 1);
 		return 0;
 	}
 	/* a READ is answered by its own READ RESPONSE, an atomic by its
@@ -493,57 +409,6 @@ __noinline int rocelat_mark_retx(struct pending_flow *pf, __u32 psn,
 	return 0;
 }
 
-static __always_inline bool qp_key_eq(const struct roce_qp_key *a,
-				      const struct roce_qp_key *b)
-{
-	const __u32 *x = (const __u32 *)a, *y = (const __u32 *)b;
-	__u32 d = 0, i;
-
-#pragma unroll
-	for (i = 0; i < sizeof(*a) / 4; i++)
-		d |= x[i] ^ y[i];
-	return !d;
-}
-
-/* the flow of key k in the flow table, if there (its first set, then
- * its second), and its entry's index in *at */
-static __always_inline struct pending_flow *flow_find_at(const struct roce_qp_key *k,
-							 __u32 *at)
-{
-	__u32 set[2], i, j, idx;
-	struct pending_flow *pf;
-
-	roce_flow_sets(k, targ_flow_sets, set);
-#pragma unroll
-	for (j = 0; j < 2; j++) {
-#pragma unroll
-		for (i = 0; i < FLOW_WAYS; i++) {
-			idx = set[j] * FLOW_WAYS + i;
-			pf = bpf_map_lookup_elem(&pending, &idx);
-			if (pf && pf->used && qp_key_eq(&pf->key, k)) {
-				*at = idx;
-				return pf;
-			}
-		}
-	}
-	return 0;
-}
-
-static __always_inline struct pending_flow *flow_find(const struct roce_qp_key *k)
-{
-	__u32 at;
-
-	return flow_find_at(k, &at);
-}
-
-/* when a flow last saw a request or an answer, on this host's clock */
-static __always_inline __u64 flow_active_ns(const struct pending_flow *pf)
-{
-	if (pf->flags & FLOW_SWITCH_CLOCK)
-		return pf->arr_last;
-	return pf->last_ts > pf->ans_ts ? pf->last_ts : pf->ans_ts;
-}
-
 #include "rocelat_pair.bpf.h"
 
 /*
@@ -616,6 +481,53 @@ flow_get(struct roce_qp_key *fk, struct rocelat_counters *cnt)
 	return flow_find(fk);
 }
 
+/*
+ * A new connection on a flow's QPNs: what the old one left outstanding
+ * will never be answered, and is counted as timed out.
+ */
+__noinline int rocelat_flow_forget(struct pending_flow *pf,
+				   struct rocelat_counters *cnt)
+{
+	__u32 tail, head;
+	int i;
+
+	if (!pf || !cnt)
+		return 0;
+	tail = pf->tail;
+	head = pf->head;
+	for (i = 0; i < PENDING_RING; i++) {
+		struct pending_slot *s = &pf->ring[(tail + i) & (PENDING_RING - 1)];
+
+		if (tail + i == head)
+			break;
+		if (!(s->flags & SLOT_VALID))
+			continue;
+		s->flags = 0;
+		cnt->c[RL_TIMEOUTS]++;
+		__sync_fetch_and_add(&flow_stats(pf)->timeouts, 1);
+	}
+	pf->tail = head;
+	return 0;
+}
+
+/* a full ring: its oldest request goes (timed out, or pushed out) */
+static __always_inline void ring_pop_oldest(struct pending_flow *pf,
+					    struct rocelat_counters *cnt, __u64 now)
+{
+	struct pending_slot *s = &pf->ring[pf->tail & (PENDING_RING - 1)];
+
+	if (s->flags & SLOT_VALID) {
+		if (flow_age(pf, now, s->ts_ns) > targ_timeout_ns) {
+			cnt->c[RL_TIMEOUTS]++;
+			__sync_fetch_and_add(&flow_stats(pf)->timeouts, 1);
+		} else {
+			cnt->c[RL_EVICTED]++;
+		}
+	}
+	s->flags = 0;
+	pf->tail++;
+}
+
 static __always_inline void handle_request(const struct pkt_info *pi,
 					   struct rocelat_counters *cnt,
 					   bool ingress)
@@ -664,7 +576,7 @@ static __always_inline void handle_request(const struct pkt_info *pi,
 			/* a new connection on the same QPNs: what the old
 			 * one left outstanding is forgotten */
 			cnt->c[RL_FLOW_RESETS]++;
-			pf->tail = pf->head;
+			rocelat_flow_forget(pf, cnt);
 			pf->una_psn = pi->psn;
 		} else if (d <= 0) {
 			if (rocelat_mark_retx(pf, pi->psn, pi->ip_id, now)) {
@@ -673,7 +585,7 @@ static __always_inline void handle_request(const struct pkt_info *pi,
 			}
 			/* a request PSN seen again: retransmission (Karn) */
 			cnt->c[RL_RETRANSMITS]++;
-			flow_stats(pf)->retransmits++;
+			__sync_fetch_and_add(&flow_stats(pf)->retransmits, 1);
 			return;
 		}
 	} else {
@@ -683,25 +595,16 @@ static __always_inline void handle_request(const struct pkt_info *pi,
 	pf->hi_psn = pi->psn;
 	pf->last_ip_id = pi->ip_id;
 	pf->last_ts = now;
-	pf->flags |= FLOW_HI_VALID;
+	/* flags are written once each, not on every request: the answer
+	 * side (another CPU) sets FLOW_PAIRED in the same word */
+	if (!(pf->flags & FLOW_HI_VALID))
+		pf->flags |= FLOW_HI_VALID;
 	if (!tracked)
 		return;
 
 	cnt->c[RL_TRACKED]++;
-	if (pf->head - pf->tail >= PENDING_RING) {
-		/* full: the oldest goes */
-		s = &pf->ring[pf->tail & (PENDING_RING - 1)];
-		if (s->flags & SLOT_VALID) {
-			if (flow_age(pf, now, s->ts_ns) > targ_timeout_ns) {
-				cnt->c[RL_TIMEOUTS]++;
-				flow_stats(pf)->timeouts++;
-			} else {
-				cnt->c[RL_EVICTED]++;
-			}
-		}
-		s->flags = 0;
-		pf->tail++;
-	}
+	if (pf->head - pf->tail >= PENDING_RING)
+		ring_pop_oldest(pf, cnt, now);
 	s = &pf->ring[pf->head & (PENDING_RING - 1)];
 	s->ts_ns = now;
 	s->psn = pi->psn;
@@ -754,6 +657,15 @@ static __always_inline void answer_flow_stats(struct pending_flow *pf,
 	}
 }
 
+/* what an answer held as evidence answers (HELD_*) */
+static __always_inline __u32 held_flags(__u8 op, __u8 kind, __u8 code, bool egress)
+{
+	return (kind == ROCE_AETH_ACK ? HELD_INCLUSIVE : 0) |
+	       (kind == ROCE_AETH_NAK && code != ROCE_NAK_PSN_SEQ_ERR ? HELD_FATAL : 0) |
+	       (op == ROCE_READ_RESP_FIRST || op == ROCE_READ_RESP_ONLY ? HELD_READ_RESP : 0) |
+	       (op == ROCE_ATOMIC_ACK ? HELD_ATOMIC : 0) | (egress ? HELD_EGRESS : 0);
+}
+
 static __always_inline void handle_answer(const struct pkt_info *pi,
 					  struct rocelat_counters *cnt,
 					  __u32 ifindex, bool egress)
@@ -779,16 +691,22 @@ static __always_inline void handle_answer(const struct pkt_info *pi,
 		return;
 
 	qp_key_fill(&ak, pi, true);
-	pf = answer_flow(&ak, cnt);
+	pf = answer_flow(&ak, cnt, true);
 	if (!pf && first) {
 		learned = rocelat_learn(&ak, pi->psn | (kind == ROCE_AETH_NAK) << 24,
 					pi->sport, cnt);
-		if (learned >= 0)
+		if (learned >= 0) {
 			pf = flow_of(&ak, learned, &at);
+			if (pf && held_n)
+				rocelat_held_apply(&ak, pf, cnt);
+		}
 	}
 	if (!pf) {
-		if (first && kind == ROCE_AETH_ACK && learned == LEARN_NONE)
-			cnt->c[RL_UNMATCHED]++;
+		/* evidence for when the pairing is known (then unmatched if
+		 * it completes nothing) */
+		if (first && kind != ROCE_AETH_RNR_NAK)
+			rocelat_hold(&ak, pi, cnt, held_flags(op, kind, code, egress),
+				     ifindex);
 		return;
 	}
 	if (!(pf->flags & FLOW_PAIRED)) {	/* paired by the CM exchange */
@@ -828,12 +746,8 @@ static __always_inline void handle_answer(const struct pkt_info *pi,
 		pf->hi_psn = pi->psn;
 	if (ac->has_span && roce_psn_diff(ac->span_hi, pf->hi_psn) > 0)
 		pf->hi_psn = ac->span_hi & ROCE_PSN_MASK;
-	if (kind != ROCE_AETH_RNR_NAK) {
-		__u32 una = ac->inclusive ? pi->psn + 1 : pi->psn;
-
-		if (roce_psn_diff(una, pf->una_psn) > 0)
-			pf->una_psn = una & ROCE_PSN_MASK;
-	}
+	if (kind != ROCE_AETH_RNR_NAK)
+		answer_una(pf, pi->psn, ac->inclusive);
 	if (done) {
 		if (!ac->now)
 			ac->now = ac->sw ? ac->sw_ns : now_ns();
@@ -868,7 +782,7 @@ static __always_inline void handle_cnp(const struct pkt_info *pi,
 	pf = flow_find(&k);
 	if (!pf) {
 		qp_key_fill(&k, pi, true);
-		pf = answer_flow(&k, cnt);
+		pf = answer_flow(&k, cnt, false);
 	}
 	if (pf)
 		__sync_fetch_and_add(&flow_stats(pf)->cnps, 1);
@@ -1024,7 +938,7 @@ static long sweep_flow(struct bpf_map *map, __u32 *idx,
 				break;
 			s->flags = 0;
 			sc->cnt->c[RL_TIMEOUTS]++;
-			flow_stats(pf)->timeouts++;
+			__sync_fetch_and_add(&flow_stats(pf)->timeouts, 1);
 		}
 		pop++;
 	}

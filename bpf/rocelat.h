@@ -90,6 +90,8 @@ enum rocelat_counter {
 	RL_TRUNCATED,		/* RoCE frames cut short (mirror truncation), BTH read */
 	RL_NO_SWITCH_TIME,	/* answers on a switch-timed flow without a timestamp */
 	RL_OTHER_TRANSPORT,	/* UC, UD, RD packets: counted, not timed */
+	RL_HELD,		/* answers of a QP not paired yet, held as evidence */
+	RL_UNTIMED,		/* requests answered by an answer whose time is lost */
 	RL_NR,
 };
 
@@ -108,6 +110,9 @@ struct answer_ctx {
 	__u8 atomic_ack;		/* ATOMIC ACKNOWLEDGE: answers its atomic */
 	__u8 egress;			/* the answer leaves this host (tc) */
 	__u8 has_span;
+	__u8 untimed;			/* held evidence whose time was lost: what
+					 * it covers is counted, never timed */
+	__u8 held;			/* held evidence, at its time in now */
 	__u8 sw;			/* timed by the switch's clock: */
 	__u64 sw_ns;			/* the answer's time on it */
 };
@@ -226,6 +231,42 @@ struct pair_cache_ent {
 					 * last found (0: not yet) */
 	__u64 flow_serial;		/* the flow's serial then: the entry
 					 * holds it still while they match */
+	__u32 held;			/* answers of it were held when read */
+	__u32 pad;
+};
+
+/*
+ * Answers of a requester QP that is not paired yet (no CM exchange seen,
+ * PSN in no candidate's window: the sniffer lost the requests between),
+ * held as evidence until the pairing is known, then applied in order,
+ * each at its own time. A QP with more held answers forgets its oldest:
+ * what that one covered (up to lost_psn) is counted as untimed, never
+ * timed against a later answer.
+ */
+#define HELD_ANSWERS		8
+
+#define HELD_INCLUSIVE	0x01	/* an ACK: its PSN itself is answered */
+#define HELD_FATAL	0x02
+#define HELD_READ_RESP	0x04
+#define HELD_ATOMIC	0x08
+#define HELD_EGRESS	0x10
+#define HELD_SW		0x20	/* ts is the mirroring switch's time */
+
+struct held_answer {
+	__u64 ts;
+	__u32 psn;
+	__u32 ifindex;
+	__u16 payload_len;
+	__u8 flags;		/* HELD_* */
+	__u8 pad[5];
+};
+
+struct held_answers {
+	__u32 n;		/* answers held so far (free-running) */
+	__u32 lost;		/* 1: answers were forgotten, covering up to */
+	__u32 lost_psn;		/* this PSN */
+	__u32 pad;
+	struct held_answer a[HELD_ANSWERS];
 };
 
 /* per-CPU: the counters and the log2 histograms of all samples */
@@ -289,6 +330,7 @@ struct roce_flow_stats {
 	__u64 ecn_ce;
 	__u64 timeouts;
 	__u64 resp_missing;
+	__u64 untimed;		/* answered, but the answer's time was lost */
 	__u32 ifindex;		/* where the latest answer was seen */
 	__u32 last_psn;		/* latest answered PSN */
 	__u8 rnr_timer;		/* timer field of the latest RNR NAK */

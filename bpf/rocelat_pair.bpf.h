@@ -40,7 +40,19 @@ struct {
 	__type(value, __u32);
 } cm_reqs SEC(".maps");
 
+/* answers held per requester QP not paired yet (struct held_answers) */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, DEFAULT_MAX_FLOWS);
+	__type(key, struct roce_qp_key);	/* qpn: the requester's */
+	__type(value, struct held_answers);
+} held SEC(".maps");
+
+/* held answers ever stored: while 0, nobody looks into the held map */
+__u32 held_n = 0;
+
 static const struct roce_pair_qps zero_qps;
+static const struct held_answers zero_held;
 
 /*
  * Remember a new flow's responder QPN as a pairing candidate of its
@@ -109,6 +121,24 @@ static long learn_try(__u64 i, void *data)
 }
 
 /*
+ * An RC QP pair carries requests both ways: once requester QP req_qpn is
+ * known to talk to responder QP resp_qpn (flow f), the answers to
+ * resp_qpn belong to the requests the other way, to req_qpn. A direction
+ * whose answers' PSNs fall into no window (the sniffer lost the requests
+ * between) is paired by the other one.
+ */
+static __always_inline void pair_reverse(const struct pending_flow *f,
+					 __u32 resp_qpn, __u32 req_qpn)
+{
+	struct roce_qp_key k;
+
+	roce_qp_key_addrs(&k, f->id.family, f->id.resp, f->id.req);
+	k.session = f->id.session;
+	k.qpn = resp_qpn;
+	bpf_map_update_elem(&pairs, &k, &req_qpn, BPF_ANY);
+}
+
+/*
  * An answer of a requester QP not paired yet: the one candidate flow
  * between the two addresses whose outstanding PSNs it covers. Windows
  * that overlap (QPs started at the same PSN, as test generators do) are
@@ -161,11 +191,131 @@ __noinline int rocelat_learn(const struct roce_qp_key *ak, __u32 psn_slack,
 	/* a key on the stack: 6.1 takes no argument memory as a map key */
 	w.fk.qpn = ak->qpn;
 	bpf_map_update_elem(&pairs, &w.fk, &w.found_qpn, BPF_ANY);
+	pair_reverse(found, w.found_qpn, ak->qpn);
 	__sync_fetch_and_add(&pairs_gen, 1);
-	found->req_qpn = ak->qpn;
-	found->flags |= FLOW_PAIRED;
-	cnt->c[RL_LEARNED]++;
+	/* two CPUs may learn one pair at once: it is paired once */
+	if (!(found->flags & FLOW_PAIRED) || found->req_qpn != ak->qpn) {
+		found->req_qpn = ak->qpn;
+		found->flags |= FLOW_PAIRED;
+		cnt->c[RL_LEARNED]++;
+	}
 	return w.found_qpn & ROCE_QPN_MASK;
+}
+
+/*
+ * An answer (ACK, NAK, first READ RESPONSE, ATOMIC ACKNOWLEDGE) of
+ * requester QP ak, which is not paired yet: held with its time, to
+ * complete what it covers once the pairing is known (rocelat_held_apply).
+ * flags: HELD_* but HELD_SW, which is found here.
+ */
+__noinline int rocelat_hold(const struct roce_qp_key *ak, const struct pkt_info *pi,
+			    struct rocelat_counters *cnt, __u32 flags, __u32 ifindex)
+{
+	struct roce_qp_key k;
+	struct held_answers *h;
+	struct held_answer *a;
+	__u64 ts, wrap;
+	__u32 n, lost;
+
+	if (!ak || !pi || !cnt)
+		return 0;
+	k = *ak;
+	h = map_lookup_or_init(&held, &k, &zero_held);
+	if (!h)
+		return 0;
+	if (!held_n)
+		__sync_fetch_and_add(&held_n, 1);
+	if (switch_time(pi, &ts, &wrap))
+		flags |= HELD_SW;
+	else
+		ts = now_ns();
+	n = h->n;
+	a = &h->a[n & (HELD_ANSWERS - 1)];
+	if (n >= HELD_ANSWERS) {
+		/* the oldest is forgotten: what it covered is untimed */
+		lost = a->flags & HELD_INCLUSIVE ? a->psn : a->psn - 1;
+		if (!h->lost || roce_psn_diff(lost, h->lost_psn) > 0)
+			h->lost_psn = lost & ROCE_PSN_MASK;
+		h->lost = 1;
+	}
+	a->ts = ts ? ts : 1;
+	a->psn = pi->psn;
+	a->ifindex = ifindex;
+	a->payload_len = pi->payload_len;
+	a->flags = flags;
+	h->n = n + 1;
+	cnt->c[RL_HELD]++;
+	return 0;
+}
+
+/* the oldest PSN flow pf may still wait for, past an answer */
+static __always_inline void answer_una(struct pending_flow *pf, __u32 psn,
+				       bool inclusive)
+{
+	__u32 una = inclusive ? psn + 1 : psn;
+
+	if (roce_psn_diff(una, pf->una_psn) > 0)
+		pf->una_psn = una & ROCE_PSN_MASK;
+}
+
+/*
+ * The pairing of requester QP ak is known now (flow pf): its held answers
+ * complete, in order and each at its own time, what they cover; first
+ * what forgotten ones covered, untimed. Leaves cnt->ac zeroed.
+ */
+__noinline int rocelat_held_apply(const struct roce_qp_key *ak,
+				  struct pending_flow *pf,
+				  struct rocelat_counters *cnt)
+{
+	struct answer_ctx *ac;
+	struct held_answers *h;
+	struct held_answer *a;
+	struct roce_qp_key k;
+	__u32 i, j, n, sw;
+
+	if (!ak || !pf || !cnt)
+		return 0;
+	k = *ak;
+	h = bpf_map_lookup_elem(&held, &k);
+	if (!h)
+		return 0;
+	ac = &cnt->ac;
+	__builtin_memset(ac, 0, sizeof(*ac));
+	if (h->lost) {
+		ac->psn = h->lost_psn;
+		ac->inclusive = 1;
+		ac->untimed = 1;
+		rocelat_complete(pf, ac, cnt);
+	}
+	n = h->n;
+	sw = pf->flags & FLOW_SWITCH_CLOCK ? HELD_SW : 0;
+	for (j = 0; j < HELD_ANSWERS; j++) {
+		i = (n > HELD_ANSWERS ? n - HELD_ANSWERS : 0) + j;
+		if (i >= n)
+			break;
+		a = &h->a[i & (HELD_ANSWERS - 1)];
+		__builtin_memset(ac, 0, sizeof(*ac));
+		ac->now = a->ts;
+		ac->held = 1;
+		ac->psn = a->psn;
+		ac->ifindex = a->ifindex;
+		ac->payload_len = a->payload_len;
+		ac->inclusive = !!(a->flags & HELD_INCLUSIVE);
+		ac->fatal = !!(a->flags & HELD_FATAL);
+		ac->read_resp = !!(a->flags & HELD_READ_RESP);
+		ac->atomic_ack = !!(a->flags & HELD_ATOMIC);
+		ac->egress = !!(a->flags & HELD_EGRESS);
+		/* timed on another clock than the flow's: no time to give */
+		ac->untimed = (a->flags & HELD_SW) != sw;
+		if (!rocelat_complete(pf, ac, cnt) && ac->inclusive)
+			cnt->c[RL_UNMATCHED]++;
+		if (ac->has_span && roce_psn_diff(ac->span_hi, pf->hi_psn) > 0)
+			pf->hi_psn = ac->span_hi & ROCE_PSN_MASK;
+		answer_una(pf, a->psn, ac->inclusive);
+	}
+	__builtin_memset(ac, 0, sizeof(*ac));
+	bpf_map_delete_elem(&held, &k);
+	return 0;
 }
 
 /* the flow of responder QP resp_qpn that requester QP ak talks to, and
@@ -204,6 +354,7 @@ pair_cached(const struct roce_qp_key *ak, struct rocelat_counters *cnt)
 	e->key = *ak;
 	e->resp_qpn = *q;
 	e->flow_at = 0;
+	e->held = *(volatile __u32 *)&held_n && bpf_map_lookup_elem(&held, ak);
 	e->gen = gen;
 	return e;
 }
@@ -213,9 +364,12 @@ pair_cached(const struct roce_qp_key *ak, struct rocelat_counters *cnt)
  * first the flow-table entry where the cache last found it, if that still
  * holds the same flow (its serial: a flow pushed out and its entry taken
  * by another has a new one), else the flow's two sets
+ * (and, with apply_held, what it held applied first: not from the CNP
+ * handler, a frame deeper, where the walk would take 6.1's combined stack
+ * of the chain over 512 bytes)
  */
 static __always_inline struct pending_flow *
-answer_flow(struct roce_qp_key *ak, struct rocelat_counters *cnt)
+answer_flow(struct roce_qp_key *ak, struct rocelat_counters *cnt, bool apply_held)
 {
 	struct pair_cache_ent *e = pair_cached(ak, cnt);
 	struct pending_flow *pf;
@@ -231,6 +385,10 @@ answer_flow(struct roce_qp_key *ak, struct rocelat_counters *cnt)
 	if (pf) {
 		e->flow_at = at + 1;
 		e->flow_serial = pf->serial;
+		if (apply_held && e->held) {
+			e->held = 0;
+			rocelat_held_apply(ak, pf, cnt);
+		}
 	} else {
 		e->flow_at = 0;
 	}

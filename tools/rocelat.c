@@ -329,6 +329,9 @@ static int run_offline(struct rocelat_bpf *obj)
 	 * does not; the handler is the same */
 	int prog_fd = bpf_program__fd(obj->progs.rocelat_tc), rc;
 	unsigned long long packets = 0, short_frames = 0, failed_runs = 0, ts;
+	/* a sweep costs a walk of the flow table: a few per --timeout */
+	unsigned long long sweep_every = (unsigned long long)env.timeout_ms * 250000ULL;
+	unsigned long long next_sweep = 0;
 	const unsigned char *frame;
 	char err[256];
 	struct progress prog;
@@ -353,6 +356,14 @@ static int run_offline(struct rocelat_bpf *obj)
 			continue;
 		}
 		obj->bss->clock_ns = ts;
+		if (ts >= next_sweep) {
+			/* timeouts on the capture's clock, as it goes: a
+			 * request older than --timeout at this frame's time is
+			 * one, whatever comes later (a new connection reusing
+			 * the QPNs, the end of the file) */
+			rocelat_sweep(obj);
+			next_sweep = ts + sweep_every;
+		}
 		if (bpf_prog_test_run_opts(prog_fd, &o) && !failed_runs++)
 			cli_err("%s: packet %llu: test run failed: %s", env.pcap,
 				packets, strerror(errno));
@@ -438,6 +449,7 @@ int main(int argc, char **argv)
 	bpf_map__set_max_entries(obj->maps.flows_used, (env.max_flows + 63) / 64);
 	bpf_map__set_max_entries(obj->maps.cands, env.max_flows);
 	bpf_map__set_max_entries(obj->maps.pairs, 2 * env.max_flows);
+	bpf_map__set_max_entries(obj->maps.held, env.max_flows);
 	rcfg.flows = env.flows;
 	rcfg.offline = env.pcap != NULL;
 	rcfg.unit_ns = env.unit_ns;

@@ -72,6 +72,8 @@ static const char *const counter_names[RL_NR] = {
 	[RL_TRUNCATED] = "truncated",
 	[RL_NO_SWITCH_TIME] = "no_switch_time",
 	[RL_OTHER_TRANSPORT] = "other_transport",
+	[RL_HELD] = "answers_held",
+	[RL_UNTIMED] = "untimed",
 };
 
 static const char *const counter_help[RL_NR] = {
@@ -113,6 +115,8 @@ static const char *const counter_help[RL_NR] = {
 	[RL_TRUNCATED] = "RoCE frames cut short (mirror truncation) whose headers were read",
 	[RL_NO_SWITCH_TIME] = "Frames of a switch-timed flow without a switch timestamp (not timed)",
 	[RL_OTHER_TRANSPORT] = "UC, UD and RD packets (counted, not timed)",
+	[RL_HELD] = "Answers of a QP not paired yet, held until its pairing is known",
+	[RL_UNTIMED] = "Requests answered by an answer whose time was lost (never timed)",
 };
 
 static void read_counters(struct rocelat_bpf *obj, struct rocelat_counters *out)
@@ -287,7 +291,7 @@ static int collect_flow(const void *key, const void *val, void *ctx)
 	st = pending_flow_stats(pf, fr->epoch);
 	if (!st || fr->n >= max_rows || !(st->samples || st->retransmits ||
 	    st->naks || st->rnr_naks || st->cnps || st->ecn_ce ||
-	    st->timeouts || st->resp_missing))
+	    st->timeouts || st->resp_missing || st->untimed))
 		return 0;
 	r = &rows[fr->n++];
 	r->key = pf->id;
@@ -625,6 +629,7 @@ static void print_flows_json(int n, double now)
 		json_u64(&w, "ecn_ce", r->st.ecn_ce);
 		json_u64(&w, "timeouts", r->st.timeouts);
 		json_u64(&w, "responses_missing", r->st.resp_missing);
+		json_u64(&w, "untimed", r->st.untimed);
 		json_key(&w, "buckets");
 		hist_json_buckets(w.f, r->st.hist.slots, HIST_SLOTS);
 		json_end(&w);

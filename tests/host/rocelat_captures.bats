@@ -21,7 +21,7 @@ setup_file() {
 	export CAP=$BATS_FILE_TMPDIR/cap
 	mkdir -p "$CAP"
 	"$PY" "$AX_ROOT/tests/lib/roce_captures.py" "$CAP" 2>/dev/null
-	for s in connectx faults faults6 cm cm_reconnect; do
+	for s in connectx faults faults6 cm cm_reconnect lossy; do
 		"$RL" -r "$CAP/$s.pcap" -F -j --nanoseconds > "$CAP/$s.out"
 	done
 }
@@ -141,6 +141,38 @@ check_tshark() {
 	check_flows cm_reconnect
 	[ "$(tshark -r "$CAP/cm_reconnect.pcap" -Y 'infiniband.cm.rep.localqpn' -T fields \
 		-e infiniband.cm.rep.localqpn 2>/dev/null | tr '\n' ' ')" = "0x0004b1 0x0004c9 " ]
+}
+
+@test "lossy recording: answers before their QP is paired are held, pairings serve both directions, every latency exact" {
+	local n i f r
+	check_totals lossy
+	check_flows lossy
+	check_tshark lossy
+	# each flow's every latency as the independent pairing has it: min,
+	# max and the sum exact (a late pairing closing old requests at its
+	# own time would show in all three); what it could not time counted
+	n=$(jq '.flows | length' "$CAP/lossy.json")
+	[ "$n" -eq 7 ]
+	for ((i = 0; i < n; i++)); do
+		f=$(jq -c ".flows[$i]" "$CAP/lossy.json")
+		r=$(jq -c --argjson f "$f" 'select(.type=="flow" and .saddr==$f.requester and .dqpn==$f.dqpn)' "$CAP/lossy.out")
+		echo "flow $i: rocelat $(jq -c '{saddr,dqpn,samples,min,max,mean,untimed,timeouts}' <<< "$r")" >&2
+		jq -e -n --argjson f "$f" --argjson r "$r" '
+			($f.latencies_ns | add) as $sum |
+			$r.untimed == $f.untimed and
+			$r.min == ($f.latencies_ns | min) and $r.max == ($f.latencies_ns | max) and
+			(($r.mean * $r.samples) - $sum | fabs) < 1' > /dev/null
+	done
+	# the B->A directions were paired only through A->B: no more
+	# pairings learned than QP pairs
+	[ "$(jq -r 'select(.type=="counters") | .qps_paired' "$CAP/lossy.out")" -eq 4 ]
+	# the request of the connection torn down is a timeout by the
+	# capture's clock, not pending at the end
+	[ "$(jq -r 'select(.type=="counters") | .pending' "$CAP/lossy.out")" -eq 0 ]
+	# untimed in the text report and the Prometheus file too
+	run -0 "$RL" -r "$CAP/lossy.pcap" --prom "$BATS_TEST_TMPDIR/rl.prom"
+	grep -Eq '(^| )untimed=2( |$)' <<< "$output"
+	grep -qx 'agentxdp_rocelat_untimed_total 2' "$BATS_TEST_TMPDIR/rl.prom"
 }
 
 @test "100000 QPs, each with one request outstanding: bounded by --max-flows (default and 1000), every flow pushed out counted" {

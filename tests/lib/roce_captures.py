@@ -390,6 +390,130 @@ def cm_reconnect(out):
     c.write(out + "/cm_reconnect", tot)
 
 
+HELD_ANSWERS = 8    # answers rocelat holds per QP not yet paired (README)
+
+
+def exact_pairing(frames, timeout_ns=1000 * MS):
+    """The independent pairing of a recording: per direction of a QP pair
+    (known by construction), each recorded request asking for an answer
+    is timed by the first recorded ACK of that direction after it whose
+    PSN covers it (cumulative). late[d] = time direction d gets paired
+    (by the other direction's first answer): answers of d before then are
+    held, at most HELD_ANSWERS; what forgotten ones covered is untimed.
+    Returns {d: {"lat": [...], "untimed": n, "timeouts": n}}."""
+    out, pend, held = {}, {}, {}
+    end = max(t for t, _ in frames)
+    for t, m in sorted(frames, key=lambda x: x[0]):
+        d = m["dir"]
+        r = out.setdefault(d, {"lat": [], "untimed": 0, "timeouts": 0})
+        q = pend.setdefault(d, [])
+        # requests older than the timeout at this frame's time are out
+        for ot in [x for x in q if t - x[0] > timeout_ns]:
+            q.remove(ot)
+            r["timeouts"] += 1
+        if m["kind"] == "req":
+            q.append((t, m["psn"]))
+            continue
+        if m.get("held"):
+            held.setdefault(d, []).append((t, m["psn"]))
+            continue
+        h = held.pop(d, [])
+        for ht, hp in h[:-HELD_ANSWERS]:
+            for x in [x for x in q if x[1] <= hp]:
+                q.remove(x)
+                r["untimed"] += 1
+        for ht, hp in h[-HELD_ANSWERS:] + [(t, m["psn"])]:
+            for x in [x for x in q if x[1] <= hp]:
+                q.remove(x)
+                r["lat"].append(ht - x[0])
+    for d, q in pend.items():
+        out[d]["timeouts"] += sum(1 for x in q if end - x[0] > timeout_ns)
+    return out
+
+
+def lossy(out):
+    """A sniffer that lost packets, on 4 bidirectional QP pairs (each QP
+    pair sends both ways, each side from its own port): in the B->A
+    direction of pairs 0-2 every second request is lost, and the ACK
+    covering both (coalesced) is ahead of every request recorded, so that
+    direction is paired only through the other one, which starts later:
+    its first answers wait (pair 2: more than HELD_ANSWERS of them, the
+    oldest forgotten). Pair 3's A->B leaves a request unanswered, and its
+    connection is made again on the same QPNs 5 s later."""
+    rnd = random.Random(28)
+    c = Capture()
+    A, B = "10.6.0.1", "10.6.0.2"
+    frames = []
+
+    def send(t, d, src, dst, sport, qpn, psn, kind, held=False):
+        if kind == "req":
+            bth = BTH(opcode=OP["SEND_ONLY"], dqpn=qpn, ackreq=1, psn=psn)
+            c.pkt(t, src, dst, sport, bth, b"\0" * 32)
+        else:
+            c.pkt(t, src, dst, sport, BTH(opcode=OP["ACK"], dqpn=qpn, psn=psn)
+                  / AETH(syndrome=0x1f, msn=0))
+        frames.append((t, {"dir": d, "kind": kind, "psn": psn, "held": held}))
+
+    dirs = {}
+    t0 = 1 * MS
+    for i in range(4):
+        qa, qb = 0x300 + 7 * i, 0x500 + 11 * i
+        pa, pb = 50300 + i, 60300 + i
+        ab = (A, B, qb, qa, pa)   # requester, responder, resp QPN, req QPN, port
+        ba = (B, A, qa, qb, pb)
+        dirs[(i, "ab")] = ab
+        dirs[(i, "ba")] = ba
+        psn_ab, psn_ba = rnd.randrange(1 << 23), rnd.randrange(1 << 23)
+        nheld = 3 if i < 2 else 10
+        t = t0 + i * 50 * MS
+        if i < 3:
+            # B->A first, every answer ahead of the requests recorded
+            for j in range(nheld + 30):
+                p = psn_ba + 2 * j
+                send(t, (i, "ba"), B, A, pb, qa, p, "req")
+                # p + 1 lost by the sniffer
+                lat = int(20 * US * rnd.lognormvariate(0, 0.5))
+                send(t + lat, (i, "ba"), A, B, pa, qb, p + 1, "ack",
+                     held=j < nheld)
+                t += 200 * US
+                if j == nheld - 1:
+                    # A->B starts: a clean request and ACK pair it, and
+                    # through it B->A
+                    for k in range(20):
+                        send(t, (i, "ab"), A, B, pa, qb, psn_ab + k, "req")
+                        send(t + int(30 * US * rnd.lognormvariate(0, 0.3)),
+                             (i, "ab"), B, A, pb, qa, psn_ab + k, "ack")
+                        t += 100 * US
+        else:
+            for k in range(20):
+                send(t, (i, "ab"), A, B, pa, qb, psn_ab + k, "req")
+                if k != 19:
+                    send(t + 25 * US, (i, "ab"), B, A, pb, qa, psn_ab + k, "ack")
+                t += 100 * US
+            # torn down; 5 s later the same QPNs again, a new PSN far
+            # behind (a new connection, which forgets what the old one
+            # left: its request must have been a timeout by then)
+            t += 5000 * MS
+            psn2 = (psn_ab - (1 << 22)) & 0xFFFFFF
+            for k in range(20):
+                send(t, (i, "ab"), A, B, pa, qb, psn2 + k, "req")
+                send(t + 35 * US, (i, "ab"), B, A, pb, qa, psn2 + k, "ack")
+                t += 100 * US
+    truth = exact_pairing(frames)
+    tot = {"untimed": 0, "timeouts": 0, "unmatched_answers": 0, "ambiguous_answers": 0}
+    for d, (rq, rs, rsq, rqq, port) in dirs.items():
+        r = truth.get(d)
+        if not r:
+            continue
+        f = c.flow(rq, rs, rsq, rqq, port)
+        f["latencies_ns"] = r["lat"]
+        f["untimed"] = r["untimed"]
+        f["timeouts"] = r["timeouts"]
+        tot["untimed"] += r["untimed"]
+        tot["timeouts"] += r["timeouts"]
+    c.write(out + "/lossy", tot)
+
+
 def many_qps(out, n=100000, name="many_qps", spread=False):
     """n QPs, one request each, never answered: between two hosts with
     consecutive QPNs, or (spread) between random address pairs with random
@@ -434,5 +558,6 @@ if __name__ == "__main__":
     faults(sys.argv[1], v6=True)
     cm(sys.argv[1])
     cm_reconnect(sys.argv[1])
+    lossy(sys.argv[1])
     many_qps(sys.argv[1])
     many_qps(sys.argv[1], 2048, "spread_qps", spread=True)

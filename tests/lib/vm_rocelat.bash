@@ -79,7 +79,8 @@ stop_rocelat() {
 # perf_run NAME TOOL ARGS...: perftest's server on rxe-b, its client on
 # rxe-a, GID 1 (RoCE v2, IPv4), without -R (rdma_cm would loop back inside
 # one device). retry_cnt 7 means "forever" on rxe: both are bounded in time.
-# Output in $T/NAME.cli and $T/NAME.srv; status: the client's.
+# Output in $T/NAME.cli and $T/NAME.srv; status: the client's. PERF_CLI_CPU
+# and PERF_SRV_CPU, when set, pin the client and the server to that CPU.
 perf_run() {
 	local name=$1 tool=$2
 	shift 2
@@ -87,7 +88,10 @@ perf_run() {
 		echo "TCP port $PORT is taken" >&2
 		return 1
 	fi
-	timeout -k 3 150 stdbuf -oL "$tool" -d rxe-b -x 1 -p "$PORT" "$@" </dev/null >"$T/$name.srv" 2>&1 &
+	local pin_srv=() pin_cli=()
+	[ -z "${PERF_SRV_CPU:-}" ] || pin_srv=(taskset -c "$PERF_SRV_CPU")
+	[ -z "${PERF_CLI_CPU:-}" ] || pin_cli=(taskset -c "$PERF_CLI_CPU")
+	timeout -k 3 150 "${pin_srv[@]}" stdbuf -oL "$tool" -d rxe-b -x 1 -p "$PORT" "$@" </dev/null >"$T/$name.srv" 2>&1 &
 	local spid=$! end=$((SECONDS + WAIT)) rc=0
 	AX_PIDS+=("$spid")
 	PERF_PIDS+=("$spid")
@@ -99,7 +103,7 @@ perf_run() {
 		fi
 		sleep 0.2
 	done
-	timeout -k 3 120 stdbuf -oL "$tool" -d rxe-a -x 1 -p "$PORT" "$@" "$B" </dev/null >"$T/$name.cli" 2>&1 || rc=$?
+	timeout -k 3 120 "${pin_cli[@]}" stdbuf -oL "$tool" -d rxe-a -x 1 -p "$PORT" "$@" "$B" </dev/null >"$T/$name.cli" 2>&1 || rc=$?
 	end=$((SECONDS + 10))
 	while kill -0 "$spid" 2>/dev/null && [ "$SECONDS" -le "$end" ]; do
 		sleep 0.2
@@ -154,6 +158,22 @@ perf_stop() {
 		ax_stop "$pid" TERM
 	done
 	ax_cleanup
+}
+
+# rl_cpu_counts ENUM_INDEX: rocelat's global counter number ENUM_INDEX
+# (enum rocelat_counter) on each CPU, one line "CPU COUNT" per CPU, read
+# from its per-CPU counters map while it runs
+rl_cpu_counts() {
+	local prog map
+	for prog in $RL_PROGS; do
+		for map in $(bpftool prog show id "$prog" -j | jq -r '.map_ids[]?'); do
+			if [ "$(bpftool map show id "$map" -j | jq -r .name)" = counters ]; then
+				bpftool map dump id "$map" -j |
+					jq -r --argjson i "$1" '.[0].formatted.values[] | "\(.cpu) \(.value.c[$i])"'
+				return
+			fi
+		done
+	done
 }
 
 # rl_load FILE ARRAY: rocelat's JSON report (one jq run) into the associative

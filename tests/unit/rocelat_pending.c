@@ -117,17 +117,19 @@ static void test_wrong_key(void)
 	s.saddr = "10.0.0.1";		/* same direction as the request */
 	s.daddr = "10.0.0.2";
 	t_xdp(obj, &s, 2000);
-	s.saddr = "10.0.0.2";		/* right addresses, PSN outside the window */
+	s.saddr = "10.0.0.2";		/* right addresses, PSN before the window */
 	s.daddr = "10.0.0.1";
-	s.psn = 9;
+	s.psn = 3;
 	t_xdp(obj, &s, 2000);
 	tap_eq(C(RL_SAMPLES), 0, "ACK with other address/direction/PSN: no sample");
-	tap_eq(C(RL_UNMATCHED), 3, "... three unmatched ACKs");
+	tap_eq(C(RL_HELD), 3, "... three ACKs of QPs not paired, held");
+	tap_eq(C(RL_UNMATCHED), 0, "... not unmatched (yet)");
 	tap_eq(pending_now(), 1, "... request still pending");
 	s.psn = 5;			/* from another source port (49153) */
 	t_xdp(obj, &s, 3000);
 	tap_eq(C(RL_SAMPLES), 1, "the ACK from the responder's own source port pairs by QP");
 	tap_eq(flow().max, 2000, "... 2 us");
+	tap_eq(C(RL_UNMATCHED), 1, "the held ACK before the window completed nothing");
 }
 
 static void test_cumulative(void)
@@ -383,9 +385,11 @@ static void test_flows_and_qpn(void)
 	t_xdp(obj, &s, 2 * MS + 5000 * US);
 	ack(51, 2 * MS + 500 * US);
 	tap_eq(C(RL_LEARNED), 2, "each requester QP paired once the windows differ");
-	tap_eq(flow().hist.slots[8], 1, "QP 0x11: 500 us in slot 8 (and 50 at 1500 us)");
-	tap_eq(flow().hist.slots[10], 1, "... 1500 us in slot 10");
-	tap_eq(flow().samples, 2, "QP 0x11: ACK 51 covers 50 and 51");
+	/* the ambiguous ACK of PSN 50 was held: once 0x111 is paired, it
+	 * times request 50 at its own 500 us, not at ACK 51's 1500 */
+	tap_eq(flow().hist.slots[8], 2, "QP 0x11: 50 and 51 at 500 us each (slot 8)");
+	tap_eq(flow().hist.slots[10], 0, "... none at 1500 us (slot 10)");
+	tap_eq(flow().samples, 2, "QP 0x11: two samples");
 	t_flow_key(&p2, 4, "10.0.0.1", "10.0.0.2", 0x22);
 	tap_eq(t_flow(obj, &p2, &fs), 0, "flow of responder QP 0x22");
 	tap_eq(fs.samples, 2, "QP 0x22: ACK 90 covers 50 and 90");
@@ -393,6 +397,91 @@ static void test_flows_and_qpn(void)
 	t_pending(obj, &p2, &pf);
 	tap_eq(pf.sport, 49153, "QP 0x22 keeps its requests' source port");
 	tap_eq(pf.req_qpn, 0x122, "... and its requester's QPN");
+}
+
+/* the other direction of a paired QP pair: B's requests to A's QP 0x111,
+ * answered to B's QP 0x11, whose ACK is ahead of every request seen (the
+ * sniffer lost those between): paired from the first direction */
+static void test_reverse_pairing(void)
+{
+	struct pkt_spec s = {
+		.saddr = "10.0.0.2", .daddr = "10.0.0.1", .opcode = ROCE_SEND_ONLY,
+		.ackreq = true, .dqpn = 0x111, .psn = 7000,
+	};
+	struct roce_flow_id back;
+	struct roce_flow_stats fs;
+
+	t_reset(obj);
+	request(100, 1 * MS);
+	ack(100, 1 * MS + 40 * US);
+	tap_eq(C(RL_LEARNED), 1, "A -> B paired by the ACK's PSN");
+	t_xdp(obj, &s, 2 * MS);		/* B -> A, PSN 7000; 7001-7004 lost */
+	s = (struct pkt_spec){ .saddr = "10.0.0.1", .daddr = "10.0.0.2",
+		.opcode = ROCE_ACKNOWLEDGE, .syndrome = 0x1f, .dqpn = 0x11,
+		.psn = 7004 };
+	t_xdp(obj, &s, 2 * MS + 70 * US);
+	t_flow_key(&back, 4, "10.0.0.2", "10.0.0.1", 0x111);
+	tap_eq(t_flow(obj, &back, &fs), 0, "flow B -> A, responder QP 0x111");
+	tap_eq(fs.samples, 1, "B -> A: the ACK ahead of the window times PSN 7000");
+	tap_eq(fs.max, 70 * US, "... at 70 us");
+	tap_eq(C(RL_UNMATCHED), 0, "nothing unmatched");
+	tap_eq(C(RL_LEARNED), 1, "one pairing learned, serving both directions");
+}
+
+/* answers before their QP is paired are held and time what they cover at
+ * their own time once the pairing is known (a late pairing never closes
+ * old requests at its own time) */
+static void test_held_answers(void)
+{
+	struct roce_flow_stats fs;
+
+	t_reset(obj);
+	request(10, 1 * MS);
+	ack(11, 1 * MS + 19 * US);	/* 11 lost: ahead of the window, held */
+	request(12, 1 * MS + 30 * US);
+	ack(13, 1 * MS + 90 * US);	/* 13 lost: held */
+	tap_eq(C(RL_HELD), 2, "two answers held");
+	tap_eq(C(RL_SAMPLES), 0, "... nothing timed yet");
+	request(14, 1 * MS + 100 * US);
+	ack(14, 1 * MS + 863 * US);	/* in the window: pairs */
+	fs = flow();
+	tap_eq(fs.samples, 3, "three samples once paired");
+	tap_eq(fs.min, 19 * US, "PSN 10 at its own ACK's 19 us");
+	tap_eq(fs.max, 763 * US, "PSN 14 at 763 us");
+	tap_eq(fs.sum, (19 + 60 + 763) * US, "PSN 12 at 60 us");
+	tap_eq(C(RL_UNTIMED), 0, "nothing untimed");
+	tap_eq(pending_now(), 0, "nothing pending");
+
+	/* ten held answers: the two oldest are forgotten, and the requests
+	 * they covered are untimed, never timed by a later answer */
+	t_reset(obj);
+	for (__u32 i = 0; i < 10; i++) {
+		request(100 + 2 * i, 1 * MS + 20 * i * US);
+		ack(101 + 2 * i, 1 * MS + (20 * i + 10) * US);
+	}
+	tap_eq(C(RL_HELD), 10, "ten answers held");
+	request(120, 2 * MS);
+	ack(120, 2 * MS + 5 * US);
+	fs = flow();
+	tap_eq(C(RL_UNTIMED), 2, "PSN 100 and 102: answered, untimed");
+	tap_eq(fs.untimed, 2, "... in the flow's statistics too");
+	tap_eq(fs.samples, 9, "the other eight at their own ACKs, and PSN 120");
+	tap_eq(fs.max, 10 * US, "... none longer than 10 us");
+	tap_eq(fs.min, 5 * US, "... PSN 120 at 5 us");
+	tap_eq(pending_now(), 0, "nothing pending");
+
+	/* a held answer older than the requests its PSN would cover (an old
+	 * connection's, on the same QPNs) covers none of them */
+	t_reset(obj);
+	ack(500, 1 * MS);
+	request(100, 2 * MS);
+	request(101, 2 * MS + 100 * US);
+	ack(101, 2 * MS + 200 * US);
+	fs = flow();
+	tap_eq(fs.samples, 2, "an older held answer times nothing");
+	tap_eq(fs.min, 100 * US, "... PSN 101 at 100 us");
+	tap_eq(fs.max, 200 * US, "... PSN 100 at 200 us, by the later ACK");
+	tap_eq(C(RL_UNMATCHED), 1, "... and is unmatched");
 }
 
 /* rxe's symmetric source port settles overlapping windows */
@@ -503,6 +592,8 @@ int main(void)
 	test_bounds();
 	test_flows_and_qpn();
 	test_port_tiebreak();
+	test_reverse_pairing();
+	test_held_answers();
 	test_interval_epoch();
 	test_cnp_ecn();
 	test_units();
