@@ -166,6 +166,7 @@ start_rxedrop() {
 		[ -x "$AX_BUILD/$t" ] || continue
 		args=()
 		[ "$t" = rocelat ] && args=(-i lo)	# it needs an interface first
+		[ "$t" = roceinject ] && args=(-i lo --drop)	# and a fault
 		for bad in "$T/no/such/dir/x.prom" "$T/metrics"; do
 			run -1 "$AX_BUILD/$t" "${args[@]}" --prom "$bad" 1
 			[ "${#lines[@]}" -eq 1 ] || { echo "$t: $output" >&2; false; }
