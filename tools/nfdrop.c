@@ -494,7 +494,7 @@ static void json_trace_stats(time_t now)
 
 	json_begin(&w, stdout);
 	json_str(&w, "type", "nf_trace_stats");
-	json_u64(&w, "time", now);
+	json_time(&w, (double)now);
 	json_u64(&w, "trace_overruns", tr_report.st.overruns);
 	json_u64(&w, "trace_overruns_total", tr_report.st.overruns_total);
 	json_u64(&w, "packets_untraced", tr_report.untraced);
@@ -519,7 +519,7 @@ static void print_counts(__u64 *lost_seen)
 		for (int i = 0; i < nrows; i++) {
 			json_begin(&w, stdout);
 			json_str(&w, "type", "nf_drop_count");
-			json_u64(&w, "time", now);
+			json_time(&w, (double)now);
 			nfdrop_json_row_fields(&w, &rows[i]);
 			json_u64(&w, "packets", rows[i].packets);
 			json_u64(&w, "rejected", rows[i].rejected);
@@ -570,7 +570,7 @@ static void print_event(const struct nfd_event *e)
 	if (cli.json) {
 		json_begin(&w, stdout);
 		json_str(&w, "type", "nf_drop");
-		json_f64(&w, "time", cli_ktime_to_epoch(e->ts_ns));
+		json_time(&w, cli_ktime_to_epoch(e->ts_ns));
 		json_str(&w, "ifname", e->rec.ifname);
 		json_u64(&w, "ifindex", e->rec.ifindex);
 		pkt_json_fields(&w, pi, roce);

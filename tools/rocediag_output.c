@@ -262,7 +262,7 @@ static void print_qp_json(const struct diag_qp *q, const struct diag_sources *sr
 	qp_names(q, &n);
 	json_begin(&w, stdout);
 	json_str(&w, "type", "qp");
-	json_f64(&w, "time", now);
+	json_time(&w, now);
 	json_str(&w, "req", n.req);
 	json_qpn(&w, "req_qpn", q->req_qpn);
 	json_str(&w, "resp", n.resp);
@@ -274,8 +274,8 @@ static void print_qp_json(const struct diag_qp *q, const struct diag_sources *sr
 		json_obj_open(&w, "latency");
 		json_str(&w, "kind", q->turnaround ? "turnaround" : "rtt");
 		json_u64(&w, "samples", q->samples);
-		json_f64(&w, "p50_us", q->p50_ns / 1e3);
-		json_f64(&w, "p99_us", q->p99_ns / 1e3);
+		json_fixed(&w, "p50_us", q->p50_ns / 1e3, 3);	/* whole ns */
+		json_fixed(&w, "p99_us", q->p99_ns / 1e3, 3);
 		json_bool(&w, "answers", q->answers);
 		json_u64(&w, "outstanding", q->outstanding);
 		json_u64(&w, "retransmits", q->retransmits);
@@ -346,7 +346,7 @@ static void print_peers_json(const struct diag_table *t, double now)
 		pkt_addr_str(ps[i].family, ps[i].b, b, sizeof(b));
 		json_begin(&w, stdout);
 		json_str(&w, "type", "peers");
-		json_f64(&w, "time", now);
+		json_time(&w, now);
 		json_str(&w, "a", a);
 		json_str(&w, "b", b);
 		json_u64(&w, "qps", ps[i].n);
@@ -373,7 +373,7 @@ static void print_json(const struct diag_table *t, const struct diag_sources *sr
 	}
 	json_begin(&w, stdout);
 	json_str(&w, "type", "summary");
-	json_f64(&w, "time", now);
+	json_time(&w, now);
 	json_u64(&w, "qps", t->n);
 	for (int v = 0; v < DV_NR; v++)
 		json_u64(&w, diag_verdict_names[v], count[v]);

@@ -354,7 +354,7 @@ static void json_row(const struct row *r, time_t now)
 
 	json_begin(&w, stdout);
 	json_str(&w, "type", "qp");
-	json_u64(&w, "time", now);
+	json_time(&w, (double)now);
 	json_u64(&w, "family", r->key.family);
 	json_str(&w, "saddr", pkt_addr_str(r->key.family, r->key.saddr, sa, sizeof(sa)));
 	json_str(&w, "daddr", pkt_addr_str(r->key.family, r->key.daddr, da, sizeof(da)));
@@ -376,7 +376,7 @@ static void json_summary(struct inject_run *run, time_t now)
 
 	json_begin(&w, stdout);
 	json_str(&w, "type", "summary");
-	json_u64(&w, "time", now);
+	json_time(&w, (double)now);
 	for (int s = 0; s < STAT_NR; s++)
 		json_u64(&w, names[s], maps_stat(run->obj->maps.stats, s, run->ncpu));
 	json_end(&w);
@@ -529,7 +529,7 @@ static int handle_event(void *ctx, void *data, size_t len)
 	if (cli.json) {
 		json_begin(&w, stdout);
 		json_str(&w, "type", "inject");
-		json_f64(&w, "time", cli_ktime_to_epoch(e->ts_ns));
+		json_time(&w, cli_ktime_to_epoch(e->ts_ns));
 		json_str(&w, "ifname", env.ifname);
 		pkt_json_fields(&w, pi, true);
 		json_str(&w, "faults", fs);

@@ -551,9 +551,22 @@ static void print_flows_text(int n)
 		print_outlier_text(o, ratio, med, peers);
 }
 
+/* decimals of the unit that show whole nanoseconds */
+static int unit_decimals(void)
+{
+	return cfg.unit_ns >= 1000000 ? 6 : cfg.unit_ns >= 1000 ? 3 : 0;
+}
+
+/* a latency (quantile, min, max) in the unit, in whole nanoseconds */
 static void json_unit_f(struct json_w *w, const char *key, double ns)
 {
-	json_f64(w, key, ns / cfg.unit_ns);
+	json_fixed(w, key, (double)(long long)(ns + 0.5) / cfg.unit_ns, unit_decimals());
+}
+
+/* a mean in the unit, three decimals more: mean x samples is the sum */
+static void json_unit_mean(struct json_w *w, const char *key, double ns)
+{
+	json_fixed(w, key, ns / cfg.unit_ns, unit_decimals() + 3);
 }
 
 static const char *tun_kind_name(__u8 kind)
@@ -608,11 +621,11 @@ static void print_flows_json(int n, double now)
 
 		json_begin(&w, stdout);
 		json_str(&w, "type", "flow");
-		json_f64(&w, "time", now);
+		json_time(&w, now);
 		json_flow_key(&w, r);
 		json_str(&w, "unit", short_unit());
 		json_u64(&w, "samples", r->st.samples);
-		json_unit_f(&w, "mean", r->mean_ns);
+		json_unit_mean(&w, "mean", r->mean_ns);
 		json_unit_f(&w, "median", r->p50);
 		json_unit_f(&w, "p50", r->p50);
 		json_unit_f(&w, "p90", r->p90);
@@ -639,11 +652,11 @@ static void print_flows_json(int n, double now)
 		return;
 	json_begin(&w, stdout);
 	json_str(&w, "type", "outlier");
-	json_f64(&w, "time", now);
+	json_time(&w, now);
 	json_flow_key(&w, &rows[o]);
 	json_str(&w, "unit", short_unit());
 	json_unit_f(&w, "median", rows[o].p50);
-	json_unit_f(&w, "mean", rows[o].mean_ns);
+	json_unit_mean(&w, "mean", rows[o].mean_ns);
 	json_unit_f(&w, "peer_median", med);
 	json_u64(&w, "peers", peers);
 	json_f64(&w, "ratio", ratio);
@@ -740,7 +753,7 @@ static void json_overall(const char *type, double now, const struct rocelat_coun
 
 	json_begin(&w, stdout);
 	json_str(&w, "type", type);
-	json_f64(&w, "time", now);
+	json_time(&w, now);
 	json_str(&w, "unit", short_unit());
 	json_u64(&w, "samples", hist_total(slots, HIST_SLOTS));
 	json_unit_f(&w, "p50", o->p50);
@@ -823,7 +836,7 @@ void rocelat_report(struct rocelat_bpf *obj, bool interval)
 			print_flows_json(nflows, now);
 		json_begin(&w, stdout);
 		json_str(&w, "type", "counters");
-		json_f64(&w, "time", now);
+		json_time(&w, now);
 		for (int i = 0; i < RL_NR; i++)
 			json_u64(&w, counter_names[i], d.c[i]);
 		json_u64(&w, "pending", live_pending);

@@ -314,7 +314,7 @@ static void print_counts(struct rxedrop_bpf *obj, int ncpu, __u64 *lost_seen)
 		for (int i = 0; i < n; i++) {
 			json_begin(&w, stdout);
 			json_str(&w, "type", "drop_count");
-			json_u64(&w, "time", now);
+			json_time(&w, (double)now);
 			json_str(&w, "location", ksyms_format(ksyms, rows[i].key.location,
 					sym, sizeof(sym), false));
 			json_str(&w, "reason", drop_reason_name(rows[i].key.reason,
@@ -397,7 +397,7 @@ static int handle_event(void *ctx, void *data, size_t len)
 	if (cli.json) {
 		json_begin(&w, stdout);
 		json_str(&w, "type", "drop");
-		json_f64(&w, "time", cli_ktime_to_epoch(e->ts_ns));
+		json_time(&w, cli_ktime_to_epoch(e->ts_ns));
 		json_str(&w, "ifname", e->ifname);
 		json_u64(&w, "ifindex", e->ifindex);
 		pkt_json_fields(&w, pi, roce);

@@ -547,7 +547,7 @@ static void print_json(void)
 
 		json_begin(&w, stdout);
 		json_str(&w, "type", "qp");
-		json_f64(&w, "time", now);
+		json_time(&w, now);
 		json_qp_key(&w, &r->key, s);
 		json_str(&w, "state", state_str(s->state, st, sizeof(st)));
 		json_f64(&w, "state_time", s->state_ns ? cli_ktime_to_epoch(s->state_ns) : 0);
@@ -745,7 +745,7 @@ static int handle_event(void *ctx, void *data, size_t len)
 		json_begin(&w, stdout);
 		json_str(&w, "type", "event");
 		json_str(&w, "event", what);
-		json_f64(&w, "time", cli_ktime_to_epoch(e->ts_ns));
+		json_time(&w, cli_ktime_to_epoch(e->ts_ns));
 		json_qp_key(&w, &e->key, s);
 		switch (e->type) {
 		case EV_STATE:

@@ -133,6 +133,9 @@ run_three_flows() {
 	[ "$(jq .latency.samples <<<"$dropped")" -eq 0 ]
 	# never answered: its requester QPN is unknown, null (not -1)
 	[ "$(jq -c .req_qpn <<<"$dropped")" = null ]
+	# one JSON time form for every record (EPOCH_S.US), latencies to the ns
+	[ "$(grep -c '"time":' "$T/diag.out")" -eq "$(grep -cE '"time":[0-9]{10}\.[0-9]{6}[,}]' "$T/diag.out")" ]
+	! grep -qE '"p(50|99)_us":[0-9]+\.[0-9]{4,}' "$T/diag.out"
 
 	# 20 ms against 0.5 ms: the rule's 4x and 200 us passed
 	[ "$(jq -r .verdict <<<"$slow")" = SLOW ]

@@ -35,6 +35,13 @@ stop_rxedrop() {
 	[ "$AX_RC" -eq 0 ] || { cat "$ERR"; return 1; }
 }
 
+# every record's time in the one form of every tool: EPOCH_S.US
+times_epoch_us() {
+	local n
+	n=$(grep -c '"time":' "$OUT")
+	[ "$n" -gt 0 ] && [ "$(grep -cE '"time":[0-9]{10}\.[0-9]{6}[,}]' "$OUT")" -eq "$n" ]
+}
+
 # count of JSON drop_count rows matching a jq filter
 json_count() {
 	jq -s "[.[] | select(.type == \"drop_count\") | select($1) | .count] | add // 0" "$OUT"
@@ -53,6 +60,7 @@ event_count() {
 	ax_send_roce axda 10.201.0.2 100
 	stop_rxedrop
 	[ "$(json_count '.reason == "NO_SOCKET" and (.location | startswith("__udp4_lib_rcv"))')" -eq 100 ]
+	times_epoch_us
 }
 
 @test "NO_SOCKET over IPv6: 50 counted at __udp6_lib_rcv" {
@@ -60,6 +68,7 @@ event_count() {
 	ax_send_roce axda fd00:201::2 50
 	stop_rxedrop
 	[ "$(event_count '.reason == "NO_SOCKET" and .family == 6 and (.location | startswith("__udp6_lib_rcv"))')" -eq 50 ]
+	times_epoch_us
 }
 
 # Udp InCsumErrors of the receiving namespace (/proc/net/snmp: a header

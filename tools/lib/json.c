@@ -72,6 +72,21 @@ void json_bool(struct json_w *w, const char *key, bool val)
 	fputs(val ? "true" : "false", w->f);
 }
 
+/* val to decimals places: a measurement at its resolution, not a
+ * double's last digits (24.812345678 us of an interpolated quantile) */
+void json_fixed(struct json_w *w, const char *key, double val, int decimals)
+{
+	json_key(w, key);
+	fprintf(w->f, "%.*f", decimals, val);
+}
+
+/* every record's "time": seconds since the epoch, to the microsecond,
+ * in one form for every record of every tool */
+void json_time(struct json_w *w, double epoch_s)
+{
+	json_fixed(w, "time", epoch_s, 6);
+}
+
 /* a value the tool could not learn: null, never a number that reads
  * like one (-1 or 0) */
 void json_null(struct json_w *w, const char *key)

@@ -20,6 +20,8 @@ void json_i64(struct json_w *w, const char *key, long long val);
 void json_f64(struct json_w *w, const char *key, double val);
 void json_bool(struct json_w *w, const char *key, bool val);
 void json_null(struct json_w *w, const char *key);
+void json_fixed(struct json_w *w, const char *key, double val, int decimals);
+void json_time(struct json_w *w, double epoch_s);	/* "time":EPOCH_S.US */
 /* a key whose value the caller prints raw (arrays, nested objects) */
 void json_key(struct json_w *w, const char *key);
 void json_obj_open(struct json_w *w, const char *key);
