@@ -39,6 +39,7 @@
 #include "lib/maps.h"
 #include "lib/netattach.h"
 #include "lib/netns.h"
+#include "lib/probe.h"
 
 #define MAX_DROP_AGG	1024
 #define MAX_NF_KEYS	4096
@@ -586,6 +587,12 @@ static int open_lat(const struct rocediag_cfg *cfg, struct diag_sources *src)
 		snprintf(src->no_lat, sizeof(src->no_lat), "latency: no -i given");
 		return 0;
 	}
+	/* rocelat's ring walk and pairing search are bpf_loop() callbacks */
+	if (!probe_bpf_loop()) {
+		snprintf(src->no_lat, sizeof(src->no_lat),
+			 "latency: this kernel lacks bpf_loop (5.17+), which rocelat needs");
+		return 0;
+	}
 	s.lat = rocelat_bpf__open();
 	if (!s.lat) {
 		cli_bpf_err("open rocelat's BPF object", -errno);
@@ -700,7 +707,10 @@ int rocediag_sources_open(const struct rocediag_cfg *cfg, struct diag_sources *s
 		cli_err("cannot count CPUs");
 		return -1;
 	}
-	if (drop_reasons_load())
+	/* before 5.17 kfree_skb has no reason: rxedrop's part counts by
+	 * location (its loader picks that program), and nfdrop's part is
+	 * listed under "cannot see" (no NETFILTER_DROP) */
+	if (drop_reasons_load() && rxedrop_has_reason())
 		cli_err("no BTF for enum skb_drop_reason: reasons print as numbers");
 	nf_drop_code = drop_reason_value("NETFILTER_DROP");
 	s.ksyms = ksyms_load();
