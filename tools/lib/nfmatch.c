@@ -807,7 +807,15 @@ long long nfm_counter_delta(const struct nfm_counters *a,
 		    b->c[i].handle == handle && !strcmp(b->c[i].table, table) &&
 		    !strcmp(b->c[i].chain, chain))
 			y = &b->c[i];
-	if (!x || !y || y->packets < x->packets)
+	if (!y)
+		return -1;
+	/* not there before, there now: an nftables rule added in between
+	 * (handles are never reused in a table) counted from zero, every
+	 * packet in the window; iptables-legacy numbers rules by position,
+	 * so there an insert only renumbers */
+	if (!x)
+		return y->engine == NFR_ENGINE_LEGACY ? -1 : (long long)y->packets;
+	if (y->packets < x->packets)
 		return -1;
 	return (long long)(y->packets - x->packets);
 }
