@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* rocelat's BPF side loaded and attached (rocelat_load.h) */
+#include <errno.h>
+#include <bpf/libbpf.h>
+#include "rocelat.h"
+#include "rocelat.skel.h"
+#include "rocelat_load.h"
+#include "lib/cli.h"
+#include "lib/probe.h"
+#include "lib/netattach.h"
+
+/* our clsact filter, so a leftover of a killed run can be recognised */
+#define ROCELAT_TC_HANDLE	0x52CE
+#define ROCELAT_TC_PRIO		0xC7
+
+static void rocelat_load_config(struct rocelat_bpf *obj, const struct rocelat_load_opts *o)
+{
+	long max_flows = o->max_flows;
+
+	obj->rodata->targ_roce_port = cli.roce_port;
+	ROCELAT_SET_UNIT(obj->rodata, o->unit_ns);
+	obj->rodata->targ_timeout_ns = (__u64)o->timeout_ms * 1000000ULL;
+	obj->rodata->targ_offline = o->offline;
+	obj->rodata->targ_decap = o->decap;
+	obj->rodata->targ_mirror_time = o->mirror_time;
+	if (o->offline) {
+		bpf_program__set_autoload(obj->progs.rocelat_xdp, false);
+		bpf_program__set_autoload(obj->progs.rocelat_tc_in, false);
+	} else if (o->no_egress) {
+		bpf_program__set_autoload(obj->progs.rocelat_tc, false);
+	}
+	if (!max_flows)
+		return;
+	/* whole sets: at most max_flows */
+	obj->rodata->targ_flow_sets = max_flows / FLOW_WAYS;
+	bpf_map__set_max_entries(obj->maps.pending, max_flows / FLOW_WAYS * FLOW_WAYS);
+	bpf_map__set_max_entries(obj->maps.flows_used, (max_flows + 63) / 64);
+	bpf_map__set_max_entries(obj->maps.cands, max_flows);
+	bpf_map__set_max_entries(obj->maps.pairs, 2 * max_flows);
+	bpf_map__set_max_entries(obj->maps.held, max_flows);
+}
+
+const char *rocelat_load_unsupported(void)
+{
+	/* the ring walk and the pairing search are bpf_loop() callbacks: say
+	 * so before the verifier says only "rejected" */
+	if (!probe_bpf_loop())
+		return "this kernel lacks bpf_loop (5.17+), which rocelat's BPF "
+		       "program needs: it cannot run here (live or -r)";
+	return NULL;
+}
+
+struct rocelat_bpf *rocelat_load(const struct rocelat_load_opts *o)
+{
+	struct rocelat_bpf *obj;
+	int err;
+
+	const char *why = rocelat_load_unsupported();
+
+	if (why) {
+		cli_err("%s", why);
+		return NULL;
+	}
+	obj = rocelat_bpf__open();
+	if (!obj) {
+		cli_bpf_err("open rocelat's BPF object", -errno);
+		return NULL;
+	}
+	rocelat_load_config(obj, o);
+	err = rocelat_bpf__load(obj);
+	if (err) {
+		cli_bpf_err("load BPF programs", err);
+		rocelat_bpf__destroy(obj);
+		return NULL;
+	}
+	return obj;
+}
+
+/* the filter's identity is the same for rocelat and rocediag: a
+ * leftover of either is the other's too */
+static const struct netattach_tc_id rocelat_tc_out_id = {
+	.handle = ROCELAT_TC_HANDLE, .prio = ROCELAT_TC_PRIO,
+	.prog_name = "rocelat_tc", .tool = "rocelat or rocediag",
+};
+/* where XDP is taken: the same identity on the ingress side */
+static const struct netattach_tc_id rocelat_tc_in_id = {
+	.handle = ROCELAT_TC_HANDLE, .prio = ROCELAT_TC_PRIO,
+	.prog_name = "rocelat_tc_in", .tool = "rocelat or rocediag",
+};
+
+int rocelat_attach(struct rocelat_bpf *obj, struct netattach *f,
+		   enum netattach_mode mode, bool egress)
+{
+	if (netattach_ingress(f, obj->progs.rocelat_xdp, obj->progs.rocelat_tc_in,
+			      mode, &rocelat_tc_in_id))
+		return 1;
+	if (egress && netattach_tc_egress(f, obj->progs.rocelat_tc, &rocelat_tc_out_id))
+		return 1;
+	return 0;
+}
