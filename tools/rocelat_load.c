@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* rocelat's BPF side loaded and attached (rocelat_load.h) */
 #include <errno.h>
+#include <stdlib.h>
 #include <bpf/libbpf.h>
 #include "rocelat.h"
 #include "rocelat.skel.h"
+#include "rocelat_noloop.skel.h"
 #include "rocelat_load.h"
 #include "lib/cli.h"
 #include "lib/probe.h"
@@ -40,14 +42,38 @@ static void rocelat_load_config(struct rocelat_bpf *obj, const struct rocelat_lo
 	bpf_map__set_max_entries(obj->maps.held, max_flows);
 }
 
-const char *rocelat_load_unsupported(void)
+bool rocelat_load_bounded(void)
 {
-	/* the ring walk and the pairing search are bpf_loop() callbacks: say
-	 * so before the verifier says only "rejected" */
-	if (!probe_bpf_loop())
-		return "this kernel lacks bpf_loop (5.17+), which rocelat's BPF "
-		       "program needs: it cannot run here (live or -r)";
-	return NULL;
+	/* ROCELAT_FORCE_NO_BPF_LOOP: a test hook, so that a kernel with
+	 * bpf_loop runs the bounded build too (tests/host/rocelat_noloop.bats) */
+	return !probe_bpf_loop() || getenv("ROCELAT_FORCE_NO_BPF_LOOP");
+}
+
+/*
+ * rocelat's skeleton over the object this kernel takes: the ring walk and
+ * the pairing search are bpf_loop() callbacks (5.17+); before, the build
+ * with bounded loops. Its skeleton declares the same maps, programs and
+ * globals, in the same layout (the Makefile compares them), so only the
+ * object's bytes differ.
+ */
+static struct rocelat_bpf *rocelat_load_open(void)
+{
+	struct rocelat_bpf *obj = calloc(1, sizeof(*obj));
+	int err;
+
+	if (!obj)
+		return NULL;
+	err = rocelat_bpf__create_skeleton(obj);
+	if (!err && rocelat_load_bounded())
+		obj->skeleton->data = rocelat_noloop_bpf__elf_bytes(&obj->skeleton->data_sz);
+	if (!err)
+		err = bpf_object__open_skeleton(obj->skeleton, NULL);
+	if (err) {
+		rocelat_bpf__destroy(obj);
+		errno = -err;
+		return NULL;
+	}
+	return obj;
 }
 
 struct rocelat_bpf *rocelat_load(const struct rocelat_load_opts *o)
@@ -55,17 +81,13 @@ struct rocelat_bpf *rocelat_load(const struct rocelat_load_opts *o)
 	struct rocelat_bpf *obj;
 	int err;
 
-	const char *why = rocelat_load_unsupported();
-
-	if (why) {
-		cli_err("%s", why);
-		return NULL;
-	}
-	obj = rocelat_bpf__open();
+	obj = rocelat_load_open();
 	if (!obj) {
 		cli_bpf_err("open rocelat's BPF object", -errno);
 		return NULL;
 	}
+	if (cli.verbose && rocelat_load_bounded())
+		cli_err("no bpf_loop (5.17+): loading the build with bounded loops");
 	rocelat_load_config(obj, o);
 	err = rocelat_bpf__load(obj);
 	if (err) {
