@@ -579,6 +579,11 @@ static int open_lat(const struct rocediag_cfg *cfg, struct diag_sources *src)
 		snprintf(src->no_lat, sizeof(src->no_lat), "latency: no -i given");
 		return 0;
 	}
+	if (rocelat_load_unsupported()) {
+		snprintf(src->no_lat, sizeof(src->no_lat), "latency: %s",
+			 rocelat_load_unsupported());
+		return 0;
+	}
 	s.lat = rocelat_load(&(struct rocelat_load_opts){
 		.unit_ns = 1000, .timeout_ms = cfg->timeout_ms });
 	if (!s.lat)

@@ -42,10 +42,21 @@ static void rocelat_load_config(struct rocelat_bpf *obj, const struct rocelat_lo
 	bpf_map__set_max_entries(obj->maps.held, max_flows);
 }
 
+const char *rocelat_load_unsupported(void)
+{
+	/* the flow statistics are claimed for zeroing by a compare-and-swap
+	 * (rocelat_flow.bpf.h): say so before the verifier says only
+	 * "rejected" */
+	if (!probe_atomic_cmpxchg())
+		return "this kernel lacks the BPF compare-and-exchange instruction "
+		       "(5.12+), which rocelat's BPF program needs";
+	return NULL;
+}
+
 bool rocelat_load_bounded(void)
 {
 	/* ROCELAT_FORCE_NO_BPF_LOOP: a test hook, so that a kernel with
-	 * bpf_loop runs the bounded build too (tests/host/rocelat_noloop.bats) */
+	 * bpf_loop runs the bounded build too (tests/lib/rocelat_bounded.bash) */
 	return !probe_bpf_loop() || getenv("ROCELAT_FORCE_NO_BPF_LOOP");
 }
 
@@ -78,9 +89,14 @@ static struct rocelat_bpf *rocelat_load_open(void)
 
 struct rocelat_bpf *rocelat_load(const struct rocelat_load_opts *o)
 {
+	const char *why = rocelat_load_unsupported();
 	struct rocelat_bpf *obj;
 	int err;
 
+	if (why) {
+		cli_err("%s: it cannot run here (live or -r)", why);
+		return NULL;
+	}
 	obj = rocelat_load_open();
 	if (!obj) {
 		cli_bpf_err("open rocelat's BPF object", -errno);

@@ -19,6 +19,9 @@ struct rocelat_load_opts {
 	bool no_egress;		/* tc egress not wanted (--mirror, --no-egress) */
 };
 
+/* NULL where this kernel can run rocelat's BPF side, else what it lacks */
+const char *rocelat_load_unsupported(void);
+
 /* true where rocelat_load() takes the build with bounded loops instead of
  * bpf_loop (before 5.17) */
 bool rocelat_load_bounded(void);
