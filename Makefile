@@ -136,6 +136,25 @@ $(OUTPUT)/%.bpf.o: bpf/%.bpf.c bpf/%.h $(LIB_HDRS) $(BTF_HDRS) $(VMLINUX_HAVE) |
 # a BPF object's parts: bpf/<tool>_<part>.bpf.h, included by bpf/<tool>.bpf.c
 $(foreach t,$(BPF_TOOLS),$(eval $(OUTPUT)/$(t).bpf.o: $(wildcard bpf/$(t)_*.bpf.h)))
 
+# rocelat for kernels without bpf_loop (before 5.17): the same source
+# with bounded loops (ROCELAT_NO_BPF_LOOP), chosen at run time by
+# tools/rocelat_load.c, which opens it through rocelat's skeleton
+$(OUTPUT)/rocelat_noloop.bpf.o: bpf/rocelat.bpf.c bpf/rocelat.h $(wildcard bpf/rocelat_*.bpf.h) \
+		$(LIB_HDRS) $(BTF_HDRS) $(VMLINUX_HAVE) | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DROCELAT_NO_BPF_LOOP -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
+# its skeleton must declare what rocelat's does (maps, programs, globals):
+# everything before the object's bytes, with the names made equal
+$(OUTPUT)/rocelat_noloop.skel.h: $(OUTPUT)/rocelat_noloop.bpf.o $(OUTPUT)/rocelat.skel.h
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp
+	$(Q)sed 's/rocelat_noloop_bpf/rocelat_bpf/g;s/ROCELAT_NOLOOP_BPF/ROCELAT_BPF/g;/elf_bytes(size_t \*sz)$$/,$$d' \
+		$@.tmp > $@.decl && sed '/elf_bytes(size_t \*sz)$$/,$$d' $(OUTPUT)/rocelat.skel.h | \
+		cmp -s - $@.decl || { echo "$@: not the same maps, programs and globals as rocelat.skel.h" >&2; exit 1; }
+	$(Q)rm -f $@.decl && mv $@.tmp $@
+$(OUTPUT)/rocelat_load.o: $(OUTPUT)/rocelat_noloop.skel.h
+
 $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@

@@ -41,6 +41,25 @@
 
 #define AX_TC_ACT_UNSPEC	(-1)	/* also TCX_NEXT: let the next program decide */
 
+/*
+ * bpf_loop(n, cb, ctx, 0), 5.17+. The build for older kernels
+ * (rocelat_noloop.bpf.o, -DROCELAT_NO_BPF_LOOP; rocelat_load.c picks it)
+ * runs the same callback in a bounded loop instead, with the same steps
+ * and the same early end: same source, same results.
+ */
+#ifdef ROCELAT_NO_BPF_LOOP
+#define rocelat_loop(n, cb, ctx)					\
+	({								\
+		__u32 __i;						\
+		for (__i = 0; __i < (n); __i++)				\
+			if (cb(__i, ctx))				\
+				break;					\
+		__i;							\
+	})
+#else
+#define rocelat_loop(n, cb, ctx)	bpf_loop(n, cb, ctx, 0)
+#endif
+
 const volatile __u16 targ_roce_port = ROCE_V2_PORT;
 const volatile __u64 targ_unit_ns = 1000;	/* histogram unit: us */
 const volatile __u32 targ_unit_log2 = 9;	/* its log2, rounded down */
@@ -334,7 +353,7 @@ __noinline int rocelat_complete(struct pending_flow *pf, struct answer_ctx *ac,
 	/* the common answer covers the oldest request and stops at the next
 	 * one (an ACK per AckReq, in order): two steps inline, no loop */
 	if (!complete_slot(0, &w) && !complete_slot(1, &w))
-		bpf_loop(PENDING_RING - 2, complete_slots_on, &w, 0);
+		rocelat_loop(PENDING_RING - 2, complete_slots_on, &w);
 	pf->tail = w.tail + w.pop;
 	return w.completed;
 }

@@ -173,7 +173,7 @@ __noinline int rocelat_learn(const struct roce_qp_key *ak, __u32 psn_slack,
 	w.slack = psn_slack >> 24;
 	w.req_qpn = ak->qpn;
 	w.sport = sport;
-	bpf_loop(PAIR_QPS, learn_try, &w, 0);
+	rocelat_loop(PAIR_QPS, learn_try, &w);
 	if (w.matches > 1 && w.port_matches == 1) {
 		w.matches = 1;
 		w.found_qpn = w.port_qpn;

@@ -18,6 +18,7 @@
 #include <bpf/libbpf.h>
 #include "rocelat.h"
 #include "rocelat.skel.h"
+#include "rocelat_load.h"
 #include "rocelat_report.h"
 #include "rxedrop.h"
 #include "rxedrop.skel.h"
@@ -45,13 +46,6 @@
 #define MAX_NF_KEYS	4096
 #define MAX_NF_HELD	256
 #define MAX_RXE_EV	4096
-
-static const struct netattach_tc_id tc_id = {
-	.handle = 0x52CE, .prio = 0xC7, .prog_name = "rocelat_tc", .tool = "rocelat or rocediag",
-};
-static const struct netattach_tc_id tc_in_id = {
-	.handle = 0x52CE, .prio = 0xC7, .prog_name = "rocelat_tc_in", .tool = "rocelat or rocediag",
-};
 
 static struct {
 	struct rocelat_bpf *lat;
@@ -581,39 +575,25 @@ double rocediag_sources_read(struct diag_table *t)
 
 static int open_lat(const struct rocediag_cfg *cfg, struct diag_sources *src)
 {
-	int err;
-
 	if (!cfg->nifs) {
 		snprintf(src->no_lat, sizeof(src->no_lat), "latency: no -i given");
 		return 0;
 	}
-	/* rocelat's ring walk and pairing search are bpf_loop() callbacks */
-	if (!probe_bpf_loop()) {
-		snprintf(src->no_lat, sizeof(src->no_lat),
-			 "latency: this kernel lacks bpf_loop (5.17+), which rocelat needs");
+	if (rocelat_load_unsupported()) {
+		snprintf(src->no_lat, sizeof(src->no_lat), "latency: %s",
+			 rocelat_load_unsupported());
 		return 0;
 	}
-	s.lat = rocelat_bpf__open();
-	if (!s.lat) {
-		cli_bpf_err("open rocelat's BPF object", -errno);
+	s.lat = rocelat_load(&(struct rocelat_load_opts){
+		.unit_ns = 1000, .timeout_ms = cfg->timeout_ms });
+	if (!s.lat)
 		return -1;
-	}
-	s.lat->rodata->targ_roce_port = cli.roce_port;
-	ROCELAT_SET_UNIT(s.lat->rodata, 1000);
-	s.lat->rodata->targ_timeout_ns = (__u64)cfg->timeout_ms * 1000000ULL;
-	err = rocelat_bpf__load(s.lat);
-	if (err) {
-		cli_bpf_err("load rocelat's BPF programs", err);
-		return -1;
-	}
 	for (int i = 0; i < cfg->nifs; i++) {
 		struct netattach *f = &s.ifs[s.nifs];
 
 		netattach_init(f, cfg->ifnames[i]);
 		s.nifs++;
-		if (netattach_ingress(f, s.lat->progs.rocelat_xdp, s.lat->progs.rocelat_tc_in,
-				      cfg->xdp_mode, &tc_in_id) ||
-		    netattach_tc_egress(f, s.lat->progs.rocelat_tc, &tc_id))
+		if (rocelat_attach(s.lat, f, cfg->xdp_mode, true))
 			return -1;
 	}
 	src->lat = true;

@@ -18,20 +18,15 @@
 #include <bpf/libbpf.h>
 #include "rocelat.h"
 #include "rocelat.skel.h"
+#include "rocelat_load.h"
 #include "rocelat_report.h"
 #include "lib/capture.h"
 #include "lib/cli.h"
-#include "lib/probe.h"
 #include "lib/json.h"
 #include "lib/loop.h"
 #include "lib/netattach.h"
 
 #define MAX_IFACES		8
-/* our clsact filter, so a leftover of a killed run can be recognised */
-#define TC_HANDLE		0x52CE
-#define TC_PRIO			0xC7
-#define TC_PROG_NAME		"rocelat_tc"
-
 
 static struct {
 	const char *ifnames[MAX_IFACES];
@@ -53,13 +48,6 @@ static struct {
 };
 
 static struct netattach ifaces[MAX_IFACES];
-static const struct netattach_tc_id tc_id = {
-	.handle = TC_HANDLE, .prio = TC_PRIO, .prog_name = TC_PROG_NAME, .tool = "rocelat",
-};
-/* where XDP is taken: the same identity on the ingress side */
-static const struct netattach_tc_id tc_in_id = {
-	.handle = TC_HANDLE, .prio = TC_PRIO, .prog_name = "rocelat_tc_in", .tool = "rocelat",
-};
 static int ncpu;
 
 const char *argp_program_version = "rocelat (AgentXDP) " AX_VERSION;
@@ -247,10 +235,7 @@ static int run_live(struct rocelat_bpf *obj)
 	for (int i = 0; i < env.nifs; i++) {
 		struct netattach *f = &ifaces[i];
 
-		if (netattach_ingress(f, obj->progs.rocelat_xdp, obj->progs.rocelat_tc_in,
-				      env.mode, &tc_in_id))
-			return 1;
-		if (egress && netattach_tc_egress(f, obj->progs.rocelat_tc, &tc_id))
+		if (rocelat_attach(obj, f, env.mode, egress))
 			return 1;
 		if (env.mirror)
 			netattach_warn_promisc(f);
@@ -407,7 +392,7 @@ int main(int argc, char **argv)
 {
 	struct rocelat_report_cfg rcfg = {};
 	struct rocelat_bpf *obj = NULL;
-	int err, ret = 1;
+	int ret = 1;
 
 	cli_parse(&argp, argc, argv, NULL);
 	if (env.pcap && access(env.pcap, R_OK))
@@ -420,36 +405,6 @@ int main(int argc, char **argv)
 	ncpu = libbpf_num_possible_cpus();
 	if (ncpu <= 0)
 		cli_die("cannot count CPUs");
-	/* the ring walk and the pairing search are bpf_loop() callbacks: say
-	 * so before the verifier says only "rejected" */
-	if (!probe_bpf_loop())
-		cli_die("this kernel lacks bpf_loop (5.17+), which rocelat's BPF "
-			"program needs: it cannot run here (live or -r)");
-
-	obj = rocelat_bpf__open();
-	if (!obj) {
-		cli_bpf_err("open BPF object", -errno);
-		return 1;
-	}
-	obj->rodata->targ_roce_port = cli.roce_port;
-	ROCELAT_SET_UNIT(obj->rodata, env.unit_ns);
-	obj->rodata->targ_timeout_ns = (__u64)env.timeout_ms * 1000000ULL;
-	obj->rodata->targ_offline = env.pcap != NULL;
-	obj->rodata->targ_decap = env.decap;
-	obj->rodata->targ_mirror_time = env.mirror_time;
-	if (env.pcap) {
-		bpf_program__set_autoload(obj->progs.rocelat_xdp, false);
-		bpf_program__set_autoload(obj->progs.rocelat_tc_in, false);
-	}
-	else if (env.mirror || env.no_egress)
-		bpf_program__set_autoload(obj->progs.rocelat_tc, false);
-	/* whole sets: at most --max-flows */
-	obj->rodata->targ_flow_sets = env.max_flows / FLOW_WAYS;
-	bpf_map__set_max_entries(obj->maps.pending, env.max_flows / FLOW_WAYS * FLOW_WAYS);
-	bpf_map__set_max_entries(obj->maps.flows_used, (env.max_flows + 63) / 64);
-	bpf_map__set_max_entries(obj->maps.cands, env.max_flows);
-	bpf_map__set_max_entries(obj->maps.pairs, 2 * env.max_flows);
-	bpf_map__set_max_entries(obj->maps.held, env.max_flows);
 	rcfg.flows = env.flows;
 	rcfg.offline = env.pcap != NULL;
 	rcfg.unit_ns = env.unit_ns;
@@ -460,11 +415,13 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 
-	err = rocelat_bpf__load(obj);
-	if (err) {
-		cli_bpf_err("load BPF programs", err);
+	obj = rocelat_load(&(struct rocelat_load_opts){
+		.unit_ns = env.unit_ns, .timeout_ms = env.timeout_ms,
+		.max_flows = env.max_flows, .offline = env.pcap != NULL,
+		.decap = env.decap, .mirror_time = env.mirror_time,
+		.no_egress = env.mirror || env.no_egress });
+	if (!obj)
 		goto cleanup;
-	}
 	ret = env.pcap ? run_offline(obj) : run_live(obj);
 
 cleanup:

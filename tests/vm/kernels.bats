@@ -6,7 +6,8 @@
 # needs, the check is the tool's one refusal line, exactly, and exit 1:
 #   - kfree_skb without a drop reason (before 5.17): rxedrop and nfdrop
 #     count by location and say that reasons are unavailable;
-#   - no bpf_loop (before 5.17): rocelat refuses, live and -r;
+#   - no BPF compare-and-exchange (before 5.12): rocelat refuses, live and
+#     -r (from 5.12 to 5.16 it runs its build without bpf_loop);
 #   - no module BTF (before 5.11): rxeqp refuses, naming it.
 # Ground truth: the nft rule's own counter for injected RoCE packets, rxe's
 # port counters and perftest's iterations for real rdma_rxe traffic.
@@ -115,16 +116,16 @@ rule_packets() {
 	has_reason || grep -q 'drop reasons unavailable (5.17+)' "$ERR"
 }
 
-@test "rocelat: a clean ib_send_lat timed sample for sample (every request a sample or a Karn discard), or the one bpf_loop refusal" {
+@test "rocelat: a clean ib_send_lat timed sample for sample (every request a sample or a Karn discard), or the one compare-and-exchange refusal" {
 	local n=100 out=$T/rl.out
 	local -A c0 c1 r
-	if ! kernel_at_least 5 17; then
+	if ! kernel_at_least 5 12; then
 		for args in "-i veth-a" "-r $AX_BUILD/tests/decap.pcap"; do
 			# shellcheck disable=SC2086 # two words
 			run "$RL" $args
 			echo "$output"
 			[ "$status" -eq 1 ]
-			[ "$output" = "rocelat: this kernel lacks bpf_loop (5.17+), which rocelat's BPF program needs: it cannot run here (live or -r)" ]
+			[ "$output" = "rocelat: this kernel lacks the BPF compare-and-exchange instruction (5.12+), which rocelat's BPF program needs: it cannot run here (live or -r)" ]
 		done
 		return 0
 	fi

@@ -225,6 +225,28 @@ bool probe_bpf_loop(void)
 	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_XDP, BPF_FUNC_loop, NULL) > 0;
 }
 
+bool probe_atomic_cmpxchg(void)
+{
+	static const struct bpf_insn insns[] = {
+		{ .code = 0xb7, .dst_reg = 0, .imm = 0 },	/* r0 = 0 */
+		/* *(u64 *)(r10 - 8) = r0 */
+		{ .code = BPF_STX | BPF_MEM | BPF_DW, .dst_reg = 10, .src_reg = 0, .off = -8 },
+		{ .code = 0xb7, .dst_reg = 1, .imm = 1 },	/* r1 = 1 */
+		/* r0 = cmpxchg((u64 *)(r10 - 8), r0, r1) */
+		{ .code = BPF_STX | BPF_ATOMIC | BPF_DW, .dst_reg = 10, .src_reg = 1,
+		  .off = -8, .imm = BPF_CMPXCHG },
+		{ .code = 0xb7, .dst_reg = 0, .imm = 0 },	/* r0 = 0 */
+		{ .code = 0x95 },				/* exit */
+	};
+	int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, NULL, "GPL", insns,
+			       sizeof(insns) / sizeof(insns[0]), NULL);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
 bool probe_kprobe(const char *func)
 {
 	struct perf_event_attr attr = { .size = sizeof(attr) };

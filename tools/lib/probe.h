@@ -26,6 +26,8 @@ bool probe_fentry(const char *func, const char *module);
 bool probe_btf_func(const char *func, const char *module);
 /* the bpf_loop() helper (5.17+) is there for XDP programs */
 bool probe_bpf_loop(void);
+/* the BPF atomic compare-and-exchange instruction (5.12+) */
+bool probe_atomic_cmpxchg(void);
 /* a kprobe on func can be created */
 bool probe_kprobe(const char *func);
 /* the module's BTF is in /sys/kernel/btf (the module is loaded) */

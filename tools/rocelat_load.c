@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* rocelat's BPF side loaded and attached (rocelat_load.h) */
+#include <errno.h>
+#include <stdlib.h>
+#include <bpf/libbpf.h>
+#include "rocelat.h"
+#include "rocelat.skel.h"
+#include "rocelat_noloop.skel.h"
+#include "rocelat_load.h"
+#include "lib/cli.h"
+#include "lib/probe.h"
+#include "lib/netattach.h"
+
+/* our clsact filter, so a leftover of a killed run can be recognised */
+#define ROCELAT_TC_HANDLE	0x52CE
+#define ROCELAT_TC_PRIO		0xC7
+
+static void rocelat_load_config(struct rocelat_bpf *obj, const struct rocelat_load_opts *o)
+{
+	long max_flows = o->max_flows;
+
+	obj->rodata->targ_roce_port = cli.roce_port;
+	ROCELAT_SET_UNIT(obj->rodata, o->unit_ns);
+	obj->rodata->targ_timeout_ns = (__u64)o->timeout_ms * 1000000ULL;
+	obj->rodata->targ_offline = o->offline;
+	obj->rodata->targ_decap = o->decap;
+	obj->rodata->targ_mirror_time = o->mirror_time;
+	if (o->offline) {
+		bpf_program__set_autoload(obj->progs.rocelat_xdp, false);
+		bpf_program__set_autoload(obj->progs.rocelat_tc_in, false);
+	} else if (o->no_egress) {
+		bpf_program__set_autoload(obj->progs.rocelat_tc, false);
+	}
+	if (!max_flows)
+		return;
+	/* whole sets: at most max_flows */
+	obj->rodata->targ_flow_sets = max_flows / FLOW_WAYS;
+	bpf_map__set_max_entries(obj->maps.pending, max_flows / FLOW_WAYS * FLOW_WAYS);
+	bpf_map__set_max_entries(obj->maps.flows_used, (max_flows + 63) / 64);
+	bpf_map__set_max_entries(obj->maps.cands, max_flows);
+	bpf_map__set_max_entries(obj->maps.pairs, 2 * max_flows);
+	bpf_map__set_max_entries(obj->maps.held, max_flows);
+}
+
+const char *rocelat_load_unsupported(void)
+{
+	/* the flow statistics are claimed for zeroing by a compare-and-swap
+	 * (rocelat_flow.bpf.h): say so before the verifier says only
+	 * "rejected" */
+	if (!probe_atomic_cmpxchg())
+		return "this kernel lacks the BPF compare-and-exchange instruction "
+		       "(5.12+), which rocelat's BPF program needs";
+	return NULL;
+}
+
+bool rocelat_load_bounded(void)
+{
+	/* ROCELAT_FORCE_NO_BPF_LOOP: a test hook, so that a kernel with
+	 * bpf_loop runs the bounded build too (tests/lib/rocelat_bounded.bash) */
+	return !probe_bpf_loop() || getenv("ROCELAT_FORCE_NO_BPF_LOOP");
+}
+
+/*
+ * rocelat's skeleton over the object this kernel takes: the ring walk and
+ * the pairing search are bpf_loop() callbacks (5.17+); before, the build
+ * with bounded loops. Its skeleton declares the same maps, programs and
+ * globals, in the same layout (the Makefile compares them), so only the
+ * object's bytes differ.
+ */
+static struct rocelat_bpf *rocelat_load_open(void)
+{
+	struct rocelat_bpf *obj = calloc(1, sizeof(*obj));
+	int err;
+
+	if (!obj)
+		return NULL;
+	err = rocelat_bpf__create_skeleton(obj);
+	if (!err && rocelat_load_bounded())
+		obj->skeleton->data = rocelat_noloop_bpf__elf_bytes(&obj->skeleton->data_sz);
+	if (!err)
+		err = bpf_object__open_skeleton(obj->skeleton, NULL);
+	if (err) {
+		rocelat_bpf__destroy(obj);
+		errno = -err;
+		return NULL;
+	}
+	return obj;
+}
+
+struct rocelat_bpf *rocelat_load(const struct rocelat_load_opts *o)
+{
+	const char *why = rocelat_load_unsupported();
+	struct rocelat_bpf *obj;
+	int err;
+
+	if (why) {
+		cli_err("%s: it cannot run here (live or -r)", why);
+		return NULL;
+	}
+	obj = rocelat_load_open();
+	if (!obj) {
+		cli_bpf_err("open rocelat's BPF object", -errno);
+		return NULL;
+	}
+	if (cli.verbose && rocelat_load_bounded())
+		cli_err("no bpf_loop (5.17+): loading the build with bounded loops");
+	rocelat_load_config(obj, o);
+	err = rocelat_bpf__load(obj);
+	if (err) {
+		cli_bpf_err("load BPF programs", err);
+		rocelat_bpf__destroy(obj);
+		return NULL;
+	}
+	return obj;
+}
+
+/* the filter's identity is the same for rocelat and rocediag: a
+ * leftover of either is the other's too */
+static const struct netattach_tc_id rocelat_tc_out_id = {
+	.handle = ROCELAT_TC_HANDLE, .prio = ROCELAT_TC_PRIO,
+	.prog_name = "rocelat_tc", .tool = "rocelat or rocediag",
+};
+/* where XDP is taken: the same identity on the ingress side */
+static const struct netattach_tc_id rocelat_tc_in_id = {
+	.handle = ROCELAT_TC_HANDLE, .prio = ROCELAT_TC_PRIO,
+	.prog_name = "rocelat_tc_in", .tool = "rocelat or rocediag",
+};
+
+int rocelat_attach(struct rocelat_bpf *obj, struct netattach *f,
+		   enum netattach_mode mode, bool egress)
+{
+	if (netattach_ingress(f, obj->progs.rocelat_xdp, obj->progs.rocelat_tc_in,
+			      mode, &rocelat_tc_in_id))
+		return 1;
+	if (egress && netattach_tc_egress(f, obj->progs.rocelat_tc, &rocelat_tc_out_id))
+		return 1;
+	return 0;
+}
