@@ -464,7 +464,7 @@ int main(int argc, char **argv)
 	bool use_tp_btf, reasons;
 
 	cli_parse(&argp, argc, argv, NULL);
-	cli_setup();
+	cli_setup_caps(CLI_CAP_BPF | CLI_CAP_PERFMON);
 	prom_totals_init(&totals, prom_labels, 2, PROM_SERIES);
 	/* an index names a device only within its namespace */
 	if (cli.netns || env.ifname)

@@ -726,7 +726,7 @@ int main(int argc, char **argv)
 	int ret = 1;
 
 	cli_parse(&argp, argc, argv, NULL);
-	cli_setup();
+	cli_setup_caps(CLI_CAP_BPF | CLI_CAP_PERFMON);
 	/* -N: the interface names of QPs (and -i) are that namespace's */
 	cli_netns_enter();
 	if (env.ifname)
