@@ -263,7 +263,11 @@ $(OUTPUT)/tests/%_pkts.h: tests/unit/gen_%.py | $(OUTPUT)/tests
 nfmatch_UNIT_LDLIBS := $(nfdrop_LDLIBS)
 $(OUTPUT)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(wildcard bpf/*.h) $(LIB_HDRS) $(addprefix $(OUTPUT)/,$(addsuffix .skel.h,$(BPF_TOOLS))) $(UNIT_SKELS) $(UNIT_GEN) $(OUTPUT)/libagentxdp.a | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(OUTPUT)/libagentxdp.a $($*_UNIT_LDLIBS) $(LDLIBS_BASE) -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(filter %.o,$^) $(OUTPUT)/libagentxdp.a $($*_UNIT_LDLIBS) $(LDLIBS_BASE) -o $@
+# a unit test named after a tool's part (tests/unit/rxeqp_delta.c,
+# tools/rxeqp_delta.c) links that part
+$(foreach u,$(patsubst tests/unit/%.c,%,$(UNIT_SRCS)),$(if $(wildcard tools/$(u).c),\
+	$(eval $(OUTPUT)/tests/$(u): $(OUTPUT)/$(u).o)))
 
 unit: $(UNIT_BINS)
 

@@ -50,6 +50,9 @@ enum qp_counter {
 };
 
 #define QP_STATE_UNKNOWN 0xff
+/* IB_QPS_ERR of enum ib_qp_state (include/rdma/ib_verbs.h), which the
+ * loaders, without vmlinux.h, cannot name */
+#define QP_STATE_ERR 6
 
 /* One byte per flag, not bits of one byte: the requester, responder and
  * completer of one QP run on different CPUs, and a read-modify-write of a

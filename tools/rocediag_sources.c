@@ -31,6 +31,7 @@
 #include "nfdrop_row.h"
 #include "rxeqp.h"
 #include "rxeqp.skel.h"
+#include "rxeqp_delta.h"
 #include "rxeqp_load.h"
 #include "rocediag.h"
 #include "lib/btf_enum.h"
@@ -351,14 +352,8 @@ static int read_flow(const void *key, const void *val, void *ctx)
 
 /* ---- rdma_rxe: rxeqp's QPs, deltas per interval, transitions ---- */
 
-/* a QP's counters at the last reading */
-struct rxe_prev {
-	struct qp_key key;
-	__u64 cnt[QC_NR];
-};
-
-static struct rxe_prev *prev;
-static int nprev;
+/* rxeqp's QPs and what they did since the last reading */
+static struct rxeqp_delta rxe_qps;
 
 /* state changes and retransmit timer firings of the interval, from
  * rxeqp's events */
@@ -415,20 +410,8 @@ static int on_rxe_event(void *ctx, void *data, size_t len)
 		ch->from = e->old_state;
 	}
 	ch->to = e->new_state;
-	ch->err |= e->new_state == 6;	/* IB_QPS_ERR */
+	ch->err |= e->new_state == QP_STATE_ERR;
 	return 0;
-}
-
-static struct rxe_prev *prev_of(const struct qp_key *k)
-{
-	for (int i = 0; i < nprev; i++)
-		if (!memcmp(&prev[i].key, k, sizeof(*k)))
-			return &prev[i];
-	if (nprev == RXEQP_MAX_QPS)
-		return NULL;
-	memset(&prev[nprev], 0, sizeof(prev[nprev]));
-	prev[nprev].key = *k;
-	return &prev[nprev++];
 }
 
 static const char *state_name(__u8 st)
@@ -438,39 +421,29 @@ static const char *state_name(__u8 st)
 	return n ? n : "?";
 }
 
-static int read_rxe_qp(const void *key, const void *val, void *ctx)
+/* one QP's interval (its growth, its events) into the entry of its pair */
+static void read_rxe_qp(struct diag_table *t, const struct rxeqp_qp *qp)
 {
-	const struct qp_key *k = key;
-	const struct qp_stats *st = val;
-	struct diag_table *t = ctx;
-	struct rxe_prev *p = prev_of(k);
+	const struct qp_key *k = &qp->key;
+	const struct qp_stats *st = &qp->cur;
+	const __u64 *d = qp->d;
 	struct rxe_change *ch = NULL;
-	__u64 d[QC_NR];
 	struct diag_qp *q;
 	bool active = false, requester;
 
 	for (int i = 0; i < nchanges && !ch; i++)
 		if (!memcmp(&changes[i].key, k, sizeof(*k)))
 			ch = &changes[i];
-	/* counters below the last reading: a new QP got the number of a
-	 * destroyed one (rxeqp restarts its counters) */
-	for (int i = 0; p && i < QC_NR; i++)
-		if (st->cnt[i] < p->cnt[i])
-			memset(p->cnt, 0, sizeof(p->cnt));
 	/* timer firings count through the events (on_rxe_event) */
-	for (int i = 0; i < QC_NR; i++) {
-		d[i] = st->cnt[i] - (p ? p->cnt[i] : 0);
+	for (int i = 0; i < QC_NR; i++)
 		active |= d[i] && i != QC_STATE_CHANGES && i != QC_RETX_TIMER;
-	}
-	if (p)
-		memcpy(p->cnt, st->cnt, sizeof(p->cnt));
 	/* rdma_rxe still has the QP, as either side: its held drops stay */
 	if (st->peer_known && st->family && !st->destroyed) {
 		diag_alive(t, st->family, st->saddr, st->daddr, st->dqpn, k->qpn, DIAG_BY_RXE);
 		diag_alive(t, st->family, st->daddr, st->saddr, k->qpn, st->dqpn, DIAG_BY_RXE);
 	}
 	if ((!active && !ch) || !st->peer_known || !st->family)
-		return 0;
+		return;
 	/* the requester's QP names the responder's QPN as its peer; the
 	 * responder's names itself. An entry either way first (rocelat's,
 	 * or the other side's QP), else the side it mostly played */
@@ -484,7 +457,7 @@ static int read_rxe_qp(const void *key, const void *val, void *ctx)
 			      : diag_by_request(t, st->family, st->daddr, st->saddr, k->qpn);
 	}
 	if (!q)
-		return 0;
+		return;
 	if (requester && q->req_qpn == DIAG_QPN_UNKNOWN)
 		q->req_qpn = k->qpn;
 	if (!requester && q->req_qpn == DIAG_QPN_UNKNOWN)
@@ -508,27 +481,6 @@ static int read_rxe_qp(const void *key, const void *val, void *ctx)
 			 state_name(ch->from), state_name(ch->to));
 	}
 	q->to_err |= ch && ch->err;
-	return 0;
-}
-
-/* destroyed QPs, reported once, out of the map */
-static void forget_destroyed(void)
-{
-	struct qp_key keys[256];
-	struct qp_stats st;
-	int n = maps_keys(s.rxe->maps.qps, keys, 256);
-
-	for (int i = 0; i < n; i++) {
-		struct rxe_prev *p;
-
-		if (bpf_map_lookup_elem(bpf_map__fd(s.rxe->maps.qps), &keys[i], &st) ||
-		    !st.destroyed)
-			continue;
-		bpf_map_delete_elem(bpf_map__fd(s.rxe->maps.qps), &keys[i]);
-		p = prev_of(&keys[i]);
-		if (p)
-			*p = prev[--nprev];
-	}
 }
 
 /* ---- the sources together ---- */
@@ -555,9 +507,11 @@ double rocediag_sources_read(struct diag_table *t)
 	if (s.rxe) {
 		ring_buffer__consume(s.rxe_rb);
 		t->rxe_events_lost = lost_since(s.rxe->maps.stats, RXEQP_STAT_EVENTS_LOST, &s.rxe_lost);
-		maps_for_each(s.rxe->maps.qps, read_rxe_qp, t);
+		/* destroyed QPs are in one reading, then retired */
+		rxeqp_delta_read(&rxe_qps);
+		for (int i = 0; i < rxe_qps.n; i++)
+			read_rxe_qp(t, &rxe_qps.qp[i]);
 		nchanges = 0;
-		forget_destroyed();
 	}
 	if (s.drop) {
 		ring_buffer__consume(s.drop_rb);
@@ -665,9 +619,8 @@ static void open_rxe(const struct rocediag_cfg *cfg, struct diag_sources *src,
 			 err[0] ? err : "its programs did not load");
 		return;
 	}
-	prev = calloc(RXEQP_MAX_QPS, sizeof(*prev));
 	s.qp_states = btf_enum_load_module(RXEQP_MODULE, "ib_qp_state", "IB_QPS_");
-	if (prev)
+	if (!rxeqp_delta_init(&rxe_qps, s.rxe->maps.qps, NULL))
 		s.rxe_rb = loop_add_events(lp, s.rxe->maps.events, on_rxe_event, NULL, NULL);
 	if (!s.rxe_rb) {
 		rxeqp_bpf__destroy(s.rxe);
@@ -721,6 +674,6 @@ void rocediag_sources_close(void)
 	rxeqp_bpf__destroy(s.rxe);
 	btf_enum_free(s.qp_states);
 	ksyms_free(s.ksyms);
-	free(prev);
+	rxeqp_delta_free(&rxe_qps);
 	memset(&s, 0, sizeof(s));
 }

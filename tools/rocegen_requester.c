@@ -413,7 +413,7 @@ static bool req_recv_one(struct requester *rq)
 		}
 		f = &rq->fl[idx];
 	}
-	op = p[0];
+	op = roce_bth_opcode(p);
 	psn = roce_bth_psn(p);
 	if (rg_verbose >= 1) {
 		char extra[32] = "";
@@ -422,7 +422,7 @@ static bool req_recv_one(struct requester *rq)
 		    op == ROCE_READ_RESP_LAST || op == ROCE_READ_RESP_ONLY)
 			snprintf(extra, sizeof(extra), " syndrome=0x%02x",
 				 (size_t)n >= ROCE_BTH_LEN + ROCE_AETH_LEN ?
-				 p[ROCE_BTH_LEN] : 0);
+				 roce_aeth_syndrome(p) : 0);
 		req_log(rq, f, "rx", op, psn, extra);
 	}
 	switch (op) {
@@ -431,7 +431,7 @@ static bool req_recv_one(struct requester *rq)
 			rq->stray++;
 			break;
 		}
-		req_aeth(rq, f, psn, p[ROCE_BTH_LEN]);
+		req_aeth(rq, f, psn, roce_aeth_syndrome(p));
 		break;
 	case ROCE_READ_RESP_FIRST:
 	case ROCE_READ_RESP_MIDDLE:

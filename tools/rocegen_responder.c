@@ -468,7 +468,7 @@ static void rsp_ack(struct responder *r, struct rflow *f, uint32_t psn);
 static void rsp_request(struct responder *r, struct rflow *f, const uint8_t *p,
 			size_t len, int tos)
 {
-	uint8_t op = p[0];
+	uint8_t op = roce_bth_opcode(p);
 	uint32_t psn = roce_bth_psn(p), rdlen = 0, npsn = 1;
 	bool ackreq = roce_bth_ackreq(p), is_read = op == ROCE_READ_REQUEST;
 	int32_t d;
@@ -485,7 +485,7 @@ static void rsp_request(struct responder *r, struct rflow *f, const uint8_t *p,
 			r->ignored++;
 			return;
 		}
-		rdlen = roce_get32(p + ROCE_BTH_LEN + 12);
+		rdlen = roce_reth_dma_len(p);
 		if (rdlen > MAX_MSG_SIZE) {
 			r->ignored++;
 			return;
@@ -609,7 +609,7 @@ static void rsp_packet(struct responder *r, const uint8_t *p, size_t len,
 		r->ignored++;
 		return;
 	}
-	op = p[0];
+	op = roce_bth_opcode(p);
 	if (op == ROCE_OPCODE_CNP) {
 		r->cnp_rx++;
 		return;

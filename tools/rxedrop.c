@@ -388,7 +388,7 @@ static int handle_event(void *ctx, void *data, size_t len)
 {
 	const struct drop_event *e = data;
 	const struct pkt_info *pi = &e->pkt;
-	char sym[128], reason[64], op[32], sa[ADDR_STRLEN + 8], da[ADDR_STRLEN + 8];
+	char sym[128], reason[64], op[32], sa[PKT_END_STRLEN], da[PKT_END_STRLEN];
 	bool roce = e->verdict == PKT_ROCE;
 	struct json_w w;
 
@@ -410,15 +410,8 @@ static int handle_event(void *ctx, void *data, size_t len)
 		return 0;
 	}
 	cli_print_ktime(stdout, e->ts_ns);
-	pkt_addr_str(pi->family, pi->saddr, sa, sizeof(sa));
-	pkt_addr_str(pi->family, pi->daddr, da, sizeof(da));
-	if (pi->sport || pi->dport) {
-		size_t ls = strlen(sa), ld = strlen(da);
-
-		snprintf(sa + ls, sizeof(sa) - ls, ":%u", pi->sport);
-		snprintf(da + ld, sizeof(da) - ld, ":%u", pi->dport);
-	}
-	printf(EVENT_FMT, e->ifname[0] ? e->ifname : "-", sa, da, reason);
+	printf(EVENT_FMT, e->ifname[0] ? e->ifname : "-", pkt_end_str(pi, true, sa, sizeof(sa)),
+	       pkt_end_str(pi, false, da, sizeof(da)), reason);
 	if (roce)
 		printf("%-*s %s qp=0x%x psn=%u", EVENT_LOC_W, sym,
 		       roce_opcode_name(pi->opcode, op, sizeof(op)), pi->dqpn, pi->psn);
@@ -464,7 +457,7 @@ int main(int argc, char **argv)
 	bool use_tp_btf, reasons;
 
 	cli_parse(&argp, argc, argv, NULL);
-	cli_setup();
+	cli_setup_caps(CLI_CAP_BPF | CLI_CAP_PERFMON);
 	prom_totals_init(&totals, prom_labels, 2, PROM_SERIES);
 	/* an index names a device only within its namespace */
 	if (cli.netns || env.ifname)

@@ -17,6 +17,7 @@
 #include <bpf/libbpf.h>
 #include "rxeqp.h"
 #include "rxeqp.skel.h"
+#include "rxeqp_delta.h"
 #include "rxeqp_load.h"
 #include "lib/btf_enum.h"
 #include "lib/cli.h"
@@ -206,36 +207,10 @@ static const char *state_str(__u8 st, char *buf, int len)
 
 /* ---- the table: one row per QP, deltas against the previous report ---- */
 
-struct row {
-	struct qp_key key;
-	struct qp_stats cur;
-	__u64 prev[QC_NR];
-	struct hist hcur;
-	__u64 hprev[HIST_SLOTS];
-	__u64 d[QC_NR];		/* this interval */
-	__u64 hd[HIST_SLOTS];
-	bool seen;		/* in the map at this report */
-	bool is_new;		/* first report since it appeared */
-};
-
-static struct row *rows;
-static int nrows;
+/* the QPs as last read (tools/rxeqp_delta.c) */
+static struct rxeqp_delta qps;
 static struct rxeqp_bpf *obj;
 static int ncpu;
-
-static int cmp_key(const void *a, const void *b)
-{
-	const struct qp_key *x = a, *y = b;
-
-	if (x->ifindex != y->ifindex)
-		return x->ifindex < y->ifindex ? -1 : 1;
-	return x->qpn < y->qpn ? -1 : x->qpn > y->qpn;
-}
-
-static struct row *find_row(const struct qp_key *k)
-{
-	return bsearch(k, rows, nrows, sizeof(*rows), cmp_key);
-}
 
 static const char *ifname_of(__u32 ifindex, char *buf)
 {
@@ -249,117 +224,13 @@ static __u64 read_stat(__u32 idx)
 	return maps_stat(obj->maps.stats, idx, ncpu);
 }
 
-/* totals of destroyed QPs per device, so that the Prometheus counters of a
- * device never go back when one of its QPs goes away */
-struct retired {
-	__u32 ifindex;
-	char dev[RXEQP_DEVNAME];
-	__u64 cnt[QC_NR];
-};
-#define MAX_DEVS 64
-static struct retired retired[MAX_DEVS];
-static int nretired;
-
-static struct retired *retired_of(__u32 ifindex, const char *dev)
-{
-	for (int i = 0; i < nretired; i++)
-		if (retired[i].ifindex == ifindex)
-			return &retired[i];
-	if (nretired == MAX_DEVS)
-		return NULL;
-	retired[nretired].ifindex = ifindex;
-	snprintf(retired[nretired].dev, sizeof(retired[nretired].dev), "%s", dev);
-	return &retired[nretired++];
-}
-
-static void retire(const struct row *r)
-{
-	struct retired *t = retired_of(r->key.ifindex, r->cur.dev);
-
-	for (int c = 0; t && c < QC_NR; c++)
-		t->cnt[c] += r->cur.cnt[c];
-}
-
-/* one entry of the qps map into its row (added: rows new this time) */
-static int collect_qp(const void *k, const void *v, void *ctx)
-{
-	const struct qp_key *key = k;
-	const struct qp_stats *st = v;
-	int *added = ctx;
-	struct row *r = find_row(key);
-
-	if (!r) {
-		if (nrows + *added >= RXEQP_MAX_QPS)
-			return 0;
-		r = &rows[nrows + (*added)++];
-		memset(r, 0, sizeof(*r));
-		r->key = *key;
-		r->is_new = true;
-	} else {
-		r->is_new = false;
-	}
-	/* a counter going back: a new QP with this number */
-	if (st->cnt[QC_TX_PKTS] < r->prev[QC_TX_PKTS] ||
-	    st->cnt[QC_RX_PKTS] < r->prev[QC_RX_PKTS]) {
-		memset(r->prev, 0, sizeof(r->prev));
-		memset(r->hprev, 0, sizeof(r->hprev));
-	}
-	r->cur = *st;
-	if (bpf_map_lookup_elem(bpf_map__fd(obj->maps.lat_hists), key, &r->hcur))
-		memset(&r->hcur, 0, sizeof(r->hcur));
-	r->seen = true;
-	return 0;
-}
-
-/* reads the maps into rows; QPs reported destroyed last time are dropped */
-static void collect(void)
-{
-	int fd = bpf_map__fd(obj->maps.qps), hfd = bpf_map__fd(obj->maps.lat_hists);
-	int n = 0, added = 0;
-
-	/* forget QPs whose destruction was already reported */
-	for (int i = 0; i < nrows; i++) {
-		if (rows[i].cur.destroyed) {
-			retire(&rows[i]);
-			bpf_map_delete_elem(fd, &rows[i].key);
-			bpf_map_delete_elem(hfd, &rows[i].key);
-			continue;
-		}
-		rows[n++] = rows[i];
-	}
-	nrows = n;
-	for (int i = 0; i < nrows; i++)
-		rows[i].seen = false;
-	maps_for_each(obj->maps.qps, collect_qp, &added);
-	nrows += added;
-	/* QPs that vanished from the map (never happens unless deleted) */
-	n = 0;
-	for (int i = 0; i < nrows; i++)
-		if (rows[i].seen)
-			rows[n++] = rows[i];
-	nrows = n;
-	qsort(rows, nrows, sizeof(*rows), cmp_key);
-	for (int i = 0; i < nrows; i++) {
-		struct row *r = &rows[i];
-
-		for (int c = 0; c < QC_NR; c++) {
-			r->d[c] = r->cur.cnt[c] - r->prev[c];
-			r->prev[c] = r->cur.cnt[c];
-		}
-		for (int s = 0; s < HIST_SLOTS; s++) {
-			r->hd[s] = r->hcur.slots[s] - r->hprev[s];
-			r->hprev[s] = r->hcur.slots[s];
-		}
-	}
-}
-
 /* what went wrong in this interval, weighted: errors, then NAKs and
  * timers, then retransmitted packets and duplicates */
-static __u64 trouble(const struct row *r)
+static __u64 trouble(const struct rxeqp_qp *r)
 {
 	const __u64 *d = r->d;
 
-	return 1000 * (d[QC_CQE_ERRS] + (r->cur.state == 6 /* IB_QPS_ERR */ &&
+	return 1000 * (d[QC_CQE_ERRS] + (r->cur.state == QP_STATE_ERR &&
 					 d[QC_STATE_CHANGES])) +
 	       10 * (d[QC_RETX_TIMER] + d[QC_RNR_TIMER] + d[QC_RNR_SENT] +
 		     d[QC_RNR_RCVD] + d[QC_SEQERR_SENT] + d[QC_SEQERR_RCVD] +
@@ -367,7 +238,7 @@ static __u64 trouble(const struct row *r)
 	       d[QC_RETX_PKTS] + d[QC_DUP_REQS];
 }
 
-static __u64 sort_value(const struct row *r)
+static __u64 sort_value(const struct rxeqp_qp *r)
 {
 	switch (env.sort) {
 	case SORT_PKTS:
@@ -386,7 +257,7 @@ static __u64 sort_value(const struct row *r)
 
 static int cmp_display(const void *a, const void *b)
 {
-	const struct row *x = *(struct row *const *)a, *y = *(struct row *const *)b;
+	const struct rxeqp_qp *x = *(struct rxeqp_qp *const *)a, *y = *(struct rxeqp_qp *const *)b;
 	__u64 vx = sort_value(x), vy = sort_value(y);
 
 	if (vx != vy)
@@ -395,7 +266,7 @@ static int cmp_display(const void *a, const void *b)
 	vy = y->d[QC_TX_PKTS] + y->d[QC_RX_PKTS];
 	if (vx != vy)
 		return vx < vy ? 1 : -1;
-	return cmp_key(&x->key, &y->key);
+	return rxeqp_key_cmp(&x->key, &y->key);
 }
 
 /* a count in at most w characters: 123456 -> "123k" */
@@ -420,7 +291,7 @@ static const char *num(__u64 v, int w, char *buf, int len)
 	return buf;
 }
 
-static const char *qp_name(const struct row *r, char *buf, int len)
+static const char *qp_name(const struct rxeqp_qp *r, char *buf, int len)
 {
 	char ifn[IF_NAMESIZE];
 
@@ -450,17 +321,17 @@ static const char *state_col(const struct qp_stats *s, char *buf, int len)
 
 static void print_table(const char *mode)
 {
-	struct row **view = calloc(nrows ? nrows : 1, sizeof(*view));
+	struct rxeqp_qp **view = calloc(qps.n ? qps.n : 1, sizeof(*view));
 	char qp[40], st[16], peer[80], b[11][24];
 	int n = 0, active = 0, gone = 0;
 
 	if (!view)
 		return;
-	for (int i = 0; i < nrows; i++) {
-		view[n++] = &rows[i];
-		if (rows[i].d[QC_TX_PKTS] || rows[i].d[QC_RX_PKTS])
+	for (int i = 0; i < qps.n; i++) {
+		view[n++] = &qps.qp[i];
+		if (qps.qp[i].d[QC_TX_PKTS] || qps.qp[i].d[QC_RX_PKTS])
 			active++;
-		gone += rows[i].cur.destroyed;
+		gone += qps.qp[i].cur.destroyed;
 	}
 	qsort(view, n, sizeof(*view), cmp_display);
 	if (env.rows && n > env.rows)
@@ -468,13 +339,13 @@ static void print_table(const char *mode)
 	if (!env.noclear && isatty(STDOUT_FILENO))
 		printf("\033[H\033[2J");
 	cli_print_timestamp(stdout);
-	printf("rxeqp: %d QPs, %d active, %d destroyed (*), %s, counts per %d s\n", nrows,
+	printf("rxeqp: %d QPs, %d active, %d destroyed (*), %s, counts per %d s\n", qps.n,
 	       active, gone, mode, cli.interval);
 	printf("%-12s %-5s %6s %6s %4s %3s %3s %3s %3s %3s %6s %s\n", "QP", "STATE",
 	       "TX_PKT", "RX_PKT", "RETX", "TMO", "RNR", "SEQ", "DUP", "ERR", "P50us",
 	       "PEER");
 	for (int i = 0; i < n; i++) {
-		const struct row *r = view[i];
+		const struct rxeqp_qp *r = view[i];
 		const __u64 *d = r->d;
 		__u64 p50 = hist_total(r->hd, HIST_SLOTS) ?
 			    hist_quantile(r->hd, HIST_SLOTS, 0.5) : 0;
@@ -540,8 +411,8 @@ static void print_json(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	now = ts.tv_sec + ts.tv_nsec / 1e9;
-	for (int i = 0; i < nrows; i++) {
-		const struct row *r = &rows[i];
+	for (int i = 0; i < qps.n; i++) {
+		const struct rxeqp_qp *r = &qps.qp[i];
 		const struct qp_stats *s = &r->cur;
 		__u64 n = hist_total(r->hcur.slots, HIST_SLOTS);
 
@@ -584,10 +455,10 @@ static struct {
 	const char *keys[RXEQP_MAX_QPS];
 	double weight[RXEQP_MAX_QPS];
 	bool own[RXEQP_MAX_QPS];
-	struct prom_label lab[RXEQP_MAX_QPS][5], other[MAX_DEVS][5];
-	__u64 vals[RXEQP_MAX_QPS], base[MAX_DEVS];
+	struct prom_label lab[RXEQP_MAX_QPS][5], other[RXEQP_DELTA_MAX_DEVS][5];
+	__u64 vals[RXEQP_MAX_QPS], base[RXEQP_DELTA_MAX_DEVS];
 	int group[RXEQP_MAX_QPS];
-	char oifn[MAX_DEVS][IF_NAMESIZE];
+	char oifn[RXEQP_DELTA_MAX_DEVS][IF_NAMESIZE];
 } pr;
 
 /* the labels, and which QPs have series of their own */
@@ -595,15 +466,15 @@ static void prom_prepare(void)
 {
 	static const char *const lnames[] = { "dev", "ifname", "qpn", "daddr", "dqpn" };
 
-	for (int i = 0; i < nrows; i++) {
-		const struct qp_stats *s = &rows[i].cur;
+	for (int i = 0; i < qps.n; i++) {
+		const struct qp_stats *s = &qps.qp[i].cur;
 
-		snprintf(pr.key[i], sizeof(pr.key[i]), "%u/%u", rows[i].key.ifindex,
-			 rows[i].key.qpn);
+		snprintf(pr.key[i], sizeof(pr.key[i]), "%u/%u", qps.qp[i].key.ifindex,
+			 qps.qp[i].key.qpn);
 		pr.keys[i] = pr.key[i];
 		pr.weight[i] = s->cnt[QC_TX_PKTS] + s->cnt[QC_RX_PKTS];
-		ifname_of(rows[i].key.ifindex, pr.ifn[i]);
-		snprintf(pr.qpn[i], sizeof(pr.qpn[i]), "%u", rows[i].key.qpn);
+		ifname_of(qps.qp[i].key.ifindex, pr.ifn[i]);
+		snprintf(pr.qpn[i], sizeof(pr.qpn[i]), "%u", qps.qp[i].key.qpn);
 		snprintf(pr.dqpn[i], sizeof(pr.dqpn[i]), "%u", s->dqpn);
 		pkt_addr_str(s->family, s->daddr, pr.da[i], sizeof(pr.da[i]));
 		pr.lab[i][0] = (struct prom_label){ lnames[0], s->dev };
@@ -612,18 +483,18 @@ static void prom_prepare(void)
 		pr.lab[i][3] = (struct prom_label){ lnames[3], pr.da[i] };
 		pr.lab[i][4] = (struct prom_label){ lnames[4], pr.dqpn[i] };
 	}
-	prom_cap_select(&prom_qps, nrows, pr.keys, pr.weight, pr.own);
-	for (int i = 0; i < nrows; i++) {
+	prom_cap_select(&prom_qps, qps.n, pr.keys, pr.weight, pr.own);
+	for (int i = 0; i < qps.n; i++) {
 		/* every device with a QP not on its own gets its "other" series */
-		struct retired *t = pr.own[i] ? NULL : retired_of(rows[i].key.ifindex,
-								  rows[i].cur.dev);
+		struct rxeqp_dev_total *t = pr.own[i] ? NULL :
+			rxeqp_delta_dev(&qps, qps.qp[i].key.ifindex, qps.qp[i].cur.dev);
 
-		pr.group[i] = t ? t - retired : -1;
+		pr.group[i] = t ? t - qps.dev : -1;
 	}
-	for (int d = 0; d < nretired; d++) {
-		pr.other[d][0] = (struct prom_label){ lnames[0], retired[d].dev };
+	for (int d = 0; d < qps.ndevs; d++) {
+		pr.other[d][0] = (struct prom_label){ lnames[0], qps.dev[d].dev };
 		pr.other[d][1] = (struct prom_label){ lnames[1],
-			ifname_of(retired[d].ifindex, pr.oifn[d]) };
+			ifname_of(qps.dev[d].ifindex, pr.oifn[d]) };
 		pr.other[d][2] = (struct prom_label){ lnames[2], PROM_OTHER };
 		pr.other[d][3] = (struct prom_label){ lnames[3], "" };
 		pr.other[d][4] = (struct prom_label){ lnames[4], "" };
@@ -634,7 +505,7 @@ static void write_prom(void)
 {
 	const bool *own = pr.own;
 	struct prom_fold fold = {
-		.n = nrows, .nlabels = 5, .labels = &pr.lab[0][0], .values = pr.vals,
+		.n = qps.n, .nlabels = 5, .labels = &pr.lab[0][0], .values = pr.vals,
 		.own = pr.own, .group = pr.group, .other = &pr.other[0][0],
 		.base = pr.base,
 	};
@@ -648,23 +519,23 @@ static void write_prom(void)
 		return;
 	}
 	prom_prepare();
-	fold.ngroups = nretired;
+	fold.ngroups = qps.ndevs;
 	for (int c = 0; c < QC_NR; c++) {
 		/* the histogram's _sum, in seconds as Prometheus wants them */
 		if (c == QC_LAT_SUM_NS)
 			continue;
 		snprintf(name, sizeof(name), "agentxdp_rxeqp_%s_total", counter_names[c]);
 		prom_family(&pf, name, PROM_COUNTER, "rdma_rxe per-QP counter, see rxeqp(8)");
-		for (int i = 0; i < nrows; i++)
-			pr.vals[i] = rows[i].cur.cnt[c];
-		for (int d = 0; d < nretired; d++)
-			pr.base[d] = retired[d].cnt[c];
+		for (int i = 0; i < qps.n; i++)
+			pr.vals[i] = qps.qp[i].cur.cnt[c];
+		for (int d = 0; d < qps.ndevs; d++)
+			pr.base[d] = qps.dev[d].cnt[c];
 		prom_counters_fold(&pf, name, &fold);
 	}
 	prom_family(&pf, "agentxdp_rxeqp_state", PROM_GAUGE,
 		    "QP state as enum ib_qp_state: 0 RESET, 1 INIT, 2 RTR, 3 RTS, 6 ERR");
-	for (int i = 0; i < nrows; i++) {
-		const struct qp_stats *s = &rows[i].cur;
+	for (int i = 0; i < qps.n; i++) {
+		const struct qp_stats *s = &qps.qp[i].cur;
 		struct prom_label l[3] = {
 			{ "dev", s->dev }, { "qpn", pr.qpn[i] },
 			{ "state", state_str(s->state, st, sizeof(st)) },
@@ -676,14 +547,14 @@ static void write_prom(void)
 	}
 	prom_family(&pf, "agentxdp_rxeqp_request_ack_seconds", PROM_HISTOGRAM,
 		    "Time from a request leaving a QP to its ACK or first response arriving");
-	for (int i = 0; i < nrows; i++) {
-		const struct qp_stats *s = &rows[i].cur;
+	for (int i = 0; i < qps.n; i++) {
+		const struct qp_stats *s = &qps.qp[i].cur;
 		struct prom_label l[3] = { { "dev", s->dev }, { "qpn", pr.qpn[i] },
 					   { "dqpn", pr.dqpn[i] } };
 
 		if (own[i])
 			prom_hist_log2(&pf, "agentxdp_rxeqp_request_ack_seconds", l, 3,
-				       rows[i].hcur.slots, HIST_SLOTS, 1e-6,
+				       qps.qp[i].hcur.slots, HIST_SLOTS, 1e-6,
 				       s->cnt[QC_LAT_SUM_NS] / 1e3);
 	}
 	err = prom_commit(&pf);
@@ -694,7 +565,7 @@ static void write_prom(void)
 /* the main loop's callbacks; ctx is the mode name for the table */
 static void report(void *ctx)
 {
-	collect();
+	rxeqp_delta_read(&qps);
 	if (cli.json)
 		print_json();
 	else
@@ -705,7 +576,7 @@ static void report(void *ctx)
 
 static void prom(void *ctx, enum loop_when when)
 {
-	collect();
+	rxeqp_delta_read(&qps);
 	write_prom();
 }
 
@@ -722,7 +593,7 @@ static void forget_destroyed(void *ctx)
 	if (!last)
 		last = time(NULL);
 	if (time(NULL) - last >= 2) {
-		collect();
+		rxeqp_delta_read(&qps);
 		last = time(NULL);
 	}
 }
@@ -786,7 +657,7 @@ static int handle_event(void *ctx, void *data, size_t len)
 	}
 	cli_print_ktime(stdout, e->ts_ns);
 	if (s) {
-		struct row r = { .key = e->key, .cur = *s };
+		struct rxeqp_qp r = { .key = e->key, .cur = *s };
 
 		qp_name(&r, qp, sizeof(qp));
 		peer_str(s, peer, sizeof(peer));
@@ -855,7 +726,7 @@ int main(int argc, char **argv)
 	int ret = 1;
 
 	cli_parse(&argp, argc, argv, NULL);
-	cli_setup();
+	cli_setup_caps(CLI_CAP_BPF | CLI_CAP_PERFMON);
 	/* -N: the interface names of QPs (and -i) are that namespace's */
 	cli_netns_enter();
 	if (env.ifname)
@@ -892,8 +763,7 @@ int main(int argc, char **argv)
 	qp_types = btf_enum_load_module(MODULE, "ib_qp_type", "IB_QPT_");
 	wc_status = btf_enum_load_module(MODULE, "ib_wc_status", "IB_WC_");
 	prom_cap_init(&prom_qps, PROM_QPS);
-	rows = calloc(RXEQP_MAX_QPS, sizeof(*rows));
-	if (!rows) {
+	if (rxeqp_delta_init(&qps, obj->maps.qps, obj->maps.lat_hists)) {
 		cli_err("out of memory");
 		goto cleanup;
 	}
@@ -907,7 +777,7 @@ int main(int argc, char **argv)
 
 cleanup:
 	rxeqp_bpf__destroy(obj);
-	free(rows);
+	rxeqp_delta_free(&qps);
 	prom_cap_free(&prom_qps);
 	btf_enum_free(qp_states);
 	btf_enum_free(qp_types);

@@ -377,7 +377,7 @@ drop_run() {
 	run setpriv --reuid=65534 --regid=65534 --clear-groups "$NFDROP"
 	[ "$status" -eq 1 ]
 	[ "${#lines[@]}" -eq 1 ]
-	[[ $output == *"needs root"* ]]
+	[[ $output == *"needs CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN"* ]]
 }
 
 @test "--prom: cumulative counter per hook, table, chain, rule and verdict" {

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <pcap/pcap.h>
 #include "capture.h"
+#include "roce_pkt.h"
 
 #ifndef DLT_LINUX_SLL2
 #define DLT_LINUX_SLL2 276
@@ -11,6 +12,11 @@
 #define LINKTYPE_IPV4	228
 #define LINKTYPE_IPV6	229
 #define LINKTYPE_RAW	101	/* DLT_RAW is 12 or 14 depending on the OS */
+/* Linux cooked captures: the header's length, where its protocol is */
+#define SLL_HLEN	16
+#define SLL_PROTO	14
+#define SLL2_HLEN	20
+#define SLL2_PROTO	0
 
 struct capture {
 	pcap_t *pc;
@@ -68,32 +74,32 @@ static unsigned int to_ethernet(struct capture *c, const unsigned char *p,
 		memcpy(c->frame, p, n);
 		return n;
 	case DLT_LINUX_SLL:
-		if (caplen < 16)
+		if (caplen < SLL_HLEN)
 			return 0;
-		proto = (p[14] << 8) | p[15];
-		hdr = 16;
+		proto = roce_get16(p + SLL_PROTO);
+		hdr = SLL_HLEN;
 		break;
 	case DLT_LINUX_SLL2:
-		if (caplen < 20)
+		if (caplen < SLL2_HLEN)
 			return 0;
-		proto = (p[0] << 8) | p[1];
-		hdr = 20;
+		proto = roce_get16(p + SLL2_PROTO);
+		hdr = SLL2_HLEN;
 		break;
 	default:		/* raw IP */
 		if (caplen < 1)
 			return 0;
-		proto = (p[0] >> 4) == 6 ? 0x86DD : 0x0800;
+		proto = (p[0] >> 4) == 6 ? AX_ETH_P_IPV6 : AX_ETH_P_IP;
 		hdr = 0;
 		break;
 	}
-	memset(c->frame, 0, 12);
-	c->frame[12] = proto >> 8;
-	c->frame[13] = proto & 0xff;
+	/* no addresses, the ethertype last */
+	memset(c->frame, 0, AX_ETH_HLEN - 2);
+	roce_put16(c->frame + AX_ETH_HLEN - 2, proto);
 	n = caplen - hdr;
-	if (n > CAPTURE_MAX_FRAME - 14)
-		n = CAPTURE_MAX_FRAME - 14;
-	memcpy(c->frame + 14, p + hdr, n);
-	return n + 14;
+	if (n > CAPTURE_MAX_FRAME - AX_ETH_HLEN)
+		n = CAPTURE_MAX_FRAME - AX_ETH_HLEN;
+	memcpy(c->frame + AX_ETH_HLEN, p + hdr, n);
+	return n + AX_ETH_HLEN;
 }
 
 int capture_next(struct capture *c, const unsigned char **frame,

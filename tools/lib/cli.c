@@ -7,6 +7,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/capability.h>
 #include "cli.h"
 #include "netns.h"
 #include "prom.h"
@@ -271,7 +273,60 @@ static void on_signal(int sig)
 	cli_exiting = 1;
 }
 
+/* before 5.8's headers */
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+/*
+ * The capabilities in caps that this process lacks, as the kernel checks
+ * them: CAP_SYS_ADMIN stands in for CAP_BPF and CAP_PERFMON (bpf_capable(),
+ * perfmon_capable(); before 5.8 it is the only way), never for
+ * CAP_NET_ADMIN, which rtnetlink (XDP, tc) and nfnetlink ask for by itself.
+ * By capget(2): libcap is not linked.
+ */
+static void cli_check_caps(unsigned int caps)
+{
+	static const struct { unsigned int flag; int cap; const char *name; } need[] = {
+		{ CLI_CAP_BPF, CAP_BPF, "CAP_BPF" },
+		{ CLI_CAP_PERFMON, CAP_PERFMON, "CAP_PERFMON" },
+		{ CLI_CAP_NET_ADMIN, CAP_NET_ADMIN, "CAP_NET_ADMIN" },
+	};
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
+	const char *missing[3];
+	char list[64] = "";
+	unsigned long long eff;
+	int n = 0;
+
+	if (syscall(SYS_capget, &hdr, data))
+		cli_die("cannot read this process's capabilities: %s", strerror(errno));
+	eff = data[0].effective | (unsigned long long)data[1].effective << 32;
+	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
+		bool sys_admin = need[i].cap != CAP_NET_ADMIN && (eff >> CAP_SYS_ADMIN & 1);
+
+		if (!(caps & need[i].flag) || (eff >> need[i].cap & 1) || sys_admin)
+			continue;
+		missing[n++] = need[i].name;
+	}
+	if (!n)
+		return;
+	for (int i = 0; i < n; i++)
+		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+			 !i ? "" : i == n - 1 ? " and " : ", ", missing[i]);
+	cli_die("needs %s, which this process lacks: run it as root, or grant %s", list,
+		n > 1 ? "them" : "it");
+}
+
 void cli_setup(void)
+{
+	cli_setup_caps(CLI_CAP_BPF | CLI_CAP_PERFMON | CLI_CAP_NET_ADMIN);
+}
+
+void cli_setup_caps(unsigned int caps)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
 
@@ -281,9 +336,7 @@ void cli_setup(void)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	if (geteuid() != 0)
-		cli_die("needs root (CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN): "
-			"run with sudo");
+	cli_check_caps(caps);
 	/* a metrics file that cannot be written is found now, not by a
 	 * scraper that never sees it (a unit under systemd runs on) */
 	if (cli.prom_path) {

@@ -88,9 +88,19 @@ unsigned int cli_netns_inum(void);
  * (a tool that attaches there: netlink, XDP and tc work in the caller's
  * namespace); dies when it cannot */
 void cli_netns_enter(void);
+/* the capabilities a tool needs, for cli_setup_caps() */
+enum cli_cap {
+	CLI_CAP_BPF = 1,	/* BPF maps and programs */
+	CLI_CAP_PERFMON = 2,	/* tracing programs (tp_btf, fentry, kprobes) */
+	CLI_CAP_NET_ADMIN = 4,	/* XDP, tc and nftables through netlink */
+};
 /* installs the libbpf print callback (verbose-aware), signal handlers,
- * checks for root-like privileges with advice, and that --prom's file can
- * be written and -N's namespace exists (exit 1 with one line if not) */
+ * checks that the process has the capabilities caps (or CAP_SYS_ADMIN
+ * where the kernel takes it instead) and names the ones missing, and that
+ * --prom's file can be written and -N's namespace exists (exit 1 with one
+ * line if not) */
+void cli_setup_caps(unsigned int caps);
+/* cli_setup_caps() with all three */
 void cli_setup(void);
 /* "HH:MM:SS " when -T: now, or of an event's bpf_ktime_get_ns() time */
 void cli_print_timestamp(FILE *f);

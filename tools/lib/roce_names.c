@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <arpa/inet.h>
 #include <stdio.h>
+#include <string.h>
 #include "roce_names.h"
 #include "../../bpf/lib/roce_proto.h"
 
@@ -84,6 +85,17 @@ const char *pkt_addr_str(__u8 family, const __u8 *addr, char *buf, int len)
 		inet_ntop(AF_INET6, addr, buf, len);
 	else
 		snprintf(buf, len, "-");
+	return buf;
+}
+
+const char *pkt_end_str(const struct pkt_info *pi, bool src, char *buf, int len)
+{
+	size_t n;
+
+	pkt_addr_str(pi->family, src ? pi->saddr : pi->daddr, buf, len);
+	n = strlen(buf);
+	if (pi->family && (pi->sport || pi->dport))
+		snprintf(buf + n, len - n, ":%u", src ? pi->sport : pi->dport);
 	return buf;
 }
 

@@ -21,6 +21,11 @@ void roce_put32(uint8_t *p, uint32_t v)
 	roce_put16(p + 2, v);
 }
 
+uint32_t roce_get16(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 8 | p[1];
+}
+
 uint32_t roce_get24(const uint8_t *p)
 {
 	return (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
@@ -69,7 +74,7 @@ static void roce_pkt_put_ext(const struct roce_pkt *s, uint8_t *p)
 		roce_put32(p, (uint32_t)(s->va >> 32));
 		roce_put32(p + 4, (uint32_t)s->va);
 		roce_put32(p + 8, s->rkey);
-		roce_put32(p + 12, s->dma_len);
+		roce_put32(p + ROCE_RETH_DMA_LEN_OFF, s->dma_len);
 	} else if (roce_op_has_aeth(op)) {
 		p[0] = s->syndrome;
 		roce_put24(p + 1, s->msn & ROCE_MSN_MASK);

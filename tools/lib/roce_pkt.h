@@ -44,10 +44,19 @@ size_t roce_pkt_build(const struct roce_pkt *s, uint8_t *buf, size_t cap);
 void roce_put16(uint8_t *p, uint32_t v);
 void roce_put24(uint8_t *p, uint32_t v);
 void roce_put32(uint8_t *p, uint32_t v);
+uint32_t roce_get16(const uint8_t *p);
 uint32_t roce_get24(const uint8_t *p);
 uint32_t roce_get32(const uint8_t *p);
 
+/* where the RETH has its DMA length */
+#define ROCE_RETH_DMA_LEN_OFF	12
+
 /* BTH fields of a packet that starts with its BTH */
+static inline uint8_t roce_bth_opcode(const uint8_t *bth)
+{
+	return bth[0];
+}
+
 static inline uint32_t roce_bth_dqpn(const uint8_t *bth)
 {
 	return roce_get24(bth + 5);
@@ -61,6 +70,18 @@ static inline uint32_t roce_bth_psn(const uint8_t *bth)
 static inline bool roce_bth_ackreq(const uint8_t *bth)
 {
 	return bth[8] & ROCE_ACKREQ;
+}
+
+/* the extended header after the BTH, of an opcode that has it
+ * (roce_op_has_aeth(), roce_op_has_reth()) */
+static inline uint8_t roce_aeth_syndrome(const uint8_t *bth)
+{
+	return bth[ROCE_BTH_LEN];
+}
+
+static inline uint32_t roce_reth_dma_len(const uint8_t *bth)
+{
+	return roce_get32(bth + ROCE_BTH_LEN + ROCE_RETH_DMA_LEN_OFF);
 }
 
 /* rewrite the PSN of a built packet (floods that count up) */
