@@ -46,11 +46,15 @@
 #define MAX_NF_HELD	256
 #define MAX_RXE_EV	4096
 
+/* rocelat's programs under a handle and priority of rocediag's own, so
+ * that the two share an interface without tcx as well */
 static const struct netattach_tc_id tc_id = {
-	.handle = 0x52CE, .prio = 0xC7, .prog_name = "rocelat_tc", .tool = "rocelat or rocediag",
+	.handle = 0xD1A6, .prio = NETATTACH_PRIO_ROCEDIAG, .prog_name = "rocelat_tc",
+	.tool = "rocediag",
 };
 static const struct netattach_tc_id tc_in_id = {
-	.handle = 0x52CE, .prio = 0xC7, .prog_name = "rocelat_tc_in", .tool = "rocelat or rocediag",
+	.handle = 0xD1A6, .prio = NETATTACH_PRIO_ROCEDIAG, .prog_name = "rocelat_tc_in",
+	.tool = "rocediag",
 };
 
 static struct {

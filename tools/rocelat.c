@@ -29,7 +29,7 @@
 #define MAX_IFACES		8
 /* our clsact filter, so a leftover of a killed run can be recognised */
 #define TC_HANDLE		0x52CE
-#define TC_PRIO			0xC7
+#define TC_PRIO			NETATTACH_PRIO_ROCELAT
 #define TC_PROG_NAME		"rocelat_tc"
 
 

@@ -273,10 +273,10 @@ seeded_psns() {
 	ROCELAT_FORCE_CLSACT=1 start_inj a inj2 --drop -Q 0x12
 	grep -q "removed a leftover tc egress filter of a killed roceinject run" "$T/inj2.err"
 	ax_stop "$INJ_PID"
-	# no filter, no program; the clsact qdisc that the killed run made
-	# stays (empty): this run found it there, and removes only its own
-	tc -n ${P}a qdisc del dev ${P}va clsact
+	# no filter, no program, and no clsact qdisc: this run found it
+	# holding only the suite's (the leftover), and left it empty
 	ax_until 10 "cleanup" nothing_left a ${P}va
+	! tc -n ${P}a qdisc show dev ${P}va | grep -q clsact
 }
 
 @test "roceinject: a selection no packet matches leaves traffic untouched: rocelat's counts equal a run without the injector" {
