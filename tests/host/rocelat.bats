@@ -741,3 +741,26 @@ start_shared() {
 	[ "$AX_RC" -eq 0 ]
 	nothing_attached
 }
+
+# every namespace numbers its devices from 1: the pair's twin (${P}t: same
+# addresses, the same interface indexes) carries RoCE too, and rocelat
+# -N ${P}a -i ${P}va times only ${P}a's, as many as rocegen completed there
+@test "-i is scoped by namespace: RoCE at the same interface index elsewhere is never timed" {
+	ax_netns_pair "${P}t" "$A/24" "$B/24"
+	[ "$(ip -n "${P}a" -o link show "${P}va" | cut -d: -f1)" = \
+	  "$(ip -n "${P}ta" -o link show "${P}tva" | cut -d: -f1)" ]
+	start_responder
+	ax_bg ip netns exec "${P}tb" "$GEN" responder --timeout 60 > "$T/tresp.out" 2>&1
+	ax_bg "$RL" -N "${P}a" -i "${P}va" -j > "$T/rl.out" 2> "$T/rl.err"
+	RL_PID=$AX_LAST_PID
+	AX_WAIT_BANNER_S=$WAIT ax_wait_banner "$RL_PID" "$T/rl.out" "$T/rl.err"
+	ip netns exec "${P}ta" "$GEN" requester -d "$B" -q --ack-timeout-us 500000 -n 35 > "$T/treq.out"
+	run_requester -n 20
+	stop_rocelat INT
+	[ "$AX_RC" -eq 0 ]
+	# the twin's 35 completed (the precondition), none timed
+	[ "$(gen_kv requester completed "$T/treq.out")" -eq 35 ]
+	[ "$(gen_kv requester completed "$T/req.out")" -eq 20 ]
+	check_samples "$T/rl.out"
+	[ "$(rl_counter requests "$T/rl.out")" -eq $(( 20 + $(gen_kv requester retransmits "$T/req.out") )) ]
+}
