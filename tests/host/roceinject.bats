@@ -304,3 +304,31 @@ seeded_psns() {
 	  "$(jq -c 'select(.type=="flow") | [.dqpn, .samples, .retransmits, .ecn_ce]' "$T/rl0.out" | sort)" ]
 	[ "$(grep -c '^rocegen: role=requester-flow' "$T/req.out")" -eq 3 ]
 }
+
+# every namespace numbers its devices from 1: the pair's twin (${P}t: same
+# addresses, same QPs, the same interface indexes) runs rocegen too, and
+# roceinject -N ${P}b -i ${P}vb drops only ${P}b's: its drops are the
+# requester's retransmissions there, the twin retransmits nothing
+@test "roceinject: -i is scoped by namespace: the same interface index elsewhere is never touched" {
+	ax_netns_pair ${P}t $A/24 $B/24
+	[ "$(ip -n ${P}b -o link show ${P}vb | cut -d: -f1)" = \
+	  "$(ip -n ${P}tb -o link show ${P}tvb | cut -d: -f1)" ]
+	ax_bg "$INJ" -N ${P}b -i ${P}vb --direction ingress --drop -Q 0x12 --class requests --every 10 -j \
+		> "$T/inj.out" 2> "$T/inj.err"
+	INJ_PID=$AX_LAST_PID
+	ax_until 30 "roceinject's banner" banner_in "$T/inj"
+	grep -q '^Injecting' "$T/inj.err"
+	ax_bg ip netns exec ${P}tb "$GEN" responder -q --timeout 60
+	ip netns exec ${P}ta "$GEN" requester -d $B -q -f 3 -n 100 --window 1 \
+		--ack-timeout-us 500000 --timeout 60 > "$T/treq.out"
+	traffic 100
+	ax_stop "$INJ_PID"
+	[ "$AX_RC" -eq 0 ]
+	grep -q '^rocegen: role=requester .* retransmits=0 .*completed=100 ' "$T/treq.out"
+	local n
+	n=$(inj_qp 18 drop)
+	[ "$n" -gt 0 ]
+	[ "$(gen_flow 49153 retransmits)" -eq "$n" ]
+	# matched: the QP's requests in ${P}b only (retransmissions included)
+	[ "$(inj_qp 18 matched)" -eq $(( $(gen_flow 49153 requests) + n )) ]
+}
