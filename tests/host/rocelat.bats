@@ -722,7 +722,7 @@ start_shared() {
 	! tc -n "${P}a" qdisc show dev "${P}va" | grep -q clsact
 }
 
-@test "without tcx: a killed rocediag's leftover filter goes at its next run; rocelat's stays" {
+@test "without tcx: a killed rocediag's leftover filter goes at its next run; rocelat's stays; the first to leave takes only its own" {
 	[ -x "$AX_BUILD/rocediag" ] || skip "rocediag not built"
 	ROCELAT_FORCE_CLSACT=1 start_rocelat_logged -j
 	start_shared rd '^Tracing' "$AX_BUILD/rocediag" -j -i "${P}va" 1
@@ -735,11 +735,18 @@ start_shared() {
 	# one of each: rocelat's untouched, rocediag's the new run's
 	[ "$(tc -n "${P}a" filter show dev "${P}va" egress | grep -c 'handle 0x52ce')" -eq 1 ]
 	[ "$(tc -n "${P}a" filter show dev "${P}va" egress | grep -c 'handle 0xd1a6')" -eq 1 ]
-	ax_stop "$SH_PID" INT
-	[ "$AX_RC" -eq 0 ]
+	# rocelat made the clsact qdisc; leaving first, it takes only its own
+	# filter: rocediag's stay on both sides
 	stop_rocelat INT
 	[ "$AX_RC" -eq 0 ]
+	[ "$(tc_prefs egress)" = "200 " ]
+	[ "$(tc_prefs ingress)" = "200 " ]
+	# the last to leave takes the qdisc, which held only the suite's
+	ax_stop "$SH_PID" INT
+	[ "$AX_RC" -eq 0 ]
 	nothing_attached
+	[ -z "$(tc -n "${P}a" filter show dev "${P}va" ingress)" ]
+	! tc -n "${P}a" qdisc show dev "${P}va" | grep -q clsact
 }
 
 # every namespace numbers its devices from 1: the pair's twin (${P}t: same
