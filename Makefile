@@ -11,6 +11,8 @@ sbindir ?= $(prefix)/sbin
 bindir ?= $(prefix)/bin
 mandir ?= $(prefix)/share/man
 bashcompdir ?= $(prefix)/share/bash-completion/completions
+# the README: --help's "Report bugs to" names its section there
+docdir ?= $(prefix)/share/doc/agentxdp
 DESTDIR ?=
 
 # every bpf/<tool>.bpf.c is a tool with tools/<tool>.c as its loader
@@ -316,6 +318,8 @@ install: tools
 	install -d $(DESTDIR)$(bashcompdir)
 	for t in $(TOOLS); do \
 		install -m 0644 completion/agentxdp.bash $(DESTDIR)$(bashcompdir)/$$t || exit 1; done
+	install -d $(DESTDIR)$(docdir)
+	install -m 0644 README.md $(DESTDIR)$(docdir)/
 
 # removes every file install put there; directories stay (shared with others)
 uninstall:
@@ -324,6 +328,7 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(mandir)/man1/,$(notdir $(wildcard man/*.1)))
 	rm -f $(addprefix $(DESTDIR)$(mandir)/man8/,$(addsuffix .8,$(TOOLS)) $(notdir $(wildcard man/*.8)))
 	rm -f $(addprefix $(DESTDIR)$(bashcompdir)/,$(TOOLS))
+	rm -f $(DESTDIR)$(docdir)/README.md
 
 clean:
 	rm -rf $(OUTPUT)

@@ -51,6 +51,8 @@
 #define AF_INET			2
 
 const volatile __u32 targ_ifindex = 0;
+/* -i's namespace (inode): every namespace numbers its devices from 1 */
+const volatile __u32 targ_netns = 0;
 const volatile __u32 targ_qpn = 0;
 const volatile bool targ_qpn_set = false;
 const volatile bool targ_events = false;
@@ -97,7 +99,7 @@ static __always_inline void cnt_add(struct qp_stats *s, int idx, __u64 v)
  * the port's ib_port_data.netdev, which 6.1 fills too
  * (rxe_verbs.c:rxe_register_device -> ib_device_set_netdev(..., 1)).
  */
-static __always_inline __u32 dev_ifindex(struct ib_device *ibdev)
+static __always_inline struct net_device *dev_netdev(struct ib_device *ibdev)
 {
 	struct rxe_dev *rxe = (void *)ibdev - bpf_core_field_offset(struct rxe_dev, ib_dev);
 	struct net_device *ndev;
@@ -110,7 +112,19 @@ static __always_inline __u32 dev_ifindex(struct ib_device *ibdev)
 		pd = (void *)pd + RXE_PORT * bpf_core_type_size(struct ib_port_data);
 		ndev = BPF_CORE_READ(pd, netdev);
 	}
-	return ndev ? BPF_CORE_READ(ndev, ifindex) : 0;
+	return ndev;
+}
+
+/* ibdev's interface index into *ifindex; false when -i (index and
+ * namespace) does not select it */
+static __always_inline bool dev_selected(struct ib_device *ibdev, __u32 *ifindex)
+{
+	struct net_device *ndev = dev_netdev(ibdev);
+
+	*ifindex = ndev ? BPF_CORE_READ(ndev, ifindex) : 0;
+	if (targ_ifindex && *ifindex != targ_ifindex)
+		return false;
+	return !targ_netns || (ndev && BPF_CORE_READ(ndev, nd_net.net, ns.inum) == targ_netns);
 }
 
 /* false when the QP is filtered out */
@@ -119,10 +133,7 @@ static __always_inline bool qp_key_of(struct rxe_qp *qp, struct qp_key *k)
 	k->qpn = BPF_CORE_READ(qp, ibqp.qp_num);
 	if (targ_qpn_set && k->qpn != targ_qpn)
 		return false;
-	k->ifindex = dev_ifindex(BPF_CORE_READ(qp, ibqp.device));
-	if (targ_ifindex && k->ifindex != targ_ifindex)
-		return false;
-	return true;
+	return dev_selected(BPF_CORE_READ(qp, ibqp.device), &k->ifindex);
 }
 
 /* what a QP is from creation on: its device's name and its type */
@@ -549,8 +560,7 @@ static __always_inline int on_cq_post(struct rxe_cq *cq, struct rxe_cqe *cqe)
 	}
 	if (targ_qpn_set && k.qpn != targ_qpn)
 		return 0;
-	k.ifindex = dev_ifindex(BPF_CORE_READ(cq, ibcq.device));
-	if (targ_ifindex && k.ifindex != targ_ifindex)
+	if (!dev_selected(BPF_CORE_READ(cq, ibcq.device), &k.ifindex))
 		return 0;
 	s = stats_of_key(&k);
 	if (!s)

@@ -547,7 +547,7 @@ static int open_lat(const struct rocediag_cfg *cfg, struct diag_sources *src)
 
 		netattach_init(f, cfg->ifnames[i]);
 		s.nifs++;
-		if (rocelat_attach(s.lat, f, cfg->xdp_mode, true))
+		if (rocelat_attach(s.lat, f, cfg->xdp_mode, true, ROCELAT_BY_ROCEDIAG))
 			return -1;
 	}
 	src->lat = true;

@@ -12,7 +12,7 @@
 
 /* a clsact filter of a killed run is recognised by these (netattach.c) */
 const struct netattach_tc_id inject_tc_id = {
-	.handle = 0x1A7E, .prio = 0xC5, .prog_name = "roceinject_tc", .tool = "roceinject",
+	.handle = 0x1A7E, .prio = NETATTACH_PRIO_ROCEINJECT, .prog_name = "roceinject_tc", .tool = "roceinject",
 };
 
 static void roceinject_set_rodata(struct roceinject_bpf *obj, const struct inject_opts *o)

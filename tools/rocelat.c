@@ -235,7 +235,7 @@ static int run_live(struct rocelat_bpf *obj)
 	for (int i = 0; i < env.nifs; i++) {
 		struct netattach *f = &ifaces[i];
 
-		if (rocelat_attach(obj, f, env.mode, egress))
+		if (rocelat_attach(obj, f, env.mode, egress, ROCELAT_BY_ROCELAT))
 			return 1;
 		if (env.mirror)
 			netattach_warn_promisc(f);

@@ -11,10 +11,6 @@
 #include "lib/probe.h"
 #include "lib/netattach.h"
 
-/* our clsact filter, so a leftover of a killed run can be recognised */
-#define ROCELAT_TC_HANDLE	0x52CE
-#define ROCELAT_TC_PRIO		0xC7
-
 static void rocelat_load_config(struct rocelat_bpf *obj, const struct rocelat_load_opts *o)
 {
 	long max_flows = o->max_flows;
@@ -114,25 +110,33 @@ struct rocelat_bpf *rocelat_load(const struct rocelat_load_opts *o)
 	return obj;
 }
 
-/* the filter's identity is the same for rocelat and rocediag: a
- * leftover of either is the other's too */
-static const struct netattach_tc_id rocelat_tc_out_id = {
-	.handle = ROCELAT_TC_HANDLE, .prio = ROCELAT_TC_PRIO,
-	.prog_name = "rocelat_tc", .tool = "rocelat or rocediag",
-};
-/* where XDP is taken: the same identity on the ingress side */
-static const struct netattach_tc_id rocelat_tc_in_id = {
-	.handle = ROCELAT_TC_HANDLE, .prio = ROCELAT_TC_PRIO,
-	.prog_name = "rocelat_tc_in", .tool = "rocelat or rocediag",
+/* the clsact filters' identities (a killed run's leftover is recognised
+ * by them), rocelat's and rocediag's own, so that the two share an
+ * interface without tcx too; by owner and then netattach_dir */
+static const struct netattach_tc_id rocelat_tc_ids[ROCELAT_OWNERS][NETATTACH_DIRS] = {
+	[ROCELAT_BY_ROCELAT] = {
+		[NETATTACH_EGRESS] = { .handle = 0x52CE, .prio = NETATTACH_PRIO_ROCELAT,
+				       .prog_name = "rocelat_tc", .tool = "rocelat" },
+		[NETATTACH_INGRESS] = { .handle = 0x52CE, .prio = NETATTACH_PRIO_ROCELAT,
+					.prog_name = "rocelat_tc_in", .tool = "rocelat" },
+	},
+	[ROCELAT_BY_ROCEDIAG] = {
+		[NETATTACH_EGRESS] = { .handle = 0xD1A6, .prio = NETATTACH_PRIO_ROCEDIAG,
+				       .prog_name = "rocelat_tc", .tool = "rocediag" },
+		[NETATTACH_INGRESS] = { .handle = 0xD1A6, .prio = NETATTACH_PRIO_ROCEDIAG,
+					.prog_name = "rocelat_tc_in", .tool = "rocediag" },
+	},
 };
 
 int rocelat_attach(struct rocelat_bpf *obj, struct netattach *f,
-		   enum netattach_mode mode, bool egress)
+		   enum netattach_mode mode, bool egress, enum rocelat_owner by)
 {
+	const struct netattach_tc_id *id = rocelat_tc_ids[by];
+
 	if (netattach_ingress(f, obj->progs.rocelat_xdp, obj->progs.rocelat_tc_in,
-			      mode, &rocelat_tc_in_id))
+			      mode, &id[NETATTACH_INGRESS]))
 		return 1;
-	if (egress && netattach_tc_egress(f, obj->progs.rocelat_tc, &rocelat_tc_out_id))
+	if (egress && netattach_tc_egress(f, obj->progs.rocelat_tc, &id[NETATTACH_EGRESS]))
 		return 1;
 	return 0;
 }

@@ -31,9 +31,13 @@ bool rocelat_load_bounded(void);
  * the same source (rocelat_load.c). */
 struct rocelat_bpf *rocelat_load(const struct rocelat_load_opts *o);
 
+/* whose the programs are: without tcx, each tool's clsact filters have a
+ * handle and priority of their own */
+enum rocelat_owner { ROCELAT_BY_ROCELAT, ROCELAT_BY_ROCEDIAG, ROCELAT_OWNERS };
+
 /* XDP (else tc ingress) and, with egress, tc egress on f, as clsact
- * filters of rocelat's handle where there is no tcx. 0, or 1 after a line. */
+ * filters of by's handle where there is no tcx. 0, or 1 after a line. */
 int rocelat_attach(struct rocelat_bpf *obj, struct netattach *f,
-		   enum netattach_mode mode, bool egress);
+		   enum netattach_mode mode, bool egress, enum rocelat_owner by);
 
 #endif

@@ -737,7 +737,8 @@ int main(int argc, char **argv)
 
 	{
 		struct rxeqp_load_opts lo = {
-			.ifindex = env.ifindex, .qpn = env.qpn, .qpn_set = env.qpn_set,
+			.ifindex = env.ifindex, .netns = env.ifindex ? cli_netns_inum() : 0,
+			.qpn = env.qpn, .qpn_set = env.qpn_set,
 			.events = env.events, .latency = !env.no_latency,
 			.force_kprobe = env.force_kprobe,
 		};

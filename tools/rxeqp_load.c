@@ -106,6 +106,7 @@ struct rxeqp_bpf *rxeqp_load(const struct rxeqp_load_opts *o, struct rxeqp_hooks
 	if (hk->missing < 0)
 		goto fail;
 	obj->rodata->targ_ifindex = o->ifindex;
+	obj->rodata->targ_netns = o->netns;
 	obj->rodata->targ_qpn = o->qpn;
 	obj->rodata->targ_qpn_set = o->qpn_set;
 	obj->rodata->targ_events = o->events;

@@ -12,6 +12,7 @@ struct rxeqp_bpf;
 
 struct rxeqp_load_opts {
 	int ifindex;		/* 0: any */
+	unsigned int netns;	/* ifindex's namespace inode, 0: any */
 	__u32 qpn;
 	bool qpn_set;
 	bool events;		/* the ring buffer of QP events */

@@ -165,3 +165,24 @@ help_has_any() {
 		[ "$output" = "$("$AX_BUILD/$t" --help)" ] || { echo "$t: -h differs from --help" >&2; false; }
 	done
 }
+
+# the place --help's "Report bugs to" names, and what a report needs, are
+# in README's "Reporting bugs" section, which make install and the package
+# install where the line says (install.bats, package.bats)
+@test "--help's \"Report bugs to\" names README's section, which says what to include" {
+	local t line section
+	section=$(sed -n '/^## Reporting bugs$/,/^## /p' "$AX_ROOT/README.md")
+	[ -n "$section" ]
+	for w in "--version" "uname -r" "command line" "-v"; do
+		grep -qF -- "$w" <<< "$section" || { echo "section lacks $w" >&2; false; }
+	done
+	for t in $(ax_tools); do
+		line=$("$AX_BUILD/$t" --help | sed -n '/^Report bugs to/,$p' | tr '\n' ' ')
+		[[ "$line" == 'Report bugs to the "Reporting bugs" section of /usr/share/doc/agentxdp/README.md (make install: /usr/local/share/doc/agentxdp/README.md). ' ]] ||
+			{ echo "$t: $line" >&2; false; }
+		# and the man page says the same
+		sed -n '/^.SH "REPORTING BUGS"/,/^.SH/p' "$AX_ROOT/man/$t.8" | grep -q 'Reporting bugs'
+	done
+	grep -qF '/usr/share/doc/agentxdp/README.md' <<< "$section"
+	grep -qF '/usr/local/share/doc/agentxdp/README.md' <<< "$section"
+}

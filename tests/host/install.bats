@@ -27,6 +27,9 @@ setup() {
 	[ -x "$D/usr/bin/rocegen" ]
 	[ -f "$D/usr/share/man/man1/rocegen.1" ]
 	"$D/usr/bin/rocegen" --version | grep -q "^rocegen (AgentXDP) "
+	# the place --help's "Report bugs to" names
+	"$D/usr/sbin/rxedrop" --help | tr '\n' ' ' | grep -qF /usr/share/doc/agentxdp/README.md
+	grep -q '^## Reporting bugs$' "$D/usr/share/doc/agentxdp/README.md"
 	make -s -C "$AX_ROOT" OUTPUT="$AX_BUILD" uninstall DESTDIR="$D" prefix=/usr
 	run find "$D" ! -type d
 	echo "$output" >&2
@@ -38,6 +41,8 @@ setup() {
 	[ -x "$D/usr/local/sbin/rxedrop" ]
 	[ -f "$D/usr/local/share/man/man8/rxedrop.8" ]
 	[ -f "$D/usr/local/share/bash-completion/completions/rxedrop" ]
+	"$D/usr/local/sbin/rxedrop" --help | tr '\n' ' ' | grep -qF /usr/local/share/doc/agentxdp/README.md
+	grep -q '^## Reporting bugs$' "$D/usr/local/share/doc/agentxdp/README.md"
 	make -s -C "$AX_ROOT" OUTPUT="$AX_BUILD" uninstall DESTDIR="$D"
 	[ -z "$(find "$D" ! -type d)" ]
 }
@@ -75,7 +80,7 @@ setup() {
 	local S=$BATS_TEST_TMPDIR/tree B t f
 	B=$S/build
 	mkdir -p "$S" "$B"
-	(cd "$AX_ROOT" && tar cf - Makefile bpf btf tools vmlinux man completion scripts debian) |
+	(cd "$AX_ROOT" && tar cf - Makefile README.md bpf btf tools vmlinux man completion scripts debian) |
 		(cd "$S" && tar xf -)
 	for t in $(ax_tools); do
 		cp -a "$AX_BUILD/$t" "$AX_BUILD/$t".* "$B"/

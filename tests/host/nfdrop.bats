@@ -357,6 +357,35 @@ drop_run() {
 	grep -q "rule: in handle [0-9]*: udp dport 4791 drop" "$OUT"
 }
 
+# every namespace numbers its devices from 1: the pair's twin (${P}t: same
+# addresses, the same rule, the same interface indexes) drops too, and
+# nfdrop -N ${P}b -i ${P}vb counts only ${P}b's drops, as its nft counter
+@test "-i is scoped by namespace: drops at the same interface index elsewhere never count" {
+	pair
+	ax_netns_pair "${P}t" 10.210.0.1/24 10.210.0.2/24
+	[ "$(ip -n "${P}b" -o link show "${P}vb" | cut -d: -f1)" = \
+	  "$(ip -n "${P}tb" -o link show "${P}tvb" | cut -d: -f1)" ]
+	local ns
+	for ns in "${P}b" "${P}tb"; do
+		ip netns exec "$ns" nft -f - <<-'NFT'
+		table ip axt {
+			chain in { type filter hook input priority 0; udp dport 4791 counter drop; }
+		}
+		NFT
+	done
+	start_nfdrop --roce -N "${P}b" -i "${P}vb"
+	ax_send_roce "${P}a" 10.210.0.2 4
+	ax_send_roce "${P}ta" 10.210.0.2 7
+	stop_nfdrop
+	local counted
+	counted=$(ip netns exec "${P}b" nft list chain ip axt in | sed -n 's/.*counter packets \([0-9]*\).*/\1/p')
+	[ "$counted" -eq 4 ]
+	# the twin's rule dropped its 7 (the precondition), none counted
+	[ "$(ip netns exec "${P}tb" nft list chain ip axt in | sed -n 's/.*counter packets \([0-9]*\).*/\1/p')" -eq 7 ]
+	[ "$(packets true)" -eq "$counted" ]
+	[ "$(packets ".netns_name != \"${P}b\"")" -eq 0 ]
+}
+
 @test "bad input: unknown family or hook, unknown netns, no privileges: one-line error, exit 1" {
 	run "$NFDROP" --family bogus
 	[ "$status" -eq 1 ]

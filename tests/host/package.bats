@@ -96,6 +96,9 @@ setup() {
 		[ -f "$PKG_ROOT/usr/share/bash-completion/completions/$t" ]
 	done
 	bash -n "$PKG_ROOT/usr/share/bash-completion/completions/rxedrop"
+	# where --help's "Report bugs to" sends the user, uncompressed
+	"$PKG_ROOT/usr/sbin/rxedrop" --help | tr '\n' ' ' | grep -qF /usr/share/doc/agentxdp/README.md
+	grep -q '^## Reporting bugs$' "$PKG_ROOT/usr/share/doc/agentxdp/README.md"
 }
 
 @test "rocegen, the test traffic generator, is in the package with its man page" {

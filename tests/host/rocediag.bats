@@ -508,6 +508,38 @@ diag_gone() {
 	diag_gone
 }
 
+# every drop rocediag reported: joined to a QP, or unmatched
+diag_drops() {
+	jq -s '[.[] | select(.type == "qp") | .drops.packets // 0] + [.[] | select(.type == "summary") | .unmatched_drops] | add // 0' "$T/diag.out"
+}
+
+# every namespace numbers its devices from 1: the pair's twin (${P}t: same
+# addresses, the same rule, the same interface indexes) drops too, and
+# rocediag -N ${P}b -i ${P}vb counts only ${P}b's drops, as its rule counted
+@test "-i is scoped by namespace: drops at the same interface index elsewhere never count" {
+	ax_netns_pair ${P}t $A/24 $B/24
+	[ "$(ip -n ${P}b -o link show ${P}vb | cut -d: -f1)" = \
+	  "$(ip -n ${P}tb -o link show ${P}tvb | cut -d: -f1)" ]
+	rule "udp dport 4791 counter drop" b
+	rule "udp dport 4791 counter drop" tb
+	ax_bg "$DIAG" -N ${P}b -i ${P}vb -j 1 > "$T/diag.out" 2> "$T/diag.err"
+	DIAG_PID=$AX_LAST_PID
+	ax_wait_banner "$DIAG_PID" "$T/diag.out" "$T/diag.err"
+	ax_send_roce ${P}a $B 4
+	ax_send_roce ${P}ta $B 7
+	# the twin's rule dropped its 7 (the precondition)
+	[ "$(rule_packets tb)" -eq 7 ]
+	[ "$(rule_packets b)" -eq 4 ]
+	ax_until 20 "rocediag's report of the 4" bash -c "[ \$(jq -s '[.[] | select(.type == \"qp\") | .drops.packets // 0] + [.[] | select(.type == \"summary\") | .unmatched_drops] | add // 0' '$T/diag.out') -ge 4 ]"
+	# one more report: none of the twin's may come late
+	local n
+	n=$(summaries)
+	ax_until 20 "the next report" bash -c "[ \$(jq -s '[.[] | select(.type == \"summary\")] | length' '$T/diag.out') -gt $n ]"
+	stop_diag
+	[ "$AX_RC" -eq 0 ]
+	[ "$(diag_drops)" -eq "$(rule_packets b)" ]
+}
+
 @test "bad input: one-line error, non-zero exit" {
 	run "$DIAG" -i nosuch0
 	[ "$status" -ne 0 ]

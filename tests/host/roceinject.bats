@@ -273,10 +273,10 @@ seeded_psns() {
 	ROCELAT_FORCE_CLSACT=1 start_inj a inj2 --drop -Q 0x12
 	grep -q "removed a leftover tc egress filter of a killed roceinject run" "$T/inj2.err"
 	ax_stop "$INJ_PID"
-	# no filter, no program; the clsact qdisc that the killed run made
-	# stays (empty): this run found it there, and removes only its own
-	tc -n ${P}a qdisc del dev ${P}va clsact
+	# no filter, no program, and no clsact qdisc: this run found it
+	# holding only the suite's (the leftover), and left it empty
 	ax_until 10 "cleanup" nothing_left a ${P}va
+	! tc -n ${P}a qdisc show dev ${P}va | grep -q clsact
 }
 
 @test "roceinject: a selection no packet matches leaves traffic untouched: rocelat's counts equal a run without the injector" {
@@ -303,4 +303,32 @@ seeded_psns() {
 	[ "$(jq -c 'select(.type=="flow") | [.dqpn, .samples, .retransmits, .ecn_ce]' "$T/rl.out" | sort)" = \
 	  "$(jq -c 'select(.type=="flow") | [.dqpn, .samples, .retransmits, .ecn_ce]' "$T/rl0.out" | sort)" ]
 	[ "$(grep -c '^rocegen: role=requester-flow' "$T/req.out")" -eq 3 ]
+}
+
+# every namespace numbers its devices from 1: the pair's twin (${P}t: same
+# addresses, same QPs, the same interface indexes) runs rocegen too, and
+# roceinject -N ${P}b -i ${P}vb drops only ${P}b's: its drops are the
+# requester's retransmissions there, the twin retransmits nothing
+@test "roceinject: -i is scoped by namespace: the same interface index elsewhere is never touched" {
+	ax_netns_pair ${P}t $A/24 $B/24
+	[ "$(ip -n ${P}b -o link show ${P}vb | cut -d: -f1)" = \
+	  "$(ip -n ${P}tb -o link show ${P}tvb | cut -d: -f1)" ]
+	ax_bg "$INJ" -N ${P}b -i ${P}vb --direction ingress --drop -Q 0x12 --class requests --every 10 -j \
+		> "$T/inj.out" 2> "$T/inj.err"
+	INJ_PID=$AX_LAST_PID
+	ax_until 30 "roceinject's banner" banner_in "$T/inj"
+	grep -q '^Injecting' "$T/inj.err"
+	ax_bg ip netns exec ${P}tb "$GEN" responder -q --timeout 60
+	ip netns exec ${P}ta "$GEN" requester -d $B -q -f 3 -n 100 --window 1 \
+		--ack-timeout-us 500000 --timeout 60 > "$T/treq.out"
+	traffic 100
+	ax_stop "$INJ_PID"
+	[ "$AX_RC" -eq 0 ]
+	grep -q '^rocegen: role=requester .* retransmits=0 .*completed=100 ' "$T/treq.out"
+	local n
+	n=$(inj_qp 18 drop)
+	[ "$n" -gt 0 ]
+	[ "$(gen_flow 49153 retransmits)" -eq "$n" ]
+	# matched: the QP's requests in ${P}b only (retransmissions included)
+	[ "$(inj_qp 18 matched)" -eq $(( $(gen_flow 49153 requests) + n )) ]
 }

@@ -76,14 +76,6 @@ start_rocelat_logged() {
 		awk '{ print $2 }' | sort -u | tr '\n' ' ')"
 }
 
-# before tcx (6.6) a second tool's tc egress filter needs the clsact
-# handle the first holds: it refuses with one line (documented), so the
-# sharing tests need tcx (the banner of the rocelat started first says)
-no_tcx_skip() {
-	grep -q "tcx egress" "$T/rl.err" "$T/rl.out" ||
-		skip "kernel without tcx: two tools cannot share the clsact egress handle"
-}
-
 # a generous retransmit timer: no spurious retransmission on a slow host
 run_requester() {
 	ip netns exec "${P}a" "$GEN" requester -d "$B" -q --ack-timeout-us 500000 "$@" > "$T/req.out"
@@ -622,7 +614,6 @@ flow_timeouts() {
 	start_responder
 	start_rocelat_logged -j
 	local first=$RL_PID id
-	no_tcx_skip
 	id=$(xdp_id)
 	[ -n "$id" ]
 	mv "$T/rl.out" "$T/rl1.out"
@@ -646,7 +637,6 @@ flow_timeouts() {
 	start_responder
 	start_rocelat_logged -j
 	local id
-	no_tcx_skip
 	id=$(xdp_id)
 	ax_bg ip netns exec "${P}a" "$AX_BUILD/rocediag" -j -i "${P}va" 1 > "$T/rd.out" 2> "$T/rd.err"
 	RD_PID=$AX_LAST_PID
@@ -669,4 +659,115 @@ flow_timeouts() {
 	  "$(rl_counter samples "$T/rl.out")" ]
 	nothing_attached
 	[ -z "$(tc -n "${P}a" filter show dev "${P}va" ingress)" ]
+}
+
+# the clsact priorities (tc's "pref") of the filters on ${P}va's DIR
+tc_prefs() {
+	tc -n "${P}a" filter show dev "${P}va" "$1" |
+		sed -n 's/.* pref \([0-9]*\) bpf .*handle.*/\1/p' | sort -u | tr '\n' ' '
+}
+
+# a suite tool in namespace a on ${P}va, forced onto clsact (kernels before
+# 6.6 have nothing else), until its banner; its pid in SH_PID
+start_shared() {
+	local out=$1 re=$2
+	shift 2
+	ROCELAT_FORCE_CLSACT=1 ax_bg ip netns exec "${P}a" "$@" > "$T/$out.out" 2> "$T/$out.err"
+	SH_PID=$AX_LAST_PID
+	ax_until "$WAIT" "$out's banner" bash -c "grep -q '$re' '$T/$out.out' '$T/$out.err' || ! kill -0 $SH_PID"
+	grep -q "$re" "$T/$out.out" "$T/$out.err" || { cat "$T/$out.err" >&2; false; }
+}
+
+# without tcx the suite's tc tools each have a clsact priority of their
+# own (roceinject 197, rocelat 199, rocediag 200) and handles of their own:
+# before, the second of rocelat and rocediag found the handle taken and
+# refused, and the first to leave removed the clsact qdisc under the others
+@test "without tcx: rocelat, rocediag and roceinject share one interface's clsact, each removing only its own filter" {
+	[ -x "$AX_BUILD/rocediag" ] && [ -x "$AX_BUILD/roceinject" ] || skip "rocediag or roceinject not built"
+	start_responder
+	ROCELAT_FORCE_CLSACT=1 start_rocelat_logged -j
+	grep -q "tc egress" "$T/rl.err"
+	start_shared rd '^Tracing' "$AX_BUILD/rocediag" -j -i "${P}va" 1
+	local rd=$SH_PID
+	# roceinject on a QP no packet has: it alters nothing
+	start_shared inj '^Injecting' "$AX_BUILD/roceinject" -i "${P}va" --drop -Q 0x777
+	local inj=$SH_PID
+	[ "$(tc_prefs egress)" = "197 199 200 " ]
+	[ "$(tc_prefs ingress)" = "200 " ]
+	run_requester -n 50
+	mv "$T/req.out" "$T/req1.out"
+	ax_stop "$inj" INT
+	[ "$AX_RC" -eq 0 ]
+	[ "$(tc_prefs egress)" = "199 200 " ]
+	ax_stop "$rd" INT
+	[ "$AX_RC" -eq 0 ]
+	[ "$(tc_prefs egress)" = "199 " ]
+	[ -z "$(tc_prefs ingress)" ]
+	# rocelat still times: every answer of both runs
+	# PSNs after the first run's: not retransmissions of them
+	run_requester -n 30 --psn 1000
+	stop_rocelat INT
+	[ "$AX_RC" -eq 0 ]
+	local completed retx samples
+	completed=$(( $(gen_kv requester completed "$T/req1.out") + $(gen_kv requester completed "$T/req.out") ))
+	retx=$(( $(gen_kv requester retransmits "$T/req1.out") + $(gen_kv requester retransmits "$T/req.out") ))
+	samples=$(rl_counter samples "$T/rl.out")
+	echo "completed=$completed retx=$retx samples=$samples" >&2
+	[ "$completed" -eq 80 ]
+	[ "$(rl_counter retransmits "$T/rl.out")" -eq "$retx" ]
+	[ "$samples" -ge $(( completed - retx )) ] && [ "$samples" -le "$completed" ]
+	nothing_attached
+	[ -z "$(tc -n "${P}a" filter show dev "${P}va" ingress)" ]
+	# the last of the suite's tools took the clsact qdisc with it
+	! tc -n "${P}a" qdisc show dev "${P}va" | grep -q clsact
+}
+
+@test "without tcx: a killed rocediag's leftover filter goes at its next run; rocelat's stays; the first to leave takes only its own" {
+	[ -x "$AX_BUILD/rocediag" ] || skip "rocediag not built"
+	ROCELAT_FORCE_CLSACT=1 start_rocelat_logged -j
+	start_shared rd '^Tracing' "$AX_BUILD/rocediag" -j -i "${P}va" 1
+	ax_stop "$SH_PID" KILL
+	# documented: before tcx a killed run leaves its tc filter
+	[ "$(tc_prefs egress)" = "199 200 " ]
+	start_shared rd2 '^Tracing' "$AX_BUILD/rocediag" -j -i "${P}va" 1
+	grep -q "removed a leftover tc egress filter of a killed rocediag run" "$T/rd2.err"
+	! grep -q "rocelat run" "$T/rd2.err"
+	# one of each: rocelat's untouched, rocediag's the new run's
+	[ "$(tc -n "${P}a" filter show dev "${P}va" egress | grep -c 'handle 0x52ce')" -eq 1 ]
+	[ "$(tc -n "${P}a" filter show dev "${P}va" egress | grep -c 'handle 0xd1a6')" -eq 1 ]
+	# rocelat made the clsact qdisc; leaving first, it takes only its own
+	# filter: rocediag's stay on both sides
+	stop_rocelat INT
+	[ "$AX_RC" -eq 0 ]
+	[ "$(tc_prefs egress)" = "200 " ]
+	[ "$(tc_prefs ingress)" = "200 " ]
+	# the last to leave takes the qdisc, which held only the suite's
+	ax_stop "$SH_PID" INT
+	[ "$AX_RC" -eq 0 ]
+	nothing_attached
+	[ -z "$(tc -n "${P}a" filter show dev "${P}va" ingress)" ]
+	! tc -n "${P}a" qdisc show dev "${P}va" | grep -q clsact
+}
+
+# every namespace numbers its devices from 1: the pair's twin (${P}t: same
+# addresses, the same interface indexes) carries RoCE too, and rocelat
+# -N ${P}a -i ${P}va times only ${P}a's, as many as rocegen completed there
+@test "-i is scoped by namespace: RoCE at the same interface index elsewhere is never timed" {
+	ax_netns_pair "${P}t" "$A/24" "$B/24"
+	[ "$(ip -n "${P}a" -o link show "${P}va" | cut -d: -f1)" = \
+	  "$(ip -n "${P}ta" -o link show "${P}tva" | cut -d: -f1)" ]
+	start_responder
+	ax_bg ip netns exec "${P}tb" "$GEN" responder --timeout 60 > "$T/tresp.out" 2>&1
+	ax_bg "$RL" -N "${P}a" -i "${P}va" -j > "$T/rl.out" 2> "$T/rl.err"
+	RL_PID=$AX_LAST_PID
+	AX_WAIT_BANNER_S=$WAIT ax_wait_banner "$RL_PID" "$T/rl.out" "$T/rl.err"
+	ip netns exec "${P}ta" "$GEN" requester -d "$B" -q --ack-timeout-us 500000 -n 35 > "$T/treq.out"
+	run_requester -n 20
+	stop_rocelat INT
+	[ "$AX_RC" -eq 0 ]
+	# the twin's 35 completed (the precondition), none timed
+	[ "$(gen_kv requester completed "$T/treq.out")" -eq 35 ]
+	[ "$(gen_kv requester completed "$T/req.out")" -eq 20 ]
+	check_samples "$T/rl.out"
+	[ "$(rl_counter requests "$T/rl.out")" -eq $(( 20 + $(gen_kv requester retransmits "$T/req.out") )) ]
 }

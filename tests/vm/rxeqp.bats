@@ -37,6 +37,8 @@ setup() {
 teardown() {
 	local rule
 	ax_file_ran || return 0
+	rdma link del rxe-axqa 2>/dev/null || true
+	rdma link del rxe-axqb 2>/dev/null || true
 	ax_cleanup
 	if [ -f "$STATE_DIR/iptables" ]; then
 		while read -r rule; do
@@ -435,4 +437,45 @@ sum_dev() { # sum_dev FILE IFNAME FIELD: summed over the QPs of one device
 	grep -qE "^[0-9:]{8} rxe-a/$qa +state +RESET -> INIT \(modify_qp\)" "$ev"
 	grep -qE "^[0-9:]{8} rxe-a/$qa +state +RTR -> RTS \(modify_qp\)  peer 10\.10\.0\.2/$qb$" "$ev"
 	grep -qE "^[0-9:]{8} rxe-b/$qb +destroy " "$ev"
+}
+
+# every namespace numbers its devices from 1: a twin of veth-a (the same
+# interface index, in namespace axqn) under rxe devices of their own, whose
+# QPs have the same numbers as rxe-a's (every rxe device numbers from 17)
+twin_rxe() {
+	local idx
+	idx=$(cat /sys/class/net/veth-a/ifindex)
+	ip netns add axqn
+	AX_NETNS+=(axqn)
+	ip -n axqn link set lo up
+	ip -n axqn link add axqva index "$idx" type veth peer name axqvb
+	ip -n axqn addr add 10.213.0.1/24 dev axqva
+	ip -n axqn addr add 10.213.0.2/24 dev axqvb
+	ip -n axqn link set axqva up
+	ip -n axqn link set axqvb up
+	ip netns exec axqn rdma link add rxe-axqa type rxe netdev axqva
+	ip netns exec axqn rdma link add rxe-axqb type rxe netdev axqvb
+	[ "$(ip -n axqn -o link show axqva | cut -d: -f1)" = "$idx" ]
+}
+
+@test "-i is scoped by namespace: QPs of an rxe device on the same interface index elsewhere never count" {
+	local out=$BATS_TEST_TMPDIR/ns.out qa A
+	twin_rxe
+	start_rxeqp "$out" -j -i veth-a 1
+	# the twin's QP pair sends (whether rdma_rxe carries it to the other
+	# side outside the initial namespace does not matter here)
+	ip netns exec axqn "$RC" -a rxe-axqa -b rxe-axqb -o send -n 50 -s 1024 -T 10 || true
+	[ "$(counter rxe-axqa sent_pkts)" -gt 0 ]
+	run "$RC" -o send -n 50 -s 1024 -T 60
+	echo "$output"
+	[ "$status" -eq 0 ]
+	read -r qa < <(sed -n 's/^ready qpn_a=\(0x[0-9a-f]*\) .*/\1/p' <<<"$output")
+	wait_gone "$out"
+	stop_rxeqp "$RXEQP_PID"
+	# only rxe-a's QPs, and its QP's counts exactly rc_client's
+	[ "$(jq -s 'any(.[]; .type == "qp" and .dev != "rxe-a")' "$out")" = false ]
+	A=$(qp "$out" veth-a $((qa)))
+	echo "A=$A"
+	[ "$(f "$A" tx_reqs)" -eq 50 ]
+	[ "$(f "$A" cqes)" -eq 50 ]
 }

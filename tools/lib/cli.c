@@ -17,7 +17,11 @@ struct cli_env cli = {
 	.roce_port = 4791,
 };
 volatile sig_atomic_t cli_exiting;
-const char *argp_program_bug_address = "AgentXDP issue tracker";
+/* argp prints "Report bugs to %s.": a place an installed user has (the
+ * README is installed by make install and the package; Makefile, debian) */
+const char *argp_program_bug_address =
+	"the \"Reporting bugs\" section of /usr/share/doc/agentxdp/README.md "
+	"(make install: /usr/local/share/doc/agentxdp/README.md)";
 static bool positional_interval_seen;
 
 enum { OPT_ROCE_PORT = 0x1000, OPT_PROM, OPT_USAGE };

@@ -10,6 +10,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <linux/if_link.h>
+#include <linux/netlink.h>
+#include <linux/pkt_sched.h>
+#include <linux/rtnetlink.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "lib/cli.h"
@@ -220,41 +223,149 @@ int netattach_xdp(struct netattach *f, struct bpf_program *prog, enum netattach_
 	return 0;
 }
 
+/* one of the suite's priorities (netattach.h) */
+static bool suite_prio(__u32 prio)
+{
+	return prio == NETATTACH_PRIO_ROCEINJECT || prio == NETATTACH_PRIO_ROCELAT ||
+	       prio == NETATTACH_PRIO_ROCEDIAG;
+}
+
+/* count the netlink dump's filters on s: all, and those (into *foreign)
+ * of a priority not the suite's; -errno on an error */
+static int tc_dump_count(int s, int *foreign)
+{
+	static char buf[32768] __attribute__((aligned(NLMSG_ALIGNTO)));
+	struct nlmsghdr *nh;
+	int n = 0, len;
+
+	for (;;) {
+		len = recv(s, buf, sizeof(buf), 0);
+		if (len < 0 && errno == EINTR)
+			continue;
+		if (len <= 0)
+			return len < 0 ? -errno : -EPROTO;
+		for (nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, len); nh = NLMSG_NEXT(nh, len)) {
+			struct tcmsg *t = NLMSG_DATA(nh);
+
+			if (nh->nlmsg_type == NLMSG_DONE)
+				return n;
+			if (nh->nlmsg_type == NLMSG_ERROR)
+				return ((struct nlmsgerr *)NLMSG_DATA(nh))->error;
+			if (nh->nlmsg_type != RTM_NEWTFILTER)
+				continue;
+			n++;
+			*foreign += !suite_prio(TC_H_MAJ(t->tcm_info) >> 16);
+		}
+	}
+}
+
 /*
- * A clsact filter of ours whose program no process holds any more is the
- * leftover of a run killed by SIGKILL (kernels before 6.6, no tcx): our
- * handle and priority, our program name, and no owner. Remove it.
+ * The filters on f's clsact qdisc, both directions (libbpf can query a
+ * filter only by handle and priority, so a netlink dump): how many, and
+ * into *foreign how many are not the suite's; -errno when it cannot tell
+ */
+static int tc_filters(const struct netattach *f, int *foreign)
+{
+	struct {
+		struct nlmsghdr nh;
+		struct tcmsg tc;
+	} req = {
+		.nh = { .nlmsg_len = sizeof(req), .nlmsg_type = RTM_GETTFILTER,
+			.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP },
+		.tc = { .tcm_family = AF_UNSPEC, .tcm_ifindex = f->ifindex },
+	};
+	static const __u32 mins[] = { TC_H_MIN_EGRESS, TC_H_MIN_INGRESS };
+	int s, n, total = 0;
+
+	*foreign = 0;
+	s = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (s < 0)
+		return -errno;
+	for (int i = 0; i < 2; i++) {
+		req.nh.nlmsg_seq = i + 1;
+		req.tc.tcm_parent = TC_H_MAKE(TC_H_CLSACT, mins[i]);
+		if (send(s, &req, sizeof(req), 0) < 0) {
+			total = -errno;
+			break;
+		}
+		n = tc_dump_count(s, foreign);
+		if (n < 0) {
+			total = n;
+			break;
+		}
+		total += n;
+	}
+	close(s);
+	return total;
+}
+
+/* the clsact qdisc removed when it is ours and nothing is left on it */
+static void tc_hook_remove_empty(struct netattach *f)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = f->ifindex,
+		    .attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS);
+	int foreign;
+
+	if (f->tc_hook_created && tc_filters(f, &foreign) == 0)
+		bpf_tc_hook_destroy(&hook);
+	f->tc_hook_created = false;
+}
+
+/*
+ * A clsact filter of ours (one of id's handles) whose program no process
+ * holds any more is the leftover of a run killed by SIGKILL (kernels
+ * before 6.6, no tcx): our handle and priority, our program name, and no
+ * owner. Remove it; a filter of another run (a process holds it) stays.
  */
 static void remove_leftover_tc(struct netattach *f, struct bpf_tc_hook *hook,
 			       enum netattach_dir dir)
 {
 	const struct netattach_tc_id *id = f->tc_id[dir];
-	LIBBPF_OPTS(bpf_tc_opts, q, .handle = id->handle, .priority = id->prio);
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info);
+	struct bpf_prog_info info;
+	__u32 len;
 	int pfd;
 
-	if (bpf_tc_query(hook, &q) || !q.prog_id)
-		return;
-	pfd = bpf_prog_get_fd_by_id(q.prog_id);
-	if (pfd < 0)
-		return;
-	if (bpf_obj_get_info_by_fd(pfd, &info, &len) ||
-	    strncmp(info.name, id->prog_name, sizeof(info.name) - 1)) {
-		close(pfd);
-		return;
-	}
-	close(pfd);
-	if (prog_holder(q.prog_id))
-		return;
-	{
-		LIBBPF_OPTS(bpf_tc_opts, d, .handle = id->handle, .priority = id->prio);
+	for (__u32 h = id->handle; h < id->handle + NETATTACH_TC_SLOTS; h++) {
+		LIBBPF_OPTS(bpf_tc_opts, q, .handle = h, .priority = id->prio);
+		LIBBPF_OPTS(bpf_tc_opts, d, .handle = h, .priority = id->prio);
 
+		if (bpf_tc_query(hook, &q) || !q.prog_id)
+			continue;
+		pfd = bpf_prog_get_fd_by_id(q.prog_id);
+		if (pfd < 0)
+			continue;
+		memset(&info, 0, sizeof(info));
+		len = sizeof(info);
+		if (bpf_obj_get_info_by_fd(pfd, &info, &len) ||
+		    strncmp(info.name, id->prog_name, sizeof(info.name) - 1)) {
+			close(pfd);
+			continue;
+		}
+		close(pfd);
+		if (prog_holder(q.prog_id))
+			continue;
 		if (!bpf_tc_detach(hook, &d))
 			cli_err("removed a leftover tc %s filter of a killed %s "
 				"run on %s (prog id %u)", dir_names[dir], id->tool,
 				f->name, q.prog_id);
 	}
+}
+
+/* the first free one of id's handles on hook: 0, or -EEXIST when all
+ * are taken, or another negative errno */
+static int tc_attach_slot(struct netattach *f, struct bpf_tc_hook *hook, int fd,
+			  const struct netattach_tc_id *id, enum netattach_dir dir)
+{
+	int err = -EEXIST;
+
+	for (__u32 h = id->handle; err == -EEXIST && h < id->handle + NETATTACH_TC_SLOTS; h++) {
+		LIBBPF_OPTS(bpf_tc_opts, to, .prog_fd = fd, .handle = h, .priority = id->prio);
+
+		err = bpf_tc_attach(hook, &to);
+		if (!err)
+			f->tc_handle[dir] = h;
+	}
+	return err;
 }
 
 /* prog on f's tc dir: tcx, else a clsact filter with id */
@@ -264,9 +375,8 @@ int netattach_tc(struct netattach *f, struct bpf_program *prog,
 	int fd = bpf_program__fd(prog), err;
 	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = f->ifindex,
 		    .attach_point = tc_points[dir]);
-	LIBBPF_OPTS(bpf_tc_opts, to, .prog_fd = fd, .handle = id->handle,
-		    .priority = id->prio);
 	char what[64];
+	int foreign;
 
 	/* tcx (6.6+): a link, gone with the process even after SIGKILL.
 	 * libbpf 1.1 has no wrapper, but bpf_link_create passes an attach
@@ -290,14 +400,17 @@ int netattach_tc(struct netattach *f, struct bpf_program *prog,
 		cli_bpf_err(what, err);
 		return err;
 	}
-	f->tc_hook_created |= !err;
+	/* a qdisc holding only the suite's filters is the suite's: whichever
+	 * of its tools leaves it empty removes it */
+	f->tc_hook_created |= !err || (tc_filters(f, &foreign) > 0 && !foreign);
 	remove_leftover_tc(f, &hook, dir);
-	err = bpf_tc_attach(&hook, &to);
+	err = tc_attach_slot(f, &hook, fd, id, dir);
 	if (err) {
 		if (err == -EEXIST)
-			cli_err("%s: tc %s filter handle 0x%x prio 0x%x is in use "
-				"(another %s running?)%s", f->name, dir_names[dir],
-				id->handle, id->prio, id->tool,
+			cli_err("%s: tc %s filter handles 0x%x-0x%x prio 0x%x are all in "
+				"use (%d other %s runs?)%s", f->name, dir_names[dir],
+				id->handle, id->handle + NETATTACH_TC_SLOTS - 1, id->prio,
+				NETATTACH_TC_SLOTS, id->tool,
 				dir == NETATTACH_EGRESS ? "; or use --no-egress" : "");
 		else {
 			snprintf(what, sizeof(what), "attach tc %s to %s", dir_names[dir], f->name);
@@ -323,10 +436,8 @@ void netattach_tc_leftover(struct netattach *f, const struct netattach_tc_id *id
 
 	f->tc_id[dir] = id;
 	remove_leftover_tc(f, &hook, dir);
-	if (remove_hook) {
-		hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
-		bpf_tc_hook_destroy(&hook);
-	}
+	f->tc_hook_created = remove_hook;
+	tc_hook_remove_empty(f);
 }
 
 int netattach_ingress(struct netattach *f, struct bpf_program *xdp,
@@ -350,7 +461,7 @@ void netattach_detach(struct netattach *f)
 
 	for (int dir = 0; dir < NETATTACH_DIRS; dir++) {
 		if (f->tc_attached[dir]) {
-			LIBBPF_OPTS(bpf_tc_opts, d, .handle = f->tc_id[dir]->handle,
+			LIBBPF_OPTS(bpf_tc_opts, d, .handle = f->tc_handle[dir],
 				    .priority = f->tc_id[dir]->prio);
 
 			hook.attach_point = tc_points[dir];
@@ -361,11 +472,7 @@ void netattach_detach(struct netattach *f)
 			close(f->tcx_fd[dir]);
 		f->tcx_fd[dir] = -1;
 	}
-	if (f->tc_hook_created) {
-		hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
-		bpf_tc_hook_destroy(&hook);
-		f->tc_hook_created = false;
-	}
+	tc_hook_remove_empty(f);
 	if (f->xdp_link_fd >= 0)
 		close(f->xdp_link_fd);
 	f->xdp_link_fd = -1;

@@ -4,7 +4,10 @@
  * attached so that nothing stays behind: XDP and tcx (6.6+) as links, gone
  * with the process even after SIGKILL; on older kernels a clsact filter of
  * a fixed handle and priority, which the next run removes when no process
- * holds its program any more. An XDP program already on the interface is
+ * holds its program any more; each tool has a priority of its own and a
+ * few handles, so that the suite's tools (and two runs of one) share a
+ * clsact qdisc there too, each removing only its own filter. An XDP
+ * program already on the interface is
  * never replaced: the ingress side moves to tc ingress instead, so the
  * suite's tools share an interface with each other and with XDP
  * firewalls. Shared by rocelat, rocediag and roceinject (tc only).
@@ -18,8 +21,20 @@
 
 enum netattach_mode { NETATTACH_AUTO, NETATTACH_SKB, NETATTACH_NATIVE };
 
+/* the suite's clsact priorities, one per tool (a qdisc holding only
+ * these is the suite's: the last of its tools to leave removes it) */
+enum {
+	NETATTACH_PRIO_ROCEINJECT = 0xC5,
+	NETATTACH_PRIO_ROCELAT = 0xC7,
+	NETATTACH_PRIO_ROCEDIAG = 0xC8,
+};
+/* handles handle .. handle + NETATTACH_TC_SLOTS - 1: one per concurrent
+ * run of the same tool on an interface */
+#define NETATTACH_TC_SLOTS	4
+
 /* the tc filter's identity: a leftover of a killed run is recognised by
- * handle, priority and program name (and no process holding it) */
+ * handle (one of the slots), priority and program name (and no process
+ * holding it) */
 struct netattach_tc_id {
 	__u32 handle;
 	__u32 prio;
@@ -39,6 +54,9 @@ struct netattach {
 	int tcx_fd[NETATTACH_DIRS];	/* tcx link (6.6+), -1 none */
 	bool tc_attached[NETATTACH_DIRS];	/* clsact filter (older kernels) */
 	const struct netattach_tc_id *tc_id[NETATTACH_DIRS];
+	__u32 tc_handle[NETATTACH_DIRS];	/* the slot's handle in use */
+	/* the clsact qdisc is ours to remove once empty: made here, or
+	 * found holding only the suite's filters */
 	bool tc_hook_created;
 	bool xdp_taken;			/* ingress on tc: XDP was someone else's */
 };
@@ -65,11 +83,12 @@ int netattach_tc_egress(struct netattach *f, struct bpf_program *prog,
 int netattach_tc(struct netattach *f, struct bpf_program *prog,
 		 const struct netattach_tc_id *id, enum netattach_dir dir);
 /* a leftover clsact filter of id on dir removed (a killed run's, held by
- * no process), and with remove_hook the clsact qdisc too: for a watchdog
- * that outlives a SIGKILLed tool */
+ * no process), and with remove_hook the clsact qdisc too when no filter
+ * is left on it: for a watchdog that outlives a SIGKILLed tool */
 void netattach_tc_leftover(struct netattach *f, const struct netattach_tc_id *id,
 			   enum netattach_dir dir, bool remove_hook);
-/* everything of f detached (and the clsact qdisc removed if created here) */
+/* everything of f detached (and the clsact qdisc removed when it is ours
+ * and no filter is left on it: another tool's filters stay) */
 void netattach_detach(struct netattach *f);
 /* "XDP native, tcx egress" for banners */
 const char *netattach_describe(const struct netattach *f, char *buf, int len);
