@@ -190,6 +190,72 @@ two_dest_rules() {
 	[ "$(jq -s '[.[] | select(.type == "nf_drop")] | length' "$OUT")" -eq 20 ]
 }
 
+# ${P}b's RoCE to 10.210.0.4 is DNATed to port 5555 and dropped there by
+# its own counted rule (H5), the real RoCE to .2 by the 4791 rule (H7)
+dnat_rules() {
+	ip -n "${P}b" addr add 10.210.0.4/24 dev "${P}vb"
+	ip netns exec "${P}b" nft -f - <<-NFT
+	table ip tn {
+		chain pre {
+			type nat hook prerouting priority dstnat; policy accept;
+			ip daddr 10.210.0.4 udp dport 4791 dnat to 10.210.0.4:5555
+		}
+	}
+	table inet tr {
+		chain in {
+			type filter hook input priority filter; policy accept;
+			udp dport 5555 counter drop
+			udp dport 4791 counter drop
+		}
+	}
+	NFT
+	H5=$(nft_handle "${P}b" "inet tr in" "udp dport 5555 .*drop")
+	H7=$(nft_handle "${P}b" "inet tr in" "udp dport 4791 .*drop")
+	[ -n "$H5" ] && [ -n "$H7" ]
+}
+
+@test "--trace-rules, a DNATed flow (4791 to 5555) beside a real RoCE flow: each its own rule" {
+	pair
+	dnat_rules
+	# counts (--roce: the DNATed packets leave RoCE's scope after their trace began)
+	for scope in --roce -A; do
+		start_nfdrop "$scope" -N "${P}b" --trace-rules
+		for i in $(seq 10); do
+			ax_send_roce "${P}a" 10.210.0.2 1
+			ax_send_roce "${P}a" 10.210.0.4 1
+		done
+		stop_nfdrop
+		# no row names the 5555 rule for the real RoCE flow
+		[ "$(packets '.rule_handle == '"$H7"' and (.inferred | length) == 0')" -eq 10 ]
+		[ "$(packets '.rule_handle == '"$H5"' and (.inferred | length) > 0')" -eq 0 ]
+		h5=$(packets '.rule_handle == '"$H5"'')
+		if [ "$scope" = -A ]; then
+			[ "$h5" -eq 10 ]
+			[ "$(packets 'true')" -eq 20 ]
+		else
+			[ "$h5" -eq 0 ]
+			[ "$(packets 'true')" -eq 10 ]
+		fi
+	done
+	[ "$(nft_counter "${P}b" "inet tr in" "$H5")" -eq 20 ]
+	[ "$(nft_counter "${P}b" "inet tr in" "$H7")" -eq 20 ]
+	# events: each packet its own flow's rule
+	start_nfdrop -A -N "${P}b" --trace-rules -e
+	for i in $(seq 10); do
+		ax_send_roce "${P}a" 10.210.0.2 1
+		ax_send_roce "${P}a" 10.210.0.4 1
+	done
+	ax_until 20 '[ "$(jq -s "[.[] | select(.type == \"nf_drop\")] | length" "$OUT")" -ge 20 ]'
+	stop_nfdrop
+	[ "$(nft_counter "${P}b" "inet tr in" "$H5")" -eq 30 ]
+	[ "$(nft_counter "${P}b" "inet tr in" "$H7")" -eq 30 ]
+	run jq -r -s '[.[] | select(.type == "nf_drop")] | group_by(.daddr)[] |
+		"\(.[0].daddr) \(.[0].dport) \(length) \([.[] | .rule_handle] | unique)"' "$OUT"
+	[ "${lines[0]}" = "10.210.0.2 4791 10 [$H7]" ]
+	[ "${lines[1]}" = "10.210.0.4 5555 10 [$H5]" ]
+	[ "${#lines[@]}" -eq 2 ]
+}
+
 @test "--trace-rules under two concurrent floods: certain counts within the counters, the rest said" {
 	pair
 	two_dest_rules
