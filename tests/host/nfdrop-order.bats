@@ -21,25 +21,7 @@ setup_file() {
 
 teardown() {
 	ax_cleanup
-}
-
-# packets of the rule with handle H in chain SPEC ("inet t1 in")
-nft_counter() {
-	ip netns exec "$1" nft -a list chain $2 |
-		sed -n "s/.*counter packets \([0-9]*\) bytes .* # handle $3\$/\1/p"
-}
-
-# table inet NAME with an input chain at priority filter whose one rule
-# RULE (nft words) drops; loaded alone, so tables load in call order
-tied_table() {
-	ip netns exec "${P}b" nft -f - <<-NFT
-	table inet $1 {
-		chain in {
-			type filter hook input priority filter; policy accept;
-			$2
-		}
-	}
-	NFT
+	nfdrop_br_netfilter_unload
 }
 
 # NAME's rule handle and counter; rows: the one row of the drops
@@ -125,12 +107,6 @@ tied_check_certain() {
 	[ "$n" -eq "$(jq -s '[.[] | select(.type == "nf_drop_count")] | length' "$OUT")" ]
 }
 
-# packets the policy of iptables-nft chain INPUT dropped, by its counter
-policy_counter() {
-	ip netns exec "$1" iptables-nft -L INPUT -v -x -n |
-		sed -n 's/^Chain INPUT (policy DROP \([0-9]*\) packets.*/\1/p'
-}
-
 @test "a rule deleted while nfdrop runs: no row names the policy certain for more than its counter" {
 	command -v iptables-nft >/dev/null || skip "iptables-nft not installed"
 	pair
@@ -188,30 +164,6 @@ two_dest_rules() {
 		       (.daddr == "10.210.0.4" and .rule_handle == '"$H2"'))] | length' "$OUT")
 	[ "$bad" -eq 0 ]
 	[ "$(jq -s '[.[] | select(.type == "nf_drop")] | length' "$OUT")" -eq 20 ]
-}
-
-# ${P}b's RoCE to 10.210.0.4 is DNATed to port 5555 and dropped there by
-# its own counted rule (H5), the real RoCE to .2 by the 4791 rule (H7)
-dnat_rules() {
-	ip -n "${P}b" addr add 10.210.0.4/24 dev "${P}vb"
-	ip netns exec "${P}b" nft -f - <<-NFT
-	table ip tn {
-		chain pre {
-			type nat hook prerouting priority dstnat; policy accept;
-			ip daddr 10.210.0.4 udp dport 4791 dnat to 10.210.0.4:5555
-		}
-	}
-	table inet tr {
-		chain in {
-			type filter hook input priority filter; policy accept;
-			udp dport 5555 counter drop
-			udp dport 4791 counter drop
-		}
-	}
-	NFT
-	H5=$(nft_handle "${P}b" "inet tr in" "udp dport 5555 .*drop")
-	H7=$(nft_handle "${P}b" "inet tr in" "udp dport 4791 .*drop")
-	[ -n "$H5" ] && [ -n "$H7" ]
 }
 
 @test "--trace-rules, a DNATed flow (4791 to 5555) beside a real RoCE flow: each its own rule" {
@@ -307,34 +259,6 @@ dnat_rules() {
 	[ "$(packets '.rule_handle == '"$h"' and (.inferred | length) == 0')" -le 10 ]
 }
 
-# ${P}a (10.212.0.1) -- bridge ${P}br in ${P}s -- ${P}c (10.212.0.3), with
-# bridge-nf-call-iptables on in ${P}s: bridged IPv4 runs its IP hooks
-bridged() {
-	local ns
-	[ -e /proc/sys/net/bridge/bridge-nf-call-iptables ] || skip "no br_netfilter"
-	for ns in a s c; do
-		ip netns add "$P$ns"
-		AX_NETNS+=("$P$ns")
-		ip -n "$P$ns" link set lo up
-	done
-	ip -n "${P}s" link add "${P}br" type bridge
-	ip link add "${P}a0" netns "${P}a" type veth peer name "${P}s0" netns "${P}s"
-	ip link add "${P}c0" netns "${P}c" type veth peer name "${P}s1" netns "${P}s"
-	ip -n "${P}s" link set "${P}s0" master "${P}br"
-	ip -n "${P}s" link set "${P}s1" master "${P}br"
-	ip -n "${P}a" addr add 10.212.0.1/24 dev "${P}a0"
-	ip -n "${P}c" addr add 10.212.0.3/24 dev "${P}c0"
-	for l in "a ${P}a0" "c ${P}c0" "s ${P}s0" "s ${P}s1" "s ${P}br"; do
-		set -- $l
-		ip -n "$P$1" link set "$2" up
-	done
-	ip netns exec "${P}s" sysctl -qw net.bridge.bridge-nf-call-iptables=1
-	ax_link_ready "${P}a" "${P}a0" && ax_link_ready "${P}c" "${P}c0"
-	# the neighbour is static: ARP is not what this is about
-	mac=$(ip -n "${P}c" -br link show "${P}c0" | awk '{print $3}')
-	ip -n "${P}a" neigh replace 10.212.0.3 lladdr "$mac" dev "${P}a0"
-}
-
 @test "a bridged packet dropped in raw prerouting through br_nf_pre_routing: ip prerouting, the rule certain" {
 	bridged
 	ip netns exec "${P}s" nft -f - <<-NFT
@@ -352,12 +276,6 @@ bridged() {
 	[ "$(nft_counter "${P}s" "ip rawt pre" "$h")" -eq 10 ]
 	expect '.packets > 0' .packets 10 .hook_family ip .hook prerouting .table rawt \
 		.chain pre .rule_handle "$h" '.inferred | length' 0
-}
-
-# packets of named counter NAME of table inet TABLE
-named_counter() {
-	ip netns exec "$1" nft list counter inet "$2" "$3" |
-		sed -n 's/.*packets \([0-9]*\) bytes.*/\1/p'
 }
 
 @test "named counters are read: the decoy's named counter rules it out, the rule certain and equal to its counter" {
