@@ -208,6 +208,44 @@ two_dest_rules() {
 	[ "${#lines[@]}" -eq 2 ]
 }
 
+# ICMP destination-unreachable errors namespace NS has received
+icmp_unreach_in() {
+	ip netns exec "$1" awk '$1 == "Icmp:" && !c { for (i = 2; i <= NF; i++) if ($i == "InDestUnreachs") c = i; next }
+		$1 == "Icmp:" { print $c }' /proc/net/snmp
+}
+
+@test "--trace-rules, REJECT and DROP flows alternating: 'rejected' on the REJECT's row only, equal to the errors sent" {
+	pair
+	ip netns exec "${P}b" nft -f - <<-NFT
+	table inet tr {
+		chain in {
+			type filter hook input priority filter; policy accept;
+			udp dport 4791 counter reject
+			udp dport 4792 counter drop
+		}
+	}
+	NFT
+	hr=$(nft_handle "${P}b" "inet tr in" "udp dport 4791 .*reject")
+	hd=$(nft_handle "${P}b" "inet tr in" "udp dport 4792 .*drop")
+	ip netns exec "${P}b" sysctl -qw net.ipv4.icmp_ratelimit=0
+	before=$(icmp_unreach_in "${P}a")
+	start_nfdrop -A -N "${P}b" --trace-rules
+	for i in $(seq 6); do
+		ax_send_roce "${P}a" 10.210.0.2 1
+		ax_send_roce "${P}a" 10.210.0.2 1 04 4792
+	done
+	ax_until 10 '[ $(($(icmp_unreach_in "${P}a") - before)) -ge 6 ]'
+	stop_nfdrop
+	[ "$(nft_counter "${P}b" "inet tr in" "$hr")" -eq 6 ]
+	[ "$(nft_counter "${P}b" "inet tr in" "$hd")" -eq 6 ]
+	got=$(($(icmp_unreach_in "${P}a") - before))
+	[ "$got" -eq 6 ]
+	[ "$(packets '.rule_handle == '"$hr"' and .verdict == "REJECT" and (.inferred | length) == 0')" -eq 6 ]
+	[ "$(jq -s '[.[] | select(.type == "nf_drop_count" and .rule_handle == '"$hr"') | .rejected] | add' "$OUT")" -eq "$got" ]
+	[ "$(packets '.rule_handle == '"$hd"' and .verdict == "DROP" and (.inferred | length) == 0')" -eq 6 ]
+	[ "$(jq -s '[.[] | select(.type == "nf_drop_count" and .rule_handle != '"$hr"') | .rejected] | add' "$OUT")" -eq 0 ]
+}
+
 @test "--trace-rules under two concurrent floods: certain counts within the counters, the rest said" {
 	pair
 	two_dest_rules
