@@ -70,6 +70,11 @@ struct xt_table___ax {
 #define NF_STOLEN_VERDICT 2
 #define NF_VERDICT_BITS	0xff
 #define ICMP_DEST_UNREACH_TYPE 3
+#define ICMPV6_DEST_UNREACH_TYPE 1
+#define IPPROTO_ICMPV6_NR 58
+/* what an ICMPv6 error quotes and nfdrop compares: the IPv6 header and
+ * the first 8 bytes after it (the UDP or TCP ports) */
+#define IP6_QUOTE_LEN	48
 #define REJECT_SLOTS	4
 #define REJECT_WINDOW_NS 100000000	/* reply and drop: microseconds apart, ms under emulation */
 
@@ -96,6 +101,8 @@ const volatile bool targ_ip6t_fexit = false;
 /* ipt_do_table(priv, skb, state) since 5.16 (commit ee177a54413a, "netfilter:
  * ip6_tables: pass table pointer via nf_hook_ops"); (skb, state, table) before */
 const volatile bool targ_xt_priv_first = true;
+/* REJECT replies over IPv6 seen as ICMPv6 errors leaving (nfdrop_icmp6_out) */
+const volatile bool targ_icmp6_out = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -118,6 +125,8 @@ struct nfd_cpu {
 	 * skbs a REJECT reply was sent for. Several: sending the reply
 	 * re-enables softirqs, and another packet rejected in one that runs
 	 * there must not take the place of the first before it is freed.
+	 * An IPv6 packet known only by what its ICMPv6 error quotes is held
+	 * as ip6_quote_id(), whose top bit is clear: no kernel pointer.
 	 */
 	__u64 reject_skb[REJECT_SLOTS];
 	__u64 reject_ts[REJECT_SLOTS];
@@ -382,6 +391,29 @@ static __always_inline bool skb_tcp_ports(struct sk_buff *skb, struct pkt_info *
 	return true;
 }
 
+/*
+ * An IPv6 packet by what an ICMPv6 error about it quotes (IP6_QUOTE_LEN
+ * bytes at p): the same bytes in the error and in the packet its REJECT
+ * then frees. 0 when unreadable or not IPv6; else the top bit is clear.
+ */
+static __always_inline __u64 ip6_quote_id(const void *p)
+{
+	__u64 w[IP6_QUOTE_LEN / 8], h = 0xcbf29ce484222325ULL;
+
+	if (bpf_probe_read_kernel(w, sizeof(w), p) || *(__u8 *)w >> 4 != 6)
+		return 0;
+	for (int i = 0; i < IP6_QUOTE_LEN / 8; i++)
+		h = (h ^ w[i]) * 0x100000001b3ULL;
+	return (h >> 1) | 1;
+}
+
+static __always_inline __u64 skb_ip6_quote_id(const struct sk_buff *skb)
+{
+	if (BPF_CORE_READ(skb, protocol) != bpf_htons(AX_ETH_P_IPV6))
+		return 0;
+	return ip6_quote_id(BPF_CORE_READ(skb, head) + BPF_CORE_READ(skb, network_header));
+}
+
 /* adds one packet to the counts and, with -e, sends its event */
 static __always_inline void count_drop(struct nfd_key *key, struct nfd_rec *rec)
 {
@@ -424,13 +456,16 @@ static __always_inline int handle_kfree(void *ctx, struct sk_buff *skb,
 	struct nfd_rec *rec;
 	struct net_device *dev;
 	bool marked, in_traversal;
+	__u64 id6;
 
 	if (!st)
 		return 0;
 	rec = &st->rec;
 	rec->rejected = 0;
+	id6 = targ_icmp6_out && reason == targ_nf_drop ? skb_ip6_quote_id(skb) : 0;
 	for (int i = 0; i < REJECT_SLOTS; i++) {
-		if (st->reject_skb[i] != (__u64)skb)
+		if (st->reject_skb[i] != (__u64)skb &&
+		    (!id6 || st->reject_skb[i] != id6))
 			continue;
 		/* other reasons (port unreachable, NO_SOCKET) only clear it */
 		if (reason == targ_nf_drop &&
@@ -614,8 +649,9 @@ int nfdrop_ip6t_exit(__u64 *ctx)
 	return handle_xt_exit(ctx, NFD_SRC_IP6T);
 }
 
-/* REJECT: the reply goes out before the verdict; remember for which skb */
-static __always_inline void mark_reject(const struct sk_buff *skb)
+/* REJECT: the reply goes out before the verdict; remember for which skb
+ * (its address, or the ip6_quote_id of an IPv6 one) */
+static __always_inline void mark_reject_id(__u64 id)
 {
 	struct nfd_cpu *st = cpu_slot();
 	__u32 i;
@@ -623,8 +659,13 @@ static __always_inline void mark_reject(const struct sk_buff *skb)
 	if (!st)
 		return;
 	i = st->reject_next++ & (REJECT_SLOTS - 1);
-	st->reject_skb[i] = (__u64)skb;
+	st->reject_skb[i] = id;
 	st->reject_ts[i] = bpf_ktime_get_ns();
+}
+
+static __always_inline void mark_reject(const struct sk_buff *skb)
+{
+	mark_reject_id((__u64)skb);
 }
 
 /* every REJECT, before rate limiting (nf_reject_ipv4/ipv6, fentry kernels) */
@@ -666,6 +707,33 @@ int BPF_PROG(nfdrop_icmp_send, const struct sk_buff *skb, int type, int code)
 {
 	if (type == ICMP_DEST_UNREACH_TYPE)
 		mark_reject(skb);
+	return 0;
+}
+
+/*
+ * ICMPv6 errors leaving (no tracepoint names the packet icmp6_send answers,
+ * as icmp_send does for IPv4): nf_send_unreach6 sends the error through
+ * dev_queue_xmit before its verdict frees the packet, on this CPU. Only
+ * errors that passed the rate limit get here, as for IPv4's tracepoint.
+ */
+SEC("tp_btf/net_dev_queue")
+int BPF_PROG(nfdrop_icmp6_out, struct sk_buff *skb)
+{
+	unsigned char *head;
+	__u8 hdr[41];
+	__u16 nh;
+
+	if (BPF_CORE_READ(skb, protocol) != bpf_htons(AX_ETH_P_IPV6))
+		return 0;
+	head = BPF_CORE_READ(skb, head);
+	nh = BPF_CORE_READ(skb, network_header);
+	/* the kernel's own error: no extension headers before the ICMPv6 one */
+	if (bpf_probe_read_kernel(hdr, sizeof(hdr), head + nh) ||
+	    hdr[0] >> 4 != 6 || hdr[6] != IPPROTO_ICMPV6_NR ||
+	    hdr[40] != ICMPV6_DEST_UNREACH_TYPE)
+		return 0;
+	/* after the outer header (40) and the ICMPv6 header (8): the quote */
+	mark_reject_id(ip6_quote_id(head + nh + 48));
 	return 0;
 }
 

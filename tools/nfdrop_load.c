@@ -110,6 +110,10 @@ static int load_bpf(const struct nfdrop_load_opts *env, const struct ksyms *ksym
 	nfdrop_names_reject_complete = a->reject[0];
 	a->icmp_tp = !a->reject[0] && probe_tp_btf("icmp_send");
 	bpf_program__set_autoload(obj->progs.nfdrop_icmp_send, a->icmp_tp);
+	/* IPv6 has no such tracepoint: its errors are seen leaving */
+	a->icmp6_out = !a->reject[1] && probe_tp_btf("net_dev_queue");
+	obj->rodata->targ_icmp6_out = a->icmp6_out;
+	bpf_program__set_autoload(obj->progs.nfdrop_icmp6_out, a->icmp6_out);
 
 	/* one of four kfree_skb programs: tp_btf or raw_tp, with the reason
 	 * argument (5.17+) or by the location (nfdrop.bpf.c) */

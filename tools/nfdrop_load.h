@@ -27,7 +27,7 @@ struct nfdrop_load_opts {
 
 /* what was attached, for banners */
 struct nfdrop_attached {
-	bool nft, ipt, ip6t, icmp_tp, tp_btf;
+	bool nft, ipt, ip6t, icmp_tp, icmp6_out, tp_btf;
 	bool by_location;	/* no drop reason (before 5.17): frees in nf_hook_slow */
 	bool reject[4];
 };

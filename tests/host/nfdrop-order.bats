@@ -21,25 +21,7 @@ setup_file() {
 
 teardown() {
 	ax_cleanup
-}
-
-# packets of the rule with handle H in chain SPEC ("inet t1 in")
-nft_counter() {
-	ip netns exec "$1" nft -a list chain $2 |
-		sed -n "s/.*counter packets \([0-9]*\) bytes .* # handle $3\$/\1/p"
-}
-
-# table inet NAME with an input chain at priority filter whose one rule
-# RULE (nft words) drops; loaded alone, so tables load in call order
-tied_table() {
-	ip netns exec "${P}b" nft -f - <<-NFT
-	table inet $1 {
-		chain in {
-			type filter hook input priority filter; policy accept;
-			$2
-		}
-	}
-	NFT
+	nfdrop_br_netfilter_unload
 }
 
 # NAME's rule handle and counter; rows: the one row of the drops
@@ -125,12 +107,6 @@ tied_check_certain() {
 	[ "$n" -eq "$(jq -s '[.[] | select(.type == "nf_drop_count")] | length' "$OUT")" ]
 }
 
-# packets the policy of iptables-nft chain INPUT dropped, by its counter
-policy_counter() {
-	ip netns exec "$1" iptables-nft -L INPUT -v -x -n |
-		sed -n 's/^Chain INPUT (policy DROP \([0-9]*\) packets.*/\1/p'
-}
-
 @test "a rule deleted while nfdrop runs: no row names the policy certain for more than its counter" {
 	command -v iptables-nft >/dev/null || skip "iptables-nft not installed"
 	pair
@@ -190,6 +166,86 @@ two_dest_rules() {
 	[ "$(jq -s '[.[] | select(.type == "nf_drop")] | length' "$OUT")" -eq 20 ]
 }
 
+@test "--trace-rules, a DNATed flow (4791 to 5555) beside a real RoCE flow: each its own rule" {
+	pair
+	dnat_rules
+	# counts (--roce: the DNATed packets leave RoCE's scope after their trace began)
+	for scope in --roce -A; do
+		start_nfdrop "$scope" -N "${P}b" --trace-rules
+		for i in $(seq 10); do
+			ax_send_roce "${P}a" 10.210.0.2 1
+			ax_send_roce "${P}a" 10.210.0.4 1
+		done
+		stop_nfdrop
+		# no row names the 5555 rule for the real RoCE flow
+		[ "$(packets '.rule_handle == '"$H7"' and (.inferred | length) == 0')" -eq 10 ]
+		[ "$(packets '.rule_handle == '"$H5"' and (.inferred | length) > 0')" -eq 0 ]
+		h5=$(packets '.rule_handle == '"$H5"'')
+		if [ "$scope" = -A ]; then
+			[ "$h5" -eq 10 ]
+			[ "$(packets 'true')" -eq 20 ]
+		else
+			[ "$h5" -eq 0 ]
+			[ "$(packets 'true')" -eq 10 ]
+		fi
+	done
+	[ "$(nft_counter "${P}b" "inet tr in" "$H5")" -eq 20 ]
+	[ "$(nft_counter "${P}b" "inet tr in" "$H7")" -eq 20 ]
+	# events: each packet its own flow's rule
+	start_nfdrop -A -N "${P}b" --trace-rules -e
+	for i in $(seq 10); do
+		ax_send_roce "${P}a" 10.210.0.2 1
+		ax_send_roce "${P}a" 10.210.0.4 1
+	done
+	ax_until 20 '[ "$(jq -s "[.[] | select(.type == \"nf_drop\")] | length" "$OUT")" -ge 20 ]'
+	stop_nfdrop
+	[ "$(nft_counter "${P}b" "inet tr in" "$H5")" -eq 30 ]
+	[ "$(nft_counter "${P}b" "inet tr in" "$H7")" -eq 30 ]
+	run jq -r -s '[.[] | select(.type == "nf_drop")] | group_by(.daddr)[] |
+		"\(.[0].daddr) \(.[0].dport) \(length) \([.[] | .rule_handle] | unique)"' "$OUT"
+	[ "${lines[0]}" = "10.210.0.2 4791 10 [$H7]" ]
+	[ "${lines[1]}" = "10.210.0.4 5555 10 [$H5]" ]
+	[ "${#lines[@]}" -eq 2 ]
+}
+
+# ICMP destination-unreachable errors namespace NS has received
+icmp_unreach_in() {
+	ip netns exec "$1" awk '$1 == "Icmp:" && !c { for (i = 2; i <= NF; i++) if ($i == "InDestUnreachs") c = i; next }
+		$1 == "Icmp:" { print $c }' /proc/net/snmp
+}
+
+@test "--trace-rules, REJECT and DROP flows alternating: 'rejected' on the REJECT's row only, equal to the errors sent" {
+	pair
+	ip netns exec "${P}b" nft -f - <<-NFT
+	table inet tr {
+		chain in {
+			type filter hook input priority filter; policy accept;
+			udp dport 4791 counter reject
+			udp dport 4792 counter drop
+		}
+	}
+	NFT
+	hr=$(nft_handle "${P}b" "inet tr in" "udp dport 4791 .*reject")
+	hd=$(nft_handle "${P}b" "inet tr in" "udp dport 4792 .*drop")
+	ip netns exec "${P}b" sysctl -qw net.ipv4.icmp_ratelimit=0
+	before=$(icmp_unreach_in "${P}a")
+	start_nfdrop -A -N "${P}b" --trace-rules
+	for i in $(seq 6); do
+		ax_send_roce "${P}a" 10.210.0.2 1
+		ax_send_roce "${P}a" 10.210.0.2 1 04 4792
+	done
+	ax_until 10 '[ $(($(icmp_unreach_in "${P}a") - before)) -ge 6 ]'
+	stop_nfdrop
+	[ "$(nft_counter "${P}b" "inet tr in" "$hr")" -eq 6 ]
+	[ "$(nft_counter "${P}b" "inet tr in" "$hd")" -eq 6 ]
+	got=$(($(icmp_unreach_in "${P}a") - before))
+	[ "$got" -eq 6 ]
+	[ "$(packets '.rule_handle == '"$hr"' and .verdict == "REJECT" and (.inferred | length) == 0')" -eq 6 ]
+	[ "$(jq -s '[.[] | select(.type == "nf_drop_count" and .rule_handle == '"$hr"') | .rejected] | add' "$OUT")" -eq "$got" ]
+	[ "$(packets '.rule_handle == '"$hd"' and .verdict == "DROP" and (.inferred | length) == 0')" -eq 6 ]
+	[ "$(jq -s '[.[] | select(.type == "nf_drop_count" and .rule_handle != '"$hr"') | .rejected] | add' "$OUT")" -eq 0 ]
+}
+
 @test "--trace-rules under two concurrent floods: certain counts within the counters, the rest said" {
 	pair
 	two_dest_rules
@@ -241,34 +297,6 @@ two_dest_rules() {
 	[ "$(packets '.rule_handle == '"$h"' and (.inferred | length) == 0')" -le 10 ]
 }
 
-# ${P}a (10.212.0.1) -- bridge ${P}br in ${P}s -- ${P}c (10.212.0.3), with
-# bridge-nf-call-iptables on in ${P}s: bridged IPv4 runs its IP hooks
-bridged() {
-	local ns
-	[ -e /proc/sys/net/bridge/bridge-nf-call-iptables ] || skip "no br_netfilter"
-	for ns in a s c; do
-		ip netns add "$P$ns"
-		AX_NETNS+=("$P$ns")
-		ip -n "$P$ns" link set lo up
-	done
-	ip -n "${P}s" link add "${P}br" type bridge
-	ip link add "${P}a0" netns "${P}a" type veth peer name "${P}s0" netns "${P}s"
-	ip link add "${P}c0" netns "${P}c" type veth peer name "${P}s1" netns "${P}s"
-	ip -n "${P}s" link set "${P}s0" master "${P}br"
-	ip -n "${P}s" link set "${P}s1" master "${P}br"
-	ip -n "${P}a" addr add 10.212.0.1/24 dev "${P}a0"
-	ip -n "${P}c" addr add 10.212.0.3/24 dev "${P}c0"
-	for l in "a ${P}a0" "c ${P}c0" "s ${P}s0" "s ${P}s1" "s ${P}br"; do
-		set -- $l
-		ip -n "$P$1" link set "$2" up
-	done
-	ip netns exec "${P}s" sysctl -qw net.bridge.bridge-nf-call-iptables=1
-	ax_link_ready "${P}a" "${P}a0" && ax_link_ready "${P}c" "${P}c0"
-	# the neighbour is static: ARP is not what this is about
-	mac=$(ip -n "${P}c" -br link show "${P}c0" | awk '{print $3}')
-	ip -n "${P}a" neigh replace 10.212.0.3 lladdr "$mac" dev "${P}a0"
-}
-
 @test "a bridged packet dropped in raw prerouting through br_nf_pre_routing: ip prerouting, the rule certain" {
 	bridged
 	ip netns exec "${P}s" nft -f - <<-NFT
@@ -286,12 +314,6 @@ bridged() {
 	[ "$(nft_counter "${P}s" "ip rawt pre" "$h")" -eq 10 ]
 	expect '.packets > 0' .packets 10 .hook_family ip .hook prerouting .table rawt \
 		.chain pre .rule_handle "$h" '.inferred | length' 0
-}
-
-# packets of named counter NAME of table inet TABLE
-named_counter() {
-	ip netns exec "$1" nft list counter inet "$2" "$3" |
-		sed -n 's/.*packets \([0-9]*\) bytes.*/\1/p'
 }
 
 @test "named counters are read: the decoy's named counter rules it out, the rule certain and equal to its counter" {

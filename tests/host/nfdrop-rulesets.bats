@@ -27,12 +27,6 @@ teardown() {
 	ax_cleanup
 }
 
-# packets of the rule with handle H in chain SPEC ("ip filter ROCE")
-nft_counter() {
-	ip netns exec "$1" nft -a list chain $2 |
-		sed -n "s/.*counter packets \([0-9]*\) bytes .* # handle $3\$/\1/p"
-}
-
 # packets of rule number N of iptables-legacy CHAIN (table filter)
 legacy_counter() {
 	ip netns exec "$1" iptables-legacy -L "$2" -v -x -n --line-numbers |

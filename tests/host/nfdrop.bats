@@ -184,6 +184,41 @@ drop_run() {
 		.verdict DROP .rule_handle "$hd" '.inferred | length' 0
 }
 
+# ICMPv6 destination-unreachable errors namespace NS has received
+icmp6_unreach_in() {
+	ip netns exec "$1" awk '$1 == "Icmp6InDestUnreachs" { print $2 }' /proc/net/snmp6
+}
+
+@test "IPv6 REJECT and DROP in one chain: rejected equals the ICMPv6 errors the sender got" {
+	pair
+	ruleset <<-'NFT'
+	table inet axt {
+		chain in {
+			type filter hook input priority 0;
+			udp dport 4791 reject
+			udp dport 4792 drop
+		}
+	}
+	NFT
+	hr=$(nft_handle "${P}b" "inet axt in" "udp dport 4791 reject")
+	hd=$(nft_handle "${P}b" "inet axt in" "udp dport 4792 drop")
+	# every error goes out: the truth is what arrives, not a rate limit
+	ip netns exec "${P}b" sysctl -qw net.ipv6.icmp.ratelimit=0
+	before=$(icmp6_unreach_in "${P}a")
+	start_nfdrop -A -N "${P}b"
+	ax_send_roce "${P}a" fd00:210::2 10
+	ax_send_roce "${P}a" fd00:210::2 5 04 4792
+	ax_until 10 '[ $(($(icmp6_unreach_in "${P}a") - before)) -ge 10 ]'
+	stop_nfdrop
+	got=$(($(icmp6_unreach_in "${P}a") - before))
+	[ "$got" -eq 10 ]
+	[ "$(packets '.hook_family == "ip6"')" -eq 15 ]
+	expect '.hook_family == "ip6" and .rejected > 0' .packets 10 .rejected "$got" \
+		.verdict REJECT .rule_handle "$hr" '.inferred | length' 0
+	expect '.hook_family == "ip6" and .rejected == 0' .packets 5 \
+		.verdict DROP .rule_handle "$hd" '.inferred | length' 0
+}
+
 @test "two chains at one hook could drop: the packet matches the first's rule, certain on both paths" {
 	pair
 	ruleset <<-'NFT'

@@ -56,6 +56,105 @@ router() {
 	ip netns exec "${P}r" sysctl -qw net.ipv4.ip_forward=1
 }
 
+# packets of the rule with handle H in chain SPEC ("inet t1 in")
+nft_counter() {
+	ip netns exec "$1" nft -a list chain $2 |
+		sed -n "s/.*counter packets \([0-9]*\) bytes .* # handle $3\$/\1/p"
+}
+
+# table inet NAME with an input chain at priority filter whose one rule
+# RULE (nft words) drops; loaded alone, so tables load in call order
+tied_table() {
+	ip netns exec "${P}b" nft -f - <<-NFT
+	table inet $1 {
+		chain in {
+			type filter hook input priority filter; policy accept;
+			$2
+		}
+	}
+	NFT
+}
+
+# packets the policy of iptables-nft chain INPUT dropped, by its counter
+policy_counter() {
+	ip netns exec "$1" iptables-nft -L INPUT -v -x -n |
+		sed -n 's/^Chain INPUT (policy DROP \([0-9]*\) packets.*/\1/p'
+}
+
+# ${P}b's RoCE to 10.210.0.4 is DNATed to port 5555 and dropped there by
+# its own counted rule (H5), the real RoCE to .2 by the 4791 rule (H7)
+dnat_rules() {
+	ip -n "${P}b" addr add 10.210.0.4/24 dev "${P}vb"
+	ip netns exec "${P}b" nft -f - <<-NFT
+	table ip tn {
+		chain pre {
+			type nat hook prerouting priority dstnat; policy accept;
+			ip daddr 10.210.0.4 udp dport 4791 dnat to 10.210.0.4:5555
+		}
+	}
+	table inet tr {
+		chain in {
+			type filter hook input priority filter; policy accept;
+			udp dport 5555 counter drop
+			udp dport 4791 counter drop
+		}
+	}
+	NFT
+	H5=$(nft_handle "${P}b" "inet tr in" "udp dport 5555 .*drop")
+	H7=$(nft_handle "${P}b" "inet tr in" "udp dport 4791 .*drop")
+	[ -n "$H5" ] && [ -n "$H7" ]
+}
+
+# br_netfilter loaded for a test (the guest's kernel has it as a module,
+# and loaded it turns on bridge-nf-call-iptables in every new namespace):
+# unloaded again by nfdrop_br_netfilter_unload in teardown
+nfdrop_br_netfilter() {
+	[ -e /proc/sys/net/bridge/bridge-nf-call-iptables ] && return 0
+	modprobe -q br_netfilter 2>/dev/null || return 1
+	NFD_BRNF_LOADED=1
+	[ -e /proc/sys/net/bridge/bridge-nf-call-iptables ]
+}
+
+nfdrop_br_netfilter_unload() {
+	[ -n "${NFD_BRNF_LOADED:-}" ] || return 0
+	modprobe -q -r br_netfilter 2>/dev/null || true
+	NFD_BRNF_LOADED=
+}
+
+# ${P}a (10.212.0.1) -- bridge ${P}br in ${P}s -- ${P}c (10.212.0.3), with
+# bridge-nf-call-iptables on in ${P}s: bridged IPv4 runs its IP hooks
+bridged() {
+	local ns
+	nfdrop_br_netfilter || skip "no br_netfilter"
+	for ns in a s c; do
+		ip netns add "$P$ns"
+		AX_NETNS+=("$P$ns")
+		ip -n "$P$ns" link set lo up
+	done
+	ip -n "${P}s" link add "${P}br" type bridge
+	ip link add "${P}a0" netns "${P}a" type veth peer name "${P}s0" netns "${P}s"
+	ip link add "${P}c0" netns "${P}c" type veth peer name "${P}s1" netns "${P}s"
+	ip -n "${P}s" link set "${P}s0" master "${P}br"
+	ip -n "${P}s" link set "${P}s1" master "${P}br"
+	ip -n "${P}a" addr add 10.212.0.1/24 dev "${P}a0"
+	ip -n "${P}c" addr add 10.212.0.3/24 dev "${P}c0"
+	for l in "a ${P}a0" "c ${P}c0" "s ${P}s0" "s ${P}s1" "s ${P}br"; do
+		set -- $l
+		ip -n "$P$1" link set "$2" up
+	done
+	ip netns exec "${P}s" sysctl -qw net.bridge.bridge-nf-call-iptables=1
+	ax_link_ready "${P}a" "${P}a0" && ax_link_ready "${P}c" "${P}c0"
+	# the neighbour is static: ARP is not what this is about
+	mac=$(ip -n "${P}c" -br link show "${P}c0" | awk '{print $3}')
+	ip -n "${P}a" neigh replace 10.212.0.3 lladdr "$mac" dev "${P}a0"
+}
+
+# packets of named counter NAME of table inet TABLE
+named_counter() {
+	ip netns exec "$1" nft list counter inet "$2" "$3" |
+		sed -n 's/.*packets \([0-9]*\) bytes.*/\1/p'
+}
+
 # start nfdrop with ARGS (JSON lines), wait until it traces; its banner
 # (which says fexit or kfree_skb) is kept in $BANNER
 start_nfdrop() {

@@ -4,15 +4,18 @@
 # table and chain. The seed's scenario (an iptables INPUT REJECT of UDP 4791
 # on veth-b while ib_write_bw runs) is in wall2.bats, with rxedrop.
 # tests/host/nfdrop.bats runs here too (tests/vm/run-suites), with the same
-# scenarios through fexit.
+# scenarios through fexit. The cases of tests/host/nfdrop-order.bats (too
+# slow to run whole under emulation) are here once each, through fexit:
+# tables tied at one hook and priority, a rule deleted while running,
+# --trace-rules with NAT, bridged packets, named counters and jumps.
 
 load ../lib/common
-
-NFDROP=$AX_BUILD/nfdrop
+load ../lib/nfdrop
 
 setup_file() {
 	# the fexit path: Debian's 6.1 in the guest allows it
 	ax_file_needs --vm "$NFDROP" || return 0
+	nfdrop_modules
 }
 
 setup() {
@@ -20,28 +23,13 @@ setup() {
 	P=axv$BATS_TEST_NUMBER
 	OUT=$BATS_TEST_TMPDIR/out
 	ERR=$BATS_TEST_TMPDIR/err
-	for m in nf_tables ip_tables iptable_filter nf_reject_ipv4; do
-		modprobe -q "$m" 2>/dev/null || true
-	done
 }
 
 teardown() {
 	ax_file_ran || return 0
 	ax_cleanup
+	nfdrop_br_netfilter_unload
 }
-
-start_nfdrop() {
-	ax_bg "$NFDROP" -j "$@" >"$OUT" 2>"$ERR"
-	NF_PID=$AX_LAST_PID
-	ax_wait_for "$ERR" "Tracing" 120
-}
-
-stop_nfdrop() {
-	sleep 1
-	ax_stop "$NF_PID" INT
-	[ "$AX_RC" -eq 0 ] || { cat "$ERR"; return 1; }
-}
-
 
 # jq over the count rows: prints one line per expression
 rowq() {
@@ -83,4 +71,123 @@ rowq() {
 	stop_nfdrop
 	run rowq '.hook == "input"' 'length, .[0].packets, .[0].source, .[0].engine, .[0].table, .[0].chain, .[0].rule_handle, .[0].verdict, .[0].rejected'
 	[ "${lines[*]}" = "1 4 fexit iptables-legacy filter INPUT 2 DROP 0" ]
+}
+
+@test "fexit, two tables at one hook and priority: the later-loaded chain, equal to its counter" {
+	pair
+	tied_table t1 "udp dport 4791 counter drop"
+	tied_table t2 "ip saddr 10.210.0.1 counter drop"
+	h1=$(nft_handle "${P}b" "inet t1 in" ".*drop")
+	h2=$(nft_handle "${P}b" "inet t2 in" ".*drop")
+	start_nfdrop --method fexit --roce -N "${P}b"
+	ax_send_roce "${P}a" 10.210.0.2 10
+	stop_nfdrop
+	[ "$(nft_counter "${P}b" "inet t1 in" "$h1")" -eq 0 ]
+	[ "$(nft_counter "${P}b" "inet t2 in" "$h2")" -eq 10 ]
+	expect '.hook == "input"' .packets 10 .source fexit .table t2 .rule_handle "$h2" \
+		'.inferred | length' 0
+}
+
+@test "fexit, a rule deleted while nfdrop runs: nothing certain beyond the counters" {
+	command -v iptables-nft >/dev/null || skip "iptables-nft not installed"
+	pair
+	ipt="ip netns exec ${P}b iptables-nft"
+	$ipt -P INPUT DROP
+	$ipt -A INPUT -p udp --dport 4791 -j DROP
+	h=$(nft_handle "${P}b" "ip filter INPUT" "udp dport 4791.*drop")
+	[ -n "$h" ]
+	start_nfdrop --method fexit -A -N "${P}b"
+	ax_send_roce "${P}a" 10.210.0.2 10
+	ax_send_roce "${P}a" 10.210.0.2 10 04 5555
+	$ipt -D INPUT -p udp --dport 4791 -j DROP
+	stop_nfdrop
+	[ "$(policy_counter "${P}b")" -eq 10 ]
+	[ "$(packets '.hook == "input" and .source == "fexit"')" -eq 20 ]
+	[ "$(packets '.verdict == "POLICY" and (.inferred | length) == 0')" -le 10 ]
+	[ "$(packets '.rule_handle == '"$h"' and (.inferred | length) == 0')" -le 10 ]
+	[ "$(packets '(.inferred | length) == 0 and .verdict != "POLICY" and .rule_handle != '"$h"'')" -eq 0 ]
+}
+
+@test "fexit, --trace-rules -e, a DNATed flow (4791 to 5555) beside a RoCE flow: each event its own rule" {
+	pair
+	dnat_rules
+	start_nfdrop --method fexit -A -N "${P}b" --trace-rules -e
+	grep -q "fexit nft_do_chain" "$ERR"
+	for i in $(seq 5); do
+		ax_send_roce "${P}a" 10.210.0.2 1
+		ax_send_roce "${P}a" 10.210.0.4 1
+	done
+	ax_until 30 '[ "$(jq -s "[.[] | select(.type == \"nf_drop\")] | length" "$OUT")" -ge 10 ]'
+	stop_nfdrop
+	[ "$(nft_counter "${P}b" "inet tr in" "$H5")" -eq 5 ]
+	[ "$(nft_counter "${P}b" "inet tr in" "$H7")" -eq 5 ]
+	run jq -r -s '[.[] | select(.type == "nf_drop")] | group_by(.daddr)[] |
+		"\(.[0].daddr) \(.[0].dport) \(length) \([.[] | .rule_handle] | unique)"' "$OUT"
+	[ "${lines[0]}" = "10.210.0.2 4791 5 [$H7]" ]
+	[ "${lines[1]}" = "10.210.0.4 5555 5 [$H5]" ]
+	[ "${#lines[@]}" -eq 2 ]
+}
+
+@test "fexit, a bridged packet dropped in raw prerouting (br_nf_pre_routing): ip prerouting, the rule certain" {
+	bridged
+	ip netns exec "${P}s" nft -f - <<-NFT
+	table ip rawt {
+		chain pre {
+			type filter hook prerouting priority raw; policy accept;
+			udp dport 4791 counter drop
+		}
+	}
+	NFT
+	h=$(nft_handle "${P}s" "ip rawt pre" "udp dport 4791.*drop")
+	start_nfdrop --method fexit --roce -N "${P}s"
+	ax_send_roce "${P}a" 10.212.0.3 10
+	stop_nfdrop
+	[ "$(nft_counter "${P}s" "ip rawt pre" "$h")" -eq 10 ]
+	expect '.packets > 0' .packets 10 .source fexit .hook_family ip .hook prerouting \
+		.table rawt .chain pre .rule_handle "$h" '.inferred | length' 0
+}
+
+@test "fexit, named counters and a jumped-to chain that returns two ways: each rule certain, equal to its counter" {
+	pair
+	# 4791: the named-counter rule (its decoy's named counter rules the
+	# decoy out); 4792 passes on to table uf, whose chain a returns two
+	# ways before the jump to b, whose rule drops it
+	ip netns exec "${P}b" nft -f - <<-NFT
+	table inet nc {
+		counter decoy { }
+		counter roce { }
+		chain in {
+			type filter hook input priority filter; policy accept;
+			ct mark 0x5 counter name "decoy" drop
+			udp dport 4791 counter name "roce" drop
+		}
+	}
+	table inet uf {
+		chain a {
+			ct mark 0x5 return
+		}
+		chain b {
+			udp dport 4792 counter drop
+		}
+		chain in {
+			type filter hook input priority 10; policy drop;
+			iifname "lo" accept
+			jump a
+			jump b
+		}
+	}
+	NFT
+	hn=$(nft_handle "${P}b" "inet nc in" "udp dport 4791.*drop")
+	hj=$(nft_handle "${P}b" "inet uf b" "udp dport 4792.*drop")
+	start_nfdrop --method fexit -A -N "${P}b"
+	ax_send_roce "${P}a" 10.210.0.2 6
+	ax_send_roce "${P}a" 10.210.0.2 4 04 4792
+	stop_nfdrop
+	[ "$(named_counter "${P}b" nc roce)" -eq 6 ]
+	[ "$(named_counter "${P}b" nc decoy)" -eq 0 ]
+	[ "$(nft_counter "${P}b" "inet uf b" "$hj")" -eq 4 ]
+	expect '.table == "nc" and .hook_family == "ip"' .packets 6 .source fexit .rule_handle "$hn" .verdict DROP \
+		'.inferred | length' 0
+	expect '.table == "uf" and .hook_family == "ip"' .packets 4 .source fexit .rule_chain b .rule_handle "$hj" \
+		'.inferred | length' 0
 }
