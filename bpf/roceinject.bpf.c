@@ -54,6 +54,16 @@ struct {
 AX_PERCPU_STATS(stats, STAT_NR);
 AX_RINGBUF(events, 1 << 20);
 
+/* --duplicate: set while this CPU sends a copy; the copy passes the hook
+ * again inside bpf_clone_redirect (egress: dev_queue_xmit runs the egress
+ * hook synchronously) and must leave untouched and uncounted */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} dup_busy SEC(".maps");
+
 static __always_inline __u32 inject_class_of(const struct pkt_info *pi)
 {
 	__u8 op = ROCE_OP(pi->opcode), kind;
@@ -221,6 +231,30 @@ static __always_inline bool inject_truncate(struct __sk_buff *skb, const struct 
 	return true;
 }
 
+/* a copy of the packet as it now is, out of the same device first */
+static __always_inline bool inject_dup(struct __sk_buff *skb)
+{
+	__u32 zero = 0, *busy = bpf_map_lookup_elem(&dup_busy, &zero);
+	long err;
+
+	if (!busy)
+		return false;
+	*busy = 1;
+	err = bpf_clone_redirect(skb, skb->ifindex, 0);
+	*busy = 0;
+	return !err;
+}
+
+static __always_inline bool dup_in_flight(void)
+{
+	__u32 zero = 0, *busy;
+
+	if (!(targ_faults & (1U << FAULT_DUP)))
+		return false;
+	busy = bpf_map_lookup_elem(&dup_busy, &zero);
+	return busy && *busy;
+}
+
 /* the packet leaves no sooner than now + delay (the fq qdisc holds it) */
 static __always_inline bool inject_delay(struct __sk_buff *skb)
 {
@@ -276,6 +310,9 @@ static __always_inline __u32 inject_apply(struct __sk_buff *skb, const struct pk
 	/* last: the rewrites above still had the whole packet */
 	if ((targ_faults & (1U << FAULT_TRUNC)) && inject_truncate(skb, pi, ip_off, udp_off))
 		done |= 1U << FAULT_TRUNC;
+	/* after every rewrite: the copy is the packet that leaves */
+	if ((targ_faults & (1U << FAULT_DUP)) && inject_dup(skb))
+		done |= 1U << FAULT_DUP;
 	return done;
 }
 
@@ -301,6 +338,8 @@ static __always_inline int inject_handle(struct __sk_buff *skb)
 		return AX_TC_ACT_UNSPEC;
 	pkt_info_clear(&pi);
 	if (pkt_parse_eth(&c, targ_roce_port, &pi) != PKT_ROCE)
+		return AX_TC_ACT_UNSPEC;
+	if (dup_in_flight())
 		return AX_TC_ACT_UNSPEC;
 	counter_inc(&stats, STAT_ROCE);
 	if (!inject_static_match(&pi))

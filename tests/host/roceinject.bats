@@ -212,6 +212,22 @@ seeded_psns() {
 	[ "$(gen_flow 49153 completed)" -eq 20 ]
 }
 
+@test "roceinject: duplicate 3 requests of one QP: the responder counts exactly 3 duplicates, the requester no retransmission; a duplicate on ingress is refused" {
+	start_inj a inj --duplicate -Q 0x12 --class requests --count 3 -j
+	traffic 60
+	ax_stop "$AX_LAST_PID"
+	ax_stop "$INJ_PID"
+	cat "$T/inj.out" "$T/rsp.out" "$T/req.out" >&2
+	[ "$(inj_qp 18 duplicate)" -eq 3 ]
+	[ "$(sed -n 's/^rocegen: role=responder .* dups=\([0-9]*\).*/\1/p' "$T/rsp.out")" -eq 3 ]
+	[ "$(sed -n 's/^rocegen: role=requester .* retransmits=\([0-9]*\).*/\1/p' "$T/req.out")" -eq 0 ]
+	[ "$(gen_flow 49153 completed)" -eq 20 ]
+	run ip netns exec ${P}b "$INJ" -i ${P}vb --direction ingress --duplicate
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ $output == *"--duplicate works on egress only"* ]]
+}
+
 @test "roceinject: delay 2 ms on one QP: its p50 is the others' plus 2 ms within 3%, or a clear error where the kernel has no fq" {
 	# one report after a second, then exit: whether --delay can run here
 	run ip netns exec ${P}a "$INJ" -i ${P}va --delay 2ms -Q 0x12 -j 1 1

@@ -11,6 +11,7 @@
 #   --corrupt-icrc     rxe_icrc_check      rxe:icrc
 #   --rewrite-qpn      no QP of that QPN   rxe:no_qp
 #   --rewrite-pkey     check_keys          rxe:pkey_qkey
+#   --truncate 8       the length check    rxe:header (inlined: by elimination)
 # rxe retransmits the lost requests (retry_cnt 7: forever), so perftest
 # completes once the injector stops at N.
 
@@ -53,7 +54,7 @@ inject() {
 	INJ_PID=$AX_LAST_PID
 	ax_until "$WAIT" "roceinject's banner" inj_ready "$name"
 	grep -q '^Injecting' "$T/$name.err" || { cat "$T/$name.err" >&2; return 1; }
-	perf_run "$name" ib_write_bw -s 1024 -t 1 -n 50 -F
+	perf_run "$name" ib_write_bw -s 1024 -t 1 -n 20 -F
 	ax_until 10 "the count notice" grep -q -- "--count $N reached" "$T/$name.err"
 	ax_stop "$INJ_PID" INT
 	[ "$AX_RC" -eq 0 ] || { cat "$T/$name.err" >&2; return 1; }
@@ -64,7 +65,7 @@ injected() {
 	jq -s "[.[] | select(.type == \"qp\")] | group_by(.dqpn) | map(.[-1].$2) | add // 0" "$1"
 }
 
-@test "rxe's silent checks named: N packets with a bad ICRC, an unknown QPN, a wrong P_Key, each counted by rxedrop at rxe_rcv as that check" {
+@test "rxe's silent checks named: N packets with a bad ICRC, an unknown QPN, a wrong P_Key, a truncated BTH, each counted by rxedrop at rxe_rcv as that check" {
 	bed_up
 	ax_bg "$RXEDROP" -j >"$T/drops" 2>"$T/drops.err"
 	local dpid=$AX_LAST_PID
@@ -74,22 +75,26 @@ injected() {
 	inject icrc --corrupt-icrc
 	inject qpn --rewrite-qpn 0xabcde
 	inject pkey --rewrite-pkey 0x1234
+	inject trunc --truncate 8
 	ax_stop "$dpid" INT
 	[ "$AX_RC" -eq 0 ]
 
-	local icrc qpn pkey
+	local icrc qpn pkey trunc
 	icrc=$(injected "$T/icrc.inj" icrc)
 	qpn=$(injected "$T/qpn.inj" qpn)
 	pkey=$(injected "$T/pkey.inj" pkey)
+	trunc=$(injected "$T/trunc.inj" truncate)
 	run jq -s -r '[.[] | select(.type == "drop_count")] |
 		(map(select(.location == "rxe_rcv")) | group_by(.rxe_check) |
 			map("\(.[0].rxe_check)=\(map(.count) | add)") | join(" ")),
 		(map(select(.location != "rxe_rcv")) | map(.count) | add // 0)' "$T/drops"
-	measured "injected icrc $icrc qpn $qpn pkey $pkey; rxedrop at rxe_rcv: ${lines[0]}; elsewhere ${lines[1]}"
-	[ "$icrc" -eq "$N" ] && [ "$qpn" -eq "$N" ] && [ "$pkey" -eq "$N" ]
-	[ "${lines[0]}" = "icrc=$N no_qp=$N pkey_qkey=$N" ]
+	measured "injected icrc $icrc qpn $qpn pkey $pkey truncate $trunc; rxedrop at rxe_rcv: ${lines[0]}; elsewhere ${lines[1]}"
+	[ "$icrc" -eq "$N" ] && [ "$qpn" -eq "$N" ] && [ "$pkey" -eq "$N" ] && [ "$trunc" -eq "$N" ]
+	[ "${lines[0]}" = "header=$N icrc=$N no_qp=$N pkey_qkey=$N" ]
 	[ "${lines[1]}" -eq 0 ]
 	# perftest completed every iteration despite the losses
-	[ "$(perf_result "$T/icrc.cli" 2)" -eq 50 ]
-	[ "$(perf_result "$T/pkey.cli" 2)" -eq 50 ]
+	local f
+	for f in icrc qpn pkey trunc; do
+		[ "$(perf_result "$T/$f.cli" 2)" -eq 20 ]
+	done
 }
