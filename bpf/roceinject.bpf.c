@@ -23,6 +23,7 @@ const volatile __u32 targ_faults = 0;		/* bits of enum inject_fault */
 const volatile __u64 targ_delay_ns = 0;
 const volatile __u32 targ_new_qpn = 0;
 const volatile __u16 targ_new_pkey = 0;
+const volatile __u16 targ_trunc_len = 0;	/* --truncate: UDP payload bytes kept */
 /* selectors; each one off at its default */
 const volatile bool targ_qpn_set = false;
 const volatile __u32 targ_qpn = 0;
@@ -52,6 +53,16 @@ struct {
 
 AX_PERCPU_STATS(stats, STAT_NR);
 AX_RINGBUF(events, 1 << 20);
+
+/* --duplicate: set while this CPU sends a copy; the copy passes the hook
+ * again inside bpf_clone_redirect (egress: dev_queue_xmit runs the egress
+ * hook synchronously) and must leave untouched and uncounted */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} dup_busy SEC(".maps");
 
 static __always_inline __u32 inject_class_of(const struct pkt_info *pi)
 {
@@ -164,19 +175,25 @@ static __always_inline bool inject_ce(struct __sk_buff *skb, const struct pkt_in
 	return true;
 }
 
-/* the ICRC (the last 4 bytes the IP length covers) inverted; a UDP
- * checksum in use is kept right, so the receiver's ICRC check is what
- * fails, not UDP's */
-static __always_inline bool inject_icrc(struct __sk_buff *skb, const struct pkt_info *pi,
-					__u32 ip_off, __u32 udp_off)
+/*
+ * One 32-bit word of the packet rewritten: the bits of keep stay, val goes
+ * into the rest, then the bits of flip are inverted (network order all).
+ * A UDP checksum in use is kept right, so the receiver's own check is what
+ * fails, not UDP's. The ICRC is not recomputed: corrupting it is flipping
+ * it whole; a BTH word rewritten (QPN, P_Key) fails the header and QP
+ * checks, which rdma_rxe runs before the ICRC (hdr_check), so the packet
+ * fails the check that was meant.
+ */
+static __always_inline bool inject_word(struct __sk_buff *skb, __u32 off, __u32 udp_off,
+					__be32 keep, __be32 val, __be32 flip)
 {
-	__u32 off = ip_off + pi->l3_len - ROCE_ICRC_LEN, old, new;
+	__u32 old, new;
 	__u16 csum;
 
 	if (bpf_skb_load_bytes(skb, off, &old, 4) ||
 	    bpf_skb_load_bytes(skb, udp_off + 6, &csum, 2))
 		return false;
-	new = ~old;
+	new = ((old & keep) | val) ^ flip;
 	if (bpf_skb_store_bytes(skb, off, &new, 4, csum ? 0 : BPF_F_RECOMPUTE_CSUM))
 		return false;
 	if (csum && bpf_l4_csum_replace(skb, udp_off + 6, old, new,
@@ -186,27 +203,56 @@ static __always_inline bool inject_icrc(struct __sk_buff *skb, const struct pkt_
 }
 
 /*
- * One BTH word rewritten: the bits of keep stay, val goes into the rest
- * (network order both). A UDP checksum in use is kept right; the ICRC is
- * not recomputed: rdma_rxe checks the header and the QP (hdr_check) before
- * the ICRC, so the packet fails the check that was meant.
+ * The UDP payload (the BTH on) cut to targ_trunc_len bytes, IPv4 only: the
+ * IP total length (its header checksum updated) and the UDP length follow,
+ * so the IP and UDP layers deliver it, and the UDP checksum is set to 0
+ * (none), which IPv4 allows and IPv6 does not. A packet no longer than
+ * that is left alone.
  */
-static __always_inline bool inject_bth_word(struct __sk_buff *skb, __u32 off, __u32 udp_off,
-					    __be32 keep, __be32 val)
+static __always_inline bool inject_truncate(struct __sk_buff *skb, const struct pkt_info *pi,
+					    __u32 ip_off, __u32 udp_off)
 {
-	__u32 old, new;
-	__u16 csum;
+	__u32 keep = udp_off + 8 + targ_trunc_len;
+	__u16 old_tot, tot, ulen, zero = 0;
 
-	if (bpf_skb_load_bytes(skb, off, &old, 4) ||
-	    bpf_skb_load_bytes(skb, udp_off + 6, &csum, 2))
+	if (pi->family != 4 || skb->len <= keep)
 		return false;
-	new = (old & keep) | val;
-	if (bpf_skb_store_bytes(skb, off, &new, 4, csum ? 0 : BPF_F_RECOMPUTE_CSUM))
+	if (bpf_skb_load_bytes(skb, ip_off + 2, &old_tot, 2))
 		return false;
-	if (csum && bpf_l4_csum_replace(skb, udp_off + 6, old, new,
-					AX_CSUM_MANGLED_0 | 4))
+	tot = bpf_htons(keep - ip_off);
+	ulen = bpf_htons(8 + targ_trunc_len);
+	if (bpf_skb_change_tail(skb, keep, 0))
+		return false;
+	if (bpf_skb_store_bytes(skb, ip_off + 2, &tot, 2, 0) ||
+	    bpf_l3_csum_replace(skb, ip_off + 10, old_tot, tot, 2) ||
+	    bpf_skb_store_bytes(skb, udp_off + 4, &ulen, 2, 0) ||
+	    bpf_skb_store_bytes(skb, udp_off + 6, &zero, 2, 0))
 		return false;
 	return true;
+}
+
+/* a copy of the packet as it now is, out of the same device first */
+static __always_inline bool inject_dup(struct __sk_buff *skb)
+{
+	__u32 zero = 0, *busy = bpf_map_lookup_elem(&dup_busy, &zero);
+	long err;
+
+	if (!busy)
+		return false;
+	*busy = 1;
+	err = bpf_clone_redirect(skb, skb->ifindex, 0);
+	*busy = 0;
+	return !err;
+}
+
+static __always_inline bool dup_in_flight(void)
+{
+	__u32 zero = 0, *busy;
+
+	if (!(targ_faults & (1U << FAULT_DUP)))
+		return false;
+	busy = bpf_map_lookup_elem(&dup_busy, &zero);
+	return busy && *busy;
 }
 
 /* the packet leaves no sooner than now + delay (the fq qdisc holds it) */
@@ -246,19 +292,27 @@ static __always_inline __u32 inject_apply(struct __sk_buff *skb, const struct pk
 		return 0;
 	if ((targ_faults & (1U << FAULT_CE)) && inject_ce(skb, pi, ip_off))
 		done |= 1U << FAULT_CE;
-	if ((targ_faults & (1U << FAULT_ICRC)) && inject_icrc(skb, pi, ip_off, udp_off))
+	/* the ICRC: the last 4 bytes of the IP packet, inverted */
+	if ((targ_faults & (1U << FAULT_ICRC)) &&
+	    inject_word(skb, ip_off + pi->l3_len - ROCE_ICRC_LEN, udp_off, ~0U, 0, ~0U))
 		done |= 1U << FAULT_ICRC;
 	if ((targ_faults & (1U << FAULT_DELAY)) && inject_delay(skb))
 		done |= 1U << FAULT_DELAY;
 	/* the BTH: word 0 opcode, flags, P_Key; word 1 reserved byte, QPN */
 	if ((targ_faults & (1U << FAULT_QPN)) &&
-	    inject_bth_word(skb, udp_off + 8 + 4, udp_off, bpf_htonl(0xFF000000),
-			    bpf_htonl(targ_new_qpn & ROCE_QPN_MASK)))
+	    inject_word(skb, udp_off + 8 + 4, udp_off, bpf_htonl(0xFF000000),
+			bpf_htonl(targ_new_qpn & ROCE_QPN_MASK), 0))
 		done |= 1U << FAULT_QPN;
 	if ((targ_faults & (1U << FAULT_PKEY)) &&
-	    inject_bth_word(skb, udp_off + 8, udp_off, bpf_htonl(0xFFFF0000),
-			    bpf_htonl(targ_new_pkey)))
+	    inject_word(skb, udp_off + 8, udp_off, bpf_htonl(0xFFFF0000),
+			bpf_htonl(targ_new_pkey), 0))
 		done |= 1U << FAULT_PKEY;
+	/* last: the rewrites above still had the whole packet */
+	if ((targ_faults & (1U << FAULT_TRUNC)) && inject_truncate(skb, pi, ip_off, udp_off))
+		done |= 1U << FAULT_TRUNC;
+	/* after every rewrite: the copy is the packet that leaves */
+	if ((targ_faults & (1U << FAULT_DUP)) && inject_dup(skb))
+		done |= 1U << FAULT_DUP;
 	return done;
 }
 
@@ -284,6 +338,8 @@ static __always_inline int inject_handle(struct __sk_buff *skb)
 		return AX_TC_ACT_UNSPEC;
 	pkt_info_clear(&pi);
 	if (pkt_parse_eth(&c, targ_roce_port, &pi) != PKT_ROCE)
+		return AX_TC_ACT_UNSPEC;
+	if (dup_in_flight())
 		return AX_TC_ACT_UNSPEC;
 	counter_inc(&stats, STAT_ROCE);
 	if (!inject_static_match(&pi))

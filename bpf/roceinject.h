@@ -13,6 +13,8 @@ enum inject_fault {
 	FAULT_DELAY,		/* egress: departure time now + delay (fq) */
 	FAULT_QPN,		/* the BTH's destination QPN rewritten */
 	FAULT_PKEY,		/* the BTH's P_Key rewritten */
+	FAULT_TRUNC,		/* IPv4: the UDP payload cut to targ_trunc_len bytes */
+	FAULT_DUP,		/* egress: a copy sent first (bpf_clone_redirect) */
 	FAULT_NR,
 };
 

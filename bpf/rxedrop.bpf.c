@@ -35,6 +35,8 @@ const volatile __u32 targ_consumed = ~0U; /* SKB_CONSUMED where it exists */
 const volatile __u32 targ_not_specified = ~0U;
 const volatile __u64 targ_rxe_resp_start = 0, targ_rxe_resp_end = 0;
 const volatile __u64 targ_rxe_comp_start = 0, targ_rxe_comp_end = 0;
+/* rxe_rcv's text, where its checks are hooked (rxe_checks below) */
+const volatile __u64 targ_rxe_rcv_start = 0, targ_rxe_rcv_end = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -51,6 +53,103 @@ struct {
 } drop_slots SEC(".maps");
 
 AX_PERCPU_STATS(stats, STAT_NR);
+
+/*
+ * rdma_rxe's receive checks, one packet at a time per CPU: rxe_rcv runs
+ * them in order in softirq context and frees a packet that fails one
+ * before it returns, so the checks' exits come before the kfree_skb that
+ * follows a failure, and the next packet on this CPU starts afresh.
+ */
+enum rxe_stage {
+	RXE_ST_IDLE = 0,
+	RXE_ST_ENTERED,		/* in rxe_rcv, no check function returned yet */
+	RXE_ST_NO_QP,		/* the QP lookup found nothing */
+	RXE_ST_QP_FOUND,	/* it found the QP */
+	RXE_ST_KEYS_BAD,	/* check_keys failed */
+	RXE_ST_KEYS_OK,
+	RXE_ST_ICRC_BAD,	/* rxe_icrc_check failed */
+	RXE_ST_PASSED,		/* every check passed */
+};
+
+struct rxe_rcv_state {
+	__u64 skb;
+	__u32 stage;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rxe_rcv_state);
+} rxe_state SEC(".maps");
+
+static __always_inline struct rxe_rcv_state *rxe_state_get(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&rxe_state, &zero);
+}
+
+static __always_inline int rxe_rcv_enter(void *skb)
+{
+	struct rxe_rcv_state *st = rxe_state_get();
+
+	if (st) {
+		st->skb = (__u64)skb;
+		st->stage = RXE_ST_ENTERED;
+	}
+	return 0;
+}
+
+/* a check function returned: the stage moves on if it was the one due
+ * (rxe_pool_get_index serves other lookups too: only the first in
+ * rxe_rcv, hdr_check's, counts) */
+static __always_inline int rxe_check_exit(__u32 from, __u32 from2, bool ok,
+					  __u32 pass, __u32 fail)
+{
+	struct rxe_rcv_state *st = rxe_state_get();
+
+	if (st && (st->stage == from || st->stage == from2))
+		st->stage = ok ? pass : fail;
+	return 0;
+}
+
+FENTRY_OR_KPROBE(rxedrop_rxe_rcv, rxe_rcv, rxe_rcv_enter(skb), void *skb)
+FEXIT_OR_KRETPROBE(rxedrop_rxe_qp_lookup, rxe_pool_get_index,
+		   rxe_check_exit(RXE_ST_ENTERED, RXE_ST_ENTERED, ret,
+				  RXE_ST_QP_FOUND, RXE_ST_NO_QP),
+		   void *ret, void *pool, __u32 index)
+FEXIT_OR_KRETPROBE(rxedrop_rxe_keys, check_keys,
+		   rxe_check_exit(RXE_ST_QP_FOUND, RXE_ST_QP_FOUND, !ret,
+				  RXE_ST_KEYS_OK, RXE_ST_KEYS_BAD),
+		   int ret, void *rxe, void *pkt, __u32 qpn, void *qp)
+/* a multicast packet goes from the header checks to the ICRC directly */
+FEXIT_OR_KRETPROBE(rxedrop_rxe_icrc, rxe_icrc_check,
+		   rxe_check_exit(RXE_ST_KEYS_OK, RXE_ST_ENTERED, !ret,
+				  RXE_ST_PASSED, RXE_ST_ICRC_BAD),
+		   int ret, void *skb, void *pkt)
+
+/* which check a drop inside rxe_rcv failed: the ones that are functions
+ * seen failing, the inlined ones by where the sequence stopped */
+static __always_inline __u32 rxe_check_of(struct sk_buff *skb, __u64 location)
+{
+	struct rxe_rcv_state *st;
+
+	if (!IN_TEXT(location, targ_rxe_rcv_start, targ_rxe_rcv_end))
+		return RXE_CHECK_NONE;
+	st = rxe_state_get();
+	if (!st || st->skb != (__u64)skb)
+		return RXE_CHECK_UNKNOWN;
+	switch (st->stage) {
+	case RXE_ST_ENTERED:	return RXE_CHECK_HEADER;
+	case RXE_ST_NO_QP:	return RXE_CHECK_NO_QP;
+	case RXE_ST_QP_FOUND:	return RXE_CHECK_QP;
+	case RXE_ST_KEYS_BAD:	return RXE_CHECK_KEYS;
+	case RXE_ST_ICRC_BAD:	return RXE_CHECK_ICRC;
+	default:		return RXE_CHECK_UNKNOWN;
+	}
+}
 AX_RINGBUF(events, 1 << 20);
 AX_STACK_MAP(stacks, 1024);
 
@@ -89,7 +188,8 @@ static __always_inline void count_drop(const struct drop_key *key)
 		sl->count = 1;
 		return;
 	}
-	if (sl && sl->key.location == key->location && sl->key.reason == key->reason) {
+	if (sl && sl->key.location == key->location && sl->key.reason == key->reason &&
+	    sl->key.check == key->check) {
 		sl->count++;
 		return;
 	}
@@ -140,6 +240,7 @@ static __always_inline int handle_drop(void *ctx, struct sk_buff *skb,
 
 	key.location = (__u64)location;
 	key.reason = reason;
+	key.check = rxe_check_of(skb, key.location);
 	count_drop(&key);
 
 	if (!with_events)
@@ -154,6 +255,7 @@ static __always_inline int handle_drop(void *ctx, struct sk_buff *skb,
 	e->reason = reason;
 	e->ifindex = ifindex ? ifindex : skb_ifindex(skb, acc);
 	e->verdict = verdict;
+	e->check = key.check;
 	e->stack_id = targ_stack ? bpf_get_stackid(ctx, &stacks, 0) : -1;
 	BPF_CORE_READ_STR_INTO(&e->ifname, skb, dev, name);
 	e->pkt = *pi;

@@ -19,10 +19,29 @@ enum rxedrop_stat {
 	STAT_NR,
 };
 
+/*
+ * Which of rdma_rxe's receive checks dropped a packet in rxe_rcv (6.1's
+ * rxe_recv.c: length, destination GID, BTH version and QPN 0, then the QP
+ * lookup, the QP's type, state and address, its P_Key and Q_Key, last the
+ * ICRC), where the loader could hook rxe_rcv and the three checks that are
+ * functions of their own (rxe_pool_get_index, check_keys, rxe_icrc_check).
+ * The others are inlined: named by elimination, a group each.
+ */
+enum rxe_check {
+	RXE_CHECK_NONE = 0,	/* not a drop in rxe_rcv, or not hooked */
+	RXE_CHECK_HEADER,	/* before the QP lookup: length, GID, version, QPN 0 */
+	RXE_CHECK_NO_QP,	/* no QP has the destination QPN */
+	RXE_CHECK_QP,		/* QP found, keys not reached: type/state or address */
+	RXE_CHECK_KEYS,		/* check_keys: P_Key (or a UD QP's Q_Key) */
+	RXE_CHECK_ICRC,		/* rxe_icrc_check */
+	RXE_CHECK_UNKNOWN,	/* in rxe_rcv, but not after a check we saw fail */
+	RXE_CHECK_NR,
+};
+
 struct drop_key {
 	__u64 location;
 	__u32 reason;
-	__u32 pad;
+	__u32 check;		/* enum rxe_check */
 };
 
 /*
@@ -54,7 +73,8 @@ struct drop_event {
 	__u32 ifindex;
 	__s32 stack_id;
 	__u8 verdict;		/* enum pkt_verdict */
-	__u8 pad[3];
+	__u8 check;		/* enum rxe_check */
+	__u8 pad[2];
 	char ifname[IFNAMSIZ_AX];
 	struct pkt_info pkt;
 };

@@ -87,7 +87,8 @@ struct drop_id {
 	__u32 dqpn;
 	__u8 family;
 	__u8 answer;		/* an ACK or response: dqpn is the requester's */
-	__u16 pad;
+	__u8 check;		/* enum rxe_check: which of rxe_rcv's checks */
+	__u8 pad;
 	char ifname[16];
 	struct diag_sig sig;	/* addresses and ports */
 };
@@ -131,6 +132,7 @@ static int on_drop(void *ctx, void *data, size_t len)
 	memset(&id, 0, sizeof(id));
 	id.location = e->location;
 	id.reason = e->reason;
+	id.check = e->check;
 	id.dqpn = pi->dqpn;
 	id.family = pi->family;
 	id.answer = !roce_op_is_request(pi->opcode);
@@ -173,7 +175,7 @@ static void read_drops(struct diag_table *t)
 			       : diag_by_request(t, id->family, id->sig.saddr, id->sig.daddr, id->dqpn);
 		if (q) {
 			ksyms_format(s.ksyms, id->location, site.location, sizeof(site.location), false);
-			drop_reason_name(id->reason, site.reason, sizeof(site.reason));
+			rxedrop_reason_str(id->reason, id->check, site.reason, sizeof(site.reason));
 			memcpy(site.ifname, id->ifname, sizeof(site.ifname));
 			site.netfilter = id->reason == nf_drop_code;
 			diag_add_drop(q, &site, site.netfilter ? &id->sig : NULL);

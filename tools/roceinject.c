@@ -32,7 +32,8 @@
 static const char *const fault_names[FAULT_NR] = {
 	[FAULT_DROP] = "drop", [FAULT_CE] = "ecn_ce",
 	[FAULT_ICRC] = "icrc", [FAULT_DELAY] = "delay",
-	[FAULT_QPN] = "qpn", [FAULT_PKEY] = "pkey",
+	[FAULT_QPN] = "qpn", [FAULT_PKEY] = "pkey", [FAULT_TRUNC] = "truncate",
+	[FAULT_DUP] = "duplicate",
 };
 static const char *const class_names[CLASS_NR] = {
 	[CLASS_REQUEST] = "requests", [CLASS_ACK] = "acks", [CLASS_NAK] = "naks",
@@ -75,7 +76,7 @@ static const char doc[] =
 enum {
 	OPT_DIRECTION = 0x2000, OPT_DROP, OPT_CE, OPT_ICRC, OPT_DELAY, OPT_SPORT,
 	OPT_SRC, OPT_DST, OPT_CLASS, OPT_OPCODE, OPT_PSN, OPT_EVERY, OPT_PROB,
-	OPT_SEED, OPT_COUNT, OPT_QPN_TO, OPT_PKEY_TO,
+	OPT_SEED, OPT_COUNT, OPT_QPN_TO, OPT_PKEY_TO, OPT_TRUNC, OPT_DUP,
 };
 
 static const struct argp_option opts[] = {
@@ -93,6 +94,11 @@ static const struct argp_option opts[] = {
 	  "Rewrite its destination QPN (a receiver's unknown-QP check)", 1 },
 	{ "rewrite-pkey", OPT_PKEY_TO, "PKEY", 0,
 	  "Rewrite its P_Key (a receiver's P_Key check)", 1 },
+	{ "truncate", OPT_TRUNC, "LEN", 0,
+	  "Cut its UDP payload (the BTH on) to LEN bytes, IPv4 (a receiver's length "
+	  "or ICRC check)", 1 },
+	{ "duplicate", OPT_DUP, NULL, 0,
+	  "Send a copy of it first (egress only; after the other faults)", 1 },
 	{ NULL, 0, NULL, 0, "Selectors:", 2 },
 	{ "qpn", 'Q', "QPN", 0, "Destination QP number (decimal or 0x hex)", 2 },
 	{ "sport", OPT_SPORT, "PORT", 0, "UDP source port", 2 },
@@ -188,9 +194,13 @@ static void inject_check(struct argp_state *state)
 		argp_failure(state, 1, 0, "no interface: give -i IFACE");
 	if (!env.faults)
 		argp_failure(state, 1, 0, "no fault named: give at least one of --drop, "
-			     "--ecn-ce, --corrupt-icrc, --delay, --rewrite-qpn, --rewrite-pkey");
+			     "--ecn-ce, --corrupt-icrc, --delay, --rewrite-qpn, --rewrite-pkey, "
+			     "--truncate, --duplicate");
 	if ((env.faults & (1U << FAULT_DROP)) && env.faults != 1U << FAULT_DROP)
 		argp_failure(state, 1, 0, "--drop cannot be combined with another fault");
+	if ((env.faults & (1U << FAULT_DUP)) && env.ingress)
+		argp_failure(state, 1, 0, "--duplicate works on egress only (an ingress "
+			     "copy would come back through the hook later, not at once)");
 	if ((env.faults & (1U << FAULT_DELAY)) && env.ingress)
 		argp_failure(state, 1, 0, "--delay works on egress only (the fq qdisc "
 			     "holds departing packets)");
@@ -222,6 +232,13 @@ static error_t parse_fault(int key, char *arg, struct argp_state *state)
 	case OPT_PKEY_TO:
 		env.faults |= 1U << FAULT_PKEY;
 		env.new_pkey = inject_arg_u64(state, arg, 0, 0xFFFF, "P_Key");
+		break;
+	case OPT_DUP:
+		env.faults |= 1U << FAULT_DUP;
+		break;
+	case OPT_TRUNC:
+		env.faults |= 1U << FAULT_TRUNC;
+		env.trunc_len = inject_arg_u64(state, arg, 0, 65000, "payload length");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -395,13 +412,13 @@ static void print_table(struct inject_run *run)
 		return;
 	}
 	cli_print_timestamp(stdout);
-	printf("%-16s %-16s %5s %8s %9s %9s %8s %8s %8s %8s %8s %8s\n", "SADDR", "DADDR",
+	printf("%-16s %-16s %5s %8s %9s %9s %8s %8s %8s %8s %8s %8s %8s %8s\n", "SADDR", "DADDR",
 	       "SPORT", "QPN", "MATCHED", "INJECTED", "DROP", "ECN_CE", "ICRC", "DELAY",
-	       "NEW_QPN", "NEW_PKEY");
+	       "NEW_QPN", "NEW_PKEY", "TRUNC", "DUP");
 	for (int i = 0; i < n; i++) {
 		const struct row *r = &run->rows[i];
 
-		printf("%-16s %-16s %5u %#8x %9llu %9llu %8llu %8llu %8llu %8llu %8llu %8llu\n",
+		printf("%-16s %-16s %5u %#8x %9llu %9llu %8llu %8llu %8llu %8llu %8llu %8llu %8llu %8llu\n",
 		       pkt_addr_str(r->key.family, r->key.saddr, sa, sizeof(sa)),
 		       pkt_addr_str(r->key.family, r->key.daddr, da, sizeof(da)),
 		       r->key.sport, r->key.dqpn, (unsigned long long)r->qp.matched,
@@ -411,7 +428,9 @@ static void print_table(struct inject_run *run)
 		       (unsigned long long)r->qp.faults[FAULT_ICRC],
 		       (unsigned long long)r->qp.faults[FAULT_DELAY],
 		       (unsigned long long)r->qp.faults[FAULT_QPN],
-		       (unsigned long long)r->qp.faults[FAULT_PKEY]);
+		       (unsigned long long)r->qp.faults[FAULT_PKEY],
+		       (unsigned long long)r->qp.faults[FAULT_TRUNC],
+		       (unsigned long long)r->qp.faults[FAULT_DUP]);
 	}
 	printf("\n");
 	fflush(stdout);
@@ -589,6 +608,8 @@ static void banner(const struct netattach *na)
 		fprintf(f, " (QPN to 0x%x)", env.new_qpn);
 	if (env.faults & (1U << FAULT_PKEY))
 		fprintf(f, " (P_Key to 0x%04x)", env.new_pkey);
+	if (env.faults & (1U << FAULT_TRUNC))
+		fprintf(f, " (UDP payload to %u bytes, IPv4)", env.trunc_len);
 	banner_selection(f);
 	fprintf(f, "on %s (%s)... Hit Ctrl-C to end.\n", env.ifname,
 		netattach_describe(na, how, sizeof(how)));

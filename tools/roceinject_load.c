@@ -24,6 +24,7 @@ static void roceinject_set_rodata(struct roceinject_bpf *obj, const struct injec
 	r->targ_delay_ns = o->delay_ns;
 	r->targ_new_qpn = o->new_qpn;
 	r->targ_new_pkey = o->new_pkey;
+	r->targ_trunc_len = o->trunc_len;
 	r->targ_qpn_set = o->qpn_set;
 	r->targ_qpn = o->qpn;
 	r->targ_sport = o->sport;

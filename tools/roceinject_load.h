@@ -17,6 +17,7 @@ struct inject_opts {
 	__u64 delay_ns;
 	__u32 new_qpn;		/* --rewrite-qpn */
 	__u16 new_pkey;		/* --rewrite-pkey */
+	__u16 trunc_len;	/* --truncate */
 	bool qpn_set;
 	__u32 qpn;
 	__u16 sport;

@@ -119,7 +119,9 @@ static int cmp_keys(const void *a, const void *b)
 
 	if (x->key.location != y->key.location)
 		return x->key.location < y->key.location ? -1 : 1;
-	return x->key.reason < y->key.reason ? -1 : x->key.reason > y->key.reason;
+	if (x->key.reason != y->key.reason)
+		return x->key.reason < y->key.reason ? -1 : 1;
+	return x->key.check < y->key.check ? -1 : x->key.check > y->key.check;
 }
 
 /*
@@ -148,7 +150,8 @@ static void counts_add(struct counts *c, const struct drop_key *k, __u64 n)
 		c->rows = r;
 		c->cap = cap;
 	}
-	c->rows[c->n].key = (struct drop_key){ .location = k->location, .reason = k->reason };
+	c->rows[c->n].key = (struct drop_key){ .location = k->location, .reason = k->reason,
+					      .check = k->check };
 	c->rows[c->n++].count = n;
 }
 
@@ -245,7 +248,7 @@ static void totals_add(const struct row *r, bool once)
 	const char *v[2] = { loc, reason };
 
 	ksyms_format(ksyms, r->key.location, loc, sizeof(loc), false);
-	drop_reason_name(r->key.reason, reason, sizeof(reason));
+	rxedrop_reason_str(r->key.reason, r->key.check, reason, sizeof(reason));
 	prom_totals_add(&totals, v, r->count, once);
 }
 
@@ -320,6 +323,8 @@ static void print_counts(struct rxedrop_bpf *obj, int ncpu, __u64 *lost_seen)
 			json_str(&w, "reason", drop_reason_name(rows[i].key.reason,
 					reason, sizeof(reason)));
 			json_u64(&w, "reason_code", rows[i].key.reason);
+			if (rows[i].key.check != RXE_CHECK_NONE)
+				json_str(&w, "rxe_check", rxedrop_check_name(rows[i].key.check));
 			json_u64(&w, "count", rows[i].count);
 			json_end(&w);
 		}
@@ -330,7 +335,7 @@ static void print_counts(struct rxedrop_bpf *obj, int ncpu, __u64 *lost_seen)
 	for (int i = 0; i < n; i++)
 		printf("%-36s %-28s %10llu\n",
 		       ksyms_format(ksyms, rows[i].key.location, sym, sizeof(sym), true),
-		       drop_reason_name(rows[i].key.reason, reason, sizeof(reason)),
+		       rxedrop_reason_str(rows[i].key.reason, rows[i].key.check, reason, sizeof(reason)),
 		       (unsigned long long)rows[i].count);
 	if (lost > *lost_seen)
 		cli_warn_events_lost(lost - *lost_seen);
@@ -393,8 +398,8 @@ static int handle_event(void *ctx, void *data, size_t len)
 	struct json_w w;
 
 	ksyms_format(ksyms, e->location, sym, sizeof(sym), true);
-	drop_reason_name(e->reason, reason, sizeof(reason));
 	if (cli.json) {
+		drop_reason_name(e->reason, reason, sizeof(reason));
 		json_begin(&w, stdout);
 		json_str(&w, "type", "drop");
 		json_time(&w, cli_ktime_to_epoch(e->ts_ns));
@@ -404,11 +409,14 @@ static int handle_event(void *ctx, void *data, size_t len)
 		json_str(&w, "location", sym);
 		json_str(&w, "reason", reason);
 		json_u64(&w, "reason_code", e->reason);
+		if (e->check != RXE_CHECK_NONE)
+			json_str(&w, "rxe_check", rxedrop_check_name(e->check));
 		if (env.stack)
 			maps_print_stack(ksyms, stacks, e->stack_id, &w);
 		json_end(&w);
 		return 0;
 	}
+	rxedrop_reason_str(e->reason, e->check, reason, sizeof(reason));
 	cli_print_ktime(stdout, e->ts_ns);
 	printf(EVENT_FMT, e->ifname[0] ? e->ifname : "-", pkt_end_str(pi, true, sa, sizeof(sa)),
 	       pkt_end_str(pi, false, da, sizeof(da)), reason);
@@ -430,6 +438,7 @@ static int run(struct rxedrop_bpf *obj, int ncpu, bool use_tp_btf, bool reasons)
 	struct rxedrop_run r = { .obj = obj, .ncpu = ncpu };
 	struct loop lp = { .ctx = &r, .prom = prom, .report = report,
 			   .events_lost = events_lost };
+	const char *checks = rxedrop_checks_hooked(obj);
 
 	/* on stderr with -j, so stdout stays pure JSON lines */
 	fprintf(cli.json ? stderr : stdout,
@@ -439,6 +448,12 @@ static int run(struct rxedrop_bpf *obj, int ncpu, bool use_tp_btf, bool reasons)
 		use_tp_btf ? "tp_btf" : "raw_tp",
 		reasons ? "" : "; drop reasons unavailable: this kernel's "
 			       "kfree_skb has none (5.17+), counted by location");
+	/* where the checks are not hooked, rxe_rcv's drops stay unnamed */
+	if (checks)
+		fprintf(cli.json ? stderr : stdout,
+			"rdma_rxe's receive checks named (%s on rxe_rcv, rxe_pool_get_index, "
+			"check_keys, rxe_icrc_check; header and QP state by elimination)\n",
+			checks);
 	fflush(stdout);
 	if (env.events) {
 		if (!cli.json)

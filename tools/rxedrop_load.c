@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* rxedrop's BPF side loaded and attached (rxedrop_load.h) */
 #include <errno.h>
+#include <stdio.h>
+#include <string.h>
 #include <bpf/libbpf.h>
 #include "rxedrop.h"
 #include "rxedrop.skel.h"
@@ -32,6 +34,86 @@ static bool rxedrop_choose_prog(struct rxedrop_bpf *obj, bool events, bool reaso
 	maps_load_only(obj->obj, reason ? progs[events][tp_btf + mem] :
 				 noreason[events][tp_btf]);
 	return tp_btf;
+}
+
+#define RXE_MODULE "rdma_rxe"
+
+/* the functions of rdma_rxe's receive checks that are not inlined (6.1;
+ * rxedrop.bpf.c), hooked in pairs: fentry/fexit, else kprobe/kretprobe */
+static const char *const rxe_check_funcs[] = {
+	"rxe_rcv", "rxe_pool_get_index", "check_keys", "rxe_icrc_check",
+};
+
+static void rxe_checks_pick(struct rxedrop_bpf *obj, bool fentry)
+{
+	struct bpf_program *fe[] = {
+		obj->progs.rxedrop_rxe_rcv_fentry, obj->progs.rxedrop_rxe_qp_lookup_fexit,
+		obj->progs.rxedrop_rxe_keys_fexit, obj->progs.rxedrop_rxe_icrc_fexit,
+	};
+	struct bpf_program *kp[] = {
+		obj->progs.rxedrop_rxe_rcv_kprobe, obj->progs.rxedrop_rxe_qp_lookup_kretprobe,
+		obj->progs.rxedrop_rxe_keys_kretprobe, obj->progs.rxedrop_rxe_icrc_kretprobe,
+	};
+
+	for (unsigned int i = 0; i < sizeof(fe) / sizeof(fe[0]); i++)
+		bpf_program__set_autoload(fentry ? fe[i] : kp[i], true);
+}
+
+/* all four functions or none: naming by elimination needs every one of
+ * them (a kernel that inlines check_keys cannot tell keys from QP state) */
+static void rxe_checks_hook(struct rxedrop_bpf *obj, const struct ksyms *ks)
+{
+	unsigned int n = sizeof(rxe_check_funcs) / sizeof(rxe_check_funcs[0]);
+	bool fentry, kprobe = true, btf = true;
+
+	if (!ks || !probe_module_loaded(RXE_MODULE) ||
+	    !ksyms_range(ks, "rxe_rcv", (__u64 *)&obj->rodata->targ_rxe_rcv_start,
+			 (__u64 *)&obj->rodata->targ_rxe_rcv_end))
+		return;
+	for (unsigned int i = 0; i < n; i++) {
+		btf = btf && probe_btf_func(rxe_check_funcs[i], RXE_MODULE);
+		kprobe = kprobe && probe_kprobe(rxe_check_funcs[i]);
+	}
+	fentry = btf && probe_fentry("rxe_rcv", RXE_MODULE);
+	if (fentry || kprobe) {
+		rxe_checks_pick(obj, fentry);
+		return;
+	}
+	obj->rodata->targ_rxe_rcv_start = obj->rodata->targ_rxe_rcv_end = 0;
+}
+
+const char *rxedrop_checks_hooked(const struct rxedrop_bpf *obj)
+{
+	if (bpf_program__autoload(obj->progs.rxedrop_rxe_icrc_fexit))
+		return "fexit";
+	if (bpf_program__autoload(obj->progs.rxedrop_rxe_icrc_kretprobe))
+		return "kprobes";
+	return NULL;
+}
+
+const char *rxedrop_check_name(unsigned int check)
+{
+	static const char *const names[RXE_CHECK_NR] = {
+		[RXE_CHECK_HEADER] = "header",
+		[RXE_CHECK_NO_QP] = "no_qp",
+		[RXE_CHECK_QP] = "qp_state_addr",
+		[RXE_CHECK_KEYS] = "pkey_qkey",
+		[RXE_CHECK_ICRC] = "icrc",
+		[RXE_CHECK_UNKNOWN] = "unknown",
+	};
+
+	return check < RXE_CHECK_NR ? names[check] : "unknown";
+}
+
+const char *rxedrop_reason_str(__u32 reason, __u32 check, char *buf, size_t len)
+{
+	size_t n;
+
+	drop_reason_name(reason, buf, len);
+	n = strlen(buf);
+	if (check != RXE_CHECK_NONE)
+		snprintf(buf + n, len - n, " rxe:%s", rxedrop_check_name(check));
+	return buf;
 }
 
 bool rxedrop_has_reason(void)
@@ -73,6 +155,7 @@ struct rxedrop_bpf *rxedrop_load(const struct rxedrop_load_opts *env, bool *use_
 		obj->rodata->targ_not_specified = consumed;
 
 	*use_tp_btf = rxedrop_choose_prog(obj, env->events, reason);
+	rxe_checks_hook(obj, env->ksyms);
 	maps_shrink_unused(obj->maps.events, env->events, obj->maps.stacks, env->stack);
 
 	err = rxedrop_bpf__load(obj);

@@ -4,6 +4,8 @@
 #ifndef AGENTXDP_RXEDROP_LOAD_H
 #define AGENTXDP_RXEDROP_LOAD_H
 #include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
 
 struct ksyms;
 
@@ -22,6 +24,18 @@ struct rxedrop_load_opts {
 /* tp_btf where the kernel has it (*use_tp_btf), else raw_tp; NULL after
  * a one-line error. Drop reasons must be loaded (drop_reasons_load()). */
 struct rxedrop_bpf *rxedrop_load(const struct rxedrop_load_opts *o, bool *use_tp_btf);
+
+/* how rxe_rcv's checks are hooked ("fexit", "kprobes"), NULL where they
+ * are not (no rdma_rxe loaded, or neither hook allowed): then drops in
+ * rxe_rcv carry RXE_CHECK_NONE */
+const char *rxedrop_checks_hooked(const struct rxedrop_bpf *obj);
+
+/* enum rxe_check's name for output ("icrc"), NULL for RXE_CHECK_NONE */
+const char *rxedrop_check_name(unsigned int check);
+
+/* the drop reason's name, and for a drop in rxe_rcv the check that
+ * failed: "NOT_SPECIFIED rxe:icrc" */
+const char *rxedrop_reason_str(__u32 reason, __u32 check, char *buf, size_t len);
 
 /* kfree_skb passes a drop reason (5.17+); before, drops count by location */
 bool rxedrop_has_reason(void);

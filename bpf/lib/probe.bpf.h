@@ -28,6 +28,26 @@ int BPF_KPROBE(prog##_kprobe, args)					\
 }
 
 /*
+ * FEXIT_OR_KRETPROBE(prog, func, call, ret, args...): the same at func's
+ * return, prog_fexit on SEC("fexit/func") and prog_kretprobe on
+ * SEC("kretprobe/func"). ret declares the return value (int ret, void
+ * *ret), which both see; args, func's arguments, only the fexit does
+ * (fexit must list them all before ret), so call uses ret alone.
+ */
+#define FEXIT_OR_KRETPROBE(prog, func, call, ret, args...)		\
+SEC("fexit/" #func)							\
+int BPF_PROG(prog##_fexit, args, ret)					\
+{									\
+	return call;							\
+}									\
+									\
+SEC("kretprobe/" #func)							\
+int BPF_KRETPROBE(prog##_kretprobe, ret)				\
+{									\
+	return call;							\
+}
+
+/*
  * IN_TEXT(ret, start, end): the return address ret is inside the kernel
  * function whose text is [start, end) (the loader's ksyms_range() from
  * /proc/kallsyms). ret - 1: a return address may point just past a call

@@ -61,7 +61,7 @@ start_rocelat() {
 # request costs exactly one retransmission; a generous retransmit timer:
 # no spurious retransmission on a slow host (the VM tier's emulation)
 traffic() {
-	ax_bg ip netns exec ${P}b "$GEN" responder -q --timeout 60
+	ax_bg ip netns exec ${P}b "$GEN" responder -q --timeout 60 > "$T/rsp.out"
 	ip netns exec ${P}a "$GEN" requester -d $B -q -f 3 -n "${1:-300}" --window 1 --flow-stats \
 		--ack-timeout-us 500000 --timeout 60 > "$T/req.out"
 }
@@ -196,6 +196,36 @@ seeded_psns() {
 	[ "$(gen_flow 49153 retransmits)" -eq 3 ]
 	[ "$(rl_flow 17 retransmits)" -eq 0 ]
 	[ "$(rl_flow 19 retransmits)" -eq 0 ]
+}
+
+@test "roceinject: truncate 3 requests of one QP to 8 bytes: the responder ignores 3 packets as too short, rocegen retransmits 3 for that QP, the others none" {
+	start_inj b inj --direction ingress --truncate 8 -Q 0x12 --count 3 -j
+	traffic 60
+	ax_stop "$AX_LAST_PID"
+	ax_stop "$INJ_PID"
+	cat "$T/inj.out" "$T/rsp.out" "$T/req.out" >&2
+	[ "$(inj_qp 18 truncate)" -eq 3 ]
+	[ "$(sed -n 's/^rocegen: role=responder .* ignored=\([0-9]*\).*/\1/p' "$T/rsp.out")" -eq 3 ]
+	[ "$(gen_flow 49153 retransmits)" -eq 3 ]
+	[ "$(gen_flow 49152 retransmits)" -eq 0 ]
+	[ "$(gen_flow 49154 retransmits)" -eq 0 ]
+	[ "$(gen_flow 49153 completed)" -eq 20 ]
+}
+
+@test "roceinject: duplicate 3 requests of one QP: the responder counts exactly 3 duplicates, the requester no retransmission; a duplicate on ingress is refused" {
+	start_inj a inj --duplicate -Q 0x12 --class requests --count 3 -j
+	traffic 60
+	ax_stop "$AX_LAST_PID"
+	ax_stop "$INJ_PID"
+	cat "$T/inj.out" "$T/rsp.out" "$T/req.out" >&2
+	[ "$(inj_qp 18 duplicate)" -eq 3 ]
+	[ "$(sed -n 's/^rocegen: role=responder .* dups=\([0-9]*\).*/\1/p' "$T/rsp.out")" -eq 3 ]
+	[ "$(sed -n 's/^rocegen: role=requester .* retransmits=\([0-9]*\).*/\1/p' "$T/req.out")" -eq 0 ]
+	[ "$(gen_flow 49153 completed)" -eq 20 ]
+	run ip netns exec ${P}b "$INJ" -i ${P}vb --direction ingress --duplicate
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ $output == *"--duplicate works on egress only"* ]]
 }
 
 @test "roceinject: delay 2 ms on one QP: its p50 is the others' plus 2 ms within 3%, or a clear error where the kernel has no fq" {
