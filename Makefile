@@ -11,6 +11,8 @@ sbindir ?= $(prefix)/sbin
 bindir ?= $(prefix)/bin
 mandir ?= $(prefix)/share/man
 bashcompdir ?= $(prefix)/share/bash-completion/completions
+# the Prometheus rules (README: Fleet output)
+promrulesdir ?= $(prefix)/share/agentxdp/prometheus
 DESTDIR ?=
 
 # every bpf/<tool>.bpf.c is a tool with tools/<tool>.c as its loader
@@ -293,6 +295,8 @@ install: tools
 	install -d $(DESTDIR)$(bashcompdir)
 	for t in $(TOOLS); do \
 		install -m 0644 completion/agentxdp.bash $(DESTDIR)$(bashcompdir)/$$t || exit 1; done
+	install -d $(DESTDIR)$(promrulesdir)
+	install -m 0644 prometheus/agentxdp.rules.yml $(DESTDIR)$(promrulesdir)/
 
 # removes every file install put there; directories stay (shared with others)
 uninstall:
@@ -301,6 +305,7 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(mandir)/man1/,$(notdir $(wildcard man/*.1)))
 	rm -f $(addprefix $(DESTDIR)$(mandir)/man8/,$(addsuffix .8,$(TOOLS)) $(notdir $(wildcard man/*.8)))
 	rm -f $(addprefix $(DESTDIR)$(bashcompdir)/,$(TOOLS))
+	rm -f $(DESTDIR)$(promrulesdir)/agentxdp.rules.yml
 
 clean:
 	rm -rf $(OUTPUT)

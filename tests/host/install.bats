@@ -27,6 +27,8 @@ setup() {
 	[ -x "$D/usr/bin/rocegen" ]
 	[ -f "$D/usr/share/man/man1/rocegen.1" ]
 	"$D/usr/bin/rocegen" --version | grep -q "^rocegen (AgentXDP) "
+	# the fleet's Prometheus rules, as the repository has them
+	cmp "$AX_ROOT/prometheus/agentxdp.rules.yml" "$D/usr/share/agentxdp/prometheus/agentxdp.rules.yml"
 	make -s -C "$AX_ROOT" OUTPUT="$AX_BUILD" uninstall DESTDIR="$D" prefix=/usr
 	run find "$D" ! -type d
 	echo "$output" >&2
@@ -75,7 +77,7 @@ setup() {
 	local S=$BATS_TEST_TMPDIR/tree B t f
 	B=$S/build
 	mkdir -p "$S" "$B"
-	(cd "$AX_ROOT" && tar cf - Makefile bpf btf tools vmlinux man completion scripts debian) |
+	(cd "$AX_ROOT" && tar cf - Makefile bpf btf tools vmlinux man completion scripts debian prometheus) |
 		(cd "$S" && tar xf -)
 	for t in $(ax_tools); do
 		cp -a "$AX_BUILD/$t" "$AX_BUILD/$t".* "$B"/
