@@ -66,6 +66,17 @@ teardown() {
 	for a in $(grep -o 'agentxdp:[a-z0-9_:]*' <<<"$sec" | sort -u); do
 		grep -q "record: $a$" "$RULES" || { echo "README names $a, the rules do not" >&2; false; }
 	done
+	# each alert's "for" as the table says ("at once": none)
+	local row want got
+	while IFS= read -r row; do
+		a=$(sed -n 's/^| `\(AgentXDP[A-Za-z]*\)`.*/\1/p' <<<"$row")
+		want=$(awk -F'|' '{ gsub(/ /, "", $4); print $4 }' <<<"$row")
+		got=$(awk -v a="$a" '/- alert: / { on = ($3 == a) } on && /^ *for: / { print $2 }' "$RULES")
+		[ "$want" = "${got:-atonce}" ] || { echo "$a: README says for $want, the rules $got" >&2; false; }
+	done < <(grep '^| `AgentXDP' <<<"$sec")
+	[ "$(grep -c '^| `AgentXDP' <<<"$sec")" -eq "$(grep -c -- '- alert: ' "$RULES")" ]
+	grep -q '(agentxdp:qp_latency_p50:peer_median_seconds)) > 50e-6$' "$RULES" ||
+		grep -q 'agentxdp:qp_latency_p50:peer_median_seconds) > 50e-6$' "$RULES"
 	# k is 3 as it says
 	[[ "$sec" == *"k = 3"* ]]
 	grep -A1 'record: agentxdp:outlier_k$' "$RULES" | grep -q 'expr: vector(3)$'
