@@ -451,7 +451,10 @@ static void prom_qp_families(struct prom_file *pf, const struct diag_table *t,
 		if (!own[i] || !(q->drops + q->held_drops))
 			continue;
 		prom_qp_labels(q, &n, sp, l);
-		l[5] = (struct prom_label){ "ifname", q->nsites ? q->sites[0].ifname : "" };
+		/* the carried one while drops are held: the series keeps its
+		 * labels from interval to interval */
+		l[5] = (struct prom_label){ "ifname", q->held_ifname[0] ? q->held_ifname :
+					    q->nsites ? q->sites[0].ifname : "" };
 		l[6] = (struct prom_label){ "rule", q->rule.known ? q->rule.where : "" };
 		prom_gauge(pf, "agentxdp_rocediag_qp_dropped_packets", l, 7,
 			   (double)(q->drops + q->held_drops));
