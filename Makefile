@@ -13,6 +13,8 @@ mandir ?= $(prefix)/share/man
 bashcompdir ?= $(prefix)/share/bash-completion/completions
 # the README: --help's "Report bugs to" names its section there
 docdir ?= $(prefix)/share/doc/agentxdp
+# the Prometheus rules (README: Fleet output)
+promrulesdir ?= $(prefix)/share/agentxdp/prometheus
 DESTDIR ?=
 
 # every bpf/<tool>.bpf.c is a tool with tools/<tool>.c as its loader
@@ -320,6 +322,8 @@ install: tools
 		install -m 0644 completion/agentxdp.bash $(DESTDIR)$(bashcompdir)/$$t || exit 1; done
 	install -d $(DESTDIR)$(docdir)
 	install -m 0644 README.md $(DESTDIR)$(docdir)/
+	install -d $(DESTDIR)$(promrulesdir)
+	install -m 0644 prometheus/agentxdp.rules.yml $(DESTDIR)$(promrulesdir)/
 
 # removes every file install put there; directories stay (shared with others)
 uninstall:
@@ -329,6 +333,7 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(mandir)/man8/,$(addsuffix .8,$(TOOLS)) $(notdir $(wildcard man/*.8)))
 	rm -f $(addprefix $(DESTDIR)$(bashcompdir)/,$(TOOLS))
 	rm -f $(DESTDIR)$(docdir)/README.md
+	rm -f $(DESTDIR)$(promrulesdir)/agentxdp.rules.yml
 
 clean:
 	rm -rf $(OUTPUT)

@@ -24,6 +24,9 @@ PKGS=(
 	bpftrace stress-ng
 	# docs, packaging, fleet output (make man, tests/host/{docs,package,prom}.bats)
 	help2man groff man-db debhelper dpkg-dev fakeroot lintian prometheus bash-completion
+	# the fleet end to end (tests/host/fleet.bats): a real node_exporter,
+	# Prometheus' HTTP API read with curl
+	prometheus-node-exporter curl
 	libzstd-dev
 	# Soft-RoCE VM tier
 	qemu-system-x86 busybox-static rdma-core ibverbs-utils perftest libibverbs-dev

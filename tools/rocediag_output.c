@@ -398,6 +398,69 @@ void rocediag_print(const struct diag_table *t, const struct diag_sources *src,
 
 static struct prom_cap cap;
 
+/* a QP's identity labels, the first five of l; sp holds the port */
+static void prom_qp_labels(const struct diag_qp *q, struct qp_names *n, char sp[8],
+			   struct prom_label *l)
+{
+	qp_names(q, n);
+	snprintf(sp, 8, "%u", q->sport);
+	l[0] = (struct prom_label){ "req", n->req };
+	l[1] = (struct prom_label){ "req_qpn", n->req_qpn };
+	l[2] = (struct prom_label){ "resp", n->resp };
+	l[3] = (struct prom_label){ "resp_qpn", n->resp_qpn };
+	l[4] = (struct prom_label){ "sport", sp };
+}
+
+/*
+ * Per QP (those own[] keeps): its latency quantiles of the interval, the
+ * series the fleet rules compare across nodes, and the packets dropped
+ * on this host with no answer since, named by interface and rule, the
+ * series the drop alert names its cause with.
+ */
+static void prom_qp_families(struct prom_file *pf, const struct diag_table *t,
+			     const bool *own)
+{
+	struct prom_label l[7];
+	struct qp_names n;
+	char sp[8];
+
+	prom_family(pf, "agentxdp_rocediag_qp_latency_seconds", PROM_GAUGE,
+		    "A QP's latency quantiles of the last interval, label q (0.5, 0.99); "
+		    "kind rtt: request to answer on the wire, turnaround: this host's own");
+	for (int i = 0; i < t->n; i++) {
+		const struct diag_qp *q = &t->qp[i];
+
+		if (!own[i] || !q->lat_seen || !q->samples)
+			continue;
+		prom_qp_labels(q, &n, sp, l);
+		l[5] = (struct prom_label){ "kind", q->turnaround ? "turnaround" : "rtt" };
+		l[6] = (struct prom_label){ "q", "0.5" };
+		prom_gauge_seconds(pf, "agentxdp_rocediag_qp_latency_seconds", l, 7,
+				   q->p50_ns, 1e-9);
+		l[6].value = "0.99";
+		prom_gauge_seconds(pf, "agentxdp_rocediag_qp_latency_seconds", l, 7,
+				   q->p99_ns, 1e-9);
+	}
+	prom_family(pf, "agentxdp_rocediag_qp_dropped_packets", PROM_GAUGE,
+		    "A QP's packets dropped on this host with no answer since (this "
+		    "interval and the earlier ones carried), by interface and netfilter "
+		    "rule (empty: none known)");
+	for (int i = 0; i < t->n; i++) {
+		const struct diag_qp *q = &t->qp[i];
+
+		if (!own[i] || !(q->drops + q->held_drops))
+			continue;
+		prom_qp_labels(q, &n, sp, l);
+		/* the carried one while drops are held: the series keeps its
+		 * labels from interval to interval */
+		l[5] = (struct prom_label){ "ifname", q->held_ifname[0] ? q->held_ifname :
+					    q->nsites ? q->sites[0].ifname : "" };
+		l[6] = (struct prom_label){ "rule", q->rule.known ? q->rule.where : "" };
+		prom_gauge(pf, "agentxdp_rocediag_qp_dropped_packets", l, 7,
+			   (double)(q->drops + q->held_drops));
+	}
+}
+
 void rocediag_prom(const struct diag_table *t)
 {
 	struct prom_file pf;
@@ -433,6 +496,7 @@ void rocediag_prom(const struct diag_table *t)
 		prom_gauge(&pf, "agentxdp_rocediag_qps", &l, 1, count[v]);
 	}
 	prom_cap_select(&cap, t->n, kp, weight, own);
+	prom_qp_families(&pf, t, own);
 	prom_family(&pf, "agentxdp_rocediag_qp_verdict", PROM_GAUGE,
 		    "A QP's verdict of the last interval: 0 OK, 1 SLOW, 2 CONGESTED, "
 		    "3 LOSSY, 4 DROPPED-LOCALLY, 5 STUCK (the busiest QPs; the rest are "
@@ -445,13 +509,7 @@ void rocediag_prom(const struct diag_table *t)
 
 		if (!own[i])
 			continue;
-		qp_names(q, &n);
-		snprintf(sp, sizeof(sp), "%u", q->sport);
-		l[0] = (struct prom_label){ "req", n.req };
-		l[1] = (struct prom_label){ "req_qpn", n.req_qpn };
-		l[2] = (struct prom_label){ "resp", n.resp };
-		l[3] = (struct prom_label){ "resp_qpn", n.resp_qpn };
-		l[4] = (struct prom_label){ "sport", sp };
+		prom_qp_labels(q, &n, sp, l);
 		l[5] = (struct prom_label){ "verdict", diag_verdict_names[q->verdict] };
 		prom_gauge(&pf, "agentxdp_rocediag_qp_verdict", l, 6, q->verdict);
 	}

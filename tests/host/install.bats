@@ -30,6 +30,8 @@ setup() {
 	# the place --help's "Report bugs to" names
 	"$D/usr/sbin/rxedrop" --help | tr '\n' ' ' | grep -qF /usr/share/doc/agentxdp/README.md
 	grep -q '^## Reporting bugs$' "$D/usr/share/doc/agentxdp/README.md"
+	# the fleet's Prometheus rules, as the repository has them
+	cmp "$AX_ROOT/prometheus/agentxdp.rules.yml" "$D/usr/share/agentxdp/prometheus/agentxdp.rules.yml"
 	make -s -C "$AX_ROOT" OUTPUT="$AX_BUILD" uninstall DESTDIR="$D" prefix=/usr
 	run find "$D" ! -type d
 	echo "$output" >&2
@@ -80,7 +82,7 @@ setup() {
 	local S=$BATS_TEST_TMPDIR/tree B t f
 	B=$S/build
 	mkdir -p "$S" "$B"
-	(cd "$AX_ROOT" && tar cf - Makefile README.md bpf btf tools vmlinux man completion scripts debian) |
+	(cd "$AX_ROOT" && tar cf - Makefile README.md bpf btf tools vmlinux man completion scripts debian prometheus) |
 		(cd "$S" && tar xf -)
 	for t in $(ax_tools); do
 		cp -a "$AX_BUILD/$t" "$AX_BUILD/$t".* "$B"/

@@ -124,6 +124,13 @@ setup() {
 		"$(grep -A2 'was-enabled' "$BATS_TEST_TMPDIR/ctl/postinst" | grep -c "deb-systemd-helper enable")" ]
 }
 
+@test "the fleet's Prometheus rules in /usr/share/agentxdp/prometheus, promtool clean" {
+	[ -f "$DEB" ]
+	cmp "$AX_ROOT/prometheus/agentxdp.rules.yml" "$PKG_ROOT/usr/share/agentxdp/prometheus/agentxdp.rules.yml"
+	command -v promtool >/dev/null || skip "promtool not installed (Debian package prometheus)"
+	promtool check rules "$PKG_ROOT/usr/share/agentxdp/prometheus/agentxdp.rules.yml"
+}
+
 @test "the checkout stays clean: nothing written into the repository" {
 	[ ! -e "$AX_ROOT/debian/agentxdp" ]
 	[ ! -e "$AX_ROOT/debian/.debhelper" ]

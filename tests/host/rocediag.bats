@@ -160,6 +160,22 @@ run_three_flows() {
 	grep -q "^agentxdp_rocediag_qp_verdict{req=\"$A\",req_qpn=\"[?0-9a-fx]*\",resp=\"$B\",resp_qpn=\"0x[0-9a-f]*\",sport=\"49154\",verdict=\"DROPPED-LOCALLY\"} 4$" "$T/diag.prom"
 	grep -q "^agentxdp_rocediag_qp_verdict{req=\"$A\",.*sport=\"49153\",verdict=\"SLOW\"} 1$" "$T/diag.prom"
 	grep -q "^agentxdp_rocediag_qp_verdict{req=\"$A\",.*sport=\"49152\",verdict=\"OK\"} 0$" "$T/diag.prom"
+	# the QPs' latencies as -j has them (us there, s here), none for the
+	# one with no samples; its drops as the rule counted, with the rule
+	# and the interface
+	local port q v
+	for port in 49152 49153; do
+		for q in 50 99; do
+			v=$(sed -n "s/^agentxdp_rocediag_qp_latency_seconds{req=\"$A\",.*sport=\"$port\",kind=\"rtt\",q=\"0\.${q%0}\"} //p" "$T/diag.prom")
+			[ -n "$v" ]
+			# the same quantile, each rounded to a whole ns on its own
+			qp_json $port | jq -e "(.latency.p${q}_us * 1000 - $v * 1e9) | fabs <= 1"
+		done
+	done
+	! grep -q "^agentxdp_rocediag_qp_latency_seconds{.*sport=\"49154\"" "$T/diag.prom"
+	grep -q "^agentxdp_rocediag_qp_dropped_packets{req=\"$A\",.*sport=\"49154\",ifname=\"${P}vb\",rule=\"inet axdg_filter input handle 2\"} $n$" "$T/diag.prom"
+	[ "$(grep -c "^agentxdp_rocediag_qp_dropped_packets{req=\"$A\"," "$T/diag.prom")" -eq 1 ] ||
+		{ grep dropped_packets "$T/diag.prom" >&2; false; }
 }
 
 @test "the demo's bed as text: one screen names both causes, worst first" {

@@ -271,6 +271,8 @@ static void test_held(void)
 	       "held: ... its 7 drops held, the last at 100 s");
 	tap_ok(q && q->rule.known && q->rule_held && !strcmp(q->rule.where, "inet f input handle 2") &&
 	       q->rule.packets == 0, "held: ... the rule held, none of its packets this interval");
+	tap_ok(q && q->nsites == 0 && !strcmp(q->held_ifname, "veth0"),
+	       "held: ... and the interface of its first drop");
 	tap_ok(why_has(&t, 0x21, "no answer since 7 packets were dropped on this host, the last 1 s ago"),
 	       "held: ... says since when");
 	tap_ok(q && !strstr(q->why, "no drop on this host"), "held: ... never 'no drop on this host'");

@@ -270,6 +270,7 @@ static void diag_held_onto(struct diag_qp *q, const struct diag_held *h, double 
 {
 	q->held = h->drops > 0;
 	q->held_drops = h->drops;
+	snprintf(q->held_ifname, sizeof(q->held_ifname), "%s", h->ifname);
 	q->first_drop = h->first;
 	q->last_drop = h->last;
 	q->held_for_s = now - h->last;
@@ -289,6 +290,8 @@ static void diag_held_add(struct diag_held *h, const struct diag_qp *q, double n
 	h->drops += q->drops;
 	if (q->rule.known && !q->rule_held)
 		h->rule = q->rule;
+	if (!h->ifname[0] && q->nsites)
+		snprintf(h->ifname, sizeof(h->ifname), "%s", q->sites[0].ifname);
 	if (h->resp_qpn == DIAG_QPN_UNKNOWN)
 		h->resp_qpn = q->resp_qpn;
 	if (h->req_qpn == DIAG_QPN_UNKNOWN)

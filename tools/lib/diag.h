@@ -121,6 +121,7 @@ struct diag_qp {
 	bool held;		/* earlier intervals' evidence is carried */
 	bool rule_held;		/* rule is an earlier interval's */
 	__u64 held_drops;	/* drops of the earlier intervals */
+	char held_ifname[16];	/* where the first of them was dropped */
 	double first_drop, last_drop;	/* wall clock (s) of the first and the
 					 * latest interval with drops */
 	double held_for_s;	/* since last_drop */
@@ -153,6 +154,7 @@ struct diag_held {
 	__u64 drops;		/* up to the last interval */
 	double first, last;	/* wall clock (s) of its first and latest drops */
 	struct diag_rule rule;
+	char ifname[16];	/* of its first drop site */
 	unsigned int seen_by, alive;	/* DIAG_BY_* */
 	bool matched;		/* in this interval's table */
 	bool gone;		/* a source that saw it no longer holds it */
