@@ -68,6 +68,8 @@ struct rocelat_svg {
 	struct rocelat_svg_cfg cfg;
 	struct rocelat_bpf *obj;
 	struct ring_buffer *rb;
+	FILE *out;		/* tmp, renamed to cfg.path when written */
+	char *tmp;
 	struct svg_sample *s;
 	__u64 n, cap, not_kept;
 	struct svg_flow *f;
@@ -204,13 +206,29 @@ struct rocelat_svg *rocelat_svg_new(struct rocelat_bpf *obj,
 	}
 	s->cfg = *cfg;
 	s->obj = obj;
-	s->rb = ring_buffer__new(bpf_map__fd(obj->maps.samples), svg_event, s, NULL);
-	if (!s->rb) {
-		cli_err("--svg: ring buffer: %s", strerror(errno));
+	/* opened now: a file that cannot be written is said before the run */
+	if (asprintf(&s->tmp, "%s.tmp", cfg->path) < 0) {
+		cli_err("--svg: out of memory");
 		free(s);
 		return NULL;
 	}
+	s->out = fopen(s->tmp, "w");
+	if (!s->out) {
+		cli_err("--svg %s: %s", s->tmp, strerror(errno));
+		goto fail;
+	}
+	s->rb = ring_buffer__new(bpf_map__fd(obj->maps.samples), svg_event, s, NULL);
+	if (!s->rb) {
+		cli_err("--svg: ring buffer: %s", strerror(errno));
+		fclose(s->out);
+		unlink(s->tmp);
+		goto fail;
+	}
 	return s;
+fail:
+	free(s->tmp);
+	free(s);
+	return NULL;
 }
 
 struct ring_buffer *rocelat_svg_rb(struct rocelat_svg *s)
@@ -629,34 +647,17 @@ static bool svg_draw(FILE *o, const struct rocelat_svg *s)
 /* written next to the target and renamed: a reader never sees half */
 static int svg_write(struct rocelat_svg *s)
 {
-	size_t len = strlen(s->cfg.path) + 8;
-	char *tmp = malloc(len);
-	bool ok;
-	FILE *o;
+	bool ok = svg_order(s);
 
-	if (!tmp || !svg_order(s)) {
-		free(tmp);
-		cli_err("--svg %s: out of memory", s->cfg.path);
-		return 1;
-	}
-	snprintf(tmp, len, "%s.tmp", s->cfg.path);
-	o = fopen(tmp, "w");
-	if (!o) {
-		cli_err("--svg %s: %s", tmp, strerror(errno));
-		free(tmp);
-		return 1;
-	}
-	ok = svg_draw(o, s);
-	ok = !ferror(o) && ok;
-	ok = !fclose(o) && ok;
-	if (!ok || rename(tmp, s->cfg.path)) {
+	ok = ok && svg_draw(s->out, s);
+	ok = !ferror(s->out) && ok;
+	ok = !fclose(s->out) && ok;
+	if (!ok || rename(s->tmp, s->cfg.path)) {
 		cli_err("--svg %s: %s", s->cfg.path, ok ? strerror(errno) :
 			"write failed (out of memory or space)");
-		unlink(tmp);
-		free(tmp);
+		unlink(s->tmp);
 		return 1;
 	}
-	free(tmp);
 	return 0;
 }
 
@@ -678,6 +679,7 @@ int rocelat_svg_finish(struct rocelat_svg *s)
 	free(s->s);
 	free(s->f);
 	free(s->hash);
+	free(s->tmp);
 	free(s);
 	return ret;
 }
