@@ -25,6 +25,9 @@ PKGS=(
 	# docs, packaging, fleet output (make man, tests/host/{docs,package,prom}.bats)
 	help2man groff man-db debhelper dpkg-dev fakeroot lintian prometheus bash-completion
 	libzstd-dev
+	# rocelat --svg rendered as a person sees it (tests/host/rocelat_captures.bats):
+	# rsvg-convert (4 MB) and headless Chromium (124 MB, ~40 s to install)
+	librsvg2-bin chromium
 	# Soft-RoCE VM tier
 	qemu-system-x86 busybox-static rdma-core ibverbs-utils perftest libibverbs-dev
 	cpio xz-utils zstd

@@ -149,13 +149,13 @@ png_size() {
 }
 
 @test "--svg renders: rsvg-convert and headless Chromium draw it to a PNG of its size, without a parse error" {
-	command -v rsvg-convert >/dev/null || skip "rsvg-convert not installed (librsvg2-bin)"
+	command -v rsvg-convert >/dev/null || skip "rsvg-convert not installed (scripts/setup-deps.sh: librsvg2-bin)"
 	local w h
 	w=$(grep -o 'width="[0-9]*"' "$CAP/connectx.svg" | head -1 | tr -dc 0-9)
 	h=$(grep -o 'height="[0-9]*"' "$CAP/connectx.svg" | head -1 | tr -dc 0-9)
 	rsvg-convert -o "$CAP/connectx.png" "$CAP/connectx.svg"
 	[ "$(png_size "$CAP/connectx.png")" = "${w}x${h}" ]
-	command -v chromium >/dev/null || skip "chromium not installed"
+	command -v chromium >/dev/null || skip "chromium not installed (scripts/setup-deps.sh)"
 	# a browser shows a malformed file as a page of errors: its DOM says so
 	timeout 60 chromium --headless --no-sandbox --disable-gpu --user-data-dir="$CAP/chromium" \
 		--dump-dom "file://$CAP/faults6.svg" > "$CAP/dom.txt" 2>/dev/null
