@@ -4,12 +4,16 @@
 (tests/lib/roce_captures.py's JSON):
 
     svg_check.py FILE.svg TRUTH.json
+    svg_check.py --list FILE.svg
+
 
 Parsed as XML (a malformed file fails here). Every flow of the truth with
 samples has one panel whose dots (circles) are exactly its samples, with
 its exact p50/p99; no other panel; panels worst first (highest p50); the
 heatmap's cells add up to every sample. Prints what it compared; exits 1
-on the first difference.
+on the first difference. --list prints each panel, worst first, as
+"requester responder qpn sport samples dots p50_ns p99_ns", for a live
+run's checks.
 """
 import json
 import sys
@@ -23,10 +27,28 @@ def fail(msg):
     sys.exit(1)
 
 
-def main(svg_path, truth_path):
+def parse(svg_path):
     root = ET.parse(svg_path).getroot()
     if root.tag != NS + "svg":
         fail("root is %s, not svg" % root.tag)
+    return root
+
+
+def dots_of(g):
+    return [c for s in g.iter(NS + "g") if s.get("class") == "samples"
+            for c in s.iter(NS + "circle")]
+
+
+def list_panels(svg_path):
+    for g in parse(svg_path).iter(NS + "g"):
+        if g.get("class") == "flow":
+            print(g.get("data-requester"), g.get("data-responder"), g.get("data-qpn"),
+                  g.get("data-sport"), g.get("data-samples"), len(dots_of(g)),
+                  g.get("data-p50-ns"), g.get("data-p99-ns"))
+
+
+def main(svg_path, truth_path):
+    root = parse(svg_path)
     truth = json.load(open(truth_path))
     want = {(f["requester"], f["responder"], f["dqpn"]): f
             for f in truth["flows"] if f["samples"]}
@@ -40,8 +62,7 @@ def main(svg_path, truth_path):
         if key in seen:
             fail("flow %s drawn twice" % (key,))
         seen.add(key)
-        dots = [c for s in g.iter(NS + "g") if s.get("class") == "samples"
-                for c in s.iter(NS + "circle")]
+        dots = dots_of(g)
         got = (len(dots), int(g.get("data-samples")), int(g.get("data-p50-ns")),
                int(g.get("data-p99-ns")), int(g.get("data-sport")))
         exp = (f["samples"], f["samples"], f["p50"], f["p99"], f["sport"])
@@ -74,4 +95,7 @@ def main(svg_path, truth_path):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    if sys.argv[1] == "--list":
+        list_panels(sys.argv[2])
+    else:
+        main(sys.argv[1], sys.argv[2])
