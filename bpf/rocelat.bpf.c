@@ -72,8 +72,9 @@ static __always_inline __u64 now_ns(void)
 	return targ_offline ? clock_ns : bpf_ktime_get_ns();
 }
 
-/* the loader shrinks it to a page without --svg */
-AX_RINGBUF(samples, 1 << 22);
+/* a page, unused, unless --svg sizes it (rocelat_svg_prepare()): rocediag
+ * loads this object too, and asks for no samples */
+AX_RINGBUF(samples, 4096);
 /* wake the reader once per this much backlog (it also polls every 100 ms) */
 #define SAMPLES_WAKEUP_BYTES	(256 * sizeof(struct rocelat_sample_event))
 

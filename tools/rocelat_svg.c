@@ -87,11 +87,14 @@ struct svg_axes {
 
 /* ---- collecting ------------------------------------------------------ */
 
+/* 72 bytes a sample and 8 of header: 52000 samples between two reads */
+#define SVG_RINGBUF_BYTES	(1 << 22)
+
 void rocelat_svg_prepare(struct rocelat_bpf *obj, const char *path)
 {
 	obj->rodata->targ_samples = path != NULL;
-	if (!path)
-		bpf_map__set_max_entries(obj->maps.samples, 4096);
+	if (path)
+		bpf_map__set_max_entries(obj->maps.samples, SVG_RINGBUF_BYTES);
 }
 
 static __u32 svg_id_hash(const struct roce_flow_id *id, bool turn)

@@ -22,7 +22,7 @@ struct rocelat_svg_cfg {
 	__u64 unit_ns;		/* the latency axis' unit: -m, --nanoseconds, us */
 };
 
-/* before load: samples as events with path, else the ring buffer shrunk */
+/* before load: with path, samples as events and the ring buffer sized */
 void rocelat_svg_prepare(struct rocelat_bpf *obj, const char *path);
 /* after load: the collector, NULL after a one-line error */
 struct rocelat_svg *rocelat_svg_new(struct rocelat_bpf *obj,
