@@ -49,16 +49,12 @@ const volatile bool targ_offline = false;
 /* follow GRE/ERSPAN/VXLAN/Geneve to the mirrored frame (-r, --mirror, --decap) */
 const volatile bool targ_decap = false;
 const volatile __u8 targ_mirror_time = MIRROR_TIME_AUTO;
-/* --svg: every sample also as an event (samples ring buffer) */
-const volatile bool targ_samples = false;
 
 /* offline mode: capture timestamp of the packet about to run, in ns */
 __u64 clock_ns = 0;
 /* reporting interval; user space steps it to start a new one (flow stats
  * held in flow-table entries are zeroed lazily, at their next update) */
 __u32 stats_epoch = 0;
-/* --svg: sample events the ring buffer had no room for */
-__u64 samples_lost = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -71,12 +67,6 @@ static __always_inline __u64 now_ns(void)
 {
 	return targ_offline ? clock_ns : bpf_ktime_get_ns();
 }
-
-/* a page, unused, unless --svg sizes it (rocelat_svg_prepare()): rocediag
- * loads this object too, and asks for no samples */
-AX_RINGBUF(samples, 4096);
-/* wake the reader once per this much backlog (it also polls every 100 ms) */
-#define SAMPLES_WAKEUP_BYTES	(256 * sizeof(struct rocelat_sample_event))
 
 /*
  * The mirror session or tunnel a decapsulated frame came in, hashed; 0 for
@@ -118,6 +108,7 @@ static __always_inline void qp_key_fill(struct roce_qp_key *k,
 }
 
 #include "rocelat_flow.bpf.h"
+#include "rocelat_samples.bpf.h"
 
 /*
  * The mirroring switch's time of a frame in ns (ERSPAN III, 100 ns ticks
@@ -140,34 +131,6 @@ static __always_inline bool switch_time(const struct pkt_info *pi, __u64 *ns,
 		return true;
 	}
 	return false;
-}
-
-/*
- * --svg: the sample as an event. Its time is the answer's: a held answer's
- * own, except on the switch's clock (32-bit ticks, another epoch), where
- * it is the arrival of the packet being handled.
- */
-static __always_inline void sample_emit(const struct pending_flow *pf,
-					const struct answer_ctx *ac, __u64 lat,
-					__u32 turn)
-{
-	struct rocelat_sample_event *e;
-	__u64 avail;
-
-	e = bpf_ringbuf_reserve(&samples, sizeof(*e), 0);
-	if (!e) {
-		__sync_fetch_and_add(&samples_lost, 1);
-		return;
-	}
-	e->ts_ns = ac->sw ? now_ns() : ac->now;
-	e->lat_ns = lat;
-	__builtin_memcpy(&e->id, &pf->id, sizeof(e->id));
-	e->sport = pf->sport;
-	e->turn = !!turn;
-	avail = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA);
-	bpf_ringbuf_submit(e, avail >= SAMPLES_WAKEUP_BYTES &&
-			   avail < SAMPLES_WAKEUP_BYTES + sizeof(*e) + 8 ?
-			   BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 }
 
 /* a latency sample of flow pf: the histograms, the flow's statistics */
