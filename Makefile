@@ -63,7 +63,7 @@ LDFLAGS += -static
 LDLIBS_BASE += -lzstd
 endif
 # per-tool extra libraries: <tool>_LDLIBS
-rocelat_LDLIBS := -lpcap
+rocelat_LDLIBS := -lpcap -lm
 rocegen_LDLIBS := -lm
 nfdrop_LDLIBS := -lnftables -lnftnl -lmnl
 # STATIC=1 links libbpf, libelf, zlib and zstd in. A tool that needs a
@@ -72,7 +72,7 @@ nfdrop_LDLIBS := -lnftables -lnftnl -lmnl
 # linked in (-Wl,-Bstatic). Every other program is fully static. Debian's
 # libpcap.a needs libdbus-1.a, which needs libsystemd (no .a); libnftables
 # and libmnl ship no .a at all.
-rocelat_SHARED_LDLIBS := -lpcap
+rocelat_SHARED_LDLIBS := -lpcap -lm
 nfdrop_SHARED_LDLIBS := -lnftables -lnftnl -lmnl
 ifeq ($(STATIC),1)
 LINK_STATIC := -Wl,-Bstatic

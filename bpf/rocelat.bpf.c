@@ -127,6 +127,7 @@ static __always_inline void qp_key_fill(struct roce_qp_key *k,
 }
 
 #include "rocelat_flow.bpf.h"
+#include "rocelat_samples.bpf.h"
 
 /*
  * The mirroring switch's time of a frame in ns (ERSPAN III, 100 ns ticks
@@ -190,6 +191,8 @@ static __always_inline void sample_add(struct pending_flow *pf,
 	fs->kind |= turn ? FLOW_KIND_TURN : FLOW_KIND_RTT;
 	fs->hist.slots[slot]++;
 	fs->ll.b[ll]++;
+	if (targ_samples)
+		sample_emit(pf, ac, lat, turn);
 }
 
 /*

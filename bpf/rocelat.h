@@ -282,6 +282,21 @@ struct rocelat_counters {
 };
 
 
+/*
+ * --svg: one event per latency sample through the samples ring buffer
+ * (targ_samples), so user space can draw each sample at its time; without
+ * --svg the samples exist only as histograms.
+ */
+struct rocelat_sample_event {
+	__u64 ts_ns;		/* when the answer was seen: the capture's time
+				 * with -r, else bpf_ktime_get_ns() */
+	__u64 lat_ns;
+	struct roce_flow_id id;	/* the flow, as the report names it */
+	__u16 sport;		/* its ECMP path (latest request's port) */
+	__u8 turn;		/* a local turnaround, not a round trip */
+	__u8 pad[5];
+};
+
 /* --mirror-time */
 enum rocelat_mirror_time {
 	MIRROR_TIME_AUTO,	/* the switch's where ERSPAN III carries it */

@@ -28,6 +28,9 @@ PKGS=(
 	# Prometheus' HTTP API read with curl
 	prometheus-node-exporter curl
 	libzstd-dev
+	# rocelat --svg rendered as a person sees it (tests/host/rocelat_captures.bats):
+	# rsvg-convert (4 MB) and headless Chromium (124 MB, ~40 s to install)
+	librsvg2-bin chromium
 	# Soft-RoCE VM tier
 	qemu-system-x86 busybox-static rdma-core ibverbs-utils perftest libibverbs-dev
 	cpio xz-utils zstd

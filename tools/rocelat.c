@@ -20,6 +20,7 @@
 #include "rocelat.skel.h"
 #include "rocelat_load.h"
 #include "rocelat_report.h"
+#include "rocelat_svg.h"
 #include "lib/capture.h"
 #include "lib/cli.h"
 #include "lib/json.h"
@@ -42,6 +43,7 @@ static struct {
 	int mirror_time;
 	long timeout_ms;
 	long max_flows;
+	const char *svg;
 } env = {
 	.unit_ns = 1000, .unit = "usecs", .timeout_ms = 1000,
 	.max_flows = DEFAULT_MAX_FLOWS,
@@ -49,6 +51,8 @@ static struct {
 
 static struct netattach ifaces[MAX_IFACES];
 static int ncpu;
+/* --svg: the samples collected for the picture */
+static struct rocelat_svg *svg;
 
 const char *argp_program_version = "rocelat (AgentXDP) " AX_VERSION;
 static const char doc[] =
@@ -77,11 +81,12 @@ static const char doc[] =
 "    rocelat -i eth1 -F 5         # + per-flow table every 5 s, slowest first\n"
 "    rocelat -i span0 --mirror    # SPAN port: both directions on ingress\n"
 "    rocelat -i eth1 -j -F        # JSON lines\n"
-"    rocelat -r roce.pcap -F -m   # analyse a capture, in milliseconds";
+"    rocelat -r roce.pcap -F -m   # analyse a capture, in milliseconds\n"
+"    rocelat -r roce.pcap --svg lat.svg  # ... and draw it";
 
 enum {
 	OPT_SKB = 0x2000, OPT_NATIVE, OPT_MIRROR, OPT_NO_EGRESS, OPT_TIMEOUT,
-	OPT_MAX_FLOWS, OPT_DECAP, OPT_MIRROR_TIME, OPT_NANOSECONDS,
+	OPT_MAX_FLOWS, OPT_DECAP, OPT_MIRROR_TIME, OPT_NANOSECONDS, OPT_SVG,
 };
 
 static const struct argp_option opts[] = {
@@ -111,6 +116,10 @@ static const struct argp_option opts[] = {
 	  "of kernel memory each); a new flow whose two sets of 4 are full "
 	  "pushes out their least recently active, counted (0.05% of flows "
 	  "with the table half full)", 0 },
+	{ "svg", OPT_SVG, "FILE", 0,
+	  "At exit, draw every latency sample over time into FILE (one SVG): "
+	  "a heatmap of all flows, then each flow's samples with p50/p99 per "
+	  "time bucket, worst first", 0 },
 	{},
 };
 
@@ -181,6 +190,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_failure(state, 1, 0, "invalid --max-flows: %s (16-1000000)", arg);
 		env.max_flows = v;
 		break;
+	case OPT_SVG:
+		if (!*arg)
+			argp_failure(state, 1, 0, "empty --svg file name");
+		env.svg = arg;
+		break;
 	case ARGP_KEY_END:
 		if (env.pcap) {
 			if (env.nifs)
@@ -231,6 +245,9 @@ static int run_live(struct rocelat_bpf *obj)
 {
 	struct loop lp = { .ctx = obj, .report = live_report, .prom = live_prom };
 	bool egress = !env.mirror && !env.no_egress;
+
+	if (svg)
+		loop_add(&lp, rocelat_svg_rb(svg), -1, NULL);
 
 	for (int i = 0; i < env.nifs; i++) {
 		struct netattach *f = &ifaces[i];
@@ -352,6 +369,8 @@ static int run_offline(struct rocelat_bpf *obj)
 		if (bpf_prog_test_run_opts(prog_fd, &o) && !failed_runs++)
 			cli_err("%s: packet %llu: test run failed: %s", env.pcap,
 				packets, strerror(errno));
+		if (svg)
+			rocelat_svg_poll(svg);
 	}
 	if (rc < 0)
 		snprintf(err, sizeof(err), "%s", capture_error(c));
@@ -419,10 +438,24 @@ int main(int argc, char **argv)
 		.unit_ns = env.unit_ns, .timeout_ms = env.timeout_ms,
 		.max_flows = env.max_flows, .offline = env.pcap != NULL,
 		.decap = env.decap, .mirror_time = env.mirror_time,
-		.no_egress = env.mirror || env.no_egress });
+		.no_egress = env.mirror || env.no_egress,
+		.samples_bytes = env.svg ? ROCELAT_SVG_RING_BYTES : 0 });
 	if (!obj)
 		goto cleanup;
+	if (env.svg) {
+		struct rocelat_svg_cfg scfg = {
+			.path = env.svg, .offline = env.pcap != NULL,
+			.source = env.pcap ? env.pcap : env.ifnames[0],
+			.unit_ns = env.unit_ns,
+		};
+
+		svg = rocelat_svg_new(obj, &scfg);
+		if (!svg)
+			goto cleanup;
+	}
 	ret = env.pcap ? run_offline(obj) : run_live(obj);
+	if (rocelat_svg_finish(svg))
+		ret = 1;
 
 cleanup:
 	for (int i = 0; i < env.nifs; i++)

@@ -36,6 +36,9 @@ static void rocelat_load_config(struct rocelat_bpf *obj, const struct rocelat_lo
 	bpf_map__set_max_entries(obj->maps.cands, max_flows);
 	bpf_map__set_max_entries(obj->maps.pairs, 2 * max_flows);
 	bpf_map__set_max_entries(obj->maps.held, max_flows);
+	obj->rodata->targ_samples = o->samples_bytes != 0;
+	if (o->samples_bytes)
+		bpf_map__set_max_entries(obj->maps.samples, o->samples_bytes);
 }
 
 const char *rocelat_load_unsupported(void)

@@ -17,6 +17,8 @@ struct rocelat_load_opts {
 	bool decap;
 	int mirror_time;	/* MIRROR_TIME_* */
 	bool no_egress;		/* tc egress not wanted (--mirror, --no-egress) */
+	__u32 samples_bytes;	/* every sample also as an event, in a ring
+				 * buffer this big (--svg); 0: none */
 };
 
 /* NULL where this kernel can run rocelat's BPF side, else what it lacks */

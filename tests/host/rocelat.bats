@@ -131,9 +131,9 @@ nothing_attached() {
 	return 1
 }
 
-@test "two flows, 0.5 ms and 5 ms: right histogram slots, slow one named outlier" {
+@test "two flows, 0.5 ms and 5 ms: right histogram slots, slow one named outlier; --svg at exit" {
 	start_responder --delay-us 49152=500 --delay-us 49153=5000
-	start_rocelat_logged -F -j
+	start_rocelat_logged -F -j --svg "$T/live.svg"
 	run_requester -f 2 -n 100 --flow-stats
 	stop_rocelat
 	[ "$AX_RC" -eq 0 ]
@@ -171,6 +171,20 @@ nothing_attached() {
 
 	# worst first, and the outlier is the delayed flow
 	[ "$(jq -r 'select(.type=="flow") | .sport' "$T/rl.out" | head -1)" = 49153 ]
+	# the picture written at exit: the flows worst first, as many dots
+	# as the report's samples (ring-buffer events vs. the maps), each
+	# median above its injected delay
+	/usr/bin/python3 "$AX_ROOT/tests/lib/svg_check.py" --list "$T/live.svg" > "$T/svg.txt"
+	cat "$T/svg.txt" >&2
+	[ "$(wc -l < "$T/svg.txt")" -eq 2 ]
+	[ "$(awk 'NR == 1 { print $4 }' "$T/svg.txt")" = 49153 ]
+	for sp in 49152 49153; do
+		read -r req resp qpn port samples dots p50 p99 < <(awk -v sp=$sp '$4 == sp' "$T/svg.txt")
+		[ "$req $resp" = "$A $B" ]
+		[ "$samples" -eq "$(jq -r "select(.type==\"flow\" and .sport==$sp) | .samples" "$T/rl.out")" ]
+		[ "$dots" -eq "$samples" ]
+		[ "$p50" -ge $(( sp == 49152 ? 500000 : 5000000 )) ]
+	done
 	[ -n "${AGENTXDP_VM:-}" ] && return 0
 	[ "$(jq -r 'select(.type=="outlier") | .sport' "$T/rl.out")" = 49153 ]
 	[ "$(jq -r 'select(.type=="outlier") | .dqpn' "$T/rl.out")" = "$(sed -n 's/.*sport=49153 qpn=\(0x[0-9a-f]*\).*/\1/p' "$T/req.out" | xargs printf '%d')" ]

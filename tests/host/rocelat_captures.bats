@@ -8,6 +8,8 @@
 # in a VLAN. The ground truth (every latency in ns, every count) comes
 # from the builder; tshark's InfiniBand dissector is the second opinion on
 # the packet counts. Pure user space + BPF_PROG_TEST_RUN: no namespaces.
+# The same runs draw --svg, checked against the same truth
+# (tests/lib/svg_check.py) and rendered by rsvg-convert and Chromium.
 
 bats_require_minimum_version 1.5.0
 load ../lib/common
@@ -23,7 +25,7 @@ setup_file() {
 	mkdir -p "$CAP"
 	"$PY" "$AX_ROOT/tests/lib/roce_captures.py" "$CAP" 2>/dev/null
 	for s in connectx faults faults6 cm cm_reconnect lossy; do
-		"$RL" -r "$CAP/$s.pcap" -F -j --nanoseconds > "$CAP/$s.out"
+		"$RL" -r "$CAP/$s.pcap" -F -j --nanoseconds --svg "$CAP/$s.svg" > "$CAP/$s.out"
 	done
 }
 
@@ -120,6 +122,50 @@ check_tshark() {
 	run -0 "$RL" -r "$CAP/faults.pcap" -F
 	[[ "$output" != *" via "* ]]
 	[[ "$output" != *" lo "* ]]
+}
+
+@test "--svg: per flow as many dots as samples, exact p50/p99, worst first; the heatmap holds every sample" {
+	local s
+	for s in connectx faults faults6 cm lossy; do
+		"$PY" "$AX_ROOT/tests/lib/svg_check.py" "$CAP/$s.svg" "$CAP/$s.json" >&2
+	done
+	[ ! -e "$CAP/connectx.svg.tmp" ]
+}
+
+@test "--svg changes nothing in the report; a file it cannot write is one line and exit 1" {
+	run -0 "$RL" -r "$CAP/connectx.pcap" -F -j --nanoseconds
+	diff <(jq -c 'del(.time)' <<< "$output") <(jq -c 'del(.time)' "$CAP/connectx.out")
+	# said before the capture is read: no report
+	run -1 --separate-stderr "$RL" -r "$CAP/connectx.pcap" --svg "$CAP/no/such/dir/x.svg"
+	[ -z "$output" ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ $stderr == *"no/such/dir/x.svg.tmp: No such file or directory"* ]]
+	run -1 --separate-stderr "$RL" -r "$CAP/connectx.pcap" --svg ""
+	[[ $stderr == "rocelat: empty --svg file name" ]]
+}
+
+# the PNG's size from its IHDR chunk
+png_size() {
+	"$PY" -c 'import struct,sys; d=open(sys.argv[1],"rb").read(24); assert d[:8]==b"\x89PNG\r\n\x1a\n"; print("%dx%d" % struct.unpack(">II", d[16:24]))' "$1"
+}
+
+@test "--svg renders: rsvg-convert and headless Chromium draw it to a PNG of its size, without a parse error" {
+	command -v rsvg-convert >/dev/null || skip "rsvg-convert not installed (scripts/setup-deps.sh: librsvg2-bin)"
+	local w h
+	w=$(grep -o 'width="[0-9]*"' "$CAP/connectx.svg" | head -1 | tr -dc 0-9)
+	h=$(grep -o 'height="[0-9]*"' "$CAP/connectx.svg" | head -1 | tr -dc 0-9)
+	rsvg-convert -o "$CAP/connectx.png" "$CAP/connectx.svg"
+	[ "$(png_size "$CAP/connectx.png")" = "${w}x${h}" ]
+	command -v chromium >/dev/null || skip "chromium not installed (scripts/setup-deps.sh)"
+	# a browser shows a malformed file as a page of errors: its DOM says so
+	timeout 60 chromium --headless --no-sandbox --disable-gpu --user-data-dir="$CAP/chromium" \
+		--dump-dom "file://$CAP/faults6.svg" > "$CAP/dom.txt" 2>/dev/null
+	! grep -q parsererror "$CAP/dom.txt"
+	[ "$(grep -o '<circle' "$CAP/dom.txt" | wc -l)" -eq "$(jq '[.flows[].samples] | add' "$CAP/faults6.json")" ]
+	timeout 60 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
+		--user-data-dir="$CAP/chromium" --window-size="$w,$h" \
+		--screenshot="$CAP/connectx-chromium.png" "file://$CAP/connectx.svg" 2>/dev/null
+	[ "$(png_size "$CAP/connectx-chromium.png")" = "${w}x${h}" ]
 }
 
 @test "RDMA CM seen: the REQ/REP pair the QPs whose PSN windows overlap; without it, ambiguous, never wrong" {
