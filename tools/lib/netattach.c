@@ -236,6 +236,7 @@ static int tc_dump_count(int s, int *foreign)
 {
 	static char buf[32768] __attribute__((aligned(NLMSG_ALIGNTO)));
 	struct nlmsghdr *nh;
+	unsigned int left;
 	int n = 0, len;
 
 	for (;;) {
@@ -244,7 +245,8 @@ static int tc_dump_count(int s, int *foreign)
 			continue;
 		if (len <= 0)
 			return len < 0 ? -errno : -EPROTO;
-		for (nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, len); nh = NLMSG_NEXT(nh, len)) {
+		left = len;
+		for (nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, left); nh = NLMSG_NEXT(nh, left)) {
 			struct tcmsg *t = NLMSG_DATA(nh);
 
 			if (nh->nlmsg_type == NLMSG_DONE)
