@@ -186,3 +186,22 @@ help_has_any() {
 	grep -qF '/usr/share/doc/agentxdp/README.md' <<< "$section"
 	grep -qF '/usr/local/share/doc/agentxdp/README.md' <<< "$section"
 }
+
+@test "CONTRIBUTING's common options are in every tool's --help, as cli.c gives them" {
+	local line o t
+	line=$(grep -o 'come as a child: `[^`]*`' "$AX_ROOT/CONTRIBUTING.md")
+	[ -n "$line" ]
+	line=${line#*\`}
+	line=${line%\`}
+	# the child's option table has exactly these short and long options
+	for o in $line; do
+		case $o in
+		--*) grep -q "{ \"${o#--}\"," "$AX_ROOT/tools/lib/cli.c" ;;
+		-?) grep -qE "^[[:space:]]*\{ \"[a-z-]+\", '${o#-}'," "$AX_ROOT/tools/lib/cli.c" ;;
+		esac || { echo "cli.c has no $o" >&2; false; }
+		for t in $(ax_tools); do
+			"$AX_BUILD/$t" --help | grep -qE -- "(^|[ ,])$o([ ,=]|$)" ||
+				{ echo "$t --help lacks $o" >&2; false; }
+		done
+	done
+}
