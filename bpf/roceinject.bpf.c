@@ -364,13 +364,27 @@ static __always_inline bool inject_fast_other_qp(void *data, void *data_end)
 	return (bpf_ntohl(*(__be32 *)(bth + 4)) & ROCE_QPN_MASK) != targ_qpn;
 }
 
+/* the selected packet's QP row, made on its first packet; its key and
+ * zero row built here, on the selected path only (not on every packet's) */
+static __always_inline struct inject_qp *inject_qp_of(const struct pkt_info *pi)
+{
+	struct inject_key k = {};
+	struct inject_qp zero = {};
+
+	k.family = pi->family;
+	k.sport = pi->sport;
+	k.dqpn = pi->dqpn;
+	__builtin_memcpy(k.saddr, pi->saddr, 16);
+	__builtin_memcpy(k.daddr, pi->daddr, 16);
+	return map_lookup_or_init(&qps, &k, &zero);
+}
+
 static __always_inline int inject_handle(struct __sk_buff *skb)
 {
 	void *data = (void *)(long)skb->data, *data_end = (void *)(long)skb->data_end;
 	struct pkt_cursor c = { .kind = SRC_PACKET, .data = data, .data_end = data_end };
 	struct pkt_info pi PKT_HDR;
-	struct inject_key k = {};
-	struct inject_qp zero = {}, *q;
+	struct inject_qp *q;
 	__u32 done;
 
 	if (pkt_fast_not_roce(data, data_end, targ_roce_port))
@@ -389,12 +403,7 @@ static __always_inline int inject_handle(struct __sk_buff *skb)
 	if (!inject_static_match(&pi))
 		return AX_TC_ACT_UNSPEC;
 	counter_inc(&stats, STAT_MATCHED);
-	k.family = pi.family;
-	k.sport = pi.sport;
-	k.dqpn = pi.dqpn;
-	__builtin_memcpy(k.saddr, pi.saddr, 16);
-	__builtin_memcpy(k.daddr, pi.daddr, 16);
-	q = map_lookup_or_init(&qps, &k, &zero);
+	q = inject_qp_of(&pi);
 	if (!q) {
 		counter_inc(&stats, STAT_QPS_FULL);
 		return AX_TC_ACT_UNSPEC;
