@@ -153,6 +153,21 @@ table_rows() {
 	[ "$(table_rows <(echo "$output") | grep -vE '^[a-z]+ +(skipped|FAILED)' | grep -cvE ' [0-9.]+ -50%$')" -eq 0 ]
 }
 
+@test "bench/run NAME runs that bench alone, its figures in the table; an unknown name is one line, exit 2" {
+	local s=$BATS_TEST_TMPDIR/summary.tsv
+	run env AX_BENCH_SUMMARY="$s" "$AX_ROOT/bench/run" --quick roceinject
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c '^=== bench/' <<<"$output")" -eq 2 ]
+	grep -qE '^=== bench/roceinject.sh: [0-9]+ s$' <<<"$output"
+	[ "$(cut -f1 "$s" | sort -u)" = roceinject ]
+	[ "$(table_rows <(echo "$output") | wc -l)" -eq "$(wc -l <"$s")" ]
+	run "$AX_ROOT/bench/run" nosuch
+	[ "$status" -eq 2 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ $output == *"no bench/nosuch.sh"* ]]
+}
+
 @test "the benches leave no namespace and no process behind" {
 	diff "$BATS_FILE_TMPDIR/before" "$BATS_FILE_TMPDIR/after"
 }
