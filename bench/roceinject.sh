@@ -26,7 +26,7 @@ N=${N:-$(bench_size 200000 5000)}
 # per run: names and files of their own (a test and a make bench may
 # run at once)
 P=axib$$
-A=10.206.0.1 B=10.206.0.2
+A=10.209.0.1 B=10.209.0.2
 TCPASS=$AX_BUILD/bench/tcpass
 for f in "$AX_BUILD/roceinject" "$AX_BUILD/rocegen" "$TCPASS" "$BENCH_STATS"; do
 	[ -x "$f" ] || { echo "bench/roceinject.sh: $f missing: build first (make tests)" >&2; exit 1; }
