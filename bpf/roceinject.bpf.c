@@ -50,8 +50,9 @@ __u64 injected_total = 0;
  * and a map lookup there cost as much as the rest of a refused packet
  * (bench/roceinject.sh: 2.2 times an empty tc program with it, 1.6
  * without). A program runs on one CPU to its end (BH off on tc's paths):
- * each CPU's slot, a cache line of its own, needs no atomic. User space
- * sums roce_seen[0 .. ncpu - 1] (roceinject_roce_seen()).
+ * each CPU's slot, a cache line of its own, needs no atomic. A CPU past
+ * the last slot counts in the map. User space sums both
+ * (roceinject_stat()).
  */
 struct inject_cpu_count roce_seen[INJECT_MAX_CPUS] = {};
 
@@ -336,32 +337,16 @@ static __always_inline void inject_count(struct inject_qp *q, __u32 done)
 	counter_inc(&stats, STAT_INJECTED);
 }
 
-/*
- * -Q on a plain frame (untagged IPv4 without options, not a fragment, UDP
- * to the RoCE port, the BTH and its extended header in the linear data,
- * an IP length that holds the BTH): the QPN read straight from the BTH.
- * pkt_parse_eth() calls exactly such a frame RoCE, so another QP's packet
- * is counted and passed without it, the cost every QP but the selected
- * one pays (bench/roceinject.sh). 1: another QP's; 0: anything else.
- */
-static __always_inline bool inject_fast_other_qp(void *data, void *data_end)
+/* a RoCE packet seen (STAT_ROCE): this CPU's slot of roce_seen[], or the
+ * stats map on a CPU beyond its slots */
+static __always_inline void inject_roce_seen(void)
 {
-	__u8 *ip = (__u8 *)data + AX_ETH_HLEN, *bth = ip + 20 + 8;
-	__u32 ext;
+	__u32 cpu = bpf_get_smp_processor_id();
 
-	if (!targ_qpn_set || (void *)(bth + ROCE_BTH_LEN) > data_end)
-		return false;
-	if (*(__be16 *)((__u8 *)data + 12) != bpf_htons(AX_ETH_P_IP) || ip[0] != 0x45 ||
-	    ip[9] != AX_IPPROTO_UDP || (*(__be16 *)(ip + 6) & bpf_htons(AX_IP_OFFSET)) ||
-	    bpf_ntohs(*(__be16 *)(ip + 2)) < 20 + 8 + ROCE_BTH_LEN ||
-	    *(__be16 *)(ip + 22) != bpf_htons(targ_roce_port))
-		return false;
-	ext = ROCE_TRANSPORT(bth[0]) == ROCE_TR_UD ? ROCE_DETH_LEN :
-	      roce_op_has_reth(bth[0]) ? ROCE_RETH_LEN :
-	      roce_op_has_aeth(bth[0]) ? ROCE_AETH_LEN : 0;
-	if ((void *)(bth + ROCE_BTH_LEN + ext) > data_end)
-		return false;
-	return (bpf_ntohl(*(__be32 *)(bth + 4)) & ROCE_QPN_MASK) != targ_qpn;
+	if (cpu < INJECT_MAX_CPUS)
+		roce_seen[cpu].n++;
+	else
+		counter_inc(&stats, STAT_ROCE);
 }
 
 /* the selected packet's QP row, made on its first packet; its key and
@@ -385,13 +370,16 @@ static __always_inline int inject_handle(struct __sk_buff *skb)
 	struct pkt_cursor c = { .kind = SRC_PACKET, .data = data, .data_end = data_end };
 	struct pkt_info pi PKT_HDR;
 	struct inject_qp *q;
-	__u32 done;
+	__u32 done, fast_qpn;
 
 	if (pkt_fast_not_roce(data, data_end, targ_roce_port))
 		return AX_TC_ACT_UNSPEC;
-	if (inject_fast_other_qp(data, data_end)) {
+	/* -Q: another QP's plain frame passes without the full parse, the
+	 * cost every QP but the selected one pays (bench/roceinject.sh) */
+	if (targ_qpn_set && pkt_fast_roce_dqpn(data, data_end, targ_roce_port, &fast_qpn) &&
+	    fast_qpn != targ_qpn) {
 		if (!dup_in_flight())
-			roce_seen[bpf_get_smp_processor_id() & (INJECT_MAX_CPUS - 1)].n++;
+			inject_roce_seen();
 		return AX_TC_ACT_UNSPEC;
 	}
 	pkt_info_clear(&pi);
@@ -399,7 +387,7 @@ static __always_inline int inject_handle(struct __sk_buff *skb)
 		return AX_TC_ACT_UNSPEC;
 	if (dup_in_flight())
 		return AX_TC_ACT_UNSPEC;
-	roce_seen[bpf_get_smp_processor_id() & (INJECT_MAX_CPUS - 1)].n++;
+	inject_roce_seen();
 	if (!inject_static_match(&pi))
 		return AX_TC_ACT_UNSPEC;
 	counter_inc(&stats, STAT_MATCHED);
