@@ -101,7 +101,8 @@ VM_HELPERS := $(if $(wildcard /usr/include/infiniband/verbs.h),$(OUTPUT)/vm/rc_c
 
 # helpers of make bench (bench/*.sh), built with everything else so that a
 # bench never compiles while it measures
-BENCH_BINS := $(OUTPUT)/bench/rocelat_bench $(OUTPUT)/bench/rocelat_steady.bpf.o $(OUTPUT)/bench/bpfstat
+BENCH_BINS := $(OUTPUT)/bench/rocelat_bench $(OUTPUT)/bench/rocelat_steady.bpf.o $(OUTPUT)/bench/bpfstat \
+	$(OUTPUT)/bench/tcpass
 
 # make: the tools (what install and the Debian package ship); make tests:
 # also every program the test tiers and the bench run, some of whose
@@ -236,7 +237,7 @@ $(OUTPUT)/bench/rocelat_bench: bench/rocelat_bench.c $(OUTPUT)/rocelat.skel.h bp
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit $(LDFLAGS) $< $(OUTPUT)/libagentxdp.a $(LDLIBS_BASE) -o $@
 
-$(OUTPUT)/bench/bpfstat: bench/bpfstat.c
+$(OUTPUT)/bench/bpfstat $(OUTPUT)/bench/tcpass: $(OUTPUT)/bench/%: bench/%.c
 	$(call msg,BINARY,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(WARN) $(LDFLAGS) $< $(LDLIBS_BASE) -o $@

@@ -29,7 +29,7 @@ enum inject_class {
 };
 
 enum inject_stat {
-	STAT_ROCE,		/* RoCE packets seen */
+	STAT_ROCE,		/* RoCE packets seen: roce_seen[], not the map */
 	STAT_MATCHED,		/* ... that the selectors took */
 	STAT_INJECTED,		/* ... altered (the count limit included) */
 	STAT_LIMITED,		/* selected after --count was reached: left alone */
@@ -53,6 +53,13 @@ struct inject_qp {
 	__u64 matched;		/* packets the selectors took (--every counts these) */
 	__u64 injected;		/* packets altered */
 	__u64 faults[FAULT_NR];	/* per fault */
+};
+
+/* roce_seen[]: one cache line per CPU (a power of two of them) */
+#define INJECT_MAX_CPUS 512
+struct inject_cpu_count {
+	__u64 n;
+	__u64 pad[7];
 };
 
 struct inject_event {

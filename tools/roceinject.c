@@ -395,7 +395,7 @@ static void json_summary(struct inject_run *run, time_t now)
 	json_str(&w, "type", "summary");
 	json_time(&w, (double)now);
 	for (int s = 0; s < STAT_NR; s++)
-		json_u64(&w, names[s], maps_stat(run->obj->maps.stats, s, run->ncpu));
+		json_u64(&w, names[s], roceinject_stat(run->obj, s, run->ncpu));
 	json_end(&w);
 }
 

@@ -72,3 +72,16 @@ fail:
 	roceinject_bpf__destroy(obj);
 	return NULL;
 }
+
+__u64 roceinject_stat(struct roceinject_bpf *obj, int stat, int ncpu)
+{
+	__u64 sum = 0;
+
+	if (stat != STAT_ROCE)
+		return maps_stat(obj->maps.stats, stat, ncpu);
+	/* CPUs past roce_seen[]'s slots count in the map */
+	sum = maps_stat(obj->maps.stats, stat, ncpu);
+	for (int c = 0; c < ncpu && c < INJECT_MAX_CPUS; c++)
+		sum += obj->bss->roce_seen[c].n;
+	return sum;
+}

@@ -42,5 +42,8 @@ extern const struct netattach_tc_id inject_tc_id;
 /* the BPF side configured by o, loaded and attached to f (initialised
  * with o->ifname); NULL after a one-line error, nothing left attached */
 struct roceinject_bpf *roceinject_load(const struct inject_opts *o, struct netattach *f);
+/* statistic stat (enum inject_stat) summed over ncpu CPUs: STAT_ROCE from
+ * the program's roce_seen[], the others from its stats map */
+__u64 roceinject_stat(struct roceinject_bpf *obj, int stat, int ncpu);
 
 #endif

@@ -632,4 +632,33 @@ static __always_inline bool pkt_fast_not_roce(void *data, void *data_end,
 	return pkt_fast_not_roce_decap(data, data_end, roce_port, false);
 }
 
+/*
+ * The other fast path: a plain RoCE v2 frame (untagged IPv4 without
+ * options, not a fragment, UDP to roce_port, an IP length that holds the
+ * BTH, the BTH and its extended header in the linear data), which
+ * pkt_parse_eth() calls PKT_ROCE with the same destination QPN: true and
+ * *dqpn. false for anything else, which then takes the full parse.
+ */
+static __always_inline bool pkt_fast_roce_dqpn(void *data, void *data_end,
+					       __u16 roce_port, __u32 *dqpn)
+{
+	__u8 *ip = (__u8 *)data + AX_ETH_HLEN, *bth = ip + 20 + 8;
+	__u32 ext;
+
+	if ((void *)(bth + ROCE_BTH_LEN) > data_end)
+		return false;
+	if (*(__be16 *)((__u8 *)data + 12) != bpf_htons(AX_ETH_P_IP) || ip[0] != 0x45 ||
+	    ip[9] != AX_IPPROTO_UDP || (*(__be16 *)(ip + 6) & bpf_htons(AX_IP_OFFSET)) ||
+	    bpf_ntohs(*(__be16 *)(ip + 2)) < 20 + 8 + ROCE_BTH_LEN ||
+	    *(__be16 *)(ip + 22) != bpf_htons(roce_port))
+		return false;
+	ext = ROCE_TRANSPORT(bth[0]) == ROCE_TR_UD ? ROCE_DETH_LEN :
+	      roce_op_has_reth(bth[0]) ? ROCE_RETH_LEN :
+	      roce_op_has_aeth(bth[0]) ? ROCE_AETH_LEN : 0;
+	if ((void *)(bth + ROCE_BTH_LEN + ext) > data_end)
+		return false;
+	*dqpn = bpf_ntohl(*(__be32 *)(bth + 4)) & ROCE_QPN_MASK;
+	return true;
+}
+
 #endif

@@ -11,13 +11,15 @@ load ../lib/common
 
 # the namespaces and processes a bench would leave behind
 leftovers() {
-	ip netns list | awk '{ print $1 }' | grep -E '^ax(br|lb|nb)[0-9]+[ab]$' || true
+	ip netns list | awk '{ print $1 }' | grep -E '^ax(br|lb|nb|ib)[0-9]+[ab]$' || true
 	pgrep -f "$AX_BUILD/bench/bpfstat hold" || true
 	pgrep -f "$AX_BUILD/bench/rocelat_bench xdp-pass " || true
+	pgrep -f "$AX_BUILD/bench/tcpass " || true
 }
 
 setup_file() {
-	ax_file_needs bpftool jq nft "$AX_BUILD/bench/rocelat_bench" "$AX_BUILD/bench/bpfstat" || return 0
+	ax_file_needs bpftool jq nft "$AX_BUILD/bench/rocelat_bench" "$AX_BUILD/bench/bpfstat" \
+		"$AX_BUILD/bench/tcpass" || return 0
 	if [ -n "${AGENTXDP_VM:-}" ]; then
 		# make bench runs on a host; its guest parts are make bench's own
 		export AX_FILE_SKIP="the benches' quick mode runs on the host"
@@ -55,7 +57,7 @@ figure() {
 @test "bench/run --quick runs every bench and exits 0" {
 	cat "$OUT"
 	[ "$(cat "$BATS_FILE_TMPDIR/rc")" -eq 0 ]
-	for b in nfdrop rocelat rxedrop rxeqp; do
+	for b in nfdrop roceinject rocelat rxedrop rxeqp; do
 		grep -q "^=== bench/$b.sh: [0-9]* s$" "$OUT"
 	done
 	! grep -q 'failed' "$OUT"
@@ -93,6 +95,16 @@ figure() {
 	figure nfdrop "pass flood: BPF time / flood's (host, kfree_skb)"
 	# the drop floods' packets were counted by nfdrop
 	grep -qE '^nfdrop counted [1-9][0-9]* of [1-9][0-9]* drop flood packets$' "$OUT"
+}
+
+@test "roceinject: RoCE packets it does not select and other packets, against an empty tc program on the same hook" {
+	figure roceinject "RoCE not selected / empty tc program"
+	figure roceinject "not RoCE / empty tc program"
+	# ns per call of both programs, non-zero, for both kinds of traffic
+	grep -qE '^  RoCE, not selected: +empty [0-9.]*[1-9][0-9.]* \([0-9.]+\.\.[0-9.]+\), roceinject [0-9.]*[1-9][0-9.]* ' "$OUT"
+	grep -qE '^  not RoCE \(UDP 4793\): +empty [0-9.]*[1-9][0-9.]* \([0-9.]+\.\.[0-9.]+\), roceinject [0-9.]*[1-9][0-9.]* ' "$OUT"
+	# it saw the requests as RoCE in every round, and selected none
+	grep -qE '^roceinject saw [1-9][0-9]* \([1-9][0-9]*\.\.[1-9][0-9]*\) RoCE packets a round and selected 0 \(0\.\.0\)$' "$OUT"
 }
 
 @test "the guest parts are skipped in quick mode, and the closing table says why" {
@@ -139,6 +151,21 @@ table_rows() {
 	# nothing measured, and every measured row compared: -50%
 	! grep -q '^=== bench/' <<<"$output"
 	[ "$(table_rows <(echo "$output") | grep -vE '^[a-z]+ +(skipped|FAILED)' | grep -cvE ' [0-9.]+ -50%$')" -eq 0 ]
+}
+
+@test "bench/run NAME runs that bench alone, its figures in the table; an unknown name is one line, exit 2" {
+	local s=$BATS_TEST_TMPDIR/summary.tsv
+	run env AX_BENCH_SUMMARY="$s" "$AX_ROOT/bench/run" --quick roceinject
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c '^=== bench/' <<<"$output")" -eq 2 ]
+	grep -qE '^=== bench/roceinject.sh: [0-9]+ s$' <<<"$output"
+	[ "$(cut -f1 "$s" | sort -u)" = roceinject ]
+	[ "$(table_rows <(echo "$output") | wc -l)" -eq "$(wc -l <"$s")" ]
+	run "$AX_ROOT/bench/run" nosuch
+	[ "$status" -eq 2 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ $output == *"no bench/nosuch.sh"* ]]
 }
 
 @test "the benches leave no namespace and no process behind" {

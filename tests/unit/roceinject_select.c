@@ -67,6 +67,11 @@ static __u64 t_stat(struct roceinject_bpf *obj, int stat)
 	__u64 v[512] = {}, sum = 0;
 	__u32 k = stat;
 
+	if (stat == STAT_ROCE) {
+		for (int c = 0; c < t_ncpu && c < INJECT_MAX_CPUS; c++)
+			sum += obj->bss->roce_seen[c].n;
+		return sum;
+	}
 	if (t_ncpu > 512 || bpf_map_lookup_elem(bpf_map__fd(obj->maps.stats), &k, v))
 		return ~0ULL;
 	for (int c = 0; c < t_ncpu; c++)
