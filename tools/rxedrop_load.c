@@ -141,6 +141,7 @@ struct rxedrop_bpf *rxedrop_load(const struct rxedrop_load_opts *env, bool *use_
 	obj->rodata->targ_netns = env->netns_inum;
 	obj->rodata->targ_port = env->port;
 	obj->rodata->targ_stack = env->stack;
+	obj->rodata->targ_snaplen = env->events ? env->snaplen : 0;
 	consumed = drop_reason_value("SKB_CONSUMED");
 	obj->rodata->targ_consumed = consumed >= 0 ? consumed : ~0U;
 	/* rdma_rxe's own frees of the packets its QPs took in (rxedrop.bpf.c) */

@@ -18,6 +18,7 @@ struct rxedrop_load_opts {
 	int port;		/* 0: any */
 	bool events;		/* the ring buffer, else counts */
 	bool stack;
+	unsigned int snaplen;	/* -w: bytes of each packet into its event, 0 none */
 	const struct ksyms *ksyms;	/* rdma_rxe's text, to leave its frees out */
 };
 
