@@ -73,6 +73,7 @@ static int load_bpf(const struct nfdrop_load_opts *env, const struct ksyms *ksym
 	obj->rodata->targ_netns = env->netns_inum;
 	obj->rodata->targ_events = env->events;
 	obj->rodata->targ_stack = env->stack;
+	obj->rodata->targ_snaplen = env->events ? env->snaplen : 0;
 	obj->rodata->targ_nf_drop = nf_drop;
 	if (!ksyms_range(ksyms, "nf_hook_slow", (__u64 *)&obj->rodata->targ_slow_start,
 			(__u64 *)&obj->rodata->targ_slow_end) && !fexit)
