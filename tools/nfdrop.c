@@ -571,13 +571,13 @@ static void print_counts(__u64 *lost_seen)
 
 /* -w: the packet, its row as -j names it in the comment */
 static void write_packet(const struct nfd_event *e, const struct pkt_cap *cap,
-			 const struct row *r)
+			 const struct row *r, double t)
 {
 	static const struct pkt_cap none;
 	char comment[1024];
 
 	nfdrop_row_comment(r, comment, sizeof(comment));
-	pcapng_write_cap(pcap, e->rec.ifname, cap ? cap : &none, e->ts_ns, comment);
+	pcapng_write_cap(pcap, e->rec.ifname, cap ? cap : &none, t, comment);
 }
 
 static void print_event(const struct nfd_event *e, const struct pkt_cap *cap)
@@ -586,6 +586,7 @@ static void print_event(const struct nfd_event *e, const struct pkt_cap *cap)
 	bool roce = e->rec.verdict == PKT_ROCE;
 	char sa[ADDR_STRLEN], da[ADDR_STRLEN], op[32], where[400], hook[32];
 	char verdict[16];
+	double t = cli_ktime_to_epoch(e->ts_ns);
 	static struct row r, split[1];
 	struct json_w w;
 
@@ -597,11 +598,11 @@ static void print_event(const struct nfd_event *e, const struct pkt_cap *cap)
 		return;
 	prom_add(&r);
 	if (pcap)
-		write_packet(e, cap, &r);
+		write_packet(e, cap, &r, t);
 	if (cli.json) {
 		json_begin(&w, stdout);
 		json_str(&w, "type", "nf_drop");
-		json_time(&w, cli_ktime_to_epoch(e->ts_ns));
+		json_time(&w, t);
 		json_str(&w, "ifname", e->rec.ifname);
 		json_u64(&w, "ifindex", e->rec.ifindex);
 		pkt_json_fields(&w, pi, roce);
@@ -723,7 +724,7 @@ static int handle_packet_only(void *ctx, void *data, size_t len)
 		return 0;
 	nfdrop_names(&ec->e.key, NFDROP_RS_CACHED, &r);
 	if (!row_filtered(&r))
-		write_packet(&ec->e, &ec->cap, &r);
+		write_packet(&ec->e, &ec->cap, &r, cli_ktime_to_epoch(ec->e.ts_ns));
 	return 0;
 }
 

@@ -410,7 +410,8 @@ static void print_event_header(void)
 
 /* -w: the packet, with its drop as -j names it (location, reason,
  * rxe_check) in the comment */
-static void write_packet(const struct drop_event *e, size_t len, const char *sym)
+static void write_packet(const struct drop_event *e, size_t len, const char *sym,
+			 double t)
 {
 	static const struct pkt_cap none;
 	const struct drop_event_cap *ec = (const void *)e;
@@ -421,7 +422,7 @@ static void write_packet(const struct drop_event *e, size_t len, const char *sym
 	snprintf(comment, sizeof(comment), "location=%s reason=%s%s%s", sym, reason,
 		 check ? " rxe_check=" : "", check ? rxedrop_check_name(e->check) : "");
 	pcapng_write_cap(pcap, e->ifname, len >= sizeof(*ec) ? &ec->cap : &none,
-			 e->ts_ns, comment);
+			 t, comment);
 }
 
 static int handle_event(void *ctx, void *data, size_t len)
@@ -430,18 +431,19 @@ static int handle_event(void *ctx, void *data, size_t len)
 	const struct pkt_info *pi = &e->pkt;
 	char sym[128], reason[64], op[32], sa[PKT_END_STRLEN], da[PKT_END_STRLEN];
 	bool roce = e->verdict == PKT_ROCE;
+	double t = cli_ktime_to_epoch(e->ts_ns);
 	struct json_w w;
 
 	ksyms_format(ksyms, e->location, sym, sizeof(sym), true);
 	if (pcap)
-		write_packet(e, len, sym);
+		write_packet(e, len, sym, t);
 	if (!env.events)
 		return 0;	/* -w alone: the table shows the counts */
 	if (cli.json) {
 		drop_reason_name(e->reason, reason, sizeof(reason));
 		json_begin(&w, stdout);
 		json_str(&w, "type", "drop");
-		json_time(&w, cli_ktime_to_epoch(e->ts_ns));
+		json_time(&w, t);
 		json_str(&w, "ifname", e->ifname);
 		json_u64(&w, "ifindex", e->ifindex);
 		pkt_json_fields(&w, pi, roce);

@@ -215,10 +215,26 @@ int pcapng_close(struct pcapng *p)
 	return err;
 }
 
-void pcapng_write_cap(struct pcapng *p, const char *ifname, const struct pkt_cap *cap,
-		      unsigned long long ktime_ns, const char *comment)
+/* microseconds, rounded as printf's "%.6f" rounds them (json_time()), so
+ * a packet's time reads exactly as its JSON event's */
+static uint64_t epoch_us(double epoch_s)
 {
-	uint64_t us = (uint64_t)(cli_ktime_to_epoch(ktime_ns) * 1e6 + 0.5);
+	char b[40], *dot;
+
+	if (epoch_s < 0)
+		return 0;
+	snprintf(b, sizeof(b), "%.6f", epoch_s);
+	dot = strchr(b, '.');
+	if (!dot)
+		return 0;
+	*dot = 0;
+	return strtoull(b, NULL, 10) * 1000000ULL + strtoull(dot + 1, NULL, 10);
+}
+
+void pcapng_write_cap(struct pcapng *p, const char *ifname, const struct pkt_cap *cap,
+		      double epoch_s, const char *comment)
+{
+	uint64_t us = epoch_us(epoch_s);
 	uint32_t n = cap->cap_len <= PKT_CAP_MAX ? cap->cap_len : PKT_CAP_MAX;
 	int lt = cap->start == PKT_CAP_NET ? PCAPNG_LINKTYPE_RAW : PCAPNG_LINKTYPE_ETHERNET;
 	int err;

@@ -31,13 +31,14 @@ struct pcapng *pcapng_open(const char *path, const char *app, uint32_t snaplen);
 int pcapng_packet(struct pcapng *p, const char *ifname, int linktype, uint64_t epoch_us,
 		  const void *data, uint32_t caplen, uint32_t origlen, const char *comment);
 /*
- * -w: a dropped packet as the BPF side captured it (pkt_cap), at the
- * bpf_ktime_get_ns() time ktime_ns: Ethernet from its mac header, raw IP
+ * -w: a dropped packet as the BPF side captured it (pkt_cap), at
+ * wall-clock time epoch_s (cli_ktime_to_epoch(), the value the tool's
+ * JSON shows: one conversion, so they agree to the microsecond): Ethernet from its mac header, raw IP
  * where the skb had none, no bytes where it had neither. A failed write
  * is reported once ("cannot write FILE: ...") and the run goes on.
  */
 void pcapng_write_cap(struct pcapng *p, const char *ifname, const struct pkt_cap *cap,
-		      unsigned long long ktime_ns, const char *comment);
+		      double epoch_s, const char *comment);
 /* "cannot write FILE: ..." and exit 1 unless FILE can be created */
 struct pcapng *pcapng_open_or_die(const char *path, const char *app, uint32_t snaplen);
 /* packets written so far */
