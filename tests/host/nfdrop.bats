@@ -566,6 +566,31 @@ EVENT_COMMENT='select(.type == "nf_drop") |
 		<(pcap_headers "$PCAP")
 }
 
+@test "-e -w at the output hook: no mac header yet, written from the IP header as raw IP" {
+	pcap_need_tshark
+	pair
+	ip netns exec "${P}a" nft -f - <<-'NFT'
+	table inet axt {
+		chain out { type filter hook output priority 0; udp dport 4791 counter drop; }
+	}
+	NFT
+	h=$(nft_handle "${P}a" "inet axt out" "udp dport 4791 counter.*drop")
+	PCAP=$BATS_TEST_TMPDIR/drops.pcapng
+	start_nfdrop -e --roce -N "${P}a" -w "$PCAP"
+	ip netns exec "${P}a" "$AX_BUILD/udpflood" 10.210.0.2 4791 6 >/dev/null 2>&1 || true
+	ax_until 20 "6 events" bash -c "[ \$(grep -c '\"type\":\"nf_drop\"' $OUT) -ge 6 ]"
+	ax_stop "$NF_PID" INT
+	[ "$AX_RC" -eq 0 ]
+	[ "$(nft_counter "${P}a" "inet axt out" "$h")" -eq 6 ]
+	[ "$(pcap_count "$PCAP")" -eq 6 ]
+	diff <(jq -r "$EVENT_COMMENT" "$OUT") <(pcap_fields "$PCAP" frame.comment)
+	# link type raw IP (tshark's encapsulation 7), 60 bytes from the IP header
+	[ "$(pcap_fields "$PCAP" frame.interface_name frame.encap_type frame.len frame.cap_len |
+		sort -u)" = "$(printf '%s\t7\t60\t60' "${P}va")" ]
+	diff <(for i in $(seq 1 6); do echo "10.210.0.1 10.210.0.2 4791 18 $i"; done) \
+		<(pcap_headers "$PCAP")
+}
+
 @test "CLI: -w to an unwritable file: one line, exit 1" {
 	run "$NFDROP" -w /nonexistent/dir/x.pcapng
 	[ "$status" -eq 1 ]
