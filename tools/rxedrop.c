@@ -408,23 +408,6 @@ static void print_event_header(void)
 	fflush(stdout);
 }
 
-/* -w: the packet, with its drop as -j names it (location, reason,
- * rxe_check) in the comment */
-static void write_packet(const struct drop_event *e, size_t len, const char *sym,
-			 double t)
-{
-	static const struct pkt_cap none;
-	const struct drop_event_cap *ec = (const void *)e;
-	char comment[256], reason[64];
-	bool check = e->check != RXE_CHECK_NONE;
-
-	drop_reason_name(e->reason, reason, sizeof(reason));
-	snprintf(comment, sizeof(comment), "location=%s reason=%s%s%s", sym, reason,
-		 check ? " rxe_check=" : "", check ? rxedrop_check_name(e->check) : "");
-	pcapng_write_cap(pcap, e->ifname, len >= sizeof(*ec) ? &ec->cap : &none,
-			 t, comment);
-}
-
 static int handle_event(void *ctx, void *data, size_t len)
 {
 	const struct drop_event *e = data;
@@ -436,7 +419,7 @@ static int handle_event(void *ctx, void *data, size_t len)
 
 	ksyms_format(ksyms, e->location, sym, sizeof(sym), true);
 	if (pcap)
-		write_packet(e, len, sym, t);
+		rxedrop_write_packet(pcap, e, len, sym, t);
 	if (!env.events)
 		return 0;	/* -w alone: the table shows the counts */
 	if (cli.json) {

@@ -11,6 +11,7 @@
 #include "lib/cli.h"
 #include "lib/ksyms.h"
 #include "lib/maps.h"
+#include "lib/pcapng.h"
 #include "lib/probe.h"
 
 /* of the ten programs, the one for the mode that the kernel can take and
@@ -114,6 +115,21 @@ const char *rxedrop_reason_str(__u32 reason, __u32 check, char *buf, size_t len)
 	if (check != RXE_CHECK_NONE)
 		snprintf(buf + n, len - n, " rxe:%s", rxedrop_check_name(check));
 	return buf;
+}
+
+void rxedrop_write_packet(struct pcapng *p, const void *event, size_t len,
+			  const char *location, double t)
+{
+	static const struct pkt_cap none;
+	const struct drop_event_cap *ec = event;
+	const struct drop_event *e = event;
+	char comment[256], reason[64];
+	bool check = e->check != RXE_CHECK_NONE;
+
+	drop_reason_name(e->reason, reason, sizeof(reason));
+	snprintf(comment, sizeof(comment), "location=%s reason=%s%s%s", location, reason,
+		 check ? " rxe_check=" : "", check ? rxedrop_check_name(e->check) : "");
+	pcapng_write_cap(p, e->ifname, len >= sizeof(*ec) ? &ec->cap : &none, t, comment);
 }
 
 bool rxedrop_has_reason(void)
