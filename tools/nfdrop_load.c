@@ -132,6 +132,8 @@ static int load_bpf(const struct nfdrop_load_opts *env, const struct ksyms *ksym
 							  j == a->tp_btf);
 	}
 	maps_shrink_unused(obj->maps.events, env->events, obj->maps.stacks, env->stack);
+	if (env->events && env->snaplen)
+		bpf_map__set_max_entries(obj->maps.events, PKT_CAP_RINGBUF);
 
 	err = nfdrop_bpf__load(obj);
 	if (!err)

@@ -174,6 +174,8 @@ struct rxedrop_bpf *rxedrop_load(const struct rxedrop_load_opts *env, bool *use_
 	*use_tp_btf = rxedrop_choose_prog(obj, env->events, reason);
 	rxe_checks_hook(obj, env->ksyms);
 	maps_shrink_unused(obj->maps.events, env->events, obj->maps.stacks, env->stack);
+	if (env->events && env->snaplen)
+		bpf_map__set_max_entries(obj->maps.events, PKT_CAP_RINGBUF);
 
 	err = rxedrop_bpf__load(obj);
 	if (err) {

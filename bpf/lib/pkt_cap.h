@@ -8,6 +8,9 @@
 
 #define PKT_CAP_MAX	2048	/* the largest --snaplen */
 #define PKT_CAP_DEFAULT	256
+/* the events ring buffer with -w (records over 2 KiB larger): about as
+ * many drops in flight as the 1 MiB one holds without */
+#define PKT_CAP_RINGBUF	(8 << 20)
 
 enum pkt_cap_start {
 	PKT_CAP_NONE = 0,	/* no bytes: neither header offset set */
