@@ -85,6 +85,8 @@ const volatile __u32 targ_ifindex = 0;
 const volatile __u32 targ_netns = 0;	/* netns inode, 0: any */
 const volatile bool targ_events = false;
 const volatile bool targ_stack = false;
+/* -w: bytes of each dropped packet into its event (nfd_event_cap), 0 none */
+const volatile __u32 targ_snaplen = 0;
 const volatile __u32 targ_nf_drop = 12;	/* SKB_DROP_REASON_NETFILTER_DROP, from BTF */
 
 /* kernel text ranges, from /proc/kallsyms */
@@ -137,6 +139,7 @@ struct nfd_cpu {
 	struct nfd_key mark_key;
 	struct nfd_key key;	/* scratch */
 	struct nfd_rec rec;	/* the packet, from kfree_skb */
+	struct pkt_cap cap;	/* -w: its bytes, from kfree_skb */
 	__u64 stack[NFD_STACK_DEPTH];
 };
 
@@ -415,7 +418,23 @@ static __always_inline __u64 skb_ip6_quote_id(const struct sk_buff *skb)
 }
 
 /* adds one packet to the counts and, with -e, sends its event */
-static __always_inline void count_drop(struct nfd_key *key, struct nfd_rec *rec)
+/* -w: the bytes kfree_skb captured into the event (a copy: the skb may
+ * be gone when a traversal's fexit sends it) */
+static __always_inline void event_cap(struct nfd_event_cap *ec, const struct pkt_cap *cap)
+{
+	__u32 n = cap->cap_len;
+
+	ec->cap.start = cap->start;
+	ec->cap.orig_len = cap->orig_len;
+	/* 1..PKT_CAP_MAX in a form the verifier bounds (skb_capture) */
+	if (n && bpf_probe_read_kernel(ec->cap.data, ((n - 1) & (PKT_CAP_MAX - 1)) + 1,
+				       cap->data))
+		n = 0;
+	ec->cap.cap_len = n;
+}
+
+static __always_inline void count_drop(struct nfd_key *key, struct nfd_rec *rec,
+				       const struct pkt_cap *cap)
 {
 	static const struct nfd_value zero;
 	struct nfd_value *val;
@@ -437,7 +456,10 @@ static __always_inline void count_drop(struct nfd_key *key, struct nfd_rec *rec)
 	}
 	if (!targ_events)
 		return;
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (targ_snaplen)
+		e = bpf_ringbuf_reserve(&events, sizeof(struct nfd_event_cap), 0);
+	else
+		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		counter_inc(&stats, NFD_STAT_EVENTS_LOST);
 		return;
@@ -445,6 +467,8 @@ static __always_inline void count_drop(struct nfd_key *key, struct nfd_rec *rec)
 	e->ts_ns = bpf_ktime_get_ns();
 	__builtin_memcpy(&e->key, key, sizeof(*key));
 	__builtin_memcpy(&e->rec, rec, sizeof(*rec));
+	if (targ_snaplen)
+		event_cap((struct nfd_event_cap *)e, cap);
 	bpf_ringbuf_submit(e, 0);
 }
 
@@ -508,6 +532,8 @@ static __always_inline int handle_kfree(void *ctx, struct sk_buff *skb,
 			 skb_tcp_ports(skb, &rec->pkt);
 	if (!scope_match(&rec->pkt))
 		goto filtered;
+	if (targ_snaplen)
+		skb_capture(skb, &st->cap, targ_snaplen);
 	rec->stack_id = targ_stack ? bpf_get_stackid(ctx, &stacks, 0) : -1;
 	if (targ_events && dev)
 		bpf_probe_read_kernel_str(rec->ifname, sizeof(rec->ifname), dev->name);
@@ -527,7 +553,7 @@ static __always_inline int handle_kfree(void *ctx, struct sk_buff *skb,
 		if (!key->hook_ret)
 			counter_inc(&stats, NFD_STAT_NO_HOOK);
 	}
-	count_drop(key, rec);
+	count_drop(key, rec, &st->cap);
 	return 0;
 
 filtered:
@@ -559,7 +585,7 @@ static __always_inline void handle_fexit_drop(struct nfd_cpu *st,
 		st->pend_skb = 0;
 		if (st->pend_matched) {
 			st->key.location = st->rec.location;
-			count_drop(&st->key, &st->rec);
+			count_drop(&st->key, &st->rec, &st->cap);
 		}
 		return;
 	}

@@ -4,6 +4,7 @@
 #define AGENTXDP_NFDROP_H
 
 #include "lib/pkt_info.h"
+#include "lib/pkt_cap.h"
 
 #define NFD_IFNAMSIZ	16
 #define NFD_TABLE_LEN	32	/* XT_TABLE_MAXNAMELEN; longer nft names are cut */
@@ -108,6 +109,12 @@ struct nfd_event {
 	__u64 ts_ns;
 	struct nfd_key key;
 	struct nfd_rec rec;
+};
+
+/* with -w: the event and the packet's first bytes */
+struct nfd_event_cap {
+	struct nfd_event e;
+	struct pkt_cap cap;
 };
 
 #endif

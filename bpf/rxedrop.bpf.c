@@ -18,6 +18,8 @@ const volatile __u32 targ_ifindex = 0;
 const volatile __u32 targ_netns = 0;	/* netns inode, 0: any */
 const volatile __u16 targ_port = 0;	/* either UDP port */
 const volatile bool targ_stack = false;
+/* -w: bytes of each dropped packet into its event (drop_event_cap), 0 none */
+const volatile __u32 targ_snaplen = 0;
 const volatile __u32 targ_consumed = ~0U; /* SKB_CONSUMED where it exists */
 /*
  * rdma_rxe (6.1) frees every packet its QPs took in with kfree_skb(), not
@@ -245,7 +247,10 @@ static __always_inline int handle_drop(void *ctx, struct sk_buff *skb,
 
 	if (!with_events)
 		return 0;
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (targ_snaplen)
+		e = bpf_ringbuf_reserve(&events, sizeof(struct drop_event_cap), 0);
+	else
+		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		counter_inc(&stats, STAT_EVENTS_LOST);
 		return 0;
@@ -259,6 +264,8 @@ static __always_inline int handle_drop(void *ctx, struct sk_buff *skb,
 	e->stack_id = targ_stack ? bpf_get_stackid(ctx, &stacks, 0) : -1;
 	BPF_CORE_READ_STR_INTO(&e->ifname, skb, dev, name);
 	e->pkt = *pi;
+	if (targ_snaplen)
+		skb_capture(skb, &((struct drop_event_cap *)e)->cap, targ_snaplen);
 	/* wake the reader once per batch, not per drop: when this event
 	 * takes the backlog across the batch size. Not on every event above
 	 * it: a reader that fell behind would then be woken per drop. It

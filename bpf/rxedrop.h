@@ -3,6 +3,7 @@
 #define AGENTXDP_RXEDROP_H
 
 #include "lib/pkt_info.h"
+#include "lib/pkt_cap.h"
 
 #define IFNAMSIZ_AX 16
 
@@ -77,6 +78,12 @@ struct drop_event {
 	__u8 pad[2];
 	char ifname[IFNAMSIZ_AX];
 	struct pkt_info pkt;
+};
+
+/* with -w: the event and the packet's first bytes */
+struct drop_event_cap {
+	struct drop_event e;
+	struct pkt_cap cap;
 };
 
 #endif

@@ -24,7 +24,7 @@ _agentxdp()
 	-i|--interface)
 		COMPREPLY=($(compgen -W "$(ls /sys/class/net 2>/dev/null)" -- "$cur"))
 		return ;;
-	--prom|-r|--read|--svg)
+	--prom|-r|--read|--svg|-w|--write)
 		_filedir
 		return ;;
 	-N|--netns)

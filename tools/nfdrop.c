@@ -35,6 +35,7 @@
 #include "lib/loop.h"
 #include "lib/maps.h"
 #include "lib/netns.h"
+#include "lib/pcapng.h"
 #include "lib/nfrules.h"
 #include "lib/probe.h"
 #include "lib/prom.h"
@@ -56,7 +57,11 @@ static struct {
 	unsigned int netns_inum;
 	int family;		/* NFR_PROTO_*, 0: any */
 	const char *hook;	/* hook name, NULL: any */
-} env;
+	const char *pcap_path;	/* -w FILE */
+	unsigned int snaplen;
+} env = { .snaplen = PKT_CAP_DEFAULT };
+
+static struct pcapng *pcap;
 
 const char *argp_program_version = "nfdrop (AgentXDP) " AX_VERSION;
 static const char doc[] =
@@ -83,10 +88,11 @@ static const char doc[] =
 "    nfdrop -e               # one line per dropped RoCE packet\n"
 "    nfdrop -A --hook input -4   # any packet, IPv4 drops at the input hook\n"
 "    nfdrop -N blue --trace-rules   # rule-exact, in netns blue\n"
-"    nfdrop -A -j            # every netfilter drop, JSON lines";
+"    nfdrop -A -j            # every netfilter drop, JSON lines\n"
+"    nfdrop -e -w drops.pcapng   # ... and the dropped packets to a file";
 
 enum {
-	OPT_ROCE = 0x2000, OPT_FAMILY, OPT_HOOK, OPT_TRACE_RULES, OPT_METHOD,
+	OPT_ROCE = 0x2000, OPT_FAMILY, OPT_HOOK, OPT_TRACE_RULES, OPT_METHOD, OPT_SNAPLEN,
 };
 
 static const struct argp_option opts[] = {
@@ -112,6 +118,12 @@ static const struct argp_option opts[] = {
 	  "killed run, on exit", 0 },
 	{ "method", OPT_METHOD, "auto|fexit|kfree", 0,
 	  "fexit on nft_do_chain/ipt_do_table, or kfree_skb + stack (default auto)", 0 },
+	{ "write", 'w', "FILE", 0,
+	  "Also write each dropped packet (its first --snaplen bytes) to FILE as pcapng, "
+	  "its hook, table, chain and rule as the packet's comment (the rule from the "
+	  "evidence with -e only)", 0 },
+	{ "snaplen", OPT_SNAPLEN, "N", 0,
+	  "With -w: bytes of each packet to write, 1-2048 (default 256)", 0 },
 	{},
 };
 
@@ -163,6 +175,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.method = cli_choice(arg, method_names, NFDROP_METHOD_NR);
 		if (env.method < 0)
 			argp_failure(state, 1, 0, "unknown method '%s' (auto, fexit, kfree)", arg);
+		break;
+	case 'w':
+		env.pcap_path = arg;
+		break;
+	case OPT_SNAPLEN:
+		env.snaplen = cli_arg_long(state, arg, 1, PKT_CAP_MAX, "snap length");
 		break;
 	case ARGP_KEY_END:
 		cli_check_events(state, env.events, env.stack);
@@ -551,12 +569,24 @@ static void print_counts(__u64 *lost_seen)
 
 /* ---- events ---- */
 
-static void print_event(const struct nfd_event *e)
+/* -w: the packet, its row as -j names it in the comment */
+static void write_packet(const struct nfd_event *e, const struct pkt_cap *cap,
+			 const struct row *r, double t)
+{
+	static const struct pkt_cap none;
+	char comment[1024];
+
+	nfdrop_row_comment(r, comment, sizeof(comment));
+	pcapng_write_cap(pcap, e->rec.ifname, cap ? cap : &none, t, comment);
+}
+
+static void print_event(const struct nfd_event *e, const struct pkt_cap *cap)
 {
 	const struct pkt_info *pi = &e->rec.pkt;
 	bool roce = e->rec.verdict == PKT_ROCE;
 	char sa[ADDR_STRLEN], da[ADDR_STRLEN], op[32], where[400], hook[32];
 	char verdict[16];
+	double t = cli_ktime_to_epoch(e->ts_ns);
 	static struct row r, split[1];
 	struct json_w w;
 
@@ -567,10 +597,12 @@ static void print_event(const struct nfd_event *e)
 	if (row_filtered(&r))
 		return;
 	prom_add(&r);
+	if (pcap)
+		write_packet(e, cap, &r, t);
 	if (cli.json) {
 		json_begin(&w, stdout);
 		json_str(&w, "type", "nf_drop");
-		json_time(&w, cli_ktime_to_epoch(e->ts_ns));
+		json_time(&w, t);
 		json_str(&w, "ifname", e->rec.ifname);
 		json_u64(&w, "ifindex", e->rec.ifindex);
 		pkt_json_fields(&w, pi, roce);
@@ -634,6 +666,7 @@ static void print_event(const struct nfd_event *e)
 #define EVENT_SPACING_MS 100	/* at most ten snapshot pairs a second */
 
 static struct nfd_event *pending;
+static struct pkt_cap *pending_cap;	/* -w: the packets' bytes */
 static int npending;
 
 /* batch_end: the batch is read; else the queue is full mid-batch, and
@@ -649,7 +682,7 @@ static void flush_events(bool batch_end)
 			ev_counters_post(pending[i].key.netns);
 	}
 	for (int i = 0; i < npending; i++)
-		print_event(&pending[i]);
+		print_event(&pending[i], pending_cap ? &pending_cap[i] : NULL);
 	npending = 0;
 	if (batch_end)
 		ev_counters_advance();
@@ -657,13 +690,41 @@ static void flush_events(bool batch_end)
 
 static int handle_event(void *ctx, void *data, size_t len)
 {
+	const struct nfd_event_cap *ec = data;
+	const struct pkt_cap *cap = pcap && len >= sizeof(*ec) ? &ec->cap : NULL;
+
 	if (!pending && !(pending = calloc(EVENT_BATCH, sizeof(*pending)))) {
-		print_event(data);	/* without counters, but not lost */
+		print_event(data, cap);	/* without counters, but not lost */
+		return 0;
+	}
+	if (pcap && !pending_cap && !(pending_cap = calloc(EVENT_BATCH, sizeof(*pending_cap)))) {
+		print_event(data, cap);
 		return 0;
 	}
 	if (npending == EVENT_BATCH)
 		flush_events(false);
+	if (pending_cap)
+		memcpy(&pending_cap[npending], cap ? cap : &(struct pkt_cap){}, sizeof(*cap));
 	memcpy(&pending[npending++], data, sizeof(*pending));
+	return 0;
+}
+
+/*
+ * -w without -e: the table stays as it is (its counter windows are the
+ * reports'), and each packet's comment has what the kernel and the
+ * ruleset name without the counters: hook, table, chain, and the rule
+ * where the names alone settle it.
+ */
+static int handle_packet_only(void *ctx, void *data, size_t len)
+{
+	const struct nfd_event_cap *ec = data;
+	static struct row r;
+
+	if (len < sizeof(*ec))
+		return 0;
+	nfdrop_names(&ec->e.key, NFDROP_RS_CACHED, &r);
+	if (!row_filtered(&r))
+		write_packet(&ec->e, &ec->cap, &r, cli_ktime_to_epoch(ec->e.ts_ns));
 	return 0;
 }
 
@@ -790,6 +851,9 @@ static int run(void)
 		r.rb = loop_add_events(&lp, obj->maps.events, handle_event, NULL, on_events);
 		if (!r.rb)
 			return 1;
+	} else if (pcap &&
+		   !loop_add_events(&lp, obj->maps.events, handle_packet_only, NULL, NULL)) {
+		return 1;
 	}
 	err = loop_run(&lp);
 	if (!err && cli.verbose)
@@ -808,6 +872,8 @@ int main(int argc, char **argv)
 
 	cli_parse(&argp, argc, argv, NULL);
 	cli_setup();
+	if (env.pcap_path)
+		pcap = pcapng_open_or_die(env.pcap_path, argp_program_version, env.snaplen);
 	resolve_targets();
 	ncpu = libbpf_num_possible_cpus();
 	if (ncpu <= 0)
@@ -833,8 +899,9 @@ int main(int argc, char **argv)
 	{
 		struct nfdrop_load_opts lo = {
 			.all = env.all, .port = env.port, .ifindex = env.ifindex,
-			.netns_inum = env.netns_inum, .events = env.events,
+			.netns_inum = env.netns_inum, .events = env.events || pcap,
 			.stack = env.stack, .method = env.method,
+			.snaplen = pcap ? env.snaplen : 0,
 		};
 
 		obj = nfdrop_load(&lo, ksyms, nf_drop, &att);
@@ -856,6 +923,8 @@ int main(int argc, char **argv)
 cleanup:
 	nfdrop_trace_close();
 	nfdrop_bpf__destroy(obj);
+	if (pcapng_close(pcap) && ret == 0)
+		ret = 1;	/* pcapng_close() said why */
 	ksyms_free(ksyms);
 	prom_totals_free(&totals);
 	return ret;

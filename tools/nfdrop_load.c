@@ -73,6 +73,7 @@ static int load_bpf(const struct nfdrop_load_opts *env, const struct ksyms *ksym
 	obj->rodata->targ_netns = env->netns_inum;
 	obj->rodata->targ_events = env->events;
 	obj->rodata->targ_stack = env->stack;
+	obj->rodata->targ_snaplen = env->events ? env->snaplen : 0;
 	obj->rodata->targ_nf_drop = nf_drop;
 	if (!ksyms_range(ksyms, "nf_hook_slow", (__u64 *)&obj->rodata->targ_slow_start,
 			(__u64 *)&obj->rodata->targ_slow_end) && !fexit)
@@ -131,6 +132,8 @@ static int load_bpf(const struct nfdrop_load_opts *env, const struct ksyms *ksym
 							  j == a->tp_btf);
 	}
 	maps_shrink_unused(obj->maps.events, env->events, obj->maps.stacks, env->stack);
+	if (env->events && env->snaplen)
+		bpf_map__set_max_entries(obj->maps.events, PKT_CAP_RINGBUF);
 
 	err = nfdrop_bpf__load(obj);
 	if (!err)

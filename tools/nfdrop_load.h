@@ -22,6 +22,7 @@ struct nfdrop_load_opts {
 	unsigned int netns_inum;	/* -N (or -i's namespace), 0 any */
 	bool events;		/* -e: the ring buffer, else counts */
 	bool stack;		/* -s */
+	unsigned int snaplen;	/* -w: bytes of each packet into its event, 0 none */
 	int method;		/* enum nfdrop_method */
 };
 

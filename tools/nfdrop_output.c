@@ -167,6 +167,42 @@ void nfdrop_json_row_fields(struct json_w *w, const struct row *r)
 		json_cands(w, r);
 }
 
+/* "a,b" of the inferred fields, as json_inferred() names them */
+static void inferred_csv(unsigned int inf, char *buf, size_t len)
+{
+	static const struct { unsigned int bit; const char *name; } f[] = {
+		{ INF_HOOK, "hook" }, { INF_TABLE, "table" }, { INF_CHAIN, "chain" },
+		{ INF_RULE, "rule" }, { INF_VERDICT, "verdict" },
+	};
+	size_t o = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]) && o < len; i++)
+		if (inf & f[i].bit)
+			o += snprintf(buf + o, len - o, "%s%s", o ? "," : "", f[i].name);
+}
+
+void nfdrop_row_comment(const struct row *r, char *buf, size_t len)
+{
+	char inferred[64];
+	size_t o;
+
+	o = snprintf(buf, len, "hook_family=%s hook=%s", r->pf ? nfdrop_family_str(r->pf) : "?",
+		     r->hook[0] ? r->hook : "?");
+	if (r->chain_known && o < len)
+		o += snprintf(buf + o, len - o, " table_family=%s table=%s chain=%s",
+			      nfdrop_family_str(r->table_family), r->table, r->chain);
+	if (o < len)
+		o += snprintf(buf + o, len - o, " verdict=%s", nfdrop_verdict_names[r->verdict]);
+	inferred_csv(r->inferred, inferred, sizeof(inferred));
+	if (inferred[0] && o < len)
+		o += snprintf(buf + o, len - o, " inferred=%s", inferred);
+	/* the rule's text has spaces: last */
+	if (r->rule_known && o < len)
+		snprintf(buf + o, len - o, " rule_chain=%s rule_handle=%llu rule=%s",
+			 r->rule_chain, r->handle, r->rule_text);
+}
+
 static void text_cands(const struct row *r, const char *indent)
 {
 	if (r->ev.used && (r->inferred & INF_RULE))

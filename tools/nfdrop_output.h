@@ -17,6 +17,10 @@ extern const char *const nfdrop_source_names[];
 const char *nfdrop_family_str(int f);
 /* the JSON fields of a row (a count line or an event) */
 void nfdrop_json_row_fields(struct json_w *w, const struct row *r);
+/* -w: a packet's comment, its row as JSON names it: "hook_family=ip
+ * hook=input table_family=inet table=t chain=c verdict=DROP
+ * [inferred=rule,...] [rule_chain=c rule_handle=4 rule=TEXT]" */
+void nfdrop_row_comment(const struct row *r, char *buf, size_t len);
 /* one row of the counts table, with its candidates and notes */
 void nfdrop_text_row(const struct row *r);
 

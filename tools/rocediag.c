@@ -11,8 +11,9 @@
 #include "rocediag.h"
 #include "lib/cli.h"
 #include "lib/netattach.h"
+#include "lib/pcapng.h"
 
-static struct rocediag_cfg cfg = { .timeout_ms = 1000 };
+static struct rocediag_cfg cfg = { .timeout_ms = 1000, .snaplen = PKT_CAP_DEFAULT };
 
 const char *argp_program_version = "rocediag (AgentXDP) " AX_VERSION;
 static const char doc[] =
@@ -37,9 +38,11 @@ static const char doc[] =
 "    rocediag -i eth1 5        # verdicts every 5 s\n"
 "    rocediag -i eth1 -j 1 10  # JSON lines, 10 intervals of 1 s\n"
 "    rocediag -i eth1 -p 10    # many QPs: those not OK, a line per peer\n"
-"    rocediag 5                # drops and rdma_rxe only: no latency";
+"    rocediag 5                # drops and rdma_rxe only: no latency\n"
+"    rocediag -i eth1 -w drops.pcapng 5   # ... and the dropped packets";
 
-enum { OPT_SKB = 0x2000, OPT_TIMEOUT, OPT_NO_RXE, OPT_NO_RULES, OPT_PROBLEMS = 'p' };
+enum { OPT_SKB = 0x2000, OPT_TIMEOUT, OPT_NO_RXE, OPT_NO_RULES, OPT_SNAPLEN,
+       OPT_PROBLEMS = 'p' };
 
 static const struct argp_option opts[] = {
 	{ "interface", 'i', "IFACE", 0,
@@ -51,6 +54,11 @@ static const struct argp_option opts[] = {
 	{ "no-rules", OPT_NO_RULES, NULL, 0, "Do not name netfilter rules", 0 },
 	{ "problems", OPT_PROBLEMS, NULL, 0,
 	  "Only the QPs that are not OK, and one line per pair of peers", 0 },
+	{ "write", 'w', "FILE", 0,
+	  "Also write each dropped RoCE packet (its first --snaplen bytes) to FILE as "
+	  "pcapng, the drop's location and reason as the packet's comment", 0 },
+	{ "snaplen", OPT_SNAPLEN, "N", 0,
+	  "With -w: bytes of each packet to write, 1-2048 (default 256)", 0 },
 	{},
 };
 
@@ -76,6 +84,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_PROBLEMS:
 		cfg.problems = true;
+		break;
+	case 'w':
+		cfg.pcap_path = arg;
+		break;
+	case OPT_SNAPLEN:
+		cfg.snaplen = cli_arg_long(state, arg, 1, PKT_CAP_MAX, "snap length");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -154,6 +168,8 @@ int main(int argc, char **argv)
 
 	cli_parse(&argp, argc, argv, NULL);
 	cli_setup();
+	if (cfg.pcap_path)
+		cfg.pcap = pcapng_open_or_die(cfg.pcap_path, argp_program_version, cfg.snaplen);
 	/* -N: XDP and tc attach (netlink) work in the caller's namespace;
 	 * drops and rules count only there (rocediag_sources.c) */
 	cli_netns_enter();
@@ -169,6 +185,8 @@ int main(int argc, char **argv)
 		ret = loop_run(&lp) ? 1 : 0;
 	}
 	rocediag_sources_close();
+	if (pcapng_close(cfg.pcap) && ret == 0)
+		ret = 1;	/* pcapng_close() said why */
 	rocediag_output_free();
 	diag_table_free(&r.t);
 	return ret;

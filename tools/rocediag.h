@@ -21,6 +21,9 @@ struct rocediag_cfg {
 	long timeout_ms;	/* rocelat's --timeout */
 	bool no_rxe, no_rules;	/* leave a source out */
 	bool problems;		/* --problems: QPs not OK, a line per peer pair */
+	const char *pcap_path;	/* -w FILE */
+	unsigned int snaplen;	/* --snaplen */
+	struct pcapng *pcap;	/* -w's file, open; NULL without -w */
 };
 
 /* load and attach every source the kernel allows; what is missing goes

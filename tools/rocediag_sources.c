@@ -41,6 +41,7 @@
 #include "lib/maps.h"
 #include "lib/netattach.h"
 #include "lib/netns.h"
+#include "lib/pcapng.h"
 #include "lib/probe.h"
 
 #define MAX_DROP_AGG	1024
@@ -62,6 +63,7 @@ static struct {
 	__u32 epoch;		/* rocelat's interval being read */
 	__u64 last_ns;		/* CLOCK_MONOTONIC (bpf_ktime_get_ns) of the last read */
 	__u64 drop_lost, rxe_lost;	/* the programs' lost-event counters, as last read */
+	struct pcapng *pcap;	/* -w */
 } s;
 
 /* how much a program's lost-event counter grew since *seen */
@@ -125,6 +127,12 @@ static int on_drop(void *ctx, void *data, size_t len)
 
 	if (len < sizeof(*e))
 		return 0;
+	if (s.pcap) {
+		char sym[128];
+
+		ksyms_format(s.ksyms, e->location, sym, sizeof(sym), true);
+		rxedrop_write_packet(s.pcap, e, len, sym, cli_ktime_to_epoch(e->ts_ns));
+	}
 	if (e->verdict != PKT_ROCE) {
 		drops_not_roce++;
 		return 0;
@@ -556,10 +564,12 @@ static int open_lat(const struct rocediag_cfg *cfg, struct diag_sources *src)
 	return 0;
 }
 
-static void open_drops(struct diag_sources *src, struct loop *lp)
+static void open_drops(const struct rocediag_cfg *cfg, struct diag_sources *src,
+		       struct loop *lp)
 {
 	struct rxedrop_load_opts lo = { .scope = SCOPE_ROCE, .events = true, .ksyms = s.ksyms,
-					.netns_inum = cli.netns ? cli_netns_inum() : 0 };
+					.netns_inum = cli.netns ? cli_netns_inum() : 0,
+					.snaplen = cfg->pcap ? cfg->snaplen : 0 };
 	bool tp_btf;
 
 	s.drop = rxedrop_load(&lo, &tp_btf);
@@ -655,7 +665,8 @@ int rocediag_sources_open(const struct rocediag_cfg *cfg, struct diag_sources *s
 	}
 	if (open_lat(cfg, src))
 		return -1;
-	open_drops(src, lp);
+	s.pcap = cfg->pcap;
+	open_drops(cfg, src, lp);
 	open_rules(cfg, src);
 	open_rxe(cfg, src, lp);
 	s.last_ns = now_ns();

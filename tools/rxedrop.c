@@ -20,6 +20,7 @@
 #include "lib/ksyms.h"
 #include "lib/loop.h"
 #include "lib/maps.h"
+#include "lib/pcapng.h"
 #include "lib/probe.h"
 #include "lib/prom.h"
 #include "lib/roce_names.h"
@@ -34,7 +35,11 @@ static struct {
 	int ifindex;
 	unsigned int netns_inum;
 	int port;
-} env = { .scope = SCOPE_ROCE };
+	const char *pcap_path;	/* -w FILE */
+	unsigned int snaplen;
+} env = { .scope = SCOPE_ROCE, .snaplen = PKT_CAP_DEFAULT };
+
+static struct pcapng *pcap;
 
 static struct ksyms *ksyms;
 
@@ -55,8 +60,11 @@ static const char doc[] =
 "    rxedrop -U -i eth1   # any UDP dropped on eth1\n"
 "    rxedrop -N blue -i veth0  # drops on veth0 of netns blue\n"
 "    rxedrop -A -j        # every dropped packet, JSON lines\n"
+"    rxedrop -w drops.pcapng   # ... and the dropped packets to a file\n"
 "    rxedrop --prom /var/lib/prometheus/node-exporter/rxedrop.prom 15\n"
 "                         # metrics for node_exporter every 15 s";
+
+enum { OPT_SNAPLEN = 0x2000 };
 
 static const struct argp_option opts[] = {
 	{ "events", 'e', NULL, 0, "Print one event per dropped packet", 0 },
@@ -66,6 +74,11 @@ static const struct argp_option opts[] = {
 	{ "interface", 'i', "IFACE", 0,
 	  "Only drops of packets on IFACE (of -N's network namespace, else this one)", 0 },
 	{ "port", 'P', "PORT", 0, "Only packets with PORT as UDP source or destination", 0 },
+	{ "write", 'w', "FILE", 0,
+	  "Also write each dropped packet (its first --snaplen bytes) to FILE as pcapng, "
+	  "the drop's location and reason as the packet's comment", 0 },
+	{ "snaplen", OPT_SNAPLEN, "N", 0,
+	  "With -w: bytes of each packet to write, 1-2048 (default 256)", 0 },
 	{},
 };
 
@@ -89,6 +102,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case 'P':
 		env.port = cli_arg_long(state, arg, 1, 65535, "port");
+		break;
+	case 'w':
+		env.pcap_path = arg;
+		break;
+	case OPT_SNAPLEN:
+		env.snaplen = cli_arg_long(state, arg, 1, PKT_CAP_MAX, "snap length");
 		break;
 	case ARGP_KEY_END:
 		cli_check_events(state, env.events, env.stack);
@@ -395,14 +414,19 @@ static int handle_event(void *ctx, void *data, size_t len)
 	const struct pkt_info *pi = &e->pkt;
 	char sym[128], reason[64], op[32], sa[PKT_END_STRLEN], da[PKT_END_STRLEN];
 	bool roce = e->verdict == PKT_ROCE;
+	double t = cli_ktime_to_epoch(e->ts_ns);
 	struct json_w w;
 
 	ksyms_format(ksyms, e->location, sym, sizeof(sym), true);
+	if (pcap)
+		rxedrop_write_packet(pcap, e, len, sym, t);
+	if (!env.events)
+		return 0;	/* -w alone: the table shows the counts */
 	if (cli.json) {
 		drop_reason_name(e->reason, reason, sizeof(reason));
 		json_begin(&w, stdout);
 		json_str(&w, "type", "drop");
-		json_time(&w, cli_ktime_to_epoch(e->ts_ns));
+		json_time(&w, t);
 		json_str(&w, "ifname", e->ifname);
 		json_u64(&w, "ifindex", e->ifindex);
 		pkt_json_fields(&w, pi, roce);
@@ -455,10 +479,11 @@ static int run(struct rxedrop_bpf *obj, int ncpu, bool use_tp_btf, bool reasons)
 			"check_keys, rxe_icrc_check; header and QP state by elimination)\n",
 			checks);
 	fflush(stdout);
-	if (env.events) {
-		if (!cli.json)
-			print_event_header();
+	if (env.events && !cli.json)
+		print_event_header();
+	if (env.events)
 		lp.report = NULL;
+	if (env.events || pcap) {
 		if (!loop_add_events(&lp, obj->maps.events, handle_event, NULL, NULL))
 			return 1;
 	}
@@ -473,6 +498,8 @@ int main(int argc, char **argv)
 
 	cli_parse(&argp, argc, argv, NULL);
 	cli_setup_caps(CLI_CAP_BPF | CLI_CAP_PERFMON);
+	if (env.pcap_path)
+		pcap = pcapng_open_or_die(env.pcap_path, argp_program_version, env.snaplen);
 	prom_totals_init(&totals, prom_labels, 2, PROM_SERIES);
 	/* an index names a device only within its namespace */
 	if (cli.netns || env.ifname)
@@ -496,7 +523,8 @@ int main(int argc, char **argv)
 		struct rxedrop_load_opts lo = {
 			.scope = env.scope, .ifindex = env.ifindex,
 			.netns_inum = env.netns_inum, .port = env.port,
-			.events = env.events, .stack = env.stack, .ksyms = ksyms,
+			.events = env.events || pcap, .stack = env.stack, .ksyms = ksyms,
+			.snaplen = pcap ? env.snaplen : 0,
 		};
 
 		obj = rxedrop_load(&lo, &use_tp_btf);
@@ -506,6 +534,8 @@ int main(int argc, char **argv)
 		ret = run(obj, ncpu, use_tp_btf, reasons);
 	}
 	rxedrop_bpf__destroy(obj);
+	if (pcapng_close(pcap) && ret == 0)
+		ret = 1;	/* pcapng_close() said why */
 	ksyms_free(ksyms);
 	prom_totals_free(&totals);
 	return ret;

@@ -11,6 +11,7 @@
 #include "lib/cli.h"
 #include "lib/ksyms.h"
 #include "lib/maps.h"
+#include "lib/pcapng.h"
 #include "lib/probe.h"
 
 /* of the ten programs, the one for the mode that the kernel can take and
@@ -116,6 +117,21 @@ const char *rxedrop_reason_str(__u32 reason, __u32 check, char *buf, size_t len)
 	return buf;
 }
 
+void rxedrop_write_packet(struct pcapng *p, const void *event, size_t len,
+			  const char *location, double t)
+{
+	static const struct pkt_cap none;
+	const struct drop_event_cap *ec = event;
+	const struct drop_event *e = event;
+	char comment[256], reason[64];
+	bool check = e->check != RXE_CHECK_NONE;
+
+	drop_reason_name(e->reason, reason, sizeof(reason));
+	snprintf(comment, sizeof(comment), "location=%s reason=%s%s%s", location, reason,
+		 check ? " rxe_check=" : "", check ? rxedrop_check_name(e->check) : "");
+	pcapng_write_cap(p, e->ifname, len >= sizeof(*ec) ? &ec->cap : &none, t, comment);
+}
+
 bool rxedrop_has_reason(void)
 {
 	int n = probe_tp_nargs("kfree_skb");
@@ -141,6 +157,7 @@ struct rxedrop_bpf *rxedrop_load(const struct rxedrop_load_opts *env, bool *use_
 	obj->rodata->targ_netns = env->netns_inum;
 	obj->rodata->targ_port = env->port;
 	obj->rodata->targ_stack = env->stack;
+	obj->rodata->targ_snaplen = env->events ? env->snaplen : 0;
 	consumed = drop_reason_value("SKB_CONSUMED");
 	obj->rodata->targ_consumed = consumed >= 0 ? consumed : ~0U;
 	/* rdma_rxe's own frees of the packets its QPs took in (rxedrop.bpf.c) */
@@ -157,6 +174,8 @@ struct rxedrop_bpf *rxedrop_load(const struct rxedrop_load_opts *env, bool *use_
 	*use_tp_btf = rxedrop_choose_prog(obj, env->events, reason);
 	rxe_checks_hook(obj, env->ksyms);
 	maps_shrink_unused(obj->maps.events, env->events, obj->maps.stacks, env->stack);
+	if (env->events && env->snaplen)
+		bpf_map__set_max_entries(obj->maps.events, PKT_CAP_RINGBUF);
 
 	err = rxedrop_bpf__load(obj);
 	if (err) {

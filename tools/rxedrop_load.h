@@ -18,6 +18,7 @@ struct rxedrop_load_opts {
 	int port;		/* 0: any */
 	bool events;		/* the ring buffer, else counts */
 	bool stack;
+	unsigned int snaplen;	/* -w: bytes of each packet into its event, 0 none */
 	const struct ksyms *ksyms;	/* rdma_rxe's text, to leave its frees out */
 };
 
@@ -36,6 +37,13 @@ const char *rxedrop_check_name(unsigned int check);
 /* the drop reason's name, and for a drop in rxe_rcv the check that
  * failed: "NOT_SPECIFIED rxe:icrc" */
 const char *rxedrop_reason_str(__u32 reason, __u32 check, char *buf, size_t len);
+
+/* -w: a drop event of len bytes (a struct drop_event_cap when the program
+ * copied bytes) into p at wall-clock time t, the drop as -j names it in the
+ * comment: "location=LOCATION reason=REASON[ rxe_check=CHECK]" */
+struct pcapng;
+void rxedrop_write_packet(struct pcapng *p, const void *event, size_t len,
+			  const char *location, double t);
 
 /* kfree_skb passes a drop reason (5.17+); before, drops count by location */
 bool rxedrop_has_reason(void);

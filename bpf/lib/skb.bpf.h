@@ -7,6 +7,7 @@
 
 #include <bpf/bpf_core_read.h>
 #include "parse.bpf.h"
+#include "pkt_cap.h"
 
 /*
  * How a program reaches an skb, a constant at every call site, so each
@@ -121,6 +122,52 @@ static __always_inline __u32 skb_netns_inum(struct sk_buff *skb)
 	if (sk)
 		return BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);
 	return 0;
+}
+
+/*
+ * Up to snaplen (<= PKT_CAP_MAX) bytes of the packet as the kernel holds
+ * it, from its mac header, else (no mac header, or an empty one) from its
+ * network header: cap->start says which. snaplen is 1..PKT_CAP_MAX
+ * (a power of two). Only the linear part (up to
+ * skb->tail) is read; orig_len counts the paged part too.
+ */
+static __always_inline void skb_capture(struct sk_buff *skb, struct pkt_cap *cap,
+					__u32 snaplen)
+{
+	unsigned char *head = BPF_CORE_READ(skb, head);
+	unsigned char *data = BPF_CORE_READ(skb, data);
+	__u16 mh = BPF_CORE_READ(skb, mac_header);
+	__u16 nh = BPF_CORE_READ(skb, network_header);
+	__u32 tail = BPF_CORE_READ(skb, tail);
+	__u32 len = BPF_CORE_READ(skb, len);
+	__u32 start, data_off = data - head, n;
+
+	cap->cap_len = cap->orig_len = 0;
+	cap->start = PKT_CAP_NONE;
+	if (mh != (__u16)~0U && nh != (__u16)~0U && mh < nh) {
+		start = mh;
+		cap->start = PKT_CAP_MAC;
+	} else if (nh != (__u16)~0U) {
+		start = nh;
+		cap->start = PKT_CAP_NET;
+	} else {
+		return;
+	}
+	if (tail <= start) {
+		cap->start = PKT_CAP_NONE;
+		return;
+	}
+	cap->orig_len = data_off >= start ? len + (data_off - start) :
+			len > start - data_off ? len - (start - data_off) : 0;
+	n = tail - start;
+	if (n > snaplen)
+		n = snaplen;
+	/* 1..PKT_CAP_MAX in the form the verifier can bound (n >= 1 here,
+	 * snaplen <= PKT_CAP_MAX); a compare is tested on a copy by clang */
+	n = ((n - 1) & (PKT_CAP_MAX - 1)) + 1;
+	if (bpf_probe_read_kernel(cap->data, n, head + start))
+		n = 0;
+	cap->cap_len = n;
 }
 
 #endif

@@ -497,3 +497,103 @@ icmp6_unreach_in() {
 	grep -B1 '^NETNS' "$OUT" | grep -Eq '^[0-9]{2}:[0-9]{2}:[0-9]{2}$'
 	ax_columns_aligned "$OUT" NETNS NETNS HOOK TABLE CHAIN VERDICT
 }
+
+# -w: the dropped packets read back with tshark
+load ../lib/pcapng
+
+# the comment of each packet as nfdrop_row_comment() writes it, from the
+# JSON event's fields
+EVENT_COMMENT='select(.type == "nf_drop") |
+	"hook_family=\(.hook_family) hook=\(.hook)" +
+	(if .table then " table_family=\(.table_family) table=\(.table) chain=\(.chain)" else "" end) +
+	" verdict=\(.verdict)" +
+	(if (.inferred | length) > 0 then " inferred=" + (.inferred | join(",")) else "" end) +
+	(if .rule_handle then " rule_chain=\(.rule_chain) rule_handle=\(.rule_handle) rule=\(.rule)"
+	 else "" end)'
+
+@test "-e -w: one pcapng packet per drop, comment = the event's hook, table, chain, rule" {
+	pcap_need_tshark
+	pair
+	ruleset <<-'NFT'
+	table inet axt {
+		chain in { type filter hook input priority 0; udp dport 4791 counter drop; }
+	}
+	NFT
+	h=$(nft_handle "${P}b" "inet axt in" "udp dport 4791 counter.*drop")
+	PCAP=$BATS_TEST_TMPDIR/drops.pcapng
+	start_nfdrop -e --roce -N "${P}b" -w "$PCAP"
+	ax_send_roce "${P}a" 10.210.0.2 25
+	ax_until 20 "25 events" bash -c "[ \$(grep -c '\"type\":\"nf_drop\"' $OUT) -ge 25 ]"
+	ax_stop "$NF_PID" INT
+	[ "$AX_RC" -eq 0 ]
+	# the rule's own counter is the ground truth
+	[ "$(nft_counter "${P}b" "inet axt in" "$h")" -eq 25 ]
+	[ "$(pcap_count "$PCAP")" -eq 25 ]
+	diff <(jq -r "$EVENT_COMMENT" "$OUT") <(pcap_fields "$PCAP" frame.comment)
+	# the rule itself is named in every comment
+	[ "$(pcap_fields "$PCAP" frame.comment | sort -u)" = \
+	  "hook_family=ip hook=input table_family=inet table=axt chain=in verdict=DROP rule_chain=in rule_handle=$h rule=udp dport 4791 counter drop" ]
+	diff <(for i in $(seq 1 25); do echo "10.210.0.1 10.210.0.2 4791 18 $i"; done) \
+		<(pcap_headers "$PCAP")
+	diff <(jq -r 'select(.type == "nf_drop") | "\(.saddr) \(.daddr) \(.dport) \(.dqpn) \(.psn)"' "$OUT") \
+		<(pcap_headers "$PCAP")
+	[ "$(pcap_fields "$PCAP" frame.interface_name frame.encap_type frame.len frame.cap_len |
+		sort -u)" = "$(printf '%s\t1\t74\t74' "${P}vb")" ]
+	diff <(jq -r 'select(.type == "nf_drop") | .time' "$OUT" | awk '{ printf "%.6f\n", $1 }') \
+		<(pcap_fields "$PCAP" frame.time_epoch | awk '{ printf "%.6f\n", $1 }')
+}
+
+@test "-w without -e: the counts as before, every packet in the file with its hook and chain" {
+	pcap_need_tshark
+	pair
+	ruleset <<-'NFT'
+	table ip axt {
+		chain in { type filter hook input priority 0; udp dport 4791 counter drop; }
+	}
+	NFT
+	h=$(nft_handle "${P}b" "ip axt in" "udp dport 4791 counter.*drop")
+	PCAP=$BATS_TEST_TMPDIR/drops.pcapng
+	start_nfdrop --roce -N "${P}b" -w "$PCAP" --snaplen 128
+	ax_send_roce "${P}a" 10.210.0.2 9
+	ax_until 20 "9 packets in $PCAP" bash -c "[ \$(tshark -r $PCAP 2>/dev/null | wc -l) -ge 9 ]"
+	ax_stop "$NF_PID" TERM
+	[ "$AX_RC" -eq 0 ]
+	[ "$(nft_counter "${P}b" "ip axt in" "$h")" -eq 9 ]
+	expect '.hook == "input"' .packets 9 .table axt .chain in .rule_handle "$h" .verdict DROP
+	[ "$(pcap_count "$PCAP")" -eq 9 ]
+	pcap_fields "$PCAP" frame.comment | grep -c '^hook_family=ip hook=input table_family=ip table=axt chain=in ' | grep -qx 9
+	diff <(for i in $(seq 1 9); do echo "10.210.0.1 10.210.0.2 4791 18 $i"; done) \
+		<(pcap_headers "$PCAP")
+}
+
+@test "-e -w at the output hook: no mac header yet, written from the IP header as raw IP" {
+	pcap_need_tshark
+	pair
+	ip netns exec "${P}a" nft -f - <<-'NFT'
+	table inet axt {
+		chain out { type filter hook output priority 0; udp dport 4791 counter drop; }
+	}
+	NFT
+	h=$(nft_handle "${P}a" "inet axt out" "udp dport 4791 counter.*drop")
+	PCAP=$BATS_TEST_TMPDIR/drops.pcapng
+	start_nfdrop -e --roce -N "${P}a" -w "$PCAP"
+	ip netns exec "${P}a" "$AX_BUILD/udpflood" 10.210.0.2 4791 6 >/dev/null 2>&1 || true
+	ax_until 20 "6 events" bash -c "[ \$(grep -c '\"type\":\"nf_drop\"' $OUT) -ge 6 ]"
+	ax_stop "$NF_PID" INT
+	[ "$AX_RC" -eq 0 ]
+	[ "$(nft_counter "${P}a" "inet axt out" "$h")" -eq 6 ]
+	[ "$(pcap_count "$PCAP")" -eq 6 ]
+	diff <(jq -r "$EVENT_COMMENT" "$OUT") <(pcap_fields "$PCAP" frame.comment)
+	# link type raw IP (tshark's encapsulation 7), 60 bytes from the IP header
+	[ "$(pcap_fields "$PCAP" frame.interface_name frame.encap_type frame.len frame.cap_len |
+		sort -u)" = "$(printf '%s\t7\t60\t60' "${P}va")" ]
+	diff <(for i in $(seq 1 6); do echo "10.210.0.1 10.210.0.2 4791 18 $i"; done) \
+		<(pcap_headers "$PCAP")
+}
+
+@test "CLI: -w to an unwritable file: one line, exit 1" {
+	run "$NFDROP" -w /nonexistent/dir/x.pcapng
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[ "${lines[0]}" = "nfdrop: cannot write /nonexistent/dir/x.pcapng: No such file or directory" ]
+}

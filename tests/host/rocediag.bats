@@ -570,3 +570,30 @@ diag_drops() {
 	run "$DIAG" abc
 	[ "$status" -ne 0 ]
 }
+
+load ../lib/pcapng
+
+@test "-w: every RoCE drop in the file, as many as the rule counted, its location and reason in the comment" {
+	pcap_need_tshark
+	rule "udp dport 4791 counter drop" b
+	PCAP=$T/drops.pcapng
+	start_diag -N ${P}b --no-rules -j -w "$PCAP"
+	ax_send_roce ${P}a $B 20
+	ax_until 20 "20 packets in $PCAP" bash -c "[ \$(tshark -r $PCAP 2>/dev/null | wc -l) -ge 20 ]"
+	stop_diag
+	[ "$AX_RC" -eq 0 ]
+	[ "$(rule_packets b)" -eq 20 ]
+	[ "$(pcap_count "$PCAP")" -eq 20 ]
+	[ "$(pcap_fields "$PCAP" frame.comment | sed 's/+0x[0-9a-f]*//' | sort -u)" = \
+	  "location=nft_do_chain reason=NETFILTER_DROP" ]
+	[ "$(pcap_fields "$PCAP" frame.interface_name frame.encap_type frame.len | sort -u)" = \
+	  "$(printf '%s\t1\t74' "${P}vb")" ]
+	diff <(for i in $(seq 1 20); do echo "$A $B 4791 18 $i"; done) <(pcap_headers "$PCAP")
+}
+
+@test "-w to an unwritable file: one line, exit 1" {
+	run "$DIAG" -w /nonexistent/dir/x.pcapng
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[ "${lines[0]}" = "rocediag: cannot write /nonexistent/dir/x.pcapng: No such file or directory" ]
+}

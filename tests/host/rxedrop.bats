@@ -347,3 +347,76 @@ ns_scoped_count() {
 	[ "$after" -eq "$before" ]
 	! bpftool prog show | grep -q rxedrop
 }
+
+# -w: the dropped packets read back with tshark
+load ../lib/pcapng
+
+# packets of the nft rule with a counter in table inet axd_filter
+axd_counter() {
+	ip netns exec axdb nft list table inet axd_filter |
+		sed -n 's/.*counter packets \([0-9]*\) .*/\1/p'
+}
+
+@test "-w: one pcapng packet per drop, comment and headers equal the JSON events" {
+	pcap_need_tshark
+	ip netns exec axdb nft -f - <<-'NFT'
+	table inet axd_filter {
+		chain input { type filter hook input priority 0; udp dport 4791 counter drop; }
+	}
+	NFT
+	PCAP=$BATS_TEST_TMPDIR/drops.pcapng
+	start_rxedrop -e -j -N axdb -i axdvb -w "$PCAP"
+	ax_send_roce axda 10.201.0.2 30
+	ax_until 20 "30 drop events" bash -c "[ \$(grep -c '\"type\":\"drop\"' $OUT) -ge 30 ]"
+	ax_stop "$RX_PID" INT
+	[ "$AX_RC" -eq 0 ]
+	# the rule's own counter is the ground truth
+	[ "$(axd_counter)" -eq 30 ]
+	[ "$(pcap_count "$PCAP")" -eq 30 ]
+	[ "$(event_count 'true')" -eq 30 ]
+	# comment: location and reason as the JSON event names them, in order
+	diff <(jq -r 'select(.type == "drop") | "location=\(.location) reason=\(.reason)" +
+		(if .rxe_check then " rxe_check=\(.rxe_check)" else "" end)' "$OUT") \
+		<(pcap_fields "$PCAP" frame.comment)
+	# headers as sent, and as the events carry them
+	diff <(jq -r 'select(.type == "drop") | "\(.saddr) \(.daddr) \(.dport) \(.dqpn) \(.psn)"' "$OUT") \
+		<(pcap_headers "$PCAP")
+	diff <(for i in $(seq 1 30); do echo "10.201.0.1 10.201.0.2 4791 18 $i"; done) \
+		<(pcap_headers "$PCAP")
+	# Ethernet from the mac header: the veth's interface, whole 74-byte frames,
+	# wall-clock times equal to the events' to the microsecond
+	[ "$(pcap_fields "$PCAP" frame.interface_name frame.encap_type frame.len frame.cap_len |
+		sort -u)" = "$(printf 'axdvb\t1\t74\t74')" ]
+	diff <(jq -r 'select(.type == "drop") | .time | tostring' "$OUT" |
+		awk '{ printf "%.6f\n", $1 }') \
+		<(pcap_fields "$PCAP" frame.time_epoch | awk '{ printf "%.6f\n", $1 }')
+}
+
+@test "-w without -e keeps the table; --snaplen cuts; SIGTERM leaves a complete file" {
+	pcap_need_tshark
+	PCAP=$BATS_TEST_TMPDIR/drops.pcapng
+	start_rxedrop -N axdb -i axdvb -w "$PCAP" --snaplen 60
+	ax_send_roce axda 10.201.0.2 12
+	ax_until 20 "12 packets in $PCAP" bash -c "[ \$(tshark -r $PCAP 2>/dev/null | wc -l) -ge 12 ]"
+	ax_stop "$RX_PID" TERM
+	[ "$AX_RC" -eq 0 ]
+	grep -Eq '^__udp4_lib_rcv\+0x[0-9a-f]+ +NO_SOCKET +12$' "$OUT"
+	[ "$(pcap_count "$PCAP")" -eq 12 ]
+	[ "$(pcap_fields "$PCAP" frame.len frame.cap_len frame.comment | sort -u |
+		sed 's/+0x[0-9a-f]*//')" = "$(printf '74\t60\tlocation=__udp4_lib_rcv reason=NO_SOCKET')" ]
+	# the first 60 bytes hold the BTH (Ethernet, IPv4, UDP: 42, BTH 12): QP and PSNs still decode
+	diff <(for i in $(seq 1 12); do echo "10.201.0.1 10.201.0.2 4791 18 $i"; done) \
+		<(pcap_headers "$PCAP")
+}
+
+@test "CLI: -w to an unwritable file, or a bad --snaplen: one line, exit 1" {
+	run "$RXEDROP" -w /nonexistent/dir/x.pcapng
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ ${lines[0]} == "rxedrop: cannot write /nonexistent/dir/x.pcapng: No such file or directory" ]]
+	for bad in 0 2049 x; do
+		run "$RXEDROP" -w "$BATS_TEST_TMPDIR/x.pcapng" --snaplen "$bad"
+		[ "$status" -eq 1 ]
+		[ "${#lines[@]}" -eq 1 ]
+	done
+}

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* tools/lib/pcapng.c: the blocks it writes, walked back byte by byte
+ * (tests/host/{rxedrop,nfdrop}.bats read its files with tshark). */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "lib/pcapng.h"
+#include "tap.h"
+
+static uint8_t buf[8192];
+static size_t len;
+
+static uint32_t u32(size_t off)
+{
+	uint32_t v;
+
+	memcpy(&v, buf + off, 4);
+	return v;
+}
+
+static uint16_t u16(size_t off)
+{
+	uint16_t v;
+
+	memcpy(&v, buf + off, 2);
+	return v;
+}
+
+/* the first option of code in [off, end): its value's offset, length */
+static int find_opt(size_t off, size_t end, uint16_t code, size_t *voff)
+{
+	while (off + 4 <= end) {
+		uint16_t c = u16(off), l = u16(off + 2);
+
+		if (c == 0)
+			return -1;
+		if (c == code) {
+			*voff = off + 4;
+			return l;
+		}
+		off += 4 + ((l + 3) & ~3U);
+	}
+	return -1;
+}
+
+static void check_blocks(void)
+{
+	static const uint32_t want[] = { 0x0A0D0D0A, 1, 6, 6, 1, 6, 6 };
+	static const uint32_t ifid[] = { 0, 0, 0, 0, 0, 1, 0 };
+	size_t off = 0, vo;
+	int i = 0, l;
+
+	for (; off + 12 <= len && i < 7; i++) {
+		uint32_t type = u32(off), tl = u32(off + 4);
+
+		tap_eq(type, want[i], "block %d: type", i);
+		tap_ok(tl % 4 == 0 && off + tl <= len && u32(off + tl - 4) == tl,
+		       "block %d: length %u, a multiple of 4, repeated at its end", i, tl);
+		if (type == 1) {
+			l = find_opt(off + 16, off + tl - 4, 2, &vo);
+			tap_ok(l == 5 && !memcmp(buf + vo, "veth0", 5), "IDB %d: if_name veth0", i);
+			tap_eq(u16(off + 8), i == 1 ? PCAPNG_LINKTYPE_ETHERNET : PCAPNG_LINKTYPE_RAW,
+			       "IDB %d: link type", i);
+			tap_eq(u32(off + 12), 256, "IDB %d: snaplen", i);
+		}
+		if (type == 6) {
+			uint32_t cap = u32(off + 20);
+			uint64_t ts = (uint64_t)u32(off + 12) << 32 | u32(off + 16);
+
+			tap_eq(u32(off + 8), ifid[i], "EPB %d: interface id", i);
+			tap_eq(ts, 1700000000123456ULL + i, "EPB %d: microseconds", i);
+			tap_eq(u32(off + 24), 100, "EPB %d: original length", i);
+			l = find_opt(off + 28 + ((cap + 3) & ~3U), off + tl - 4, 1, &vo);
+			tap_ok(l == 7 && !memcmp(buf + vo, "drop #", 6) && buf[vo + 6] == '0' + i,
+			       "EPB %d: the comment", i);
+		}
+		off += tl;
+	}
+	tap_eq(off, len, "the blocks fill the file");
+}
+
+int main(void)
+{
+	char path[] = "/tmp/axp-pcapng-unit.XXXXXX";
+	int fd = mkstemp(path);
+	uint8_t pkt[100];
+	struct pcapng *p;
+	FILE *f;
+	char c[16];
+
+	for (unsigned int i = 0; i < sizeof(pkt); i++)
+		pkt[i] = i;
+	p = pcapng_open(path, "unit", 256);
+	tap_ok(fd >= 0 && p, "opened");
+	if (!p)
+		return tap_done();
+	for (int i = 2; i < 7; i++) {
+		if (i == 4)
+			continue;	/* the second IDB's place */
+		snprintf(c, sizeof(c), "drop #%d", i);
+		/* odd lengths: padding; block 5 raw IP */
+		tap_eq(pcapng_packet(p, "veth0", i == 5 ? PCAPNG_LINKTYPE_RAW :
+				     PCAPNG_LINKTYPE_ETHERNET, 1700000000123456ULL + i,
+				     pkt, 2 * i + 1, 100, c), 0, "packet %d written", i);
+	}
+	tap_eq(pcapng_count(p), 4, "four packets counted");
+	tap_eq(pcapng_close(p), 0, "closed");
+	f = fopen(path, "rb");
+	len = f ? fread(buf, 1, sizeof(buf), f) : 0;
+	if (f)
+		fclose(f);
+	check_blocks();
+	unlink(path);
+	close(fd);
+	errno = 0;
+	tap_ok(!pcapng_open("/nonexistent/dir/x.pcapng", "unit", 256) && errno == ENOENT,
+	       "a file that cannot be created: NULL, errno ENOENT");
+	return tap_done();
+}
