@@ -79,6 +79,7 @@ unit_value() {
 	# (those of the unit's that this shell has: a container may lack some)
 	[ "$caps" = "$(capsh --print | sed -n 's/^Bounding set =//p' | tr ',' '\n' | grep -xF "$keep" | sort | paste -sd,)" ]
 	ax_bg ip netns exec ${P}b "$AX_BUILD/rocegen" responder -q --timeout 60
+	ax_wait_udp ${P}b 4791
 	ip netns exec ${P}a "$AX_BUILD/rocegen" requester -q -d $B -f 2 -n 40 --window 2 \
 		--ack-timeout-us 100000 --timeout 10 > "$T/req.out" || true
 	ax_until 30 "the dropped flow's verdict in the metrics" \

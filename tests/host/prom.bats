@@ -197,6 +197,7 @@ names_ok() {
 # rocegen requester in ${P}a at about 1000 messages a second for ~20 s
 start_traffic() {
 	ax_bg ip netns exec "${P}b" "$AX_BUILD/rocegen" responder --timeout 60 > "$T/resp.out" 2>&1
+	ax_wait_udp "${P}b" 4791
 	ax_bg ip netns exec "${P}a" "$AX_BUILD/rocegen" requester -d $B -q -n 20000 \
 		--interval-us 1000 --timeout 40 > "$T/req.out" 2>&1
 }

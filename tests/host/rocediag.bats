@@ -104,6 +104,7 @@ qp_json() {
 run_three_flows() {
 	ax_bg ip netns exec ${P}b "$GEN" responder -q --timeout 60 \
 		--delay-us 49152=500 --delay-us 49153=20000
+	ax_wait_udp ${P}b 4791
 	ip netns exec ${P}a "$GEN" requester -q -d $B -f 3 -n 300 --window 4 \
 		--ack-timeout-us 500000 --timeout 20 > "$T/req.out" || true
 }
@@ -234,6 +235,7 @@ run_three_flows() {
 @test "clean traffic with sources missing (no -i, --no-rules, no rdma_rxe): every QP OK, nothing STUCK, the missing evidence named" {
 	start_diag -i ${P}va --no-rules -j
 	ax_bg ip netns exec ${P}b "$GEN" responder -q --timeout 60
+	ax_wait_udp ${P}b 4791
 	ip netns exec ${P}a "$GEN" requester -q -d $B -f 3 -n 150 --window 4 \
 		--ack-timeout-us 500000 > "$T/req.out"
 	stop_diag

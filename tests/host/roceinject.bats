@@ -62,6 +62,7 @@ start_rocelat() {
 # no spurious retransmission on a slow host (the VM tier's emulation)
 traffic() {
 	ax_bg ip netns exec ${P}b "$GEN" responder -q --timeout 60 > "$T/rsp.out"
+	ax_wait_udp ${P}b 4791
 	ip netns exec ${P}a "$GEN" requester -d $B -q -f 3 -n "${1:-300}" --window 1 --flow-stats \
 		--ack-timeout-us 500000 --timeout 60 > "$T/req.out"
 }
@@ -349,6 +350,7 @@ seeded_psns() {
 	ax_until 30 "roceinject's banner" banner_in "$T/inj"
 	grep -q '^Injecting' "$T/inj.err"
 	ax_bg ip netns exec ${P}tb "$GEN" responder -q --timeout 60
+	ax_wait_udp ${P}tb 4791
 	ip netns exec ${P}ta "$GEN" requester -d $B -q -f 3 -n 100 --window 1 \
 		--ack-timeout-us 500000 --timeout 60 > "$T/treq.out"
 	traffic 100

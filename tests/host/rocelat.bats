@@ -55,6 +55,7 @@ rl_counter() {
 start_responder() {
 	ax_bg ip netns exec "${P}b" "$GEN" responder --timeout 60 "$@" > "$T/resp.out" 2>&1
 	RESP_PID=$AX_LAST_PID
+	ax_wait_udp "${P}b" 4791
 }
 
 stop_responder() {
@@ -772,6 +773,7 @@ start_shared() {
 	  "$(ip -n "${P}ta" -o link show "${P}tva" | cut -d: -f1)" ]
 	start_responder
 	ax_bg ip netns exec "${P}tb" "$GEN" responder --timeout 60 > "$T/tresp.out" 2>&1
+	ax_wait_udp "${P}tb" 4791
 	ax_bg "$RL" -N "${P}a" -i "${P}va" -j > "$T/rl.out" 2> "$T/rl.err"
 	RL_PID=$AX_LAST_PID
 	AX_WAIT_BANNER_S=$WAIT ax_wait_banner "$RL_PID" "$T/rl.out" "$T/rl.err"

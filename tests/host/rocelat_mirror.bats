@@ -344,6 +344,7 @@ check_gen() {
 
 	ax_bg ip netns exec "${P}b" "$GEN" responder --timeout 60 --delay-us 200 > "$T/resp.out" 2>&1
 	local resp=$AX_LAST_PID
+	ax_wait_udp "${P}b" 4791
 	# the underlay: XDP sees the answers in VXLAN, tc egress the requests
 	start_rocelat under -i "${P}va" --decap -j -F
 	# the overlay: the same traffic without its tunnel (generic XDP: a
@@ -397,6 +398,7 @@ check_gen() {
 
 	ax_bg ip netns exec "${P}b" "$GEN" responder --timeout 60 --delay-us 200 > "$T/resp.out" 2>&1
 	local resp=$AX_LAST_PID
+	ax_wait_udp "${P}b" 4791
 	mirror_start nic "${P}c" "${P}cc" --mirror -j -F
 	mirror_start dev "${P}d" tun0 --mirror --skb-mode -j -F
 	# and on d's NIC: the session read raw beside the device

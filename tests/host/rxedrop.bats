@@ -324,10 +324,20 @@ ns_scoped_count() {
 	[ "$output" = "rxedrop: no such network namespace: axd-no-such-ns" ]
 }
 
-@test "not root, with CAP_BPF and CAP_PERFMON only: 100 RoCE drops counted" {
+@test "not root, with CAP_BPF and CAP_PERFMON (CAP_SYS_ADMIN where libbpf reads module BTF): 100 RoCE drops counted" {
 	# ambient, so that they survive setpriv's exec; CAP_SYSLOG for the
 	# addresses in /proc/kallsyms (kernel.perf_event_paranoid > 1)
 	local caps=+bpf,+perfmon,+syslog
+	if ! bpftool btf dump file /sys/kernel/btf/vmlinux | grep -q "FUNC 'bpf_rdonly_cast'"; then
+		# before 6.2 the kfunc is in no BTF: libbpf (1.1) then lists
+		# the modules' BTF, which needs CAP_SYS_ADMIN; one line says so
+		run setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=$caps \
+			--ambient-caps=$caps "$RXEDROP" -j 1 1
+		echo "$output"
+		[ "$status" -eq 1 ]
+		[ "${lines[-1]}" = "rxedrop: load BPF programs: libbpf must read the kernel modules' BTF here (this kernel's own lacks a kfunc the program can use), which needs CAP_SYS_ADMIN: run as root, or grant CAP_SYS_ADMIN" ]
+		caps=$caps,+sys_admin
+	fi
 	ax_bg setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=$caps \
 		--ambient-caps=$caps "$RXEDROP" -j >"$OUT" 2>"$ERR"
 	RX_PID=$AX_LAST_PID

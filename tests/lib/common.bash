@@ -214,9 +214,11 @@ ax_tools() {
 }
 
 # ax_wait_udp NETNS PORT: until a UDP socket is bound to PORT in NETNS
-# (IPv4; at most 20 s)
+# (IPv4; at most 60 s). After starting rocegen's responder: a requester
+# that starts before it is bound loses its first requests (port
+# unreachable) and retransmits them.
 ax_wait_udp() {
-	local hex end=$((SECONDS + 20))
+	local hex end=$((SECONDS + 60))
 	printf -v hex ':%04X ' "$2"
 	while [ "$SECONDS" -le "$end" ]; do
 		ip netns exec "$1" cat /proc/net/udp | grep -q "$hex" && return 0
