@@ -459,13 +459,19 @@ twin_rxe() {
 }
 
 @test "-i is scoped by namespace: QPs of an rxe device on the same interface index elsewhere never count" {
-	local out=$BATS_TEST_TMPDIR/ns.out qa A
+	local out=$BATS_TEST_TMPDIR/ns.out all=$BATS_TEST_TMPDIR/all.out qa A apid
 	twin_rxe
+	# the control: without -i, rxeqp sees the twin's QPs
+	start_rxeqp "$all" -j 1
+	apid=$RXEQP_PID
 	start_rxeqp "$out" -j -i veth-a 1
-	# the twin's QP pair sends (whether rdma_rxe carries it to the other
-	# side outside the initial namespace does not matter here)
+	# the twin's QP pair is made (6.1's rdma_rxe resolves its peer in
+	# the initial namespace only, so its connection may time out: the
+	# QPs exist either way, on rxe-axqa, over the same interface index)
 	ip netns exec axqn "$RC" -a rxe-axqa -b rxe-axqb -o send -n 50 -s 1024 -T 10 || true
-	[ "$(counter rxe-axqa sent_pkts)" -gt 0 ]
+	ax_until 60 "the control's rows of rxe-axqa's QPs" \
+		jq -e -s 'any(.[]; .type == "qp" and .dev == "rxe-axqa")' "$all"
+	stop_rxeqp "$apid"
 	run "$RC" -o send -n 50 -s 1024 -T 60
 	echo "$output"
 	[ "$status" -eq 0 ]
