@@ -13,6 +13,8 @@
  * through bpf_rdonly_cast(p, 0) (SRC_KMEM, where the kernel has it; the
  * test loads parse_kmem only then). parse_skb_decap is never attached:
  * loading it has the verifier pass the sk_buff flavour of decap.
+ * parse_fast_qpn is roceinject's order: pkt_fast_roce_dqpn() first (its
+ * answer left in fast_ok/fast_qpn), then the full parse without decap.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -28,6 +30,8 @@ const volatile __u16 targ_roce_port = ROCE_V2_PORT;
 int verdict;
 struct pkt_info info;
 int skb_verdict;
+int fast_ok;
+__u32 fast_qpn;
 struct pkt_info skb_info;
 
 /*
@@ -77,6 +81,18 @@ PARSE_T_PROG(parse_decap_local, targ_decap, true, SRC_PACKET)
 PARSE_T_PROG(parse_plain_local, false, true, SRC_PACKET)
 PARSE_T_PROG(parse_kernel, targ_decap, false, SRC_KERNEL)
 PARSE_T_PROG(parse_kmem, targ_decap, false, SRC_KMEM)
+
+SEC("xdp")
+int parse_fast_qpn(struct xdp_md *ctx)
+{
+	__u32 qpn = 0;
+
+	fast_ok = pkt_fast_roce_dqpn((void *)(long)ctx->data, (void *)(long)ctx->data_end,
+				     targ_roce_port, &qpn);
+	fast_qpn = qpn;
+	parse_t_run(ctx, false, false, SRC_PACKET);
+	return XDP_PASS;
+}
 
 SEC("tp_btf/kfree_skb")
 int BPF_PROG(parse_skb_decap, struct sk_buff *skb)

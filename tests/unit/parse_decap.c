@@ -253,6 +253,82 @@ static void test_cut_everywhere(struct parse_decap_bpf *on)
 	}
 }
 
+/*
+ * pkt_fast_roce_dqpn() is a second reader of the plain IPv4/UDP/BTH layout
+ * (roceinject's -Q fast path): where it answers, the full parser must call
+ * the frame RoCE with the same destination QPN; it must answer for a
+ * complete plain IPv4 RoCE frame (a first fragment is one) and leave IP
+ * options, later fragments, VLAN, IPv6 and other ports to the full parse. Checked on every generated frame,
+ * on every cut of the plain one and on variants of it.
+ */
+static int t_fast_agrees(struct parse_decap_bpf *on, const unsigned char *pkt,
+			 unsigned len, struct pkt_info *pi)
+{
+	int v = t_run(on, on->progs.parse_fast_qpn, pkt, len, pi);
+
+	if (!on->bss->fast_ok)
+		return 1;
+	return v == PKT_ROCE && pi->family == 4 && pi->dqpn == on->bss->fast_qpn;
+}
+
+static void test_fast_qpn(struct parse_decap_bpf *on)
+{
+	const struct decap_case *c = find_case("plain IPv4 SEND_ONLY");
+	static const struct { const char *what; unsigned off; unsigned char val; int fast; } var[] = {
+		{ "as built", 0, 0, 1 },
+		{ "IP options (IHL 6)", 14, 0x46, 0 },
+		{ "first fragment (MF, offset 0)", 14 + 6, 0x20, 1 },
+		{ "fragment offset", 14 + 7, 0x01, 0 },
+		{ "UDP port 4792", 14 + 20 + 3, 0xB8, 0 },
+		{ "not UDP (TCP)", 14 + 9, 6, 0 },
+		{ "VLAN ethertype", 12, 0x81, 0 },
+		{ "IPv6 ethertype", 13, 0xDD, 0 },
+		{ "RDMA WRITE ONLY (RETH)", 14 + 28, 0x0A, 1 },
+		{ "ACKNOWLEDGE (AETH)", 14 + 28, 0x11, 1 },
+		{ "UD SEND ONLY (DETH)", 14 + 28, 0x64, 1 },
+		{ "IP total length 39", 14 + 3, 39, 0 },
+	};
+	unsigned char f[256];
+	unsigned bad = 0, hits = 0;
+	struct pkt_info pi;
+
+	for (unsigned i = 0; i < NCASES; i++)
+		if (!t_fast_agrees(on, decap_cases[i].pkt, decap_cases[i].len, &pi)) {
+			printf("#  disagrees: %s\n", decap_cases[i].name);
+			bad++;
+		}
+	tap_eq(bad, 0, "fast QPN read: agrees with the full parse on all %u generated frames",
+	       (unsigned)NCASES);
+
+	bad = 0;
+	for (unsigned len = 14; len <= c->len; len++) {
+		if (!t_fast_agrees(on, c->pkt, len, &pi))
+			bad++;
+		hits += on->bss->fast_ok;
+	}
+	tap_eq(bad, 0, "fast QPN read: agrees on every cut of %s", c->name);
+	/* SEND ONLY: no extended header after the BTH */
+	tap_eq(hits, c->len - (14 + 20 + 8 + 12) + 1,
+	       "fast QPN read: answers on exactly the cuts that hold the whole BTH");
+
+	if (c->len > sizeof(f) || c->len < 14 + 20 + 8 + 12 + 16) {
+		printf("Bail out! plain IPv4 SEND_ONLY frame of %u bytes\n", c->len);
+		exit(1);
+	}
+	for (unsigned k = 0; k < sizeof(var) / sizeof(var[0]); k++) {
+		memcpy(f, c->pkt, c->len);
+		if (var[k].off) {
+			if (var[k].off == 14 + 3)
+				f[14 + 2] = 0;	/* the total length's high byte */
+			f[var[k].off] = var[k].val;
+		}
+		tap_ok(t_fast_agrees(on, f, c->len, &pi), "fast QPN read, %s: agrees with the full parse",
+		       var[k].what);
+		tap_eq(on->bss->fast_ok, var[k].fast, "fast QPN read, %s: %s", var[k].what,
+		       var[k].fast ? "answers" : "leaves it to the full parse");
+	}
+}
+
 /* ns per run of prog over one frame, BPF_PROG_TEST_RUN's own average */
 static double t_bench_once(struct bpf_program *prog, const struct decap_case *c)
 {
@@ -313,6 +389,7 @@ int main(void)
 
 	test_cases(on, off);
 	test_cut_everywhere(on);
+	test_fast_qpn(on);
 	bench(on, off);
 	parse_decap_bpf__destroy(off);
 	parse_decap_bpf__destroy(on);
