@@ -287,7 +287,7 @@ seeded_psns() {
 	ax_until 10 "no program left" nothing_left a ${P}va
 
 	# kernels before tcx (6.6): a clsact filter; the watchdog removes it
-	ROCELAT_FORCE_CLSACT=1 start_inj a inj --drop -Q 0x12
+	AGENTXDP_FORCE_CLSACT=1 start_inj a inj --drop -Q 0x12
 	[[ "$(cat "$T/inj.out")" == *"(tc egress)"* ]]
 	[ -n "$(tc -n ${P}a filter show dev ${P}va egress)" ]
 	ax_stop "$INJ_PID" KILL
@@ -295,13 +295,13 @@ seeded_psns() {
 
 	# a filter whose watchdog died too (kill -9 of both): the next run
 	# removes it
-	ROCELAT_FORCE_CLSACT=1 start_inj a inj --drop -Q 0x12
+	AGENTXDP_FORCE_CLSACT=1 start_inj a inj --drop -Q 0x12
 	local wd
 	wd=$(ps -o pid= --ppid "$INJ_PID" | tr -d ' ')
 	kill -9 "$INJ_PID" ${wd:+"$wd"}
 	wait "$INJ_PID" 2>/dev/null || true
 	[ -n "$(tc -n ${P}a filter show dev ${P}va egress)" ]
-	ROCELAT_FORCE_CLSACT=1 start_inj a inj2 --drop -Q 0x12
+	AGENTXDP_FORCE_CLSACT=1 start_inj a inj2 --drop -Q 0x12
 	grep -q "removed a leftover tc egress filter of a killed roceinject run" "$T/inj2.err"
 	ax_stop "$INJ_PID"
 	# no filter, no program, and no clsact qdisc: this run found it

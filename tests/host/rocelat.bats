@@ -361,17 +361,17 @@ nothing_attached() {
 }
 
 @test "clsact fallback: removed at exit; a SIGKILL leftover is removed by the next run" {
-	ROCELAT_FORCE_CLSACT=1 start_rocelat_logged
+	AGENTXDP_FORCE_CLSACT=1 start_rocelat_logged
 	grep -q "(XDP [a-z]*, tc egress)" "$T/rl.out"
 	[ -n "$(tc -n "${P}a" filter show dev "${P}va" egress)" ]
 	stop_rocelat INT
 	nothing_attached
 
-	ROCELAT_FORCE_CLSACT=1 start_rocelat_logged
+	AGENTXDP_FORCE_CLSACT=1 start_rocelat_logged
 	stop_rocelat KILL
 	# documented: before tcx a killed run leaves its tc filter
 	tc -n "${P}a" filter show dev "${P}va" egress | grep -q "rocelat_tc"
-	ROCELAT_FORCE_CLSACT=1 start_rocelat_logged
+	AGENTXDP_FORCE_CLSACT=1 start_rocelat_logged
 	grep -q "removed a leftover tc egress filter" "$T/rl.err"
 	[ "$(tc -n "${P}a" filter show dev "${P}va" egress | grep -c "rocelat_tc")" -eq 1 ]
 	stop_rocelat INT
@@ -687,7 +687,7 @@ tc_prefs() {
 start_shared() {
 	local out=$1 re=$2
 	shift 2
-	ROCELAT_FORCE_CLSACT=1 ax_bg ip netns exec "${P}a" "$@" > "$T/$out.out" 2> "$T/$out.err"
+	AGENTXDP_FORCE_CLSACT=1 ax_bg ip netns exec "${P}a" "$@" > "$T/$out.out" 2> "$T/$out.err"
 	SH_PID=$AX_LAST_PID
 	ax_until "$WAIT" "$out's banner" bash -c "grep -q '$re' '$T/$out.out' '$T/$out.err' || ! kill -0 $SH_PID"
 	grep -q "$re" "$T/$out.out" "$T/$out.err" || { cat "$T/$out.err" >&2; false; }
@@ -700,7 +700,7 @@ start_shared() {
 @test "without tcx: rocelat, rocediag and roceinject share one interface's clsact, each removing only its own filter" {
 	[ -x "$AX_BUILD/rocediag" ] && [ -x "$AX_BUILD/roceinject" ] || skip "rocediag or roceinject not built"
 	start_responder
-	ROCELAT_FORCE_CLSACT=1 start_rocelat_logged -j
+	AGENTXDP_FORCE_CLSACT=1 start_rocelat_logged -j
 	grep -q "tc egress" "$T/rl.err"
 	start_shared rd '^Tracing' "$AX_BUILD/rocediag" -j -i "${P}va" 1
 	local rd=$SH_PID
@@ -739,7 +739,7 @@ start_shared() {
 
 @test "without tcx: a killed rocediag's leftover filter goes at its next run; rocelat's stays; the first to leave takes only its own" {
 	[ -x "$AX_BUILD/rocediag" ] || skip "rocediag not built"
-	ROCELAT_FORCE_CLSACT=1 start_rocelat_logged -j
+	AGENTXDP_FORCE_CLSACT=1 start_rocelat_logged -j
 	start_shared rd '^Tracing' "$AX_BUILD/rocediag" -j -i "${P}va" 1
 	ax_stop "$SH_PID" KILL
 	# documented: before tcx a killed run leaves its tc filter

@@ -103,7 +103,13 @@ perf_run() {
 		fi
 		sleep 0.2
 	done
-	timeout -k 3 120 "${pin_cli[@]}" stdbuf -oL "$tool" -d rxe-a -x 1 -p "$PORT" "$@" "$B" </dev/null >"$T/$name.cli" 2>&1 || rc=$?
+	timeout -k 3 120 "${pin_cli[@]}" stdbuf -oL "$tool" -d rxe-a -x 1 -p "$PORT" "$@" "$B" </dev/null >"$T/$name.cli" 2>&1 &
+	local cpid=$! k
+	for k in $(seq 1 100); do kill -0 $cpid 2>/dev/null || break; sleep 1; done
+	if kill -0 $cpid 2>/dev/null; then
+		{ echo "DIAG: client still running after 100 s"; rdma statistic show; cat /proc/softirqs; ps -eLo pid,tid,psr,stat,pcpu,wchan:30,comm | grep -v ' 0.0 ' ; cat /proc/net/dev; ip -s link show dev veth-a; ip -s link show dev veth-b; sleep 5; echo DIAG2; rdma statistic show; cat /proc/loadavg; cat /proc/$cpid/task/*/stat 2>/dev/null; pgrep -a ib_write; for p in $(pgrep ib_write); do cat /proc/$p/stack; grep -E 'State|ctxt' /proc/$p/status; done; cat $T/$name.cli $T/$name.srv; } >&2
+	fi
+	wait $cpid || rc=$?
 	end=$((SECONDS + 10))
 	while kill -0 "$spid" 2>/dev/null && [ "$SECONDS" -le "$end" ]; do
 		sleep 0.2

@@ -383,7 +383,7 @@ int netattach_tc(struct netattach *f, struct bpf_program *prog,
 	/* tcx (6.6+): a link, gone with the process even after SIGKILL.
 	 * libbpf 1.1 has no wrapper, but bpf_link_create passes an attach
 	 * type it does not know straight to the kernel. */
-	if (!getenv("ROCELAT_FORCE_CLSACT")) {
+	if (!getenv("AGENTXDP_FORCE_CLSACT")) {
 		f->tcx_fd[dir] = bpf_link_create(fd, f->ifindex, tcx_types[dir], NULL);
 		if (f->tcx_fd[dir] >= 0)
 			return 0;

@@ -75,7 +75,7 @@ int netattach_ingress(struct netattach *f, struct bpf_program *xdp,
 		      struct bpf_program *tc_in, enum netattach_mode mode,
 		      const struct netattach_tc_id *in_id);
 /* tc egress prog on f (tcx, else clsact with id); 0 or negative errno
- * after a one-line error. ROCELAT_FORCE_CLSACT in the environment skips
+ * after a one-line error. AGENTXDP_FORCE_CLSACT in the environment skips
  * tcx (tests of the older kernels' path). */
 int netattach_tc_egress(struct netattach *f, struct bpf_program *prog,
 			const struct netattach_tc_id *id);
