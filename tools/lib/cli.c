@@ -9,8 +9,10 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <linux/capability.h>
+#include <bpf/bpf.h>
 #include "cli.h"
 #include "netns.h"
+#include "probe.h"
 #include "prom.h"
 
 struct cli_env cli = {
@@ -263,20 +265,28 @@ int cli_parse(const struct argp *argp, int argc, char **argv, void *input)
 	return argp_parse(argp, argc, argv, ARGP_NO_HELP, NULL, input);
 }
 
-/* libbpf could not list the kernel's BTF objects (BPF_BTF_GET_NEXT_ID
- * needs CAP_SYS_ADMIN): it looks there for a kfunc that vmlinux lacks
- * (bpf_rdonly_cast before 6.2), and libbpf 1.1 fails the load */
-static bool cli_btf_iter_denied;
-
 static int libbpf_print(enum libbpf_print_level level, const char *fmt,
 			va_list args)
 {
-	if (strstr(fmt, "iterate BTF objects"))
-		cli_btf_iter_denied = true;
 	/* without -v nothing, errors too: the tool reports them, in one line */
 	if (!cli.verbose)
 		return 0;
 	return vfprintf(stderr, fmt, args);
+}
+
+/*
+ * The programs may use the kfunc bpf_rdonly_cast (bpf/lib/skb.bpf.h, a weak
+ * ksym). Where vmlinux's BTF lacks it (before 6.2), libbpf looks for it in
+ * the modules' BTF, and listing those (BPF_BTF_GET_NEXT_ID) needs
+ * CAP_SYS_ADMIN; libbpf 1.1 fails the load when it may not.
+ */
+static bool cli_btf_iter_denied(void)
+{
+	__u32 id = 0;
+
+	if (probe_btf_func("bpf_rdonly_cast", NULL))
+		return false;
+	return bpf_btf_get_next_id(0, &id) && errno == EPERM;
 }
 
 static void on_signal(int sig)
@@ -366,7 +376,7 @@ void cli_bpf_err(const char *what, int err)
 
 	if (err < 0)
 		err = -err;
-	if (cli_btf_iter_denied) {
+	if (cli_btf_iter_denied()) {
 		cli_err("%s: libbpf must read the kernel modules' BTF here (this "
 			"kernel's own lacks a kfunc the program can use), which needs "
 			"CAP_SYS_ADMIN: run as root, or grant CAP_SYS_ADMIN", what);
