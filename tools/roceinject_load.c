@@ -9,6 +9,7 @@
 #include "lib/cli.h"
 #include "lib/maps.h"
 #include "lib/netattach.h"
+#include "lib/probe.h"
 
 /* a clsact filter of a killed run is recognised by these (netattach.c) */
 const struct netattach_tc_id inject_tc_id = {
@@ -51,6 +52,13 @@ struct roceinject_bpf *roceinject_load(const struct inject_opts *o, struct netat
 	struct roceinject_bpf *obj;
 	int err;
 
+	/* the per-QP counts and --count take the old value of an atomic
+	 * add: say so before the verifier says only "rejected" */
+	if (!probe_atomic_fetch_add()) {
+		cli_err("this kernel lacks the BPF atomic fetch-and-add instruction (5.12+), "
+			"which roceinject's BPF program needs: it cannot run here");
+		return NULL;
+	}
 	netattach_init(f, o->ifname);
 	obj = roceinject_bpf__open();
 	if (!obj) {

@@ -225,16 +225,17 @@ bool probe_bpf_loop(void)
 	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_XDP, BPF_FUNC_loop, NULL) > 0;
 }
 
-bool probe_atomic_cmpxchg(void)
+/* the kernel accepts the BPF atomic op (BPF_CMPXCHG, BPF_ADD | BPF_FETCH
+ * ...) on a stack slot: r0 = op((u64 *)(r10 - 8), r1) */
+static bool probe_atomic(int op)
 {
-	static const struct bpf_insn insns[] = {
+	const struct bpf_insn insns[] = {
 		{ .code = 0xb7, .dst_reg = 0, .imm = 0 },	/* r0 = 0 */
 		/* *(u64 *)(r10 - 8) = r0 */
 		{ .code = BPF_STX | BPF_MEM | BPF_DW, .dst_reg = 10, .src_reg = 0, .off = -8 },
 		{ .code = 0xb7, .dst_reg = 1, .imm = 1 },	/* r1 = 1 */
-		/* r0 = cmpxchg((u64 *)(r10 - 8), r0, r1) */
 		{ .code = BPF_STX | BPF_ATOMIC | BPF_DW, .dst_reg = 10, .src_reg = 1,
-		  .off = -8, .imm = BPF_CMPXCHG },
+		  .off = -8, .imm = op },
 		{ .code = 0xb7, .dst_reg = 0, .imm = 0 },	/* r0 = 0 */
 		{ .code = 0x95 },				/* exit */
 	};
@@ -245,6 +246,16 @@ bool probe_atomic_cmpxchg(void)
 		return false;
 	close(fd);
 	return true;
+}
+
+bool probe_atomic_cmpxchg(void)
+{
+	return probe_atomic(BPF_CMPXCHG);
+}
+
+bool probe_atomic_fetch_add(void)
+{
+	return probe_atomic(BPF_ADD | BPF_FETCH);
 }
 
 bool probe_kprobe(const char *func)

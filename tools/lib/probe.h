@@ -28,6 +28,8 @@ bool probe_btf_func(const char *func, const char *module);
 bool probe_bpf_loop(void);
 /* the BPF atomic compare-and-exchange instruction (5.12+) */
 bool probe_atomic_cmpxchg(void);
+/* BPF atomic fetch-and-add, its old value used (5.12+) */
+bool probe_atomic_fetch_add(void);
 /* a kprobe on func can be created */
 bool probe_kprobe(const char *func);
 /* the module's BTF is in /sys/kernel/btf (the module is loaded) */
