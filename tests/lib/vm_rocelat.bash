@@ -115,7 +115,10 @@ perf_run() {
 		sleep 0.2
 	done
 	grep -v '^ *$' "$T/$name.cli" | tail -n 3
-	[ "$rc" -eq 0 ] || echo "$tool client exited with $rc" >&2
+	if [ "$rc" -ne 0 ]; then
+		echo "$tool client exited with $rc; rxe's counters:" >&2
+		rdma statistic show >&2 2>&1 || true
+	fi
 	return "$rc"
 }
 
