@@ -8,9 +8,12 @@
 #     count by location and say that reasons are unavailable;
 #   - no BPF compare-and-exchange (before 5.12): rocelat refuses, live and
 #     -r (from 5.12 to 5.16 it runs its build without bpf_loop);
-#   - no module BTF (before 5.11): rxeqp refuses, naming it.
+#   - no module BTF (before 5.11): rxeqp refuses, naming it;
+#   - no BPF atomic fetch-and-add (before 5.12): roceinject refuses;
+#     rocediag runs without latency and rule names, and says so.
 # Ground truth: the nft rule's own counter for injected RoCE packets, rxe's
-# port counters and perftest's iterations for real rdma_rxe traffic.
+# port counters and perftest's iterations for real rdma_rxe traffic,
+# rocegen's per-QP retransmits for roceinject's drops.
 
 load ../lib/common
 load ../lib/vm_rocelat
@@ -18,11 +21,14 @@ load ../lib/vm_rocelat
 RXEDROP=$AX_BUILD/rxedrop
 NFDROP=$AX_BUILD/nfdrop
 RXEQP=$AX_BUILD/rxeqp
+INJ=$AX_BUILD/roceinject
+DIAG=$AX_BUILD/rocediag
+GEN=$AX_BUILD/rocegen
 WAIT=90
 
 setup_file() {
 	ax_file_needs --vm --rxe rdma ib_send_lat nft jq tc tcpdump timeout stdbuf bpftool \
-		"$RXEDROP" "$NFDROP" "$RXEQP" "$RL" || return 0
+		"$RXEDROP" "$NFDROP" "$RXEQP" "$RL" "$INJ" "$DIAG" "$GEN" || return 0
 	bed_up
 }
 
@@ -91,7 +97,7 @@ rule_packets() {
 	[ "$(jq -s '[.[] | select(.type == "drop_count") | .count] | add // 0' "$OUT")" -eq "$(rule_packets)" ]
 	if has_reason; then
 		[ "$(jq -rs '[.[] | select(.type == "drop_count") | .reason] | unique | join(",")' "$OUT")" = NETFILTER_DROP ]
-		! grep -q 'reasons unavailable' "$ERR"
+		[ -z "$(grep 'reasons unavailable' "$ERR")" ]
 	else
 		# 5.10: nf_tables returns NF_DROP, nf_hook_slow frees the packet
 		[ "$(jq -rs '[.[] | select(.type == "drop_count") | .location | split("+")[0]] | unique | join(",")' "$OUT")" = nf_hook_slow ]
@@ -177,4 +183,67 @@ rule_packets() {
 			[ "$sum" -eq $((${c1[$d.${k#*:}]} - ${c0[$d.${k#*:}]})) ]
 		done
 	done
+}
+
+@test "roceinject: drop 3 requests of one QP of three: rocegen retransmits exactly those 3, the others none, nothing left after; or the one fetch-add refusal" {
+	ax_netns_pair "$P" 10.231.0.1/24 10.231.0.2/24
+	if ! kernel_at_least 5 12; then
+		run ip netns exec "${P}b" "$INJ" -i "${P}vb" --direction ingress --drop -Q 0x12
+		echo "$output"
+		[ "$status" -eq 1 ]
+		[ "$output" = "roceinject: this kernel lacks the BPF atomic fetch-and-add instruction (5.12+), which roceinject's BPF program needs: it cannot run here" ]
+		[ -z "$(tc -n "${P}b" qdisc show dev "${P}vb" | grep clsact)" ]
+		return 0
+	fi
+	ax_bg ip netns exec "${P}b" "$INJ" -i "${P}vb" --direction ingress --drop -Q 0x12 --count 3 -j >"$OUT" 2>"$ERR"
+	local pid=$AX_LAST_PID
+	AX_WAIT_BANNER_S=$WAIT ax_wait_banner "$pid" "$ERR" "$OUT"
+	ax_bg ip netns exec "${P}b" "$GEN" responder -q --timeout 60 >"$T/rsp.out"
+	ax_wait_udp "${P}b" 4791
+	# one request outstanding per QP: a lost one costs one retransmission
+	ip netns exec "${P}a" "$GEN" requester -d 10.231.0.2 -q -f 3 -n 60 --window 1 --flow-stats \
+		--ack-timeout-us 500000 --timeout 60 >"$T/req.out"
+	ax_stop "$pid"
+	cat "$ERR" "$OUT" "$T/req.out"
+	[ "$AX_RC" -eq 0 ]
+	[ "$(jq -r 'select(.type == "qp" and .dqpn == 18) | .drop' "$OUT" | tail -1)" -eq 3 ]
+	[ "$(jq -r 'select(.type == "qp") | .dqpn' "$OUT" | sort -u)" = 18 ]
+	# rocegen's QPs 0x11..0x13 from UDP source ports 49152..49154
+	for q in 49152:0 49153:3 49154:0; do
+		[ "$(sed -n "s/^rocegen: role=requester-flow sport=${q%:*} .* completed=\([0-9]*\) retransmits=\([0-9]*\).*/\1 \2/p" "$T/req.out")" = "20 ${q#*:}" ]
+	done
+	[ -z "$(tc -n "${P}b" filter show dev "${P}vb" ingress)" ]
+	[ -z "$(tc -n "${P}b" qdisc show dev "${P}vb" | grep clsact)" ]
+}
+
+@test "rocediag: one QP's requests dropped by an nft rule: DROPPED-LOCALLY with as many drops as the rule counted; what this kernel cannot show named" {
+	local n=23
+	nft_drop_bed
+	ax_bg ip netns exec "${P}b" "$DIAG" -i "${P}vb" -j >"$OUT" 2>"$ERR"
+	local pid=$AX_LAST_PID
+	AX_WAIT_BANNER_S=$WAIT ax_wait_banner "$pid" "$ERR" "$OUT"
+	ax_send_roce "${P}a" 10.231.0.2 "$n"
+	ax_until 30 "the rule's counter" test "$(rule_packets)" -eq "$n"
+	ax_stop "$pid" INT
+	cat "$ERR"
+	grep -v '"type":"hist"' "$OUT"
+	[ "$AX_RC" -eq 0 ]
+	local q='[.[] | select(.type == "qp" and .verdict == "DROPPED-LOCALLY")]'
+	[ "$(jq -s "$q | length" "$OUT")" -ge 1 ]
+	[ "$(jq -s "$q | map(.drops.packets) | add" "$OUT")" -eq "$(rule_packets)" ]
+	local cannot
+	cannot=$(jq -rs '[.[] | select(.type == "summary")] | last | .cannot_see | join("\n")' "$OUT")
+	echo "cannot see: $cannot"
+	if kernel_at_least 5 12; then
+		[ -z "$(grep '^latency:' <<<"$cannot")" ]
+	else
+		grep -qx "latency: this kernel lacks the BPF compare-and-exchange instruction (5.12+), which rocelat's BPF program needs" <<<"$cannot"
+	fi
+	if has_reason; then
+		# the rule named, certain, with the rule's own count
+		[ "$(jq -rs "$q | map(.drops.rule | (.where | startswith(\"inet axk roce \")) and .certain) | unique | join(\",\")" "$OUT")" = true ]
+		[ "$(jq -s "$q | map(.drops.rule.packets) | add" "$OUT")" -eq "$(rule_packets)" ]
+	else
+		grep -qx "netfilter rules: this kernel has no NETFILTER_DROP drop reason" <<<"$cannot"
+	fi
 }
