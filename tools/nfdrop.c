@@ -195,6 +195,7 @@ CLI_ARGP(argp, opts, parse_arg, doc);
 
 static struct ksyms *ksyms;
 static struct nfdrop_bpf *obj;
+static struct nfdrop_ctx nfc;	/* what the names, output and evidence parts share */
 static struct nfdrop_attached att;	/* for the banner */
 static int ncpu;
 
@@ -257,7 +258,7 @@ static void scan_new_keys(void)
 			return;
 		seen[nseen].key = k;
 		nfdrop_rules_for(k.netns, NFDROP_RS_FRESH);
-		nfdrop_names(&k, NFDROP_RS_CACHED, seen[nseen].names);
+		nfdrop_names(&nfc, &k, NFDROP_RS_CACHED, seen[nseen].names);
 		seen_slot[slot] = ++nseen;
 	}
 }
@@ -494,8 +495,8 @@ static void collect_rows(void)
 		if (!pk[i])
 			continue;
 		if (!seen_names(&keys[i], &r))
-			nfdrop_names(&keys[i], NFDROP_RS_CACHED, &r);
-		nfdrop_settle(&r, pk[i], rjk[i]);
+			nfdrop_names(&nfc, &keys[i], NFDROP_RS_CACHED, &r);
+		nfdrop_settle(&nfc, &r, pk[i], rjk[i]);
 		for (int s = split_by_trace(&keys[i], &r, split, 8); s > 0; s--)
 			merge_row(&split[s - 1]);
 		untraced_rest(&r);
@@ -538,7 +539,7 @@ static void print_counts(__u64 *lost_seen)
 			json_begin(&w, stdout);
 			json_str(&w, "type", "nf_drop_count");
 			json_time(&w, (double)now);
-			nfdrop_json_row_fields(&w, &rows[i]);
+			nfdrop_json_row_fields(&w, &nfc, &rows[i]);
 			json_u64(&w, "packets", rows[i].packets);
 			json_u64(&w, "rejected", rows[i].rejected);
 			json_end(&w);
@@ -591,7 +592,7 @@ static void print_event(const struct nfd_event *e, const struct pkt_cap *cap)
 	struct json_w w;
 
 	nfdrop_trace_drain();
-	nfdrop_resolve(&e->key, 1, e->rec.rejected, NFDROP_RS_TTL, &r);
+	nfdrop_resolve(&nfc, &e->key, 1, e->rec.rejected, NFDROP_RS_TTL, &r);
 	if (split_by_trace(&e->key, &r, split, 1) == 1)
 		r = split[0];
 	if (row_filtered(&r))
@@ -606,7 +607,7 @@ static void print_event(const struct nfd_event *e, const struct pkt_cap *cap)
 		json_str(&w, "ifname", e->rec.ifname);
 		json_u64(&w, "ifindex", e->rec.ifindex);
 		pkt_json_fields(&w, pi, roce);
-		nfdrop_json_row_fields(&w, &r);
+		nfdrop_json_row_fields(&w, &nfc, &r);
 		json_bool(&w, "rejected", e->rec.rejected);
 		if (env.stack)
 			maps_print_stack(ksyms, obj->maps.stacks, e->rec.stack_id, &w);
@@ -722,7 +723,7 @@ static int handle_packet_only(void *ctx, void *data, size_t len)
 
 	if (len < sizeof(*ec))
 		return 0;
-	nfdrop_names(&ec->e.key, NFDROP_RS_CACHED, &r);
+	nfdrop_names(&nfc, &ec->e.key, NFDROP_RS_CACHED, &r);
 	if (!row_filtered(&r))
 		write_packet(&ec->e, &ec->cap, &r, cli_ktime_to_epoch(ec->e.ts_ns));
 	return 0;
@@ -867,7 +868,6 @@ static int run(void)
 
 int main(int argc, char **argv)
 {
-	long long nf_drop;
 	int ret = 1;
 
 	cli_parse(&argp, argc, argv, NULL);
@@ -878,23 +878,15 @@ int main(int argc, char **argv)
 	ncpu = libbpf_num_possible_cpus();
 	if (ncpu <= 0)
 		cli_die("cannot count CPUs");
-	/* before 5.17 there are no reasons: the BPF side takes nf_hook_slow's
-	 * frees for this code (any value; its reason column shows "-") */
-	if (!nfdrop_has_reason()) {
-		drop_reasons_load();
-		nf_drop = nfdrop_nf_drop_code = 1;
-	} else {
-		if (drop_reasons_load())
-			cli_die("no BTF for enum skb_drop_reason: this kernel is not supported");
-		nf_drop = nfdrop_nf_drop_code = drop_reason_value("NETFILTER_DROP");
-		if (nf_drop < 0)
-			cli_die("this kernel has no NETFILTER_DROP drop reason");
-	}
+	/* before 5.17 there are no reasons (the loader says which code the
+	 * BPF side gives nf_hook_slow's frees) */
+	if (drop_reasons_load() && nfdrop_has_reason())
+		cli_die("no BTF for enum skb_drop_reason: this kernel is not supported");
 	ksyms = ksyms_load();
 	if (!ksyms)
 		cli_die("cannot read kernel symbols from /proc/kallsyms: %s",
 			strerror(errno));
-	nfdrop_names_ksyms = ksyms;
+	nfdrop_ctx_init(&nfc, ksyms);
 	prom_totals_init(&totals, prom_names, PROM_NLABELS, 0);
 	{
 		struct nfdrop_load_opts lo = {
@@ -904,7 +896,7 @@ int main(int argc, char **argv)
 			.snaplen = pcap ? env.snaplen : 0,
 		};
 
-		obj = nfdrop_load(&lo, ksyms, nf_drop, &att);
+		obj = nfdrop_load(&lo, &att, &nfc);
 		if (!obj)
 			goto cleanup;
 	}

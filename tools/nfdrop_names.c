@@ -23,9 +23,6 @@
 #define RULESET_TTL_S	1
 #define MAX_BASES	32
 
-const struct ksyms *nfdrop_names_ksyms;
-bool nfdrop_names_reject_complete;
-
 /* ---- what the kernel stack means ---- */
 
 /* the function that ran the hook (the caller of nf_hook_slow) */
@@ -151,9 +148,9 @@ struct nfdrop_ns_rules *nfdrop_rules_for(unsigned int inum, enum nfdrop_rs_when 
 /* ---- from a kernel key to a named hook, table, chain, rule, verdict ---- */
 
 
-static const char *sym_name(unsigned long addr, char *buf, int len)
+static const char *sym_name(const struct ksyms *ks, unsigned long addr, char *buf, int len)
 {
-	const struct ksym *s = addr ? ksyms_find(nfdrop_names_ksyms, addr - 1) : NULL;
+	const struct ksym *s = addr ? ksyms_find(ks, addr - 1) : NULL;
 
 	snprintf(buf, len, "%s", s ? s->name : "");
 	return buf;
@@ -215,7 +212,8 @@ static const struct nfr_chain *find_named(const struct nfr_ruleset *rs,
 }
 
 /* rule and verdict within one chain that certainly or probably dropped */
-static void settle_chain(struct row *r, const struct cand *c, int policy)
+static void settle_chain(struct row *r, const struct cand *c, int policy,
+			 bool reject_complete)
 {
 	int keep[MAX_HITS], nkeep = 0, n = c->nrules < MAX_HITS ? c->nrules : MAX_HITS;
 	bool all_rejected = r->rejected && r->rejected == r->packets;
@@ -227,7 +225,7 @@ static void settle_chain(struct row *r, const struct cand *c, int policy)
 
 		if (all_rejected && k == NFR_KIND_DROP)
 			continue;
-		if (nfdrop_names_reject_complete && !r->rejected && k == NFR_KIND_REJECT)
+		if (reject_complete && !r->rejected && k == NFR_KIND_REJECT)
 			continue;
 		keep[nkeep++] = i;
 	}
@@ -319,12 +317,13 @@ static void names_fexit(const struct nfd_key *k, struct row *r)
 
 /* kfree_skb + stack: the hook from nf_hook_slow's caller, the table's
  * family and type from nft_do_chain's */
-static void names_stack(const struct nfd_key *k, struct row *r, struct stack_hint *sh)
+static void names_stack(const struct nfdrop_ctx *ctx, const struct nfd_key *k, struct row *r,
+			struct stack_hint *sh)
 {
 	char fn[64];
 
 	r->source = SRC_STACK;
-	sym_name(k->hook_ret, r->hook_fn, sizeof(r->hook_fn));
+	sym_name(ctx->ksyms, k->hook_ret, r->hook_fn, sizeof(r->hook_fn));
 	/* the compiler's copies (br_nf_forward_ip.part.0, .cold, .isra.0)
 	 * are the function's */
 	r->hook_fn[strcspn(r->hook_fn, ".")] = 0;
@@ -341,7 +340,7 @@ static void names_stack(const struct nfd_key *k, struct row *r, struct stack_hin
 		r->pf = k->pf == 4 ? NFR_PROTO_IPV4 : k->pf == 6 ? NFR_PROTO_IPV6 : 0;
 	if (k->chain_ret) {
 		sh->engine = NFR_ENGINE_NFT;
-		sym_name(k->chain_ret, fn, sizeof(fn));
+		sym_name(ctx->ksyms, k->chain_ret, fn, sizeof(fn));
 		for (size_t i = 0; i < sizeof(chain_fns) / sizeof(chain_fns[0]); i++) {
 			if (strcmp(chain_fns[i].fn, fn))
 				continue;
@@ -431,7 +430,8 @@ static void names_inferred(const struct nfd_key *k, const struct nfr_ruleset *rs
 		r->inferred |= INF_TABLE | INF_CHAIN;
 }
 
-void nfdrop_names(const struct nfd_key *k, enum nfdrop_rs_when when, struct row *r)
+void nfdrop_names(const struct nfdrop_ctx *ctx, const struct nfd_key *k,
+		  enum nfdrop_rs_when when, struct row *r)
 {
 	struct stack_hint sh = {};
 	struct nfdrop_ns_rules *nr;
@@ -441,12 +441,12 @@ void nfdrop_names(const struct nfd_key *k, enum nfdrop_rs_when when, struct row 
 	r->netns = k->netns;
 	r->policy = -1;
 	netns_name(k->netns, r->netns_name, sizeof(r->netns_name));
-	sym_name(k->location, r->location, sizeof(r->location));
+	sym_name(ctx->ksyms, k->location, r->location, sizeof(r->location));
 	if (k->source == NFD_SRC_NFT || k->source == NFD_SRC_IPT ||
 	    k->source == NFD_SRC_IP6T)
 		names_fexit(k, r);
 	else
-		names_stack(k, r, &sh);
+		names_stack(ctx, k, r, &sh);
 
 	nr = nfdrop_rules_for(k->netns, when);
 	if (!nr) {
@@ -464,7 +464,7 @@ void nfdrop_names(const struct nfd_key *k, enum nfdrop_rs_when when, struct row 
 }
 
 /* rule and verdict, now that the counts are known */
-void nfdrop_settle(struct row *r, unsigned long long packets,
+void nfdrop_settle(const struct nfdrop_ctx *ctx, struct row *r, unsigned long long packets,
 		   unsigned long long rejected)
 {
 	bool all_rejected = rejected && rejected == packets;
@@ -472,7 +472,7 @@ void nfdrop_settle(struct row *r, unsigned long long packets,
 	r->packets = packets;
 	r->rejected = rejected;
 	if (r->ev.used) {
-		ev_settle_row(r, packets, rejected, nfdrop_names_reject_complete);
+		ev_settle_row(r, packets, rejected, ctx->reject_complete);
 		return;
 	}
 	if (!r->ncands) {
@@ -484,7 +484,7 @@ void nfdrop_settle(struct row *r, unsigned long long packets,
 			r->inferred |= INF_VERDICT;
 		return;
 	}
-	settle_chain(r, &r->cands[0], r->settle_policy);
+	settle_chain(r, &r->cands[0], r->settle_policy, ctx->reject_complete);
 	if (r->ncands > 1) {
 		r->inferred |= INF_VERDICT;
 		if (r->rule_known)
@@ -494,10 +494,11 @@ void nfdrop_settle(struct row *r, unsigned long long packets,
 	}
 }
 
-void nfdrop_resolve(const struct nfd_key *k, unsigned long long packets,
-		    unsigned long long rejected, enum nfdrop_rs_when when, struct row *r)
+void nfdrop_resolve(const struct nfdrop_ctx *ctx, const struct nfd_key *k,
+		    unsigned long long packets, unsigned long long rejected,
+		    enum nfdrop_rs_when when, struct row *r)
 {
-	nfdrop_names(k, when, r);
-	nfdrop_settle(r, packets, rejected);
+	nfdrop_names(ctx, k, when, r);
+	nfdrop_settle(ctx, r, packets, rejected);
 }
 

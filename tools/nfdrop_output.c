@@ -10,8 +10,6 @@
 #include "lib/json.h"
 #include "lib/nfrules.h"
 
-long long nfdrop_nf_drop_code;
-
 const char *const nfdrop_verdict_names[] = { "?", "DROP", "REJECT", "POLICY" };
 const char *const nfdrop_source_names[] = { "?", "fexit", "stack", "trace" };
 
@@ -127,7 +125,8 @@ static void json_ct_states(struct json_w *w, int states)
 }
 
 /* the fields every record about a drop carries */
-void nfdrop_json_row_fields(struct json_w *w, const struct row *r)
+void nfdrop_json_row_fields(struct json_w *w, const struct nfdrop_ctx *ctx,
+			    const struct row *r)
 {
 	char reason[64];
 
@@ -150,8 +149,8 @@ void nfdrop_json_row_fields(struct json_w *w, const struct row *r)
 		json_str(w, "rule", r->rule_text);
 	}
 	json_str(w, "verdict", nfdrop_verdict_names[r->verdict]);
-	json_str(w, "reason", drop_reason_name(nfdrop_nf_drop_code, reason, sizeof(reason)));
-	json_u64(w, "reason_code", nfdrop_nf_drop_code);
+	json_str(w, "reason", drop_reason_name(ctx->nf_drop, reason, sizeof(reason)));
+	json_u64(w, "reason_code", ctx->nf_drop);
 	json_str(w, "source", nfdrop_source_names[r->source]);
 	if (r->ct_states)
 		json_ct_states(w, r->ct_states);
