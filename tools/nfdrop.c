@@ -263,14 +263,12 @@ static void scan_new_keys(void)
 	}
 }
 
-static bool seen_names(const struct nfd_key *k, struct row *r)
+/* the row named when k was first seen, NULL when it was not */
+static struct row *seen_names(const struct nfd_key *k)
 {
 	unsigned int slot = seen_find(k);
 
-	if (!seen_slot[slot])
-		return false;
-	*r = *seen[seen_slot[slot] - 1].names;
-	return true;
+	return seen_slot[slot] ? seen[seen_slot[slot] - 1].names : NULL;
 }
 
 /* rule-exact counts from the trace, taken out of a row into new rows */
@@ -483,7 +481,7 @@ static void collect_rows(void)
 {
 	static struct nfd_key keys[MAX_KEYS];
 	static unsigned long long pk[MAX_KEYS], rjk[MAX_KEYS];
-	static struct row r, split[8];	/* 50 KB each: not on the stack */
+	static struct row named, split[8];	/* 73 KB each: not on the stack */
 	int n;
 
 	nfdrop_trace_drain();
@@ -492,15 +490,21 @@ static void collect_rows(void)
 	nfdrop_trace_stats(&tr_report.st);
 	tr_report.untraced = 0;
 	for (int i = 0; i < n; i++) {
+		struct row *r;
+
 		if (!pk[i])
 			continue;
-		if (!seen_names(&keys[i], &r))
-			nfdrop_names(&nfc, &keys[i], NFDROP_RS_CACHED, &r);
-		nfdrop_settle(&nfc, &r, pk[i], rjk[i]);
-		for (int s = split_by_trace(&keys[i], &r, split, 8); s > 0; s--)
+		/* a key is drained once: its seen row is settled in place */
+		r = seen_names(&keys[i]);
+		if (!r) {
+			r = &named;
+			nfdrop_names(&nfc, &keys[i], NFDROP_RS_CACHED, r);
+		}
+		nfdrop_settle(&nfc, r, pk[i], rjk[i]);
+		for (int s = split_by_trace(&keys[i], r, split, 8); s > 0; s--)
 			merge_row(&split[s - 1]);
-		untraced_rest(&r);
-		merge_row(&r);
+		untraced_rest(r);
+		merge_row(r);
 	}
 	ev_counters_advance();
 	nfdrop_trace_expire();
@@ -588,18 +592,19 @@ static void print_event(const struct nfd_event *e, const struct pkt_cap *cap)
 	char sa[ADDR_STRLEN], da[ADDR_STRLEN], op[32], where[400], hook[32];
 	char verdict[16];
 	double t = cli_ktime_to_epoch(e->ts_ns);
-	static struct row r, split[1];
+	static struct row resolved, split[1];	/* 73 KB each: not on the stack */
+	const struct row *r = &resolved;
 	struct json_w w;
 
 	nfdrop_trace_drain();
-	nfdrop_resolve(&nfc, &e->key, 1, e->rec.rejected, NFDROP_RS_TTL, &r);
-	if (split_by_trace(&e->key, &r, split, 1) == 1)
-		r = split[0];
-	if (row_filtered(&r))
+	nfdrop_resolve(&nfc, &e->key, 1, e->rec.rejected, NFDROP_RS_TTL, &resolved);
+	if (split_by_trace(&e->key, &resolved, split, 1) == 1)
+		r = &split[0];
+	if (row_filtered(r))
 		return;
-	prom_add(&r);
+	prom_add(r);
 	if (pcap)
-		write_packet(e, cap, &r, t);
+		write_packet(e, cap, r, t);
 	if (cli.json) {
 		json_begin(&w, stdout);
 		json_str(&w, "type", "nf_drop");
@@ -607,7 +612,7 @@ static void print_event(const struct nfd_event *e, const struct pkt_cap *cap)
 		json_str(&w, "ifname", e->rec.ifname);
 		json_u64(&w, "ifindex", e->rec.ifindex);
 		pkt_json_fields(&w, pi, roce);
-		nfdrop_json_row_fields(&w, &nfc, &r);
+		nfdrop_json_row_fields(&w, &nfc, r);
 		json_bool(&w, "rejected", e->rec.rejected);
 		if (env.stack)
 			maps_print_stack(ksyms, obj->maps.stacks, e->rec.stack_id, &w);
@@ -617,24 +622,24 @@ static void print_event(const struct nfd_event *e, const struct pkt_cap *cap)
 	cli_print_ktime(stdout, e->ts_ns);
 	pkt_addr_str(pi->family, pi->saddr, sa, sizeof(sa));
 	pkt_addr_str(pi->family, pi->daddr, da, sizeof(da));
-	snprintf(hook, sizeof(hook), "%s %s", r.pf ? nfdrop_family_str(r.pf) : "?",
-		 r.hook[0] ? r.hook : "?");
-	if (!r.chain_known)
+	snprintf(hook, sizeof(hook), "%s %s", r->pf ? nfdrop_family_str(r->pf) : "?",
+		 r->hook[0] ? r->hook : "?");
+	if (!r->chain_known)
 		snprintf(where, sizeof(where), "?");
 	else
 		snprintf(where, sizeof(where), "%s%s%s%s/%s%s",
-			 r.engine == NFR_ENGINE_NFT ? nfdrop_family_str(r.table_family) : "",
-			 r.engine == NFR_ENGINE_NFT ? " " : "", r.table,
-			 r.inferred & INF_TABLE ? "?" : "", r.chain,
-			 r.inferred & INF_CHAIN ? "?" : "");
-	if (r.rule_known && !(r.inferred & INF_RULE)) {
+			 r->engine == NFR_ENGINE_NFT ? nfdrop_family_str(r->table_family) : "",
+			 r->engine == NFR_ENGINE_NFT ? " " : "", r->table,
+			 r->inferred & INF_TABLE ? "?" : "", r->chain,
+			 r->inferred & INF_CHAIN ? "?" : "");
+	if (r->rule_known && !(r->inferred & INF_RULE)) {
 		size_t o = strlen(where);
 
-		snprintf(where + o, sizeof(where) - o, " #%llu", r.handle);
+		snprintf(where + o, sizeof(where) - o, " #%llu", r->handle);
 	}
-	snprintf(verdict, sizeof(verdict), "%s%s", nfdrop_verdict_names[r.verdict],
-		 r.verdict != V_UNKNOWN && (r.inferred & INF_VERDICT) ? "?" : "");
-	printf("%-10s %-15s %-12s %-22s %-7s", r.netns_name,
+	snprintf(verdict, sizeof(verdict), "%s%s", nfdrop_verdict_names[r->verdict],
+		 r->verdict != V_UNKNOWN && (r->inferred & INF_VERDICT) ? "?" : "");
+	printf("%-10s %-15s %-12s %-22s %-7s", r->netns_name,
 	       e->rec.ifname[0] ? e->rec.ifname : "-", hook, where, verdict);
 	if (pi->family) {
 		printf(" %s", sa);
@@ -648,8 +653,8 @@ static void print_event(const struct nfd_event *e, const struct pkt_cap *cap)
 		printf(" %s qp=0x%x psn=%u", roce_opcode_name(pi->opcode, op, sizeof(op)),
 		       pi->dqpn, pi->psn);
 	printf("\n");
-	if (r.rule_known && !(r.inferred & INF_RULE))
-		printf("    rule: %s\n", r.rule_text);
+	if (r->rule_known && !(r->inferred & INF_RULE))
+		printf("    rule: %s\n", r->rule_text);
 	if (env.stack)
 		maps_print_stack(ksyms, obj->maps.stacks, e->rec.stack_id, NULL);
 	fflush(stdout);
