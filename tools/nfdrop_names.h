@@ -38,13 +38,13 @@ struct nfdrop_ns_rules *nfdrop_rules_for(unsigned int inum, enum nfdrop_rs_when 
  * ruleset is the one the drop met, and counts added at report time.
  */
 void nfdrop_names(const struct nfdrop_ctx *ctx, const struct nfd_key *k,
-		  enum nfdrop_rs_when when, struct row *r);
+		  enum nfdrop_rs_when when, struct nfdrop_row *r);
 /* rule and verdict, now that the counts are known */
-void nfdrop_settle(const struct nfdrop_ctx *ctx, struct row *r, unsigned long long packets,
+void nfdrop_settle(const struct nfdrop_ctx *ctx, struct nfdrop_row *r, unsigned long long packets,
 		   unsigned long long rejected);
 /* both */
 void nfdrop_resolve(const struct nfdrop_ctx *ctx, const struct nfd_key *k,
 		    unsigned long long packets, unsigned long long rejected,
-		    enum nfdrop_rs_when when, struct row *r);
+		    enum nfdrop_rs_when when, struct nfdrop_row *r);
 
 #endif

@@ -206,14 +206,14 @@ static bool sig_matches(const struct diag_sig *g, const struct nfd_key *k)
 	       g->sport == k->sport && g->dport == k->dport;
 }
 
-static void rule_of_row(const struct row *r, struct diag_rule *rule)
+static void rule_of_row(const struct nfdrop_row *r, struct diag_rule *rule)
 {
 	memset(rule, 0, sizeof(*rule));
 	rule->packets = r->packets;
 	if (!r->chain_known)
 		return;
 	rule->known = true;
-	rule->certain = !(r->inferred & (INF_TABLE | INF_CHAIN | INF_RULE));
+	rule->certain = !(r->inferred & (NFDROP_INF_TABLE | NFDROP_INF_CHAIN | NFDROP_INF_RULE));
 	if (r->rule_known)
 		snprintf(rule->where, sizeof(rule->where), "%s%s%s %s handle %llu",
 			 r->engine == NFR_ENGINE_NFT ? nfdrop_family_str(r->table_family) : "",
@@ -223,7 +223,7 @@ static void rule_of_row(const struct row *r, struct diag_rule *rule)
 		snprintf(rule->where, sizeof(rule->where), "%s%s%s %s%s",
 			 r->engine == NFR_ENGINE_NFT ? nfdrop_family_str(r->table_family) : "",
 			 r->engine == NFR_ENGINE_NFT ? " " : "", r->table, r->chain,
-			 r->verdict == V_POLICY ? " policy" : "");
+			 r->verdict == NFDROP_V_POLICY ? " policy" : "");
 	if (r->rule_known)
 		snprintf(rule->text, sizeof(rule->text), "%s", r->rule_text);
 }
@@ -247,7 +247,7 @@ static unsigned long long attach_rule(struct diag_table *t, const struct nfd_key
 				      unsigned long long packets,
 				      unsigned long long rejected, bool all)
 {
-	static struct row r;	/* 73 KB: not on the stack */
+	static struct nfdrop_row r;	/* 73 KB: not on the stack */
 	bool resolved = false;
 
 	for (int j = 0; j < t->n && packets; j++) {
@@ -266,7 +266,8 @@ static unsigned long long attach_rule(struct diag_table *t, const struct nfd_key
 				q->rule.packets += n;
 			} else {
 				if (!resolved)
-					nfdrop_resolve(&s.nfc, k, packets, rejected, NFDROP_RS_TTL, &r);
+					nfdrop_resolve(&s.nfc, k, packets, rejected,
+						       NFDROP_RS_TTL, &r);
 				resolved = true;
 				rule_of_row(&r, &q->rule);
 				q->rule.packets = n;
