@@ -34,8 +34,9 @@ struct nfdrop_attached {
 };
 
 /*
- * What nfdrop's parts (names, evidence, output, trace) share, passed to
- * them: filled by nfdrop_ctx_init() and nfdrop_load().
+ * What nfdrop's parts share, passed to the names part (which gives the
+ * evidence part reject_complete) and the output part: filled by
+ * nfdrop_ctx_init() and nfdrop_load().
  */
 struct nfdrop_ctx {
 	const struct ksyms *ksyms;	/* the kernel's symbols (the caller's) */
