@@ -195,6 +195,7 @@ CLI_ARGP(argp, opts, parse_arg, doc);
 
 static struct ksyms *ksyms;
 static struct nfdrop_bpf *obj;
+static struct nfdrop_ctx nfc;	/* what the names, output and evidence parts share */
 static struct nfdrop_attached att;	/* for the banner */
 static int ncpu;
 
@@ -210,7 +211,7 @@ static int ncpu;
 
 struct seen_key {
 	struct nfd_key key;
-	struct row *names;
+	struct nfdrop_row *names;
 };
 static struct seen_key seen[MAX_SEEN];
 static int nseen;
@@ -253,32 +254,30 @@ static void scan_new_keys(void)
 
 		if (seen_slot[slot])
 			continue;
-		if (!seen[nseen].names && !(seen[nseen].names = malloc(sizeof(struct row))))
+		if (!seen[nseen].names && !(seen[nseen].names = malloc(sizeof(struct nfdrop_row))))
 			return;
 		seen[nseen].key = k;
 		nfdrop_rules_for(k.netns, NFDROP_RS_FRESH);
-		nfdrop_names(&k, NFDROP_RS_CACHED, seen[nseen].names);
+		nfdrop_names(&nfc, &k, NFDROP_RS_CACHED, seen[nseen].names);
 		seen_slot[slot] = ++nseen;
 	}
 }
 
-static bool seen_names(const struct nfd_key *k, struct row *r)
+/* the row named when k was first seen, NULL when it was not */
+static struct nfdrop_row *seen_names(const struct nfd_key *k)
 {
 	unsigned int slot = seen_find(k);
 
-	if (!seen_slot[slot])
-		return false;
-	*r = *seen[seen_slot[slot] - 1].names;
-	return true;
+	return seen_slot[slot] ? seen[seen_slot[slot] - 1].names : NULL;
 }
 
 /* rule-exact counts from the trace, taken out of a row into new rows */
-static bool traced_row(const struct row *r)
+static bool traced_row(const struct nfdrop_row *r)
 {
 	return nfdrop_trace_covers(r->netns) && r->engine != NFR_ENGINE_LEGACY;
 }
 
-static int split_by_trace(const struct nfd_key *k, struct row *r, struct row *out,
+static int split_by_trace(const struct nfd_key *k, struct nfdrop_row *r, struct nfdrop_row *out,
 			  int max)
 {
 	struct nfdrop_ns_rules *nr;
@@ -298,20 +297,20 @@ static struct {
 
 /* a row's packets the trace left: with trace messages lost they may be
  * any rule's, so nothing about them is certain */
-static void untraced_rest(struct row *r)
+static void untraced_rest(struct nfdrop_row *r)
 {
 	if (!traced_row(r) || !r->packets)
 		return;
 	tr_report.untraced += r->packets;
 	if (!tr_report.st.overruns)
 		return;
-	r->inferred |= INF_RULE | INF_VERDICT;
-	if (r->source != SRC_FEXIT)
-		r->inferred |= INF_TABLE | INF_CHAIN;
+	r->inferred |= NFDROP_INF_RULE | NFDROP_INF_VERDICT;
+	if (r->source != NFDROP_SRC_FEXIT)
+		r->inferred |= NFDROP_INF_TABLE | NFDROP_INF_CHAIN;
 	r->note = "trace messages were lost: these packets are untraced";
 }
 
-static bool row_filtered(const struct row *r)
+static bool row_filtered(const struct nfdrop_row *r)
 {
 	if (env.family) {
 		if (env.family == NFR_PROTO_INET) {
@@ -326,18 +325,18 @@ static bool row_filtered(const struct row *r)
 
 /* the same candidates listed: rows that list different ones stay apart,
  * so that every row lists all that remain for its packets */
-static bool same_cands(const struct row *a, const struct row *b)
+static bool same_cands(const struct nfdrop_row *a, const struct nfdrop_row *b)
 {
 	if (a->ncands != b->ncands)
 		return false;
 	for (int i = 0; i < a->ncands; i++) {
-		const struct cand *x = &a->cands[i], *y = &b->cands[i];
+		const struct nfdrop_cand *x = &a->cands[i], *y = &b->cands[i];
 
 		if (x->engine != y->engine || x->family != y->family ||
 		    strcmp(x->table, y->table) || strcmp(x->chain, y->chain) ||
 		    x->nrules != y->nrules || x->policy_cand != y->policy_cand)
 			return false;
-		for (int j = 0; j < x->nrules && j < MAX_HITS; j++)
+		for (int j = 0; j < x->nrules && j < NFDROP_MAX_HITS; j++)
 			if (x->rules[j].handle != y->rules[j].handle ||
 			    strcmp(x->rules[j].chain, y->rules[j].chain))
 				return false;
@@ -345,7 +344,7 @@ static bool same_cands(const struct row *a, const struct row *b)
 	return true;
 }
 
-static bool same_row(const struct row *a, const struct row *b)
+static bool same_row(const struct nfdrop_row *a, const struct nfdrop_row *b)
 {
 	return a->netns == b->netns && a->pf == b->pf && !strcmp(a->hook, b->hook) &&
 	       a->engine == b->engine && a->table_family == b->table_family &&
@@ -353,7 +352,7 @@ static bool same_row(const struct row *a, const struct row *b)
 	       !strcmp(a->rule_chain, b->rule_chain) && a->handle == b->handle &&
 	       a->verdict == b->verdict && a->inferred == b->inferred &&
 	       a->source == b->source &&
-	       (!(a->inferred & INF_RULE) || same_cands(a, b));
+	       (!(a->inferred & NFDROP_INF_RULE) || same_cands(a, b));
 }
 
 /* ---- Prometheus text exposition (--prom) ---- */
@@ -374,7 +373,7 @@ static const char *const prom_names[PROM_NLABELS] = {
 	"rule_handle", "verdict", "inferred",
 };
 
-static void prom_add(const struct row *r)
+static void prom_add(const struct nfdrop_row *r)
 {
 	char v[PROM_NLABELS][256];
 	const char *vp[PROM_NLABELS];
@@ -436,19 +435,19 @@ static __u64 read_stat(__u32 idx)
 
 static int cmp_rows(const void *a, const void *b)
 {
-	const struct row *x = a, *y = b;
+	const struct nfdrop_row *x = a, *y = b;
 
 	return x->packets < y->packets ? 1 : x->packets > y->packets ? -1 : 0;
 }
 
-static struct row *rows;
+static struct nfdrop_row *rows;
 static int nrows, caprows;
 
-static struct row *row_add(void)
+static struct nfdrop_row *row_add(void)
 {
 	if (nrows == caprows) {
 		int cap = caprows ? caprows * 2 : 64;
-		struct row *n = realloc(rows, cap * sizeof(*n));
+		struct nfdrop_row *n = realloc(rows, cap * sizeof(*n));
 
 		if (!n)
 			return NULL;
@@ -458,9 +457,9 @@ static struct row *row_add(void)
 	return &rows[nrows++];
 }
 
-static void merge_row(const struct row *r)
+static void merge_row(const struct nfdrop_row *r)
 {
-	struct row *d;
+	struct nfdrop_row *d;
 
 	if (!r->packets || row_filtered(r))
 		return;
@@ -482,7 +481,7 @@ static void collect_rows(void)
 {
 	static struct nfd_key keys[MAX_KEYS];
 	static unsigned long long pk[MAX_KEYS], rjk[MAX_KEYS];
-	static struct row r, split[8];	/* 50 KB each: not on the stack */
+	static struct nfdrop_row named, split[8];	/* 73 KB each: not on the stack */
 	int n;
 
 	nfdrop_trace_drain();
@@ -491,15 +490,21 @@ static void collect_rows(void)
 	nfdrop_trace_stats(&tr_report.st);
 	tr_report.untraced = 0;
 	for (int i = 0; i < n; i++) {
+		struct nfdrop_row *r;
+
 		if (!pk[i])
 			continue;
-		if (!seen_names(&keys[i], &r))
-			nfdrop_names(&keys[i], NFDROP_RS_CACHED, &r);
-		nfdrop_settle(&r, pk[i], rjk[i]);
-		for (int s = split_by_trace(&keys[i], &r, split, 8); s > 0; s--)
+		/* a key is drained once: its seen row is settled in place */
+		r = seen_names(&keys[i]);
+		if (!r) {
+			r = &named;
+			nfdrop_names(&nfc, &keys[i], NFDROP_RS_CACHED, r);
+		}
+		nfdrop_settle(&nfc, r, pk[i], rjk[i]);
+		for (int s = split_by_trace(&keys[i], r, split, 8); s > 0; s--)
 			merge_row(&split[s - 1]);
-		untraced_rest(&r);
-		merge_row(&r);
+		untraced_rest(r);
+		merge_row(r);
 	}
 	ev_counters_advance();
 	nfdrop_trace_expire();
@@ -538,7 +543,7 @@ static void print_counts(__u64 *lost_seen)
 			json_begin(&w, stdout);
 			json_str(&w, "type", "nf_drop_count");
 			json_time(&w, (double)now);
-			nfdrop_json_row_fields(&w, &rows[i]);
+			nfdrop_json_row_fields(&w, &nfc, &rows[i]);
 			json_u64(&w, "packets", rows[i].packets);
 			json_u64(&w, "rejected", rows[i].rejected);
 			json_end(&w);
@@ -571,7 +576,7 @@ static void print_counts(__u64 *lost_seen)
 
 /* -w: the packet, its row as -j names it in the comment */
 static void write_packet(const struct nfd_event *e, const struct pkt_cap *cap,
-			 const struct row *r, double t)
+			 const struct nfdrop_row *r, double t)
 {
 	static const struct pkt_cap none;
 	char comment[1024];
@@ -587,18 +592,19 @@ static void print_event(const struct nfd_event *e, const struct pkt_cap *cap)
 	char sa[ADDR_STRLEN], da[ADDR_STRLEN], op[32], where[400], hook[32];
 	char verdict[16];
 	double t = cli_ktime_to_epoch(e->ts_ns);
-	static struct row r, split[1];
+	static struct nfdrop_row resolved, split[1];	/* 73 KB each: not on the stack */
+	const struct nfdrop_row *r = &resolved;
 	struct json_w w;
 
 	nfdrop_trace_drain();
-	nfdrop_resolve(&e->key, 1, e->rec.rejected, NFDROP_RS_TTL, &r);
-	if (split_by_trace(&e->key, &r, split, 1) == 1)
-		r = split[0];
-	if (row_filtered(&r))
+	nfdrop_resolve(&nfc, &e->key, 1, e->rec.rejected, NFDROP_RS_TTL, &resolved);
+	if (split_by_trace(&e->key, &resolved, split, 1) == 1)
+		r = &split[0];
+	if (row_filtered(r))
 		return;
-	prom_add(&r);
+	prom_add(r);
 	if (pcap)
-		write_packet(e, cap, &r, t);
+		write_packet(e, cap, r, t);
 	if (cli.json) {
 		json_begin(&w, stdout);
 		json_str(&w, "type", "nf_drop");
@@ -606,7 +612,7 @@ static void print_event(const struct nfd_event *e, const struct pkt_cap *cap)
 		json_str(&w, "ifname", e->rec.ifname);
 		json_u64(&w, "ifindex", e->rec.ifindex);
 		pkt_json_fields(&w, pi, roce);
-		nfdrop_json_row_fields(&w, &r);
+		nfdrop_json_row_fields(&w, &nfc, r);
 		json_bool(&w, "rejected", e->rec.rejected);
 		if (env.stack)
 			maps_print_stack(ksyms, obj->maps.stacks, e->rec.stack_id, &w);
@@ -616,24 +622,24 @@ static void print_event(const struct nfd_event *e, const struct pkt_cap *cap)
 	cli_print_ktime(stdout, e->ts_ns);
 	pkt_addr_str(pi->family, pi->saddr, sa, sizeof(sa));
 	pkt_addr_str(pi->family, pi->daddr, da, sizeof(da));
-	snprintf(hook, sizeof(hook), "%s %s", r.pf ? nfdrop_family_str(r.pf) : "?",
-		 r.hook[0] ? r.hook : "?");
-	if (!r.chain_known)
+	snprintf(hook, sizeof(hook), "%s %s", r->pf ? nfdrop_family_str(r->pf) : "?",
+		 r->hook[0] ? r->hook : "?");
+	if (!r->chain_known)
 		snprintf(where, sizeof(where), "?");
 	else
 		snprintf(where, sizeof(where), "%s%s%s%s/%s%s",
-			 r.engine == NFR_ENGINE_NFT ? nfdrop_family_str(r.table_family) : "",
-			 r.engine == NFR_ENGINE_NFT ? " " : "", r.table,
-			 r.inferred & INF_TABLE ? "?" : "", r.chain,
-			 r.inferred & INF_CHAIN ? "?" : "");
-	if (r.rule_known && !(r.inferred & INF_RULE)) {
+			 r->engine == NFR_ENGINE_NFT ? nfdrop_family_str(r->table_family) : "",
+			 r->engine == NFR_ENGINE_NFT ? " " : "", r->table,
+			 r->inferred & NFDROP_INF_TABLE ? "?" : "", r->chain,
+			 r->inferred & NFDROP_INF_CHAIN ? "?" : "");
+	if (r->rule_known && !(r->inferred & NFDROP_INF_RULE)) {
 		size_t o = strlen(where);
 
-		snprintf(where + o, sizeof(where) - o, " #%llu", r.handle);
+		snprintf(where + o, sizeof(where) - o, " #%llu", r->handle);
 	}
-	snprintf(verdict, sizeof(verdict), "%s%s", nfdrop_verdict_names[r.verdict],
-		 r.verdict != V_UNKNOWN && (r.inferred & INF_VERDICT) ? "?" : "");
-	printf("%-10s %-15s %-12s %-22s %-7s", r.netns_name,
+	snprintf(verdict, sizeof(verdict), "%s%s", nfdrop_verdict_names[r->verdict],
+		 r->verdict != NFDROP_V_UNKNOWN && (r->inferred & NFDROP_INF_VERDICT) ? "?" : "");
+	printf("%-10s %-15s %-12s %-22s %-7s", r->netns_name,
 	       e->rec.ifname[0] ? e->rec.ifname : "-", hook, where, verdict);
 	if (pi->family) {
 		printf(" %s", sa);
@@ -647,8 +653,8 @@ static void print_event(const struct nfd_event *e, const struct pkt_cap *cap)
 		printf(" %s qp=0x%x psn=%u", roce_opcode_name(pi->opcode, op, sizeof(op)),
 		       pi->dqpn, pi->psn);
 	printf("\n");
-	if (r.rule_known && !(r.inferred & INF_RULE))
-		printf("    rule: %s\n", r.rule_text);
+	if (r->rule_known && !(r->inferred & NFDROP_INF_RULE))
+		printf("    rule: %s\n", r->rule_text);
 	if (env.stack)
 		maps_print_stack(ksyms, obj->maps.stacks, e->rec.stack_id, NULL);
 	fflush(stdout);
@@ -718,11 +724,11 @@ static int handle_event(void *ctx, void *data, size_t len)
 static int handle_packet_only(void *ctx, void *data, size_t len)
 {
 	const struct nfd_event_cap *ec = data;
-	static struct row r;
+	static struct nfdrop_row r;
 
 	if (len < sizeof(*ec))
 		return 0;
-	nfdrop_names(&ec->e.key, NFDROP_RS_CACHED, &r);
+	nfdrop_names(&nfc, &ec->e.key, NFDROP_RS_CACHED, &r);
 	if (!row_filtered(&r))
 		write_packet(&ec->e, &ec->cap, &r, cli_ktime_to_epoch(ec->e.ts_ns));
 	return 0;
@@ -867,7 +873,6 @@ static int run(void)
 
 int main(int argc, char **argv)
 {
-	long long nf_drop;
 	int ret = 1;
 
 	cli_parse(&argp, argc, argv, NULL);
@@ -878,23 +883,15 @@ int main(int argc, char **argv)
 	ncpu = libbpf_num_possible_cpus();
 	if (ncpu <= 0)
 		cli_die("cannot count CPUs");
-	/* before 5.17 there are no reasons: the BPF side takes nf_hook_slow's
-	 * frees for this code (any value; its reason column shows "-") */
-	if (!nfdrop_has_reason()) {
-		drop_reasons_load();
-		nf_drop = nfdrop_nf_drop_code = 1;
-	} else {
-		if (drop_reasons_load())
-			cli_die("no BTF for enum skb_drop_reason: this kernel is not supported");
-		nf_drop = nfdrop_nf_drop_code = drop_reason_value("NETFILTER_DROP");
-		if (nf_drop < 0)
-			cli_die("this kernel has no NETFILTER_DROP drop reason");
-	}
+	/* before 5.17 there are no reasons (the loader says which code the
+	 * BPF side gives nf_hook_slow's frees) */
+	if (drop_reasons_load() && nfdrop_has_reason())
+		cli_die("no BTF for enum skb_drop_reason: this kernel is not supported");
 	ksyms = ksyms_load();
 	if (!ksyms)
 		cli_die("cannot read kernel symbols from /proc/kallsyms: %s",
 			strerror(errno));
-	nfdrop_names_ksyms = ksyms;
+	nfdrop_ctx_init(&nfc, ksyms);
 	prom_totals_init(&totals, prom_names, PROM_NLABELS, 0);
 	{
 		struct nfdrop_load_opts lo = {
@@ -904,7 +901,7 @@ int main(int argc, char **argv)
 			.snaplen = pcap ? env.snaplen : 0,
 		};
 
-		obj = nfdrop_load(&lo, ksyms, nf_drop, &att);
+		obj = nfdrop_load(&lo, &att, &nfc);
 		if (!obj)
 			goto cleanup;
 	}

@@ -551,13 +551,13 @@ static int ev_weigh(struct ev_set *s, unsigned int netns, unsigned long long pac
 /* ---- the row ---- */
 
 /* the candidates still alive, as the output lists them */
-static void cands_from_ev(struct row *r)
+static void cands_from_ev(struct nfdrop_row *r)
 {
 	r->ncands = 0;
 	for (int i = 0; i < r->ev.n; i++) {
 		const struct ev_cand *e = &r->ev.c[i];
-		struct cand *c = NULL;
-		struct cand_rule *cr;
+		struct nfdrop_cand *c = NULL;
+		struct nfdrop_cand_rule *cr;
 
 		if (!e->alive)
 			continue;
@@ -567,7 +567,7 @@ static void cands_from_ev(struct row *r)
 			    !strcmp(r->cands[j].chain, e->base))
 				c = &r->cands[j];
 		if (!c) {
-			if (r->ncands == MAX_CANDS)
+			if (r->ncands == NFDROP_MAX_CANDS)
 				continue;
 			c = &r->cands[r->ncands++];
 			memset(c, 0, sizeof(*c));
@@ -582,7 +582,7 @@ static void cands_from_ev(struct row *r)
 			c->policy_cand = true;
 			continue;
 		}
-		if (c->nrules == MAX_HITS)
+		if (c->nrules == NFDROP_MAX_HITS)
 			continue;
 		cr = &c->rules[c->nrules++];
 		snprintf(cr->chain, sizeof(cr->chain), "%s", e->chain);
@@ -593,7 +593,7 @@ static void cands_from_ev(struct row *r)
 }
 
 /* rule and verdict from the evidence: certain only with one survivor */
-void ev_settle_row(struct row *r, unsigned long long packets,
+void ev_settle_row(struct nfdrop_row *r, unsigned long long packets,
 		   unsigned long long rejected, bool reject_complete)
 {
 	int n = ev_weigh(&r->ev, r->netns, packets, rejected, reject_complete);
@@ -624,18 +624,18 @@ void ev_settle_row(struct row *r, unsigned long long packets,
 	snprintf(r->rule_chain, sizeof(r->rule_chain), "%s", f->policy ? "" : f->chain);
 	r->handle = f->handle;
 	snprintf(r->rule_text, sizeof(r->rule_text), "%s", f->policy ? "" : f->text);
-	r->verdict = f->policy ? V_POLICY : f->kind == NFR_KIND_REJECT ? V_REJECT :
-		     f->kind == NFR_KIND_DROP ? V_DROP : V_UNKNOWN;
-	r->inferred &= INF_HOOK;
+	r->verdict = f->policy ? NFDROP_V_POLICY : f->kind == NFR_KIND_REJECT ? NFDROP_V_REJECT :
+		     f->kind == NFR_KIND_DROP ? NFDROP_V_DROP : NFDROP_V_UNKNOWN;
+	r->inferred &= NFDROP_INF_HOOK;
 	r->note = NULL;
 	if (r->ev.contradicted)
 		r->note = "the counters or REJECT replies fit no rule the packet can meet";
 	if (n > 1 || !r->ev.complete || r->ev.contradicted) {
-		r->inferred |= INF_RULE;
+		r->inferred |= NFDROP_INF_RULE;
 		if (!one_base || !r->ev.complete || r->ev.contradicted)
-			r->inferred |= INF_TABLE | INF_CHAIN;
+			r->inferred |= NFDROP_INF_TABLE | NFDROP_INF_CHAIN;
 		if (!one_kind || !r->ev.complete || r->ev.contradicted)
-			r->inferred |= INF_VERDICT;
+			r->inferred |= NFDROP_INF_VERDICT;
 		if (!r->ev.complete)
 			r->note = "not every way through the ruleset could be followed";
 		else if (r->ev.order_unknown && !r->ev.contradicted)
@@ -645,17 +645,19 @@ void ev_settle_row(struct row *r, unsigned long long packets,
 	}
 	/* a rule changed while these packets were dropped: only its own
 	 * counter can still vouch for the survivor */
-	if (r->ev.changed && !(r->inferred & INF_RULE) && (!f->has_counter || f->delta < 0)) {
-		r->inferred |= INF_TABLE | INF_CHAIN | INF_RULE | INF_VERDICT;
+	if (r->ev.changed && !(r->inferred & NFDROP_INF_RULE) &&
+	    (!f->has_counter || f->delta < 0)) {
+		r->inferred |= NFDROP_INF_TABLE | NFDROP_INF_CHAIN | NFDROP_INF_RULE |
+			       NFDROP_INF_VERDICT;
 		r->note = "the ruleset changed while these packets were dropped";
 	}
-	if (r->verdict == V_UNKNOWN)
-		r->inferred |= INF_VERDICT;
-	if (r->source == SRC_FEXIT)
-		r->inferred &= ~(INF_TABLE | INF_CHAIN);	/* the kernel named them */
+	if (r->verdict == NFDROP_V_UNKNOWN)
+		r->inferred |= NFDROP_INF_VERDICT;
+	if (r->source == NFDROP_SRC_FEXIT)
+		r->inferred &= ~(NFDROP_INF_TABLE | NFDROP_INF_CHAIN);	/* the kernel named them */
 	if (rejected && rejected == packets) {
-		r->verdict = V_REJECT;
-		r->inferred &= ~INF_VERDICT;
+		r->verdict = NFDROP_V_REJECT;
+		r->inferred &= ~NFDROP_INF_VERDICT;
 	}
 	cands_from_ev(r);
 }
@@ -663,9 +665,9 @@ void ev_settle_row(struct row *r, unsigned long long packets,
 /* ---- across rows ---- */
 
 /* the counted candidate a certain row names, NULL when none */
-static const struct ev_cand *named_counted(const struct row *r)
+static const struct ev_cand *named_counted(const struct nfdrop_row *r)
 {
-	if (!r->ev.used || !r->ev.counters || (r->inferred & INF_RULE))
+	if (!r->ev.used || !r->ev.counters || (r->inferred & NFDROP_INF_RULE))
 		return NULL;
 	for (int i = 0; i < r->ev.n; i++) {
 		const struct ev_cand *c = &r->ev.c[i];
@@ -682,7 +684,7 @@ static const struct ev_cand *named_counted(const struct row *r)
  * packets to the policy). A rule whose counter moved less than the
  * packets of all certain rows naming it is not certain for any of them.
  */
-void ev_check_rows(struct row *rows, int n)
+void ev_check_rows(struct nfdrop_row *rows, int n)
 {
 	for (int i = 0; i < n; i++) {
 		const struct ev_cand *a = named_counted(&rows[i]);
@@ -700,13 +702,13 @@ void ev_check_rows(struct row *rows, int n)
 			continue;
 		for (int j = n - 1; j >= 0; j--) {
 			const struct ev_cand *b = named_counted(&rows[j]);
-			struct row *r = &rows[j];
+			struct nfdrop_row *r = &rows[j];
 
 			if (!b || r->netns != rows[i].netns || !same_ev_cand(a, b))
 				continue;
-			r->inferred |= INF_RULE | INF_VERDICT;
-			if (r->source != SRC_FEXIT)
-				r->inferred |= INF_TABLE | INF_CHAIN;
+			r->inferred |= NFDROP_INF_RULE | NFDROP_INF_VERDICT;
+			if (r->source != NFDROP_SRC_FEXIT)
+				r->inferred |= NFDROP_INF_TABLE | NFDROP_INF_CHAIN;
 			r->note = "the rule's counter moved less than the packets named for "
 				  "it: the ruleset changed while tracing?";
 		}

@@ -55,8 +55,8 @@ static const char *const reject_fns[4][2] = {
  * are only looked up in BTF, and a failure to load or attach them makes
  * the caller retry without fexit.
  */
-static int load_bpf(const struct nfdrop_load_opts *env, const struct ksyms *ksyms, bool fexit,
-		    long long nf_drop, struct nfdrop_attached *a, struct nfdrop_bpf **objp)
+static int load_bpf(const struct nfdrop_load_opts *env, struct nfdrop_ctx *ctx, bool fexit,
+		    struct nfdrop_attached *a, struct nfdrop_bpf **objp)
 {
 	struct bpf_program *rej_progs[4];
 	struct nfdrop_bpf *obj;
@@ -74,17 +74,17 @@ static int load_bpf(const struct nfdrop_load_opts *env, const struct ksyms *ksym
 	obj->rodata->targ_events = env->events;
 	obj->rodata->targ_stack = env->stack;
 	obj->rodata->targ_snaplen = env->events ? env->snaplen : 0;
-	obj->rodata->targ_nf_drop = nf_drop;
-	if (!ksyms_range(ksyms, "nf_hook_slow", (__u64 *)&obj->rodata->targ_slow_start,
+	obj->rodata->targ_nf_drop = ctx->nf_drop;
+	if (!ksyms_range(ctx->ksyms, "nf_hook_slow", (__u64 *)&obj->rodata->targ_slow_start,
 			(__u64 *)&obj->rodata->targ_slow_end) && !fexit)
 		cli_err("nf_hook_slow not in /proc/kallsyms: hooks will show as unknown");
-	ksyms_range(ksyms, "nf_hook_slow_list", (__u64 *)&obj->rodata->targ_list_start,
+	ksyms_range(ctx->ksyms, "nf_hook_slow_list", (__u64 *)&obj->rodata->targ_list_start,
 		   (__u64 *)&obj->rodata->targ_list_end);
-	ksyms_range(ksyms, "nft_do_chain", (__u64 *)&obj->rodata->targ_nft_start,
+	ksyms_range(ctx->ksyms, "nft_do_chain", (__u64 *)&obj->rodata->targ_nft_start,
 		   (__u64 *)&obj->rodata->targ_nft_end);
-	ksyms_range(ksyms, "ipt_do_table", (__u64 *)&obj->rodata->targ_ipt_start,
+	ksyms_range(ctx->ksyms, "ipt_do_table", (__u64 *)&obj->rodata->targ_ipt_start,
 		   (__u64 *)&obj->rodata->targ_ipt_end);
-	ksyms_range(ksyms, "ip6t_do_table", (__u64 *)&obj->rodata->targ_ip6t_start,
+	ksyms_range(ctx->ksyms, "ip6t_do_table", (__u64 *)&obj->rodata->targ_ip6t_start,
 		   (__u64 *)&obj->rodata->targ_ip6t_end);
 
 	if (fexit) {
@@ -108,7 +108,7 @@ static int load_bpf(const struct nfdrop_load_opts *env, const struct ksyms *ksym
 	for (int i = 0; i < 4; i++)
 		bpf_program__set_autoload(rej_progs[i], a->reject[i]);
 	/* every REJECT reply is seen only where nf_send_unreach is traced */
-	nfdrop_names_reject_complete = a->reject[0];
+	ctx->reject_complete = a->reject[0];
 	a->icmp_tp = !a->reject[0] && probe_tp_btf("icmp_send");
 	bpf_program__set_autoload(obj->progs.nfdrop_icmp_send, a->icmp_tp);
 	/* IPv6 has no such tracepoint: its errors are seen leaving */
@@ -145,6 +145,13 @@ static int load_bpf(const struct nfdrop_load_opts *env, const struct ksyms *ksym
 	return err;
 }
 
+void nfdrop_ctx_init(struct nfdrop_ctx *ctx, const struct ksyms *ks)
+{
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->ksyms = ks;
+	ctx->nf_drop = drop_reason_value("NETFILTER_DROP");
+}
+
 bool nfdrop_has_reason(void)
 {
 	int n = probe_tp_nargs("kfree_skb");
@@ -153,13 +160,21 @@ bool nfdrop_has_reason(void)
 	return n < 0 ? drop_reason_value("NETFILTER_DROP") >= 0 : n >= 3;
 }
 
-struct nfdrop_bpf *nfdrop_load(const struct nfdrop_load_opts *env, const struct ksyms *ks,
-			       long long nf_drop, struct nfdrop_attached *att)
+struct nfdrop_bpf *nfdrop_load(const struct nfdrop_load_opts *env, struct nfdrop_attached *att,
+			       struct nfdrop_ctx *ctx)
 {
 	struct nfdrop_bpf *obj = NULL;
 	bool fexit = false;
 	int err;
 
+	/* before 5.17 there are no reasons: the BPF side takes nf_hook_slow's
+	 * frees for this code (any value; its reason column shows "-") */
+	if (!nfdrop_has_reason())
+		ctx->nf_drop = 1;
+	if (ctx->nf_drop < 0) {
+		cli_err("this kernel has no NETFILTER_DROP drop reason");
+		return NULL;
+	}
 	if (env->method != NFDROP_METHOD_KFREE)
 		fexit = fexit_ok("nft_do_chain", "nf_tables") ||
 			fexit_ok("ipt_do_table", "ip_tables") ||
@@ -169,12 +184,12 @@ struct nfdrop_bpf *nfdrop_load(const struct nfdrop_load_opts *env, const struct 
 			"kernel (or nf_tables/ip_tables are not loaded)");
 	/* the first counter window starts before the first drop is counted */
 	ev_counters_start(env->netns_inum ? env->netns_inum : netns_self());
-	err = load_bpf(env, ks, fexit, nf_drop, att, &obj);
+	err = load_bpf(env, ctx, fexit, att, &obj);
 	if (err && fexit && env->method == NFDROP_METHOD_AUTO) {
 		if (cli.verbose)
 			cli_err("fexit programs failed (%s): kfree_skb + stack only",
 				strerror(-err));
-		err = load_bpf(env, ks, false, nf_drop, att, &obj);
+		err = load_bpf(env, ctx, false, att, &obj);
 	}
 	if (err) {
 		cli_bpf_err("load and attach BPF programs", err);

@@ -34,16 +34,34 @@ struct nfdrop_attached {
 };
 
 /*
- * Loaded and attached (fexit refused or failing in auto mode: without),
- * the counter window of netns started (ev_counters_start); NULL after a
- * one-line error. nf_drop: NETFILTER_DROP's drop reason value. Sets
- * nfdrop_names_reject_complete.
+ * What nfdrop's parts share, passed to the names part (which gives the
+ * evidence part reject_complete) and the output part: filled by
+ * nfdrop_ctx_init() and nfdrop_load().
  */
+struct nfdrop_ctx {
+	const struct ksyms *ksyms;	/* the kernel's symbols (the caller's) */
+	/* NETFILTER_DROP's drop reason value, -1 none; before 5.17 (no
+	 * reasons) nfdrop_load() sets 1, which the BPF side gives to
+	 * nf_hook_slow's frees */
+	long long nf_drop;
+	/* every REJECT reply is seen (nf_send_unreach traced) */
+	bool reject_complete;
+};
+
+/* ctx with the caller's symbols and NETFILTER_DROP's value (the drop
+ * reasons loaded first: drop_reasons_load()) */
+void nfdrop_ctx_init(struct nfdrop_ctx *ctx, const struct ksyms *ks);
 /* kfree_skb passes a drop reason (5.17+); before, nf_hook_slow's frees
  * are the netfilter drops */
 bool nfdrop_has_reason(void);
-struct nfdrop_bpf *nfdrop_load(const struct nfdrop_load_opts *o, const struct ksyms *ks,
-			       long long nf_drop, struct nfdrop_attached *att);
+/*
+ * Loaded and attached (fexit refused or failing in auto mode: without),
+ * the counter window of netns started (ev_counters_start), the rest of
+ * ctx filled; NULL after a one-line error (also when the kernel has
+ * reasons but no NETFILTER_DROP).
+ */
+struct nfdrop_bpf *nfdrop_load(const struct nfdrop_load_opts *o, struct nfdrop_attached *att,
+			       struct nfdrop_ctx *ctx);
 /* "fexit nft_do_chain + kfree_skb" or "kfree_skb NETFILTER_DROP + stack via tp_btf" */
 const char *nfdrop_method_str(const struct nfdrop_attached *att, char *buf, int len);
 

@@ -23,9 +23,6 @@
 #define RULESET_TTL_S	1
 #define MAX_BASES	32
 
-const struct ksyms *nfdrop_names_ksyms;
-bool nfdrop_names_reject_complete;
-
 /* ---- what the kernel stack means ---- */
 
 /* the function that ran the hook (the caller of nf_hook_slow) */
@@ -151,19 +148,19 @@ struct nfdrop_ns_rules *nfdrop_rules_for(unsigned int inum, enum nfdrop_rs_when 
 /* ---- from a kernel key to a named hook, table, chain, rule, verdict ---- */
 
 
-static const char *sym_name(unsigned long addr, char *buf, int len)
+static const char *sym_name(const struct ksyms *ks, unsigned long addr, char *buf, int len)
 {
-	const struct ksym *s = addr ? ksyms_find(nfdrop_names_ksyms, addr - 1) : NULL;
+	const struct ksym *s = addr ? ksyms_find(ks, addr - 1) : NULL;
 
 	snprintf(buf, len, "%s", s ? s->name : "");
 	return buf;
 }
 
-static void fill_cand(struct cand *c, const struct nfr_ruleset *rs,
+static void fill_cand(struct nfdrop_cand *c, const struct nfr_ruleset *rs,
 		      const struct nfr_chain *ch)
 {
-	struct nfr_hit hits[MAX_HITS];
-	int n = nfr_drop_rules(rs, ch, hits, MAX_HITS);
+	struct nfr_hit hits[NFDROP_MAX_HITS];
+	int n = nfr_drop_rules(rs, ch, hits, NFDROP_MAX_HITS);
 
 	memset(c, 0, sizeof(*c));
 	c->engine = ch->engine;
@@ -173,7 +170,7 @@ static void fill_cand(struct cand *c, const struct nfr_ruleset *rs,
 	c->prio = ch->prio;
 	c->policy = ch->policy;
 	c->nrules = n;
-	for (int i = 0; i < n && i < MAX_HITS; i++) {
+	for (int i = 0; i < n && i < NFDROP_MAX_HITS; i++) {
 		snprintf(c->rules[i].chain, sizeof(c->rules[i].chain), "%s",
 			 hits[i].chain->name);
 		c->rules[i].handle = hits[i].rule->handle;
@@ -183,14 +180,14 @@ static void fill_cand(struct cand *c, const struct nfr_ruleset *rs,
 	}
 }
 
-static bool can_drop(const struct cand *c)
+static bool can_drop(const struct nfdrop_cand *c)
 {
 	return c->policy == NFR_POLICY_DROP || c->nrules > 0;
 }
 
 static int cmp_cand(const void *a, const void *b)
 {
-	const struct cand *x = a, *y = b;
+	const struct nfdrop_cand *x = a, *y = b;
 
 	return x->prio < y->prio ? -1 : x->prio > y->prio;
 }
@@ -215,9 +212,11 @@ static const struct nfr_chain *find_named(const struct nfr_ruleset *rs,
 }
 
 /* rule and verdict within one chain that certainly or probably dropped */
-static void settle_chain(struct row *r, const struct cand *c, int policy)
+static void settle_chain(struct nfdrop_row *r, const struct nfdrop_cand *c, int policy,
+			 bool reject_complete)
 {
-	int keep[MAX_HITS], nkeep = 0, n = c->nrules < MAX_HITS ? c->nrules : MAX_HITS;
+	int keep[NFDROP_MAX_HITS], nkeep = 0;
+	int n = c->nrules < NFDROP_MAX_HITS ? c->nrules : NFDROP_MAX_HITS;
 	bool all_rejected = r->rejected && r->rejected == r->packets;
 
 	/* the kernel saw a reply for every packet: only REJECT rules fit;
@@ -227,43 +226,43 @@ static void settle_chain(struct row *r, const struct cand *c, int policy)
 
 		if (all_rejected && k == NFR_KIND_DROP)
 			continue;
-		if (nfdrop_names_reject_complete && !r->rejected && k == NFR_KIND_REJECT)
+		if (reject_complete && !r->rejected && k == NFR_KIND_REJECT)
 			continue;
 		keep[nkeep++] = i;
 	}
-	if (c->nrules > MAX_HITS)
+	if (c->nrules > NFDROP_MAX_HITS)
 		nkeep = c->nrules;	/* too many to tell */
 	r->policy = policy;
 	if (nkeep == 0 && policy == NFR_POLICY_DROP && !all_rejected) {
-		r->verdict = V_POLICY;
+		r->verdict = NFDROP_V_POLICY;
 		return;
 	}
-	if (nkeep >= 1 && nkeep <= MAX_HITS) {
-		const struct cand_rule *cr = &c->rules[keep[0]];
+	if (nkeep >= 1 && nkeep <= NFDROP_MAX_HITS) {
+		const struct nfdrop_cand_rule *cr = &c->rules[keep[0]];
 
 		r->rule_known = true;
 		snprintf(r->rule_chain, sizeof(r->rule_chain), "%s", cr->chain);
 		r->handle = cr->handle;
 		snprintf(r->rule_text, sizeof(r->rule_text), "%s", cr->text);
-		r->verdict = cr->kind == NFR_KIND_REJECT ? V_REJECT :
-			     cr->kind == NFR_KIND_DROP ? V_DROP : V_UNKNOWN;
+		r->verdict = cr->kind == NFR_KIND_REJECT ? NFDROP_V_REJECT :
+			     cr->kind == NFR_KIND_DROP ? NFDROP_V_DROP : NFDROP_V_UNKNOWN;
 		if (nkeep > 1 || policy == NFR_POLICY_DROP || cr->kind == NFR_KIND_MAYBE)
-			r->inferred |= INF_RULE | INF_VERDICT;
+			r->inferred |= NFDROP_INF_RULE | NFDROP_INF_VERDICT;
 		if (all_rejected) {
-			r->verdict = V_REJECT;
-			r->inferred &= ~INF_VERDICT;
+			r->verdict = NFDROP_V_REJECT;
+			r->inferred &= ~NFDROP_INF_VERDICT;
 		}
 		return;
 	}
-	r->verdict = all_rejected ? V_REJECT : V_UNKNOWN;
-	if (r->verdict == V_UNKNOWN)
-		r->inferred |= INF_VERDICT;	/* not even inferred: unknown */
+	r->verdict = all_rejected ? NFDROP_V_REJECT : NFDROP_V_UNKNOWN;
+	if (r->verdict == NFDROP_V_UNKNOWN)
+		r->inferred |= NFDROP_INF_VERDICT;	/* not even inferred: unknown */
 }
 
 /* the packet's own way through the chains of its hook (r->ev) */
 static void walk_packet(const struct nfd_key *k, const struct nfr_ruleset *rs,
 			const struct nfr_chain **bases, int nbases,
-			const char *dropper_type, struct row *r)
+			const char *dropper_type, struct nfdrop_row *r)
 {
 	int nat_prio = INT_MIN;
 
@@ -296,11 +295,11 @@ struct stack_hint {
 };
 
 /* fexit: the kernel named the table and chain */
-static void names_fexit(const struct nfd_key *k, struct row *r)
+static void names_fexit(const struct nfd_key *k, struct nfdrop_row *r)
 {
 	const char *h = nfr_hook_name(k->pf, k->hook);
 
-	r->source = SRC_FEXIT;
+	r->source = NFDROP_SRC_FEXIT;
 	r->pf = k->pf;
 	snprintf(r->hook, sizeof(r->hook), "%s", h ? h : "");
 	r->engine = k->source == NFD_SRC_NFT ? NFR_ENGINE_NFT : NFR_ENGINE_LEGACY;
@@ -319,12 +318,13 @@ static void names_fexit(const struct nfd_key *k, struct row *r)
 
 /* kfree_skb + stack: the hook from nf_hook_slow's caller, the table's
  * family and type from nft_do_chain's */
-static void names_stack(const struct nfd_key *k, struct row *r, struct stack_hint *sh)
+static void names_stack(const struct nfdrop_ctx *ctx, const struct nfd_key *k, struct nfdrop_row *r,
+			struct stack_hint *sh)
 {
 	char fn[64];
 
-	r->source = SRC_STACK;
-	sym_name(k->hook_ret, r->hook_fn, sizeof(r->hook_fn));
+	r->source = NFDROP_SRC_STACK;
+	sym_name(ctx->ksyms, k->hook_ret, r->hook_fn, sizeof(r->hook_fn));
 	/* the compiler's copies (br_nf_forward_ip.part.0, .cold, .isra.0)
 	 * are the function's */
 	r->hook_fn[strcspn(r->hook_fn, ".")] = 0;
@@ -335,13 +335,13 @@ static void names_stack(const struct nfd_key *k, struct row *r, struct stack_hin
 		snprintf(r->hook, sizeof(r->hook), "%s", hook_fns[i].hook);
 		sh->hook2 = hook_fns[i].hook2;
 		if (sh->hook2)
-			r->inferred |= INF_HOOK;
+			r->inferred |= NFDROP_INF_HOOK;
 	}
 	if (!r->pf)
 		r->pf = k->pf == 4 ? NFR_PROTO_IPV4 : k->pf == 6 ? NFR_PROTO_IPV6 : 0;
 	if (k->chain_ret) {
 		sh->engine = NFR_ENGINE_NFT;
-		sym_name(k->chain_ret, fn, sizeof(fn));
+		sym_name(ctx->ksyms, k->chain_ret, fn, sizeof(fn));
 		for (size_t i = 0; i < sizeof(chain_fns) / sizeof(chain_fns[0]); i++) {
 			if (strcmp(chain_fns[i].fn, fn))
 				continue;
@@ -357,7 +357,7 @@ static void names_stack(const struct nfd_key *k, struct row *r, struct stack_hin
 
 /* the fexit path in the ruleset: the named chain and its drop rules */
 static void names_named_chain(const struct nfd_key *k, const struct nfr_ruleset *rs,
-			      struct row *r)
+			      struct nfdrop_row *r)
 {
 	const struct nfr_chain *ch = find_named(rs, r->engine, r->table_family,
 						 r->table, r->chain);
@@ -377,7 +377,7 @@ static void names_named_chain(const struct nfd_key *k, const struct nfr_ruleset 
 /* the inferred path: base chains at this hook that could have dropped the
  * packet, the first by priority named, the others candidates */
 static void names_inferred(const struct nfd_key *k, const struct nfr_ruleset *rs,
-			   const struct stack_hint *sh, struct row *r)
+			   const struct stack_hint *sh, struct nfdrop_row *r)
 {
 	const struct nfr_chain *bases[MAX_BASES];
 	int nbases = 0;
@@ -385,7 +385,7 @@ static void names_inferred(const struct nfd_key *k, const struct nfr_ruleset *rs
 	for (int i = 0; i < rs->nchains; i++) {
 		const struct nfr_chain *ch = &rs->chains[i];
 		const char *h;
-		struct cand *c = &r->cands[r->ncands];
+		struct nfdrop_cand *c = &r->cands[r->ncands];
 
 		if (!ch->base || nfdrop_trace_is_table(ch->table))
 			continue;
@@ -402,7 +402,7 @@ static void names_inferred(const struct nfd_key *k, const struct nfr_ruleset *rs
 			continue;
 		if (nbases < MAX_BASES)
 			bases[nbases++] = ch;
-		if (r->ncands == MAX_CANDS)
+		if (r->ncands == NFDROP_MAX_CANDS)
 			continue;
 		fill_cand(c, rs, ch);
 		if (can_drop(c))
@@ -417,7 +417,7 @@ static void names_inferred(const struct nfd_key *k, const struct nfr_ruleset *rs
 		r->note = sh->engine ? "no chain at this hook can drop now (ruleset changed?)" :
 			  "no nftables traversal on the stack and no iptables-legacy "
 			  "chain that drops: conntrack, queue or a changed ruleset";
-		r->inferred |= INF_TABLE | INF_CHAIN;
+		r->inferred |= NFDROP_INF_TABLE | NFDROP_INF_CHAIN;
 		return;
 	}
 	r->engine = r->cands[0].engine;
@@ -428,10 +428,11 @@ static void names_inferred(const struct nfd_key *k, const struct nfr_ruleset *rs
 	r->chain_known = true;
 	r->settle_policy = r->cands[0].policy;
 	if (r->ncands > 1)
-		r->inferred |= INF_TABLE | INF_CHAIN;
+		r->inferred |= NFDROP_INF_TABLE | NFDROP_INF_CHAIN;
 }
 
-void nfdrop_names(const struct nfd_key *k, enum nfdrop_rs_when when, struct row *r)
+void nfdrop_names(const struct nfdrop_ctx *ctx, const struct nfd_key *k,
+		  enum nfdrop_rs_when when, struct nfdrop_row *r)
 {
 	struct stack_hint sh = {};
 	struct nfdrop_ns_rules *nr;
@@ -441,18 +442,18 @@ void nfdrop_names(const struct nfd_key *k, enum nfdrop_rs_when when, struct row 
 	r->netns = k->netns;
 	r->policy = -1;
 	netns_name(k->netns, r->netns_name, sizeof(r->netns_name));
-	sym_name(k->location, r->location, sizeof(r->location));
+	sym_name(ctx->ksyms, k->location, r->location, sizeof(r->location));
 	if (k->source == NFD_SRC_NFT || k->source == NFD_SRC_IPT ||
 	    k->source == NFD_SRC_IP6T)
 		names_fexit(k, r);
 	else
-		names_stack(k, r, &sh);
+		names_stack(ctx, k, r, &sh);
 
 	nr = nfdrop_rules_for(k->netns, when);
 	if (!nr) {
 		r->note = "network namespace not found: ruleset unknown";
 		if (!r->chain_known)
-			r->inferred |= INF_TABLE | INF_CHAIN;
+			r->inferred |= NFDROP_INF_TABLE | NFDROP_INF_CHAIN;
 		return;
 	}
 	if (nr->stale)
@@ -464,7 +465,7 @@ void nfdrop_names(const struct nfd_key *k, enum nfdrop_rs_when when, struct row 
 }
 
 /* rule and verdict, now that the counts are known */
-void nfdrop_settle(struct row *r, unsigned long long packets,
+void nfdrop_settle(const struct nfdrop_ctx *ctx, struct nfdrop_row *r, unsigned long long packets,
 		   unsigned long long rejected)
 {
 	bool all_rejected = rejected && rejected == packets;
@@ -472,32 +473,33 @@ void nfdrop_settle(struct row *r, unsigned long long packets,
 	r->packets = packets;
 	r->rejected = rejected;
 	if (r->ev.used) {
-		ev_settle_row(r, packets, rejected, nfdrop_names_reject_complete);
+		ev_settle_row(r, packets, rejected, ctx->reject_complete);
 		return;
 	}
 	if (!r->ncands) {
 		/* chain unknown, or named by the kernel but gone from the ruleset */
-		r->verdict = all_rejected ? V_REJECT :
+		r->verdict = all_rejected ? NFDROP_V_REJECT :
 			     r->chain_known && r->settle_policy == NFR_POLICY_ACCEPT ?
-			     V_DROP : V_UNKNOWN;
+			     NFDROP_V_DROP : NFDROP_V_UNKNOWN;
 		if (!all_rejected)
-			r->inferred |= INF_VERDICT;
+			r->inferred |= NFDROP_INF_VERDICT;
 		return;
 	}
-	settle_chain(r, &r->cands[0], r->settle_policy);
+	settle_chain(r, &r->cands[0], r->settle_policy, ctx->reject_complete);
 	if (r->ncands > 1) {
-		r->inferred |= INF_VERDICT;
+		r->inferred |= NFDROP_INF_VERDICT;
 		if (r->rule_known)
-			r->inferred |= INF_RULE;
+			r->inferred |= NFDROP_INF_RULE;
 		if (all_rejected)
-			r->inferred &= ~INF_VERDICT;
+			r->inferred &= ~NFDROP_INF_VERDICT;
 	}
 }
 
-void nfdrop_resolve(const struct nfd_key *k, unsigned long long packets,
-		    unsigned long long rejected, enum nfdrop_rs_when when, struct row *r)
+void nfdrop_resolve(const struct nfdrop_ctx *ctx, const struct nfd_key *k,
+		    unsigned long long packets, unsigned long long rejected,
+		    enum nfdrop_rs_when when, struct nfdrop_row *r)
 {
-	nfdrop_names(k, when, r);
-	nfdrop_settle(r, packets, rejected);
+	nfdrop_names(ctx, k, when, r);
+	nfdrop_settle(ctx, r, packets, rejected);
 }
 

@@ -8,14 +8,9 @@
 #include <linux/types.h>
 #include <time.h>
 #include "nfdrop.h"
+#include "nfdrop_load.h"
 #include "nfdrop_row.h"
-#include "lib/ksyms.h"
 #include "lib/nfrules.h"
-
-/* set before the first name is asked for: the kernel's symbols, and
- * whether every REJECT reply is seen (nf_send_unreach traced) */
-extern const struct ksyms *nfdrop_names_ksyms;
-extern bool nfdrop_names_reject_complete;
 
 /* one network namespace's ruleset, as last read */
 struct nfdrop_ns_rules {
@@ -42,12 +37,14 @@ struct nfdrop_ns_rules *nfdrop_rules_for(unsigned int inum, enum nfdrop_rs_when 
  * verdict with the counts. Split so that names can be taken while the
  * ruleset is the one the drop met, and counts added at report time.
  */
-void nfdrop_names(const struct nfd_key *k, enum nfdrop_rs_when when, struct row *r);
+void nfdrop_names(const struct nfdrop_ctx *ctx, const struct nfd_key *k,
+		  enum nfdrop_rs_when when, struct nfdrop_row *r);
 /* rule and verdict, now that the counts are known */
-void nfdrop_settle(struct row *r, unsigned long long packets,
+void nfdrop_settle(const struct nfdrop_ctx *ctx, struct nfdrop_row *r, unsigned long long packets,
 		   unsigned long long rejected);
 /* both */
-void nfdrop_resolve(const struct nfd_key *k, unsigned long long packets,
-		    unsigned long long rejected, enum nfdrop_rs_when when, struct row *r);
+void nfdrop_resolve(const struct nfdrop_ctx *ctx, const struct nfd_key *k,
+		    unsigned long long packets, unsigned long long rejected,
+		    enum nfdrop_rs_when when, struct nfdrop_row *r);
 
 #endif

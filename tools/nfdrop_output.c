@@ -10,8 +10,6 @@
 #include "lib/json.h"
 #include "lib/nfrules.h"
 
-long long nfdrop_nf_drop_code;
-
 const char *const nfdrop_verdict_names[] = { "?", "DROP", "REJECT", "POLICY" };
 const char *const nfdrop_source_names[] = { "?", "fexit", "stack", "trace" };
 
@@ -36,8 +34,9 @@ static const char *policy_str(int p)
 static void json_inferred(struct json_w *w, unsigned int inf)
 {
 	static const struct { unsigned int bit; const char *name; } f[] = {
-		{ INF_HOOK, "hook" }, { INF_TABLE, "table" }, { INF_CHAIN, "chain" },
-		{ INF_RULE, "rule" }, { INF_VERDICT, "verdict" },
+		{ NFDROP_INF_HOOK, "hook" }, { NFDROP_INF_TABLE, "table" },
+		{ NFDROP_INF_CHAIN, "chain" }, { NFDROP_INF_RULE, "rule" },
+		{ NFDROP_INF_VERDICT, "verdict" },
 	};
 
 	json_arr_open(w, "inferred");
@@ -50,11 +49,11 @@ static void json_inferred(struct json_w *w, unsigned int inf)
 	json_arr_close(w);
 }
 
-static void json_cands(struct json_w *w, const struct row *r)
+static void json_cands(struct json_w *w, const struct nfdrop_row *r)
 {
 	json_arr_open(w, "candidates");
 	for (int i = 0; i < r->ncands; i++) {
-		const struct cand *c = &r->cands[i];
+		const struct nfdrop_cand *c = &r->cands[i];
 
 		json_obj_open(w, NULL);
 		json_str(w, "engine", engine_str(c->engine));
@@ -66,7 +65,7 @@ static void json_cands(struct json_w *w, const struct row *r)
 		if (c->policy_cand)
 			json_bool(w, "policy_candidate", true);
 		json_arr_open(w, "drop_rules");
-		for (int j = 0; j < c->nrules && j < MAX_HITS; j++) {
+		for (int j = 0; j < c->nrules && j < NFDROP_MAX_HITS; j++) {
 			json_obj_open(w, NULL);
 			json_str(w, "chain", c->rules[j].chain);
 			json_u64(w, "handle", c->rules[j].handle);
@@ -95,7 +94,7 @@ static void json_csv(struct json_w *w, const char *key, const char *csv)
 
 /* what was weighed: the packet (which matches it was checked against),
  * the counters, the REJECT replies */
-static void json_evidence(struct json_w *w, const struct row *r)
+static void json_evidence(struct json_w *w, const struct nfdrop_row *r)
 {
 	json_arr_open(w, "evidence");
 	json_key(w, NULL);
@@ -127,7 +126,8 @@ static void json_ct_states(struct json_w *w, int states)
 }
 
 /* the fields every record about a drop carries */
-void nfdrop_json_row_fields(struct json_w *w, const struct row *r)
+void nfdrop_json_row_fields(struct json_w *w, const struct nfdrop_ctx *ctx,
+			    const struct nfdrop_row *r)
 {
 	char reason[64];
 
@@ -140,7 +140,7 @@ void nfdrop_json_row_fields(struct json_w *w, const struct row *r)
 		json_str(w, "table_family", nfdrop_family_str(r->table_family));
 		json_str(w, "table", r->table);
 		json_str(w, "chain", r->chain);
-		if (r->ncands || r->source == SRC_TRACE)
+		if (r->ncands || r->source == NFDROP_SRC_TRACE)
 			json_i64(w, "chain_priority", r->prio);
 		json_str(w, "chain_policy", policy_str(r->policy));
 	}
@@ -150,8 +150,8 @@ void nfdrop_json_row_fields(struct json_w *w, const struct row *r)
 		json_str(w, "rule", r->rule_text);
 	}
 	json_str(w, "verdict", nfdrop_verdict_names[r->verdict]);
-	json_str(w, "reason", drop_reason_name(nfdrop_nf_drop_code, reason, sizeof(reason)));
-	json_u64(w, "reason_code", nfdrop_nf_drop_code);
+	json_str(w, "reason", drop_reason_name(ctx->nf_drop, reason, sizeof(reason)));
+	json_u64(w, "reason_code", ctx->nf_drop);
 	json_str(w, "source", nfdrop_source_names[r->source]);
 	if (r->ct_states)
 		json_ct_states(w, r->ct_states);
@@ -163,7 +163,7 @@ void nfdrop_json_row_fields(struct json_w *w, const struct row *r)
 		json_str(w, "note", r->note);
 	if (r->ev.used)
 		json_evidence(w, r);
-	if (r->ncands > 1 || (r->inferred & INF_RULE))
+	if (r->ncands > 1 || (r->inferred & NFDROP_INF_RULE))
 		json_cands(w, r);
 }
 
@@ -171,8 +171,9 @@ void nfdrop_json_row_fields(struct json_w *w, const struct row *r)
 static void inferred_csv(unsigned int inf, char *buf, size_t len)
 {
 	static const struct { unsigned int bit; const char *name; } f[] = {
-		{ INF_HOOK, "hook" }, { INF_TABLE, "table" }, { INF_CHAIN, "chain" },
-		{ INF_RULE, "rule" }, { INF_VERDICT, "verdict" },
+		{ NFDROP_INF_HOOK, "hook" }, { NFDROP_INF_TABLE, "table" },
+		{ NFDROP_INF_CHAIN, "chain" }, { NFDROP_INF_RULE, "rule" },
+		{ NFDROP_INF_VERDICT, "verdict" },
 	};
 	size_t o = 0;
 
@@ -182,7 +183,7 @@ static void inferred_csv(unsigned int inf, char *buf, size_t len)
 			o += snprintf(buf + o, len - o, "%s%s", o ? "," : "", f[i].name);
 }
 
-void nfdrop_row_comment(const struct row *r, char *buf, size_t len)
+void nfdrop_row_comment(const struct nfdrop_row *r, char *buf, size_t len)
 {
 	char inferred[64];
 	size_t o;
@@ -203,18 +204,18 @@ void nfdrop_row_comment(const struct row *r, char *buf, size_t len)
 			 r->rule_chain, r->handle, r->rule_text);
 }
 
-static void text_cands(const struct row *r, const char *indent)
+static void text_cands(const struct nfdrop_row *r, const char *indent)
 {
-	if (r->ev.used && (r->inferred & INF_RULE))
+	if (r->ev.used && (r->inferred & NFDROP_INF_RULE))
 		printf("%srule?: the packet and the counters leave these:\n", indent);
 	for (int i = 0; i < r->ncands; i++) {
-		const struct cand *c = &r->cands[i];
+		const struct nfdrop_cand *c = &r->cands[i];
 
 		if (r->ncands > 1)
 			printf("%scandidate: %s %s %s (priority %d, policy %s)\n", indent,
 			       nfdrop_family_str(c->family), c->table, c->chain, c->prio,
 			       policy_str(c->policy));
-		for (int j = 0; j < c->nrules && j < MAX_HITS; j++)
+		for (int j = 0; j < c->nrules && j < NFDROP_MAX_HITS; j++)
 			printf("%s  rule? %s handle %llu: %s\n", indent, c->rules[j].chain,
 			       c->rules[j].handle, c->rules[j].text);
 		if (c->policy_cand)
@@ -226,13 +227,13 @@ static void text_cands(const struct row *r, const char *indent)
 		       r->ev.unknown[0] ? r->ev.unknown : "-");
 }
 
-void nfdrop_text_row(const struct row *r)
+void nfdrop_text_row(const struct nfdrop_row *r)
 {
 	char hook[32], table[96], chain[272], verdict[16];
-	bool q_tab = r->inferred & INF_TABLE, q_chain = r->inferred & INF_CHAIN;
+	bool q_tab = r->inferred & NFDROP_INF_TABLE, q_chain = r->inferred & NFDROP_INF_CHAIN;
 
 	snprintf(hook, sizeof(hook), "%s %s%s", r->pf ? nfdrop_family_str(r->pf) : "?",
-		 r->hook[0] ? r->hook : "?", r->inferred & INF_HOOK ? "?" : "");
+		 r->hook[0] ? r->hook : "?", r->inferred & NFDROP_INF_HOOK ? "?" : "");
 	if (r->chain_known) {
 		if (r->engine == NFR_ENGINE_LEGACY)
 			snprintf(table, sizeof(table), "%s%s", r->table, q_tab ? "?" : "");
@@ -245,17 +246,17 @@ void nfdrop_text_row(const struct row *r)
 		snprintf(chain, sizeof(chain), "?");
 	}
 	snprintf(verdict, sizeof(verdict), "%s%s", nfdrop_verdict_names[r->verdict],
-		 r->verdict != V_UNKNOWN && (r->inferred & INF_VERDICT) ? "?" : "");
+		 r->verdict != NFDROP_V_UNKNOWN && (r->inferred & NFDROP_INF_VERDICT) ? "?" : "");
 	printf("%-10s %-15s %-16s %-16s %-7s %9llu\n", r->netns_name, hook, table,
 	       chain, verdict, r->packets);
-	if (r->rule_known && !(r->inferred & INF_RULE))
+	if (r->rule_known && !(r->inferred & NFDROP_INF_RULE))
 		printf("  rule: %s handle %llu: %s%s\n", r->rule_chain, r->handle,
-		       r->rule_text, r->source == SRC_TRACE ? " (traced)" : "");
-	else if (r->ncands > 1 || (r->inferred & INF_RULE))
+		       r->rule_text, r->source == NFDROP_SRC_TRACE ? " (traced)" : "");
+	else if (r->ncands > 1 || (r->inferred & NFDROP_INF_RULE))
 		text_cands(r, "  ");
-	if (r->verdict == V_POLICY && !(r->inferred & INF_VERDICT))
+	if (r->verdict == NFDROP_V_POLICY && !(r->inferred & NFDROP_INF_VERDICT))
 		printf("  policy drop of %s (no rule matched)\n", r->chain);
-	if (r->rejected && r->verdict != V_REJECT)
+	if (r->rejected && r->verdict != NFDROP_V_REJECT)
 		printf("  %llu of these were answered with a REJECT reply\n", r->rejected);
 	if (r->note)
 		printf("  note: %s\n", r->note);

@@ -3,25 +3,26 @@
 #ifndef AGENTXDP_NFDROP_OUTPUT_H
 #define AGENTXDP_NFDROP_OUTPUT_H
 
+#include "nfdrop_load.h"
 #include "nfdrop_row.h"
 #include "lib/json.h"
 
-/* SKB_DROP_REASON_NETFILTER_DROP here (7 on 6.1, 12 on 6.18) */
-extern long long nfdrop_nf_drop_code;
-/* by enum verdict */
+/* by enum nfdrop_verdict */
 extern const char *const nfdrop_verdict_names[];
-/* enum row_source: "?", "fexit", "stack", "trace" */
+/* enum nfdrop_row_source: "?", "fexit", "stack", "trace" */
 extern const char *const nfdrop_source_names[];
 
 /* "ip", "ip6", ... of an NFR_PROTO_* */
 const char *nfdrop_family_str(int f);
-/* the JSON fields of a row (a count line or an event) */
-void nfdrop_json_row_fields(struct json_w *w, const struct row *r);
+/* the JSON fields of a row (a count line or an event); the reason is
+ * ctx->nf_drop, SKB_DROP_REASON_NETFILTER_DROP (7 on 6.1, 12 on 6.18) */
+void nfdrop_json_row_fields(struct json_w *w, const struct nfdrop_ctx *ctx,
+			    const struct nfdrop_row *r);
 /* -w: a packet's comment, its row as JSON names it: "hook_family=ip
  * hook=input table_family=inet table=t chain=c verdict=DROP
  * [inferred=rule,...] [rule_chain=c rule_handle=4 rule=TEXT]" */
-void nfdrop_row_comment(const struct row *r, char *buf, size_t len);
+void nfdrop_row_comment(const struct nfdrop_row *r, char *buf, size_t len);
 /* one row of the counts table, with its candidates and notes */
-void nfdrop_text_row(const struct row *r);
+void nfdrop_text_row(const struct nfdrop_row *r);
 
 #endif

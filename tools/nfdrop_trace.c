@@ -439,8 +439,8 @@ void nfdrop_trace_setup(unsigned int inum, const char *ns_name, int roce_port,
 	netns_leave(saved);
 }
 
-int nfdrop_trace_split(const struct nfd_key *k, struct row *r,
-		       const struct nfr_ruleset *rs, struct row *out, int max)
+int nfdrop_trace_split(const struct nfd_key *k, struct nfdrop_row *r,
+		       const struct nfr_ruleset *rs, struct nfdrop_row *out, int max)
 {
 	int n = 0;
 
@@ -448,7 +448,7 @@ int nfdrop_trace_split(const struct nfd_key *k, struct row *r,
 		struct trace_item *it = &titems[i];
 		const struct nfr_chain *tc, *base = NULL;
 		unsigned long long take;
-		struct row *o;
+		struct nfdrop_row *o;
 
 		if (!it->balance || it->netns != r->netns || it->pf != r->pf ||
 		    !trace_pkt_is(&it->pkt, k))
@@ -476,8 +476,9 @@ int nfdrop_trace_split(const struct nfd_key *k, struct row *r,
 		r->packets -= take;
 		r->rejected -= o->rejected;
 		it->balance -= take;
-		o->source = SRC_TRACE;
-		o->inferred &= ~(INF_TABLE | INF_CHAIN | INF_RULE | INF_VERDICT);
+		o->source = NFDROP_SRC_TRACE;
+		o->inferred &= ~(NFDROP_INF_TABLE | NFDROP_INF_CHAIN | NFDROP_INF_RULE |
+				 NFDROP_INF_VERDICT);
 		o->engine = NFR_ENGINE_NFT;
 		o->table_family = base->family;
 		snprintf(o->table, sizeof(o->table), "%s", base->table);
@@ -488,7 +489,7 @@ int nfdrop_trace_split(const struct nfd_key *k, struct row *r,
 		o->ncands = 0;
 		o->note = NULL;
 		if (!it->handle) {
-			o->verdict = V_POLICY;
+			o->verdict = NFDROP_V_POLICY;
 			o->rule_known = false;
 			o->handle = 0;
 			o->rule_chain[0] = o->rule_text[0] = 0;
@@ -498,14 +499,14 @@ int nfdrop_trace_split(const struct nfd_key *k, struct row *r,
 		o->handle = it->handle;
 		snprintf(o->rule_chain, sizeof(o->rule_chain), "%s", it->chain);
 		o->rule_text[0] = 0;
-		o->verdict = V_DROP;
+		o->verdict = NFDROP_V_DROP;
 		for (int j = 0; j < tc->nrules; j++) {
 			if (tc->rules[j].handle != it->handle)
 				continue;
 			snprintf(o->rule_text, sizeof(o->rule_text), "%s",
 				 tc->rules[j].text ? tc->rules[j].text : "");
 			if (tc->rules[j].kind == NFR_KIND_REJECT)
-				o->verdict = V_REJECT;
+				o->verdict = NFDROP_V_REJECT;
 		}
 	}
 	return n;

@@ -48,7 +48,7 @@ bool nfdrop_trace_is_table(const char *table);
  * most max new rows: only drops traced for k's packet (addresses, protocol
  * and ports as the trace message's headers show them); returns how many */
 struct nfd_key;
-int nfdrop_trace_split(const struct nfd_key *k, struct row *r,
-		       const struct nfr_ruleset *rs, struct row *out, int max);
+int nfdrop_trace_split(const struct nfd_key *k, struct nfdrop_row *r,
+		       const struct nfr_ruleset *rs, struct nfdrop_row *out, int max);
 
 #endif

@@ -55,6 +55,7 @@ static struct {
 	int nifs;
 	struct rxedrop_bpf *drop;
 	struct nfdrop_bpf *nf;
+	struct nfdrop_ctx nfc;	/* nfdrop's parts', filled by its loader */
 	struct rxeqp_bpf *rxe;
 	struct ksyms *ksyms;
 	struct btf_enum_names *qp_states;
@@ -106,7 +107,6 @@ static struct drop_agg drops[DROP_HASH_SLOTS];
 static int drop_used[MAX_DROP_AGG];	/* the slots in use, in arrival order */
 static int ndrops;
 static __u64 drops_not_roce, drops_unkept;
-static long long nf_drop_code = -1;	/* NETFILTER_DROP's value */
 
 static __u32 drop_hash(const struct drop_id *id)
 {
@@ -185,7 +185,7 @@ static void read_drops(struct diag_table *t)
 			ksyms_format(s.ksyms, id->location, site.location, sizeof(site.location), false);
 			rxedrop_reason_str(id->reason, id->check, site.reason, sizeof(site.reason));
 			memcpy(site.ifname, id->ifname, sizeof(site.ifname));
-			site.netfilter = id->reason == nf_drop_code;
+			site.netfilter = id->reason == s.nfc.nf_drop;
 			diag_add_drop(q, &site, site.netfilter ? &id->sig : NULL);
 			/* a QP seen only dropped: its path is the requests' port */
 			if (!id->answer && !q->sport)
@@ -206,14 +206,14 @@ static bool sig_matches(const struct diag_sig *g, const struct nfd_key *k)
 	       g->sport == k->sport && g->dport == k->dport;
 }
 
-static void rule_of_row(const struct row *r, struct diag_rule *rule)
+static void rule_of_row(const struct nfdrop_row *r, struct diag_rule *rule)
 {
 	memset(rule, 0, sizeof(*rule));
 	rule->packets = r->packets;
 	if (!r->chain_known)
 		return;
 	rule->known = true;
-	rule->certain = !(r->inferred & (INF_TABLE | INF_CHAIN | INF_RULE));
+	rule->certain = !(r->inferred & (NFDROP_INF_TABLE | NFDROP_INF_CHAIN | NFDROP_INF_RULE));
 	if (r->rule_known)
 		snprintf(rule->where, sizeof(rule->where), "%s%s%s %s handle %llu",
 			 r->engine == NFR_ENGINE_NFT ? nfdrop_family_str(r->table_family) : "",
@@ -223,7 +223,7 @@ static void rule_of_row(const struct row *r, struct diag_rule *rule)
 		snprintf(rule->where, sizeof(rule->where), "%s%s%s %s%s",
 			 r->engine == NFR_ENGINE_NFT ? nfdrop_family_str(r->table_family) : "",
 			 r->engine == NFR_ENGINE_NFT ? " " : "", r->table, r->chain,
-			 r->verdict == V_POLICY ? " policy" : "");
+			 r->verdict == NFDROP_V_POLICY ? " policy" : "");
 	if (r->rule_known)
 		snprintf(rule->text, sizeof(rule->text), "%s", r->rule_text);
 }
@@ -247,7 +247,7 @@ static unsigned long long attach_rule(struct diag_table *t, const struct nfd_key
 				      unsigned long long packets,
 				      unsigned long long rejected, bool all)
 {
-	static struct row r;	/* 50 KB: not on the stack */
+	static struct nfdrop_row r;	/* 73 KB: not on the stack */
 	bool resolved = false;
 
 	for (int j = 0; j < t->n && packets; j++) {
@@ -266,7 +266,8 @@ static unsigned long long attach_rule(struct diag_table *t, const struct nfd_key
 				q->rule.packets += n;
 			} else {
 				if (!resolved)
-					nfdrop_resolve(k, packets, rejected, NFDROP_RS_TTL, &r);
+					nfdrop_resolve(&s.nfc, k, packets, rejected,
+						       NFDROP_RS_TTL, &r);
 				resolved = true;
 				rule_of_row(&r, &q->rule);
 				q->rule.packets = n;
@@ -592,20 +593,17 @@ static void open_rules(const struct rocediag_cfg *cfg, struct diag_sources *src)
 	struct nfdrop_load_opts lo = { .method = NFDROP_METHOD_AUTO,
 				       .netns_inum = cli.netns ? cli_netns_inum() : 0 };
 	struct nfdrop_attached att;
-	long long nf_drop = drop_reason_value("NETFILTER_DROP");
 
 	if (cfg->no_rules) {
 		snprintf(src->no_rules, sizeof(src->no_rules), "netfilter rules: --no-rules");
 		return;
 	}
-	if (nf_drop < 0) {
+	if (s.nfc.nf_drop < 0) {
 		snprintf(src->no_rules, sizeof(src->no_rules),
 			 "netfilter rules: this kernel has no NETFILTER_DROP drop reason");
 		return;
 	}
-	nfdrop_nf_drop_code = nf_drop;
-	nfdrop_names_ksyms = s.ksyms;
-	s.nf = nfdrop_load(&lo, s.ksyms, nf_drop, &att);
+	s.nf = nfdrop_load(&lo, &att, &s.nfc);
 	if (!s.nf) {
 		snprintf(src->no_rules, sizeof(src->no_rules),
 			 "netfilter rules: nfdrop's programs did not load");
@@ -657,12 +655,12 @@ int rocediag_sources_open(const struct rocediag_cfg *cfg, struct diag_sources *s
 	 * listed under "cannot see" (no NETFILTER_DROP) */
 	if (drop_reasons_load() && rxedrop_has_reason())
 		cli_err("no BTF for enum skb_drop_reason: reasons print as numbers");
-	nf_drop_code = drop_reason_value("NETFILTER_DROP");
 	s.ksyms = ksyms_load();
 	if (!s.ksyms) {
 		cli_err("cannot read kernel symbols from /proc/kallsyms: %s", strerror(errno));
 		return -1;
 	}
+	nfdrop_ctx_init(&s.nfc, s.ksyms);
 	if (open_lat(cfg, src))
 		return -1;
 	s.pcap = cfg->pcap;
