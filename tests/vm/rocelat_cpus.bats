@@ -32,23 +32,30 @@ teardown() {
 }
 
 @test "2 CPUs: 4 QPs under ib_write_bw, requests leaving on CPU 0 (tc), their ACKs arriving on CPU 1 (XDP): every WRITE a sample or a Karn discard, counts equal rxe's" {
-	local n=200 q=4 out=$T/rl.out i cpu cnt req0=0 ack1=0
+	local n=200 q=4 out=$T/rl.out i cpu cnt req0=0 ack1=0 attempt rc
 	local -A c0 c1 r
 	[ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs"
 	# the client (rxe-a's requests, tc egress on veth-a) on CPU 0; rxe-b
 	# takes its packets in on CPU 1 (RPS) and answers from there, so its
 	# ACKs arrive at veth-a's XDP on CPU 1
 	echo 2 >/sys/class/net/veth-b/queues/rx-0/rps_cpus
-	counters c0
-	start_rocelat "$out" -j -F
 	# -t 32: fewer WRITEs in flight per QP than rocelat's ring holds (64).
-	# -u 20: a 4.3 s ACK timeout instead of 67 ms. Under a CPU hog the
-	# emulated guest's ACKs can take longer than 67 ms; rxe then retries
-	# from the completer, and 6.1's rdma_rxe has been seen to stall that
-	# QP for good after such a retry (every packet delivered, its
-	# counters frozen, the client polling a completion that never
-	# comes). Retries are not what this test is about.
-	PERF_CLI_CPU=0 PERF_SRV_CPU=1 perf_run qps ib_write_bw -n "$n" -q "$q" -s 64 -t 32 -u 20 -F
+	# -u 20: a 4.3 s ACK timeout instead of 67 ms: the emulated guest's
+	# ACKs under a CPU hog can take longer than 67 ms, and retries are not
+	# what this test is about. A stall of rdma_rxe itself (perf_watch) is
+	# measured again, twice at most, from new baselines.
+	for attempt in 1 2 3; do
+		counters c0
+		start_rocelat "$out" -j -F
+		rc=0
+		PERF_STALL_S=20 PERF_CLI_CPU=0 PERF_SRV_CPU=1 \
+			perf_run qps ib_write_bw -n "$n" -q "$q" -s 64 -t 32 -u 20 -F || rc=$?
+		[ "$rc" -eq 75 ] || break
+		measured "rdma_rxe stalled in attempt $attempt: measured again"
+		stop_rocelat
+		perf_stop
+	done
+	[ "$rc" -eq 0 ]
 	# where the hooks ran: requests counted on CPU 0, ACKs on CPU 1
 	while read -r cpu cnt; do
 		[ "$cpu" != 0 ] || req0=$cnt
