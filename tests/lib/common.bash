@@ -101,7 +101,8 @@ ax_wait_for() {
 }
 
 # ax_wait_banner PID FILE... : until one of FILEs says "Tracing" (a tool's
-# banner: on stdout, or on stderr with -j); fails at once, with the files
+# banner: on stdout, or on stderr with -j), or "Injecting" (roceinject's);
+# fails at once, with the files
 # shown, when process PID ended first, else after AX_WAIT_BANNER_S (90).
 # Bash builtins only: a process start costs 0.1-0.4 s under emulation.
 ax_wait_banner() {
@@ -111,7 +112,7 @@ ax_wait_banner() {
 	while [ "$SECONDS" -le "$end" ]; do
 		for f in "$@"; do
 			while IFS= read -r l; do
-				[[ $l == *Tracing* ]] && return 0
+				[[ $l == *Tracing* || $l == Injecting* ]] && return 0
 			done 2>/dev/null <"$f"
 		done
 		kill -0 "$pid" 2>/dev/null || break
