@@ -183,6 +183,8 @@ struct capture_set *capture_set_open(const char *const *paths, int n,
 			f->c = NULL;
 		}
 		s->size_total += f->size > 0 ? f->size : 0;
+		if (f->done)	/* no frames: read already */
+			s->size_done += f->size > 0 ? f->size : 0;
 	}
 	qsort(s->files, n, sizeof(*s->files), capture_set_cmp);
 	for (int i = 0; i < n; i++) {
