@@ -134,6 +134,29 @@ static const struct argp_option opts[] = {
 
 static bool unit_set;
 
+/* what the options mean together, once all are read */
+static void parse_end(struct argp_state *state)
+{
+	if (env.nfiles) {
+		if (env.nifs)
+			argp_failure(state, 1, 0, "-r FILE and -i IFACE are mutually exclusive");
+		if (cli.netns)
+			argp_failure(state, 1, 0, "-N applies to live tracing, not -r");
+		if (env.mode != NETATTACH_AUTO || env.mirror || env.no_egress)
+			argp_failure(state, 1, 0,
+				     "--skb-mode/--native-mode/--mirror/--no-egress "
+				     "apply to live tracing, not -r");
+		env.decap = true;	/* captures of mirror sessions */
+		if (cli.interval)
+			argp_failure(state, 1, 0,
+				     "interval and count apply to live tracing, not -r");
+	} else if (!env.nifs) {
+		argp_failure(state, 1, 0, "no interface: give -i IFACE (or -r FILE)");
+	}
+	if (env.mirror)
+		env.decap = true;
+}
+
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	long v;
@@ -215,24 +238,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.svg = arg;
 		break;
 	case ARGP_KEY_END:
-		if (env.nfiles) {
-			if (env.nifs)
-				argp_failure(state, 1, 0, "-r FILE and -i IFACE are mutually exclusive");
-			if (cli.netns)
-				argp_failure(state, 1, 0, "-N applies to live tracing, not -r");
-			if (env.mode != NETATTACH_AUTO || env.mirror || env.no_egress)
-				argp_failure(state, 1, 0,
-					     "--skb-mode/--native-mode/--mirror/--no-egress "
-					     "apply to live tracing, not -r");
-			env.decap = true;	/* captures of mirror sessions */
-			if (cli.interval)
-				argp_failure(state, 1, 0,
-					     "interval and count apply to live tracing, not -r");
-		} else if (!env.nifs) {
-			argp_failure(state, 1, 0, "no interface: give -i IFACE (or -r FILE)");
-		}
-		if (env.mirror)
-			env.decap = true;
+		parse_end(state);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
