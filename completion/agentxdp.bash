@@ -53,7 +53,15 @@ _agentxdp()
 	if [[ $cur == -* ]]; then
 		COMPREPLY=($(compgen -W "$(_agentxdp_opts "$1")" -- "$cur"))
 		[[ ${COMPREPLY-} == *= ]] && compopt -o nospace
+		return
 	fi
+	# rocelat -r FILE FILE...: the arguments after -r are more files
+	local w
+	for w in "${words[@]:1:cword-1}"; do
+		case $w in
+		-r|--read|--read=*) _filedir; return ;;
+		esac
+	done
 }
 
 # the tools to complete: installed as completions/<tool>, that one (which

@@ -21,7 +21,7 @@
 #include "rocelat_load.h"
 #include "rocelat_report.h"
 #include "rocelat_svg.h"
-#include "lib/capture.h"
+#include "lib/capture_set.h"
 #include "lib/cli.h"
 #include "lib/json.h"
 #include "lib/loop.h"
@@ -33,7 +33,9 @@ static struct {
 	const char *ifnames[MAX_IFACES];
 	int nifs;
 	bool flows;
-	const char *pcap;
+	/* -r FILE (repeatable) and the further arguments after it */
+	const char **files;
+	int nfiles;
 	__u64 unit_ns;
 	const char *unit;
 	enum netattach_mode mode;
@@ -53,13 +55,15 @@ static struct netattach ifaces[MAX_IFACES];
 static int ncpu;
 /* --svg: the samples collected for the picture */
 static struct rocelat_svg *svg;
+/* -r: the files, checked before anything is loaded or printed */
+static struct capture_set *cset;
 
 const char *argp_program_version = "rocelat (AgentXDP) " AX_VERSION;
 static const char doc[] =
 "Measure RoCE v2 request -> ACK / READ RESPONSE latency passively.\n"
 "\n"
 "USAGE: rocelat -i IFACE [-i IFACE...] [OPTIONS] [interval] [count]\n"
-"       rocelat -r FILE [OPTIONS]\n"
+"       rocelat -r FILE [FILE...] [OPTIONS]\n"
 "\n"
 "XDP sees each interface's ingress, tc egress its transmit side (tcx link on\n"
 "6.6+, else a clsact filter removed at exit; a run killed with SIGKILL on an\n"
@@ -74,7 +78,9 @@ static const char doc[] =
 "its source port (ECMP path). p50/p90/p99 are within 3%. Answers to\n"
 "retransmitted requests are not timed (Karn). On a host that answers\n"
 "requests, request in -> answer out is reported apart as local turnaround.\n"
-"-r FILE runs the same BPF program over a pcap/pcapng file.\n"
+"-r FILE runs the same BPF program over a pcap/pcapng file (\"-\" is\n"
+"stdin); several files (-r again, or more arguments after -r: a rotated\n"
+"recording) are read as one, their packets merged in time order.\n"
 "\n"
 "EXAMPLES:\n"
 "    rocelat -i eth1              # latency histogram until Ctrl-C\n"
@@ -82,6 +88,7 @@ static const char doc[] =
 "    rocelat -i span0 --mirror    # SPAN port: both directions on ingress\n"
 "    rocelat -i eth1 -j -F        # JSON lines\n"
 "    rocelat -r roce.pcap -F -m   # analyse a capture, in milliseconds\n"
+"    rocelat -r mirror.pcap*      # tcpdump -C/-G's rotated files as one\n"
 "    rocelat -r roce.pcap --svg lat.svg  # ... and draw it";
 
 enum {
@@ -93,7 +100,9 @@ static const struct argp_option opts[] = {
 	{ "interface", 'i', "IFACE", 0,
 	  "Attach to IFACE (repeatable; of -N's network namespace, else this one)", 0 },
 	{ "flows", 'F', NULL, 0, "Per-flow table, worst first, with outlier line", 0 },
-	{ "read", 'r', "FILE", 0, "Analyse a pcap/pcapng capture instead of live traffic", 0 },
+	{ "read", 'r', "FILE", 0,
+	  "Analyse a pcap/pcapng capture instead of live traffic (repeatable; "
+	  "further arguments are more files; all read in time order as one)", 0 },
 	{ "milliseconds", 'm', NULL, 0, "Latency in milliseconds", 0 },
 	{ "nanoseconds", OPT_NANOSECONDS, NULL, 0,
 	  "Latency in nanoseconds (no short option: -N is the network "
@@ -125,6 +134,29 @@ static const struct argp_option opts[] = {
 
 static bool unit_set;
 
+/* what the options mean together, once all are read */
+static void parse_end(struct argp_state *state)
+{
+	if (env.nfiles) {
+		if (env.nifs)
+			argp_failure(state, 1, 0, "-r FILE and -i IFACE are mutually exclusive");
+		if (cli.netns)
+			argp_failure(state, 1, 0, "-N applies to live tracing, not -r");
+		if (env.mode != NETATTACH_AUTO || env.mirror || env.no_egress)
+			argp_failure(state, 1, 0,
+				     "--skb-mode/--native-mode/--mirror/--no-egress "
+				     "apply to live tracing, not -r");
+		env.decap = true;	/* captures of mirror sessions */
+		if (cli.interval)
+			argp_failure(state, 1, 0,
+				     "interval and count apply to live tracing, not -r");
+	} else if (!env.nifs) {
+		argp_failure(state, 1, 0, "no interface: give -i IFACE (or -r FILE)");
+	}
+	if (env.mirror)
+		env.decap = true;
+}
+
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	long v;
@@ -142,9 +174,19 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.flows = true;
 		break;
 	case 'r':
+		if (!env.files && !(env.files = calloc(state->argc, sizeof(*env.files))))
+			argp_failure(state, 1, 0, "out of memory");
 		if (!*arg)
 			argp_failure(state, 1, 0, "empty capture file name");
-		env.pcap = arg;
+		env.files[env.nfiles++] = arg;
+		break;
+	case ARGP_KEY_ARG:
+		/* after -r, more files; else the CLI core's [interval] [count] */
+		if (!env.nfiles)
+			return ARGP_ERR_UNKNOWN;
+		if (!*arg)
+			argp_failure(state, 1, 0, "empty capture file name");
+		env.files[env.nfiles++] = arg;
 		break;
 	case 'm':
 	case OPT_NANOSECONDS:
@@ -196,24 +238,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.svg = arg;
 		break;
 	case ARGP_KEY_END:
-		if (env.pcap) {
-			if (env.nifs)
-				argp_failure(state, 1, 0, "-r FILE and -i IFACE are mutually exclusive");
-			if (cli.netns)
-				argp_failure(state, 1, 0, "-N applies to live tracing, not -r");
-			if (env.mode != NETATTACH_AUTO || env.mirror || env.no_egress)
-				argp_failure(state, 1, 0,
-					     "--skb-mode/--native-mode/--mirror/--no-egress "
-					     "apply to live tracing, not -r");
-			env.decap = true;	/* captures of mirror sessions */
-			if (cli.interval)
-				argp_failure(state, 1, 0,
-					     "interval and count apply to live tracing, not -r");
-		} else if (!env.nifs) {
-			argp_failure(state, 1, 0, "no interface: give -i IFACE (or -r FILE)");
-		}
-		if (env.mirror)
-			env.decap = true;
+		parse_end(state);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -277,43 +302,38 @@ static int run_live(struct rocelat_bpf *obj)
 /* ---- offline: a capture through BPF_PROG_TEST_RUN ------------------- */
 
 /*
- * Reading a long capture to a terminal: packets, bytes and how far into
- * the file, on stderr, about once a second. The byte count is the frames'
- * plus 16 bytes of pcap record header each, so the percentage is an
- * estimate (pcapng records are larger).
+ * Reading a long capture to a terminal: packets, their bytes and how far
+ * into the files (by the readers' positions in them), on stderr, about once
+ * a second.
  */
 struct progress {
 	bool on, shown;
-	double file_bytes, bytes;
 	time_t last;
 };
 
-static void progress_start(struct progress *p, const char *path)
+static void progress_start(struct progress *p)
 {
-	struct stat st;
-
 	memset(p, 0, sizeof(*p));
-	p->on = isatty(STDERR_FILENO) && !stat(path, &st);
-	p->file_bytes = p->on ? (double)st.st_size : 0;
+	p->on = isatty(STDERR_FILENO);
 	p->last = time(NULL);
 }
 
-static void progress_step(struct progress *p, unsigned long long packets,
-			  unsigned int len)
+static void progress_step(struct progress *p, unsigned long long packets)
 {
+	double frac;
 	time_t now;
-	double pct;
 
-	p->bytes += len + 16;
 	if (!p->on || packets % 4096)
 		return;
 	now = time(NULL);
 	if (now == p->last)
 		return;
 	p->last = now;
-	pct = p->file_bytes > 0 ? 100 * p->bytes / p->file_bytes : 0;
-	fprintf(stderr, "\rrocelat: %llu packets, %.1f MB read (%.0f%%)",
-		packets, p->bytes / 1e6, pct > 99 ? 99 : pct);
+	frac = capture_set_fraction(cset);
+	fprintf(stderr, "\rrocelat: %llu packets, %.1f MB read", packets,
+		capture_set_bytes(cset) / 1e6);
+	if (frac >= 0)
+		fprintf(stderr, " (%.0f%%)", frac > 0.99 ? 99 : 100 * frac);
 	p->shown = true;
 }
 
@@ -321,7 +341,61 @@ static void progress_end(struct progress *p, unsigned long long packets)
 {
 	if (p->shown)
 		fprintf(stderr, "\rrocelat: %llu packets, %.1f MB read (100%%)\n",
-			packets, p->bytes / 1e6);
+			packets, capture_set_bytes(cset) / 1e6);
+}
+
+/* what the run read: for sizing a collector, packets and bytes a second */
+struct offline_stats {
+	unsigned long long packets, short_frames, failed_runs;
+	double seconds;
+};
+
+static void offline_summary(const struct offline_stats *st, const char *err)
+{
+	int files = capture_set_files(cset);
+	double bytes = (double)capture_set_bytes(cset);
+	double pps = st->seconds > 0 ? st->packets / st->seconds : 0;
+	double mbps = st->seconds > 0 ? bytes / 1e6 / st->seconds : 0;
+
+	if (cli.json) {
+		struct json_w w;
+
+		json_begin(&w, stdout);
+		json_str(&w, "type", "capture");
+		if (files == 1)
+			json_str(&w, "file", env.files[0]);
+		json_u64(&w, "files", files);
+		json_u64(&w, "packets", st->packets);
+		json_u64(&w, "bytes", (__u64)bytes);
+		json_fixed(&w, "read_seconds", st->seconds, 6);
+		json_fixed(&w, "packets_per_s", pps, 0);
+		json_fixed(&w, "mb_per_s", mbps, 3);
+		json_u64(&w, "short_frames", st->short_frames);
+		json_u64(&w, "failed_runs", st->failed_runs);
+		json_bool(&w, "complete", !err[0]);
+		if (err[0])
+			json_str(&w, "error", err);
+		json_end(&w);
+		return;
+	}
+	printf("read %llu packets from ", st->packets);
+	if (files == 1)
+		printf("%s", env.files[0]);
+	else
+		printf("%d files", files);
+	printf(": %.1f MB in %.2f s, %.0f packets/s, %.1f MB/s%s\n", bytes / 1e6,
+	       st->seconds, pps, mbps, err[0] ? " (incomplete)" : "");
+	if (st->short_frames)
+		printf("%llu frames shorter than an Ethernet header skipped\n",
+		       st->short_frames);
+}
+
+static double offline_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
 static int run_offline(struct rocelat_bpf *obj)
@@ -330,31 +404,26 @@ static int run_offline(struct rocelat_bpf *obj)
 	 * waits for an RCU grace period per packet (~0.4 ms here), a tc one
 	 * does not; the handler is the same */
 	int prog_fd = bpf_program__fd(obj->progs.rocelat_tc), rc;
-	unsigned long long packets = 0, short_frames = 0, failed_runs = 0, ts;
 	/* a sweep costs a walk of the flow table: a few per --timeout */
 	unsigned long long sweep_every = (unsigned long long)env.timeout_ms * 250000ULL;
-	unsigned long long next_sweep = 0;
+	unsigned long long next_sweep = 0, ts;
+	struct offline_stats st = {};
 	const unsigned char *frame;
-	char err[256];
+	char err[512] = "";
 	struct progress prog;
-	struct capture *c;
 	unsigned int len;
+	double t0;
 
-	c = capture_open(env.pcap, err, sizeof(err));
-	if (!c) {
-		cli_err("%s: %s", env.pcap, err);
-		return 1;
-	}
-	err[0] = 0;
-	progress_start(&prog, env.pcap);
-	while ((rc = capture_next(c, &frame, &len, &ts)) == 1) {
+	progress_start(&prog);
+	t0 = offline_now();
+	while ((rc = capture_set_next(cset, &frame, &len, &ts)) == 1) {
 		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame,
 			    .data_size_in = len, .repeat = 1);
 
-		packets++;
-		progress_step(&prog, packets, len);
+		st.packets++;
+		progress_step(&prog, st.packets);
 		if (len < 14) {		/* BPF_PROG_TEST_RUN needs an Ethernet header */
-			short_frames++;
+			st.short_frames++;
 			continue;
 		}
 		obj->bss->clock_ns = ts;
@@ -366,45 +435,26 @@ static int run_offline(struct rocelat_bpf *obj)
 			rocelat_sweep(obj);
 			next_sweep = ts + sweep_every;
 		}
-		if (bpf_prog_test_run_opts(prog_fd, &o) && !failed_runs++)
-			cli_err("%s: packet %llu: test run failed: %s", env.pcap,
-				packets, strerror(errno));
+		if (bpf_prog_test_run_opts(prog_fd, &o) && !st.failed_runs++)
+			cli_err("%s: packet %llu: test run failed: %s",
+				capture_set_path(cset), st.packets, strerror(errno));
 		if (svg)
 			rocelat_svg_poll(svg);
 	}
+	st.seconds = offline_now() - t0;
 	if (rc < 0)
-		snprintf(err, sizeof(err), "%s", capture_error(c));
-	capture_close(c);
-	progress_end(&prog, packets);
+		snprintf(err, sizeof(err), "%s", capture_set_error(cset));
+	progress_end(&prog, st.packets);
 
 	rocelat_report(obj, false);
-	if (cli.json) {
-		struct json_w w;
-
-		json_begin(&w, stdout);
-		json_str(&w, "type", "capture");
-		json_str(&w, "file", env.pcap);
-		json_u64(&w, "packets", packets);
-		json_u64(&w, "short_frames", short_frames);
-		json_u64(&w, "failed_runs", failed_runs);
-		json_bool(&w, "complete", !err[0]);
-		if (err[0])
-			json_str(&w, "error", err);
-		json_end(&w);
-	} else {
-		printf("read %llu packets from %s%s\n", packets, env.pcap,
-		       err[0] ? " (incomplete)" : "");
-		if (short_frames)
-			printf("%llu frames shorter than an Ethernet header skipped\n",
-			       short_frames);
-	}
+	offline_summary(&st, err);
 	fflush(stdout);
 	if (err[0]) {
-		cli_err("%s: %s (after %llu packets; the report covers those)",
-			env.pcap, err, packets);
+		cli_err("%s (after %llu packets; the report covers those)",
+			err, st.packets);
 		return 1;
 	}
-	return failed_runs ? 1 : 0;
+	return st.failed_runs ? 1 : 0;
 }
 
 int main(int argc, char **argv)
@@ -414,8 +464,14 @@ int main(int argc, char **argv)
 	int ret = 1;
 
 	cli_parse(&argp, argc, argv, NULL);
-	if (env.pcap && access(env.pcap, R_OK))
-		cli_die("%s: %s", env.pcap, strerror(errno));
+	if (env.nfiles) {
+		/* every file checked before anything is loaded or printed */
+		char err[512];
+
+		cset = capture_set_open(env.files, env.nfiles, err, sizeof(err));
+		if (!cset)
+			cli_die("%s", err);
+	}
 	cli_setup();
 	/* -N: XDP and tc attach (netlink) work in the caller's namespace */
 	cli_netns_enter();
@@ -425,7 +481,7 @@ int main(int argc, char **argv)
 	if (ncpu <= 0)
 		cli_die("cannot count CPUs");
 	rcfg.flows = env.flows;
-	rcfg.offline = env.pcap != NULL;
+	rcfg.offline = env.nfiles > 0;
 	rcfg.unit_ns = env.unit_ns;
 	rcfg.unit = env.unit;
 	rcfg.ncpu = ncpu;
@@ -436,7 +492,7 @@ int main(int argc, char **argv)
 
 	obj = rocelat_load(&(struct rocelat_load_opts){
 		.unit_ns = env.unit_ns, .timeout_ms = env.timeout_ms,
-		.max_flows = env.max_flows, .offline = env.pcap != NULL,
+		.max_flows = env.max_flows, .offline = env.nfiles > 0,
 		.decap = env.decap, .mirror_time = env.mirror_time,
 		.no_egress = env.mirror || env.no_egress,
 		.samples_bytes = env.svg ? ROCELAT_SVG_RING_BYTES : 0 });
@@ -444,8 +500,8 @@ int main(int argc, char **argv)
 		goto cleanup;
 	if (env.svg) {
 		struct rocelat_svg_cfg scfg = {
-			.path = env.svg, .offline = env.pcap != NULL,
-			.source = env.pcap ? env.pcap : env.ifnames[0],
+			.path = env.svg, .offline = env.nfiles > 0,
+			.source = env.nfiles ? env.files[0] : env.ifnames[0],
 			.unit_ns = env.unit_ns,
 		};
 
@@ -453,7 +509,7 @@ int main(int argc, char **argv)
 		if (!svg)
 			goto cleanup;
 	}
-	ret = env.pcap ? run_offline(obj) : run_live(obj);
+	ret = env.nfiles ? run_offline(obj) : run_live(obj);
 	if (rocelat_svg_finish(svg))
 		ret = 1;
 
@@ -462,5 +518,6 @@ cleanup:
 		netattach_detach(&ifaces[i]);
 	rocelat_bpf__destroy(obj);
 	rocelat_report_free();
+	capture_set_close(cset);
 	return ret;
 }

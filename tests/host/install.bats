@@ -62,7 +62,10 @@ setup() {
 		c "$2/rxedrop" -i lo
 		c "$2/rxedrop" --pr
 		c "$2/rocelat" --net
-		c "$2/rxeqp" -h' _ "$AX_ROOT" "$AX_BUILD"
+		c "$2/rxeqp" -h
+		# files after rocelat -r FILE: more files
+		cd "$3" && : > one.pcap && : > two.pcap && c "$2/rocelat" -r one.pcap t
+		c "$2/rocelat" -F t' _ "$AX_ROOT" "$AX_BUILD" "$BATS_TEST_TMPDIR"
 	echo "$output" >&2
 	[ "${lines[0]}" = "--roce-port" ]
 	[ "${lines[1]}" = "lo" ]
@@ -70,6 +73,9 @@ setup() {
 	# -N/--netns and -h are every tool's (the CLI core's)
 	[ "${lines[3]}" = "--netns" ]
 	[ "${lines[4]}" = "-h" ]
+	[ "${lines[5]}" = "two.pcap" ]
+	# without -r a word is rocelat's interval: no files offered
+	[ "${#lines[@]}" -eq 6 ] || [ -z "${lines[6]}" ]
 }
 
 # One more tool, as CONTRIBUTING.md adds one: its files (a renamed copy of

@@ -21,6 +21,7 @@
 struct capture {
 	pcap_t *pc;
 	int dlt;
+	unsigned long long bytes;	/* captured bytes of the frames read */
 	char err[PCAP_ERRBUF_SIZE];
 	unsigned char frame[CAPTURE_MAX_FRAME];
 };
@@ -115,11 +116,24 @@ int capture_next(struct capture *c, const unsigned char **frame,
 		snprintf(c->err, sizeof(c->err), "%s", pcap_geterr(c->pc));
 		return -1;
 	}
+	c->bytes += h->caplen;
 	*len = to_ethernet(c, data, h->caplen);
 	*frame = c->frame;
 	/* with nanosecond precision tv_usec holds nanoseconds */
 	*ts_ns = (unsigned long long)h->ts.tv_sec * 1000000000ULL + h->ts.tv_usec;
 	return 1;
+}
+
+unsigned long long capture_bytes(const struct capture *c)
+{
+	return c->bytes;
+}
+
+long long capture_offset(const struct capture *c)
+{
+	FILE *f = pcap_file(c->pc);
+
+	return f ? (long long)ftell(f) : -1;
 }
 
 const char *capture_error(const struct capture *c)

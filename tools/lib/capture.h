@@ -25,6 +25,10 @@ struct capture *capture_open(const char *path, char *err, size_t errlen);
  */
 int capture_next(struct capture *c, const unsigned char **frame,
 		 unsigned int *len, unsigned long long *ts_ns);
+/* the captured bytes of the frames read so far (before any cut) */
+unsigned long long capture_bytes(const struct capture *c);
+/* how far into the file, in bytes; -1 where that is unknown (a pipe) */
+long long capture_offset(const struct capture *c);
 const char *capture_error(const struct capture *c);
 void capture_close(struct capture *c);
 

@@ -1,0 +1,144 @@
+#!/usr/bin/env bats
+# rocelat -r over several files read as one recording: the captures of
+# tests/lib/roce_captures.py cut into parts (tests/lib/pcap_split.py, which
+# says how many packets and bytes each part got) in runs of packets, as
+# tcpdump -C rotates, or dealt round-robin so that every file overlaps the
+# others in time. The report of the parts must equal the whole file's,
+# line for line (every sample, count and per-flow figure), whatever the
+# order the files are given in. Pure user space + BPF_PROG_TEST_RUN.
+
+bats_require_minimum_version 1.5.0
+load ../lib/common
+
+RL=$AX_BUILD/rocelat
+PY=/usr/bin/python3
+SPLIT=$AX_ROOT/tests/lib/pcap_split.py
+
+setup_file() {
+	ax_file_needs "$RL" capinfos editcap jq || return 0
+	ax_file_needs_captures "user space and BPF_PROG_TEST_RUN only" || return 0
+	export CAP=$BATS_FILE_TMPDIR/cap
+	mkdir -p "$CAP"
+	"$PY" "$AX_ROOT/tests/lib/roce_captures.py" "$CAP" 2>/dev/null
+	for s in connectx faults lossy; do
+		"$RL" -r "$CAP/$s.pcap" -F -j --nanoseconds > "$CAP/$s.out"
+	done
+}
+
+setup() {
+	ax_file_skip
+}
+
+# the report without the capture object (which names the files)
+report() {
+	jq -c 'select(.type != "capture")' "$@"
+}
+
+# rocelat over the files given, -F -j in nanoseconds, into $BATS_TEST_TMPDIR/out
+run_files() {
+	"$RL" -F -j --nanoseconds -r "$@" > "$BATS_TEST_TMPDIR/out"
+}
+
+same_as_whole() {
+	local s=$1
+	[ "$(report "$BATS_TEST_TMPDIR/out" | wc -l)" -gt 3 ]
+	diff <(report "$CAP/$s.out") <(report "$BATS_TEST_TMPDIR/out")
+}
+
+@test "rotated parts (runs of packets) report exactly what the whole file does, in any order given" {
+	local s parts
+	for s in connectx faults lossy; do
+		"$PY" "$SPLIT" "$CAP/$s.pcap" "$BATS_TEST_TMPDIR/$s" chunks 50 > /dev/null
+		mapfile -t parts < <(ls "$BATS_TEST_TMPDIR/$s"/part-*.pcap)
+		echo "$s: ${#parts[@]} parts" >&2
+		[ "${#parts[@]}" -ge 4 ]
+		run_files "${parts[@]}"
+		same_as_whole $s
+		# reversed, and shuffled with -r repeated
+		run_files $(printf '%s\n' "${parts[@]}" | sort -r)
+		same_as_whole $s
+		run_files $(printf -- '-r\n%s\n' $(printf '%s\n' "${parts[@]}" | shuf) | tail -n +2)
+		same_as_whole $s
+		[ "$(jq -r 'select(.type=="capture") | .files' "$BATS_TEST_TMPDIR/out")" -eq "${#parts[@]}" ]
+	done
+}
+
+@test "files overlapping in time (packets dealt round-robin), pcap and pcapng mixed: merged by time, the same report" {
+	local s d
+	for s in connectx faults lossy; do
+		d=$BATS_TEST_TMPDIR/$s
+		"$PY" "$SPLIT" "$CAP/$s.pcap" "$d" deal 3 > /dev/null
+		# each file's first packet is earlier than the one before's last
+		editcap -F pcapng "$d/part-00001.pcap" "$d/part-00001.pcapng"
+		rm "$d/part-00001.pcap"
+		run_files "$d/part-00002.pcap" "$d/part-00001.pcapng" "$d/part-00000.pcap"
+		same_as_whole $s
+	done
+}
+
+@test "a bad file among good ones: one line naming it, exit 1, no report" {
+	local d=$BATS_TEST_TMPDIR bad
+	"$PY" "$SPLIT" "$CAP/faults.pcap" "$d/p" chunks 100 > /dev/null
+	echo "not a capture" > "$d/text.pcap"
+	mkdir "$d/dir.pcap"
+	head -c 10 "$CAP/faults.pcap" > "$d/short.pcap"
+	for bad in "$d/missing.pcap" "$d/text.pcap" "$d/dir.pcap" "$d/short.pcap"; do
+		run -1 --separate-stderr "$RL" -r "$d"/p/part-*.pcap "$bad" -j
+		echo "$bad: $stderr" >&2
+		[ -z "$output" ]
+		[ "${#stderr_lines[@]}" -eq 1 ]
+		[[ $stderr == "rocelat: $bad: "* ]]
+	done
+	run -1 --separate-stderr "$RL" -r "$d/missing.pcap" "$d"/p/part-*.pcap
+	[ -z "$output" ]
+	[ "$stderr" = "rocelat: $d/missing.pcap: No such file or directory" ]
+	run -1 --separate-stderr "$RL" -r "$d/text.pcap"
+	[ "$stderr" = "rocelat: $d/text.pcap: not a pcap or pcapng file" ]
+}
+
+@test "352 files under ulimit -n 64: each opened when the merge reaches it, the same report" {
+	local d=$BATS_TEST_TMPDIR/many n
+	"$PY" "$SPLIT" "$CAP/connectx.pcap" "$d" chunks 5 > /dev/null
+	n=$(ls "$d" | wc -l)
+	[ "$n" -ge 300 ]
+	(ulimit -n 64 && run_files "$d"/part-*.pcap)
+	same_as_whole connectx
+	[ "$(jq -r 'select(.type=="capture") | .files' "$BATS_TEST_TMPDIR/out")" -eq "$n" ]
+	[ "$(jq -r 'select(.type=="capture") | .complete' "$BATS_TEST_TMPDIR/out")" = true ]
+}
+
+@test "pipes: -r <(cat part), stdin as -, among regular files" {
+	local d=$BATS_TEST_TMPDIR/p
+	"$PY" "$SPLIT" "$CAP/faults.pcap" "$d" chunks 80 > /dev/null
+	[ -e "$d/part-00002.pcap" ]
+	run_files <(cat "$d/part-00000.pcap") "$d/part-00002.pcap" - < "$d/part-00001.pcap"
+	same_as_whole faults
+	cat "$CAP/lossy.pcap" | run_files -
+	same_as_whole lossy
+}
+
+@test "the capture object and the summary: files, packets and bytes as the parts hold them, rates from the read time" {
+	local d=$BATS_TEST_TMPDIR/p c want_pkts want_bytes n
+	"$PY" "$SPLIT" "$CAP/connectx.pcap" "$d" deal 7 > "$BATS_TEST_TMPDIR/truth"
+	n=$(wc -l < "$BATS_TEST_TMPDIR/truth")
+	want_pkts=$(awk '{p += $2} END {print p}' "$BATS_TEST_TMPDIR/truth")
+	want_bytes=$(awk '{b += $3} END {print b}' "$BATS_TEST_TMPDIR/truth")
+	# capinfos counts the same independently
+	[ "$(capinfos -T -r -c "$d"/part-*.pcap | awk '{p += $2} END {print p}')" -eq "$want_pkts" ]
+	[ "$(capinfos -T -r -d -M "$d"/part-*.pcap | awk '{b += $2} END {print b}')" -eq "$want_bytes" ]
+	run_files "$d"/part-*.pcap
+	c=$(jq -c 'select(.type=="capture")' "$BATS_TEST_TMPDIR/out")
+	echo "$c" >&2
+	jq -e -n --argjson c "$c" --argjson n "$n" --argjson p "$want_pkts" --argjson b "$want_bytes" '
+		def near(a; x): (a - x | fabs) <= 0.01 * x + 1;
+		$c.files == $n and $c.packets == $p and $c.bytes == $b and
+		($c | has("file") | not) and $c.complete and $c.read_seconds > 0 and
+		near($c.packets_per_s; $p / $c.read_seconds) and
+		near($c.mb_per_s * 1000; $b / 1000 / $c.read_seconds)' > /dev/null
+	# the text summary, last line
+	run -0 "$RL" -r "$d"/part-*.pcap
+	echo "${lines[-1]}" >&2
+	[[ ${lines[-1]} =~ ^read\ $want_pkts\ packets\ from\ $n\ files:\ [0-9.]+\ MB\ in\ [0-9.]+\ s,\ [0-9]+\ packets/s,\ [0-9.]+\ MB/s$ ]]
+	run -0 "$RL" -r "$CAP/faults.pcap"
+	[[ ${lines[-1]} =~ ^read\ 239\ packets\ from\ $CAP/faults.pcap:\ [0-9.]+\ MB\ in ]]
+}
