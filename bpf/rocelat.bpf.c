@@ -980,6 +980,7 @@ int rocelat_sweep(struct __sk_buff *skb)
 	if (!sc.cnt)
 		return 0;
 	bpf_for_each_map_elem(&pending, sweep_flow, &sc, 0);
+	held_sweep(sc.now);
 	return 0;
 }
 

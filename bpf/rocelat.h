@@ -92,6 +92,7 @@ enum rocelat_counter {
 	RL_OTHER_TRANSPORT,	/* UC, UD, RD packets: counted, not timed */
 	RL_HELD,		/* answers of a QP not paired yet, held as evidence */
 	RL_UNTIMED,		/* requests answered by an answer whose time is lost */
+	RL_UNHELD,		/* answers of a QP not paired yet, refused: held map full */
 	RL_NR,
 };
 
@@ -266,7 +267,27 @@ struct held_answers {
 	__u32 lost;		/* 1: answers were forgotten, covering up to */
 	__u32 lost_psn;		/* this PSN */
 	__u32 pad;
+	__u64 arrived;		/* the newest one's arrival (the program's
+				 * clock, not the switch's): the sweep drops
+				 * the entry 2 x --timeout after it */
 	struct held_answer a[HELD_ANSWERS];
+};
+
+/*
+ * Answers refused by a full held map (answers_unheld) leave a trace: the
+ * arrival and the PSN covered (up to, inclusive) of the last one, in a
+ * slot chosen by a hash of its requester QP's key. When that QP is paired
+ * within 2 x --timeout of it, its requests up to that PSN and sent before
+ * it are untimed, never timed against a later answer. Two QPs sharing a
+ * slot: the later one's trace wins; a QP that takes a slot holding
+ * another's untimes too many, never times one wrong.
+ */
+#define UNHELD_SLOTS		64
+
+struct unheld_slot {
+	__u64 arrived;		/* 0: empty */
+	__u32 key_hash;
+	__u32 psn;
 };
 
 /* per-CPU: the counters and the log2 histograms of all samples */

@@ -40,16 +40,23 @@ struct {
 	__type(value, __u32);
 } cm_reqs SEC(".maps");
 
-/* answers held per requester QP not paired yet (struct held_answers) */
+/* answers held per requester QP not paired yet (struct held_answers):
+ * not an LRU, whose evictions would lose evidence without a word; a full
+ * map refuses the answer, which is counted (answers_unheld) and traced in
+ * unheld[], and the sweep drops entries 2 x --timeout old */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, DEFAULT_MAX_FLOWS);
 	__type(key, struct roce_qp_key);	/* qpn: the requester's */
 	__type(value, struct held_answers);
 } held SEC(".maps");
 
-/* held answers ever stored: while 0, nobody looks into the held map */
+/* answers ever held or refused: while 0, nobody looks into the held map
+ * or unheld[] */
 __u32 held_n = 0;
+
+/* traces of refused answers (struct unheld_slot) */
+struct unheld_slot unheld[UNHELD_SLOTS];
 
 static const struct roce_pair_qps zero_qps;
 static const struct held_answers zero_held;
@@ -202,6 +209,50 @@ __noinline int rocelat_learn(const struct roce_qp_key *ak, __u32 psn_slack,
 	return w.found_qpn & ROCE_QPN_MASK;
 }
 
+/* a requester QP key's hash for unheld[] (never 0) */
+static __always_inline __u32 held_key_hash(const struct roce_qp_key *k)
+{
+	const __u32 *w = (const __u32 *)k;
+	__u32 h = 0, i;
+
+#pragma unroll
+	for (i = 0; i < sizeof(*k) / 4; i++)
+		h = (h ^ w[i]) * 0x9e3779b1;
+	return h | 1;
+}
+
+/* requester QP k's slot in unheld[] if it holds k's trace */
+static __always_inline struct unheld_slot *unheld_of(const struct roce_qp_key *k)
+{
+	__u32 kh = held_key_hash(k);
+	struct unheld_slot *u = &unheld[kh & (UNHELD_SLOTS - 1)];
+
+	return u->arrived && u->key_hash == kh ? u : 0;
+}
+
+/* the pairing cache's entry for requester QP ak, whichever it holds */
+static __always_inline struct pair_cache_ent *
+pair_cache_slot(const struct roce_qp_key *ak, struct rocelat_counters *cnt)
+{
+	__u32 h = ak->qpn ^ ak->session ^ ak->req;
+
+	return &cnt->pair_cache[(h ^ h >> 8) & (PAIR_CACHE - 1)];
+}
+
+/* an answer the full held map refused: counted, and traced for when its
+ * QP is paired (psn: the last PSN it covers) */
+static __always_inline void held_refused(const struct roce_qp_key *k, __u32 psn,
+					 struct rocelat_counters *cnt)
+{
+	__u32 kh = held_key_hash(k);
+	struct unheld_slot *u = &unheld[kh & (UNHELD_SLOTS - 1)];
+
+	cnt->c[RL_UNHELD]++;
+	u->key_hash = kh;
+	u->psn = psn & ROCE_PSN_MASK;
+	u->arrived = now_ns() | 1;
+}
+
 /*
  * An answer (ACK, NAK, first READ RESPONSE, ATOMIC ACKNOWLEDGE) of
  * requester QP ak, which is not paired yet: held with its time, to
@@ -211,6 +262,7 @@ __noinline int rocelat_learn(const struct roce_qp_key *ak, __u32 psn_slack,
 __noinline int rocelat_hold(const struct roce_qp_key *ak, const struct pkt_info *pi,
 			    struct rocelat_counters *cnt, __u32 flags, __u32 ifindex)
 {
+	struct pair_cache_ent *e;
 	struct roce_qp_key k;
 	struct held_answers *h;
 	struct held_answer *a;
@@ -220,11 +272,18 @@ __noinline int rocelat_hold(const struct roce_qp_key *ak, const struct pkt_info 
 	if (!ak || !pi || !cnt)
 		return 0;
 	k = *ak;
-	h = map_lookup_or_init(&held, &k, &zero_held);
-	if (!h)
-		return 0;
 	if (!held_n)
 		__sync_fetch_and_add(&held_n, 1);
+	/* a QP paired whose flow was not found (no request seen yet): its
+	 * cached pairing must look into the held map again */
+	e = pair_cache_slot(&k, cnt);
+	if (qp_key_eq(&e->key, &k))
+		e->held = 1;
+	h = map_lookup_or_init(&held, &k, &zero_held);
+	if (!h) {
+		held_refused(&k, flags & HELD_INCLUSIVE ? pi->psn : pi->psn - 1, cnt);
+		return 0;
+	}
 	if (switch_time(pi, &ts, &wrap))
 		flags |= HELD_SW;
 	else
@@ -244,6 +303,7 @@ __noinline int rocelat_hold(const struct roce_qp_key *ak, const struct pkt_info 
 	a->payload_len = pi->payload_len;
 	a->flags = flags;
 	h->n = n + 1;
+	h->arrived = now_ns();
 	cnt->c[RL_HELD]++;
 	return 0;
 }
@@ -256,6 +316,51 @@ static __always_inline void answer_una(struct pending_flow *pf, __u32 psn,
 
 	if (roce_psn_diff(una, pf->una_psn) > 0)
 		pf->una_psn = una & ROCE_PSN_MASK;
+}
+
+/*
+ * The pairing of requester QP k is known now (flow pf): what its answers
+ * refused by the full held map covered, sent before the last of them, is
+ * untimed (past 2 x --timeout, the sweep counted those as timeouts).
+ */
+static __always_inline void held_unheld_apply(const struct roce_qp_key *k,
+					      struct pending_flow *pf,
+					      struct rocelat_counters *cnt)
+{
+	struct unheld_slot *u = unheld_of(k);
+	struct answer_ctx *ac = &cnt->ac;
+	__u64 arrived;
+
+	if (!u)
+		return;
+	arrived = u->arrived;
+	u->arrived = 0;
+	if (now_ns() - arrived > 2 * targ_timeout_ns)
+		return;
+	__builtin_memset(ac, 0, sizeof(*ac));
+	ac->now = arrived;
+	ac->held = 1;
+	ac->psn = u->psn;
+	ac->inclusive = 1;
+	ac->untimed = 1;
+	rocelat_complete(pf, ac, cnt);
+	__builtin_memset(ac, 0, sizeof(*ac));
+}
+
+/* the sweep: a QP's held answers 2 x --timeout old go, unapplied (its
+ * requests they would cover are timeouts by now) */
+static long held_expire(struct bpf_map *map, struct roce_qp_key *k,
+			struct held_answers *h, __u64 *now)
+{
+	if (*now > h->arrived && *now - h->arrived > 2 * targ_timeout_ns)
+		bpf_map_delete_elem(map, k);
+	return 0;
+}
+
+static __always_inline void held_sweep(__u64 now)
+{
+	if (held_n)
+		bpf_for_each_map_elem(&held, held_expire, &now, 0);
 }
 
 /*
@@ -276,10 +381,11 @@ __noinline int rocelat_held_apply(const struct roce_qp_key *ak,
 	if (!ak || !pf || !cnt)
 		return 0;
 	k = *ak;
+	ac = &cnt->ac;
+	held_unheld_apply(&k, pf, cnt);
 	h = bpf_map_lookup_elem(&held, &k);
 	if (!h)
 		return 0;
-	ac = &cnt->ac;
 	__builtin_memset(ac, 0, sizeof(*ac));
 	if (h->lost) {
 		ac->psn = h->lost_psn;
@@ -341,11 +447,9 @@ flow_of(struct roce_qp_key *ak, __u32 resp_qpn, __u32 *at)
 static __always_inline struct pair_cache_ent *
 pair_cached(const struct roce_qp_key *ak, struct rocelat_counters *cnt)
 {
-	struct pair_cache_ent *e;
-	__u32 gen = *(volatile __u32 *)&pairs_gen + 1, *q, h;
+	struct pair_cache_ent *e = pair_cache_slot(ak, cnt);
+	__u32 gen = *(volatile __u32 *)&pairs_gen + 1, *q;
 
-	h = ak->qpn ^ ak->session ^ ak->req;
-	e = &cnt->pair_cache[(h ^ h >> 8) & (PAIR_CACHE - 1)];
 	if (e->gen == gen && qp_key_eq(&e->key, ak))
 		return e;
 	q = bpf_map_lookup_elem(&pairs, ak);
@@ -354,7 +458,8 @@ pair_cached(const struct roce_qp_key *ak, struct rocelat_counters *cnt)
 	e->key = *ak;
 	e->resp_qpn = *q;
 	e->flow_at = 0;
-	e->held = *(volatile __u32 *)&held_n && bpf_map_lookup_elem(&held, ak);
+	e->held = *(volatile __u32 *)&held_n &&
+		  (bpf_map_lookup_elem(&held, ak) || unheld_of(ak));
 	e->gen = gen;
 	return e;
 }
@@ -382,16 +487,20 @@ answer_flow(struct roce_qp_key *ak, struct rocelat_counters *cnt, bool apply_hel
 	if (pf && pf->used && pf->serial == e->flow_serial)
 		return pf;
 	pf = flow_of(ak, e->resp_qpn, &at);
-	if (pf) {
-		e->flow_at = at + 1;
-		e->flow_serial = pf->serial;
-		if (apply_held && e->held) {
-			e->held = 0;
-			rocelat_held_apply(ak, pf, cnt);
-		}
-	} else {
-		e->flow_at = 0;
+	e->flow_at = 0;
+	if (!pf)
+		return 0;
+	if (e->held) {
+		/* a CNP leaves the entry unfound: the QP's next answer comes
+		 * this way and applies them (were the entry kept, that answer
+		 * would take the path above, which never applies them) */
+		if (!apply_held)
+			return pf;
+		e->held = 0;
+		rocelat_held_apply(ak, pf, cnt);
 	}
+	e->flow_at = at + 1;
+	e->flow_serial = pf->serial;
 	return pf;
 }
 

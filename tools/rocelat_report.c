@@ -74,6 +74,7 @@ static const char *const counter_names[RL_NR] = {
 	[RL_OTHER_TRANSPORT] = "other_transport",
 	[RL_HELD] = "answers_held",
 	[RL_UNTIMED] = "untimed",
+	[RL_UNHELD] = "answers_unheld",
 };
 
 static const char *const counter_help[RL_NR] = {
@@ -117,6 +118,7 @@ static const char *const counter_help[RL_NR] = {
 	[RL_OTHER_TRANSPORT] = "UC, UD and RD packets (counted, not timed)",
 	[RL_HELD] = "Answers of a QP not paired yet, held until its pairing is known",
 	[RL_UNTIMED] = "Requests answered by an answer whose time was lost (never timed)",
+	[RL_UNHELD] = "Answers of a QP not paired yet, not held: the held map was full",
 };
 
 static void read_counters(struct rocelat_bpf *obj, struct rocelat_counters *out)
