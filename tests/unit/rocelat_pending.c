@@ -10,9 +10,6 @@
  */
 #include "rocelat_test.h"
 
-#define US 1000ULL
-#define MS 1000000ULL
-
 static struct rocelat_bpf *obj;
 static struct roce_flow_id path;	/* 10.0.0.1 -> 10.0.0.2 responder QP 0x11 */
 
@@ -20,12 +17,7 @@ static struct roce_flow_id path;	/* 10.0.0.1 -> 10.0.0.2 responder QP 0x11 */
 
 static void request(__u32 psn, __u64 t)
 {
-	struct pkt_spec s = {
-		.opcode = ROCE_SEND_ONLY, .ackreq = true, .dqpn = 0x11,
-		.psn = psn, .payload = 32,
-	};
-
-	t_xdp(obj, &s, t);
+	t_request(obj, psn, t);
 }
 
 /* the answer: responder -> requester, same source port, requester's QPN */

@@ -15,6 +15,10 @@
 #include "tap.h"
 #include "pkt_build.h"
 
+#define US 1000ULL
+#define MS 1000000ULL
+#define S  1000000000ULL
+
 #define T_XDP_PASS	2
 #define T_TC_UNSPEC	(-1)
 #define T_TC_OK		0
@@ -63,6 +67,17 @@ static inline void t_xdp(struct rocelat_bpf *obj, const struct pkt_spec *s, __u6
 	if (rv != T_XDP_PASS)
 		tap_ok(0, "XDP verdict is XDP_PASS for opcode 0x%02x psn %u (got %d)",
 		       s->opcode, s->psn, rv);
+}
+
+/* a SEND ONLY asking for an ACK to responder QP 0x11, PSN psn, at t_ns */
+static inline void t_request(struct rocelat_bpf *obj, __u32 psn, __u64 t_ns)
+{
+	struct pkt_spec s = {
+		.opcode = ROCE_SEND_ONLY, .ackreq = true, .dqpn = 0x11,
+		.psn = psn, .payload = 32,
+	};
+
+	t_xdp(obj, &s, t_ns);
 }
 
 static inline struct rocelat_counters t_counters(struct rocelat_bpf *obj)

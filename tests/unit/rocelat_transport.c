@@ -12,9 +12,6 @@
 #include "rocelat_test.h"
 #include "lib/hist.h"
 
-#define US 1000ULL
-#define MS 1000000ULL
-
 static struct rocelat_bpf *obj;
 static struct roce_flow_id flow_k;	/* 10.0.0.1 -> 10.0.0.2 responder QP 0x11 */
 
