@@ -883,6 +883,7 @@ static __always_inline void rocelat_handle(void *data, void *data_end,
 		cnt->c[RL_RESERVED_OP]++;
 }
 
+#ifndef AX_NATIVE	/* the kernel's entry points (tools/rocelat_native.c) */
 SEC("xdp")
 int rocelat_xdp(struct xdp_md *ctx)
 {
@@ -921,6 +922,7 @@ int rocelat_tc_in(struct __sk_buff *skb)
 {
 	return rocelat_tc_handle(skb, false);
 }
+#endif
 
 /* ---- the timeout sweep, run by user space through BPF_PROG_TEST_RUN --- */
 

@@ -49,6 +49,10 @@ static inline __u32 rocelat_log2(__u64 v)
  * new flow whose two sets are full pushes out their least recently
  * active flow */
 #define FLOW_WAYS		4
+/* the flow table's entries for up to f flows (whole sets), and the words of
+ * its flows_used bitmap (rocelat_load.c, rocelat_native.c) */
+#define ROCELAT_PENDING_N(f)	((f) / FLOW_WAYS * FLOW_WAYS)
+#define ROCELAT_USED_WORDS(f)	(((f) + 63) / 64)
 
 /* global counters, one per-CPU struct looked up once per RoCE packet */
 enum rocelat_counter {

@@ -21,6 +21,7 @@
 #include "rocelat_load.h"
 #include "rocelat_report.h"
 #include "rocelat_svg.h"
+#include "rocelat_native.h"
 #include "lib/capture_set.h"
 #include "lib/cli.h"
 #include "lib/json.h"
@@ -46,6 +47,7 @@ static struct {
 	long timeout_ms;
 	long max_flows;
 	const char *svg;
+	bool in_kernel;		/* -r through BPF_PROG_TEST_RUN, not natively */
 } env = {
 	.unit_ns = 1000, .unit = "usecs", .timeout_ms = 1000,
 	.max_flows = DEFAULT_MAX_FLOWS,
@@ -94,6 +96,7 @@ static const char doc[] =
 enum {
 	OPT_SKB = 0x2000, OPT_NATIVE, OPT_MIRROR, OPT_NO_EGRESS, OPT_TIMEOUT,
 	OPT_MAX_FLOWS, OPT_DECAP, OPT_MIRROR_TIME, OPT_NANOSECONDS, OPT_SVG,
+	OPT_IN_KERNEL,
 };
 
 static const struct argp_option opts[] = {
@@ -125,6 +128,11 @@ static const struct argp_option opts[] = {
 	  "of kernel memory each); a new flow whose two sets of 4 are full "
 	  "pushes out their least recently active, counted (0.05% of flows "
 	  "with the table half full)", 0 },
+	{ "in-kernel", OPT_IN_KERNEL, NULL, 0,
+	  "With -r: run each packet through the kernel's BPF program "
+	  "(BPF_PROG_TEST_RUN: root, and about 10x slower) instead of its "
+	  "native build, which -r runs by default: the same source, the same "
+	  "results", 0 },
 	{ "svg", OPT_SVG, "FILE", 0,
 	  "At exit, draw every latency sample over time into FILE (one SVG): "
 	  "a heatmap of all flows, then each flow's samples with p50/p99 per "
@@ -153,6 +161,8 @@ static void parse_end(struct argp_state *state)
 	} else if (!env.nifs) {
 		argp_failure(state, 1, 0, "no interface: give -i IFACE (or -r FILE)");
 	}
+	if (env.in_kernel && !env.nfiles)
+		argp_failure(state, 1, 0, "--in-kernel applies to -r, not to live tracing");
 	if (env.mirror)
 		env.decap = true;
 }
@@ -231,6 +241,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (!cli_parse_long(arg, 16, 1000000, &v))
 			argp_failure(state, 1, 0, "invalid --max-flows: %s (16-1000000)", arg);
 		env.max_flows = v;
+		break;
+	case OPT_IN_KERNEL:
+		env.in_kernel = true;
 		break;
 	case OPT_SVG:
 		if (!*arg)
@@ -398,16 +411,32 @@ static double offline_now(void)
 	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
+/* one frame through the program: its native build (obj NULL), else the
+ * kernel's, through the tc entry point (an XDP test run swaps the XDP
+ * dispatcher and waits for an RCU grace period per packet, ~0.4 ms here;
+ * a tc one does not; the handler is the same). 0, or -errno. */
+static int offline_packet(struct rocelat_bpf *obj, const unsigned char *frame,
+			  unsigned int len)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame,
+		    .data_size_in = len, .repeat = 1);
+
+	if (!obj) {
+		rocelat_native_packet(frame, len);
+		return 0;
+	}
+	return bpf_prog_test_run_opts(bpf_program__fd(obj->progs.rocelat_tc), &o) ?
+	       -errno : 0;
+}
+
 static int run_offline(struct rocelat_bpf *obj)
 {
-	/* the tc entry point: an XDP test run swaps the XDP dispatcher and
-	 * waits for an RCU grace period per packet (~0.4 ms here), a tc one
-	 * does not; the handler is the same */
-	int prog_fd = bpf_program__fd(obj->progs.rocelat_tc), rc;
+	int rc;
 	/* a sweep costs a walk of the flow table: a few per --timeout */
 	unsigned long long sweep_every = (unsigned long long)env.timeout_ms * 250000ULL;
 	unsigned long long next_sweep = 0, ts;
 	struct offline_stats st = {};
+	int err_run;
 	const unsigned char *frame;
 	char err[512] = "";
 	struct progress prog;
@@ -417,16 +446,16 @@ static int run_offline(struct rocelat_bpf *obj)
 	progress_start(&prog);
 	t0 = offline_now();
 	while ((rc = capture_set_next(cset, &frame, &len, &ts)) == 1) {
-		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame,
-			    .data_size_in = len, .repeat = 1);
-
 		st.packets++;
 		progress_step(&prog, st.packets);
 		if (len < 14) {		/* BPF_PROG_TEST_RUN needs an Ethernet header */
 			st.short_frames++;
 			continue;
 		}
-		obj->bss->clock_ns = ts;
+		if (obj)
+			obj->bss->clock_ns = ts;
+		else
+			rocelat_native_set_clock(ts);
 		if (ts >= next_sweep) {
 			/* timeouts on the capture's clock, as it goes: a
 			 * request older than --timeout at this frame's time is
@@ -435,9 +464,9 @@ static int run_offline(struct rocelat_bpf *obj)
 			rocelat_sweep(obj);
 			next_sweep = ts + sweep_every;
 		}
-		if (bpf_prog_test_run_opts(prog_fd, &o) && !st.failed_runs++)
+		if ((err_run = offline_packet(obj, frame, len)) && !st.failed_runs++)
 			cli_err("%s: packet %llu: test run failed: %s",
-				capture_set_path(cset), st.packets, strerror(errno));
+				capture_set_path(cset), st.packets, strerror(-err_run));
 		if (svg)
 			rocelat_svg_poll(svg);
 	}
@@ -457,6 +486,40 @@ static int run_offline(struct rocelat_bpf *obj)
 	return st.failed_runs ? 1 : 0;
 }
 
+/* -r without --in-kernel: the program's native build, no kernel asked */
+static bool run_native(void)
+{
+	return env.nfiles && !env.in_kernel;
+}
+
+/* the program: loaded into the kernel, or (obj NULL, *ok) its native
+ * build opened; false after a one-line error */
+static bool open_program(struct rocelat_bpf **obj)
+{
+	if (run_native()) {
+		struct rocelat_native_cfg c = {
+			.roce_port = cli.roce_port, .unit_ns = env.unit_ns,
+			.timeout_ns = (__u64)env.timeout_ms * 1000000ULL,
+			.decap = env.decap, .mirror_time = env.mirror_time,
+			.max_flows = env.max_flows, .samples = !!env.svg,
+		};
+
+		*obj = NULL;
+		if (rocelat_native_open(&c)) {
+			cli_err("out of memory for %ld flows", env.max_flows);
+			return false;
+		}
+		return true;
+	}
+	*obj = rocelat_load(&(struct rocelat_load_opts){
+		.unit_ns = env.unit_ns, .timeout_ms = env.timeout_ms,
+		.max_flows = env.max_flows, .offline = env.nfiles > 0,
+		.decap = env.decap, .mirror_time = env.mirror_time,
+		.no_egress = env.mirror || env.no_egress,
+		.samples_bytes = env.svg ? ROCELAT_SVG_RING_BYTES : 0 });
+	return *obj;
+}
+
 int main(int argc, char **argv)
 {
 	struct rocelat_report_cfg rcfg = {};
@@ -472,7 +535,8 @@ int main(int argc, char **argv)
 		if (!cset)
 			cli_die("%s", err);
 	}
-	cli_setup();
+	/* the native build needs no privilege */
+	cli_setup_caps(run_native() ? 0 : CLI_CAP_BPF | CLI_CAP_PERFMON | CLI_CAP_NET_ADMIN);
 	/* -N: XDP and tc attach (netlink) work in the caller's namespace */
 	cli_netns_enter();
 	for (int i = 0; i < env.nifs; i++)
@@ -490,13 +554,7 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 
-	obj = rocelat_load(&(struct rocelat_load_opts){
-		.unit_ns = env.unit_ns, .timeout_ms = env.timeout_ms,
-		.max_flows = env.max_flows, .offline = env.nfiles > 0,
-		.decap = env.decap, .mirror_time = env.mirror_time,
-		.no_egress = env.mirror || env.no_egress,
-		.samples_bytes = env.svg ? ROCELAT_SVG_RING_BYTES : 0 });
-	if (!obj)
+	if (!open_program(&obj))
 		goto cleanup;
 	if (env.svg) {
 		struct rocelat_svg_cfg scfg = {
@@ -517,6 +575,8 @@ cleanup:
 	for (int i = 0; i < env.nifs; i++)
 		netattach_detach(&ifaces[i]);
 	rocelat_bpf__destroy(obj);
+	if (run_native())
+		rocelat_native_close();
 	rocelat_report_free();
 	capture_set_close(cset);
 	return ret;

@@ -31,8 +31,8 @@ static void rocelat_load_config(struct rocelat_bpf *obj, const struct rocelat_lo
 		return;
 	/* whole sets: at most max_flows */
 	obj->rodata->targ_flow_sets = max_flows / FLOW_WAYS;
-	bpf_map__set_max_entries(obj->maps.pending, max_flows / FLOW_WAYS * FLOW_WAYS);
-	bpf_map__set_max_entries(obj->maps.flows_used, (max_flows + 63) / 64);
+	bpf_map__set_max_entries(obj->maps.pending, ROCELAT_PENDING_N(max_flows));
+	bpf_map__set_max_entries(obj->maps.flows_used, ROCELAT_USED_WORDS(max_flows));
 	bpf_map__set_max_entries(obj->maps.cands, max_flows);
 	bpf_map__set_max_entries(obj->maps.pairs, 2 * max_flows);
 	bpf_map__set_max_entries(obj->maps.held, max_flows);

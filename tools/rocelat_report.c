@@ -18,6 +18,7 @@
 #include "rocelat.h"
 #include "rocelat.skel.h"
 #include "rocelat_report.h"
+#include "rocelat_native.h"
 #include "lib/cli.h"
 #include "lib/hist.h"
 #include "lib/json.h"
@@ -126,11 +127,15 @@ static void read_counters(struct rocelat_bpf *obj, struct rocelat_counters *out)
 	struct rocelat_counters *v = calloc(cfg.ncpu, sizeof(*v));
 	__u32 zero = 0;
 
+	int ncpu = obj ? cfg.ncpu : 1;
+
 	memset(out, 0, sizeof(*out));
 	if (!v)
 		return;
-	if (!bpf_map_lookup_elem(bpf_map__fd(obj->maps.counters), &zero, v)) {
-		for (int c = 0; c < cfg.ncpu; c++) {
+	if (!obj)
+		rocelat_native_counters(v);
+	if (!obj || !bpf_map_lookup_elem(bpf_map__fd(obj->maps.counters), &zero, v)) {
+		for (int c = 0; c < ncpu; c++) {
 			for (int i = 0; i < RL_NR; i++)
 				out->c[i] += v[c].c[i];
 			hist_add_into(out->hist.slots, v[c].hist.slots, HIST_SLOTS);
@@ -151,6 +156,10 @@ void rocelat_sweep(struct rocelat_bpf *obj)
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame,
 		    .data_size_in = sizeof(frame), .repeat = 1);
 
+	if (!obj) {
+		rocelat_native_sweep();
+		return;
+	}
 	if (bpf_prog_test_run_opts(bpf_program__fd(obj->progs.rocelat_sweep), &o))
 		cli_err("timeout sweep failed: %s", strerror(errno));
 }
@@ -271,8 +280,13 @@ void rocelat_flows_for_each(struct rocelat_bpf *obj,
 			    int (*cb)(const void *key, const void *val, void *ctx),
 			    void *ctx)
 {
-	struct flows_walk fw = { bpf_map__fd(obj->maps.pending), cb, ctx };
+	struct flows_walk fw = { -1, cb, ctx };
 
+	if (!obj) {
+		rocelat_native_flows_for_each(cb, ctx);
+		return;
+	}
+	fw.fd = bpf_map__fd(obj->maps.pending);
 	maps_for_each(obj->maps.flows_used, flows_word, &fw);
 }
 
@@ -312,7 +326,8 @@ static int collect_flow(const void *key, const void *val, void *ctx)
 
 __u32 rocelat_next_interval(struct rocelat_bpf *obj)
 {
-	__u32 epoch = obj->bss->stats_epoch;
+	__u32 *ep = obj ? &obj->bss->stats_epoch : rocelat_native_epoch();
+	__u32 epoch = *ep;
 
 	/* the next interval fills the other buffer from now on. A program
 	 * that read the old epoch just before may still be adding to it:
@@ -320,7 +335,9 @@ __u32 rocelat_next_interval(struct rocelat_bpf *obj)
 	 * rcu_read_lock), so a grace period waits them out, and
 	 * MEMBARRIER_CMD_GLOBAL is synchronize_rcu(). Where it is refused
 	 * (nohz_full), a pause far longer than any program run. */
-	obj->bss->stats_epoch = epoch + 1;
+	*ep = epoch + 1;
+	if (!obj)
+		return epoch;	/* one thread: nothing runs meanwhile */
 	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0))
 		usleep(2000);
 	return epoch;
@@ -328,7 +345,9 @@ __u32 rocelat_next_interval(struct rocelat_bpf *obj)
 
 static int collect_flows(struct rocelat_bpf *obj, bool clear)
 {
-	struct flows_read fr = { .epoch = obj->bss->stats_epoch };
+	struct flows_read fr = {
+		.epoch = obj ? obj->bss->stats_epoch : *rocelat_native_epoch()
+	};
 
 	if (clear)
 		fr.epoch = rocelat_next_interval(obj);
@@ -799,7 +818,9 @@ static void print_counters_text(const struct rocelat_counters *d, __u64 evicted)
 /* wall time live; the latest packet's time for a capture */
 static double report_time(struct rocelat_bpf *obj)
 {
-	return cfg.offline ? (double)obj->bss->clock_ns / 1e9 : (double)time(NULL);
+	if (!cfg.offline)
+		return (double)time(NULL);
+	return (obj ? obj->bss->clock_ns : rocelat_native_clock()) / 1e9;
 }
 
 void rocelat_report(struct rocelat_bpf *obj, bool interval)

@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <linux/types.h>
 
+/* obj: the loaded BPF object; NULL: its native build, which -r runs
+ * (tools/rocelat_native.h) */
 struct rocelat_bpf;
 
 /* what the report takes from the command line */

@@ -26,6 +26,7 @@
 #include "rocelat.h"
 #include "rocelat.skel.h"
 #include "rocelat_svg.h"
+#include "rocelat_native.h"
 #include "lib/cli.h"
 #include "lib/roce_names.h"
 
@@ -211,6 +212,11 @@ struct rocelat_svg *rocelat_svg_new(struct rocelat_bpf *obj,
 		cli_err("--svg %s: %s", s->tmp, strerror(errno));
 		goto fail;
 	}
+	if (!obj) {
+		/* the native program hands each sample over as it is made */
+		rocelat_native_samples_to(svg_event, s);
+		return s;
+	}
 	s->rb = ring_buffer__new(bpf_map__fd(obj->maps.samples), svg_event, s, NULL);
 	if (!s->rb) {
 		cli_err("--svg: ring buffer: %s", strerror(errno));
@@ -232,7 +238,8 @@ struct ring_buffer *rocelat_svg_rb(struct rocelat_svg *s)
 
 void rocelat_svg_poll(struct rocelat_svg *s)
 {
-	ring_buffer__consume(s->rb);
+	if (s->rb)
+		ring_buffer__consume(s->rb);
 }
 
 /* ---- percentiles and order ------------------------------------------- */
@@ -569,7 +576,7 @@ static void svg_header(FILE *o, const struct rocelat_svg *s, const struct svg_ax
 {
 	struct timespec rt, mono;
 	char when[64] = "";
-	__u64 lost = s->obj->bss->samples_lost;
+	__u64 lost = s->obj ? s->obj->bss->samples_lost : rocelat_native_samples_lost();
 	time_t sec;
 	struct tm tm;
 	__u64 t0 = a->t0;
@@ -661,7 +668,8 @@ int rocelat_svg_finish(struct rocelat_svg *s)
 
 	if (!s)
 		return 0;
-	ring_buffer__consume(s->rb);
+	if (s->rb)
+		ring_buffer__consume(s->rb);
 	if (s->oom)
 		cli_err("--svg: out of memory after %llu samples; later ones not drawn",
 			(unsigned long long)s->n);

@@ -25,7 +25,8 @@ struct rocelat_svg_cfg {
 /* the samples ring buffer's size with --svg (rocelat_load_opts): 72
  * bytes a sample and 8 of header, 52000 samples between two reads */
 #define ROCELAT_SVG_RING_BYTES	(1 << 22)
-/* after load: the collector, NULL after a one-line error */
+/* after load (obj NULL: the native program of -r): the collector, NULL
+ * after a one-line error */
 struct rocelat_svg *rocelat_svg_new(struct rocelat_bpf *obj,
 				    const struct rocelat_svg_cfg *cfg);
 /* the ring buffer, for the live loop to consume */

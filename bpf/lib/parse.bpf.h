@@ -62,6 +62,13 @@ static __always_inline bool pkt_decap_here(const struct pkt_cursor *c)
 /* a header's copy on the stack: aligned to 8, so that pkt_load()'s copy
  * moves 8-byte words (each a bounds-checked or fault-checked load) */
 #define PKT_HDR __attribute__((aligned(8)))
+/* a packet's bytes copied as words (pkt_load()); compiled natively, a
+ * copy that may be unaligned (the promise would be a false one there) */
+#ifdef AX_NATIVE
+#define PKT_WORDS(p)	(p)
+#else
+#define PKT_WORDS(p)	__builtin_assume_aligned(p, 8)
+#endif
 
 static __always_inline int pkt_load(const struct pkt_cursor *c, __u32 off,
 				    void *dst, __u32 len)
@@ -79,9 +86,13 @@ static __always_inline int pkt_load(const struct pkt_cursor *c, __u32 off,
 		 * words natively and the verifier allows unaligned packet
 		 * access where the architecture does (not with
 		 * BPF_F_STRICT_ALIGNMENT, which we never set). */
-		__builtin_memcpy(dst, __builtin_assume_aligned(p, 8), len);
+		__builtin_memcpy(dst, PKT_WORDS(p), len);
 		return 0;
 	}
+#ifdef AX_NATIVE
+	/* compiled natively (tools/native/): packets in user memory only */
+	return -1;
+#else
 	if (off + len > c->klen)
 		return -1;
 	if (c->kind == SRC_KMEM) {
@@ -95,6 +106,7 @@ static __always_inline int pkt_load(const struct pkt_cursor *c, __u32 off,
 		return 0;
 	}
 	return bpf_probe_read_kernel(dst, len, c->kbase + off);
+#endif
 }
 
 /*
