@@ -93,7 +93,10 @@ struct rocelat_bpf *rocelat_load(const struct rocelat_load_opts *o)
 	int err;
 
 	if (why) {
-		cli_err("%s: it cannot run here (live or -r)", why);
+		/* -r runs natively (rocelat_native.c); --in-kernel asked
+		 * for this */
+		cli_err("%s: it cannot run here %s", why,
+			o->offline ? "(-r without --in-kernel can)" : "live (-r can)");
 		return NULL;
 	}
 	obj = rocelat_load_open();

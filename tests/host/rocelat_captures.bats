@@ -264,7 +264,7 @@ png_size() {
 	done
 }
 
-@test "kernels before 5.17: the bounded-loop build reports every capture byte for byte as the bpf_loop one" {
+@test "-r natively, --in-kernel and its bounded-loop build (kernels before 5.17): every capture reported byte for byte alike" {
 	local f s n total=0 files=0
 	for f in "$CAP"/*.pcap "$AX_BUILD/tests/decap.pcap"; do
 		[ -e "$f" ] || continue

@@ -474,7 +474,7 @@ check_gen() {
 	echo "# measured: medians veth $(jq -r 'select(.type=="flow") | .median' "$T/veth.out" | tr '\n' ' ')us, collector NIC $(jq -r 'select(.type=="flow") | .median' "$T/nic.out" | tr '\n' ' ')us, vxlan device $(jq -r 'select(.type=="flow") | .median' "$T/dev.out" | tr '\n' ' ')us" >&3
 }
 
-@test "kernels before 5.17: the bounded-loop build reports every mirrored capture byte for byte as the bpf_loop one" {
+@test "-r natively, --in-kernel and its bounded-loop build (kernels before 5.17): every mirrored capture reported byte for byte alike" {
 	local f s n total=0 files=0
 	for f in "$CAP"/*.pcap; do
 		s=$(basename "$f" .pcap)

@@ -33,12 +33,12 @@ teardown() {
 	[ "$(grep -c '^ok' <<< "$output")" -gt 100 ]
 }
 
-@test "rocelat -r decapsulates on 6.1: the RoCE frames of the parser's test capture all counted" {
+@test "rocelat -r --in-kernel decapsulates on 6.1: the RoCE frames of the parser's test capture all counted" {
 	local want
 	# decap.expect: one row per frame, column 4 the inner QPN where the
 	# frame is RoCE (gen_decap.py's truth)
 	want=$(awk -F'\t' '$4 != "-"' "$AX_BUILD/tests/decap.expect" | wc -l)
-	run -0 --separate-stderr "$RL" -r "$AX_BUILD/tests/decap.pcap" -j
+	run -0 --separate-stderr "$RL" -r "$AX_BUILD/tests/decap.pcap" -j --in-kernel
 	[ "$(jq -r 'select(.type=="counters") | .roce_packets' <<< "$output")" -eq "$want" ]
 	[ "$(jq -r 'select(.type=="counters") | .tunnel_not_roce + .tunnel_unknown' <<< "$output")" -gt 0 ]
 }
