@@ -49,6 +49,10 @@ const char *rocelat_load_unsupported(void)
 	if (!probe_atomic_cmpxchg())
 		return "this kernel lacks the BPF compare-and-exchange instruction "
 		       "(5.12+), which rocelat's BPF program needs";
+	/* the timeout sweep walks the flow table with it */
+	if (!probe_for_each_map_elem())
+		return "this kernel lacks the BPF helper bpf_for_each_map_elem "
+		       "(5.13+), which rocelat's BPF program needs";
 	return NULL;
 }
 

@@ -168,6 +168,21 @@ png_size() {
 	[ "$(png_size "$CAP/connectx-chromium.png")" = "${w}x${h}" ]
 }
 
+@test "-r needs no privilege: an unprivileged user gets the same report; --in-kernel names the capabilities it lacks" {
+	command -v setpriv >/dev/null || skip "no setpriv"
+	local nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all)
+	# the capture on stdin: the test's files are root's
+	run -0 --separate-stderr "${nobody[@]}" "$RL" -r - -F -j --nanoseconds < "$CAP/lossy.pcap"
+	diff <(jq -c "del(.file) | $RL_READ_TIME" <<< "$output") \
+		<(jq -c "del(.file) | $RL_READ_TIME" "$CAP/lossy.out")
+	[ "$(jq -r 'select(.type=="counters") | .samples' <<< "$output")" -gt 0 ]
+	run -1 --separate-stderr "${nobody[@]}" "$RL" -r - --in-kernel < "$CAP/lossy.pcap"
+	[ -z "$output" ]
+	[ "$stderr" = "rocelat: needs CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN, which this process lacks: run it as root, or grant them" ]
+	run -1 --separate-stderr "$RL" -i lo --in-kernel
+	[ "$stderr" = "rocelat: --in-kernel applies to -r, not to live tracing" ]
+}
+
 @test "RDMA CM seen: the REQ/REP pair the QPs whose PSN windows overlap; without it, ambiguous, never wrong" {
 	check_totals cm
 	check_flows cm

@@ -225,6 +225,12 @@ bool probe_bpf_loop(void)
 	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_XDP, BPF_FUNC_loop, NULL) > 0;
 }
 
+bool probe_for_each_map_elem(void)
+{
+	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_SCHED_CLS,
+				       BPF_FUNC_for_each_map_elem, NULL) > 0;
+}
+
 /* the kernel accepts the BPF atomic op (BPF_CMPXCHG, BPF_ADD | BPF_FETCH
  * ...) on a stack slot: r0 = op((u64 *)(r10 - 8), r1) */
 static bool probe_atomic(int op)

@@ -26,6 +26,8 @@ bool probe_fentry(const char *func, const char *module);
 bool probe_btf_func(const char *func, const char *module);
 /* the bpf_loop() helper (5.17+) is there for XDP programs */
 bool probe_bpf_loop(void);
+/* the bpf_for_each_map_elem() helper (5.13+) is there for tc programs */
+bool probe_for_each_map_elem(void);
 /* the BPF atomic compare-and-exchange instruction (5.12+) */
 bool probe_atomic_cmpxchg(void);
 /* BPF atomic fetch-and-add, its old value used (5.12+) */
