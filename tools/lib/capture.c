@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <pcap/pcap.h>
@@ -58,6 +59,8 @@ struct capture *capture_open(const char *path, char *err, size_t errlen)
 	c->iobuf = malloc(CAPTURE_IO_BUF);
 	if (c->iobuf)
 		setvbuf(f, c->iobuf, _IOFBF, CAPTURE_IO_BUF);
+	/* one thread reads it: no lock per fread (two a packet) */
+	__fsetlocking(f, FSETLOCKING_BYCALLER);
 	c->pc = pcap_fopen_offline_with_tstamp_precision(f,
 			PCAP_TSTAMP_PRECISION_NANO, pcerr);
 	if (!c->pc) {
