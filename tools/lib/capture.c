@@ -84,7 +84,7 @@ struct capture *capture_open(const char *path, char *err, size_t errlen)
 	return c;
 }
 
-/* the frame as Ethernet, in c->frame */
+/* a frame of another link type as Ethernet, in c->frame */
 static unsigned int to_ethernet(struct capture *c, const unsigned char *p,
 				unsigned int caplen)
 {
@@ -92,10 +92,6 @@ static unsigned int to_ethernet(struct capture *c, const unsigned char *p,
 	unsigned short proto;
 
 	switch (c->dlt) {
-	case DLT_EN10MB:
-		n = caplen < CAPTURE_MAX_FRAME ? caplen : CAPTURE_MAX_FRAME;
-		memcpy(c->frame, p, n);
-		return n;
 	case DLT_LINUX_SLL:
 		if (caplen < SLL_HLEN)
 			return 0;
@@ -139,8 +135,14 @@ int capture_next(struct capture *c, const unsigned char **frame,
 		return -1;
 	}
 	c->bytes += h->caplen;
-	*len = to_ethernet(c, data, h->caplen);
-	*frame = c->frame;
+	if (c->dlt == DLT_EN10MB) {
+		/* in place: libpcap's buffer holds it until the next call */
+		*frame = data;
+		*len = h->caplen < CAPTURE_MAX_FRAME ? h->caplen : CAPTURE_MAX_FRAME;
+	} else {
+		*len = to_ethernet(c, data, h->caplen);
+		*frame = c->frame;
+	}
 	/* with nanosecond precision tv_usec holds nanoseconds */
 	*ts_ns = (unsigned long long)h->ts.tv_sec * 1000000000ULL + h->ts.tv_usec;
 	return 1;
