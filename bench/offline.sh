@@ -17,6 +17,9 @@
 # / native. The three read the file in the same round, from the page
 # cache; all three must count every packet (tshark's lines, rocelat's
 # roce_packets), or the bench fails.
+# Memory: rocelat -r's peak resident memory on that file and on one five
+# times as long (2.3 GB; quick: 2x), and their ratio (target <= 1.1: it
+# does not grow with the recording).
 #
 # Environment: ROUNDS, AX_BENCH_QUICK, ROCELAT_OFFLINE_PACKETS.
 set -euo pipefail
@@ -34,7 +37,7 @@ T=$(mktemp -d /var/tmp/ax-offline.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 "$PY" tests/lib/roce_captures.py "$T" >/dev/null 2>&1
 "$PY" bench/repeat_pcap.py "$T/connectx.pcap" "$T/big.pcap" "$N"
-rm -f "$T"/*.json "$T/connectx.pcap"
+rm -f "$T"/*.json
 total=$(capinfos -M -c "$T/big.pcap" | awk '/Number of packets/ { print $NF }')
 
 # cpu_time OUT CMD...: CMD's user + system seconds, its stdout in OUT
@@ -43,6 +46,13 @@ cpu_time() {
 	shift
 	t=$( { time "$@" >"$out" 2>/dev/null; } 2>&1 )
 	awk -v t="$t" 'BEGIN { split(t, v, " "); printf "%.3f", v[1] + v[2] }'
+}
+
+# max_rss_mb CMD...: CMD's peak resident memory, MB
+max_rss_mb() {
+	"$PY" -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True)
+print("%.1f" % (resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024))' "$@"
 }
 
 # the RoCE packets rocelat counted (its JSON counters)
@@ -74,12 +84,28 @@ for r in $(seq "$ROUNDS"); do
 	echo "$line (CPU time, $total packets)"
 done
 
+# memory: the same recording, and one LONG times as long
+LONG=$(bench_size 5 2)
+"$PY" bench/repeat_pcap.py "$T/connectx.pcap" "$T/long.pcap" $((total * LONG))
+for r in $(seq "$ROUNDS"); do
+	small=$(max_rss_mb "$RL" -r "$T/big.pcap")
+	large=$(max_rss_mb "$RL" -r "$T/long.pcap")
+	bench_add rss:small "$small"
+	bench_add rss:large "$large"
+	bench_add rss:ratio "$(bench_ratio "$large" "$small")"
+	echo "round $r: peak memory $small MB ($total packets), $large MB ($LONG times as many)"
+done
+long_mb=$(du -m "$T/long.pcap" | cut -f1)
+rm -f "$T/long.pcap"
+
 echo
 echo "rocelat -r, $total packets ($(du -m "$T/big.pcap" | cut -f1) MB), CPU time, median (min..max) of $ROUNDS rounds:"
 echo "  native:      $(bench_fig native:pps) packets/s"
 [ $kernel = 0 ] || echo "  --in-kernel: $(bench_fig kernel:pps) packets/s; native is $(bench_fig kernel:ratio) times faster"
 echo "  tshark -Y infiniband takes $(bench_fig tshark:ratio) times rocelat's time (target >= 50)"
+echo "  peak memory: $(bench_fig rss:small) MB; $(bench_fig rss:large) MB for $long_mb MB of capture; ratio $(bench_fig rss:ratio) (target <= 1.1)"
 bench_result offline "rocelat -r packets/s (CPU time, native)" native:pps "-"
+bench_result offline "rocelat -r peak memory, ${long_mb} MB capture / 1/$LONG of it" rss:ratio "<= 1.1"
 bench_result offline "tshark -Y infiniband / rocelat -r (CPU time)" tshark:ratio ">= 50"
 if [ $kernel = 1 ]; then
 	bench_result offline "rocelat -r --in-kernel / native (CPU time)" kernel:ratio "-"
