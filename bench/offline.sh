@@ -5,7 +5,7 @@
 #
 # The capture: roce_captures.py's ConnectX-shaped one (4 QPs, coalesced
 # ACKs, READs, atomics) repeated by bench/repeat_pcap.py to 1,000,000
-# packets (quick: 100,000), each copy later than the last and its PSNs
+# packets (quick: 20,000), each copy later than the last and its PSNs
 # moved on, so that every copy's requests are new ones (455 MB).
 # Each round reads it with:
 #   - rocelat -r, natively (its default, no privileges);
@@ -27,7 +27,7 @@ cd "$(dirname "$0")/.."
 source tests/lib/common.bash
 source bench/lib.bash
 RL=$AX_BUILD/rocelat
-N=${ROCELAT_OFFLINE_PACKETS:-$(bench_size 1000000 100000)}
+N=${ROCELAT_OFFLINE_PACKETS:-$(bench_size 1000000 20000)}
 PY=${PYTHON_SCAPY:-/usr/bin/python3}
 
 for c in "$RL" tshark jq "$PY"; do
