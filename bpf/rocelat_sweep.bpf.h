@@ -20,16 +20,19 @@ struct sweep_ctx {
  * a prefix of its ring: count them and pop them. Racing the flow's own
  * answer walk on another CPU, a pop can be lost (the slot stays a hole,
  * popped later) but no request is counted twice: a slot is cleared before
- * it is counted. Returns the requests counted. A function of its own,
- * checked once by the verifier, not once per place in the bitmap walk.
+ * it is counted. A function of its own, checked once by the verifier,
+ * not once per place in the bitmap walk; its count goes to memory, not to
+ * a register it returns, whose every value along the ring walk would be a
+ * state of its own to the verifier (6.1 gave up at a million).
  */
-__noinline int rocelat_sweep_flow(struct pending_flow *pf, __u64 now0)
+__noinline int rocelat_sweep_flow(struct pending_flow *pf,
+				  struct rocelat_counters *cnt, __u64 now0)
 {
 	__u32 tail, head, pop = 0;
 	__u64 now = now0;
-	int i, n = 0;
+	int i;
 
-	if (!pf || !pf->used)
+	if (!pf || !cnt || !pf->used)
 		return 0;
 	tail = pf->tail;
 	head = pf->head;
@@ -47,14 +50,14 @@ __noinline int rocelat_sweep_flow(struct pending_flow *pf, __u64 now0)
 			if (flow_age(pf, now, s->ts_ns) <= targ_timeout_ns)
 				break;
 			s->flags = 0;
-			n++;
+			cnt->c[RL_TIMEOUTS]++;
 			__sync_fetch_and_add(&flow_stats(pf)->timeouts, 1);
 		}
 		pop++;
 	}
 	if (pop)
 		pf->tail = tail + pop;
-	return n;
+	return 0;
 }
 
 /* one word of flows_used: the flows of its entries (a walk of the bitmap,
@@ -72,7 +75,7 @@ static long sweep_word(struct bpf_map *map, __u32 *word, __u64 *bits,
 			continue;
 		idx = *word * 64 + i;
 		pf = bpf_map_lookup_elem(&pending, &idx);
-		sc->cnt->c[RL_TIMEOUTS] += rocelat_sweep_flow(pf, sc->now);
+		rocelat_sweep_flow(pf, sc->cnt, sc->now);
 	}
 	return 0;
 }
