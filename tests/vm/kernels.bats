@@ -16,6 +16,8 @@
 # port counters and perftest's iterations for real rdma_rxe traffic,
 # rocegen's per-QP retransmits for roceinject's drops.
 
+bats_require_minimum_version 1.5.0
+
 load ../lib/common
 load ../lib/vm_rocelat
 
