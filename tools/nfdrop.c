@@ -57,9 +57,7 @@ static struct {
 	unsigned int netns_inum;
 	int family;		/* NFR_PROTO_*, 0: any */
 	const char *hook;	/* hook name, NULL: any */
-	const char *pcap_path;	/* -w FILE */
-	unsigned int snaplen;
-} env = { .snaplen = PKT_CAP_DEFAULT };
+} env;
 
 static struct pcapng *pcap;
 
@@ -92,7 +90,7 @@ static const char doc[] =
 "    nfdrop -e -w drops.pcapng   # ... and the dropped packets to a file";
 
 enum {
-	OPT_ROCE = 0x2000, OPT_FAMILY, OPT_HOOK, OPT_TRACE_RULES, OPT_METHOD, OPT_SNAPLEN,
+	OPT_ROCE = 0x2000, OPT_FAMILY, OPT_HOOK, OPT_TRACE_RULES, OPT_METHOD,
 };
 
 static const struct argp_option opts[] = {
@@ -118,12 +116,6 @@ static const struct argp_option opts[] = {
 	  "killed run, on exit", 0 },
 	{ "method", OPT_METHOD, "auto|fexit|kfree", 0,
 	  "fexit on nft_do_chain/ipt_do_table, or kfree_skb + stack (default auto)", 0 },
-	{ "write", 'w', "FILE", 0,
-	  "Also write each dropped packet (its first --snaplen bytes) to FILE as pcapng, "
-	  "its hook, table, chain and rule as the packet's comment (the rule from the "
-	  "evidence with -e only)", 0 },
-	{ "snaplen", OPT_SNAPLEN, "N", 0,
-	  "With -w: bytes of each packet to write, 1-2048 (default 256)", 0 },
 	{},
 };
 
@@ -176,12 +168,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (env.method < 0)
 			argp_failure(state, 1, 0, "unknown method '%s' (auto, fexit, kfree)", arg);
 		break;
-	case 'w':
-		env.pcap_path = arg;
-		break;
-	case OPT_SNAPLEN:
-		env.snaplen = cli_arg_long(state, arg, 1, PKT_CAP_MAX, "snap length");
-		break;
 	case ARGP_KEY_END:
 		cli_check_events(state, env.events, env.stack);
 		break;
@@ -191,7 +177,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-CLI_ARGP(argp, opts, parse_arg, doc);
+PCAPNG_CLI_ARGP(argp, opts, parse_arg, doc);
 
 static struct ksyms *ksyms;
 static struct nfdrop_bpf *obj;
@@ -875,10 +861,15 @@ int main(int argc, char **argv)
 {
 	int ret = 1;
 
+	pcapng_args.write_doc = "Also write each dropped packet (its first --snaplen bytes) to "
+				"FILE as pcapng, its hook, table, chain, rule and verdict as the "
+				"packet's comment (without -e: as the report that counts it "
+				"names them)";
 	cli_parse(&argp, argc, argv, NULL);
 	cli_setup();
-	if (env.pcap_path)
-		pcap = pcapng_open_or_die(env.pcap_path, argp_program_version, env.snaplen);
+	if (pcapng_args.path)
+		pcap = pcapng_open_or_die(pcapng_args.path, argp_program_version,
+					  pcapng_args.snaplen);
 	resolve_targets();
 	ncpu = libbpf_num_possible_cpus();
 	if (ncpu <= 0)
@@ -898,7 +889,7 @@ int main(int argc, char **argv)
 			.all = env.all, .port = env.port, .ifindex = env.ifindex,
 			.netns_inum = env.netns_inum, .events = env.events || pcap,
 			.stack = env.stack, .method = env.method,
-			.snaplen = pcap ? env.snaplen : 0,
+			.snaplen = pcap ? pcapng_args.snaplen : 0,
 		};
 
 		obj = nfdrop_load(&lo, &att, &nfc);
