@@ -23,6 +23,7 @@
 #include <bpf/libbpf.h>
 #include "nfdrop.h"
 #include "nfdrop.skel.h"
+#include "nfdrop_hold.h"
 #include "nfdrop_load.h"
 #include "nfdrop_names.h"
 #include "nfdrop_output.h"
@@ -443,23 +444,35 @@ static struct nfdrop_row *row_add(void)
 	return &rows[nrows++];
 }
 
-static void merge_row(const struct nfdrop_row *r)
+/* the index of the row r went into, -1 when none (no packets, filtered) */
+static int merge_row(const struct nfdrop_row *r)
 {
 	struct nfdrop_row *d;
 
 	if (!r->packets || row_filtered(r))
-		return;
+		return -1;
 	prom_add(r);
 	for (int i = 0; i < nrows; i++)
 		if (same_row(&rows[i], r)) {
 			rows[i].packets += r->packets;
 			rows[i].rejected += r->rejected;
 			rows[i].ct_states |= r->ct_states;
-			return;
+			return i;
 		}
 	d = row_add();
-	if (d)
-		*d = *r;
+	if (!d)
+		return -1;
+	*d = *r;
+	return nrows - 1;
+}
+
+/* -w: the row the packets of a key went into: one, none, or several
+ * (the trace split them) */
+static int settle_merge(int row, int merged)
+{
+	if (merged < 0 || row == merged)
+		return row;
+	return row == NFDROP_HOLD_FILTERED ? merged : NFDROP_HOLD_SPLIT;
 }
 
 /* drain the map into rows (kept until the next report) */
@@ -477,6 +490,7 @@ static void collect_rows(void)
 	tr_report.untraced = 0;
 	for (int i = 0; i < n; i++) {
 		struct nfdrop_row *r;
+		int row = NFDROP_HOLD_FILTERED;
 
 		if (!pk[i])
 			continue;
@@ -488,9 +502,11 @@ static void collect_rows(void)
 		}
 		nfdrop_settle(&nfc, r, pk[i], rjk[i]);
 		for (int s = split_by_trace(&keys[i], r, split, 8); s > 0; s--)
-			merge_row(&split[s - 1]);
+			row = settle_merge(row, merge_row(&split[s - 1]));
 		untraced_rest(r);
-		merge_row(r);
+		row = settle_merge(row, merge_row(r));
+		if (pcap && !env.events)
+			nfdrop_hold_settle(&keys[i], row);
 	}
 	ev_counters_advance();
 	nfdrop_trace_expire();
@@ -519,6 +535,9 @@ static void print_counts(__u64 *lost_seen)
 
 	collect_rows();
 	ev_check_rows(rows, nrows);
+	/* the rows are final: the packets they count go to the file */
+	if (pcap)
+		nfdrop_hold_write(rows, nrows);
 	seen_reset();
 	qsort(rows, nrows, sizeof(*rows), cmp_rows);
 	write_prom();
@@ -567,8 +586,24 @@ static void write_packet(const struct nfd_event *e, const struct pkt_cap *cap,
 	static const struct pkt_cap none;
 	char comment[1024];
 
-	nfdrop_row_comment(r, comment, sizeof(comment));
+	nfdrop_row_comment(r, NULL, comment, sizeof(comment));
 	pcapng_write_cap(pcap, e->rec.ifname, cap ? cap : &none, t, comment);
+}
+
+/* -w without -e: a packet no report settled, with what the kernel and the
+ * ruleset name without the counters, and why in words */
+static bool write_unsettled(const struct nfd_event *e, const struct pkt_cap *cap,
+			    const char *why)
+{
+	static struct nfdrop_row r;	/* 73 KB: not on the stack */
+	char comment[1024];
+
+	nfdrop_names(&nfc, &e->key, NFDROP_RS_CACHED, &r);
+	if (row_filtered(&r))
+		return false;
+	nfdrop_row_comment(&r, why, comment, sizeof(comment));
+	pcapng_write_cap(pcap, e->rec.ifname, cap, cli_ktime_to_epoch(e->ts_ns), comment);
+	return true;
 }
 
 static void print_event(const struct nfd_event *e, const struct pkt_cap *cap)
@@ -703,20 +738,16 @@ static int handle_event(void *ctx, void *data, size_t len)
 
 /*
  * -w without -e: the table stays as it is (its counter windows are the
- * reports'), and each packet's comment has what the kernel and the
- * ruleset name without the counters: hook, table, chain, and the rule
- * where the names alone settle it.
+ * reports'), and each packet is held until the report that counts it
+ * settles its row (nfdrop_hold.h): its comment then names what that
+ * report names.
  */
 static int handle_packet_only(void *ctx, void *data, size_t len)
 {
 	const struct nfd_event_cap *ec = data;
-	static struct nfdrop_row r;
 
-	if (len < sizeof(*ec))
-		return 0;
-	nfdrop_names(&nfc, &ec->e.key, NFDROP_RS_CACHED, &r);
-	if (!row_filtered(&r))
-		write_packet(&ec->e, &ec->cap, &r, cli_ktime_to_epoch(ec->e.ts_ns));
+	if (len >= sizeof(*ec))
+		nfdrop_hold_add(&ec->e, &ec->cap);
 	return 0;
 }
 
@@ -870,6 +901,7 @@ int main(int argc, char **argv)
 	if (pcapng_args.path)
 		pcap = pcapng_open_or_die(pcapng_args.path, argp_program_version,
 					  pcapng_args.snaplen);
+	nfdrop_hold_init(pcap, write_unsettled);
 	resolve_targets();
 	ncpu = libbpf_num_possible_cpus();
 	if (ncpu <= 0)
@@ -907,6 +939,13 @@ int main(int argc, char **argv)
 	}
 	print_banner();
 	ret = run();
+	if (pcap) {
+		/* after the last report: what none of them counted */
+		nfdrop_hold_flush();
+		if (nfdrop_hold_unsettled())
+			cli_err("%llu packets written to %s before a report settled their rows "
+				"(their comments say why)", nfdrop_hold_unsettled(), pcapng_args.path);
+	}
 
 cleanup:
 	nfdrop_trace_close();
