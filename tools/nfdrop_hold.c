@@ -23,6 +23,7 @@ struct hold_key {
 struct held {
 	struct nfd_event e;
 	struct pkt_cap *cap;	/* its header and cap_len bytes */
+	size_t size;		/* of cap */
 	int key;		/* in keys[] */
 	int row;		/* ROW_UNSET until a drain counted it */
 };
@@ -140,7 +141,9 @@ void nfdrop_hold_add(const struct nfd_event *e, const struct pkt_cap *cap)
 		return;
 	}
 	memcpy(h->cap, cap, size);
+	h->cap->cap_len = n;
 	h->e = *e;
+	h->size = size;
 	h->key = k;
 	h->row = ROW_UNSET;
 	keys[k].npkts++;
@@ -164,7 +167,7 @@ void nfdrop_hold_settle(const struct nfd_key *k, int row)
 static void hold_release(struct held *h)
 {
 	keys[h->key].npkts--;
-	held_bytes -= offsetof(struct pkt_cap, data) + h->cap->cap_len;
+	held_bytes -= h->size;
 	free(h->cap);
 	h->cap = NULL;
 }
