@@ -612,9 +612,16 @@ EVENT_COMMENT="select(.type == \"nf_drop\") | $ROW_COMMENT"
 		<(pcap_headers "$PCAP")
 }
 
-@test "CLI: -w to an unwritable file: one line, exit 1" {
+@test "CLI: -w to an unwritable file, or a bad --snaplen: one line, exit 1" {
 	run "$NFDROP" -w /nonexistent/dir/x.pcapng
 	[ "$status" -eq 1 ]
 	[ "${#lines[@]}" -eq 1 ]
 	[ "${lines[0]}" = "nfdrop: cannot write /nonexistent/dir/x.pcapng: No such file or directory" ]
+	# the same words in every tool: pcapng.c's argp child parses it
+	for bad in 0 2049 x; do
+		run "$NFDROP" -w "$BATS_TEST_TMPDIR/x.pcapng" --snaplen "$bad"
+		[ "$status" -eq 1 ]
+		[ "${#lines[@]}" -eq 1 ]
+		[ "${lines[0]}" = "nfdrop: invalid snap length: $bad" ]
+	done
 }
