@@ -23,6 +23,7 @@
 #include <bpf/libbpf.h>
 #include "nfdrop.h"
 #include "nfdrop.skel.h"
+#include "nfdrop_hold.h"
 #include "nfdrop_load.h"
 #include "nfdrop_names.h"
 #include "nfdrop_output.h"
@@ -57,9 +58,7 @@ static struct {
 	unsigned int netns_inum;
 	int family;		/* NFR_PROTO_*, 0: any */
 	const char *hook;	/* hook name, NULL: any */
-	const char *pcap_path;	/* -w FILE */
-	unsigned int snaplen;
-} env = { .snaplen = PKT_CAP_DEFAULT };
+} env;
 
 static struct pcapng *pcap;
 
@@ -92,7 +91,7 @@ static const char doc[] =
 "    nfdrop -e -w drops.pcapng   # ... and the dropped packets to a file";
 
 enum {
-	OPT_ROCE = 0x2000, OPT_FAMILY, OPT_HOOK, OPT_TRACE_RULES, OPT_METHOD, OPT_SNAPLEN,
+	OPT_ROCE = 0x2000, OPT_FAMILY, OPT_HOOK, OPT_TRACE_RULES, OPT_METHOD,
 };
 
 static const struct argp_option opts[] = {
@@ -118,12 +117,6 @@ static const struct argp_option opts[] = {
 	  "killed run, on exit", 0 },
 	{ "method", OPT_METHOD, "auto|fexit|kfree", 0,
 	  "fexit on nft_do_chain/ipt_do_table, or kfree_skb + stack (default auto)", 0 },
-	{ "write", 'w', "FILE", 0,
-	  "Also write each dropped packet (its first --snaplen bytes) to FILE as pcapng, "
-	  "its hook, table, chain and rule as the packet's comment (the rule from the "
-	  "evidence with -e only)", 0 },
-	{ "snaplen", OPT_SNAPLEN, "N", 0,
-	  "With -w: bytes of each packet to write, 1-2048 (default 256)", 0 },
 	{},
 };
 
@@ -176,12 +169,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (env.method < 0)
 			argp_failure(state, 1, 0, "unknown method '%s' (auto, fexit, kfree)", arg);
 		break;
-	case 'w':
-		env.pcap_path = arg;
-		break;
-	case OPT_SNAPLEN:
-		env.snaplen = cli_arg_long(state, arg, 1, PKT_CAP_MAX, "snap length");
-		break;
 	case ARGP_KEY_END:
 		cli_check_events(state, env.events, env.stack);
 		break;
@@ -191,7 +178,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-CLI_ARGP(argp, opts, parse_arg, doc);
+PCAPNG_CLI_ARGP(argp, opts, parse_arg, doc);
 
 static struct ksyms *ksyms;
 static struct nfdrop_bpf *obj;
@@ -457,23 +444,35 @@ static struct nfdrop_row *row_add(void)
 	return &rows[nrows++];
 }
 
-static void merge_row(const struct nfdrop_row *r)
+/* the index of the row r went into, -1 when none (no packets, filtered) */
+static int merge_row(const struct nfdrop_row *r)
 {
 	struct nfdrop_row *d;
 
 	if (!r->packets || row_filtered(r))
-		return;
+		return -1;
 	prom_add(r);
 	for (int i = 0; i < nrows; i++)
 		if (same_row(&rows[i], r)) {
 			rows[i].packets += r->packets;
 			rows[i].rejected += r->rejected;
 			rows[i].ct_states |= r->ct_states;
-			return;
+			return i;
 		}
 	d = row_add();
-	if (d)
-		*d = *r;
+	if (!d)
+		return -1;
+	*d = *r;
+	return nrows - 1;
+}
+
+/* -w: the row the packets of a key went into: one, none, or several
+ * (the trace split them) */
+static int settle_merge(int row, int merged)
+{
+	if (merged < 0 || row == merged)
+		return row;
+	return row == NFDROP_HOLD_FILTERED ? merged : NFDROP_HOLD_SPLIT;
 }
 
 /* drain the map into rows (kept until the next report) */
@@ -491,6 +490,7 @@ static void collect_rows(void)
 	tr_report.untraced = 0;
 	for (int i = 0; i < n; i++) {
 		struct nfdrop_row *r;
+		int row = NFDROP_HOLD_FILTERED;
 
 		if (!pk[i])
 			continue;
@@ -502,9 +502,11 @@ static void collect_rows(void)
 		}
 		nfdrop_settle(&nfc, r, pk[i], rjk[i]);
 		for (int s = split_by_trace(&keys[i], r, split, 8); s > 0; s--)
-			merge_row(&split[s - 1]);
+			row = settle_merge(row, merge_row(&split[s - 1]));
 		untraced_rest(r);
-		merge_row(r);
+		row = settle_merge(row, merge_row(r));
+		if (pcap && !env.events)
+			nfdrop_hold_settle(&keys[i], row);
 	}
 	ev_counters_advance();
 	nfdrop_trace_expire();
@@ -533,6 +535,9 @@ static void print_counts(__u64 *lost_seen)
 
 	collect_rows();
 	ev_check_rows(rows, nrows);
+	/* the rows are final: the packets they count go to the file */
+	if (pcap)
+		nfdrop_hold_write(rows, nrows);
 	seen_reset();
 	qsort(rows, nrows, sizeof(*rows), cmp_rows);
 	write_prom();
@@ -581,8 +586,24 @@ static void write_packet(const struct nfd_event *e, const struct pkt_cap *cap,
 	static const struct pkt_cap none;
 	char comment[1024];
 
-	nfdrop_row_comment(r, comment, sizeof(comment));
+	nfdrop_row_comment(r, NULL, comment, sizeof(comment));
 	pcapng_write_cap(pcap, e->rec.ifname, cap ? cap : &none, t, comment);
+}
+
+/* -w without -e: a packet no report settled, with what the kernel and the
+ * ruleset name without the counters, and why in words */
+static bool write_unsettled(const struct nfd_event *e, const struct pkt_cap *cap,
+			    const char *why)
+{
+	static struct nfdrop_row r;	/* 73 KB: not on the stack */
+	char comment[1024];
+
+	nfdrop_names(&nfc, &e->key, NFDROP_RS_CACHED, &r);
+	if (row_filtered(&r))
+		return false;
+	nfdrop_row_comment(&r, why, comment, sizeof(comment));
+	pcapng_write_cap(pcap, e->rec.ifname, cap, cli_ktime_to_epoch(e->ts_ns), comment);
+	return true;
 }
 
 static void print_event(const struct nfd_event *e, const struct pkt_cap *cap)
@@ -717,20 +738,16 @@ static int handle_event(void *ctx, void *data, size_t len)
 
 /*
  * -w without -e: the table stays as it is (its counter windows are the
- * reports'), and each packet's comment has what the kernel and the
- * ruleset name without the counters: hook, table, chain, and the rule
- * where the names alone settle it.
+ * reports'), and each packet is held until the report that counts it
+ * settles its row (nfdrop_hold.h): its comment then names what that
+ * report names.
  */
 static int handle_packet_only(void *ctx, void *data, size_t len)
 {
 	const struct nfd_event_cap *ec = data;
-	static struct nfdrop_row r;
 
-	if (len < sizeof(*ec))
-		return 0;
-	nfdrop_names(&nfc, &ec->e.key, NFDROP_RS_CACHED, &r);
-	if (!row_filtered(&r))
-		write_packet(&ec->e, &ec->cap, &r, cli_ktime_to_epoch(ec->e.ts_ns));
+	if (len >= sizeof(*ec))
+		nfdrop_hold_add(&ec->e, &ec->cap);
 	return 0;
 }
 
@@ -875,10 +892,16 @@ int main(int argc, char **argv)
 {
 	int ret = 1;
 
+	pcapng_args.write_doc = "Also write each dropped packet (its first --snaplen bytes) to "
+				"FILE as pcapng, its hook, table, chain, rule and verdict as the "
+				"packet's comment (without -e: as the report that counts it "
+				"names them)";
 	cli_parse(&argp, argc, argv, NULL);
 	cli_setup();
-	if (env.pcap_path)
-		pcap = pcapng_open_or_die(env.pcap_path, argp_program_version, env.snaplen);
+	if (pcapng_args.path)
+		pcap = pcapng_open_or_die(pcapng_args.path, argp_program_version,
+					  pcapng_args.snaplen);
+	nfdrop_hold_init(pcap, write_unsettled);
 	resolve_targets();
 	ncpu = libbpf_num_possible_cpus();
 	if (ncpu <= 0)
@@ -898,7 +921,7 @@ int main(int argc, char **argv)
 			.all = env.all, .port = env.port, .ifindex = env.ifindex,
 			.netns_inum = env.netns_inum, .events = env.events || pcap,
 			.stack = env.stack, .method = env.method,
-			.snaplen = pcap ? env.snaplen : 0,
+			.snaplen = pcap ? pcapng_args.snaplen : 0,
 		};
 
 		obj = nfdrop_load(&lo, &att, &nfc);
@@ -916,6 +939,13 @@ int main(int argc, char **argv)
 	}
 	print_banner();
 	ret = run();
+	if (pcap) {
+		/* after the last report: what none of them counted */
+		nfdrop_hold_flush();
+		if (nfdrop_hold_unsettled())
+			cli_err("%llu packets written to %s before a report settled their rows "
+				"(their comments say why)", nfdrop_hold_unsettled(), pcapng_args.path);
+	}
 
 cleanup:
 	nfdrop_trace_close();

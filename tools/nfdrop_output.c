@@ -183,7 +183,8 @@ static void inferred_csv(unsigned int inf, char *buf, size_t len)
 			o += snprintf(buf + o, len - o, "%s%s", o ? "," : "", f[i].name);
 }
 
-void nfdrop_row_comment(const struct nfdrop_row *r, char *buf, size_t len)
+void nfdrop_row_comment(const struct nfdrop_row *r, const char *unsettled, char *buf,
+			size_t len)
 {
 	char inferred[64];
 	size_t o;
@@ -193,11 +194,15 @@ void nfdrop_row_comment(const struct nfdrop_row *r, char *buf, size_t len)
 	if (r->chain_known && o < len)
 		o += snprintf(buf + o, len - o, " table_family=%s table=%s chain=%s",
 			      nfdrop_family_str(r->table_family), r->table, r->chain);
+	/* in words where JSON has "?" */
 	if (o < len)
-		o += snprintf(buf + o, len - o, " verdict=%s", nfdrop_verdict_names[r->verdict]);
+		o += snprintf(buf + o, len - o, " verdict=%s", r->verdict == NFDROP_V_UNKNOWN ?
+			      "unknown" : nfdrop_verdict_names[r->verdict]);
 	inferred_csv(r->inferred, inferred, sizeof(inferred));
 	if (inferred[0] && o < len)
 		o += snprintf(buf + o, len - o, " inferred=%s", inferred);
+	if (unsettled && o < len)
+		o += snprintf(buf + o, len - o, " unsettled=\"%s\"", unsettled);
 	/* the rule's text has spaces: last */
 	if (r->rule_known && o < len)
 		snprintf(buf + o, len - o, " rule_chain=%s rule_handle=%llu rule=%s",

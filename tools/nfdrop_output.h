@@ -20,8 +20,11 @@ void nfdrop_json_row_fields(struct json_w *w, const struct nfdrop_ctx *ctx,
 			    const struct nfdrop_row *r);
 /* -w: a packet's comment, its row as JSON names it: "hook_family=ip
  * hook=input table_family=inet table=t chain=c verdict=DROP
- * [inferred=rule,...] [rule_chain=c rule_handle=4 rule=TEXT]" */
-void nfdrop_row_comment(const struct nfdrop_row *r, char *buf, size_t len);
+ * [inferred=rule,...] [unsettled="WHY"] [rule_chain=c rule_handle=4
+ * rule=TEXT]", the verdict "unknown" where JSON says "?"; unsettled (NULL:
+ * none) says why the packet was written before a report settled it */
+void nfdrop_row_comment(const struct nfdrop_row *r, const char *unsettled, char *buf,
+			size_t len);
 /* one row of the counts table, with its candidates and notes */
 void nfdrop_text_row(const struct nfdrop_row *r);
 

@@ -13,7 +13,7 @@
 #include "lib/netattach.h"
 #include "lib/pcapng.h"
 
-static struct rocediag_cfg cfg = { .timeout_ms = 1000, .snaplen = PKT_CAP_DEFAULT };
+static struct rocediag_cfg cfg = { .timeout_ms = 1000 };
 
 const char *argp_program_version = "rocediag (AgentXDP) " AX_VERSION;
 static const char doc[] =
@@ -41,7 +41,7 @@ static const char doc[] =
 "    rocediag 5                # drops and rdma_rxe only: no latency\n"
 "    rocediag -i eth1 -w drops.pcapng 5   # ... and the dropped packets";
 
-enum { OPT_SKB = 0x2000, OPT_TIMEOUT, OPT_NO_RXE, OPT_NO_RULES, OPT_SNAPLEN,
+enum { OPT_SKB = 0x2000, OPT_TIMEOUT, OPT_NO_RXE, OPT_NO_RULES,
        OPT_PROBLEMS = 'p' };
 
 static const struct argp_option opts[] = {
@@ -54,11 +54,6 @@ static const struct argp_option opts[] = {
 	{ "no-rules", OPT_NO_RULES, NULL, 0, "Do not name netfilter rules", 0 },
 	{ "problems", OPT_PROBLEMS, NULL, 0,
 	  "Only the QPs that are not OK, and one line per pair of peers", 0 },
-	{ "write", 'w', "FILE", 0,
-	  "Also write each dropped RoCE packet (its first --snaplen bytes) to FILE as "
-	  "pcapng, the drop's location and reason as the packet's comment", 0 },
-	{ "snaplen", OPT_SNAPLEN, "N", 0,
-	  "With -w: bytes of each packet to write, 1-2048 (default 256)", 0 },
 	{},
 };
 
@@ -85,12 +80,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_PROBLEMS:
 		cfg.problems = true;
 		break;
-	case 'w':
-		cfg.pcap_path = arg;
-		break;
-	case OPT_SNAPLEN:
-		cfg.snaplen = cli_arg_long(state, arg, 1, PKT_CAP_MAX, "snap length");
-		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
@@ -111,6 +100,7 @@ static char *help_filter(int key, const char *text, void *input)
 
 static const struct argp_child children[] = {
 	{ &cli_argp, 0, "Common options:", 0 },
+	{ &pcapng_argp, 0, NULL, 0 },	/* -w, --snaplen */
 	{},
 };
 static const struct argp argp = {
@@ -166,10 +156,14 @@ int main(int argc, char **argv)
 	struct loop lp = { .ctx = &r, .report = report, .prom = prom };
 	int ret = 1;
 
+	pcapng_args.write_doc = "Also write each dropped RoCE packet (its first --snaplen bytes) "
+				"to FILE as pcapng, the drop's location and reason as the "
+				"packet's comment";
 	cli_parse(&argp, argc, argv, NULL);
+	cfg.snaplen = pcapng_args.snaplen;
 	cli_setup();
-	if (cfg.pcap_path)
-		cfg.pcap = pcapng_open_or_die(cfg.pcap_path, argp_program_version, cfg.snaplen);
+	if (pcapng_args.path)
+		cfg.pcap = pcapng_open_or_die(pcapng_args.path, argp_program_version, cfg.snaplen);
 	/* -N: XDP and tc attach (netlink) work in the caller's namespace;
 	 * drops and rules count only there (rocediag_sources.c) */
 	cli_netns_enter();

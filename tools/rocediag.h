@@ -21,8 +21,7 @@ struct rocediag_cfg {
 	long timeout_ms;	/* rocelat's --timeout */
 	bool no_rxe, no_rules;	/* leave a source out */
 	bool problems;		/* --problems: QPs not OK, a line per peer pair */
-	const char *pcap_path;	/* -w FILE */
-	unsigned int snaplen;	/* --snaplen */
+	unsigned int snaplen;	/* --snaplen (pcapng_args, lib/pcapng.h) */
 	struct pcapng *pcap;	/* -w's file, open; NULL without -w */
 };
 

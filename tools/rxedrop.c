@@ -35,9 +35,7 @@ static struct {
 	int ifindex;
 	unsigned int netns_inum;
 	int port;
-	const char *pcap_path;	/* -w FILE */
-	unsigned int snaplen;
-} env = { .scope = SCOPE_ROCE, .snaplen = PKT_CAP_DEFAULT };
+} env = { .scope = SCOPE_ROCE };
 
 static struct pcapng *pcap;
 
@@ -64,8 +62,6 @@ static const char doc[] =
 "    rxedrop --prom /var/lib/prometheus/node-exporter/rxedrop.prom 15\n"
 "                         # metrics for node_exporter every 15 s";
 
-enum { OPT_SNAPLEN = 0x2000 };
-
 static const struct argp_option opts[] = {
 	{ "events", 'e', NULL, 0, "Print one event per dropped packet", 0 },
 	{ "stack", 's', NULL, 0, "With -e: add the kernel stack", 0 },
@@ -74,11 +70,6 @@ static const struct argp_option opts[] = {
 	{ "interface", 'i', "IFACE", 0,
 	  "Only drops of packets on IFACE (of -N's network namespace, else this one)", 0 },
 	{ "port", 'P', "PORT", 0, "Only packets with PORT as UDP source or destination", 0 },
-	{ "write", 'w', "FILE", 0,
-	  "Also write each dropped packet (its first --snaplen bytes) to FILE as pcapng, "
-	  "the drop's location and reason as the packet's comment", 0 },
-	{ "snaplen", OPT_SNAPLEN, "N", 0,
-	  "With -w: bytes of each packet to write, 1-2048 (default 256)", 0 },
 	{},
 };
 
@@ -103,12 +94,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'P':
 		env.port = cli_arg_long(state, arg, 1, 65535, "port");
 		break;
-	case 'w':
-		env.pcap_path = arg;
-		break;
-	case OPT_SNAPLEN:
-		env.snaplen = cli_arg_long(state, arg, 1, PKT_CAP_MAX, "snap length");
-		break;
 	case ARGP_KEY_END:
 		cli_check_events(state, env.events, env.stack);
 		break;
@@ -118,7 +103,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-CLI_ARGP(argp, opts, parse_arg, doc);
+PCAPNG_CLI_ARGP(argp, opts, parse_arg, doc);
 
 struct row {
 	struct drop_key key;
@@ -498,8 +483,9 @@ int main(int argc, char **argv)
 
 	cli_parse(&argp, argc, argv, NULL);
 	cli_setup_caps(CLI_CAP_BPF | CLI_CAP_PERFMON);
-	if (env.pcap_path)
-		pcap = pcapng_open_or_die(env.pcap_path, argp_program_version, env.snaplen);
+	if (pcapng_args.path)
+		pcap = pcapng_open_or_die(pcapng_args.path, argp_program_version,
+					  pcapng_args.snaplen);
 	prom_totals_init(&totals, prom_labels, 2, PROM_SERIES);
 	/* an index names a device only within its namespace */
 	if (cli.netns || env.ifname)
@@ -524,7 +510,7 @@ int main(int argc, char **argv)
 			.scope = env.scope, .ifindex = env.ifindex,
 			.netns_inum = env.netns_inum, .port = env.port,
 			.events = env.events || pcap, .stack = env.stack, .ksyms = ksyms,
-			.snaplen = pcap ? env.snaplen : 0,
+			.snaplen = pcap ? pcapng_args.snaplen : 0,
 		};
 
 		obj = rxedrop_load(&lo, &use_tp_btf);

@@ -502,14 +502,15 @@ icmp6_unreach_in() {
 load ../lib/pcapng
 
 # the comment of each packet as nfdrop_row_comment() writes it, from the
-# JSON event's fields
-EVENT_COMMENT='select(.type == "nf_drop") |
-	"hook_family=\(.hook_family) hook=\(.hook)" +
+# fields of a JSON event (ROW_COMMENT: of any record, EVENT_COMMENT: of
+# the nf_drop events); a verdict JSON gives as "?" is "unknown" in words
+ROW_COMMENT='"hook_family=\(.hook_family) hook=\(.hook)" +
 	(if .table then " table_family=\(.table_family) table=\(.table) chain=\(.chain)" else "" end) +
-	" verdict=\(.verdict)" +
+	" verdict=\(if .verdict == "?" then "unknown" else .verdict end)" +
 	(if (.inferred | length) > 0 then " inferred=" + (.inferred | join(",")) else "" end) +
 	(if .rule_handle then " rule_chain=\(.rule_chain) rule_handle=\(.rule_handle) rule=\(.rule)"
 	 else "" end)'
+EVENT_COMMENT="select(.type == \"nf_drop\") | $ROW_COMMENT"
 
 @test "-e -w: one pcapng packet per drop, comment = the event's hook, table, chain, rule" {
 	pcap_need_tshark
@@ -543,7 +544,7 @@ EVENT_COMMENT='select(.type == "nf_drop") |
 		<(pcap_fields "$PCAP" frame.time_epoch | awk '{ printf "%.6f\n", $1 }')
 }
 
-@test "-w without -e: the counts as before, every packet in the file with its hook and chain" {
+@test "-w without -e: each packet held until its report, commented as that report and -e -j name it" {
 	pcap_need_tshark
 	pair
 	ruleset <<-'NFT'
@@ -553,17 +554,37 @@ EVENT_COMMENT='select(.type == "nf_drop") |
 	NFT
 	h=$(nft_handle "${P}b" "ip axt in" "udp dport 4791 counter.*drop")
 	PCAP=$BATS_TEST_TMPDIR/drops.pcapng
-	start_nfdrop --roce -N "${P}b" -w "$PCAP" --snaplen 128
+	# the same drops seen by -e -j beside it: what it says of each packet
+	EV=$BATS_TEST_TMPDIR/events.json
+	ax_bg "$NFDROP" -e -j --roce -N "${P}b" >"$EV" 2>"$BATS_TEST_TMPDIR/events.err"
+	EV_PID=$AX_LAST_PID
+	ax_wait_for "$BATS_TEST_TMPDIR/events.err" "Tracing" 90
+	# counts every second: the packets go to the file at the report
+	start_nfdrop --roce -N "${P}b" -w "$PCAP" --snaplen 128 1
 	ax_send_roce "${P}a" 10.210.0.2 9
-	ax_until 20 "9 packets in $PCAP" bash -c "[ \$(tshark -r $PCAP 2>/dev/null | wc -l) -ge 9 ]"
+	ax_until 20 "9 packets counted" bash -c "[ \$(jq -s '[.[] | select(.type == \"nf_drop_count\") | .packets] | add // 0' $OUT) -ge 9 ]"
+	# written by the report that counted them, before the exit
+	[ "$(pcap_count "$PCAP")" -eq 9 ]
+	ax_until 20 "9 events" bash -c "[ \$(grep -c '\"type\":\"nf_drop\"' $EV) -ge 9 ]"
+	ax_stop "$EV_PID" INT
+	[ "$AX_RC" -eq 0 ]
 	ax_stop "$NF_PID" TERM
 	[ "$AX_RC" -eq 0 ]
 	[ "$(nft_counter "${P}b" "ip axt in" "$h")" -eq 9 ]
-	expect '.hook == "input"' .packets 9 .table axt .chain in .rule_handle "$h" .verdict DROP
+	[ "$(packets '.hook == "input"')" -eq 9 ]
+	[ "$(packets '.hook == "input" and .table == "axt" and .chain == "in" and
+		.rule_handle == '"$h"' and .verdict == "DROP" and (.inferred | length) == 0')" -eq 9 ]
 	[ "$(pcap_count "$PCAP")" -eq 9 ]
-	pcap_fields "$PCAP" frame.comment | grep -c '^hook_family=ip hook=input table_family=ip table=axt chain=in ' | grep -qx 9
+	want="hook_family=ip hook=input table_family=ip table=axt chain=in verdict=DROP rule_chain=in rule_handle=$h rule=udp dport 4791 counter drop"
+	# every comment: the count row's, and what -e -j said of the packet
+	[ "$(pcap_fields "$PCAP" frame.comment | sort | uniq -c | awk '{ $1 = $1 } 1')" = "9 $want" ]
+	[ "$(jq -r "select(.type == \"nf_drop_count\") | $ROW_COMMENT" "$OUT" | sort -u)" = "$want" ]
+	diff <(jq -r "$EVENT_COMMENT" "$EV") <(pcap_fields "$PCAP" frame.comment)
 	diff <(for i in $(seq 1 9); do echo "10.210.0.1 10.210.0.2 4791 18 $i"; done) \
 		<(pcap_headers "$PCAP")
+	[ "$(pcap_fields "$PCAP" frame.len frame.cap_len | sort -u)" = "$(printf '74\t74')" ]
+	# no packet was written unsettled
+	! grep -q "before a report settled" "$ERR"
 }
 
 @test "-e -w at the output hook: no mac header yet, written from the IP header as raw IP" {
@@ -591,9 +612,16 @@ EVENT_COMMENT='select(.type == "nf_drop") |
 		<(pcap_headers "$PCAP")
 }
 
-@test "CLI: -w to an unwritable file: one line, exit 1" {
+@test "CLI: -w to an unwritable file, or a bad --snaplen: one line, exit 1" {
 	run "$NFDROP" -w /nonexistent/dir/x.pcapng
 	[ "$status" -eq 1 ]
 	[ "${#lines[@]}" -eq 1 ]
 	[ "${lines[0]}" = "nfdrop: cannot write /nonexistent/dir/x.pcapng: No such file or directory" ]
+	# the same words in every tool: pcapng.c's argp child parses it
+	for bad in 0 2049 x; do
+		run "$NFDROP" -w "$BATS_TEST_TMPDIR/x.pcapng" --snaplen "$bad"
+		[ "$status" -eq 1 ]
+		[ "${#lines[@]}" -eq 1 ]
+		[ "${lines[0]}" = "nfdrop: invalid snap length: $bad" ]
+	done
 }

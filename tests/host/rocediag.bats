@@ -593,9 +593,16 @@ load ../lib/pcapng
 	diff <(for i in $(seq 1 20); do echo "$A $B 4791 18 $i"; done) <(pcap_headers "$PCAP")
 }
 
-@test "-w to an unwritable file: one line, exit 1" {
+@test "-w to an unwritable file, or a bad --snaplen: one line, exit 1" {
 	run "$DIAG" -w /nonexistent/dir/x.pcapng
 	[ "$status" -eq 1 ]
 	[ "${#lines[@]}" -eq 1 ]
 	[ "${lines[0]}" = "rocediag: cannot write /nonexistent/dir/x.pcapng: No such file or directory" ]
+	# the same words in every tool: pcapng.c's argp child parses it
+	for bad in 0 2049 x; do
+		run "$DIAG" -w "$BATS_TEST_TMPDIR/x.pcapng" --snaplen "$bad"
+		[ "$status" -eq 1 ]
+		[ "${#lines[@]}" -eq 1 ]
+		[ "${lines[0]}" = "rocediag: invalid snap length: $bad" ]
+	done
 }

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* tools/lib/pcapng.c: the blocks it writes, walked back byte by byte
  * (tests/host/{rxedrop,nfdrop}.bats read its files with tshark). */
+#include <argp.h>
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -81,6 +83,39 @@ static void check_blocks(void)
 	tap_eq(off, len, "the blocks fill the file");
 }
 
+/* pcapng_argp as a child: -w and --snaplen parsed, -w's help the tool's */
+static void check_argp(void)
+{
+	static const struct argp_child children[] = { { &pcapng_argp, 0, NULL, 0 }, {} };
+	static const struct argp parent = { .children = children };
+	char a0[] = "unit", a1[] = "-w", a2[] = "drops.pcapng", a3[] = "--snaplen", a4[] = "60";
+	char *argv[] = { a0, a1, a2, a3, a4, NULL };
+	char *help = NULL;
+	size_t n = 0;
+	FILE *f;
+
+	tap_eq(pcapng_args.snaplen, PKT_CAP_DEFAULT, "--snaplen's default");
+	tap_ok(!pcapng_args.path, "no -w: no file");
+	tap_eq(argp_parse(&parent, 3, argv, ARGP_NO_EXIT | ARGP_SILENT, NULL, NULL), 0,
+	       "-w FILE parsed");
+	tap_ok(pcapng_args.path && !strcmp(pcapng_args.path, "drops.pcapng"), "-w's FILE");
+	tap_eq(pcapng_args.snaplen, PKT_CAP_DEFAULT, "without --snaplen: the default");
+	tap_eq(argp_parse(&parent, 5, argv, ARGP_NO_EXIT | ARGP_SILENT, NULL, NULL), 0,
+	       "-w FILE --snaplen N parsed");
+	tap_eq(pcapng_args.snaplen, 60, "--snaplen's N");
+	pcapng_args.write_doc = "the tool's own words for -w";
+	f = open_memstream(&help, &n);
+	if (f) {
+		argp_help(&parent, f, ARGP_HELP_LONG, "unit");
+		fclose(f);
+	}
+	tap_ok(help && strstr(help, "the tool's own words for -w") &&
+	       strstr(help, "--snaplen=N") && strstr(help, "1-2048") &&
+	       strstr(help, "(default 256)"),
+	       "--help: -w in the tool's words, --snaplen's range");
+	free(help);
+}
+
 int main(void)
 {
 	char path[] = "/tmp/axp-pcapng-unit.XXXXXX";
@@ -117,5 +152,6 @@ int main(void)
 	errno = 0;
 	tap_ok(!pcapng_open("/nonexistent/dir/x.pcapng", "unit", 256) && errno == ENOENT,
 	       "a file that cannot be created: NULL, errno ENOENT");
+	check_argp();
 	return tap_done();
 }

@@ -256,3 +256,51 @@ struct pcapng *pcapng_open_or_die(const char *path, const char *app, uint32_t sn
 		cli_die("cannot write %s: %s", path, strerror(errno));
 	return p;
 }
+
+/* ---- -w and --snaplen ---- */
+
+enum { PCAPNG_OPT_SNAPLEN = 0x2100 };	/* apart from the tools' own keys */
+_Static_assert(PKT_CAP_MAX == 2048 && PKT_CAP_DEFAULT == 256,
+	       "--snaplen's help says 1-2048 (default 256)");
+
+struct pcapng_args pcapng_args = {
+	.snaplen = PKT_CAP_DEFAULT,
+	.write_doc = "Also write each dropped packet (its first --snaplen bytes) to FILE as "
+		     "pcapng, the drop's location and reason as the packet's comment",
+};
+
+static const struct argp_option pcapng_options[] = {
+	{ "write", 'w', "FILE", 0, "(the tool's pcapng_args.write_doc)", 0 },
+	{ "snaplen", PCAPNG_OPT_SNAPLEN, "N", 0,
+	  "With -w: bytes of each packet to write, 1-2048 (default 256)", 0 },
+	{},
+};
+
+static error_t pcapng_parse_opt(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case 'w':
+		pcapng_args.path = arg;
+		break;
+	case PCAPNG_OPT_SNAPLEN:
+		pcapng_args.snaplen = cli_arg_long(state, arg, 1, PKT_CAP_MAX, "snap length");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+/* -w's help is the tool's (argp frees what differs from text) */
+static char *pcapng_help_filter(int key, const char *text, void *input)
+{
+	if (key != 'w' || !pcapng_args.write_doc)
+		return (char *)text;
+	return strdup(pcapng_args.write_doc) ?: (char *)text;
+}
+
+const struct argp pcapng_argp = {
+	.options = pcapng_options,
+	.parser = pcapng_parse_opt,
+	.help_filter = pcapng_help_filter,
+};

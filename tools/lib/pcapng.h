@@ -9,6 +9,7 @@
 #ifndef AGENTXDP_PCAPNG_H
 #define AGENTXDP_PCAPNG_H
 
+#include <argp.h>
 #include <stdint.h>
 #include <linux/types.h>
 #include "lib/pkt_cap.h"
@@ -46,5 +47,34 @@ unsigned long pcapng_count(const struct pcapng *p);
 /* flushed and closed (NULL: nothing); 0, or -errno of the first failed
  * write (reported by pcapng_write_cap(), or here: "cannot write FILE") */
 int pcapng_close(struct pcapng *p);
+
+/*
+ * -w FILE and --snaplen N for every tool that writes dropped packets:
+ * pcapng_argp parses them into pcapng_args, as a child of the tool's argp
+ * (PCAPNG_CLI_ARGP below, or its own children list). A tool sets
+ * pcapng_args.write_doc, -w's help (what the comment holds), before
+ * cli_parse(); the default says "the drop's location and reason".
+ */
+struct pcapng_args {
+	const char *path;	/* -w FILE, NULL without */
+	unsigned int snaplen;	/* --snaplen, PKT_CAP_DEFAULT unless given */
+	const char *write_doc;	/* -w's help text */
+};
+extern struct pcapng_args pcapng_args;
+extern const struct argp pcapng_argp;
+
+/* CLI_ARGP (lib/cli.h) with -w and --snaplen among the tool's options */
+#define PCAPNG_CLI_ARGP(name, opts_, parser_, doc_)			\
+	static const struct argp_child name##_children[] = {		\
+		{ &cli_argp, 0, "Common options:", 0 },			\
+		{ &pcapng_argp, 0, NULL, 0 },				\
+		{},							\
+	};								\
+	static const struct argp name = {				\
+		.options = opts_,					\
+		.parser = parser_,					\
+		.doc = doc_,						\
+		.children = name##_children,				\
+	}
 
 #endif
