@@ -152,25 +152,6 @@ static __always_inline bool switch_time(const struct pkt_info *pi, __u64 *ns,
 	return false;
 }
 
-/*
- * hist_slot_scaled(), with a jump on the sample where that takes a chain
- * of arithmetic without: here, after the clock read, the next packet's
- * clock read waits for the whole chain, and the CPU predicts the jump
- * (a flow's latency keeps its slot from one sample to the next)
- */
-static __always_inline __u32 sample_slot(__u64 lat, __u32 e)
-{
-	__u32 c, s;
-
-	if (e <= targ_unit_log2)	/* lat < 2^(a+1): lat / unit is 0 or 1 */
-		return 0;
-	c = e - targ_unit_log2;
-	s = lat >= targ_unit_ns << c ? c : c - 1;
-	s |= (s >> 5) * (HIST_SLOTS - 1);
-	asm volatile("" : "+r"(s));
-	return s & (HIST_SLOTS - 1);
-}
-
 /* a latency sample of flow pf: the histograms, the flow's statistics */
 static __always_inline void sample_add(struct pending_flow *pf,
 				       struct answer_ctx *ac,
@@ -180,19 +161,15 @@ static __always_inline void sample_add(struct pending_flow *pf,
 	struct roce_flow_stats *fs;
 	__u32 e = pf->lat_log2 & 63, slot, ll;
 
-	/*
-	 * The logarithm is a chain of some 25 dependent instructions that
-	 * the next packet's clock read waits for: the flow's latest
-	 * sample's is taken when it is this one's too (then exactly so), a
-	 * jump that the CPU predicts right while the flow's latency keeps
-	 * its power of two. Both took an ACK from 3.2 to 2.7 clock reads
-	 * (bench/rocelat.sh, steady state).
-	 */
+	/* the next packet's clock read waits for the logarithm's chain: the
+	 * flow's last one when it fits (exact), a jump predicted right while
+	 * the latency keeps its power of two; with the jump in the slot, an
+	 * ACK went from 3.2 to 2.8 clock reads (bench/rocelat.sh) */
 	if (lat >> e != 1) {
 		e = log2_u64(lat);
 		pf->lat_log2 = e;
 	}
-	slot = sample_slot(lat, e);
+	slot = hist_slot_scaled_jump(lat, e, targ_unit_ns, targ_unit_log2);
 	ll = llhist_bucket_log2(lat, e);
 	cnt->c[RL_SAMPLES]++;
 	if (turn) {
