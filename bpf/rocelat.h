@@ -414,7 +414,8 @@ struct pending_flow {
 	struct roce_flow_id id;	/* whose flow: the key, unfolded */
 	struct roce_qp_key key;	/* the entry's flow, when used */
 	__u32 used;		/* 1: the entry holds a flow */
-	__u32 pad3;
+	__u32 lat_log2;		/* floor(log2) of its latest sample's ns: the
+				 * next one's guess (rocelat.bpf.c, sample_add()) */
 	__u64 serial;		/* which flow the entry holds, unique: the
 				 * starting CPU's number and its count of
 				 * flows started (rocelat_flow_new()) */

@@ -551,6 +551,59 @@ static void test_cnp_ecn(void)
 	tap_eq(C(RL_ECN_CE), 1, "global ECN CE count");
 }
 
+/* the histogram slot of lat ns in 1 us units: floor(log2(lat / unit)) */
+static int slot_us(__u64 lat)
+{
+	__u64 q = lat / US;
+	int s = q ? 63 - __builtin_clzll(q) : 0;
+
+	return s < HIST_SLOTS ? s : HIST_SLOTS - 1;
+}
+
+/*
+ * One flow's samples up and down across powers of two and across the
+ * unit's slot edges (a sample may reuse its flow's last logarithm): each
+ * one in the slots and the log-linear bucket its own value gives.
+ */
+static void test_slot_sweep(void)
+{
+	__u64 lats[200], t = 1 * MS;
+	struct rocelat_counters c0, c1;
+	struct roce_flow_stats f0, f1;
+	int n = 0, bad = 0, k;
+
+	for (k = 0; k < 30; k++) {		/* 0 ns .. 0.54 s, up */
+		lats[n++] = (1ULL << k) - 1;
+		lats[n++] = (1ULL << k) + 1;
+	}
+	for (k = 29; k >= 0; k--)		/* and down */
+		lats[n++] = 1ULL << k;
+	for (k = 0; k < 19; k++) {		/* either side of each us slot's edge */
+		lats[n++] = (US << k) - 1;
+		lats[n++] = US << k;
+		lats[n++] = ((US << k) - 1) | 1;
+	}
+	t_reset(obj);
+	c0 = t_counters(obj);
+	memset(&f0, 0, sizeof(f0));
+	for (int i = 0; i < n; i++) {
+		request(1000 + i, t);
+		ack(1000 + i, t + lats[i]);
+		t += lats[i] + 10 * US;
+		c1 = t_counters(obj);
+		f1 = flow();
+		bad += c1.hist.slots[slot_us(lats[i])] != c0.hist.slots[slot_us(lats[i])] + 1 ||
+		       hist_total_u(c1.hist.slots) != (__u64)i + 1 ||
+		       f1.hist.slots[slot_us(lats[i])] != f0.hist.slots[slot_us(lats[i])] + 1 ||
+		       f1.ll.b[llhist_test_bucket(lats[i])] !=
+		       f0.ll.b[llhist_test_bucket(lats[i])] + 1;
+		c0 = c1;
+		f0 = f1;
+	}
+	tap_eq(C(RL_SAMPLES), n, "slot sweep: %d samples, 0 ns to 0.54 s, up and down", n);
+	tap_eq(bad, 0, "slot sweep: each in its own slot and log-linear bucket");
+}
+
 static void test_units(void)
 {
 	struct rocelat_bpf *save = obj, *ns = t_load(1, ROCE_V2_PORT);
@@ -589,6 +642,7 @@ int main(void)
 	test_interval_epoch();
 	test_cnp_ecn();
 	test_units();
+	test_slot_sweep();
 	rocelat_bpf__destroy(obj);
 	return tap_done();
 }
