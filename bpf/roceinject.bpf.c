@@ -53,13 +53,6 @@ __u64 injected_total = 0;
  * each CPU's slot, a cache line of its own, needs no atomic. A CPU past
  * the last slot counts in the map. User space sums both
  * (roceinject_stat()).
- * The slot also holds a copy of the read-only selectors that a packet's
- * first checks read (port, -Q), made on the CPU's first packet: a packet
- * refused there touches that one line, not the read-only data's as well.
- * Under a flood each line costs a miss per packet (the stack between two
- * packets pushes it out): the count in a line of its own besides the
- * read-only data's took a refused packet from about 1.4 to 1.7 times an
- * empty tc program (bench/roceinject.sh).
  */
 struct inject_cpu_count roce_seen[INJECT_MAX_CPUS] = {};
 
@@ -344,31 +337,14 @@ static __always_inline void inject_count(struct inject_qp *q, __u32 done)
 	counter_inc(&stats, STAT_INJECTED);
 }
 
-/* this CPU's slot of roce_seen[], its copy of the selectors made on the
- * CPU's first packet; NULL on a CPU beyond the slots */
-static __always_inline struct inject_cpu_count *inject_cpu(void)
+/* a RoCE packet seen (STAT_ROCE): this CPU's slot of roce_seen[], or the
+ * stats map on a CPU beyond its slots */
+static __always_inline void inject_roce_seen(void)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
-	struct inject_cpu_count *me;
 
-	if (cpu >= INJECT_MAX_CPUS)
-		return 0;
-	me = &roce_seen[cpu];
-	if (!me->flags) {
-		me->roce_port = targ_roce_port;
-		me->qpn = targ_qpn;
-		me->flags = INJECT_CPU_READY | (targ_qpn_set ? INJECT_CPU_QPN : 0) |
-			    (targ_faults & (1U << FAULT_DUP) ? INJECT_CPU_DUP : 0);
-	}
-	return me;
-}
-
-/* a RoCE packet seen (STAT_ROCE): this CPU's slot me, or the stats map on
- * a CPU beyond the slots */
-static __always_inline void inject_roce_seen(struct inject_cpu_count *me)
-{
-	if (me)
-		me->n++;
+	if (cpu < INJECT_MAX_CPUS)
+		roce_seen[cpu].n++;
 	else
 		counter_inc(&stats, STAT_ROCE);
 }
@@ -393,20 +369,17 @@ static __always_inline int inject_handle(struct __sk_buff *skb)
 	void *data = (void *)(long)skb->data, *data_end = (void *)(long)skb->data_end;
 	struct pkt_cursor c = { .kind = SRC_PACKET, .data = data, .data_end = data_end };
 	struct pkt_info pi PKT_HDR;
-	struct inject_cpu_count *me = inject_cpu();
-	__u16 port = me ? me->roce_port : targ_roce_port;
 	struct inject_qp *q;
 	__u32 done, fast_qpn;
 
-	if (pkt_fast_not_roce(data, data_end, port))
+	if (pkt_fast_not_roce(data, data_end, targ_roce_port))
 		return AX_TC_ACT_UNSPEC;
 	/* -Q: another QP's plain frame passes without the full parse, the
-	 * cost every QP but the selected one pays (bench/roceinject.sh); a
-	 * CPU beyond the slots takes the full parse */
-	if (me && (me->flags & INJECT_CPU_QPN) &&
-	    pkt_fast_roce_dqpn(data, data_end, port, &fast_qpn) && fast_qpn != me->qpn) {
-		if (!(me->flags & INJECT_CPU_DUP) || !dup_in_flight())
-			me->n++;
+	 * cost every QP but the selected one pays (bench/roceinject.sh) */
+	if (targ_qpn_set && pkt_fast_roce_dqpn(data, data_end, targ_roce_port, &fast_qpn) &&
+	    fast_qpn != targ_qpn) {
+		if (!dup_in_flight())
+			inject_roce_seen();
 		return AX_TC_ACT_UNSPEC;
 	}
 	pkt_info_clear(&pi);
@@ -414,7 +387,7 @@ static __always_inline int inject_handle(struct __sk_buff *skb)
 		return AX_TC_ACT_UNSPEC;
 	if (dup_in_flight())
 		return AX_TC_ACT_UNSPEC;
-	inject_roce_seen(me);
+	inject_roce_seen();
 	if (!inject_static_match(&pi))
 		return AX_TC_ACT_UNSPEC;
 	counter_inc(&stats, STAT_MATCHED);

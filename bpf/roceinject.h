@@ -55,20 +55,11 @@ struct inject_qp {
 	__u64 faults[FAULT_NR];	/* per fault */
 };
 
-/* roce_seen[]: one cache line per CPU (a power of two of them): its
- * count, and the program's own copy of what its first checks read
- * (bpf/roceinject.bpf.c, inject_cpu()) */
+/* roce_seen[]: one cache line per CPU (a power of two of them) */
 #define INJECT_MAX_CPUS 512
-#define INJECT_CPU_READY	0x01	/* the copy below is filled */
-#define INJECT_CPU_QPN		0x02	/* -Q: qpn is the one selected */
-#define INJECT_CPU_DUP		0x04	/* --duplicate */
 struct inject_cpu_count {
-	__u64 n;		/* RoCE packets seen on this CPU */
-	__u32 qpn;
-	__u16 roce_port;
-	__u8 flags;		/* INJECT_CPU_* */
-	__u8 pad1;
-	__u64 pad[6];
+	__u64 n;
+	__u64 pad[7];
 };
 
 struct inject_event {
