@@ -162,7 +162,8 @@ $(OUTPUT)/rocelat_load.o: $(OUTPUT)/rocelat_noloop.skel.h
 # rocelat -r: the same source compiled by the host compiler
 # (tools/rocelat_native.c), libbpf's headers replaced by tools/native/'s
 NATIVE_CFLAGS := $(CFLAGS) $(WARN) -Wno-unknown-pragmas -Itools/native -Itools -I$(VMLINUX_DIR) \
-	-Ibpf -Ibpf/lib -Ibtf -include $(VMLINUX_HAVE) -DAX_NATIVE -DROCELAT_NO_BPF_LOOP
+	-Ibpf -Ibpf/lib -Ibtf -include $(VMLINUX_HAVE) -DAX_NATIVE -DROCELAT_NO_BPF_LOOP \
+	-DBPF_NO_PRESERVE_ACCESS_INDEX
 $(OUTPUT)/rocelat_native.o: tools/rocelat_native.c tools/rocelat_native.h bpf/rocelat.bpf.c \
 		bpf/rocelat.h $(wildcard bpf/rocelat_*.bpf.h tools/native/bpf/*.h) \
 		tools/lib/bpfnative.h $(LIB_HDRS) $(BTF_HDRS) $(VMLINUX_HAVE) | $(OUTPUT)

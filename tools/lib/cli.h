@@ -39,10 +39,13 @@ extern const struct argp cli_argp;	/* include as an argp child */
 extern volatile sig_atomic_t cli_exiting;
 extern const char *argp_program_bug_address;
 
-/* a tool's argp with the common options as a child, in one place */
-#define CLI_ARGP(name, opts_, parser_, doc_)			\
+/* a tool's argp with the common options as a child, in one place; further
+ * children (struct argp_child initializers, each with its comma) after doc_
+ * (PCAPNG_CLI_ARGP) */
+#define CLI_ARGP(name, opts_, parser_, doc_, ...)			\
 	static const struct argp_child name##_children[] = {		\
 		{ &cli_argp, 0, "Common options:", 0 },			\
+		__VA_ARGS__						\
 		{},							\
 	};								\
 	static const struct argp name = {				\

@@ -65,16 +65,6 @@ extern const struct argp pcapng_argp;
 
 /* CLI_ARGP (lib/cli.h) with -w and --snaplen among the tool's options */
 #define PCAPNG_CLI_ARGP(name, opts_, parser_, doc_)			\
-	static const struct argp_child name##_children[] = {		\
-		{ &cli_argp, 0, "Common options:", 0 },			\
-		{ &pcapng_argp, 0, NULL, 0 },				\
-		{},							\
-	};								\
-	static const struct argp name = {				\
-		.options = opts_,					\
-		.parser = parser_,					\
-		.doc = doc_,						\
-		.children = name##_children,				\
-	}
+	CLI_ARGP(name, opts_, parser_, doc_, { &pcapng_argp, 0, NULL, 0 },)
 
 #endif
