@@ -31,6 +31,7 @@
 #include "nfdrop_trace.h"
 #include "lib/cli.h"
 #include "lib/btf_enum.h"
+#include "lib/hash.h"
 #include "lib/json.h"
 #include "lib/ksyms.h"
 #include "lib/loop.h"
@@ -204,24 +205,10 @@ static struct seen_key seen[MAX_SEEN];
 static int nseen;
 static short seen_slot[SEEN_SLOTS];	/* index + 1, 0 empty */
 
-static unsigned int key_hash(const struct nfd_key *k)
-{
-	const unsigned char *b = (const unsigned char *)k;
-	unsigned int h = 2166136261u;
-
-	for (size_t i = 0; i < sizeof(*k); i++)
-		h = (h ^ b[i]) * 16777619u;
-	return h;
-}
-
 /* the slot of k: where it is, or the empty one where it would go */
 static unsigned int seen_find(const struct nfd_key *k)
 {
-	unsigned int i = key_hash(k) & (SEEN_SLOTS - 1);
-
-	while (seen_slot[i] && memcmp(&seen[seen_slot[i] - 1].key, k, sizeof(*k)))
-		i = (i + 1) & (SEEN_SLOTS - 1);
-	return i;
+	return hash_slot(seen_slot, SEEN_SLOTS, seen, sizeof(seen[0]), k, sizeof(*k));
 }
 
 static void seen_reset(void)

@@ -6,6 +6,7 @@
 #include "nfdrop_hold.h"
 #include "nfdrop_output.h"
 #include "lib/cli.h"
+#include "lib/hash.h"
 
 #define HOLD_SLOTS	(2 * NFDROP_HOLD_MAX_KEYS)	/* a power of two */
 #define ROW_UNSET	(-3)
@@ -44,24 +45,10 @@ void nfdrop_hold_init(struct pcapng *p, nfdrop_hold_unsettled_fn fn)
 	write_unsettled = fn;
 }
 
-static unsigned int hold_hash(const struct nfd_key *k)
-{
-	const unsigned char *b = (const unsigned char *)k;
-	unsigned int h = 2166136261u;
-
-	for (size_t i = 0; i < sizeof(*k); i++)
-		h = (h ^ b[i]) * 16777619u;
-	return h;
-}
-
 /* the slot of k: where it is, or the empty one where it would go */
 static unsigned int hold_slot(const struct nfd_key *k)
 {
-	unsigned int i = hold_hash(k) & (HOLD_SLOTS - 1);
-
-	while (slots[i] && memcmp(&keys[slots[i] - 1].key, k, sizeof(*k)))
-		i = (i + 1) & (HOLD_SLOTS - 1);
-	return i;
+	return hash_slot(slots, HOLD_SLOTS, keys, sizeof(keys[0]), k, sizeof(*k));
 }
 
 /* keys without held packets forgotten (their comments with them) */

@@ -36,6 +36,7 @@
 #include "rocediag.h"
 #include "lib/btf_enum.h"
 #include "lib/cli.h"
+#include "lib/hash.h"
 #include "lib/hist.h"
 #include "lib/ksyms.h"
 #include "lib/maps.h"
@@ -110,12 +111,7 @@ static __u64 drops_not_roce, drops_unkept;
 
 static __u32 drop_hash(const struct drop_id *id)
 {
-	const unsigned char *b = (const void *)id;
-	__u32 h = 2166136261u;		/* FNV-1a */
-
-	for (size_t i = 0; i < sizeof(*id); i++)
-		h = (h ^ b[i]) * 16777619u;
-	return h;
+	return hash_bytes(id, sizeof(*id), 0);
 }
 
 static int on_drop(void *ctx, void *data, size_t len)

@@ -28,6 +28,7 @@
 #include "rocelat_svg.h"
 #include "rocelat_native.h"
 #include "lib/cli.h"
+#include "lib/hash.h"
 #include "lib/roce_names.h"
 
 /* samples kept: 24 bytes each; later ones are counted, not drawn */
@@ -91,12 +92,7 @@ struct svg_axes {
 
 static __u32 svg_id_hash(const struct roce_flow_id *id, bool turn)
 {
-	const unsigned char *p = (const unsigned char *)id;
-	__u32 h = 2166136261u ^ (turn ? 0x10000u : 0);
-
-	for (size_t i = 0; i < sizeof(*id); i++)
-		h = (h ^ p[i]) * 16777619u;
-	return h;
+	return hash_bytes(id, sizeof(*id), turn ? 0x10000u : 0);
 }
 
 static bool svg_rehash(struct rocelat_svg *s, int hcap)
