@@ -130,7 +130,7 @@ static const struct argp_option opts[] = {
 	  "with the table half full)", 0 },
 	{ "in-kernel", OPT_IN_KERNEL, NULL, 0,
 	  "With -r: run each packet through the kernel's BPF program "
-	  "(BPF_PROG_TEST_RUN: root, and about 10x slower) instead of its "
+	  "(BPF_PROG_TEST_RUN: root, and many times slower) instead of its "
 	  "native build, which -r runs by default: the same source, the same "
 	  "results", 0 },
 	{ "svg", OPT_SVG, "FILE", 0,
@@ -492,8 +492,8 @@ static bool run_native(void)
 	return env.nfiles && !env.in_kernel;
 }
 
-/* the program: loaded into the kernel, or (obj NULL, *ok) its native
- * build opened; false after a one-line error */
+/* the program: loaded into the kernel, or (*obj NULL) its native build
+ * opened; false after a one-line error */
 static bool open_program(struct rocelat_bpf **obj)
 {
 	if (run_native()) {

@@ -2,7 +2,7 @@
 /*
  * Reading pcap/pcapng captures (libpcap) as Ethernet frames with
  * nanosecond timestamps, for tools that run their BPF program over a
- * capture through BPF_PROG_TEST_RUN. Linux cooked (SLL, SLL2) and raw IP
+ * capture (natively, or through BPF_PROG_TEST_RUN). Linux cooked (SLL, SLL2) and raw IP
  * captures get a synthetic Ethernet header. Kept apart from libbpf's
  * headers: <pcap/bpf.h> and <linux/bpf.h> both define struct bpf_insn.
  * Link with -lpcap.
