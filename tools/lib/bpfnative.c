@@ -31,6 +31,8 @@ struct bpfnative_map {
 	unsigned char *mem;	/* array: the values; hash: the nodes */
 	/* hash */
 	uint32_t *buckets, nbuckets, free, used, lru_head, lru_tail;
+	uint32_t fresh;		/* nodes from here on never used: untouched
+				 * memory (calloc's), no page of it faulted in */
 	/* ring buffer: one record reserved at a time (a BPF program holds
 	 * at most one of ours) */
 	int (*rb_cb)(void *ctx, void *data, unsigned long size);
@@ -65,8 +67,6 @@ static unsigned char *bn_value(const struct bpfnative_map *m, struct bpfnative_n
 
 static int bn_hash_init(struct bpfnative_map *m)
 {
-	uint32_t i;
-
 	m->node_size = sizeof(struct bpfnative_node) + bn_align8(m->key_size) +
 		       bn_align8(m->value_size);
 	for (m->nbuckets = 2; m->nbuckets < 2 * m->max_entries; m->nbuckets *= 2)
@@ -76,9 +76,8 @@ static int bn_hash_init(struct bpfnative_map *m)
 	if (!m->mem || !m->buckets)
 		return -ENOMEM;
 	memset(m->buckets, 0xff, m->nbuckets * sizeof(*m->buckets));
-	for (i = 0; i < m->max_entries; i++)
-		bn_node(m, i)->next = i + 1 < m->max_entries ? i + 1 : BPFNATIVE_NONE;
-	m->free = 0;
+	m->free = BPFNATIVE_NONE;
+	m->fresh = 0;
 	m->lru_head = m->lru_tail = BPFNATIVE_NONE;
 	return 0;
 }
@@ -239,6 +238,10 @@ static uint32_t bn_take(struct bpfnative_map *m)
 {
 	uint32_t i = m->free, *link;
 
+	if (i == BPFNATIVE_NONE && m->fresh < m->max_entries) {
+		m->used++;
+		return m->fresh++;
+	}
 	if (i == BPFNATIVE_NONE && m->kind == BN_LRU &&
 	    m->lru_tail != BPFNATIVE_NONE) {
 		struct bpfnative_node *old = bn_node(m, m->lru_tail);
@@ -315,10 +318,11 @@ long bpfnative_for_each(struct bpfnative_map *m,
 			long (*cb)(void *map, void *key, void *value, void *ctx),
 			void *map_arg, void *ctx)
 {
-	uint32_t i, k;
+	/* a hash map's nodes past fresh were never in use */
+	uint32_t i, k, end = m->kind == BN_ARRAY ? m->max_entries : m->fresh;
 	long n = 0;
 
-	for (i = 0; i < m->max_entries; i++) {
+	for (i = 0; i < end; i++) {
 		void *key, *val;
 
 		if (m->kind == BN_ARRAY) {
