@@ -364,24 +364,20 @@ static __always_inline struct inject_qp *inject_qp_of(const struct pkt_info *pi)
 	return map_lookup_or_init(&qps, &k, &zero);
 }
 
-static __always_inline int inject_handle(struct __sk_buff *skb)
+/*
+ * A RoCE packet the fast checks could not refuse: the full parse, the
+ * selectors, the faults. A subprogram of its own (not inlined), so that
+ * the entry's paths for the packets it refuses stay a few cache lines of
+ * code, not spread through this one's (bench/roceinject.sh).
+ */
+static __noinline int inject_full(struct __sk_buff *skb)
 {
 	void *data = (void *)(long)skb->data, *data_end = (void *)(long)skb->data_end;
 	struct pkt_cursor c = { .kind = SRC_PACKET, .data = data, .data_end = data_end };
 	struct pkt_info pi PKT_HDR;
 	struct inject_qp *q;
-	__u32 done, fast_qpn;
+	__u32 done;
 
-	if (pkt_fast_not_roce(data, data_end, targ_roce_port))
-		return AX_TC_ACT_UNSPEC;
-	/* -Q: another QP's plain frame passes without the full parse, the
-	 * cost every QP but the selected one pays (bench/roceinject.sh) */
-	if (targ_qpn_set && pkt_fast_roce_dqpn(data, data_end, targ_roce_port, &fast_qpn) &&
-	    fast_qpn != targ_qpn) {
-		if (!dup_in_flight())
-			inject_roce_seen();
-		return AX_TC_ACT_UNSPEC;
-	}
 	pkt_info_clear(&pi);
 	if (pkt_parse_eth(&c, targ_roce_port, &pi) != PKT_ROCE)
 		return AX_TC_ACT_UNSPEC;
@@ -403,6 +399,24 @@ static __always_inline int inject_handle(struct __sk_buff *skb)
 	if (targ_events)
 		inject_event(skb, &pi, done);
 	return done & (1U << FAULT_DROP) ? AX_TC_ACT_SHOT : AX_TC_ACT_UNSPEC;
+}
+
+static __always_inline int inject_handle(struct __sk_buff *skb)
+{
+	void *data = (void *)(long)skb->data, *data_end = (void *)(long)skb->data_end;
+	__u32 fast_qpn;
+
+	if (pkt_fast_not_roce(data, data_end, targ_roce_port))
+		return AX_TC_ACT_UNSPEC;
+	/* -Q: another QP's plain frame passes without the full parse, the
+	 * cost every QP but the selected one pays (bench/roceinject.sh) */
+	if (targ_qpn_set && pkt_fast_roce_dqpn(data, data_end, targ_roce_port, &fast_qpn) &&
+	    fast_qpn != targ_qpn) {
+		if (!dup_in_flight())
+			inject_roce_seen();
+		return AX_TC_ACT_UNSPEC;
+	}
+	return inject_full(skb);
 }
 
 SEC("tc")
