@@ -406,12 +406,17 @@ static __always_inline int inject_handle(struct __sk_buff *skb)
 	void *data = (void *)(long)skb->data, *data_end = (void *)(long)skb->data_end;
 	__u32 fast_qpn;
 
-	if (pkt_fast_not_roce(data, data_end, targ_roce_port))
-		return AX_TC_ACT_UNSPEC;
+	if (!targ_qpn_set)
+		return pkt_fast_not_roce(data, data_end, targ_roce_port) ?
+		       AX_TC_ACT_UNSPEC : inject_full(skb);
 	/* -Q: another QP's plain frame passes without the full parse, the
 	 * cost every QP but the selected one pays (bench/roceinject.sh) */
-	if (targ_qpn_set && pkt_fast_roce_dqpn(data, data_end, targ_roce_port, &fast_qpn) &&
-	    fast_qpn != targ_qpn) {
+	switch (pkt_fast_classify(data, data_end, targ_roce_port, &fast_qpn)) {
+	case PKT_FAST_NOT_ROCE:
+		return AX_TC_ACT_UNSPEC;
+	case PKT_FAST_ROCE:
+		if (fast_qpn == targ_qpn)
+			break;
 		if (!dup_in_flight())
 			inject_roce_seen();
 		return AX_TC_ACT_UNSPEC;

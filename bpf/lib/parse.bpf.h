@@ -645,32 +645,39 @@ static __always_inline bool pkt_fast_not_roce(void *data, void *data_end,
 }
 
 /*
- * The other fast path: a plain RoCE v2 frame (untagged IPv4 without
- * options, not a fragment, UDP to roce_port, an IP length that holds the
- * BTH, the BTH and its extended header in the linear data), which
- * pkt_parse_eth() calls PKT_ROCE with the same destination QPN: true and
- * *dqpn. false for anything else, which then takes the full parse.
+ * Both fast paths in one pass, for a caller that wants a plain frame's
+ * destination QPN (roceinject -Q): PKT_FAST_NOT_ROCE exactly where
+ * pkt_fast_not_roce() is true; PKT_FAST_ROCE, and *dqpn, for a plain RoCE
+ * v2 frame (untagged IPv4 without options, not a fragment, UDP to
+ * roce_port, an IP length that holds the BTH, the BTH and its extended
+ * header in the linear data), which pkt_parse_eth() calls PKT_ROCE with
+ * the same destination QPN; PKT_FAST_UNSURE for anything else, which then
+ * takes the full parse (enum pkt_fast_class). A plain frame is classified
+ * by one reading of its headers, not two.
  */
-static __always_inline bool pkt_fast_roce_dqpn(void *data, void *data_end,
-					       __u16 roce_port, __u32 *dqpn)
+static __always_inline int pkt_fast_classify(void *data, void *data_end,
+					     __u16 roce_port, __u32 *dqpn)
 {
 	__u8 *ip = (__u8 *)data + AX_ETH_HLEN, *bth = ip + 20 + 8;
 	__u32 ext;
 
-	if ((void *)(bth + ROCE_BTH_LEN) > data_end)
-		return false;
-	if (*(__be16 *)((__u8 *)data + 12) != bpf_htons(AX_ETH_P_IP) || ip[0] != 0x45 ||
-	    ip[9] != AX_IPPROTO_UDP || (*(__be16 *)(ip + 6) & bpf_htons(AX_IP_OFFSET)) ||
-	    bpf_ntohs(*(__be16 *)(ip + 2)) < 20 + 8 + ROCE_BTH_LEN ||
-	    *(__be16 *)(ip + 22) != bpf_htons(roce_port))
-		return false;
+	if ((void *)(bth + ROCE_BTH_LEN) > data_end ||
+	    *(__be16 *)((__u8 *)data + 12) != bpf_htons(AX_ETH_P_IP) || ip[0] != 0x45)
+		return pkt_fast_not_roce(data, data_end, roce_port) ?
+		       PKT_FAST_NOT_ROCE : PKT_FAST_UNSURE;
+	/* pkt_fast_not_roce()'s answer for IPv4 without options */
+	if (ip[9] != AX_IPPROTO_UDP || *(__be16 *)(ip + 22) != bpf_htons(roce_port))
+		return PKT_FAST_NOT_ROCE;
+	if ((*(__be16 *)(ip + 6) & bpf_htons(AX_IP_OFFSET)) ||
+	    bpf_ntohs(*(__be16 *)(ip + 2)) < 20 + 8 + ROCE_BTH_LEN)
+		return PKT_FAST_UNSURE;
 	ext = ROCE_TRANSPORT(bth[0]) == ROCE_TR_UD ? ROCE_DETH_LEN :
 	      roce_op_has_reth(bth[0]) ? ROCE_RETH_LEN :
 	      roce_op_has_aeth(bth[0]) ? ROCE_AETH_LEN : 0;
 	if ((void *)(bth + ROCE_BTH_LEN + ext) > data_end)
-		return false;
+		return PKT_FAST_UNSURE;
 	*dqpn = bpf_ntohl(*(__be32 *)(bth + 4)) & ROCE_QPN_MASK;
-	return true;
+	return PKT_FAST_ROCE;
 }
 
 #endif

@@ -26,6 +26,13 @@ enum pkt_verdict {
 };
 
 /* what a RoCE frame came in, with pkt_cursor.decap (else PKT_TUN_NONE) */
+/* pkt_fast_classify()'s answers */
+enum pkt_fast_class {
+	PKT_FAST_UNSURE = 0,	/* the full parse decides */
+	PKT_FAST_NOT_ROCE,	/* where pkt_fast_not_roce() is true */
+	PKT_FAST_ROCE,		/* a plain RoCE v2 frame; its QPN read */
+};
+
 enum pkt_tunnel {
 	PKT_TUN_NONE = 0,
 	PKT_TUN_GRE,		/* GRE, transparent Ethernet bridging (0x6558) */

@@ -13,8 +13,9 @@
  * through bpf_rdonly_cast(p, 0) (SRC_KMEM, where the kernel has it; the
  * test loads parse_kmem only then). parse_skb_decap is never attached:
  * loading it has the verifier pass the sk_buff flavour of decap.
- * parse_fast_qpn is roceinject's order: pkt_fast_roce_dqpn() first (its
- * answer left in fast_ok/fast_qpn), then the full parse without decap.
+ * parse_fast_qpn is roceinject's order: pkt_fast_classify() first (its
+ * answer left in fast_class/fast_qpn, pkt_fast_not_roce()'s in
+ * fast_not), then the full parse without decap.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -30,7 +31,8 @@ const volatile __u16 targ_roce_port = ROCE_V2_PORT;
 int verdict;
 struct pkt_info info;
 int skb_verdict;
-int fast_ok;
+int fast_ok;		/* PKT_FAST_ROCE */
+int fast_class, fast_not;
 __u32 fast_qpn;
 struct pkt_info skb_info;
 
@@ -85,10 +87,12 @@ PARSE_T_PROG(parse_kmem, targ_decap, false, SRC_KMEM)
 SEC("xdp")
 int parse_fast_qpn(struct xdp_md *ctx)
 {
+	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
 	__u32 qpn = 0;
 
-	fast_ok = pkt_fast_roce_dqpn((void *)(long)ctx->data, (void *)(long)ctx->data_end,
-				     targ_roce_port, &qpn);
+	fast_class = pkt_fast_classify(data, data_end, targ_roce_port, &qpn);
+	fast_ok = fast_class == PKT_FAST_ROCE;
+	fast_not = pkt_fast_not_roce(data, data_end, targ_roce_port);
 	fast_qpn = qpn;
 	parse_t_run(ctx, false, false, SRC_PACKET);
 	return XDP_PASS;

@@ -254,18 +254,22 @@ static void test_cut_everywhere(struct parse_decap_bpf *on)
 }
 
 /*
- * pkt_fast_roce_dqpn() is a second reader of the plain IPv4/UDP/BTH layout
- * (roceinject's -Q fast path): where it answers, the full parser must call
- * the frame RoCE with the same destination QPN; it must answer for a
+ * pkt_fast_classify() is a second reader of the plain IPv4/UDP/BTH layout
+ * (roceinject's -Q fast path): where it answers RoCE, the full parser must
+ * call the frame RoCE with the same destination QPN; it must answer for a
  * complete plain IPv4 RoCE frame (a first fragment is one) and leave IP
- * options, later fragments, VLAN, IPv6 and other ports to the full parse. Checked on every generated frame,
- * on every cut of the plain one and on variants of it.
+ * options, later fragments, VLAN, IPv6 and other ports to the full parse
+ * or call them not RoCE exactly where pkt_fast_not_roce() does. Checked
+ * on every generated frame, on every cut of the plain one and on
+ * variants of it.
  */
 static int t_fast_agrees(struct parse_decap_bpf *on, const unsigned char *pkt,
 			 unsigned len, struct pkt_info *pi)
 {
 	int v = t_run(on, on->progs.parse_fast_qpn, pkt, len, pi);
 
+	if ((on->bss->fast_class == PKT_FAST_NOT_ROCE) != on->bss->fast_not)
+		return 0;
 	if (!on->bss->fast_ok)
 		return 1;
 	return v == PKT_ROCE && pi->family == 4 && pi->dqpn == on->bss->fast_qpn;
