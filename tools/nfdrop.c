@@ -189,10 +189,10 @@ static int ncpu;
 
 /*
  * Keys seen in this interval, named with the ruleset read when they
- * appeared. A row is large (candidates with their texts) and counts are
- * kept per packet signature: at most MAX_SEEN keys are named early, the
- * rest at report time; a hash finds them (a flood of signatures would
- * make a linear search quadratic).
+ * appeared. A row is not small (5 KB: candidates, evidence) and counts
+ * are kept per packet signature: at most MAX_SEEN keys are named early,
+ * the rest at report time; a hash finds them (a flood of signatures
+ * would make a linear search quadratic).
  */
 #define MAX_SEEN	256
 #define SEEN_SLOTS	1024	/* a power of two, over 2 x MAX_SEEN */
@@ -467,7 +467,7 @@ static void collect_rows(void)
 {
 	static struct nfd_key keys[MAX_KEYS];
 	static unsigned long long pk[MAX_KEYS], rjk[MAX_KEYS];
-	static struct nfdrop_row named, split[8];	/* 73 KB each: not on the stack */
+	static struct nfdrop_row named, split[8];	/* 5 KB each: not on the stack */
 	int n;
 
 	nfdrop_trace_drain();
@@ -582,7 +582,7 @@ static void write_packet(const struct nfd_event *e, const struct pkt_cap *cap,
 static bool write_unsettled(const struct nfd_event *e, const struct pkt_cap *cap,
 			    const char *why)
 {
-	static struct nfdrop_row r;	/* 73 KB: not on the stack */
+	static struct nfdrop_row r;	/* 5 KB: not on the stack */
 	char comment[1024];
 
 	nfdrop_names(&nfc, &e->key, NFDROP_RS_CACHED, &r);
@@ -600,7 +600,7 @@ static void print_event(const struct nfd_event *e, const struct pkt_cap *cap)
 	char sa[ADDR_STRLEN], da[ADDR_STRLEN], op[32], where[400], hook[32];
 	char verdict[16];
 	double t = cli_ktime_to_epoch(e->ts_ns);
-	static struct nfdrop_row resolved, split[1];	/* 73 KB each: not on the stack */
+	static struct nfdrop_row resolved, split[1];	/* 5 KB each: not on the stack */
 	const struct nfdrop_row *r = &resolved;
 	struct json_w w;
 
@@ -941,5 +941,6 @@ cleanup:
 		ret = 1;	/* pcapng_close() said why */
 	ksyms_free(ksyms);
 	prom_totals_free(&totals);
+	nfdrop_strs_free();	/* after the last row */
 	return ret;
 }

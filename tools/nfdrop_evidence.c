@@ -245,18 +245,18 @@ static int add_walk(const struct nfm_walk *w, const char *dropper_type,
 		memset(c, 0, sizeof(*c));
 		c->engine = m->base->engine;
 		c->family = m->base->family;
-		snprintf(c->table, sizeof(c->table), "%s", m->base->table);
-		snprintf(c->base, sizeof(c->base), "%s", m->base->name);
+		c->table = nfdrop_str(m->base->table, NFDROP_TABLE_SIZE);
+		c->base = nfdrop_str(m->base->name, NFDROP_CHAIN_SIZE);
 		c->base_prio = m->base->prio;
 		c->base_policy = m->base->policy;
-		snprintf(c->chain, sizeof(c->chain), "%s", m->chain->name);
+		c->chain = nfdrop_str(m->chain->name, NFDROP_CHAIN_SIZE);
 		c->policy = !m->rule;
 		c->handle = m->rule ? m->rule->handle : 0;
 		c->kind = kind_of(m->verdict);
 		c->has_counter = m->rule ? m->rule->prog.counter : m->base->has_counter;
 		c->delta = -1;
-		snprintf(c->text, sizeof(c->text), "%s", !m->rule ? "policy drop" :
-			 m->rule->text ? m->rule->text : "");
+		c->text = nfdrop_str(!m->rule ? "policy drop" : m->rule->text,
+				     NFDROP_TEXT_SIZE);
 		for (int j = 0; j < s->n && !dup; j++)
 			dup = same_ev_cand(&s->c[j], c);
 		if (!dup) {
@@ -573,8 +573,8 @@ static void cands_from_ev(struct nfdrop_row *r)
 			memset(c, 0, sizeof(*c));
 			c->engine = e->engine;
 			c->family = e->family;
-			snprintf(c->table, sizeof(c->table), "%s", e->table);
-			snprintf(c->chain, sizeof(c->chain), "%s", e->base);
+			c->table = e->table;
+			c->chain = e->base;
 			c->prio = e->base_prio;
 			c->policy = e->base_policy;
 		}
@@ -585,10 +585,10 @@ static void cands_from_ev(struct nfdrop_row *r)
 		if (c->nrules == NFDROP_MAX_HITS)
 			continue;
 		cr = &c->rules[c->nrules++];
-		snprintf(cr->chain, sizeof(cr->chain), "%s", e->chain);
+		cr->chain = e->chain;
 		cr->handle = e->handle;
 		cr->kind = e->kind;
-		snprintf(cr->text, sizeof(cr->text), "%s", e->text);
+		cr->text = e->text;
 	}
 }
 

@@ -15,21 +15,21 @@
 #include "lib/nfrules.h"
 
 #define EV_MAX_CANDS	NFM_MAX_CANDS
-#define EV_TEXT_LEN	512
 
+/* the strings are interned (nfdrop_str(), nfdrop_row.h says why) */
 struct ev_cand {
 	int engine, family;
-	char table[64];
-	char base[256];		/* the base chain it was reached from */
+	const char *table;
+	const char *base;	/* the base chain it was reached from */
 	int base_prio, base_policy;
-	char chain[256];	/* the chain of the rule */
+	const char *chain;	/* the chain of the rule */
 	unsigned long long handle;	/* 0: the base chain's policy */
 	int kind;		/* NFR_KIND_DROP, _REJECT, _MAYBE */
 	bool policy;
 	bool has_counter;
 	long long delta;	/* counter movement in the window, -1 unknown */
 	bool alive;
-	char text[EV_TEXT_LEN];
+	const char *text;
 };
 
 struct ev_set {

@@ -19,6 +19,7 @@
 #include "lib/ksyms.h"
 #include "lib/netns.h"
 #include "lib/nfrules.h"
+#include "lib/strpool.h"
 
 #define RULESET_TTL_S	1
 #define MAX_BASES	32
@@ -145,6 +146,20 @@ struct nfdrop_ns_rules *nfdrop_rules_for(unsigned int inum, enum nfdrop_rs_when 
 	return e;
 }
 
+/* ---- the candidates' strings (nfdrop_row.h) ---- */
+
+static struct strpool strs;
+
+const char *nfdrop_str(const char *s, size_t size)
+{
+	return strpool_get(&strs, s, size);
+}
+
+void nfdrop_strs_free(void)
+{
+	strpool_free(&strs);
+}
+
 /* ---- from a kernel key to a named hook, table, chain, rule, verdict ---- */
 
 
@@ -165,18 +180,16 @@ static void fill_cand(struct nfdrop_cand *c, const struct nfr_ruleset *rs,
 	memset(c, 0, sizeof(*c));
 	c->engine = ch->engine;
 	c->family = ch->family;
-	snprintf(c->table, sizeof(c->table), "%s", ch->table);
-	snprintf(c->chain, sizeof(c->chain), "%s", ch->name);
+	c->table = nfdrop_str(ch->table, NFDROP_TABLE_SIZE);
+	c->chain = nfdrop_str(ch->name, NFDROP_CHAIN_SIZE);
 	c->prio = ch->prio;
 	c->policy = ch->policy;
 	c->nrules = n;
 	for (int i = 0; i < n && i < NFDROP_MAX_HITS; i++) {
-		snprintf(c->rules[i].chain, sizeof(c->rules[i].chain), "%s",
-			 hits[i].chain->name);
+		c->rules[i].chain = nfdrop_str(hits[i].chain->name, NFDROP_CHAIN_SIZE);
 		c->rules[i].handle = hits[i].rule->handle;
 		c->rules[i].kind = hits[i].rule->kind;
-		snprintf(c->rules[i].text, sizeof(c->rules[i].text), "%s",
-			 hits[i].rule->text ? hits[i].rule->text : "");
+		c->rules[i].text = nfdrop_str(hits[i].rule->text, NFDROP_TEXT_SIZE);
 	}
 }
 

@@ -7,6 +7,7 @@
 #ifndef AGENTXDP_NFDROP_ROW_H
 #define AGENTXDP_NFDROP_ROW_H
 
+#include <stddef.h>
 #include "nfdrop_evidence.h"
 
 #define NFDROP_MAX_CANDS	8
@@ -26,18 +27,46 @@ enum nfdrop_row_source {
 #define NFDROP_INF_VERDICT	0x8
 #define NFDROP_INF_HOOK		0x10
 
+/*
+ * Names in rows and candidates, and the candidates' rule texts, with the
+ * lengths they had when rows held copies of them (longer ones are cut
+ * where snprintf() into such a buffer would cut them).
+ */
+#define NFDROP_TABLE_SIZE	64
+#define NFDROP_CHAIN_SIZE	256
+#define NFDROP_TEXT_SIZE	512
+
+/*
+ * The strings of candidates (struct nfdrop_cand here, struct ev_cand of
+ * nfdrop_evidence.h) are not copies but pointers, and not into the cached
+ * ruleset whose chains and rules they name: nfdrop_rules_for() frees a
+ * namespace's ruleset when it reads it again, and rows outlive that (a
+ * key's row is named when the key is first seen, and settled and printed
+ * at the next report; rows are merged over the drains up to it; rows are
+ * copied by value). So they point into one pool of interned strings
+ * (nfdrop_str(), kept by tools/nfdrop_names.c), which nothing empties
+ * while rows may exist: nfdrop and rocediag free it at exit, after their
+ * last row (nfdrop_strs_free()), so no row ever points at freed memory.
+ * It holds each distinct table name, chain name and rule text ever named
+ * as a candidate once: a re-read of an unchanged ruleset adds nothing,
+ * and it grows only with rules that are new.
+ */
+const char *nfdrop_str(const char *s, size_t size);
+/* at exit, after the last row: every string nfdrop_str() gave freed */
+void nfdrop_strs_free(void);
+
 struct nfdrop_cand_rule {
-	char chain[NFD_CHAIN_LEN * 4];
+	const char *chain;	/* nfdrop_str() */
 	unsigned long long handle;
 	int kind;
-	char text[512];
+	const char *text;	/* nfdrop_str() */
 };
 
 struct nfdrop_cand {
 	int engine;
 	int family;
-	char table[64];
-	char chain[256];
+	const char *table;	/* nfdrop_str() */
+	const char *chain;	/* nfdrop_str() */
 	int prio;
 	int policy;
 	int nrules;		/* rules that can drop, jumps followed */
@@ -52,9 +81,9 @@ struct nfdrop_row {
 	char hook[16];		/* "" unknown */
 	int engine;
 	int table_family;
-	char table[64];
-	char chain[256];
-	char rule_chain[256];
+	char table[NFDROP_TABLE_SIZE];
+	char chain[NFDROP_CHAIN_SIZE];
+	char rule_chain[NFDROP_CHAIN_SIZE];
 	unsigned long long handle;	/* 0: none */
 	int verdict;
 	unsigned int inferred;
@@ -63,7 +92,7 @@ struct nfdrop_row {
 	char netns_name[64];
 	char hook_fn[64];
 	char location[64];
-	char rule_text[512];
+	char rule_text[NFDROP_TEXT_SIZE];
 	int prio;
 	int policy;
 	int settle_policy;	/* policy of the chain settle() looks at */
@@ -78,10 +107,10 @@ struct nfdrop_row {
 	unsigned long long rejected;
 	int ct_states;		/* NFM_CT_* the packets had at the drop, 0 none read */
 };
-/* 72,896 bytes on x86_64, mostly candidates' rule texts: the comments
- * that keep rows off the stack say 73 KB */
-_Static_assert(sizeof(struct nfdrop_row) > 64 * 1024 && sizeof(struct nfdrop_row) < 80 * 1024,
-	       "a row is no longer about 73 KB: correct the comments that say so");
+/* 5,440 bytes on x86_64 (72,896 while candidates held copies of their
+ * strings): the comments that keep rows off the stack say 5 KB */
+_Static_assert(sizeof(struct nfdrop_row) > 4 * 1024 && sizeof(struct nfdrop_row) < 7 * 1024,
+	       "a row is no longer about 5 KB: correct the comments that say so");
 
 /* rule and verdict of r from its evidence (r->ev), for packets of which
  * rejected were answered with a REJECT reply */
