@@ -152,25 +152,61 @@ static __always_inline bool switch_time(const struct pkt_info *pi, __u64 *ns,
 	return false;
 }
 
+/*
+ * A sample of e = floor(log2(lat)) new to flow pf: e and the histogram
+ * positions that follow from it, kept with the flow (hist_slot_scaled()
+ * and llhist_bucket_log2() of any sample of the same e, read with one
+ * comparison and one shift: sample_add())
+ */
+static __always_inline void sample_geometry(struct pending_flow *pf, __u64 lat)
+{
+	__u32 e = log2_u64(lat), a = targ_unit_log2, c;
+
+	pf->lat_log2 = e;
+	if (e <= a) {		/* lat / unit is 0 or 1: slot 0 */
+		pf->slot_thr = 0;
+		pf->slot_lo = pf->slot_hi = 0;
+	} else {
+		c = e - a;
+		pf->slot_thr = targ_unit_ns << c;
+		pf->slot_hi = c < HIST_SLOTS ? c : HIST_SLOTS - 1;
+		pf->slot_lo = c - 1 < HIST_SLOTS ? c - 1 : HIST_SLOTS - 1;
+	}
+	if (e < LLH_SUB_BITS) {		/* lat < LLH_SUB: its own bucket */
+		pf->ll_shift = 0;
+		pf->ll_base = 0;
+	} else if (e > LLH_MAX_LOG2) {	/* the top bucket (lat >> 63 is 0) */
+		pf->ll_shift = 63;
+		pf->ll_base = LLH_BUCKETS - 1;
+	} else {		/* lat >> (e - 5) is 32 + its sub-bucket */
+		pf->ll_shift = e - LLH_SUB_BITS;
+		pf->ll_base = (e - LLH_SUB_BITS) << LLH_SUB_BITS;
+	}
+}
+
 /* a latency sample of flow pf: the histograms, the flow's statistics */
 static __always_inline void sample_add(struct pending_flow *pf,
+				       struct roce_flow_stats *fs,
 				       struct answer_ctx *ac,
 				       struct rocelat_counters *cnt, __u64 lat,
 				       __u32 turn)
 {
-	struct roce_flow_stats *fs;
-	__u32 e = pf->lat_log2 & 63, slot, ll;
+	__u32 slot, ll;
 
-	/* the next packet's clock read waits for the logarithm's chain: the
-	 * flow's last one when it fits (exact), a jump predicted right while
-	 * the latency keeps its power of two; with the jump in the slot, an
-	 * ACK went from 3.2 to 2.8 clock reads (bench/rocelat.sh) */
-	if (lat >> e != 1) {
-		e = log2_u64(lat);
-		pf->lat_log2 = e;
-	}
-	slot = hist_slot_scaled_jump(lat, e, targ_unit_ns, targ_unit_log2);
-	ll = llhist_bucket_log2(lat, e);
+	/* the next packet's clock read waits for the chain of dependent
+	 * instructions after this one's: the flow's logarithm is taken when
+	 * it fits (exact), and the slots that follow from it with it, one
+	 * comparison and one shift (bench/rocelat.sh: an ACK from 3.2 to
+	 * 2.8 clock reads with the logarithm kept, 2.7 with the slots) */
+	if (lat >> (pf->lat_log2 & 63) != 1)
+		sample_geometry(pf, lat);
+	slot = lat >= pf->slot_thr ? pf->slot_hi : pf->slot_lo;
+	ll = pf->ll_base + (__u32)(lat >> (pf->ll_shift & 63));
+	/* bounded for indexing: the 6.1 verifier knows nothing of bytes
+	 * read back from the map (the empty asm keeps clang's masks) */
+	asm volatile("" : "+r"(slot), "+r"(ll));
+	slot &= HIST_SLOTS - 1;
+	ll &= LLH_BUCKETS - 1;
 	cnt->c[RL_SAMPLES]++;
 	if (turn) {
 		cnt->c[RL_TURN_SAMPLES]++;
@@ -178,7 +214,6 @@ static __always_inline void sample_add(struct pending_flow *pf,
 	} else {
 		cnt->hist.slots[slot]++;
 	}
-	fs = flow_stats(pf);
 	/*
 	 * One writer per field, no atomics here: the samples are the answer
 	 * side's (a flow's answers arrive through one queue, RSS hashing
@@ -214,7 +249,7 @@ __noinline int rocelat_sample(struct pending_flow *pf, struct answer_ctx *ac,
 {
 	if (!pf || !ac || !cnt)
 		return 0;
-	sample_add(pf, ac, cnt, lat, turn);
+	sample_add(pf, flow_stats(pf), ac, cnt, lat, turn);
 	return 1;
 }
 
@@ -378,10 +413,12 @@ __noinline int rocelat_complete(struct pending_flow *pf, struct answer_ctx *ac,
  */
 static __always_inline int complete_fast(struct pending_flow *pf,
 					 struct answer_ctx *ac,
-					 struct rocelat_counters *cnt)
+					 struct rocelat_counters *cnt,
+					 const struct pkt_info *pi)
 {
-	__u32 tail = pf->tail, head = pf->head, fl;
+	__u32 tail = pf->tail, head = pf->head, fl, turn;
 	struct pending_slot *s, *next;
+	struct roce_flow_stats *fs;
 	__s64 lat;
 	int d;
 
@@ -404,9 +441,17 @@ static __always_inline int complete_fast(struct pending_flow *pf,
 	}
 	s->flags = 0;
 	pf->tail = tail + 1;
+	/* what handle_answer() does after a completion, done here: the
+	 * fast path returns without its checks for the slow one's cases */
+	answer_una(pf, ac->psn, true);
+	pf->ans_psn = ac->psn;
+	pf->ans_ip_id = pi->ip_id;
+	fs = flow_stats(pf);
+	turn = (fl & SLOT_INGRESS) && ac->egress;
 	lat = slot_latency(pf, ac, cnt, s);
+	pf->ans_ts = ac->now;
 	if (lat >= 0)
-		sample_add(pf, ac, cnt, lat, (fl & SLOT_INGRESS) && ac->egress);
+		sample_add(pf, fs, ac, cnt, lat, turn);
 	return 1;
 }
 
@@ -766,14 +811,16 @@ static __always_inline void handle_answer(const struct pkt_info *pi,
 	ac->read_resp = read_first;
 	ac->atomic_ack = op == ROCE_ATOMIC_ACK;
 	ac->egress = egress;
-	done = complete_fast(pf, ac, cnt);
-	if (done < 0)
-		done = rocelat_complete(pf, ac, cnt);
 	/* the responder's PSNs move on with its READ RESPONSEs: a READ
 	 * resumed part-way (at a PSN above its own) is then a retransmit */
 	if (op >= ROCE_READ_RESP_FIRST && op <= ROCE_READ_RESP_ONLY &&
 	    roce_psn_diff(pi->psn, pf->hi_psn) > 0)
 		pf->hi_psn = pi->psn;
+	done = complete_fast(pf, ac, cnt, pi);
+	if (done > 0)
+		return;		/* it did what follows */
+	if (done < 0)
+		done = rocelat_complete(pf, ac, cnt);
 	if (ac->has_span && roce_psn_diff(ac->span_hi, pf->hi_psn) > 0)
 		pf->hi_psn = ac->span_hi & ROCE_PSN_MASK;
 	if (kind != ROCE_AETH_RNR_NAK)

@@ -174,10 +174,14 @@ static inline void roce_qp_key_addrs(struct roce_qp_key *k, __u8 family,
 				     const __u8 *req, const __u8 *resp)
 {
 	__u64 h = 0x9E3779B97F4A7C15ULL;
+	__u32 fw = 0;
 	int i;
 
-	k->family = family;
-	k->pad[0] = k->pad[1] = k->pad[2] = 0;
+	/* family and pad in one 4-byte store: bytes stored one by one and
+	 * read back as a word (qp_key_eq()) wait until they reach the
+	 * cache; a store that holds the whole word forwards it at once */
+	__builtin_memcpy(&fw, &family, 1);
+	__builtin_memcpy(k, &fw, 4);
 	if (family == 4) {
 		__builtin_memcpy(&k->req, __builtin_assume_aligned(req, 4), 4);
 		__builtin_memcpy(&k->resp, __builtin_assume_aligned(resp, 4), 4);
@@ -227,13 +231,15 @@ static inline void roce_qp_key_of(struct roce_qp_key *k,
  * pairs_gen.
  */
 #define PAIR_CACHE		64
+/* no flow-table entry (beyond any table: its lookup finds nothing) */
+#define PAIR_NO_FLOW		0xFFFFFFFFu
 
 struct pair_cache_ent {
 	__u32 gen;
 	__u32 resp_qpn;
 	struct roce_qp_key key;		/* qpn: the requester's */
-	__u32 flow_at;			/* the flow's flow-table entry + 1 when
-					 * last found (0: not yet) */
+	__u32 flow_at;			/* the flow's flow-table entry when
+					 * last found (PAIR_NO_FLOW: not yet) */
 	__u64 flow_serial;		/* the flow's serial then: the entry
 					 * holds it still while they match */
 	__u32 held;			/* answers of it were held when read */
@@ -362,6 +368,11 @@ struct roce_flow_stats {
 	__u64 sum;		/* latency sum, ns */
 	__u64 min;		/* ns */
 	__u64 max;		/* ns */
+	__u32 ifindex;		/* where the latest answer was seen */
+	__u32 last_psn;		/* latest answered PSN */
+	__u8 rnr_timer;		/* timer field of the latest RNR NAK */
+	__u8 kind;		/* FLOW_KIND_* of its samples */
+	__u8 pad[6];
 	__u64 retransmits;
 	__u64 naks;		/* all NAK codes */
 	__u64 nak[ROCE_NAK_CODES];
@@ -371,11 +382,6 @@ struct roce_flow_stats {
 	__u64 timeouts;
 	__u64 resp_missing;
 	__u64 untimed;		/* answered, but the answer's time was lost */
-	__u32 ifindex;		/* where the latest answer was seen */
-	__u32 last_psn;		/* latest answered PSN */
-	__u8 rnr_timer;		/* timer field of the latest RNR NAK */
-	__u8 kind;		/* FLOW_KIND_* of its samples */
-	__u8 pad[6];
 	struct hist hist;	/* log2 of latency in the chosen unit */
 	struct llhist ll;	/* the same samples in ns, for percentiles */
 };
@@ -414,11 +420,18 @@ struct pending_flow {
 	struct roce_flow_id id;	/* whose flow: the key, unfolded */
 	struct roce_qp_key key;	/* the entry's flow, when used */
 	__u32 used;		/* 1: the entry holds a flow */
-	__u32 lat_log2;		/* floor(log2) of its latest sample's ns: the
-				 * next one's guess (rocelat.bpf.c, sample_add()) */
+	/* floor(log2) of its latest sample's ns, e: the next one's guess,
+	 * and what follows from e (rocelat.bpf.c, sample_geometry()): */
+	__u8 lat_log2;
+	__u8 slot_lo;		/* unit-histogram slot below slot_thr ns, */
+	__u8 slot_hi;		/* ... and from it on */
+	__u8 ll_shift;		/* llhist bucket: ll_base + (ns >> ll_shift) */
 	__u64 serial;		/* which flow the entry holds, unique: the
 				 * starting CPU's number and its count of
 				 * flows started (rocelat_flow_new()) */
+	__u64 slot_thr;		/* ns */
+	__u32 ll_base;
+	__u32 pad4;
 	struct pending_slot ring[PENDING_RING];
 	struct roce_flow_stats st[2];
 };

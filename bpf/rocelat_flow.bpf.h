@@ -200,6 +200,16 @@ static __always_inline struct pending_flow *flow_find(const struct roce_qp_key *
 	return flow_find_at(k, &at);
 }
 
+/* the oldest PSN flow pf may still wait for, past an answer */
+static __always_inline void answer_una(struct pending_flow *pf, __u32 psn,
+				       bool inclusive)
+{
+	__u32 una = inclusive ? psn + 1 : psn;
+
+	if (roce_psn_diff(una, pf->una_psn) > 0)
+		pf->una_psn = una & ROCE_PSN_MASK;
+}
+
 /* when a flow last saw a request or an answer, on this host's clock */
 static __always_inline __u64 flow_active_ns(const struct pending_flow *pf)
 {

@@ -308,16 +308,6 @@ __noinline int rocelat_hold(const struct roce_qp_key *ak, const struct pkt_info 
 	return 0;
 }
 
-/* the oldest PSN flow pf may still wait for, past an answer */
-static __always_inline void answer_una(struct pending_flow *pf, __u32 psn,
-				       bool inclusive)
-{
-	__u32 una = inclusive ? psn + 1 : psn;
-
-	if (roce_psn_diff(una, pf->una_psn) > 0)
-		pf->una_psn = una & ROCE_PSN_MASK;
-}
-
 /*
  * The pairing of requester QP k is known now (flow pf): what its answers
  * refused by the full held map covered, sent before the last of them, is
@@ -457,7 +447,7 @@ pair_cached(const struct roce_qp_key *ak, struct rocelat_counters *cnt)
 		return 0;
 	e->key = *ak;
 	e->resp_qpn = *q;
-	e->flow_at = 0;
+	e->flow_at = PAIR_NO_FLOW;
 	e->held = *(volatile __u32 *)&held_n &&
 		  (bpf_map_lookup_elem(&held, ak) || unheld_of(ak));
 	e->gen = gen;
@@ -482,12 +472,14 @@ answer_flow(struct roce_qp_key *ak, struct rocelat_counters *cnt, bool apply_hel
 
 	if (!e)
 		return 0;
-	at = e->flow_at - 1;
-	pf = e->flow_at ? bpf_map_lookup_elem(&pending, &at) : 0;
+	/* a copy on the stack as the key: 6.1 takes none in the map
+	 * value (&e->flow_at is refused) */
+	at = e->flow_at;
+	pf = bpf_map_lookup_elem(&pending, &at);
 	if (pf && pf->used && pf->serial == e->flow_serial)
 		return pf;
 	pf = flow_of(ak, e->resp_qpn, &at);
-	e->flow_at = 0;
+	e->flow_at = PAIR_NO_FLOW;
 	if (!pf)
 		return 0;
 	if (e->held) {
@@ -499,7 +491,7 @@ answer_flow(struct roce_qp_key *ak, struct rocelat_counters *cnt, bool apply_hel
 		e->held = 0;
 		rocelat_held_apply(ak, pf, cnt);
 	}
-	e->flow_at = at + 1;
+	e->flow_at = at;
 	e->flow_serial = pf->serial;
 	return pf;
 }
