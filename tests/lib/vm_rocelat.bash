@@ -32,7 +32,6 @@ rl_setup() {
 	RL_PID=
 	# shellcheck disable=SC2034 # start_rocelat sets it
 	RL_PROGS=
-	AX_PERF_PIDS=()
 	T=$BATS_TEST_TMPDIR
 }
 
