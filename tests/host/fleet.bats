@@ -159,10 +159,8 @@ stop_traffic() {
 	local start=$SECONDS
 	ax_netns_pair $P $A/24 $B/24
 	start_servers
-	ax_bg ip netns exec ${P}a "$DIAG" -i ${P}va --prom "$T/textfile/agentxdp-rocediag.prom" 1 \
-		> "$T/diag.out" 2> "$T/diag.err"
-	DIAG_PID=$AX_LAST_PID
-	ax_wait_banner "$DIAG_PID" "$T/diag.out" "$T/diag.err"
+	ax_tool_start DIAG_PID "$T/diag.out" 90 Tracing \
+		ip netns exec ${P}a "$DIAG" -i ${P}va --prom "$T/textfile/agentxdp-rocediag.prom" 1
 
 	# healthy: every flow answered after 0.5 ms. Silent while the rules
 	# have compared the three QPs at least 5 times
@@ -215,8 +213,7 @@ stop_traffic() {
 
 	# everything started here ends here, by PID, and nothing listens after
 	stop_traffic
-	ax_stop "$DIAG_PID" INT
-	[ "$AX_RC" -eq 0 ]
+	ax_tool_stop DIAG_PID
 	ax_stop "$PROM_PID" TERM
 	[ "$AX_RC" -eq 0 ]
 	ax_stop "$NE_PID" TERM

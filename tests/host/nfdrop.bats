@@ -295,8 +295,9 @@ icmp6_unreach_in() {
 	NFT
 	before=$(ip netns exec "${P}b" nft list ruleset)
 	start_nfdrop --roce -N "${P}b" --trace-rules
-	ax_stop "$NF_PID" KILL
-	ip netns exec "${P}b" nft list tables | grep -q "agentxdp_nfdrop_trace_$NF_PID"
+	local pid=$NF_PID
+	ax_tool_stop NF_PID KILL || true
+	ip netns exec "${P}b" nft list tables | grep -q "agentxdp_nfdrop_trace_$pid"
 	[ "$(ip netns exec "${P}b" nft list ruleset)" != "$before" ]
 	start_nfdrop --roce -N "${P}b" --trace-rules
 	grep -q "removed 1 trace table" "$ERR"
@@ -306,8 +307,7 @@ icmp6_unreach_in() {
 	[ "$(ip netns exec "${P}b" nft list ruleset)" = "$before" ]
 	# SIGTERM cleans up as well as SIGINT
 	start_nfdrop --roce -N "${P}b" --trace-rules
-	ax_stop "$NF_PID" TERM
-	[ "$AX_RC" -eq 0 ]
+	ax_tool_stop NF_PID TERM
 	[ "$(ip netns exec "${P}b" nft list ruleset)" = "$before" ]
 }
 
@@ -361,8 +361,7 @@ icmp6_unreach_in() {
 	ax_send_roce "${P}a" 10.210.0.2 10
 	# it ends on its own after three reports
 	for _ in $(seq 100); do kill -0 "$NF_PID" 2>/dev/null || break; sleep 0.1; done
-	ax_stop "$NF_PID" KILL
-	[ "$AX_RC" -eq 0 ]
+	ax_tool_stop NF_PID KILL
 	[ "$(packets '.hook == "input"')" -eq 10 ]
 }
 
@@ -383,9 +382,7 @@ icmp6_unreach_in() {
 	[ "$(packets true)" -eq 0 ]
 	drop_run 2 -i "${P}vb"
 	[ "$(packets '.hook == "input"')" -eq 2 ]
-	ax_bg "$NFDROP" --roce -N "${P}b" --hook INPUT -4 >"$OUT" 2>"$ERR"
-	NF_PID=$AX_LAST_PID
-	ax_wait_for "$OUT" "Tracing" 90
+	ax_tool_start --out NF_PID "$OUT" 90 Tracing "$NFDROP" --roce -N "${P}b" --hook INPUT -4
 	ax_send_roce "${P}a" 10.210.0.2 3
 	stop_nfdrop
 	grep -Eq "^${P}b +ip input +ip axt +in +DROP +3$" "$OUT"
@@ -478,9 +475,7 @@ icmp6_unreach_in() {
 		chain in { type filter hook input priority 0; udp dport 4791 drop; }
 	}
 	NFT
-	ax_bg "$NFDROP" --roce -N "${P}b" -e -T >"$OUT" 2>"$ERR"
-	NF_PID=$AX_LAST_PID
-	ax_wait_for "$OUT" "Tracing" 90
+	ax_tool_start --out NF_PID "$OUT" 90 Tracing "$NFDROP" --roce -N "${P}b" -e -T
 	ax_send_roce "${P}a" 10.210.0.2 3
 	stop_nfdrop
 	cat "$OUT" >&2
@@ -488,9 +483,7 @@ icmp6_unreach_in() {
 	[ "$(grep -Ec "^[0-9]{2}:[0-9]{2}:[0-9]{2} ${P}b +${P}vb +ip input +ip axt/in #[0-9]+ +DROP +10\.210\.0\.1:[0-9]+ -> 10\.210\.0\.2:4791 RC_SEND_ONLY" "$OUT")" -eq 3 ]
 	ax_columns_aligned "$OUT" TIME TIME NETNS IFACE HOOK TABLE/CHAIN VERDICT PACKET
 
-	ax_bg "$NFDROP" --roce -N "${P}b" -T >"$OUT" 2>"$ERR"
-	NF_PID=$AX_LAST_PID
-	ax_wait_for "$OUT" "Tracing" 90
+	ax_tool_start --out NF_PID "$OUT" 90 Tracing "$NFDROP" --roce -N "${P}b" -T
 	ax_send_roce "${P}a" 10.210.0.2 3
 	stop_nfdrop
 	cat "$OUT" >&2
@@ -525,8 +518,7 @@ EVENT_COMMENT="select(.type == \"nf_drop\") | $ROW_COMMENT"
 	start_nfdrop -e --roce -N "${P}b" -w "$PCAP"
 	ax_send_roce "${P}a" 10.210.0.2 25
 	ax_until 20 "25 events" bash -c "[ \$(grep -c '\"type\":\"nf_drop\"' $OUT) -ge 25 ]"
-	ax_stop "$NF_PID" INT
-	[ "$AX_RC" -eq 0 ]
+	ax_tool_stop NF_PID
 	# the rule's own counter is the ground truth
 	[ "$(nft_counter "${P}b" "inet axt in" "$h")" -eq 25 ]
 	[ "$(pcap_count "$PCAP")" -eq 25 ]
@@ -556,9 +548,7 @@ EVENT_COMMENT="select(.type == \"nf_drop\") | $ROW_COMMENT"
 	PCAP=$BATS_TEST_TMPDIR/drops.pcapng
 	# the same drops seen by -e -j beside it: what it says of each packet
 	EV=$BATS_TEST_TMPDIR/events.json
-	ax_bg "$NFDROP" -e -j --roce -N "${P}b" >"$EV" 2>"$BATS_TEST_TMPDIR/events.err"
-	EV_PID=$AX_LAST_PID
-	ax_wait_for "$BATS_TEST_TMPDIR/events.err" "Tracing" 90
+	ax_tool_start --err EV_PID "$EV" 90 Tracing "$NFDROP" -e -j --roce -N "${P}b"
 	# counts every second: the packets go to the file at the report
 	start_nfdrop --roce -N "${P}b" -w "$PCAP" --snaplen 128 1
 	ax_send_roce "${P}a" 10.210.0.2 9
@@ -566,10 +556,8 @@ EVENT_COMMENT="select(.type == \"nf_drop\") | $ROW_COMMENT"
 	# written by the report that counted them, before the exit
 	[ "$(pcap_count "$PCAP")" -eq 9 ]
 	ax_until 20 "9 events" bash -c "[ \$(grep -c '\"type\":\"nf_drop\"' $EV) -ge 9 ]"
-	ax_stop "$EV_PID" INT
-	[ "$AX_RC" -eq 0 ]
-	ax_stop "$NF_PID" TERM
-	[ "$AX_RC" -eq 0 ]
+	ax_tool_stop EV_PID
+	ax_tool_stop NF_PID TERM
 	[ "$(nft_counter "${P}b" "ip axt in" "$h")" -eq 9 ]
 	[ "$(packets '.hook == "input"')" -eq 9 ]
 	[ "$(packets '.hook == "input" and .table == "axt" and .chain == "in" and
@@ -600,8 +588,7 @@ EVENT_COMMENT="select(.type == \"nf_drop\") | $ROW_COMMENT"
 	start_nfdrop -e --roce -N "${P}a" -w "$PCAP"
 	ip netns exec "${P}a" "$AX_BUILD/udpflood" 10.210.0.2 4791 6 >/dev/null 2>&1 || true
 	ax_until 20 "6 events" bash -c "[ \$(grep -c '\"type\":\"nf_drop\"' $OUT) -ge 6 ]"
-	ax_stop "$NF_PID" INT
-	[ "$AX_RC" -eq 0 ]
+	ax_tool_stop NF_PID
 	[ "$(nft_counter "${P}a" "inet axt out" "$h")" -eq 6 ]
 	[ "$(pcap_count "$PCAP")" -eq 6 ]
 	diff <(jq -r "$EVENT_COMMENT" "$OUT") <(pcap_fields "$PCAP" frame.comment)

@@ -34,18 +34,6 @@ pair() {
 	ax_netns_pair "$P" "$A/24" "$B/24"
 }
 
-# wait_either OUT ERR PATTERN [SECONDS]: until either file shows PATTERN
-wait_either() {
-	local i
-	for ((i = 0; i < ${4:-$WAIT} * 10; i++)); do
-		grep -q -- "$3" "$1" "$2" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	echo "timeout waiting for '$3'" >&2
-	cat "$1" "$2" >&2
-	return 1
-}
-
 teardown() {
 	ax_cleanup
 }
@@ -103,9 +91,7 @@ start_rxedrop() {
 	host_only
 	[ -x "$RXEDROP" ] || skip "build first: make"
 	pair
-	ax_bg "$RXEDROP" "$@" >"$T/out" 2>"$T/err"
-	RX_PID=$AX_LAST_PID
-	wait_either "$T/out" "$T/err" Tracing
+	ax_tool_start RX_PID "$T/out" "$WAIT" Tracing "$RXEDROP" "$@"
 }
 
 # counts mode counts every namespace on the host: exact while no other RoCE
@@ -119,8 +105,7 @@ start_rxedrop() {
 	ax_send_roce "${P}a" $B 40
 	wait_nosocket 100
 	sleep 0.3
-	ax_stop "$RX_PID" INT
-	[ "$AX_RC" -eq 0 ]
+	ax_tool_stop RX_PID
 	[ "$(nosocket)" -eq 100 ]
 	promtool_ok
 	grep -q '^# TYPE agentxdp_rxedrop_drops_total counter$' "$PROM"
@@ -140,8 +125,7 @@ start_rxedrop() {
 	grep -q '^# TYPE agentxdp_rxedrop_drops_total counter$' "$PROM"
 	ax_send_roce "${P}a" $B 25
 	sleep 0.5
-	ax_stop "$RX_PID" INT
-	[ "$AX_RC" -eq 0 ]
+	ax_tool_stop RX_PID
 	[ "$(nosocket)" -eq 25 ]
 	promtool_ok
 	# the text table at exit agrees
@@ -152,8 +136,7 @@ start_rxedrop() {
 	start_rxedrop -e -j --prom "$PROM"
 	ax_send_roce "${P}a" $B 30
 	sleep 0.5
-	ax_stop "$RX_PID" INT
-	[ "$AX_RC" -eq 0 ]
+	ax_tool_stop RX_PID
 	[ "$(nosocket)" -eq 30 ]
 	[ "$(jq -s '[.[] | select(.type == "drop" and .reason == "NO_SOCKET")] | length' "$T/out")" -eq 30 ]
 	promtool_ok
@@ -207,9 +190,8 @@ start_traffic() {
 	needs_prom rocelat
 	[ -x "$AX_BUILD/rocegen" ] || skip "rocegen not built"
 	pair
-	ax_bg ip netns exec "${P}a" "$AX_BUILD/rocelat" -i "${P}va" --prom "$PROM" 1 > "$T/out" 2> "$T/err"
-	RL_PID=$AX_LAST_PID
-	wait_either "$T/out" "$T/err" Tracing
+	ax_tool_start RL_PID "$T/out" "$WAIT" Tracing \
+		ip netns exec "${P}a" "$AX_BUILD/rocelat" -i "${P}va" --prom "$PROM" 1
 	start_traffic
 	snapshot_with '^agentxdp_rocelat_latency_quantile_seconds\{q="0.5"\} '
 	PROM=$SNAP names_ok rocelat
@@ -218,8 +200,7 @@ start_traffic() {
 		n++; v = $2 * 1e9; if (v < prev || v - int(v + 0.5) > 1e-3 || int(v + 0.5) - v > 1e-3) bad = 1
 		if (length($2) > 13) bad = 1; prev = v } END { exit !(n == 4 && !bad) }' "$SNAP"
 	[ "$status" -eq 0 ] || { grep quantile "$SNAP" >&2; false; }
-	ax_stop "$RL_PID" INT
-	[ "$AX_RC" -eq 0 ]
+	ax_tool_stop RL_PID
 	promtool_ok
 }
 
@@ -228,14 +209,11 @@ start_traffic() {
 	needs_prom rocediag
 	[ -x "$AX_BUILD/rocegen" ] || skip "rocegen not built"
 	pair
-	ax_bg "$AX_BUILD/rocediag" -N "${P}a" -i "${P}va" --prom "$PROM" 1 > "$T/out" 2> "$T/err"
-	RD_PID=$AX_LAST_PID
-	wait_either "$T/out" "$T/err" Tracing 90
+	ax_tool_start RD_PID "$T/out" 90 Tracing "$AX_BUILD/rocediag" -N "${P}a" -i "${P}va" --prom "$PROM" 1
 	start_traffic
 	snapshot_with '^agentxdp_rocediag_qp_verdict\{'
 	PROM=$SNAP names_ok rocediag
-	ax_stop "$RD_PID" INT
-	[ "$AX_RC" -eq 0 ]
+	ax_tool_stop RD_PID
 	promtool_ok
 }
 
@@ -248,14 +226,11 @@ start_traffic() {
 		chain input { type filter hook input priority 0; udp dport 4791 drop; }
 	}
 	NFT
-	ax_bg "$AX_BUILD/nfdrop" --roce --prom "$PROM" 1 > "$T/out" 2> "$T/err"
-	NF_PID=$AX_LAST_PID
-	wait_either "$T/out" "$T/err" Tracing 90
+	ax_tool_start NF_PID "$T/out" 90 Tracing "$AX_BUILD/nfdrop" --roce --prom "$PROM" 1
 	ax_send_roce "${P}a" $B 40
 	snapshot_with '^agentxdp_nfdrop_drops_total\{.*\} 40$'
 	PROM=$SNAP names_ok nfdrop
-	ax_stop "$NF_PID" INT
-	[ "$AX_RC" -eq 0 ]
+	ax_tool_stop NF_PID
 	promtool_ok
 	names_ok nfdrop
 	grep -q '^agentxdp_nfdrop_' "$PROM"
@@ -266,12 +241,9 @@ start_traffic() {
 	needs_prom rxeqp
 	[ -d /sys/module/rdma_rxe ] || modprobe -q rdma_rxe 2>/dev/null ||
 		skip "rxeqp needs rdma_rxe (Soft-RoCE), which this kernel lacks: the VM tier runs it"
-	ax_bg "$AX_BUILD/rxeqp" --prom "$PROM" 1 > "$T/out" 2> "$T/err"
-	QP_PID=$AX_LAST_PID
-	wait_either "$T/out" "$T/err" Tracing
+	ax_tool_start QP_PID "$T/out" "$WAIT" Tracing "$AX_BUILD/rxeqp" --prom "$PROM" 1
 	sleep 1.5
-	ax_stop "$QP_PID" INT
-	[ "$AX_RC" -eq 0 ]
+	ax_tool_stop QP_PID
 	promtool_ok
 	names_ok rxeqp
 }

@@ -34,15 +34,14 @@ teardown() {
 # rocediag in namespace a (DIAG_NS: another) on its veth, until it
 # traces; its program ids kept to check nothing stays behind
 start_diag() {
-	ax_bg ip netns exec ${P}${DIAG_NS:-a} "$DIAG" "$@" > "$T/diag.out" 2> "$T/diag.err"
-	DIAG_PID=$AX_LAST_PID
-	ax_wait_banner "$DIAG_PID" "$T/diag.out" "$T/diag.err"
+	ax_tool_start DIAG_PID "$T/diag.out" 90 Tracing ip netns exec ${P}${DIAG_NS:-a} "$DIAG" "$@"
 	DIAG_PROGS=$(grep -h '^prog_id:' /proc/"$DIAG_PID"/fdinfo/* 2>/dev/null |
 		awk '{ print $2 }' | sort -u | tr '\n' ' ')
 }
 
+# stop_diag [SIGNAL]: its exit status in AX_RC, for the test to judge
 stop_diag() {
-	ax_stop "$DIAG_PID" "${1:-INT}"
+	ax_tool_stop DIAG_PID "${1:-INT}" || true
 }
 
 # rdma_rxe is loaded: rocediag reads its QPs (the Soft-RoCE guest)
@@ -519,7 +518,7 @@ diag_gone() {
 		# documented: before tcx a killed run leaves its tc filter
 		[ "$(tc_filters)" -eq 1 ]
 		start_diag -i ${P}va
-		grep -q "removed a leftover tc egress filter" "$T/diag.err"
+		grep -q "removed a leftover tc egress filter" "$T/diag.out.err"
 		[ "$(tc_filters)" -eq 1 ]
 		stop_diag INT
 	fi
@@ -540,9 +539,7 @@ diag_drops() {
 	  "$(ip -n ${P}tb -o link show ${P}tvb | cut -d: -f1)" ]
 	rule "udp dport 4791 counter drop" b
 	rule "udp dport 4791 counter drop" tb
-	ax_bg "$DIAG" -N ${P}b -i ${P}vb -j 1 > "$T/diag.out" 2> "$T/diag.err"
-	DIAG_PID=$AX_LAST_PID
-	ax_wait_banner "$DIAG_PID" "$T/diag.out" "$T/diag.err"
+	ax_tool_start DIAG_PID "$T/diag.out" 90 Tracing "$DIAG" -N ${P}b -i ${P}vb -j 1
 	ax_send_roce ${P}a $B 4
 	ax_send_roce ${P}ta $B 7
 	# the twin's rule dropped its 7 (the precondition)

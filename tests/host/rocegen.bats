@@ -39,17 +39,16 @@ teardown() {
 	ax_cleanup
 }
 
+# start_responder ARGS...: rocegen's responder in $NSR until it listens
+# (its stderr says so); output in $T/rsp.out and $T/rsp.out.err
 start_responder() {
-	ax_bg ip netns exec "$NSR" "$ROCEGEN" responder "$@" \
-		>"$T/rsp.out" 2>"$T/rsp.err" 3>&-
-	RSP_PID=$AX_LAST_PID
-	ax_wait_for "$T/rsp.err" "listening"
+	ax_tool_start --err RSP_PID "$T/rsp.out" 20 listening \
+		ip netns exec "$NSR" "$ROCEGEN" responder "$@" 3>&-
 }
 
-# stop_responder: SIGTERM, then its summary line is in $RSP
+# stop_responder: SIGTERM, exit 0, then its summary line is in $RSP
 stop_responder() {
-	kill -TERM "$RSP_PID"
-	wait "$RSP_PID"
+	ax_tool_stop RSP_PID TERM
 	RSP="$(grep 'role=responder ' "$T/rsp.out")"
 	echo "responder: $RSP"
 }

@@ -29,31 +29,17 @@ teardown() {
 }
 
 # roceinject in namespace NS (a or b) with ARGS, until its banner (stdout,
-# or stderr with -j); OUT names its output files
+# or stderr with -j); its output in $T/OUT.out and $T/OUT.out.err
 start_inj() {
 	local ns=$1 out=$2
 	shift 2
-	ax_bg ip netns exec ${P}$ns "$INJ" -i ${P}v$ns "$@" > "$T/$out.out" 2> "$T/$out.err"
-	INJ_PID=$AX_LAST_PID
-	ax_until 30 "roceinject's banner" banner_in "$T/$out"
-	grep -q '^Injecting' "$T/$out.out" "$T/$out.err" || {
-		cat "$T/$out.out" "$T/$out.err" >&2
-		return 1
-	}
+	ax_tool_start INJ_PID "$T/$out.out" 30 '^Injecting' ip netns exec ${P}$ns "$INJ" -i ${P}v$ns "$@"
 	INJ_PROGS=$(grep -h '^prog_id:' /proc/"$INJ_PID"/fdinfo/* 2>/dev/null |
 		awk '{ print $2 }' | sort -u | tr '\n' ' ')
 }
 
-# the banner is there, or roceinject ended (then ax_until ends too, and
-# start_inj fails on the missing banner)
-banner_in() {
-	grep -q '^Injecting' "$1.out" "$1.err" || ! kill -0 "$INJ_PID" 2>/dev/null
-}
-
 start_rocelat() {
-	ax_bg ip netns exec ${P}a "$RL" -i ${P}va -F -j > "$T/rl.out" 2> "$T/rl.err"
-	RL_PID=$AX_LAST_PID
-	ax_wait_banner "$RL_PID" "$T/rl.out" "$T/rl.err"
+	ax_tool_start RL_PID "$T/rl.out" 90 Tracing ip netns exec ${P}a "$RL" -i ${P}va -F -j
 }
 
 # rocegen's three QPs (requests to 0x11, 0x12, 0x13 from UDP ports
@@ -95,9 +81,8 @@ nothing_left() {
 	start_inj b inj --direction ingress --drop -Q 0x12 --class requests --every 10 -j
 	start_rocelat
 	traffic 300
-	ax_stop "$INJ_PID"
-	[ "$AX_RC" -eq 0 ]
-	ax_stop "$RL_PID"
+	ax_tool_stop INJ_PID
+	ax_tool_stop RL_PID || true
 	cat "$T/inj.out" "$T/req.out" >&2
 	local n
 	n=$(inj_qp 18 drop)
@@ -121,8 +106,8 @@ nothing_left() {
 	start_inj b inj -Q 0x112 --ecn-ce --probability 0.05 --seed 7 -j
 	start_rocelat
 	traffic 300
-	ax_stop "$INJ_PID"
-	ax_stop "$RL_PID"
+	ax_tool_stop INJ_PID || true
+	ax_tool_stop RL_PID || true
 	cat "$T/inj.out" >&2
 	local n
 	n=$(inj_qp 274 ecn_ce)
@@ -144,7 +129,7 @@ seeded_psns() {
 	ax_netns_pair $P $A/24 $B/24
 	start_inj b "ev$2" -Q 0x112 --ecn-ce --probability 0.2 --seed "$1" -e -j
 	traffic 150
-	ax_stop "$INJ_PID"
+	ax_tool_stop INJ_PID || true
 	jq -r 'select(.type=="inject") | "\(.dqpn) \(.psn) \(.faults)"' "$T/ev$2.out" |
 		sort -n -k2 > "$T/psns.$2"
 }
@@ -170,9 +155,9 @@ seeded_psns() {
 @test "roceinject: corrupt the ICRC of one QP's requests, --count 5: five packets altered, then it says it stopped" {
 	start_inj a inj --corrupt-icrc -Q 0x13 --count 5 -j
 	traffic 60
-	ax_until 10 "the count notice" grep -q -- '--count 5 reached' "$T/inj.err"
-	ax_stop "$INJ_PID"
-	[ "$AX_RC" -eq 0 ] || { echo "exit $AX_RC" >&2; cat "$T/inj.out" "$T/inj.err" >&2; false; }
+	ax_until 10 "the count notice" grep -q -- '--count 5 reached' "$T/inj.out.err"
+	ax_tool_stop INJ_PID || true
+	[ "$AX_RC" -eq 0 ] || { echo "exit $AX_RC" >&2; cat "$T/inj.out" "$T/inj.out.err" >&2; false; }
 	cat "$T/inj.out" "$T/req.out" >&2
 	local sent
 	# the QP's packets: its requests and their retransmissions (a slow
@@ -189,8 +174,8 @@ seeded_psns() {
 	start_inj b inj --direction ingress --rewrite-qpn 0x99 -Q 0x12 --count 3 -j
 	start_rocelat
 	traffic 60
-	ax_stop "$INJ_PID"
-	ax_stop "$RL_PID"
+	ax_tool_stop INJ_PID || true
+	ax_tool_stop RL_PID || true
 	ax_stop "$AX_LAST_PID"
 	[ "$(inj_qp 18 qpn)" -eq 3 ]
 	[ "$(rl_flow 18 retransmits)" -eq 3 ]
@@ -203,7 +188,7 @@ seeded_psns() {
 	start_inj b inj --direction ingress --truncate 8 -Q 0x12 --count 3 -j
 	traffic 60
 	ax_stop "$AX_LAST_PID"
-	ax_stop "$INJ_PID"
+	ax_tool_stop INJ_PID || true
 	cat "$T/inj.out" "$T/rsp.out" "$T/req.out" >&2
 	[ "$(inj_qp 18 truncate)" -eq 3 ]
 	[ "$(sed -n 's/^rocegen: role=responder .* ignored=\([0-9]*\).*/\1/p' "$T/rsp.out")" -eq 3 ]
@@ -217,7 +202,7 @@ seeded_psns() {
 	start_inj a inj --duplicate -Q 0x12 --class requests --count 3 -j
 	traffic 60
 	ax_stop "$AX_LAST_PID"
-	ax_stop "$INJ_PID"
+	ax_tool_stop INJ_PID || true
 	cat "$T/inj.out" "$T/rsp.out" "$T/req.out" >&2
 	[ "$(inj_qp 18 duplicate)" -eq 3 ]
 	[ "$(sed -n 's/^rocegen: role=responder .* dups=\([0-9]*\).*/\1/p' "$T/rsp.out")" -eq 3 ]
@@ -241,8 +226,8 @@ seeded_psns() {
 	start_inj a inj --delay 2ms -Q 0x12 -j
 	start_rocelat
 	traffic 300
-	ax_stop "$INJ_PID"
-	ax_stop "$RL_PID"
+	ax_tool_stop INJ_PID || true
+	ax_tool_stop RL_PID || true
 	local base slow
 	base=$(jq -s '[.[] | select(.type=="flow" and .dqpn != 18) | .p50] | add / length' "$T/rl.out")
 	slow=$(rl_flow 18 p50)
@@ -283,14 +268,14 @@ seeded_psns() {
 	start_inj a inj --drop -Q 0x12
 	[[ "$(cat "$T/inj.out")" == *"(tcx egress)"* ||
 	   "$(cat "$T/inj.out")" == *"(tc egress)"* ]]
-	ax_stop "$INJ_PID" KILL
+	ax_tool_stop INJ_PID KILL || true
 	ax_until 10 "no program left" nothing_left a ${P}va
 
 	# kernels before tcx (6.6): a clsact filter; the watchdog removes it
 	AGENTXDP_FORCE_CLSACT=1 start_inj a inj --drop -Q 0x12
 	[[ "$(cat "$T/inj.out")" == *"(tc egress)"* ]]
 	[ -n "$(tc -n ${P}a filter show dev ${P}va egress)" ]
-	ax_stop "$INJ_PID" KILL
+	ax_tool_stop INJ_PID KILL || true
 	ax_until 10 "the watchdog's cleanup" nothing_left a ${P}va
 
 	# a filter whose watchdog died too (kill -9 of both): the next run
@@ -302,8 +287,8 @@ seeded_psns() {
 	wait "$INJ_PID" 2>/dev/null || true
 	[ -n "$(tc -n ${P}a filter show dev ${P}va egress)" ]
 	AGENTXDP_FORCE_CLSACT=1 start_inj a inj2 --drop -Q 0x12
-	grep -q "removed a leftover tc egress filter of a killed roceinject run" "$T/inj2.err"
-	ax_stop "$INJ_PID"
+	grep -q "removed a leftover tc egress filter of a killed roceinject run" "$T/inj2.out.err"
+	ax_tool_stop INJ_PID || true
 	# no filter, no program, and no clsact qdisc: this run found it
 	# holding only the suite's (the leftover), and left it empty
 	ax_until 10 "cleanup" nothing_left a ${P}va
@@ -313,15 +298,15 @@ seeded_psns() {
 @test "roceinject: a selection no packet matches leaves traffic untouched: rocelat's counts equal a run without the injector" {
 	start_rocelat
 	traffic 90
-	ax_stop "$RL_PID"
+	ax_tool_stop RL_PID || true
 	ax_stop "$AX_LAST_PID"
 	cp "$T/rl.out" "$T/rl0.out"
 	cp "$T/req.out" "$T/req0.out"
 	start_inj a inj --drop -Q 0x77 --sport 49153 -j
 	start_rocelat
 	traffic 90
-	ax_stop "$INJ_PID"
-	ax_stop "$RL_PID"
+	ax_tool_stop INJ_PID || true
+	ax_tool_stop RL_PID || true
 	# every request it saw, retransmissions included (a slow host may
 	# retransmit one), none altered
 	[ "$(jq -r 'select(.type=="summary") | .roce' "$T/inj.out")" -eq \
@@ -344,18 +329,14 @@ seeded_psns() {
 	ax_netns_pair ${P}t $A/24 $B/24
 	[ "$(ip -n ${P}b -o link show ${P}vb | cut -d: -f1)" = \
 	  "$(ip -n ${P}tb -o link show ${P}tvb | cut -d: -f1)" ]
-	ax_bg "$INJ" -N ${P}b -i ${P}vb --direction ingress --drop -Q 0x12 --class requests --every 10 -j \
-		> "$T/inj.out" 2> "$T/inj.err"
-	INJ_PID=$AX_LAST_PID
-	ax_until 30 "roceinject's banner" banner_in "$T/inj"
-	grep -q '^Injecting' "$T/inj.err"
+	ax_tool_start --err INJ_PID "$T/inj.out" 30 '^Injecting' \
+		"$INJ" -N ${P}b -i ${P}vb --direction ingress --drop -Q 0x12 --class requests --every 10 -j
 	ax_bg ip netns exec ${P}tb "$GEN" responder -q --timeout 60
 	ax_wait_udp ${P}tb 4791
 	ip netns exec ${P}ta "$GEN" requester -d $B -q -f 3 -n 100 --window 1 \
 		--ack-timeout-us 500000 --timeout 60 > "$T/treq.out"
 	traffic 100
-	ax_stop "$INJ_PID"
-	[ "$AX_RC" -eq 0 ]
+	ax_tool_stop INJ_PID
 	grep -q '^rocegen: role=requester .* retransmits=0 .*completed=100 ' "$T/treq.out"
 	local n
 	n=$(inj_qp 18 drop)

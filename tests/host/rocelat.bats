@@ -62,16 +62,11 @@ stop_responder() {
 	ax_stop "$RESP_PID" INT
 }
 
-# rocelat in namespace a on its veth; waits until it is attached
-start_rocelat() {
-	ax_bg ip netns exec "${P}a" "$RL" -i "${P}va" "$@"
-	RL_PID=$AX_LAST_PID
-}
-
-# the banner is on stdout, or on stderr with -j; give up early if rocelat died
+# rocelat in namespace a on its veth, output in $T/rl.out and
+# $T/rl.out.err, its PID in RL_PID, until it traces (the banner is on
+# stdout, or on stderr with -j); gives up early if rocelat died
 start_rocelat_logged() {
-	start_rocelat "$@" > "$T/rl.out" 2> "$T/rl.err"
-	AX_WAIT_BANNER_S=$WAIT ax_wait_banner "$RL_PID" "$T/rl.out" "$T/rl.err" || return 1
+	ax_tool_start RL_PID "$T/rl.out" "$WAIT" Tracing ip netns exec "${P}a" "$RL" -i "${P}va" "$@" || return 1
 	# our programs, to check they are gone after the run
 	RL_PROGS+=" $(grep -h '^prog_id:' /proc/"$RL_PID"/fdinfo/* 2>/dev/null |
 		awk '{ print $2 }' | sort -u | tr '\n' ' ')"
@@ -99,8 +94,9 @@ check_samples() {
 	fi
 }
 
+# stop_rocelat [SIGNAL]: its exit status in AX_RC, for the test to judge
 stop_rocelat() {
-	ax_stop "$RL_PID" "${1:-INT}"
+	ax_tool_stop RL_PID "${1:-INT}" || true
 }
 
 # no XDP program and no tc filter on the veth, and none of the programs our
@@ -209,13 +205,12 @@ nothing_attached() {
 	start_responder --delay-us 100
 	# two 2 s intervals: the requester's 20 messages must fit in them even
 	# in the emulated guest on a busy machine
-	start_rocelat -j --prom "$T/rocelat.prom" 2 2 > "$T/rl.out" 2> "$T/rl.err"
-	ax_wait_for "$T/rl.err" "Tracing" "$WAIT"
+	ax_tool_start --err RL_PID "$T/rl.out" "$WAIT" Tracing \
+		ip netns exec "${P}a" "$RL" -i "${P}va" -j --prom "$T/rocelat.prom" 2 2
 	run_requester -n 20
 	local i
 	for i in $(seq 70); do kill -0 "$RL_PID" 2>/dev/null || break; sleep 0.1; done
-	ax_stop "$RL_PID" INT
-	[ "$AX_RC" -eq 0 ]
+	ax_tool_stop RL_PID
 	[ "$(jq -r 'select(.type=="hist") | .type' "$T/rl.out" | wc -l)" -eq 2 ]
 	# per-interval deltas add up to the generator's totals
 	[ "$(jq -s '[.[] | select(.type=="counters") | .samples] | add' "$T/rl.out")" -eq "$(gen_kv requester completed "$T/req.out")" ]
@@ -226,8 +221,7 @@ nothing_attached() {
 
 @test "-F with an interval: each report's flow rows count that interval's samples only" {
 	start_responder --delay-us 100
-	start_rocelat -j -F 1 > "$T/rl.out" 2> "$T/rl.err"
-	ax_wait_for "$T/rl.err" "Tracing" "$WAIT"
+	ax_tool_start --err RL_PID "$T/rl.out" "$WAIT" Tracing ip netns exec "${P}a" "$RL" -i "${P}va" -j -F 1
 	# two bursts on the same path (source port 49152, same QP) with idle
 	# reports between them: the second burst's row must not carry the
 	# first's. The second goes on where the first's PSNs ended (from 0
@@ -372,7 +366,7 @@ nothing_attached() {
 	# documented: before tcx a killed run leaves its tc filter
 	tc -n "${P}a" filter show dev "${P}va" egress | grep -q "rocelat_tc"
 	AGENTXDP_FORCE_CLSACT=1 start_rocelat_logged
-	grep -q "removed a leftover tc egress filter" "$T/rl.err"
+	grep -q "removed a leftover tc egress filter" "$T/rl.out.err"
 	[ "$(tc -n "${P}a" filter show dev "${P}va" egress | grep -c "rocelat_tc")" -eq 1 ]
 	stop_rocelat INT
 	nothing_attached
@@ -399,9 +393,9 @@ xdp_id() {
 	# the default: the foreign program stays, rocelat moves to tc ingress
 	start_responder
 	start_rocelat_logged -j
-	[ "$(grep -c . "$T/rl.err")" -eq 2 ]	# the note and the banner
-	grep -q "^rocelat: note: ${P}va already has an XDP program (id $id \"xdp_keep\", generic mode): left in place, timing from tc ingress instead$" "$T/rl.err"
-	grep -Eq "\(tcx? ingress \(XDP taken\), tcx? egress\)" "$T/rl.err"
+	[ "$(grep -c . "$T/rl.out.err")" -eq 2 ]	# the note and the banner
+	grep -q "^rocelat: note: ${P}va already has an XDP program (id $id \"xdp_keep\", generic mode): left in place, timing from tc ingress instead$" "$T/rl.out.err"
+	grep -Eq "\(tcx? ingress \(XDP taken\), tcx? egress\)" "$T/rl.out.err"
 	run_requester -n 50
 	stop_rocelat INT
 	[ "$AX_RC" -eq 0 ]
@@ -588,8 +582,7 @@ flow_timeouts() {
 	[ "$failed" -eq 30 ]
 	ax_until 20 "rocelat's timeouts of 49153" \
 		bash -c "[ \$(jq -s '[.[] | select(.type == \"flow\" and .sport == 49153) | .timeouts] | add // 0' '$T/rl.out') -ge $failed ]"
-	ax_stop "$RL_PID" INT
-	[ "$AX_RC" -eq 0 ]
+	ax_tool_stop RL_PID
 	flow_reports "$T/rl.out" >&2
 	# each of the requester's unanswered messages once
 	[ "$(flow_timeouts 49153 "$T/rl.out")" -eq "$failed" ]
@@ -610,8 +603,7 @@ flow_timeouts() {
 	ax_until 20 "a table with the flow's timeouts" \
 		grep -Eq '^10\.77\.0\.1 +10\.77\.0\.2 +0x12 +49153 +0 +- +- +- +0 +[1-9]' "$T/rl.out"
 	ax_until 20 "a second table" bash -c "[ \$(grep -c -e '^no flows$' -e '^REQUESTER' '$T/rl.out') -ge 2 ]"
-	ax_stop "$RL_PID" INT
-	[ "$AX_RC" -eq 0 ]
+	ax_tool_stop RL_PID
 	grep -Eq '^REQUESTER +RESPONDER +QPN +SPORT +SAMPLES +P50us +P99us +MAXus +RETX +TMO +NAK +RNR +CNP$' "$T/rl.out"
 	# several tables, one counter block (the run's, at exit)
 	[ "$(grep -c '^roce_packets=' "$T/rl.out")" -eq 1 ]
@@ -620,8 +612,7 @@ flow_timeouts() {
 	# -v: one per table
 	start_rocelat_logged -v -F 1
 	ax_until 20 "two tables" bash -c "[ \$(grep -c '^roce_packets=' '$T/rl.out') -ge 2 ]"
-	ax_stop "$RL_PID" INT
-	[ "$AX_RC" -eq 0 ]
+	ax_tool_stop RL_PID
 	[ "$(grep -c '^roce_packets=' "$T/rl.out")" -eq "$(grep -c -e '^no flows$' -e '^REQUESTER' "$T/rl.out")" ]
 }
 
@@ -633,7 +624,7 @@ flow_timeouts() {
 	[ -n "$id" ]
 	mv "$T/rl.out" "$T/rl1.out"
 	start_rocelat_logged -j
-	grep -q "note: ${P}va already has an XDP program (id $id \"rocelat_xdp\", held by rocelat (pid $first), .* mode): left in place" "$T/rl.err"
+	grep -q "note: ${P}va already has an XDP program (id $id \"rocelat_xdp\", held by rocelat (pid $first), .* mode): left in place" "$T/rl.out.err"
 	run_requester -n 50
 	stop_rocelat INT
 	[ "$AX_RC" -eq 0 ]
@@ -653,10 +644,8 @@ flow_timeouts() {
 	start_rocelat_logged -j
 	local id
 	id=$(xdp_id)
-	ax_bg ip netns exec "${P}a" "$AX_BUILD/rocediag" -j -i "${P}va" 1 > "$T/rd.out" 2> "$T/rd.err"
-	RD_PID=$AX_LAST_PID
-	AX_WAIT_BANNER_S=90 ax_wait_banner "$RD_PID" "$T/rd.err"
-	grep -q "note: ${P}va already has an XDP program (id $id \"rocelat_xdp\", held by rocelat" "$T/rd.err"
+	ax_tool_start --err RD_PID "$T/rd.out" 90 Tracing ip netns exec "${P}a" "$AX_BUILD/rocediag" -j -i "${P}va" 1
+	grep -q "note: ${P}va already has an XDP program (id $id \"rocelat_xdp\", held by rocelat" "$T/rd.out.err"
 	run_requester -n 2000 --interval-us 500
 	# the traffic is over: two more reports (the one under way, and the
 	# next) hold all of the QP's samples
@@ -664,8 +653,7 @@ flow_timeouts() {
 	n=$(jq -s '[.[] | select(.type == "summary")] | length' "$T/rd.out")
 	ax_until 20 "rocediag's next reports" bash -c \
 		"[ \$(jq -s '[.[] | select(.type == \"summary\")] | length' '$T/rd.out') -ge $((n + 2)) ]"
-	ax_stop "$RD_PID" INT
-	[ "$AX_RC" -eq 0 ]
+	ax_tool_stop RD_PID
 	stop_rocelat INT
 	[ "$AX_RC" -eq 0 ]
 	check_samples "$T/rl.out"
@@ -682,15 +670,13 @@ tc_prefs() {
 		sed -n 's/.* pref \([0-9]*\) bpf .*handle.*/\1/p' | sort -u | tr '\n' ' '
 }
 
-# a suite tool in namespace a on ${P}va, forced onto clsact (kernels before
-# 6.6 have nothing else), until its banner; its pid in SH_PID
+# start_shared VAR OUT READY CMD...: a suite tool in namespace a on
+# ${P}va, forced onto clsact (kernels before 6.6 have nothing else), until
+# its banner; its pid in VAR, its output in $T/OUT.out and $T/OUT.out.err
 start_shared() {
-	local out=$1 re=$2
-	shift 2
-	AGENTXDP_FORCE_CLSACT=1 ax_bg ip netns exec "${P}a" "$@" > "$T/$out.out" 2> "$T/$out.err"
-	SH_PID=$AX_LAST_PID
-	ax_until "$WAIT" "$out's banner" bash -c "grep -q '$re' '$T/$out.out' '$T/$out.err' || ! kill -0 $SH_PID"
-	grep -q "$re" "$T/$out.out" "$T/$out.err" || { cat "$T/$out.err" >&2; false; }
+	local var=$1 out=$2 re=$3
+	shift 3
+	AGENTXDP_FORCE_CLSACT=1 ax_tool_start "$var" "$T/$out.out" "$WAIT" "$re" ip netns exec "${P}a" "$@"
 }
 
 # without tcx the suite's tc tools each have a clsact priority of their
@@ -701,21 +687,17 @@ start_shared() {
 	[ -x "$AX_BUILD/rocediag" ] && [ -x "$AX_BUILD/roceinject" ] || skip "rocediag or roceinject not built"
 	start_responder
 	AGENTXDP_FORCE_CLSACT=1 start_rocelat_logged -j
-	grep -q "tc egress" "$T/rl.err"
-	start_shared rd '^Tracing' "$AX_BUILD/rocediag" -j -i "${P}va" 1
-	local rd=$SH_PID
+	grep -q "tc egress" "$T/rl.out.err"
+	start_shared RD_SH rd '^Tracing' "$AX_BUILD/rocediag" -j -i "${P}va" 1
 	# roceinject on a QP no packet has: it alters nothing
-	start_shared inj '^Injecting' "$AX_BUILD/roceinject" -i "${P}va" --drop -Q 0x777
-	local inj=$SH_PID
+	start_shared INJ_SH inj '^Injecting' "$AX_BUILD/roceinject" -i "${P}va" --drop -Q 0x777
 	[ "$(tc_prefs egress)" = "197 199 200 " ]
 	[ "$(tc_prefs ingress)" = "200 " ]
 	run_requester -n 50
 	mv "$T/req.out" "$T/req1.out"
-	ax_stop "$inj" INT
-	[ "$AX_RC" -eq 0 ]
+	ax_tool_stop INJ_SH
 	[ "$(tc_prefs egress)" = "199 200 " ]
-	ax_stop "$rd" INT
-	[ "$AX_RC" -eq 0 ]
+	ax_tool_stop RD_SH
 	[ "$(tc_prefs egress)" = "199 " ]
 	[ -z "$(tc_prefs ingress)" ]
 	# rocelat still times: every answer of both runs
@@ -740,13 +722,13 @@ start_shared() {
 @test "without tcx: a killed rocediag's leftover filter goes at its next run; rocelat's stays; the first to leave takes only its own" {
 	[ -x "$AX_BUILD/rocediag" ] || skip "rocediag not built"
 	AGENTXDP_FORCE_CLSACT=1 start_rocelat_logged -j
-	start_shared rd '^Tracing' "$AX_BUILD/rocediag" -j -i "${P}va" 1
-	ax_stop "$SH_PID" KILL
+	start_shared SH_PID rd '^Tracing' "$AX_BUILD/rocediag" -j -i "${P}va" 1
+	ax_tool_stop SH_PID KILL || true
 	# documented: before tcx a killed run leaves its tc filter
 	[ "$(tc_prefs egress)" = "199 200 " ]
-	start_shared rd2 '^Tracing' "$AX_BUILD/rocediag" -j -i "${P}va" 1
-	grep -q "removed a leftover tc egress filter of a killed rocediag run" "$T/rd2.err"
-	! grep -q "rocelat run" "$T/rd2.err"
+	start_shared SH_PID rd2 '^Tracing' "$AX_BUILD/rocediag" -j -i "${P}va" 1
+	grep -q "removed a leftover tc egress filter of a killed rocediag run" "$T/rd2.out.err"
+	! grep -q "rocelat run" "$T/rd2.out.err"
 	# one of each: rocelat's untouched, rocediag's the new run's
 	[ "$(tc -n "${P}a" filter show dev "${P}va" egress | grep -c 'handle 0x52ce')" -eq 1 ]
 	[ "$(tc -n "${P}a" filter show dev "${P}va" egress | grep -c 'handle 0xd1a6')" -eq 1 ]
@@ -757,8 +739,7 @@ start_shared() {
 	[ "$(tc_prefs egress)" = "200 " ]
 	[ "$(tc_prefs ingress)" = "200 " ]
 	# the last to leave takes the qdisc, which held only the suite's
-	ax_stop "$SH_PID" INT
-	[ "$AX_RC" -eq 0 ]
+	ax_tool_stop SH_PID
 	nothing_attached
 	[ -z "$(tc -n "${P}a" filter show dev "${P}va" ingress)" ]
 	! tc -n "${P}a" qdisc show dev "${P}va" | grep -q clsact
@@ -774,9 +755,7 @@ start_shared() {
 	start_responder
 	ax_bg ip netns exec "${P}tb" "$GEN" responder --timeout 60 > "$T/tresp.out" 2>&1
 	ax_wait_udp "${P}tb" 4791
-	ax_bg "$RL" -N "${P}a" -i "${P}va" -j > "$T/rl.out" 2> "$T/rl.err"
-	RL_PID=$AX_LAST_PID
-	AX_WAIT_BANNER_S=$WAIT ax_wait_banner "$RL_PID" "$T/rl.out" "$T/rl.err"
+	ax_tool_start RL_PID "$T/rl.out" "$WAIT" Tracing "$RL" -N "${P}a" -i "${P}va" -j
 	ip netns exec "${P}ta" "$GEN" requester -d "$B" -q --ack-timeout-us 500000 -n 35 > "$T/treq.out"
 	run_requester -n 20
 	stop_rocelat INT

@@ -290,20 +290,12 @@ gen_kv() {
 	sed -n "s/^rocegen: role=$1 .*[ ]$2=\([^ ]*\).*/\1/p" "$3" | head -1
 }
 
-# rocelat in namespace a, logged to T/NAME.out/.err, until it is attached
+# rocelat in namespace a, logged to T/NAME.out/.out.err, until it is
+# attached (-j: the banner on stderr); its PID in RL_PID_NAME
 start_rocelat() {
-	local name=$1 i
+	local name=$1
 	shift
-	ax_bg ip netns exec "${P}a" "$RL" "$@" > "$T/$name.out" 2> "$T/$name.err"
-	eval "RL_PID_$name=$AX_LAST_PID"
-	for ((i = 0; i < WAIT * 10; i++)); do
-		grep -q Tracing "$T/$name.err" 2>/dev/null && return 0
-		kill -0 "$AX_LAST_PID" 2>/dev/null || break
-		sleep 0.1
-	done
-	echo "rocelat $* did not start:" >&2
-	cat "$T/$name.err" >&2
-	return 1
+	ax_tool_start --err "RL_PID_$name" "$T/$name.out" "$WAIT" Tracing ip netns exec "${P}a" "$RL" "$@"
 }
 
 # samples equal the generator's completed messages less those whose
@@ -352,10 +344,8 @@ check_gen() {
 	start_rocelat over -i vx42 --skb-mode -j -F
 	ip netns exec "${P}a" "$GEN" requester -d "$ob" -q -n 200 -f 2 --ack-timeout-us 500000 > "$T/req.out"
 	cat "$T/req.out" >&2
-	ax_stop "$RL_PID_under" INT
-	[ "$AX_RC" -eq 0 ]
-	ax_stop "$RL_PID_over" INT
-	[ "$AX_RC" -eq 0 ]
+	ax_tool_stop RL_PID_under
+	ax_tool_stop RL_PID_over
 	ax_stop "$resp" INT
 	[ "$(gen_kv requester status "$T/req.out")" = ok ]
 

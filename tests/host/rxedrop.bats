@@ -12,7 +12,7 @@ setup() {
 	ip -n axda addr add fd00:201::1/64 dev axdva nodad
 	ip -n axdb addr add fd00:201::2/64 dev axdvb nodad
 	OUT=$BATS_TEST_TMPDIR/out
-	ERR=$BATS_TEST_TMPDIR/err
+	ERR=$OUT.err
 }
 
 teardown() {
@@ -20,19 +20,16 @@ teardown() {
 }
 
 # start rxedrop with ARGS, wait until it traces (the banner is on stderr
-# with -j, on stdout otherwise)
+# with -j, on stdout otherwise); its PID in RX_PID
 start_rxedrop() {
-	local banner=$OUT
-	[[ " $* " == *" -j "* || " $* " == *" -e -j "* ]] && banner=$ERR
-	ax_bg "$RXEDROP" "$@" >"$OUT" 2>"$ERR"
-	RX_PID=$AX_LAST_PID
-	ax_wait_for "$banner" "Tracing" 90
+	local banner=--out
+	[[ " $* " == *" -j "* ]] && banner=--err
+	ax_tool_start "$banner" RX_PID "$OUT" 90 Tracing "$RXEDROP" "$@"
 }
 
 stop_rxedrop() {
 	sleep 0.5
-	ax_stop "$RX_PID" INT
-	[ "$AX_RC" -eq 0 ] || { cat "$ERR"; return 1; }
+	ax_tool_stop RX_PID
 }
 
 # every record's time in the one form of every tool: EPOCH_S.US
@@ -179,9 +176,7 @@ udp_csum_errors() {
 	# no count: a slow guest may need more than a few intervals for the
 	# sends and the nft commands; the run ends on SIGINT, which prints the
 	# last interval's table too (interval+count is tested with nfdrop/rocelat)
-	ax_bg "$RXEDROP" 1 >"$OUT" 2>"$ERR"
-	RX_PID=$AX_LAST_PID
-	ax_wait_for "$OUT" "Tracing" 90
+	start_rxedrop 1
 	ax_send_roce axda 10.201.0.2 12
 	ip netns exec axdb nft add table ip t
 	ip netns exec axdb nft add chain ip t c '{ type filter hook input priority 0; }'
@@ -192,8 +187,7 @@ udp_csum_errors() {
 	local n
 	n=$(grep -c '^LOCATION' "$OUT")
 	for _ in $(seq 50); do [ "$(grep -c '^LOCATION' "$OUT")" -gt "$n" ] && break; sleep 0.1; done
-	ax_stop "$RX_PID" INT
-	[ "$AX_RC" -eq 0 ]
+	ax_tool_stop RX_PID
 	[ "$(grep -c '^LOCATION' "$OUT")" -ge 2 ]
 	# the per-interval tables add up to what was sent, each drop once
 	[ "$(awk '/NO_SOCKET/ {s += $3} END {print s+0}' "$OUT")" -eq 12 ]
@@ -214,9 +208,7 @@ twin_pair() {
 
 # drops into both receivers, then rxedrop's counts; $1: how rxedrop runs
 ns_scoped_count() {
-	ax_bg "$@" -j >"$OUT" 2>"$ERR"
-	RX_PID=$AX_LAST_PID
-	ax_wait_for "$ERR" "Tracing" 90
+	ax_tool_start --err RX_PID "$OUT" 90 Tracing "$@" -j
 	ax_send_roce axda 10.201.0.2 30
 	ax_send_roce axdna 10.201.0.2 50
 	stop_rxedrop
@@ -231,9 +223,7 @@ ns_scoped_count() {
 	[ "$(ns_scoped_count "$RXEDROP" -N axdb -i axdvb)" -eq 30 ]
 	[ "$(ns_scoped_count "$RXEDROP" -N axdnb)" -eq 50 ]
 	# events name only the device asked for
-	ax_bg "$RXEDROP" -e -j -N axdnb -i axdnvb >"$OUT" 2>"$ERR"
-	RX_PID=$AX_LAST_PID
-	ax_wait_for "$ERR" "Tracing" 90
+	start_rxedrop -e -j -N axdnb -i axdnvb
 	ax_send_roce axda 10.201.0.2 30
 	ax_send_roce axdna 10.201.0.2 50
 	stop_rxedrop
@@ -338,10 +328,8 @@ ns_scoped_count() {
 		[ "${lines[-1]}" = "rxedrop: load BPF programs: libbpf must read the kernel modules' BTF here (this kernel's own lacks a kfunc the program can use), which needs CAP_SYS_ADMIN: run as root, or grant CAP_SYS_ADMIN" ]
 		caps=$caps,+sys_admin
 	fi
-	ax_bg setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=$caps \
-		--ambient-caps=$caps "$RXEDROP" -j >"$OUT" 2>"$ERR"
-	RX_PID=$AX_LAST_PID
-	ax_wait_for "$ERR" "Tracing" 90
+	ax_tool_start --err RX_PID "$OUT" 90 Tracing setpriv --reuid=65534 --regid=65534 \
+		--clear-groups --inh-caps=$caps --ambient-caps=$caps "$RXEDROP" -j
 	[ "$(ps -o uid= -p "$RX_PID" | tr -d ' ')" = 65534 ]
 	ax_send_roce axda 10.201.0.2 100
 	stop_rxedrop
@@ -351,7 +339,7 @@ ns_scoped_count() {
 @test "nothing stays attached after rxedrop is killed with SIGKILL" {
 	before=$(bpftool link show | grep -c kfree_skb || true)
 	start_rxedrop
-	ax_stop "$RX_PID" KILL
+	ax_tool_stop RX_PID KILL || true
 	sleep 0.3
 	after=$(bpftool link show | grep -c kfree_skb || true)
 	[ "$after" -eq "$before" ]
@@ -378,8 +366,7 @@ axd_counter() {
 	start_rxedrop -e -j -N axdb -i axdvb -w "$PCAP"
 	ax_send_roce axda 10.201.0.2 30
 	ax_until 20 "30 drop events" bash -c "[ \$(grep -c '\"type\":\"drop\"' $OUT) -ge 30 ]"
-	ax_stop "$RX_PID" INT
-	[ "$AX_RC" -eq 0 ]
+	ax_tool_stop RX_PID
 	# the rule's own counter is the ground truth
 	[ "$(axd_counter)" -eq 30 ]
 	[ "$(pcap_count "$PCAP")" -eq 30 ]
@@ -408,8 +395,7 @@ axd_counter() {
 	start_rxedrop -N axdb -i axdvb -w "$PCAP" --snaplen 60
 	ax_send_roce axda 10.201.0.2 12
 	ax_until 20 "12 packets in $PCAP" bash -c "[ \$(tshark -r $PCAP 2>/dev/null | wc -l) -ge 12 ]"
-	ax_stop "$RX_PID" TERM
-	[ "$AX_RC" -eq 0 ]
+	ax_tool_stop RX_PID TERM
 	grep -Eq '^__udp4_lib_rcv\+0x[0-9a-f]+ +NO_SOCKET +12$' "$OUT"
 	[ "$(pcap_count "$PCAP")" -eq 12 ]
 	[ "$(pcap_fields "$PCAP" frame.len frame.cap_len frame.comment | sort -u |

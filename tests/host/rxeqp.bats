@@ -95,12 +95,10 @@ need_no_rxe() {
 	# in the guest the module is there to load (the suites before may have)
 	[ -e /sys/kernel/btf/rdma_rxe ] || [ -z "${AGENTXDP_VM:-}" ] || modprobe -q rdma_rxe || true
 	[ -e /sys/kernel/btf/rdma_rxe ] || skip "rdma_rxe not loaded here (this machine's kernel has none)"
-	ax_bg "$RXEQP" --noclear 1 >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err"
-	local pid=$AX_LAST_PID
-	ax_wait_for "$BATS_TEST_TMPDIR/out" "^QP  *STATE" 90
-	ax_stop "$pid" INT
-	cat "$BATS_TEST_TMPDIR/out" "$BATS_TEST_TMPDIR/err"
+	ax_tool_start --out QP_PID "$BATS_TEST_TMPDIR/out" 90 "^QP +STATE" "$RXEQP" --noclear 1
+	ax_tool_stop QP_PID || true
+	cat "$BATS_TEST_TMPDIR/out" "$BATS_TEST_TMPDIR/out.err"
 	[ "$AX_RC" -eq 0 ]
 	grep -q "^Tracing rdma_rxe queue pairs (9 hooks via fentry)" "$BATS_TEST_TMPDIR/out"
-	[ ! -s "$BATS_TEST_TMPDIR/err" ]
+	[ ! -s "$BATS_TEST_TMPDIR/out.err" ]
 }

@@ -68,13 +68,10 @@ teardown() {
 	local N=20
 	[ -z "${AGENTXDP_VM:-}" ] || N=5
 	ax_netns_pair axps 10.214.0.1/24 10.214.0.2/24
-	ax_bg "$S_OUT/rxedrop" -j > "$BATS_TEST_TMPDIR/out" 2> "$BATS_TEST_TMPDIR/err"
-	local pid=$AX_LAST_PID
 	local wait=${AGENTXDP_VM:+90}
-	ax_wait_for "$BATS_TEST_TMPDIR/err" Tracing "${wait:-20}"
+	ax_tool_start --err RX_PID "$BATS_TEST_TMPDIR/out" "${wait:-20}" Tracing "$S_OUT/rxedrop" -j
 	ax_send_roce axpsa 10.214.0.2 $N
 	sleep 0.5
-	ax_stop "$pid" INT
-	[ "$AX_RC" -eq 0 ]
+	ax_tool_stop RX_PID
 	[ "$(jq -s '[.[] | select(.reason == "NO_SOCKET" and (.location | startswith("__udp4_lib_rcv"))) | .count] | add // 0' "$BATS_TEST_TMPDIR/out")" -eq $N ]
 }

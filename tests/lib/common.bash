@@ -9,6 +9,8 @@ export AX_ROOT AX_BUILD
 # PIDs we started; ax_cleanup ends them (only them)
 AX_PIDS=()
 AX_NETNS=()
+# perftest processes of ax_perf_start
+AX_PERF_PIDS=()
 
 # ax_netns_pair PREFIX ADDR_A ADDR_B: namespaces ${PREFIX}a/${PREFIX}b with a
 # veth pair ${PREFIX}va / ${PREFIX}vb (addresses given with prefix length;
@@ -123,6 +125,143 @@ ax_wait_banner() {
 	return 1
 }
 
+# Tools under test. Start one with
+#   ax_tool_start [--out|--err] VAR OUT TIMEOUT_S READY CMD...
+# CMD runs in the background (through ax_bg) with stdout in OUT and stderr
+# in OUT.err; its PID goes into the variable VAR (a global: teardown may
+# stop it). The call returns once a line of OUT or OUT.err (--out: only
+# OUT, --err: only OUT.err) matches the extended regular expression READY
+# (the tool's ready line: "Tracing", "Attached", ...), as ax_tool_wait.
+# With READY empty it returns at once: start several tools, then
+# ax_tool_wait for each (they load side by side).
+#   ax_tool_wait [--out|--err] VAR TIMEOUT_S READY
+# until that line; fails, with both files on stderr, when the tool ended
+# before it or after TIMEOUT_S seconds of wall time ($SECONDS). Bash
+# builtins only in the loop (a process start costs 0.1-0.4 s under
+# emulation).
+#   ax_tool_stop VAR [SIGNAL]
+# sends SIGNAL (INT) to the PID in VAR, waits for it at most 10 s (then
+# SIGKILL), empties VAR, sets AX_RC to the tool's exit status and returns
+# it: non-zero fails the test (`ax_tool_stop X KILL || true` where that is
+# expected), with the tool's stderr shown. OUT and OUT.err stay for the
+# test to read. Nothing to do (status 0) when VAR is empty, so a teardown
+# may stop what a failed test left running; ax_cleanup SIGKILLs it anyway.
+declare -gA AX_TOOL_OUT=()
+ax_tool_start() {
+	local sel=()
+	case $1 in --out|--err) sel=("$1"); shift ;; esac
+	local var=$1 out=$2 t=$3 ready=$4
+	shift 4
+	ax_bg "$@" >"$out" 2>"$out.err"
+	printf -v "$var" '%s' "$AX_LAST_PID"
+	AX_TOOL_OUT[$var]=$out
+	[ -z "$ready" ] || ax_tool_wait "${sel[@]}" "$var" "$t" "$ready"
+}
+
+ax_tool_wait() {
+	local files=both
+	case $1 in
+	--out) files=out; shift ;;
+	--err) files=err; shift ;;
+	esac
+	local var=$1 t=$2 ready=$3 end pid out f l gone=0
+	pid=${!var}
+	out=${AX_TOOL_OUT[$var]}
+	local watch=("$out" "$out.err")
+	[ "$files" != out ] || watch=("$out")
+	[ "$files" != err ] || watch=("$out.err")
+	end=$((SECONDS + t))
+	while :; do
+		for f in "${watch[@]}"; do
+			while IFS= read -r l || [ -n "$l" ]; do
+				[[ $l =~ $ready ]] && return 0
+			done 2>/dev/null <"$f"
+		done
+		# once ended, its files are read once more: it may have printed
+		# the line just before it ended
+		[ "$gone" = 0 ] || break
+		kill -0 "$pid" 2>/dev/null || { gone=1; continue; }
+		[ "$SECONDS" -le "$end" ] || break
+		sleep 0.1
+	done
+	if [ "$gone" = 1 ]; then
+		echo "$var (PID $pid) ended before '$ready'; its stdout and stderr:" >&2
+	else
+		echo "timeout (${t} s) waiting for '$ready' from $var (PID $pid); its stdout and stderr:" >&2
+	fi
+	cat "$out" "$out.err" >&2 || true
+	return 1
+}
+
+ax_tool_stop() {
+	local var=$1 sig=${2:-INT} pid
+	pid=${!var:-}
+	AX_RC=0
+	[ -n "$pid" ] || return 0
+	ax_stop "$pid" "$sig"
+	printf -v "$var" '%s' ""
+	if [ "$AX_RC" -ne 0 ]; then
+		echo "$var (PID $pid) exited with $AX_RC after SIG$sig; its stderr:" >&2
+		cat "${AX_TOOL_OUT[$var]:-/dev/null}.err" >&2 2>/dev/null || true
+	fi
+	return "$AX_RC"
+}
+
+# ax_perf_start OUT LIMIT_S[/CLIENT_LIMIT_S] PORT TOOL ARGS...: a perftest pair on the
+# Soft-RoCE test bed (scripts/testbed.sh): the server `TOOL -d rxe-b -x 1
+# -p PORT ARGS...`, then, once it listens on TCP PORT (a client that
+# connects earlier fails), the client `TOOL -d rxe-a -x 1 -p PORT ARGS...
+# 10.10.0.2` (AX_PERF_SERVER, AX_PERF_CLIENT, AX_PERF_ADDR change them).
+# GID 1 (RoCE v2, IPv4), no -R (rdma_cm would loop back inside one device).
+# Each runs under `timeout -k 3 LIMIT_S` (the client under CLIENT_LIMIT_S
+# when given; perftest's retry_cnt 7 means "forever" on rxe) and `stdbuf -oL` (its output survives a kill), stdin
+# /dev/null, stdout and stderr in OUT.srv and OUT.cli; PERF_SRV_CPU and
+# PERF_CLI_CPU, when set, pin each to that CPU. Their PIDs in AX_PERF_SRV
+# and AX_PERF_CLI, and added to AX_PERF_PIDS (ax_perf_stop) and AX_PIDS.
+# Fails, with the server's output, when PORT is taken already or the
+# server ends or does not listen within AX_PERF_WAIT_S (60) seconds. The
+# caller waits for the client: its exit, or a line of OUT.cli.
+ax_perf_start() {
+	local out=$1 slimit=${2%/*} climit=${2#*/} port=$3 tool=$4 end
+	shift 4
+	if ax_tcp_listening "$port"; then
+		echo "TCP port $port is taken" >&2
+		return 1
+	fi
+	local pin_srv=() pin_cli=()
+	[ -z "${PERF_SRV_CPU:-}" ] || pin_srv=(taskset -c "$PERF_SRV_CPU")
+	[ -z "${PERF_CLI_CPU:-}" ] || pin_cli=(taskset -c "$PERF_CLI_CPU")
+	timeout -k 3 "$slimit" "${pin_srv[@]}" stdbuf -oL "$tool" -d "${AX_PERF_SERVER:-rxe-b}" \
+		-x 1 -p "$port" "$@" </dev/null >"$out.srv" 2>&1 &
+	AX_PERF_SRV=$!
+	AX_PIDS+=("$AX_PERF_SRV")
+	AX_PERF_PIDS+=("$AX_PERF_SRV")
+	end=$((SECONDS + ${AX_PERF_WAIT_S:-60}))
+	until ax_tcp_listening "$port"; do
+		if ! kill -0 "$AX_PERF_SRV" 2>/dev/null || [ "$SECONDS" -gt "$end" ]; then
+			echo "$tool server did not listen on TCP port $port:" >&2
+			cat "$out.srv" >&2
+			return 1
+		fi
+		sleep 0.2
+	done
+	timeout -k 3 "$climit" "${pin_cli[@]}" stdbuf -oL "$tool" -d "${AX_PERF_CLIENT:-rxe-a}" \
+		-x 1 -p "$port" "$@" "${AX_PERF_ADDR:-10.10.0.2}" </dev/null >"$out.cli" 2>&1 &
+	AX_PERF_CLI=$!
+	AX_PIDS+=("$AX_PERF_CLI")
+	AX_PERF_PIDS+=("$AX_PERF_CLI")
+}
+
+# ax_perf_stop: every perftest ax_perf_start started ended, gently (SIGTERM:
+# timeout passes it on to perftest, and SIGKILLs it 3 s later)
+ax_perf_stop() {
+	local pid
+	for pid in "${AX_PERF_PIDS[@]}"; do
+		ax_stop "$pid" TERM
+	done
+	AX_PERF_PIDS=()
+}
+
 ax_cleanup() {
 	local pid ns
 	for pid in "${AX_PIDS[@]}"; do
@@ -130,6 +269,7 @@ ax_cleanup() {
 		wait "$pid" 2>/dev/null || true
 	done
 	AX_PIDS=()
+	AX_PERF_PIDS=()
 	for ns in "${AX_NETNS[@]}"; do
 		ip netns del "$ns" 2>/dev/null || true
 	done

@@ -184,31 +184,20 @@ mirror_drained() {
 }
 
 # mirror_start NAME NS IFACE ARGS...: rocelat IFACE ARGS... in NS, output
-# in $T/NAME.out and .err; mirror_wait waits until it traces
+# in $T/NAME.out and .out.err, its PID in MIRROR_PID[NAME]; mirror_wait
+# waits until it traces (they load side by side)
 mirror_start() {
 	local name=$1 ns=$2 ifc=$3
 	shift 3
-	ax_bg ip netns exec "$ns" "$RL" -i "$ifc" "$@" > "$T/$name.out" 2> "$T/$name.err"
-	MIRROR_PID[$name]=$AX_LAST_PID
+	ax_tool_start "MIRROR_PID[$name]" "$T/$name.out" 0 "" ip netns exec "$ns" "$RL" -i "$ifc" "$@"
 }
 
-# mirror_wait NAME...: until each of them prints its banner (bash builtins:
-# under emulation a process start in a polling loop costs 0.1-0.4 s)
+# mirror_wait NAME...: until each of them prints its banner (on stderr),
+# all within WAIT (60) seconds
 mirror_wait() {
-	local name end l
-	end=$((SECONDS + ${WAIT:-60}))
+	local name end=$((SECONDS + ${WAIT:-60}))
 	for name in "$@"; do
-		while :; do
-			while IFS= read -r l; do
-				[[ $l == Tracing* ]] && continue 3
-			done 2>/dev/null < "$T/$name.err"
-			if ! kill -0 "${MIRROR_PID[$name]}" 2>/dev/null || [ "$SECONDS" -gt "$end" ]; then
-				echo "rocelat $name did not start:" >&2
-				cat "$T/$name.err" "$T/$name.out" >&2
-				return 1
-			fi
-			sleep 0.2
-		done
+		ax_tool_wait --err "MIRROR_PID[$name]" $((end > SECONDS ? end - SECONDS : 0)) '^Tracing' || return 1
 	done
 }
 
@@ -217,13 +206,8 @@ mirror_stop() {
 	local name bad=0
 	for name in "$@"; do
 		[ -n "${MIRROR_PID[$name]:-}" ] || continue
-		ax_stop "${MIRROR_PID[$name]}" INT
+		ax_tool_stop "MIRROR_PID[$name]" || bad=1
 		unset "MIRROR_PID[$name]"
-		if [ "$AX_RC" -ne 0 ]; then
-			echo "rocelat $name exited with $AX_RC:" >&2
-			cat "$T/$name.err" >&2
-			bad=1
-		fi
 	done
 	return $bad
 }
@@ -234,7 +218,7 @@ mirror_stop() {
 mirror_cleanup() {
 	local name i
 	for name in "${!MIRROR_PID[@]}"; do
-		ax_stop "${MIRROR_PID[$name]}" INT
+		ax_tool_stop "MIRROR_PID[$name]" || true
 	done
 	MIRROR_PID=()
 	for ((i = ${#MIRROR_UNDO[@]} - 1; i >= 0; i--)); do

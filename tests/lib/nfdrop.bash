@@ -12,7 +12,7 @@ nfdrop_setup() {
 	[ -x "$NFDROP" ] || skip "build/nfdrop not built (make)"
 	P=$1$(($$ % 100000))t$BATS_TEST_NUMBER
 	OUT=$BATS_TEST_TMPDIR/out
-	ERR=$BATS_TEST_TMPDIR/err
+	ERR=$OUT.err
 }
 
 # setup_file() of a suite: the guest loads netfilter modules on use (then
@@ -155,19 +155,16 @@ named_counter() {
 		sed -n 's/.*packets \([0-9]*\) bytes.*/\1/p'
 }
 
-# start nfdrop with ARGS (JSON lines), wait until it traces; its banner
-# (which says fexit or kfree_skb) is kept in $BANNER
+# start nfdrop with ARGS (JSON lines), wait until it traces; its PID in
+# NF_PID, its banner (which says fexit or kfree_skb) kept in $BANNER
 start_nfdrop() {
-	ax_bg "$NFDROP" -j "$@" >"$OUT" 2>"$ERR"
-	NF_PID=$AX_LAST_PID
-	ax_wait_for "$ERR" "Tracing" 90
+	ax_tool_start --err NF_PID "$OUT" 90 Tracing "$NFDROP" -j "$@"
 	BANNER=$(grep Tracing "$ERR")
 }
 
 stop_nfdrop() {
 	sleep 0.5
-	ax_stop "$NF_PID" INT
-	[ "$AX_RC" -eq 0 ] || { cat "$ERR"; return 1; }
+	ax_tool_stop NF_PID
 }
 
 fexit_path() {

@@ -32,7 +32,6 @@ rl_setup() {
 	RL_PID=
 	# shellcheck disable=SC2034 # start_rocelat sets it
 	RL_PROGS=
-	PERF_PIDS=()
 	T=$BATS_TEST_TMPDIR
 }
 
@@ -48,20 +47,13 @@ measured() { echo "# measured: $*" >&3; }
 start_rocelat() {
 	local out=$1
 	shift
-	ax_bg "$RL" -i veth-a "$@" >"$out" 2>"$out.err"
-	RL_PID=$AX_LAST_PID
-	AX_WAIT_BANNER_S=$WAIT ax_wait_banner "$RL_PID" "$out.err" "$out" || return 1
+	ax_tool_start RL_PID "$out" "$WAIT" Tracing "$RL" -i veth-a "$@" || return 1
 	RL_PROGS=$(grep -h '^prog_id:' /proc/"$RL_PID"/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -u)
 }
 
 # stop_rocelat: SIGINT, exit 0, and nothing of it left on veth-a
 stop_rocelat() {
-	ax_stop "$RL_PID" INT
-	RL_PID=
-	[ "$AX_RC" -eq 0 ] || {
-		echo "rocelat exited with $AX_RC" >&2
-		return 1
-	}
+	ax_tool_stop RL_PID || return 1
 	[ -n "$RL_PROGS" ]
 	if ip link show dev veth-a | grep -q xdp; then
 		echo "XDP left on veth-a" >&2
@@ -77,34 +69,14 @@ stop_rocelat() {
 }
 
 # perf_run NAME TOOL ARGS...: perftest's server on rxe-b, its client on
-# rxe-a, GID 1 (RoCE v2, IPv4), without -R (rdma_cm would loop back inside
-# one device). retry_cnt 7 means "forever" on rxe: both are bounded in time.
+# rxe-a (ax_perf_start: GID 1, no -R, bounded in time), until both ended.
 # Output in $T/NAME.cli and $T/NAME.srv; status: the client's. PERF_CLI_CPU
 # and PERF_SRV_CPU, when set, pin the client and the server to that CPU.
 perf_run() {
-	local name=$1 tool=$2
+	local name=$1 tool=$2 rc=0 end
 	shift 2
-	if ax_tcp_listening "$PORT"; then
-		echo "TCP port $PORT is taken" >&2
-		return 1
-	fi
-	local pin_srv=() pin_cli=()
-	[ -z "${PERF_SRV_CPU:-}" ] || pin_srv=(taskset -c "$PERF_SRV_CPU")
-	[ -z "${PERF_CLI_CPU:-}" ] || pin_cli=(taskset -c "$PERF_CLI_CPU")
-	timeout -k 3 150 "${pin_srv[@]}" stdbuf -oL "$tool" -d rxe-b -x 1 -p "$PORT" "$@" </dev/null >"$T/$name.srv" 2>&1 &
-	local spid=$! end=$((SECONDS + WAIT)) rc=0
-	AX_PIDS+=("$spid")
-	PERF_PIDS+=("$spid")
-	until ax_tcp_listening "$PORT"; do
-		if ! kill -0 "$spid" 2>/dev/null || [ "$SECONDS" -gt "$end" ]; then
-			echo "perftest server did not listen:" >&2
-			cat "$T/$name.srv" >&2
-			return 1
-		fi
-		sleep 0.2
-	done
-	timeout -k 3 120 "${pin_cli[@]}" stdbuf -oL "$tool" -d rxe-a -x 1 -p "$PORT" "$@" "$B" </dev/null >"$T/$name.cli" 2>&1 &
-	local cpid=$!
+	AX_PERF_WAIT_S=$WAIT ax_perf_start "$T/$name" 150/120 "$PORT" "$tool" "$@" || return 1
+	local spid=$AX_PERF_SRV cpid=$AX_PERF_CLI
 	if [ -n "${PERF_STALL_S:-}" ]; then
 		perf_watch "$cpid" || rc=$?
 	fi
@@ -191,10 +163,7 @@ delta() {
 # perf_stop: every perftest of the test ended (timeout passes TERM on to
 # perftest, and KILLs it 3 s later), then the test's other processes
 perf_stop() {
-	local pid
-	for pid in "${PERF_PIDS[@]}"; do
-		ax_stop "$pid" TERM
-	done
+	ax_perf_stop
 	ax_cleanup
 }
 

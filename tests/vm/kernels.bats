@@ -43,13 +43,13 @@ setup() {
 	rl_setup
 	P=axk$BATS_TEST_NUMBER
 	OUT=$T/out
-	ERR=$T/err
+	ERR=$OUT.err
 	modprobe -q nf_tables 2>/dev/null || true
 }
 
 teardown() {
 	ax_file_ran || return 0
-	[ -z "$RL_PID" ] || ax_stop "$RL_PID" INT
+	ax_tool_stop RL_PID || true
 	perf_stop
 	ax_cleanup
 }
@@ -89,12 +89,10 @@ rule_packets() {
 @test "rxedrop: an nft drop of injected RoCE packets counted as the rule's counter counts; reasons named or said unavailable" {
 	local n=37
 	nft_drop_bed
-	ax_bg "$RXEDROP" -j >"$OUT" 2>"$ERR"
-	local pid=$AX_LAST_PID
-	AX_WAIT_BANNER_S=$WAIT ax_wait_banner "$pid" "$ERR"
+	ax_tool_start --err TOOL_PID "$OUT" "$WAIT" Tracing "$RXEDROP" -j
 	ax_send_roce "${P}a" 10.231.0.2 "$n"
 	ax_until 30 "the rule's counter" test "$(rule_packets)" -eq "$n"
-	ax_stop "$pid" INT
+	ax_tool_stop TOOL_PID || true
 	cat "$ERR" "$OUT"
 	[ "$AX_RC" -eq 0 ]
 	[ "$(jq -s '[.[] | select(.type == "drop_count") | .count] | add // 0' "$OUT")" -eq "$(rule_packets)" ]
@@ -112,12 +110,10 @@ rule_packets() {
 @test "nfdrop: the same drop counted as the rule's counter counts, at the input hook, in the rule's namespace" {
 	local n=23
 	nft_drop_bed
-	ax_bg "$NFDROP" -j -N "${P}b" >"$OUT" 2>"$ERR"
-	local pid=$AX_LAST_PID
-	AX_WAIT_BANNER_S=$WAIT ax_wait_banner "$pid" "$ERR"
+	ax_tool_start --err TOOL_PID "$OUT" "$WAIT" Tracing "$NFDROP" -j -N "${P}b"
 	ax_send_roce "${P}a" 10.231.0.2 "$n"
 	ax_until 30 "the rule's counter" test "$(rule_packets)" -eq "$n"
-	ax_stop "$pid" INT
+	ax_tool_stop TOOL_PID || true
 	cat "$ERR" "$OUT"
 	[ "$AX_RC" -eq 0 ]
 	[ "$(jq -s '[.[] | select(.type == "nf_drop_count") | .packets] | add // 0' "$OUT")" -eq "$(rule_packets)" ]
@@ -169,13 +165,11 @@ rule_packets() {
 		return 0
 	fi
 	counters c0
-	ax_bg "$RXEQP" -j >"$out" 2>"$out.err"
-	local pid=$AX_LAST_PID
-	AX_WAIT_BANNER_S=$WAIT ax_wait_banner "$pid" "$out" "$out.err"
+	ax_tool_start TOOL_PID "$out" "$WAIT" Tracing "$RXEQP" -j
 	perf_run send ib_send_lat -n "$n" -F
 	# perf_run waited for both sides to exit: their QPs are destroyed, and
 	# rxeqp's report at exit has them (perf_stop would SIGKILL it)
-	ax_stop "$pid" INT
+	ax_tool_stop TOOL_PID || true
 	cat "$out.err"
 	grep -v '"type":"qp"' "$out" | head -n 20
 	[ "$AX_RC" -eq 0 ]
@@ -201,15 +195,14 @@ rule_packets() {
 		[ -z "$(tc -n "${P}b" qdisc show dev "${P}vb" | grep clsact)" ]
 		return 0
 	fi
-	ax_bg ip netns exec "${P}b" "$INJ" -i "${P}vb" --direction ingress --drop -Q 0x12 --count 3 -j >"$OUT" 2>"$ERR"
-	local pid=$AX_LAST_PID
-	AX_WAIT_BANNER_S=$WAIT ax_wait_banner "$pid" "$ERR" "$OUT"
+	ax_tool_start TOOL_PID "$OUT" "$WAIT" '^Injecting|Tracing' \
+		ip netns exec "${P}b" "$INJ" -i "${P}vb" --direction ingress --drop -Q 0x12 --count 3 -j
 	ax_bg ip netns exec "${P}b" "$GEN" responder -q --timeout 60 >"$T/rsp.out"
 	ax_wait_udp "${P}b" 4791
 	# one request outstanding per QP: a lost one costs one retransmission
 	ip netns exec "${P}a" "$GEN" requester -d 10.231.0.2 -q -f 3 -n 60 --window 1 --flow-stats \
 		--ack-timeout-us 500000 --timeout 60 >"$T/req.out"
-	ax_stop "$pid"
+	ax_tool_stop TOOL_PID || true
 	cat "$ERR" "$OUT" "$T/req.out"
 	[ "$AX_RC" -eq 0 ]
 	[ "$(jq -r 'select(.type == "qp" and .dqpn == 18) | .drop' "$OUT" | tail -1)" -eq 3 ]
@@ -225,12 +218,10 @@ rule_packets() {
 @test "rocediag: one QP's requests dropped by an nft rule: DROPPED-LOCALLY with as many drops as the rule counted; what this kernel cannot show named" {
 	local n=23
 	nft_drop_bed
-	ax_bg ip netns exec "${P}b" "$DIAG" -i "${P}vb" -j >"$OUT" 2>"$ERR"
-	local pid=$AX_LAST_PID
-	AX_WAIT_BANNER_S=$WAIT ax_wait_banner "$pid" "$ERR" "$OUT"
+	ax_tool_start TOOL_PID "$OUT" "$WAIT" Tracing ip netns exec "${P}b" "$DIAG" -i "${P}vb" -j
 	ax_send_roce "${P}a" 10.231.0.2 "$n"
 	ax_until 30 "the rule's counter" test "$(rule_packets)" -eq "$n"
-	ax_stop "$pid" INT
+	ax_tool_stop TOOL_PID || true
 	cat "$ERR"
 	grep -v '"type":"hist"' "$OUT"
 	[ "$AX_RC" -eq 0 ]

@@ -114,13 +114,10 @@ setup() {
 }
 
 teardown() {
-	local pid
 	ax_file_ran || return 0
-	[ -z "$RL_PID" ] || ax_stop "$RL_PID" INT
+	ax_tool_stop RL_PID || true
 	mirror_cleanup
-	for pid in "${PERF_PIDS[@]}"; do
-		ax_stop "$pid" TERM
-	done
+	ax_perf_stop
 	ax_cleanup
 }
 

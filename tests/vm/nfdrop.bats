@@ -22,7 +22,7 @@ setup() {
 	ax_file_skip
 	P=axv$BATS_TEST_NUMBER
 	OUT=$BATS_TEST_TMPDIR/out
-	ERR=$BATS_TEST_TMPDIR/err
+	ERR=$OUT.err
 }
 
 teardown() {

@@ -60,16 +60,16 @@ teardown_file() {
 
 setup() {
 	rl_setup
-	DIAG_PIDS=()
+	DIAG_VARS=()
 	RULES=()
 }
 
 teardown() {
-	local pid rule
+	local v rule
 	ax_file_ran || return 0
 	# rocediag first and gently: on 6.1 (no tcx) a SIGKILL leaves its tc filter
-	for pid in "${DIAG_PIDS[@]}"; do
-		ax_stop "$pid" INT
+	for v in "${DIAG_VARS[@]}"; do
+		ax_tool_stop "$v" || true
 	done
 	perf_stop
 	for rule in "${RULES[@]}"; do
@@ -79,15 +79,12 @@ teardown() {
 	tc qdisc del dev veth-a root 2>/dev/null || true
 }
 
-# start_diag OUT ARGS...: rocediag in the background until its banner
-# (stderr with -j, stdout without); its PID in DIAG_PID
+# start_diag VAR OUT ARGS...: rocediag in the background until its banner
+# (stderr with -j, stdout without); its PID in the (global) variable VAR,
+# which teardown stops
 start_diag() {
-	local out=$1
-	shift
-	ax_bg "$DIAG" "$@" >"$out" 2>"$out.err"
-	DIAG_PID=$AX_LAST_PID
-	DIAG_PIDS+=("$DIAG_PID")
-	AX_WAIT_BANNER_S=$WAIT ax_wait_banner "$DIAG_PID" "$out.err" "$out"
+	DIAG_VARS+=("$1")
+	ax_tool_start "$1" "$2" "$WAIT" Tracing "$DIAG" "${@:3}"
 }
 
 # file_has FILE TEXT: a line of FILE contains TEXT (builtins only)
@@ -99,12 +96,8 @@ file_has() {
 	return 1
 }
 
-stop_diag() { # stop_diag PID: SIGINT, it must exit 0
-	ax_stop "$1" INT
-	[ "$AX_RC" -eq 0 ] || {
-		echo "rocediag exited with $AX_RC" >&2
-		return 1
-	}
+stop_diag() { # stop_diag VAR: SIGINT, it must exit 0
+	ax_tool_stop "$1"
 }
 
 # summaries FILE: intervals rocediag -j reported so far (complete lines only)
@@ -175,23 +168,9 @@ is_qp() { echo "(.req == \"$A\" and .resp == \"$B\" and .resp_qpn == $1)"; }
 healthy_start() {
 	local name=$1 end=$((SECONDS + WAIT))
 	shift
-	timeout -k 3 400 stdbuf -oL ib_write_bw -d rxe-b -x 1 -p "$HPORT" -s 1024 -t 1 -u 31 -F \
-		"${HRATE[@]}" "$@" </dev/null >"$T/$name.srv" 2>&1 &
-	PERF_PIDS+=("$!")
-	AX_PIDS+=("$!")
-	until ax_tcp_listening "$HPORT"; do
-		if ! kill -0 "${PERF_PIDS[-1]}" 2>/dev/null || [ "$SECONDS" -gt "$end" ]; then
-			echo "ib_write_bw server did not listen:" >&2
-			cat "$T/$name.srv" >&2
-			return 1
-		fi
-		sleep 0.2
-	done
-	timeout -k 3 400 stdbuf -oL ib_write_bw -d rxe-a -x 1 -p "$HPORT" -s 1024 -t 1 -u 31 -F \
-		"${HRATE[@]}" "$@" "$B" </dev/null >"$T/$name.cli" 2>&1 &
-	H_CLI=$!
-	PERF_PIDS+=("$H_CLI")
-	AX_PIDS+=("$H_CLI")
+	AX_PERF_WAIT_S=$WAIT ax_perf_start "$T/$name" 400 "$HPORT" ib_write_bw -s 1024 -t 1 -u 31 -F \
+		"${HRATE[@]}" "$@" || return 1
+	H_CLI=$AX_PERF_CLI
 	until file_has "$T/$name.cli" "remote address:"; do
 		if ! kill -0 "$H_CLI" 2>/dev/null || [ "$SECONDS" -gt "$end" ]; then
 			echo "ib_write_bw client did not connect:" >&2
@@ -213,16 +192,14 @@ rule_packets() {
 rule_matched() { [ "$(rule_packets "$1")" -gt 0 ]; }
 
 @test "REJECT of one QP's UDP source port on the responder's INPUT: STUCK within 2 intervals, the rule named and counted as it counts, RTS -> ERR; ib_write_bw's QP OK throughout" {
-	local j=$T/diag.j x=$T/diag.txt qa qb sport n0 n1 c h text F H pid end
+	local j=$T/diag.j x=$T/diag.txt qa qb sport n0 n1 c h text F H end
 	# shellcheck disable=SC2034 # read through delta's namerefs
 	local -A c0 c1
 	counters c0
 	# one with rocelat on veth-a (JSON), one without any -i (text): no
 	# latency source there, the verdict rests on drops, rules and rxe
-	start_diag "$j" -i veth-a -j --timeout 10000 1
-	local jpid=$DIAG_PID
-	start_diag "$x" 1
-	local xpid=$DIAG_PID
+	start_diag DIAG_J "$j" -i veth-a -j --timeout 10000 1
+	start_diag DIAG_X "$x" 1
 
 	# H: the healthy ib_write_bw, seen OK by rocediag before the fault
 	healthy_start h -n 5000000
@@ -276,13 +253,10 @@ rule_matched() { [ "$(rule_packets "$1")" -gt 0 ]; }
 	local hs xs
 	hs=$(summaries "$j")
 	xs=$(text_reports "$x")
-	for pid in "${PERF_PIDS[@]}"; do
-		ax_stop "$pid" TERM
-	done
-	PERF_PIDS=()
+	ax_perf_stop
 	counters c1
-	stop_diag "$jpid"
-	stop_diag "$xpid"
+	stop_diag DIAG_J
+	stop_diag DIAG_X
 
 	# ground truth: the rule as nft lists it (its handle; its text without
 	# the counter's values), its counter
@@ -387,7 +361,7 @@ rule_matched() { [ "$(rule_packets "$1")" -gt 0 ]; }
 	local n=1000 size=4096 j=$T/diag.j dropped sent rcvd orig qr Q
 	# shellcheck disable=SC2034 # read through delta's namerefs
 	local -A c0 c1
-	start_diag "$j" -i veth-a -j --timeout 10000 1
+	start_diag DIAG_PID "$j" -i veth-a -j --timeout 10000 1
 	counters c0
 	tc qdisc add dev veth-a root netem loss 2%
 	# a small window (-t 8): go-back-N resends less after each loss
@@ -398,7 +372,7 @@ rule_matched() { [ "$(rule_packets "$1")" -gt 0 ]; }
 	counters c1
 	# the run is over: the interval in progress and one more hold all of it
 	wait_summaries "$j" $(($(summaries "$j") + 2))
-	stop_diag "$DIAG_PID"
+	stop_diag DIAG_PID
 	qr=$(perf_qpn "$T/write.cli" remote)
 	Q=$(is_qp "$qr")
 	records "$j" | jq -c "select($Q)" | cut -c1-500
@@ -457,7 +431,7 @@ rule_matched() { [ "$(rule_packets "$1")" -gt 0 ]; }
 	local j=$T/diag.j n=500 H
 	# shellcheck disable=SC2034 # read through delta's namerefs
 	local -A c0 c1
-	start_diag "$j" -i veth-a -j --no-rxe --timeout 10000 1
+	start_diag DIAG_PID "$j" -i veth-a -j --no-rxe --timeout 10000 1
 	counters c0
 	healthy_start clean -n "$n"
 	H=$(is_qp "$H_REMOTE")
@@ -466,7 +440,7 @@ rule_matched() { [ "$(rule_packets "$1")" -gt 0 ]; }
 	[ "$rc" -eq 0 ]
 	counters c1
 	wait_summaries "$j" $(($(summaries "$j") + 2))
-	stop_diag "$DIAG_PID"
+	stop_diag DIAG_PID
 	records "$j" | jq -c "select($H)" | cut -c1-400
 	tail -n 3 "$T/clean.cli"
 
@@ -494,24 +468,12 @@ rule_matched() { [ "$(rule_packets "$1")" -gt 0 ]; }
 	# than the run, so it first fires after the traffic, with everything
 	# ACKed, in an interval without answers; --wait_destroy keeps the QP
 	# (and its timer) alive past that
-	start_diag "$j" -i veth-a -j --timeout 10000 1
-	ax_bg "$RXEQP" -e -j >"$ev" 2>"$ev.err"
-	local epid=$AX_LAST_PID
-	ax_wait_for "$ev.err" Tracing "$WAIT"
+	start_diag DIAG_PID "$j" -i veth-a -j --timeout 10000 1
+	ax_tool_start --err EV_PID "$ev" "$WAIT" Tracing "$RXEQP" -e -j
 	counters c0
-	timeout -k 3 120 stdbuf -oL ib_write_bw -d rxe-b -x 1 -p "$HPORT" -s 1024 -t 1 -u 22 -F -n "$n" \
-		--wait_destroy 30 </dev/null >"$T/idle.srv" 2>&1 &
-	PERF_PIDS+=("$!")
-	AX_PIDS+=("$!")
-	ax_until "$WAIT" "ib_write_bw's server" ax_tcp_listening "$HPORT" || {
-		cat "$T/idle.srv" >&2
-		return 1
-	}
-	timeout -k 3 120 stdbuf -oL ib_write_bw -d rxe-a -x 1 -p "$HPORT" -s 1024 -t 1 -u 22 -F -n "$n" \
-		--wait_destroy 30 "$B" </dev/null >"$T/idle.cli" 2>&1 &
-	H_CLI=$!
-	PERF_PIDS+=("$H_CLI")
-	AX_PIDS+=("$H_CLI")
+	AX_PERF_WAIT_S=$WAIT ax_perf_start "$T/idle" 120 "$HPORT" ib_write_bw -s 1024 -t 1 -u 22 -F -n "$n" \
+		--wait_destroy 30
+	H_CLI=$AX_PERF_CLI
 	ax_wait_for "$T/idle.cli" "BW average" 120
 	local ql qr t0
 	t0=$EPOCHREALTIME
@@ -535,8 +497,8 @@ rule_matched() { [ "$(rule_packets "$1")" -gt 0 ]; }
 	}
 	wait_summaries "$j" $(($(summaries "$j") + 2))
 	counters c1
-	stop_diag "$DIAG_PID"
-	ax_stop "$epid" INT
+	stop_diag DIAG_PID
+	ax_tool_stop EV_PID || true
 	jq -c "$firing" "$ev"
 	measured "idle QP: rxe-a's timer first fired $(jq -s "map($firing | .time) | min - $t0 | . * 10 | round / 10" "$ev") s after the traffic started (-u 22: 17.2 s)"
 	records "$j" | jq -c "select($H)" | cut -c1-400

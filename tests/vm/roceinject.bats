@@ -40,24 +40,16 @@ teardown_file() {
 	bed_down
 }
 
-# roceinject's banner is there, or it ended
-inj_ready() {
-	grep -q '^Injecting' "$T/$1.err" || ! kill -0 "$INJ_PID" 2>/dev/null
-}
-
 # inject NAME FAULT...: roceinject on veth-a's requests, N packets with
 # FAULT, during one ib_write_bw; its JSON in $T/NAME.inj
 inject() {
 	local name=$1
 	shift
-	ax_bg "$INJ" -i veth-a --class requests --count "$N" -j "$@" >"$T/$name.inj" 2>"$T/$name.err"
-	INJ_PID=$AX_LAST_PID
-	ax_until "$WAIT" "roceinject's banner" inj_ready "$name"
-	grep -q '^Injecting' "$T/$name.err" || { cat "$T/$name.err" >&2; return 1; }
+	ax_tool_start --err INJ_PID "$T/$name.inj" "$WAIT" '^Injecting' \
+		"$INJ" -i veth-a --class requests --count "$N" -j "$@"
 	perf_run "$name" ib_write_bw -s 1024 -t 1 -n 20 -F
-	ax_until 10 "the count notice" grep -q -- "--count $N reached" "$T/$name.err"
-	ax_stop "$INJ_PID" INT
-	[ "$AX_RC" -eq 0 ] || { cat "$T/$name.err" >&2; return 1; }
+	ax_until 10 "the count notice" grep -q -- "--count $N reached" "$T/$name.inj.err"
+	ax_tool_stop INJ_PID
 }
 
 # injected FILE FAULT: what roceinject counts of FAULT over all its QPs
@@ -67,17 +59,14 @@ injected() {
 
 @test "rxe's silent checks named: N packets with a bad ICRC, an unknown QPN, a wrong P_Key, a truncated BTH, each counted by rxedrop at rxe_rcv as that check" {
 	bed_up
-	ax_bg "$RXEDROP" -j >"$T/drops" 2>"$T/drops.err"
-	local dpid=$AX_LAST_PID
-	AX_WAIT_BANNER_S=$WAIT ax_wait_banner "$dpid" "$T/drops.err"
+	ax_tool_start --err DROPS_PID "$T/drops" "$WAIT" Tracing "$RXEDROP" -j
 	grep -q "receive checks named (fexit" "$T/drops.err" || { cat "$T/drops.err" >&2; false; }
 
 	inject icrc --corrupt-icrc
 	inject qpn --rewrite-qpn 0xabcde
 	inject pkey --rewrite-pkey 0x1234
 	inject trunc --truncate 8
-	ax_stop "$dpid" INT
-	[ "$AX_RC" -eq 0 ]
+	ax_tool_stop DROPS_PID
 
 	local icrc qpn pkey trunc
 	icrc=$(injected "$T/icrc.inj" icrc)

@@ -69,7 +69,7 @@ teardown() {
 	# skipped: none of the devices below is ours
 	ax_file_ran || return 0
 	# rocelat first and gently: on 6.1 (no tcx) a SIGKILL leaves its filter
-	[ -z "$RL_PID" ] || ax_stop "$RL_PID" INT
+	ax_tool_stop RL_PID || true
 	perf_stop
 	tc qdisc del dev veth-a root 2>/dev/null || true
 	tc qdisc del dev veth-b root 2>/dev/null || true

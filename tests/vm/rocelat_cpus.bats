@@ -26,7 +26,7 @@ setup() {
 
 teardown() {
 	ax_file_ran || return 0
-	[ -z "$RL_PID" ] || ax_stop "$RL_PID" INT
+	ax_tool_stop RL_PID || true
 	perf_stop
 	echo 0 >/sys/class/net/veth-b/queues/rx-0/rps_cpus 2>/dev/null || true
 }

@@ -57,15 +57,11 @@ reject_sport() { # reject_sport PORT: REJECT RoCE from source port PORT on veth-
 	iptables -I $rule
 }
 
-# start_rxeqp OUT ARGS...: rxeqp in the background until it is tracing
+# start_rxeqp VAR OUT ARGS...: rxeqp in the background until it is
+# tracing, its PID in VAR; loading takes seconds under emulation (the wait
+# is bounded in wall time)
 start_rxeqp() {
-	local out=$1
-	shift
-	ax_bg "$RXEQP" "$@" >"$out" 2>"$out.err"
-	RXEQP_PID=$AX_LAST_PID
-	# loading takes seconds under emulation (ax_wait_banner is bounded in
-	# wall time)
-	AX_WAIT_BANNER_S=120 ax_wait_banner "$RXEQP_PID" "$out" "$out.err"
+	ax_tool_start "$1" "$2" 120 Tracing "$RXEQP" "${@:3}"
 }
 
 # wait_gone FILE: until every QP that carried traffic in FILE (rxeqp -j
@@ -87,22 +83,8 @@ wait_gone() {
 	done
 }
 
-# wait_listen PORT PID: until PID (a perftest server) listens on TCP PORT,
-# so that its client never connects too early
-wait_listen() {
-	local end=$((SECONDS + 60))
-	until ax_tcp_listening "$1"; do
-		if ! kill -0 "$2" 2>/dev/null || [ "$SECONDS" -gt "$end" ]; then
-			echo "perftest server did not listen on TCP port $1" >&2
-			return 1
-		fi
-		sleep 0.2
-	done
-}
-
-stop_rxeqp() { # stop_rxeqp PID: SIGINT, it must exit 0
-	ax_stop "$1" INT
-	[ "$AX_RC" -eq 0 ] || { echo "rxeqp exited with $AX_RC" >&2; return 1; }
+stop_rxeqp() { # stop_rxeqp VAR: SIGINT, it must exit 0
+	ax_tool_stop "$1"
 }
 
 counter() { # counter rxe-a sent_pkts
@@ -143,13 +125,13 @@ sum_dev() { # sum_dev FILE IFNAME FIELD: summed over the QPs of one device
 @test "ib_write_bw: per-QP requests, packets, NAKs and duplicates agree with perftest and rxe's port counters" {
 	local out=$BATS_TEST_TMPDIR/j.out iters=200 a b A B
 	snap_counters "$BATS_TEST_TMPDIR/before"
-	start_rxeqp "$out" -j --prom "$BATS_TEST_TMPDIR/rxeqp.prom" 1
+	start_rxeqp RXEQP_PID "$out" -j --prom "$BATS_TEST_TMPDIR/rxeqp.prom" 1
 	TESTBED_ITERS=$iters TESTBED_SIZE=65536 TESTBED_TIMEOUT=120 run "$TESTBED" traffic
 	echo "$output" | tail -n 3
 	[ "$status" -eq 0 ]
 	wait_gone "$out"
 	snap_counters "$BATS_TEST_TMPDIR/after"
-	stop_rxeqp "$RXEQP_PID"
+	stop_rxeqp RXEQP_PID
 	last_qps "$out"
 
 	# perftest's client QP on rxe-a is the requester, its server QP on rxe-b
@@ -209,24 +191,19 @@ sum_dev() { # sum_dev FILE IFNAME FIELD: summed over the QPs of one device
 }
 
 @test "ib_send_lat: each side sends and receives exactly the iterations; the table shows both QPs" {
-	local out=$BATS_TEST_TMPDIR/j.out tab=$BATS_TEST_TMPDIR/table.out n=100 spid tpid A B
+	local out=$BATS_TEST_TMPDIR/j.out tab=$BATS_TEST_TMPDIR/table.out n=100 rc=0 A B
 	snap_counters "$BATS_TEST_TMPDIR/before"
-	start_rxeqp "$out" -j 1
-	local jpid=$RXEQP_PID
-	start_rxeqp "$tab" --noclear 1
-	tpid=$RXEQP_PID
-	timeout -k 3 60 stdbuf -oL ib_send_lat -d rxe-b -x 1 -F -n "$n" -p 18516 >"$BATS_TEST_TMPDIR/server" 2>&1 &
-	spid=$!
-	AX_PIDS+=("$spid")
-	wait_listen 18516 "$spid"
-	run timeout -k 3 60 stdbuf -oL ib_send_lat -d rxe-a -x 1 -F -n "$n" -p 18516 10.10.0.2
-	echo "$output" | tail -n 3
-	[ "$status" -eq 0 ]
-	wait "$spid" || true
+	start_rxeqp QP_J "$out" -j 1
+	start_rxeqp QP_T "$tab" --noclear 1
+	ax_perf_start "$BATS_TEST_TMPDIR/lat" 60 18516 ib_send_lat -F -n "$n"
+	wait "$AX_PERF_CLI" || rc=$?
+	grep -v '^ *$' "$BATS_TEST_TMPDIR/lat.cli" | tail -n 3
+	[ "$rc" -eq 0 ]
+	wait "$AX_PERF_SRV" || true
 	wait_gone "$out"
 	snap_counters "$BATS_TEST_TMPDIR/after"
-	stop_rxeqp "$jpid"
-	stop_rxeqp "$tpid"
+	stop_rxeqp QP_J
+	stop_rxeqp QP_T
 
 	A=$(last_qps "$out" | jq -c 'select(.ifname == "veth-a" and .tx_reqs > 0)')
 	B=$(last_qps "$out" | jq -c --argjson q "$(f "$A" qpn)" 'select(.ifname == "veth-b" and .dqpn == $q)')
@@ -268,10 +245,8 @@ sum_dev() { # sum_dev FILE IFNAME FIELD: summed over the QPs of one device
 	local ev=$BATS_TEST_TMPDIR/ev.out out=$BATS_TEST_TMPDIR/j.out go=$BATS_TEST_TMPDIR/go
 	local hpid fpid qa qb sport ha
 	snap_counters "$BATS_TEST_TMPDIR/before"
-	start_rxeqp "$ev" -e -j
-	local epid=$RXEQP_PID
-	start_rxeqp "$out" -j 1
-	local jpid=$RXEQP_PID
+	start_rxeqp QP_EV "$ev" -e -j
+	start_rxeqp QP_J "$out" -j 1
 	# H: healthy, long timeout (~1 s: few spurious timer firings); F: 3
 	# retries of ~17 ms, waits for the firewall rule before sending
 	ax_bg "$RC" -t 18 -n 4000 -d 8 -T 120 -w "$go" >"$BATS_TEST_TMPDIR/h.out"
@@ -295,8 +270,8 @@ sum_dev() { # sum_dev FILE IFNAME FIELD: summed over the QPs of one device
 	grep -q '^done ok=4000 err=0 ' "$BATS_TEST_TMPDIR/h.out"
 	wait_gone "$out"
 	snap_counters "$BATS_TEST_TMPDIR/after"
-	stop_rxeqp "$epid"
-	stop_rxeqp "$jpid"
+	stop_rxeqp QP_EV
+	stop_rxeqp QP_J
 
 	# F's requester on rxe-a: one firing per retry plus the last, then ERR
 	# (by rxe, not by the application), with RETRY_EXC_ERR
@@ -332,7 +307,7 @@ sum_dev() { # sum_dev FILE IFNAME FIELD: summed over the QPs of one device
 @test "RNR: SENDs without receive buffers are RNR-NAKed by the responder QP and retried by the requester QP until rnr_retry runs out" {
 	local out=$BATS_TEST_TMPDIR/j.out qa qb A B
 	snap_counters "$BATS_TEST_TMPDIR/before"
-	start_rxeqp "$out" -j 1
+	start_rxeqp RXEQP_PID "$out" -j 1
 	run "$RC" -o send -q -R 2 -m 1 -n 4 -p 1 -T 60
 	echo "$output"
 	[ "$status" -eq 3 ]
@@ -340,7 +315,7 @@ sum_dev() { # sum_dev FILE IFNAME FIELD: summed over the QPs of one device
 	read -r qa qb < <(sed -n 's/^ready qpn_a=\(0x[0-9a-f]*\) qpn_b=\(0x[0-9a-f]*\).*/\1 \2/p' <<<"$output")
 	wait_gone "$out"
 	snap_counters "$BATS_TEST_TMPDIR/after"
-	stop_rxeqp "$RXEQP_PID"
+	stop_rxeqp RXEQP_PID
 	A=$(qp "$out" veth-a $((qa)))
 	B=$(qp "$out" veth-b $((qb)))
 	echo "A=$A"
@@ -362,7 +337,7 @@ sum_dev() { # sum_dev FILE IFNAME FIELD: summed over the QPs of one device
 
 @test "netem loss on veth-a: retransmits on the QP whose requests cross it, and rxeqp's per-QP losses add up to netem's drops" {
 	local out=$BATS_TEST_TMPDIR/j.out xa xb ya yb X XB Y YA dropped lost_x lost_acks n=300
-	start_rxeqp "$out" -j 1
+	start_rxeqp RXEQP_PID "$out" -j 1
 	tc qdisc add dev veth-a root netem loss 3%
 	# X writes rxe-a -> rxe-b (its requests cross veth-a), Y the other way
 	# (only its ACKs cross veth-a); retry_cnt 7 retries forever, 1 s timer
@@ -379,7 +354,7 @@ sum_dev() { # sum_dev FILE IFNAME FIELD: summed over the QPs of one device
 	dropped=$(tc -s qdisc show dev veth-a | sed -n 's/.*(dropped \([0-9]*\),.*/\1/p')
 	tc qdisc del dev veth-a root
 	wait_gone "$out"
-	stop_rxeqp "$RXEQP_PID"
+	stop_rxeqp RXEQP_PID
 	read -r xa xb < <(sed -n 's/^ready qpn_a=\(0x[0-9a-f]*\) qpn_b=\(0x[0-9a-f]*\).*/\1 \2/p' "$BATS_TEST_TMPDIR/x.out")
 	read -r ya yb < <(sed -n 's/^ready qpn_a=\(0x[0-9a-f]*\) qpn_b=\(0x[0-9a-f]*\).*/\1 \2/p' "$BATS_TEST_TMPDIR/y.out")
 	X=$(qp "$out" veth-a $((xa)))
@@ -411,19 +386,17 @@ sum_dev() { # sum_dev FILE IFNAME FIELD: summed over the QPs of one device
 
 @test "kprobe fallback: same per-QP counts and state events, -i filter, text events" {
 	local out=$BATS_TEST_TMPDIR/j.out ev=$BATS_TEST_TMPDIR/ev.out qa qb A
-	start_rxeqp "$out" --kprobe -j -i veth-a 1
-	local jpid=$RXEQP_PID
+	start_rxeqp QP_J "$out" --kprobe -j -i veth-a 1
 	grep -q 'via kprobe' "$out.err"
-	start_rxeqp "$ev" --kprobe -e -T
-	local epid=$RXEQP_PID
+	start_rxeqp QP_EV "$ev" --kprobe -e -T
 	grep -q 'via kprobe' "$ev"
 	run "$RC" -o send -n 50 -s 1024 -T 60
 	echo "$output"
 	[ "$status" -eq 0 ]
 	read -r qa qb < <(sed -n 's/^ready qpn_a=\(0x[0-9a-f]*\) qpn_b=\(0x[0-9a-f]*\).*/\1 \2/p' <<<"$output")
 	wait_gone "$out"
-	stop_rxeqp "$jpid"
-	stop_rxeqp "$epid"
+	stop_rxeqp QP_J
+	stop_rxeqp QP_EV
 	A=$(qp "$out" veth-a $((qa)))
 	echo "A=$A"
 	[ "$(f "$A" tx_reqs)" -eq 50 ]
@@ -459,25 +432,24 @@ twin_rxe() {
 }
 
 @test "-i is scoped by namespace: QPs of an rxe device on the same interface index elsewhere never count" {
-	local out=$BATS_TEST_TMPDIR/ns.out all=$BATS_TEST_TMPDIR/all.out qa A apid
+	local out=$BATS_TEST_TMPDIR/ns.out all=$BATS_TEST_TMPDIR/all.out qa A
 	twin_rxe
 	# the control: without -i, rxeqp sees the twin's QPs
-	start_rxeqp "$all" -j 1
-	apid=$RXEQP_PID
-	start_rxeqp "$out" -j -i veth-a 1
+	start_rxeqp QP_ALL "$all" -j 1
+	start_rxeqp RXEQP_PID "$out" -j -i veth-a 1
 	# the twin's QP pair is made (6.1's rdma_rxe resolves its peer in
 	# the initial namespace only, so its connection may time out: the
 	# QPs exist either way, on rxe-axqa, over the same interface index)
 	ip netns exec axqn "$RC" -a rxe-axqa -b rxe-axqb -o send -n 50 -s 1024 -T 10 || true
 	ax_until 60 "the control's rows of rxe-axqa's QPs" \
 		jq -e -s 'any(.[]; .type == "qp" and .dev == "rxe-axqa")' "$all"
-	stop_rxeqp "$apid"
+	stop_rxeqp QP_ALL
 	run "$RC" -o send -n 50 -s 1024 -T 60
 	echo "$output"
 	[ "$status" -eq 0 ]
 	read -r qa < <(sed -n 's/^ready qpn_a=\(0x[0-9a-f]*\) .*/\1/p' <<<"$output")
 	wait_gone "$out"
-	stop_rxeqp "$RXEQP_PID"
+	stop_rxeqp RXEQP_PID
 	# only rxe-a's QPs, and its QP's counts exactly rc_client's
 	[ "$(jq -s 'any(.[]; .type == "qp" and .dev != "rxe-a")' "$out")" = false ]
 	A=$(qp "$out" veth-a $((qa)))

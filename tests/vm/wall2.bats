@@ -45,32 +45,18 @@ reject_packets() {
 	iptables -L INPUT -v -x -n | awk '/REJECT/ && /veth-b/ && /dpt:4791/ { print $1 }'
 }
 
-# start NAME CMD...: in the background until its banner (stderr with -j)
-start() {
-	local name=$1
-	shift
-	ax_bg "$@" >"$T/$name" 2>"$T/$name.err"
-	eval "${name}_pid=$AX_LAST_PID"
-}
-
-stop() { # stop NAME: SIGINT, exit 0
-	local pid
-	eval "pid=\$${1}_pid"
-	ax_stop "$pid" INT
-	[ "$AX_RC" -eq 0 ] || { cat "$T/$1.err"; return 1; }
-}
-
 @test "Wall 2: the iptables REJECT during ib_write_bw, named by rxedrop (NETFILTER_DROP on veth-b) and nfdrop (filter INPUT, the rule), counted as the rule counts" {
 	"$TESTBED" up
 	# the rule first: it loads nf_tables, whose nft_do_chain nfdrop's fexit
 	# program attaches to (module functions exist only once loaded)
 	"$TESTBED" reject on
-	start counts "$RXEDROP" -j
-	start events "$RXEDROP" -e -j -i veth-b
-	start nf "$NFDROP" -j --roce
-	ax_wait_for "$T/counts.err" "Tracing" 120
-	ax_wait_for "$T/events.err" "Tracing" 120
-	ax_wait_for "$T/nf.err" "Tracing" 120
+	# the three load side by side; each banner on stderr (-j)
+	ax_tool_start COUNTS_PID "$T/counts" 0 "" "$RXEDROP" -j
+	ax_tool_start EVENTS_PID "$T/events" 0 "" "$RXEDROP" -e -j -i veth-b
+	ax_tool_start NF_PID "$T/nf" 0 "" "$NFDROP" -j --roce
+	ax_tool_wait --err COUNTS_PID 120 Tracing
+	ax_tool_wait --err EVENTS_PID 120 Tracing
+	ax_tool_wait --err NF_PID 120 Tracing
 	grep -q "fexit nft_do_chain" "$T/nf.err"
 	# rxe retries forever under the REJECT: only the timeout ends the run.
 	# Under emulation perftest's server may listen too late for its
@@ -82,9 +68,9 @@ stop() { # stop NAME: SIGINT, exit 0
 		[ "$n" -gt 0 ] && break
 	done
 	sleep 1
-	stop counts
-	stop events
-	stop nf
+	ax_tool_stop COUNTS_PID
+	ax_tool_stop EVENTS_PID
+	ax_tool_stop NF_PID
 
 	# ground truth: the rule as iptables-nft wrote it, its own counter, and
 	# the reason's code in this kernel's BTF (6.1 and 6.18 differ)
@@ -131,21 +117,17 @@ stop() { # stop NAME: SIGINT, exit 0
 	bed_up
 	# shellcheck disable=SC2034 # read through delta's namerefs
 	local -A c0 c1
-	ax_bg "$RXEDROP" -j --prom "$prom" >"$T/counts" 2>"$T/counts.err"
-	local cpid=$AX_LAST_PID
-	ax_bg "$RXEDROP" -e -j >"$T/events" 2>"$T/events.err"
-	local epid=$AX_LAST_PID
-	AX_WAIT_BANNER_S=$WAIT ax_wait_banner "$cpid" "$T/counts.err"
-	AX_WAIT_BANNER_S=$WAIT ax_wait_banner "$epid" "$T/events.err"
+	ax_tool_start COUNTS_PID "$T/counts" 0 "" "$RXEDROP" -j --prom "$prom"
+	ax_tool_start EVENTS_PID "$T/events" 0 "" "$RXEDROP" -e -j
+	ax_tool_wait --err COUNTS_PID "$WAIT" Tracing
+	ax_tool_wait --err EVENTS_PID "$WAIT" Tracing
 	counters c0
 	# one single-packet WRITE in flight and rxe's timer out of reach
 	# (-u 31): nothing resent, nothing out of sequence
 	perf_run clean ib_write_bw -s 1024 -t 1 -u 31 -F -n "$n"
 	counters c1
-	ax_stop "$cpid" INT
-	[ "$AX_RC" -eq 0 ]
-	ax_stop "$epid" INT
-	[ "$AX_RC" -eq 0 ]
+	ax_tool_stop COUNTS_PID
+	ax_tool_stop EVENTS_PID
 
 	local rcvd dup consumed drops events
 	rcvd=$(($(delta c0 c1 rxe-a.rcvd_pkts) + $(delta c0 c1 rxe-b.rcvd_pkts)))
