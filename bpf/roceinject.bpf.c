@@ -372,11 +372,21 @@ static __always_inline struct inject_qp *inject_qp_of(const struct pkt_info *pi)
  */
 static __noinline int inject_full(struct __sk_buff *skb)
 {
-	void *data = (void *)(long)skb->data, *data_end = (void *)(long)skb->data_end;
-	struct pkt_cursor c = { .kind = SRC_PACKET, .data = data, .data_end = data_end };
+	__u32 linear = skb->data_end - skb->data;
+	void *data, *data_end;
+	struct pkt_cursor c = { .kind = SRC_PACKET };
 	struct pkt_info pi PKT_HDR;
 	struct inject_qp *q;
 	__u32 done;
+
+	/* headers in a paged fragment: make them readable (no byte moves) */
+	if (linear < 128 && skb->len > linear)
+		bpf_skb_pull_data(skb, skb->len < 128 ? skb->len : 128);
+	asm volatile("" : "+r"(skb));
+	data = (void *)(long)skb->data;
+	data_end = (void *)(long)skb->data_end;
+	c.data = data;
+	c.data_end = data_end;
 
 	pkt_info_clear(&pi);
 	if (pkt_parse_eth(&c, targ_roce_port, &pi) != PKT_ROCE)
@@ -427,12 +437,8 @@ static __always_inline int inject_handle(struct __sk_buff *skb)
 SEC("tc")
 int roceinject_tc(struct __sk_buff *skb)
 {
-	__u32 linear = skb->data_end - skb->data;
-
-	/* headers in a paged fragment: make them readable (no byte moves) */
-	if (linear < 128 && skb->len > linear)
-		bpf_skb_pull_data(skb, skb->len < 128 ? skb->len : 128);
-	asm volatile("" : "+r"(skb));
+	/* the fast checks decide only on bytes in the linear data; what
+	 * they leave, inject_full() makes readable first */
 	return inject_handle(skb);
 }
 
