@@ -373,7 +373,6 @@ static __always_inline struct inject_qp *inject_qp_of(const struct pkt_info *pi)
 static __noinline int inject_full(struct __sk_buff *skb)
 {
 	__u32 linear = skb->data_end - skb->data;
-	void *data, *data_end;
 	struct pkt_cursor c = { .kind = SRC_PACKET };
 	struct pkt_info pi PKT_HDR;
 	struct inject_qp *q;
@@ -383,10 +382,8 @@ static __noinline int inject_full(struct __sk_buff *skb)
 	if (linear < 128 && skb->len > linear)
 		bpf_skb_pull_data(skb, skb->len < 128 ? skb->len : 128);
 	asm volatile("" : "+r"(skb));
-	data = (void *)(long)skb->data;
-	data_end = (void *)(long)skb->data_end;
-	c.data = data;
-	c.data_end = data_end;
+	c.data = (void *)(long)skb->data;
+	c.data_end = (void *)(long)skb->data_end;
 
 	pkt_info_clear(&pi);
 	if (pkt_parse_eth(&c, targ_roce_port, &pi) != PKT_ROCE)

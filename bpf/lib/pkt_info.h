@@ -25,7 +25,6 @@ enum pkt_verdict {
 	PKT_VERDICTS,
 };
 
-/* what a RoCE frame came in, with pkt_cursor.decap (else PKT_TUN_NONE) */
 /* pkt_fast_classify()'s answers */
 enum pkt_fast_class {
 	PKT_FAST_UNSURE = 0,	/* the full parse decides */
@@ -33,6 +32,7 @@ enum pkt_fast_class {
 	PKT_FAST_ROCE,		/* a plain RoCE v2 frame; its QPN read */
 };
 
+/* what a RoCE frame came in, with pkt_cursor.decap (else PKT_TUN_NONE) */
 enum pkt_tunnel {
 	PKT_TUN_NONE = 0,
 	PKT_TUN_GRE,		/* GRE, transparent Ethernet bridging (0x6558) */

@@ -87,15 +87,6 @@ start_diag() {
 	ax_tool_start "$1" "$2" "$WAIT" Tracing "$DIAG" "${@:3}"
 }
 
-# file_has FILE TEXT: a line of FILE contains TEXT (builtins only)
-file_has() {
-	local l
-	while IFS= read -r l; do
-		[[ $l == *"$2"* ]] && return 0
-	done 2>/dev/null <"$1"
-	return 1
-}
-
 stop_diag() { # stop_diag VAR: SIGINT, it must exit 0
 	ax_tool_stop "$1"
 }
@@ -166,19 +157,13 @@ is_qp() { echo "(.req == \"$A\" and .resp == \"$B\" and .resp_qpn == $1)"; }
 # until the client has printed both QP numbers, in H_LOCAL and H_REMOTE
 # (decimal)
 healthy_start() {
-	local name=$1 end=$((SECONDS + WAIT))
+	local name=$1
 	shift
 	AX_PERF_WAIT_S=$WAIT ax_perf_start "$T/$name" 400 "$HPORT" ib_write_bw -s 1024 -t 1 -u 31 -F \
 		"${HRATE[@]}" "$@" || return 1
 	H_CLI=$AX_PERF_CLI
-	until file_has "$T/$name.cli" "remote address:"; do
-		if ! kill -0 "$H_CLI" 2>/dev/null || [ "$SECONDS" -gt "$end" ]; then
-			echo "ib_write_bw client did not connect:" >&2
-			cat "$T/$name.cli" >&2
-			return 1
-		fi
-		sleep 0.2
-	done
+	AX_TOOL_OUT[H_CLI]=$T/$name.cli
+	ax_tool_wait --out H_CLI "$WAIT" "remote address:"
 	H_LOCAL=$(perf_qpn "$T/$name.cli" local)
 	H_REMOTE=$(perf_qpn "$T/$name.cli" remote)
 	echo "healthy ib_write_bw: QPN $H_LOCAL -> $H_REMOTE"

@@ -28,8 +28,6 @@
  * read() per 4 KiB, a fifth of -r's time at 2 million packets a second */
 #define CAPTURE_IO_BUF	(1 << 20)
 
-
-
 /*
  * A classic pcap file of Ethernet frames, by far the most common capture
  * (tcpdump, ibdump, a mirror port's collector), is read here, not by
@@ -156,6 +154,17 @@ static int capture_raw_fill(struct capture_raw *r, size_t n)
 	return 1;
 }
 
+/* why capture_raw_fill() could not give want bytes of a record's part
+ * (what), in libpcap's words */
+static void capture_raw_short(struct capture *c, const char *what, size_t want, size_t got)
+{
+	if (errno)
+		snprintf(c->err, sizeof(c->err), "%s", strerror(errno));
+	else
+		snprintf(c->err, sizeof(c->err), "truncated dump file; tried to read %zu "
+			 "%s bytes, only got %zu", want, what, got);
+}
+
 static int capture_raw_next(struct capture *c, const unsigned char **frame,
 			    unsigned int *len, unsigned long long *ts_ns)
 {
@@ -164,11 +173,8 @@ static int capture_raw_next(struct capture *c, const unsigned char **frame,
 	uint32_t caplen;
 	int rc = capture_raw_fill(r, PCAP_REC_HLEN);
 
-	if (rc < 0 && errno)
-		snprintf(c->err, sizeof(c->err), "%s", strerror(errno));
-	else if (rc < 0)
-		snprintf(c->err, sizeof(c->err), "truncated dump file; tried to read %d "
-			 "header bytes, only got %zu", PCAP_REC_HLEN, r->tail - r->head);
+	if (rc < 0)
+		capture_raw_short(c, "header", PCAP_REC_HLEN, r->tail - r->head);
 	if (rc <= 0)
 		return rc;
 	h = r->buf + r->head;
@@ -181,14 +187,10 @@ static int capture_raw_next(struct capture *c, const unsigned char **frame,
 	*ts_ns = (unsigned long long)raw32(r, h) * 1000000000ULL +
 		 (unsigned long long)raw32(r, h + 4) * r->frac_ns;
 	rc = capture_raw_fill(r, PCAP_REC_HLEN + caplen);
-	if (rc <= 0 && errno)
-		snprintf(c->err, sizeof(c->err), "%s", strerror(errno));
-	else if (rc <= 0)
-		snprintf(c->err, sizeof(c->err), "truncated dump file; tried to read %u "
-			 "captured bytes, only got %zu", caplen,
-			 r->tail - r->head - PCAP_REC_HLEN);
-	if (rc <= 0)
+	if (rc <= 0) {
+		capture_raw_short(c, "captured", caplen, r->tail - r->head - PCAP_REC_HLEN);
 		return -1;
+	}
 	*frame = r->buf + r->head + PCAP_REC_HLEN;
 	*len = caplen < CAPTURE_MAX_FRAME ? caplen : CAPTURE_MAX_FRAME;
 	r->head += PCAP_REC_HLEN + caplen;

@@ -9,7 +9,7 @@
 
 /* the slot of the string of len bytes at s: where it is, or the empty
  * slot where it would go */
-static unsigned int find(const struct strpool *p, const char *s, size_t len)
+static unsigned int strpool_find(const struct strpool *p, const char *s, size_t len)
 {
 	unsigned int i = hash_bytes(s, len, 0) & (p->nslots - 1);
 
@@ -19,7 +19,7 @@ static unsigned int find(const struct strpool *p, const char *s, size_t len)
 }
 
 /* twice the slots (at least STRPOOL_MIN_SLOTS): false when out of memory */
-static bool grow(struct strpool *p)
+static bool strpool_grow(struct strpool *p)
 {
 	unsigned int n = p->nslots ? p->nslots * 2 : STRPOOL_MIN_SLOTS;
 	struct strpool g = { calloc(n, sizeof(char *)), n, p->n };
@@ -28,7 +28,7 @@ static bool grow(struct strpool *p)
 		return false;
 	for (unsigned int i = 0; i < p->nslots; i++)
 		if (p->slots[i])
-			g.slots[find(&g, p->slots[i], strlen(p->slots[i]))] = p->slots[i];
+			g.slots[strpool_find(&g, p->slots[i], strlen(p->slots[i]))] = p->slots[i];
 	free(p->slots);
 	*p = g;
 	return true;
@@ -43,9 +43,9 @@ const char *strpool_get(struct strpool *p, const char *s, size_t size)
 		return "";
 	len = strnlen(s, size - 1);
 	/* at most half full: probes stay short */
-	if ((p->n + 1) * 2 > p->nslots && !grow(p))
+	if ((p->n + 1) * 2 > p->nslots && !strpool_grow(p))
 		return "";
-	i = find(p, s, len);
+	i = strpool_find(p, s, len);
 	if (!p->slots[i]) {
 		p->slots[i] = strndup(s, len);
 		if (!p->slots[i])
