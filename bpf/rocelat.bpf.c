@@ -716,20 +716,14 @@ static __always_inline bool answer_count_kind(struct rocelat_counters *cnt,
 /* a NAK, an RNR NAK or a CE mark in the flow's statistics */
 static __always_inline void answer_flow_stats(struct pending_flow *pf,
 					      const struct pkt_info *pi,
+					      struct rocelat_counters *cnt,
 					      __u8 kind, __u8 code)
 {
-	struct roce_flow_stats *fs = flow_stats(pf);
+	struct answer_marks *m = &cnt->marks;
 
-	if (pi->ecn == AX_ECN_CE)
-		__sync_fetch_and_add(&fs->ecn_ce, 1);
-	if (kind == ROCE_AETH_RNR_NAK) {
-		fs->rnr_naks++;
-		fs->rnr_timer = code;
-	} else if (kind == ROCE_AETH_NAK) {
-		fs->naks++;
-		if (code < ROCE_NAK_CODES)
-			fs->nak[code]++;
-	}
+	__builtin_memset(m, 0, sizeof(*m));
+	answer_marks_add(m, pi->ecn == AX_ECN_CE, kind, code);
+	flow_stats_marks(pf, m);
 }
 
 /* what an answer held as evidence answers (HELD_*) */
@@ -778,10 +772,12 @@ static __always_inline void handle_answer(const struct pkt_info *pi,
 	}
 	if (!pf) {
 		/* evidence for when the pairing is known (then unmatched if
-		 * it completes nothing) */
+		 * it completes nothing), and what the flow's statistics count */
 		if (first && kind != ROCE_AETH_RNR_NAK)
 			rocelat_hold(&ak, pi, cnt, held_flags(op, kind, code, egress),
 				     ifindex);
+		else if (kind != ROCE_AETH_ACK || pi->ecn == AX_ECN_CE)
+			rocelat_hold(&ak, pi, cnt, HELD_MARKS, ifindex);
 		return;
 	}
 	if (!(pf->flags & FLOW_PAIRED)) {	/* paired by the CM exchange */
@@ -789,7 +785,7 @@ static __always_inline void handle_answer(const struct pkt_info *pi,
 		pf->flags |= FLOW_PAIRED;
 	}
 	if (kind != ROCE_AETH_ACK || pi->ecn == AX_ECN_CE)
-		answer_flow_stats(pf, pi, kind, code);
+		answer_flow_stats(pf, pi, cnt, kind, code);
 	if (pf->flags & FLOW_SWITCH_CLOCK) {
 		__u64 wrap;
 

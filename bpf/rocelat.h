@@ -246,6 +246,17 @@ struct pair_cache_ent {
 	__u32 pad;
 };
 
+/* what a flow's statistics count of answers: NAKs by code, RNR NAKs, CE
+ * marks (rocelat_flow.bpf.h, answer_marks_add()) */
+struct answer_marks {
+	__u32 naks;		/* all NAK codes */
+	__u32 nak[ROCE_NAK_CODES];
+	__u32 rnr_naks;
+	__u32 ecn_ce;
+	__u8 rnr_timer;		/* of the latest RNR NAK */
+	__u8 pad[3];
+};
+
 /*
  * Answers of a requester QP that is not paired yet (no CM exchange seen,
  * PSN in no candidate's window: the sniffer lost the requests between),
@@ -262,6 +273,7 @@ struct pair_cache_ent {
 #define HELD_ATOMIC	0x08
 #define HELD_EGRESS	0x10
 #define HELD_SW		0x20	/* ts is the mirroring switch's time */
+#define HELD_MARKS	0x40	/* only its marks: it completes nothing */
 
 struct held_answer {
 	__u64 ts;
@@ -277,6 +289,9 @@ struct held_answers {
 	__u32 lost;		/* 1: answers were forgotten, covering up to */
 	__u32 lost_psn;		/* this PSN */
 	__u32 pad;
+	/* what the flow's statistics count of each answer held, forgotten
+	 * ones and RNR NAKs too (those complete nothing: not held) */
+	struct answer_marks marks;
 	__u64 arrived;		/* the newest one's arrival (the program's
 				 * clock, not the switch's): the sweep drops
 				 * the entry 2 x --timeout after it */
@@ -309,6 +324,7 @@ struct rocelat_counters {
 	struct pkt_info pi __attribute__((aligned(8)));
 	struct answer_ctx ac;	/* and what it answers: off the stack, which
 				 * 6.1 limits to 512 bytes over the call chain */
+	struct answer_marks marks;	/* and its marks (answer_flow_stats()) */
 	struct pair_cache_ent pair_cache[PAIR_CACHE];
 };
 

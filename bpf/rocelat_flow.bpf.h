@@ -126,6 +126,42 @@ static __always_inline struct roce_flow_stats *flow_stats(struct pending_flow *p
 	return &pf->st[buf];
 }
 
+/* an answer's AETH kind and code and its CE mark, counted in m */
+static __always_inline void answer_marks_add(struct answer_marks *m, bool ce,
+					     __u8 kind, __u8 code)
+{
+	m->ecn_ce += ce;
+	if (kind == ROCE_AETH_RNR_NAK) {
+		m->rnr_naks++;
+		m->rnr_timer = code;
+	} else if (kind == ROCE_AETH_NAK) {
+		m->naks++;
+		if (code < ROCE_NAK_CODES)
+			m->nak[code]++;
+	}
+}
+
+/* answers' marks (one answer's, or all a QP held before it was paired)
+ * in the flow's statistics */
+static __always_inline void flow_stats_marks(struct pending_flow *pf,
+					     const struct answer_marks *m)
+{
+	struct roce_flow_stats *fs = flow_stats(pf);
+	__u32 i;
+
+	if (m->ecn_ce)
+		__sync_fetch_and_add(&fs->ecn_ce, m->ecn_ce);
+	if (m->rnr_naks) {
+		fs->rnr_naks += m->rnr_naks;
+		fs->rnr_timer = m->rnr_timer;
+	}
+	if (!m->naks)
+		return;
+	fs->naks += m->naks;
+	for (i = 0; i < ROCE_NAK_CODES; i++)
+		fs->nak[i] += m->nak[i];
+}
+
 /* now - then on the flow's clock (a switch's wraps) */
 static __always_inline __u64 flow_age(const struct pending_flow *pf, __u64 now,
 				      __u64 then)

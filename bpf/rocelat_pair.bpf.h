@@ -254,9 +254,11 @@ static __always_inline void held_refused(const struct roce_qp_key *k, __u32 psn,
 }
 
 /*
- * An answer (ACK, NAK, first READ RESPONSE, ATOMIC ACKNOWLEDGE) of
- * requester QP ak, which is not paired yet: held with its time, to
- * complete what it covers once the pairing is known (rocelat_held_apply).
+ * An answer of requester QP ak, which is not paired yet: its marks (NAK,
+ * RNR NAK, CE) counted for the flow's statistics, and the answer (ACK,
+ * NAK, first READ RESPONSE, ATOMIC ACKNOWLEDGE) held with its time, to
+ * complete what it covers once the pairing is known (rocelat_held_apply);
+ * with HELD_MARKS (an RNR NAK, a later READ RESPONSE) only its marks.
  * flags: HELD_* but HELD_SW, which is found here.
  */
 __noinline int rocelat_hold(const struct roce_qp_key *ak, const struct pkt_info *pi,
@@ -281,7 +283,15 @@ __noinline int rocelat_hold(const struct roce_qp_key *ak, const struct pkt_info 
 		e->held = 1;
 	h = map_lookup_or_init(&held, &k, &zero_held);
 	if (!h) {
-		held_refused(&k, flags & HELD_INCLUSIVE ? pi->psn : pi->psn - 1, cnt);
+		if (!(flags & HELD_MARKS))
+			held_refused(&k, flags & HELD_INCLUSIVE ? pi->psn : pi->psn - 1, cnt);
+		return 0;
+	}
+	answer_marks_add(&h->marks, pi->ecn == AX_ECN_CE,
+			 pi->flags & PKT_F_AETH ? pi->syndrome >> 5 : ROCE_AETH_ACK,
+			 ROCE_AETH_CODE(pi->syndrome));
+	if (flags & HELD_MARKS) {
+		h->arrived = now_ns();
 		return 0;
 	}
 	if (switch_time(pi, &ts, &wrap))
@@ -376,6 +386,7 @@ __noinline int rocelat_held_apply(const struct roce_qp_key *ak,
 	h = bpf_map_lookup_elem(&held, &k);
 	if (!h)
 		return 0;
+	flow_stats_marks(pf, &h->marks);
 	__builtin_memset(ac, 0, sizeof(*ac));
 	if (h->lost) {
 		ac->psn = h->lost_psn;

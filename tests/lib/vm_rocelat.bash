@@ -221,24 +221,30 @@ start_capture() {
 	ax_wait_for "$1.err" "listening on" "$WAIT"
 }
 
-# stop_capture PCAP: once tcpdump has written everything (the file stops
-# growing: under emulation it lags, and SIGINT drops what it has not read),
-# stop it; the capture must hold every packet the kernel gave it
+# cap_count PCAP MIN: the capture holds at least MIN packets (tcpdump -U
+# writes each one whole; a record being written is left out)
+cap_count() {
+	local n
+	n=$(tcpdump -r "$1" 2>/dev/null | wc -l)
+	[ "$n" -ge "$2" ]
+}
+
+# stop_capture PCAP MIN: once the capture holds MIN packets (what rxe's
+# counters say crossed veth-a: under emulation tcpdump lags, and SIGINT
+# drops what it has not read), stop it; the kernel dropped none of the
+# packets it gave it, and it wrote at least MIN. A packet arriving after
+# the wait (rxe's timer resends even on a clean link) may be counted by
+# the filter and left unread: not a loss
 stop_capture() {
-	local f=$1 size=-1 now end=$((SECONDS + 30))
-	while [ "$SECONDS" -le "$end" ]; do
-		now=$(stat -c %s "$f")
-		[ "$now" = "$size" ] && break
-		size=$now
-		sleep 2
-	done
+	local f=$1 min=$2 rc=0
+	ax_until "$WAIT" "$min packets in $f" cap_count "$f" "$min" || rc=$?
 	ax_stop "$CAP_PID" INT
 	cat "$f.err"
-	local got seen lost
+	[ "$rc" -eq 0 ] || return 1
+	local got lost
 	got=$(sed -n 's/^\([0-9]*\) packets\{0,1\} captured$/\1/p' "$f.err")
-	seen=$(sed -n 's/^\([0-9]*\) packets\{0,1\} received by filter$/\1/p' "$f.err")
 	lost=$(sed -n 's/^\([0-9]*\) packets\{0,1\} dropped by kernel$/\1/p' "$f.err")
-	[ -n "$got" ] && [ "$got" = "$seen" ] && [ "$lost" = 0 ]
+	[ -n "$got" ] && [ "$got" -ge "$min" ] && [ "$lost" = 0 ]
 }
 
 # cap_samples PCAP: "REQUESTER LATENCY_US" for every request answered on

@@ -5,7 +5,9 @@
  * time once the pairing is known, also when a CNP reaches the QP between
  * its pairing and its next answer; answers a full held map refuses are
  * counted (answers_unheld) and what they covered is untimed, never timed
- * against a later answer; held answers 2 x --timeout old are dropped by
+ * against a later answer; what the flow's statistics count of held
+ * answers (NAKs, RNR NAKs, CE marks) is the flow's once it is paired; held
+ * answers 2 x --timeout old are dropped by
  * the sweep. Every expected count and latency is the sequence's own.
  * Needs root.
  */
@@ -21,15 +23,21 @@ static void request(__u32 psn, __u64 t)
 	t_request(obj, psn, t);
 }
 
-/* an ACK of requester QP qpn (10.0.0.1's) */
-static void ack_of(__u32 qpn, __u32 psn, __u64 t)
+/* an ACKNOWLEDGE (AETH syndrome, ECN field) of requester QP qpn
+ * (10.0.0.1's) */
+static void answer_of(__u32 qpn, __u32 psn, __u8 syndrome, __u8 ecn, __u64 t)
 {
 	struct pkt_spec s = {
 		.saddr = "10.0.0.2", .daddr = "10.0.0.1", .opcode = ROCE_ACKNOWLEDGE,
-		.syndrome = 0x1f, .dqpn = qpn, .psn = psn,
+		.syndrome = syndrome, .ecn = ecn, .dqpn = qpn, .psn = psn,
 	};
 
 	t_xdp(obj, &s, t);
+}
+
+static void ack_of(__u32 qpn, __u32 psn, __u64 t)
+{
+	answer_of(qpn, psn, 0x1f, 0, t);
 }
 
 static void ack(__u32 psn, __u64 t)
@@ -147,6 +155,49 @@ static void test_applied(void)
 	tap_eq(held_entries(), 0, "applied: the held entry is gone");
 }
 
+/* what the flow's statistics count of answers held before the pairing
+ * (NAKs by code, RNR NAKs, CE marks) is the flow's once it is paired, of
+ * the answers forgotten (over HELD_ANSWERS) and the RNR NAKs (never held
+ * themselves) too; the per-CPU counters counted each at once */
+static void test_marks(void)
+{
+	struct roce_flow_stats fs;
+	int i;
+
+	reset();
+	request(20, 1 * MS);
+	/* behind the window: no candidate covers them */
+	for (i = 0; i < HELD_ANSWERS + 2; i++)
+		answer_of(0x111, 10, ROCE_AETH_NAK << 5 | ROCE_NAK_PSN_SEQ_ERR, 0,
+			  1 * MS + (i + 1) * US);
+	answer_of(0x111, 11, ROCE_AETH_NAK << 5 | 2, 0, 1 * MS + 20 * US);
+	answer_of(0x111, 12, ROCE_AETH_RNR_NAK << 5 | 0x0e, 0, 1 * MS + 21 * US);
+	answer_of(0x111, 13, 0x1f, AX_ECN_CE, 1 * MS + 22 * US);
+	tap_eq(C(RL_HELD), HELD_ANSWERS + 4, "marks: every NAK and the CE-marked ACK held, the RNR NAK not");
+	tap_eq(C(RL_NAK_SEQ), HELD_ANSWERS + 2, "marks: the sequence-error NAKs counted at once");
+	tap_eq(C(RL_RNR_NAKS), 1, "marks: the RNR NAK counted at once");
+	ack(20, 1 * MS + 50 * US);	/* pairs */
+	fs = flow();
+	tap_eq(fs.naks, HELD_ANSWERS + 3, "marks: the flow has every NAK held, forgotten ones too");
+	tap_eq(fs.nak[ROCE_NAK_PSN_SEQ_ERR], HELD_ANSWERS + 2, "... by code: sequence errors");
+	tap_eq(fs.nak[2], 1, "... remote access");
+	tap_eq(fs.rnr_naks, 1, "marks: the RNR NAK");
+	tap_eq(fs.rnr_timer, 0x0e, "... its timer field");
+	tap_eq(fs.ecn_ce, 1, "marks: the CE mark");
+	tap_eq(held_entries(), 0, "marks: the held entry is gone");
+
+	/* an RNR NAK alone: an entry for its marks only */
+	reset();
+	request(20, 1 * MS);
+	answer_of(0x111, 12, ROCE_AETH_RNR_NAK << 5 | 0x03, 0, 1 * MS + 21 * US);
+	tap_eq(C(RL_HELD), 0, "marks: an RNR NAK alone holds no answer");
+	tap_eq(held_entries(), 1, "... but its marks");
+	ack(20, 1 * MS + 50 * US);
+	fs = flow();
+	tap_eq(fs.rnr_naks, 1, "marks: ... the flow's once paired");
+	tap_eq(held_entries(), 0, "marks: ... and the entry gone");
+}
+
 /* paired by the CM exchange while an answer is held, then a CNP to the
  * requester QP before its next answer: that answer still applies the
  * held one first (before, the CNP cached the flow and the held answer was
@@ -241,6 +292,7 @@ int main(void)
 	obj = t_load(1000, ROCE_V2_PORT);
 	t_flow_key(&path, 4, "10.0.0.1", "10.0.0.2", 0x11);
 	test_applied();
+	test_marks();
 	test_cnp_between();
 	rocelat_bpf__destroy(obj);
 	obj = load_small(1);

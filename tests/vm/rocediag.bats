@@ -385,18 +385,13 @@ rule_matched() { [ "$(rule_packets "$1")" -gt 0 ]; }
 	[ "$rl" -eq $((sent - orig)) ]
 	[ "$rx" -eq $((sent - orig)) ]
 	# rxe-b counts the sequence-error NAKs it sends; they cross veth-a
-	# inwards, where netem does not drop, but in a guest starved of CPU
-	# veth's ring to veth-a may overflow, before rocelat's XDP program
-	# and rxe-a see what was in it: each NAK rocelat missed is an answer
-	# rxe-b failed to send (send_err: veth refused it) or sent and rxe-a
-	# never received (equal when none was lost, as in most runs)
-	local oos lost_back
+	# inwards, where netem does not drop, and each is on its QP's row,
+	# also one that came before rocelat paired the QP (held, then counted
+	# for its flow: a NAK first was 67 of 68 once)
+	local oos
 	oos=$(delta c0 c1 rxe-b.out_of_seq_request)
-	lost_back=$(($(delta c0 c1 rxe-b.sent_pkts) - $(delta c0 c1 rxe-a.rcvd_pkts)))
-	[ -z "${c1[rxe-b.send_err]:-}" ] || lost_back=$((lost_back + $(delta c0 c1 rxe-b.send_err)))
-	echo "NAKs: rxe-b sent $oos, rocelat saw $sq; answers lost on the way back: $lost_back"
-	[ "$sq" -le "$oos" ]
-	[ $((oos - sq)) -le "$lost_back" ]
+	echo "NAKs: rxe-b sent $oos, rocelat saw $sq"
+	[ "$sq" -eq "$oos" ]
 	# go-back-N restarts: rxeqp counts a run of resent packets, rxe each
 	# decision to retry (completer_retry_err); a decision whose requests
 	# were all ACKed before the requester ran resends nothing, so rxe's

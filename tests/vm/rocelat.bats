@@ -82,7 +82,8 @@ teardown() {
 	start_rocelat "$out" -j -F
 	start_capture "$T/cap.pcap"
 	perf_run send ib_send_lat -n "$n" -F -C
-	stop_capture "$T/cap.pcap"
+	counters c1
+	stop_capture "$T/cap.pcap" $(($(delta c0 c1 rxe-a.sent_pkts) + $(delta c0 c1 rxe-a.rcvd_pkts)))
 	stop_rocelat
 	counters c1
 	grep -v '"type":"hist"' "$out"
