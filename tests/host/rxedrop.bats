@@ -27,8 +27,13 @@ start_rxedrop() {
 	ax_tool_start "$banner" RX_PID "$OUT" 90 Tracing "$RXEDROP" "$@"
 }
 
+# stop_rxedrop [NS COUNTER N]: stop rxedrop; with arguments, once the
+# kernel's own COUNTER of namespace NS reached N (ax_wait_snmp): the drops
+# are done when the sender returns only if the receiver's softirq kept up,
+# and a drop still to come would miss the last report. The namespaces are
+# new in each test: N counts from 0 at its start.
 stop_rxedrop() {
-	sleep 0.5
+	[ $# -eq 0 ] || ax_wait_snmp "$@"
 	ax_tool_stop RX_PID
 }
 
@@ -50,12 +55,22 @@ event_count() {
 	jq -s "[.[] | select(.type == \"drop\" and .ifname == \"axdvb\") | select($1)] | length" "$OUT"
 }
 
+# wait_events N [FILTER]: until rxedrop -e -j printed N events (matching
+# FILTER): drops no kernel counter of the namespace counts
+wait_events() {
+	ax_until 30 "$1 drop events" events_ge "$1" "${2:-true}"
+}
+
+events_ge() {
+	[ "$(event_count "$2")" -ge "$1" ]
+}
+
 # counts mode counts every namespace on the host: exact while no other RoCE
 # traffic dies on this machine (true in CI, where suites run one at a time)
 @test "NO_SOCKET: 100 RoCE packets to a closed port, 100 counted at __udp4_lib_rcv" {
 	start_rxedrop -j
 	ax_send_roce axda 10.201.0.2 100
-	stop_rxedrop
+	stop_rxedrop axdb Udp:NoPorts 100
 	[ "$(json_count '.reason == "NO_SOCKET" and (.location | startswith("__udp4_lib_rcv"))')" -eq 100 ]
 	times_epoch_us
 }
@@ -63,7 +78,7 @@ event_count() {
 @test "NO_SOCKET over IPv6: 50 counted at __udp6_lib_rcv" {
 	start_rxedrop -e -j
 	ax_send_roce axda fd00:201::2 50
-	stop_rxedrop
+	stop_rxedrop axdb Udp6NoPorts 50
 	[ "$(event_count '.reason == "NO_SOCKET" and .family == 6 and (.location | startswith("__udp6_lib_rcv"))')" -eq 50 ]
 	times_epoch_us
 }
@@ -81,7 +96,7 @@ udp_csum_errors() {
 	# a raw socket writes the UDP header with a wrong sum; veth leaves it
 	# to the receiver to verify
 	ip netns exec axda "$AX_BUILD/udpflood" -C 10.201.0.2 4791 40
-	stop_rxedrop
+	stop_rxedrop axdb Udp:InCsumErrors $((before + 40))
 	after=$(udp_csum_errors)
 	[ $((after - before)) -eq 40 ]
 	[ "$(event_count '.reason == "UDP_CSUM" and (.location | startswith("__udp4_lib_rcv"))')" -eq 40 ]
@@ -100,6 +115,7 @@ udp_csum_errors() {
 	NFT
 	start_rxedrop -e -j
 	ax_send_roce axda 10.201.0.2 100
+	wait_events 100
 	stop_rxedrop
 	[ "$(event_count '.reason == "NETFILTER_DROP" and (.location | startswith("nft_do_chain"))')" -eq 100 ]
 	# the reason code is this kernel's, looked up by name, not hard-coded
@@ -114,6 +130,7 @@ udp_csum_errors() {
 		skip "kernel has no legacy ip_tables"
 	start_rxedrop -e -j
 	ax_send_roce axda 10.201.0.2 64
+	wait_events 64
 	stop_rxedrop
 	[ "$(event_count '.reason == "NETFILTER_DROP" and (.location | startswith("nf_hook_slow"))')" -eq 64 ]
 }
@@ -122,14 +139,14 @@ udp_csum_errors() {
 	start_rxedrop -e -j
 	ax_send_roce axda 10.201.0.2 30 04 5555
 	ax_send_roce axda 10.201.0.2 7
-	stop_rxedrop
+	stop_rxedrop axdb Udp:NoPorts 37
 	[ "$(event_count 'true')" -eq 7 ]
 	[ "$(event_count '.dport == 5555')" -eq 0 ]
 
 	start_rxedrop -e -j -U -P 5555
 	ax_send_roce axda 10.201.0.2 30 04 5555
 	ax_send_roce axda 10.201.0.2 7
-	stop_rxedrop
+	stop_rxedrop axdb Udp:NoPorts 74
 	[ "$(event_count '.reason == "NO_SOCKET" and .dport == 5555')" -eq 30 ]
 	[ "$(event_count '.dport == 4791')" -eq 0 ]
 }
@@ -139,6 +156,8 @@ udp_csum_errors() {
 	for i in 1 2 3 4 5; do
 		ip netns exec axda bash -c 'exec 3<>/dev/tcp/10.201.0.2/5556' 2>/dev/null || true
 	done
+	# the reset answering each SYN goes out before the SYN is dropped
+	wait_events 5 '.reason == "NO_SOCKET" and .ip_proto == 6'
 	stop_rxedrop
 	[ "$(event_count '.reason == "NO_SOCKET" and .ip_proto == 6')" -eq 5 ]
 }
@@ -146,7 +165,7 @@ udp_csum_errors() {
 @test "-e -j: one JSON event per drop with the correlation key" {
 	start_rxedrop -e -j
 	ax_send_roce axda 10.201.0.2 20
-	stop_rxedrop
+	stop_rxedrop axdb Udp:NoPorts 20
 	[ "$(event_count 'true')" -eq 20 ]
 	# every field of the schema, with the values the sender put on the wire
 	jq -e -s 'map(select(.type == "drop" and .ifname == "axdvb")) | all(
@@ -166,6 +185,7 @@ udp_csum_errors() {
 	NFT
 	start_rxedrop -e -s
 	ax_send_roce axda 10.201.0.2 1
+	ax_wait_for "$OUT" "NETFILTER_DROP.*psn=1$" 30
 	stop_rxedrop
 	grep -Eq "^axdvb +10\.201\.0\.1:[0-9]+ +10\.201\.0\.2:4791 +NETFILTER_DROP +nft_do_chain\+0x[0-9a-f]+ +RC_SEND_ONLY qp=0x12 psn=1$" "$OUT"
 	grep -q "^    nf_hook_slow+" "$OUT"
@@ -206,11 +226,20 @@ twin_pair() {
 	  "$(ip -n axdnb -o link show axdnvb | cut -d: -f1)" ]
 }
 
-# drops into both receivers, then rxedrop's counts; $1: how rxedrop runs
-ns_scoped_count() {
-	ax_tool_start --err RX_PID "$OUT" 90 Tracing "$@" -j
+# 30 drops into axdb and 50 into axdnb, each of both receivers' NoPorts
+# reached (counted on from what it was before)
+twin_drops() {
+	local b=$(ax_snmp axdb Udp:NoPorts) n=$(ax_snmp axdnb Udp:NoPorts)
 	ax_send_roce axda 10.201.0.2 30
 	ax_send_roce axdna 10.201.0.2 50
+	ax_wait_snmp axdb Udp:NoPorts $((b + 30))
+	ax_wait_snmp axdnb Udp:NoPorts $((n + 50))
+}
+
+# twin_drops, then rxedrop's counts; $1: how rxedrop runs
+ns_scoped_count() {
+	ax_tool_start --err RX_PID "$OUT" 90 Tracing "$@" -j
+	twin_drops
 	stop_rxedrop
 	json_count '.reason == "NO_SOCKET"'
 }
@@ -224,8 +253,7 @@ ns_scoped_count() {
 	[ "$(ns_scoped_count "$RXEDROP" -N axdnb)" -eq 50 ]
 	# events name only the device asked for
 	start_rxedrop -e -j -N axdnb -i axdnvb
-	ax_send_roce axda 10.201.0.2 30
-	ax_send_roce axdna 10.201.0.2 50
+	twin_drops
 	stop_rxedrop
 	[ "$(jq -s '[.[] | select(.type == "drop")] | length' "$OUT")" -eq 50 ]
 	[ "$(jq -s '[.[] | select(.type == "drop" and .ifname != "axdnvb")] | length' "$OUT")" -eq 0 ]
@@ -246,7 +274,7 @@ ns_scoped_count() {
 	start_rxedrop -e -T
 	ax_send_roce axda 10.201.0.2 3
 	ax_send_roce axda 10.201.0.2 2 04 5555
-	stop_rxedrop
+	stop_rxedrop axdb Udp:NoPorts 5
 	cat "$OUT" >&2
 	grep -Eq '^TIME +IFACE +SOURCE +DESTINATION +REASON +LOCATION +ROCE$' "$OUT"
 	[ "$(grep -Ec '^[0-9]{2}:[0-9]{2}:[0-9]{2} axdvb .* NO_SOCKET .* RC_SEND_ONLY qp=0x12 psn=[123]$' "$OUT")" -eq 3 ]
@@ -254,7 +282,7 @@ ns_scoped_count() {
 	# IPv4 rows (an IPv6 address is wider than its column)
 	start_rxedrop -e -U -P 5555
 	ax_send_roce axda 10.201.0.2 2 04 5555
-	stop_rxedrop
+	stop_rxedrop axdb Udp:NoPorts 7
 	grep -Eq '^IFACE +SOURCE +DESTINATION +REASON +LOCATION +ROCE$' "$OUT"
 	[ "$(grep -Ec '^axdvb +10\.201\.0\.1:[0-9]+ +10\.201\.0\.2:5555 +NO_SOCKET +__udp4_lib_rcv\+0x[0-9a-f]+$' "$OUT")" -eq 2 ]
 	ax_columns_aligned "$OUT" IFACE IFACE SOURCE DESTINATION REASON LOCATION
@@ -262,7 +290,7 @@ ns_scoped_count() {
 	# counts: the time on a line of its own above each table
 	start_rxedrop -T
 	ax_send_roce axda 10.201.0.2 4
-	stop_rxedrop
+	stop_rxedrop axdb Udp:NoPorts 11
 	cat "$OUT" >&2
 	grep -B1 '^LOCATION' "$OUT" | grep -Eq '^[0-9]{2}:[0-9]{2}:[0-9]{2}$'
 	grep -Eq '^__udp4_lib_rcv\+0x[0-9a-f]+ +NO_SOCKET +[0-9]+$' "$OUT"
@@ -332,7 +360,7 @@ ns_scoped_count() {
 		--clear-groups --inh-caps=$caps --ambient-caps=$caps "$RXEDROP" -j
 	[ "$(ps -o uid= -p "$RX_PID" | tr -d ' ')" = 65534 ]
 	ax_send_roce axda 10.201.0.2 100
-	stop_rxedrop
+	stop_rxedrop axdb Udp:NoPorts 100
 	[ "$(json_count '.reason == "NO_SOCKET" and (.location | startswith("__udp4_lib_rcv"))')" -eq 100 ]
 }
 
@@ -340,10 +368,17 @@ ns_scoped_count() {
 	before=$(bpftool link show | grep -c kfree_skb || true)
 	start_rxedrop
 	ax_tool_stop RX_PID KILL || true
-	sleep 0.3
-	after=$(bpftool link show | grep -c kfree_skb || true)
-	[ "$after" -eq "$before" ]
-	! bpftool prog show | grep -q rxedrop
+	# the kernel frees a dead process's links and programs after its
+	# exit (deferred work), not before waitpid returns: wait until both
+	# are gone, which they never are if anything stays attached
+	ax_until 30 "rxedrop's BPF links and programs to go" rxedrop_detached "$before"
+}
+
+# rxedrop_detached N: N kfree_skb links left (as before it ran), and no
+# rxedrop program loaded
+rxedrop_detached() {
+	[ "$(bpftool link show | grep -c kfree_skb || true)" -eq "$1" ] &&
+		! bpftool prog show | grep -q rxedrop
 }
 
 # -w: the dropped packets read back with tshark

@@ -87,6 +87,30 @@ ax_until() {
 	done
 }
 
+# ax_snmp NS COUNTER: a counter of NS's /proc/net/snmp ("Udp:NoPorts",
+# "Ip:InReceives") or /proc/net/snmp6 ("Udp6NoPorts"), counted by the
+# kernel since NS was made
+ax_snmp() {
+	ip netns exec "$1" awk -v want="$2" '
+		FILENAME ~ /6$/ { if ($1 == want) v = $2; next }
+		!($1 in head) { head[$1] = $0; next }
+		{ n = split(head[$1], h); for (i = 2; i <= n; i++) if ($1 h[i] == want) v = $i }
+		END { print v + 0 }' /proc/net/snmp /proc/net/snmp6
+}
+
+# ax_wait_snmp NS COUNTER N: until COUNTER of NS (ax_snmp) reached N (at
+# most 30 s). The kernel counts a packet in the softirq that receives it:
+# e.g. Udp:NoPorts just before it drops a datagram to a closed port, so
+# NoPorts reaching N says the receiver has dropped (or is dropping) all N
+# a sender sent, which may still sit in a backlog when the sender returns.
+ax_wait_snmp() {
+	ax_until 30 "$2 of $1 to reach $3" _ax_snmp_ge "$@"
+}
+
+_ax_snmp_ge() {
+	[ "$(ax_snmp "$1" "$2")" -ge "$3" ]
+}
+
 # ax_wait_for FILE PATTERN [TIMEOUT_S]: until FILE contains PATTERN; the
 # bound is in seconds of wall time ($SECONDS), not loop turns, which take
 # far longer than 0.1 s under software emulation
