@@ -104,7 +104,9 @@ start_rxedrop() {
 	# the table drains its map every interval; the counter must not
 	ax_send_roce "${P}a" $B 40
 	wait_nosocket 100
-	sleep 0.3
+	# the kernel's count of the drops, so that one more in the tool's
+	# last report would be a real over-count
+	ax_wait_snmp "${P}b" Udp:NoPorts 100
 	ax_tool_stop RX_PID
 	[ "$(nosocket)" -eq 100 ]
 	promtool_ok
@@ -124,7 +126,8 @@ start_rxedrop() {
 	promtool_ok
 	grep -q '^# TYPE agentxdp_rxedrop_drops_total counter$' "$PROM"
 	ax_send_roce "${P}a" $B 25
-	sleep 0.5
+	# every drop done (the kernel's count) before the final write
+	ax_wait_snmp "${P}b" Udp:NoPorts 25
 	ax_tool_stop RX_PID
 	[ "$(nosocket)" -eq 25 ]
 	promtool_ok
@@ -135,7 +138,7 @@ start_rxedrop() {
 @test "rxedrop -e --prom: counts in events mode too" {
 	start_rxedrop -e -j --prom "$PROM"
 	ax_send_roce "${P}a" $B 30
-	sleep 0.5
+	ax_wait_snmp "${P}b" Udp:NoPorts 30
 	ax_tool_stop RX_PID
 	[ "$(nosocket)" -eq 30 ]
 	[ "$(jq -s '[.[] | select(.type == "drop" and .reason == "NO_SOCKET")] | length' "$T/out")" -eq 30 ]
@@ -242,7 +245,8 @@ start_traffic() {
 	[ -d /sys/module/rdma_rxe ] || modprobe -q rdma_rxe 2>/dev/null ||
 		skip "rxeqp needs rdma_rxe (Soft-RoCE), which this kernel lacks: the VM tier runs it"
 	ax_tool_start QP_PID "$T/out" "$WAIT" Tracing "$AX_BUILD/rxeqp" --prom "$PROM" 1
-	sleep 1.5
+	# the file appears whole (renamed into place) at its first write
+	ax_until "$WAIT" "$PROM to be written" test -s "$PROM"
 	ax_tool_stop QP_PID
 	promtool_ok
 	names_ok rxeqp

@@ -71,7 +71,8 @@ teardown() {
 	local wait=${AGENTXDP_VM:+90}
 	ax_tool_start --err RX_PID "$BATS_TEST_TMPDIR/out" "${wait:-20}" Tracing "$S_OUT/rxedrop" -j
 	ax_send_roce axpsa 10.214.0.2 $N
-	sleep 0.5
+	# the receiver's own count of the drops reached N: none still to come
+	ax_wait_snmp axpsb Udp:NoPorts $N
 	ax_tool_stop RX_PID
 	[ "$(jq -s '[.[] | select(.reason == "NO_SOCKET" and (.location | startswith("__udp4_lib_rcv"))) | .count] | add // 0' "$BATS_TEST_TMPDIR/out")" -eq $N ]
 }
