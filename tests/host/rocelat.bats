@@ -219,6 +219,22 @@ nothing_attached() {
 	grep -q '^agentxdp_rocelat_latency_seconds_bucket{le="+Inf"} ' "$T/rocelat.prom"
 }
 
+# interval reports of -j in $T/rl.out so far: each ends with its counters
+# record (after its hist and flow records), so a counters record is a
+# report printed whole
+rl_reports() {
+	jq -s '[.[] | select(.type=="counters")] | length' "$T/rl.out"
+}
+
+rl_reports_gt() {
+	[ "$(rl_reports)" -gt "$1" ]
+}
+
+# rl_reported_ge N: the reports so far count N samples or more
+rl_reported_ge() {
+	[ "$(jq -s '[.[] | select(.type=="counters") | .samples] | add // 0' "$T/rl.out")" -ge "$1" ]
+}
+
 @test "-F with an interval: each report's flow rows count that interval's samples only" {
 	start_responder --delay-us 100
 	ax_tool_start --err RL_PID "$T/rl.out" "$WAIT" Tracing ip netns exec "${P}a" "$RL" -i "${P}va" -j -F 1
@@ -227,12 +243,17 @@ nothing_attached() {
 	# first's. The second goes on where the first's PSNs ended (from 0
 	# again they would be retransmissions).
 	run_requester -n 20
-	local n1 n2
+	local n1 n2 r
 	n1=$(gen_kv requester completed "$T/req.out")
-	sleep 2.5
+	# the report that counts the first burst's last sample, then one more:
+	# an idle report, with no sample of either burst
+	ax_until "$WAIT" "$n1 samples reported" rl_reported_ge "$n1"
+	r=$(rl_reports)
+	ax_until "$WAIT" "an idle report after the first burst" rl_reports_gt "$r"
 	run_requester -n 30 --psn 1000
 	n2=$(gen_kv requester completed "$T/req.out")
-	sleep 1.5
+	# the second burst reported in full by an interval report
+	ax_until "$WAIT" "$((n1 + n2)) samples reported" rl_reported_ge $((n1 + n2))
 	stop_rocelat
 	[ "$AX_RC" -eq 0 ]
 	jq -c 'select(.type=="flow" or .type=="counters") | [.type, .sport, .samples]' "$T/rl.out" >&2; echo "n1=$n1 n2=$n2" >&2
