@@ -30,13 +30,15 @@ ruleset() {
 }
 
 # drop_run N [NFDROP-OPTS...]: nfdrop watching the receiving side while N
-# RoCE packets go to it, then stopped (its report in $OUT)
+# RoCE packets go to it, then stopped once the side received them all
+# (its report in $OUT)
 drop_run() {
-	local n=$1
+	local n=$1 in
 	shift
+	in=$(ip_in "${P}b")
 	start_nfdrop --roce -N "${P}b" "$@"
 	ax_send_roce "${P}a" 10.210.0.2 "$n"
-	stop_nfdrop
+	stop_nfdrop "${P}b" Ip:InReceives $((in + n))
 }
 
 @test "nftables rule in input: hook, table, chain, rule handle and text, exact count" {
@@ -65,6 +67,7 @@ drop_run() {
 	h=$(nft_handle "${P}a" "inet axt out" "udp dport 4791 reject")
 	start_nfdrop --roce -N "${P}a"
 	send_fails_ok "${P}a" 10.210.0.2 5
+	# rejected in the sender's own send: done when it returns
 	stop_nfdrop
 	expect '.hook == "output"' .packets 5 .table_family inet .table axt \
 		.chain out .rule_handle "$h" .verdict REJECT
@@ -83,7 +86,7 @@ drop_run() {
 	# no -N: nfdrop finds the namespace of each drop by itself
 	start_nfdrop --roce
 	ax_send_roce "${P}a" 10.211.2.1 7
-	stop_nfdrop
+	stop_nfdrop "${P}r" Ip:InReceives 7
 	expect ".netns_name == \"${P}r\"" .packets 7 .hook forward .table axt \
 		.chain fw .rule_handle "$h" .verdict DROP
 	[ "$(packets ".netns_name == \"${P}a\" or .netns_name == \"${P}b\"")" -eq 0 ]
@@ -104,7 +107,9 @@ drop_run() {
 		ax_send_roce "${P}a" 10.211.2.1 3
 		send_fails_ok "${P}r" 10.211.1.1 4
 	done
-	stop_nfdrop
+	# the router received the 10 it drops at input and forward; its own
+	# 8 died in its sends
+	stop_nfdrop "${P}r" Ip:InReceives 10
 	expect '.hook == "input"' .packets 4 .chain in
 	expect '.hook == "forward"' .packets 6 .chain fw
 	expect '.hook == "output"' .packets 8 .chain out
@@ -173,7 +178,7 @@ drop_run() {
 	# within the ICMP error burst (6), so every REJECT reply really goes out
 	ax_send_roce "${P}a" 10.210.0.2 4
 	ax_send_roce "${P}a" 10.210.0.2 5 04 4792
-	stop_nfdrop
+	stop_nfdrop "${P}b" Ip:InReceives 9
 	[ "$(packets '.hook == "input"')" -eq 9 ]
 	expect '.hook == "input" and .rejected > 0' .packets 4 .rejected 4 \
 		.verdict REJECT .rule_handle "$hr" '.inferred | length' 0
@@ -191,24 +196,28 @@ icmp6_unreach_in() {
 
 @test "IPv6 REJECT and DROP in one chain: rejected equals the ICMPv6 errors the sender got" {
 	pair
+	# counters: IPv6 has no per-namespace count of these packets alone
+	# (neighbour discovery and MLD count too), the rules' own say when
+	# all were dropped
 	ruleset <<-'NFT'
 	table inet axt {
 		chain in {
 			type filter hook input priority 0;
-			udp dport 4791 reject
-			udp dport 4792 drop
+			udp dport 4791 counter reject
+			udp dport 4792 counter drop
 		}
 	}
 	NFT
-	hr=$(nft_handle "${P}b" "inet axt in" "udp dport 4791 reject")
-	hd=$(nft_handle "${P}b" "inet axt in" "udp dport 4792 drop")
+	hr=$(nft_handle "${P}b" "inet axt in" "udp dport 4791 counter.*reject")
+	hd=$(nft_handle "${P}b" "inet axt in" "udp dport 4792 counter.*drop")
 	# every error goes out: the truth is what arrives, not a rate limit
 	ip netns exec "${P}b" sysctl -qw net.ipv6.icmp.ratelimit=0
 	before=$(icmp6_unreach_in "${P}a")
 	start_nfdrop -A -N "${P}b"
 	ax_send_roce "${P}a" fd00:210::2 10
 	ax_send_roce "${P}a" fd00:210::2 5 04 4792
-	ax_until 10 '[ $(($(icmp6_unreach_in "${P}a") - before)) -ge 10 ]'
+	ax_until 30 "10 ICMPv6 errors" eval '[ $(($(icmp6_unreach_in "${P}a") - before)) -ge 10 ]'
+	ax_until 30 "5 drops by the rule's counter" eval '[ "$(nft_counter "${P}b" "inet axt in" "$hd")" -ge 5 ]'
 	stop_nfdrop
 	got=$(($(icmp6_unreach_in "${P}a") - before))
 	[ "$got" -eq 10 ]
@@ -279,7 +288,7 @@ icmp6_unreach_in() {
 	# the helper table is there while it runs
 	ip netns exec "${P}b" nft list tables | grep -q "agentxdp_nfdrop_trace_$NF_PID"
 	ax_send_roce "${P}a" 10.210.0.2 5
-	stop_nfdrop
+	stop_nfdrop "${P}b" Ip:InReceives 5
 	expect '.hook == "input"' .packets 5 .source trace .table axa .chain in \
 		.rule_handle "$h" .rule "$text" '.inferred | length' 0
 	[ "$(ip netns exec "${P}b" nft list ruleset)" = "$before" ]
@@ -302,7 +311,7 @@ icmp6_unreach_in() {
 	start_nfdrop --roce -N "${P}b" --trace-rules
 	grep -q "removed 1 trace table" "$ERR"
 	ax_send_roce "${P}a" 10.210.0.2 3
-	stop_nfdrop
+	stop_nfdrop "${P}b" Ip:InReceives 3
 	expect '.hook == "input"' .packets 3 .source trace
 	[ "$(ip netns exec "${P}b" nft list ruleset)" = "$before" ]
 	# SIGTERM cleans up as well as SIGINT
@@ -315,12 +324,15 @@ icmp6_unreach_in() {
 	pair
 	ruleset <<-'NFT'
 	table inet axt {
-		chain in { type filter hook input priority 0; udp dport 4791 drop; }
+		chain in { type filter hook input priority 0; udp dport 4791 counter drop; }
 	}
 	NFT
+	h=$(nft_handle "${P}b" "inet axt in" "udp dport 4791 counter.*drop")
 	start_nfdrop --roce -N "${P}b" -6
 	ax_send_roce "${P}a" fd00:210::2 6
 	ax_send_roce "${P}a" 10.210.0.2 3
+	# all 9 dropped, by the rule's own counter (IPv6 has no count of its own)
+	ax_until 30 "9 drops by the rule's counter" eval '[ "$(nft_counter "${P}b" "inet axt in" "$h")" -ge 9 ]'
 	stop_nfdrop
 	expect '.hook == "input"' .packets 6 .hook_family ip6 .table_family inet \
 		.chain in .verdict DROP
@@ -336,7 +348,7 @@ icmp6_unreach_in() {
 	h=$(nft_handle "${P}b" "ip axt in" "udp dport 4791 drop")
 	start_nfdrop -e --roce -N "${P}b"
 	ax_send_roce "${P}a" 10.210.0.2 6
-	stop_nfdrop
+	stop_nfdrop "${P}b" Ip:InReceives 6
 	run jq -r -s '[.[] | select(.type == "nf_drop")] |
 		(length | tostring),
 		([.[].psn] | sort | map(tostring) | join(",")),
@@ -382,9 +394,10 @@ icmp6_unreach_in() {
 	[ "$(packets true)" -eq 0 ]
 	drop_run 2 -i "${P}vb"
 	[ "$(packets '.hook == "input"')" -eq 2 ]
+	in=$(ip_in "${P}b")
 	ax_tool_start --out NF_PID "$OUT" 90 Tracing "$NFDROP" --roce -N "${P}b" --hook INPUT -4
 	ax_send_roce "${P}a" 10.210.0.2 3
-	stop_nfdrop
+	stop_nfdrop "${P}b" Ip:InReceives $((in + 3))
 	grep -Eq "^${P}b +ip input +ip axt +in +DROP +3$" "$OUT"
 	grep -q "rule: in handle [0-9]*: udp dport 4791 drop" "$OUT"
 }
@@ -408,7 +421,9 @@ icmp6_unreach_in() {
 	start_nfdrop --roce -N "${P}b" -i "${P}vb"
 	ax_send_roce "${P}a" 10.210.0.2 4
 	ax_send_roce "${P}ta" 10.210.0.2 7
-	stop_nfdrop
+	# the twin's drops too, or one counted by mistake could come too late
+	ax_wait_snmp "${P}tb" Ip:InReceives 7
+	stop_nfdrop "${P}b" Ip:InReceives 4
 	local counted
 	counted=$(ip netns exec "${P}b" nft list chain ip axt in | sed -n 's/.*counter packets \([0-9]*\).*/\1/p')
 	[ "$counted" -eq 4 ]
@@ -451,14 +466,15 @@ icmp6_unreach_in() {
 	NFT
 	h=$(nft_handle "${P}b" "ip axt in" "udp dport 4791 drop")
 	prom=$BATS_TEST_TMPDIR/nfdrop.prom
+	series="agentxdp_nfdrop_drops_total{netns=\"${P}b\",hook_family=\"ip\",hook=\"input\",table_family=\"ip\",table=\"axt\",chain=\"in\",rule_handle=\"$h\",verdict=\"DROP\",inferred=\"false\"}"
 	start_nfdrop --roce -N "${P}b" --prom "$prom" 1
 	# written at start, before any drop
 	ax_wait_for "$prom" "agentxdp_nfdrop_events_lost_total" 10
 	ax_send_roce "${P}a" 10.210.0.2 4
-	sleep 1.5
+	# an interval's report drained the first 4 and wrote them to the file
+	ax_until 30 "the first 4 in $prom" grep -qxF "$series 4" "$prom"
 	ax_send_roce "${P}a" 10.210.0.2 3
-	stop_nfdrop
-	series="agentxdp_nfdrop_drops_total{netns=\"${P}b\",hook_family=\"ip\",hook=\"input\",table_family=\"ip\",table=\"axt\",chain=\"in\",rule_handle=\"$h\",verdict=\"DROP\",inferred=\"false\"}"
+	stop_nfdrop "${P}b" Ip:InReceives 7
 	# counts drained every interval add up in the file
 	grep -qxF "$series 7" "$prom"
 	if command -v promtool >/dev/null; then
@@ -477,7 +493,7 @@ icmp6_unreach_in() {
 	NFT
 	ax_tool_start --out NF_PID "$OUT" 90 Tracing "$NFDROP" --roce -N "${P}b" -e -T
 	ax_send_roce "${P}a" 10.210.0.2 3
-	stop_nfdrop
+	stop_nfdrop "${P}b" Ip:InReceives 3
 	cat "$OUT" >&2
 	grep -Eq '^TIME +NETNS +IFACE +HOOK +TABLE/CHAIN #RULE +VERDICT +PACKET$' "$OUT"
 	[ "$(grep -Ec "^[0-9]{2}:[0-9]{2}:[0-9]{2} ${P}b +${P}vb +ip input +ip axt/in #[0-9]+ +DROP +10\.210\.0\.1:[0-9]+ -> 10\.210\.0\.2:4791 RC_SEND_ONLY" "$OUT")" -eq 3 ]
@@ -485,7 +501,7 @@ icmp6_unreach_in() {
 
 	ax_tool_start --out NF_PID "$OUT" 90 Tracing "$NFDROP" --roce -N "${P}b" -T
 	ax_send_roce "${P}a" 10.210.0.2 3
-	stop_nfdrop
+	stop_nfdrop "${P}b" Ip:InReceives 6
 	cat "$OUT" >&2
 	grep -B1 '^NETNS' "$OUT" | grep -Eq '^[0-9]{2}:[0-9]{2}:[0-9]{2}$'
 	ax_columns_aligned "$OUT" NETNS NETNS HOOK TABLE CHAIN VERDICT
