@@ -40,7 +40,7 @@ tied_check_certain() {
 	tied_table t2 "ip saddr 10.210.0.1 counter drop"
 	start_nfdrop --roce -N "${P}b"
 	ax_send_roce "${P}a" 10.210.0.2 10
-	stop_nfdrop
+	stop_nfdrop "${P}b" Ip:InReceives 10
 	h1=$(nft_handle "${P}b" "inet t1 in" ".*drop")
 	[ "$(nft_counter "${P}b" "inet t1 in" "$h1")" -eq 0 ]
 	tied_check_certain t2
@@ -52,7 +52,7 @@ tied_check_certain() {
 	tied_table t1 "udp dport 4791 counter drop"
 	start_nfdrop --roce -N "${P}b"
 	ax_send_roce "${P}a" 10.210.0.2 10
-	stop_nfdrop
+	stop_nfdrop "${P}b" Ip:InReceives 10
 	h2=$(nft_handle "${P}b" "inet t2 in" ".*drop")
 	[ "$(nft_counter "${P}b" "inet t2 in" "$h2")" -eq 0 ]
 	tied_check_certain t1
@@ -65,7 +65,7 @@ tied_check_certain() {
 	tied_table t2 "meta l4proto udp counter drop"
 	start_nfdrop --roce -N "${P}b"
 	ax_send_roce "${P}a" 10.210.0.2 10
-	stop_nfdrop
+	stop_nfdrop "${P}b" Ip:InReceives 10
 	tied_check_certain t2
 	for t in t1 t3; do
 		h=$(nft_handle "${P}b" "inet $t in" ".*drop")
@@ -77,7 +77,7 @@ tied_check_certain() {
 	tied_table t1 "ip saddr 10.210.0.1 counter drop"
 	start_nfdrop --roce -N "${P}b"
 	ax_send_roce "${P}a" 10.210.0.2 10
-	stop_nfdrop
+	stop_nfdrop "${P}b" Ip:InReceives 20
 	tied_check_certain t1
 }
 
@@ -87,7 +87,7 @@ tied_check_certain() {
 	tied_table t2 "ip saddr 10.210.0.1 drop"
 	start_nfdrop --roce -N "${P}b"
 	ax_send_roce "${P}a" 10.210.0.2 10
-	stop_nfdrop
+	stop_nfdrop "${P}b" Ip:InReceives 10
 	h1=$(nft_handle "${P}b" "inet t1 in" ".*drop")
 	h2=$(nft_handle "${P}b" "inet t2 in" ".*drop")
 	if fexit_path; then
@@ -118,6 +118,9 @@ tied_check_certain() {
 	start_nfdrop -A -N "${P}b"
 	ax_send_roce "${P}a" 10.210.0.2 10
 	ax_send_roce "${P}a" 10.210.0.2 10 04 5555
+	# all 20 in before the rule goes: a packet still on its way would
+	# meet the policy instead
+	ax_wait_snmp "${P}b" Ip:InReceives 20
 	$ipt -D INPUT -p udp --dport 4791 -j DROP
 	stop_nfdrop
 	[ "$(policy_counter "${P}b")" -eq 10 ]
@@ -154,7 +157,7 @@ two_dest_rules() {
 		ax_send_roce "${P}a" 10.210.0.2 1
 		ax_send_roce "${P}a" 10.210.0.4 1
 	done
-	ax_until 20 '[ "$(jq -s "[.[] | select(.type == \"nf_drop\")] | length" "$OUT")" -ge 20 ]'
+	wait_nf_events 20
 	stop_nfdrop
 	[ "$(nft_counter "${P}b" "inet tr in" "$H2")" -eq 10 ]
 	[ "$(nft_counter "${P}b" "inet tr in" "$H4")" -eq 10 ]
@@ -172,11 +175,12 @@ two_dest_rules() {
 	# counts (--roce: the DNATed packets leave RoCE's scope after their trace began)
 	for scope in --roce -A; do
 		start_nfdrop "$scope" -N "${P}b" --trace-rules
+		in=$(ip_in "${P}b")
 		for i in $(seq 10); do
 			ax_send_roce "${P}a" 10.210.0.2 1
 			ax_send_roce "${P}a" 10.210.0.4 1
 		done
-		stop_nfdrop
+		stop_nfdrop "${P}b" Ip:InReceives $((in + 20))
 		# no row names the 5555 rule for the real RoCE flow
 		[ "$(packets '.rule_handle == '"$H7"' and (.inferred | length) == 0')" -eq 10 ]
 		[ "$(packets '.rule_handle == '"$H5"' and (.inferred | length) > 0')" -eq 0 ]
@@ -197,7 +201,7 @@ two_dest_rules() {
 		ax_send_roce "${P}a" 10.210.0.2 1
 		ax_send_roce "${P}a" 10.210.0.4 1
 	done
-	ax_until 20 '[ "$(jq -s "[.[] | select(.type == \"nf_drop\")] | length" "$OUT")" -ge 20 ]'
+	wait_nf_events 20
 	stop_nfdrop
 	[ "$(nft_counter "${P}b" "inet tr in" "$H5")" -eq 30 ]
 	[ "$(nft_counter "${P}b" "inet tr in" "$H7")" -eq 30 ]
@@ -234,8 +238,8 @@ icmp_unreach_in() {
 		ax_send_roce "${P}a" 10.210.0.2 1
 		ax_send_roce "${P}a" 10.210.0.2 1 04 4792
 	done
-	ax_until 10 '[ $(($(icmp_unreach_in "${P}a") - before)) -ge 6 ]'
-	stop_nfdrop
+	ax_until 30 "6 ICMP errors" eval '[ $(($(icmp_unreach_in "${P}a") - before)) -ge 6 ]'
+	stop_nfdrop "${P}b" Ip:InReceives 12
 	[ "$(nft_counter "${P}b" "inet tr in" "$hr")" -eq 6 ]
 	[ "$(nft_counter "${P}b" "inet tr in" "$hd")" -eq 6 ]
 	got=$(($(icmp_unreach_in "${P}a") - before))
@@ -257,7 +261,7 @@ icmp_unreach_in() {
 	f1=$!
 	ax_send_roce "${P}a" 10.210.0.4 "$n"
 	wait "$f1"
-	stop_nfdrop
+	stop_nfdrop "${P}b" Ip:InReceives $((2 * n))
 	c2=$(nft_counter "${P}b" "inet tr in" "$H2")
 	c4=$(nft_counter "${P}b" "inet tr in" "$H4")
 	[ "$c2" -eq "$n" ] && [ "$c4" -eq "$n" ]
@@ -287,10 +291,10 @@ icmp_unreach_in() {
 	start_nfdrop -A -N "${P}b"
 	# -C: one raw socket's fixed source port, so both runs are one flow
 	ip netns exec "${P}a" "$AX_BUILD/udpflood" -C 10.210.0.2 4791 10 >/dev/null
-	ax_until 10 '[ "$(nft_counter "${P}b" "ip filter INPUT" "$h")" -eq 10 ]'
+	wait_nft_counter "${P}b" "ip filter INPUT" "$h" 10
 	$ipt -D INPUT -p udp --dport 4791 -j DROP
 	ip netns exec "${P}a" "$AX_BUILD/udpflood" -C 10.210.0.2 4791 10 >/dev/null
-	stop_nfdrop
+	stop_nfdrop "${P}b" Ip:InReceives 20
 	[ "$(policy_counter "${P}b")" -eq 10 ]
 	[ "$(packets '.hook == "input"')" -eq 20 ]
 	[ "$(packets '.verdict == "POLICY" and (.inferred | length) == 0')" -le 10 ]
@@ -310,6 +314,8 @@ icmp_unreach_in() {
 	h=$(nft_handle "${P}s" "ip rawt pre" "udp dport 4791.*drop")
 	start_nfdrop --roce -N "${P}s"
 	ax_send_roce "${P}a" 10.212.0.3 10
+	# bridged IPv4 is not counted as received by the bridge's namespace
+	wait_nft_counter "${P}s" "ip rawt pre" "$h" 10
 	stop_nfdrop
 	[ "$(nft_counter "${P}s" "ip rawt pre" "$h")" -eq 10 ]
 	expect '.packets > 0' .packets 10 .hook_family ip .hook prerouting .table rawt \
@@ -333,7 +339,7 @@ icmp_unreach_in() {
 	[ -n "$h" ]
 	start_nfdrop --roce -N "${P}b"
 	ax_send_roce "${P}a" 10.210.0.2 10
-	stop_nfdrop
+	stop_nfdrop "${P}b" Ip:InReceives 10
 	[ "$(named_counter "${P}b" nc roce)" -eq 10 ]
 	[ "$(named_counter "${P}b" nc decoy)" -eq 0 ]
 	# certain by the counters (ct mark is not evaluated on the packet)
@@ -364,7 +370,7 @@ icmp_unreach_in() {
 	h=$(nft_handle "${P}b" "inet uf b" "udp dport 4791.*drop")
 	start_nfdrop --roce -N "${P}b"
 	ax_send_roce "${P}a" 10.210.0.2 10
-	stop_nfdrop
+	stop_nfdrop "${P}b" Ip:InReceives 10
 	[ "$(nft_counter "${P}b" "inet uf b" "$h")" -eq 10 ]
 	expect '.hook == "input"' .packets 10 .table uf .rule_chain b .rule_handle "$h" \
 		'.inferred | length' 0

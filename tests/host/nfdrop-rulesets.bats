@@ -58,7 +58,7 @@ roce_user_chain() {
 	start_nfdrop --roce -N "${P}b"
 	# more than the ICMP error burst: some REJECTs go out without a reply
 	ax_send_roce "${P}a" 10.210.0.2 9
-	stop_nfdrop
+	stop_nfdrop "${P}b" Ip:InReceives 9
 	[ "$(nft_counter "${P}b" "ip filter ROCE" "$h")" -eq 9 ]
 	expect '.hook == "input"' .packets 9 .table filter .chain INPUT \
 		.rule_chain ROCE .rule_handle "$h" .verdict REJECT '.inferred | length' 0
@@ -93,7 +93,7 @@ vmap_ruleset() {
 	DECOY_COUNTER="counter " vmap_ruleset
 	start_nfdrop --roce -N "${P}b"
 	ax_send_roce "${P}a" 10.210.0.2 17
-	stop_nfdrop
+	stop_nfdrop "${P}b" Ip:InReceives 17
 	[ "$(nft_counter "${P}b" "inet axt roce" "$H")" -eq 17 ]
 	expect '.hook == "input"' .packets 17 .table axt .chain in .rule_chain roce \
 		.rule_handle "$H" .verdict DROP '.inferred | length' 0 \
@@ -109,7 +109,7 @@ vmap_ruleset() {
 	DECOY_COUNTER="counter " vmap_ruleset
 	start_nfdrop --roce -N "${P}b" -e
 	ax_send_roce "${P}a" 10.210.0.2 17
-	stop_nfdrop
+	stop_nfdrop "${P}b" Ip:InReceives 17
 	[ "$(nft_counter "${P}b" "inet axt roce" "$H")" -eq 17 ]
 	run jq -s -r '[.[] | select(.type == "nf_drop")] |
 		length, ([.[] | select(.rule_handle == '"$H"' and (.inferred | length) == 0)] | length)' "$OUT"
@@ -122,7 +122,7 @@ vmap_ruleset() {
 	DECOY_COUNTER="" vmap_ruleset
 	start_nfdrop --roce -N "${P}b"
 	ax_send_roce "${P}a" 10.210.0.2 17
-	stop_nfdrop
+	stop_nfdrop "${P}b" Ip:InReceives 17
 	[ "$(nft_counter "${P}b" "inet axt roce" "$H")" -eq 17 ]
 	expect '.hook == "input"' .packets 17 \
 		'.inferred | index("rule") != null' true \
@@ -136,7 +136,7 @@ vmap_ruleset() {
 	before=$(ip netns exec "${P}b" nft -s list ruleset)
 	start_nfdrop --roce -N "${P}b" --trace-rules
 	ax_send_roce "${P}a" 10.210.0.2 17
-	stop_nfdrop
+	stop_nfdrop "${P}b" Ip:InReceives 17
 	expect '.hook == "input"' .packets 17 .source trace .table axt .chain in \
 		.rule_chain roce .rule_handle "$H" .verdict DROP '.inferred | length' 0
 	[ "$(ip netns exec "${P}b" nft -s list ruleset)" = "$before" ]
@@ -190,7 +190,7 @@ firewalld_ruleset() {
 	h=$H_ZONE
 	start_nfdrop --roce -N "${P}b"
 	ax_send_roce "${P}a" 10.210.0.2 8
-	stop_nfdrop
+	stop_nfdrop "${P}b" Ip:InReceives 8
 	[ "$(nft_counter "${P}b" "inet firewalld filter_IN_roce" "$h")" -eq 8 ]
 	[ "$(packets 'true')" -eq 8 ]
 	if fexit_path; then
@@ -229,6 +229,7 @@ send(IP(dst="10.210.0.2")/TCP(sport=40001, dport=int(sys.argv[1]), flags=sys.arg
 	# lone ACKs: with nf_conntrack_tcp_loose=0 conntrack does not pick
 	# them up mid-stream but marks them invalid (no entry attached)
 	send_tcp 4791 A 6
+	wait_nft_counter "${P}b" "inet firewalld filter_INPUT" "$hi" 6
 	stop_nfdrop
 	[ "$(nft_counter "${P}b" "inet firewalld filter_INPUT" "$hi")" -eq 6 ]
 	[ "$(nft_counter "${P}b" "inet firewalld filter_IN_roce" "$H_ZONE")" -eq 0 ]
@@ -241,6 +242,7 @@ send(IP(dst="10.210.0.2")/TCP(sport=40001, dport=int(sys.argv[1]), flags=sys.arg
 	# -e: each event names the rule and carries the state it was judged by
 	start_nfdrop -A -4 -e -N "${P}b"
 	send_tcp 4791 A 3
+	wait_nft_counter "${P}b" "inet firewalld filter_INPUT" "$hi" 9
 	stop_nfdrop
 	[ "$(nft_counter "${P}b" "inet firewalld filter_INPUT" "$hi")" -eq 9 ]
 	[ "$(jq -s '[.[] | select(.type == "nf_drop" and .ct_states == ["invalid"] and
@@ -264,6 +266,7 @@ send(IP(dst="10.210.0.2")/TCP(sport=40001, dport=int(sys.argv[1]), flags=sys.arg
 	[ -n "$h" ]
 	start_nfdrop -A -4 -N "${P}b"
 	send_tcp 5555 S 5
+	wait_nft_counter "${P}b" "inet axt in" "$h" 5
 	stop_nfdrop
 	[ "$(nft_counter "${P}b" "inet axt in" "$h")" -eq 5 ]
 	# the decoy has no counter: only the packet's port rules it out
@@ -286,7 +289,7 @@ send(IP(dst="10.210.0.2")/TCP(sport=40001, dport=int(sys.argv[1]), flags=sys.arg
 	hr=$(nft_handle "${P}b" "ip axr raw" "ct state new")
 	start_nfdrop --roce -N "${P}b"
 	ax_send_roce "${P}a" 10.210.0.2 5
-	stop_nfdrop
+	stop_nfdrop "${P}b" Ip:InReceives 5
 	[ "$(nft_counter "${P}b" "ip axr pre" "$h")" -eq 5 ]
 	[ "$(packets 'true')" -eq 5 ]
 	# never the raw rule as a certain answer
@@ -309,7 +312,7 @@ send(IP(dst="10.210.0.2")/TCP(sport=40001, dport=int(sys.argv[1]), flags=sys.arg
 	before=$(ip netns exec "${P}b" nft -s list ruleset)
 	start_nfdrop --roce -N "${P}b" --trace-rules
 	ax_send_roce "${P}a" 10.210.0.2 8
-	stop_nfdrop
+	stop_nfdrop "${P}b" Ip:InReceives 8
 	expect '.hook == "input"' .packets 8 .source trace .chain filter_INPUT \
 		.rule_chain filter_IN_roce .rule_handle "$h" '.inferred | length' 0
 	[ "$(ip netns exec "${P}b" nft -s list ruleset)" = "$before" ]
@@ -320,7 +323,7 @@ send(IP(dst="10.210.0.2")/TCP(sport=40001, dport=int(sys.argv[1]), flags=sys.arg
 	start_nfdrop --roce -N "${P}b" --trace-rules
 	grep -q "removed 1 trace table" "$ERR"
 	ax_send_roce "${P}a" 10.210.0.2 4
-	stop_nfdrop
+	stop_nfdrop "${P}b" Ip:InReceives 12
 	expect '.hook == "input"' .packets 4 .source trace .rule_handle "$h"
 	[ "$(ip netns exec "${P}b" nft -s list ruleset)" = "$before" ]
 }
@@ -369,7 +372,7 @@ send(IP(dst="10.210.0.2")/TCP(sport=40001, dport=int(sys.argv[1]), flags=sys.arg
 	h=$(nft_handle "${P}b" "ip kube-proxy reject-chain" "counter.* reject")
 	start_nfdrop --roce -N "${P}b"
 	ax_send_roce "${P}a" 10.210.0.2 12
-	stop_nfdrop
+	stop_nfdrop "${P}b" Ip:InReceives 12
 	[ "$(nft_counter "${P}b" "ip kube-proxy reject-chain" "$h")" -eq 12 ]
 	expect '.hook == "input"' .packets 12 .table kube-proxy .chain filter-input \
 		.rule_chain reject-chain .rule_handle "$h" .verdict REJECT \
@@ -412,7 +415,7 @@ docker_chains() {
 	[ -n "$h" ]
 	start_nfdrop --roce -N "${P}r"
 	ax_send_roce "${P}a" 10.211.2.1 7
-	stop_nfdrop
+	stop_nfdrop "${P}r" Ip:InReceives 7
 	[ "$(nft_counter "${P}r" "ip filter DOCKER-ISOLATION-STAGE-2" "$h")" -eq 7 ]
 	expect '.hook == "forward"' .packets 7 .table filter .chain FORWARD \
 		.rule_chain DOCKER-ISOLATION-STAGE-2 .rule_handle "$h" .verdict DROP \
@@ -428,7 +431,7 @@ docker_chains() {
 		grep -- "-A DOCKER-ISOLATION-STAGE-2 -o ${P}r1 -j DROP")
 	start_nfdrop --roce -N "${P}r"
 	ax_send_roce "${P}a" 10.211.2.1 7
-	stop_nfdrop
+	stop_nfdrop "${P}r" Ip:InReceives 7
 	[ "$(legacy_counter "${P}r" DOCKER-ISOLATION-STAGE-2 2)" -eq 7 ]
 	expect '.hook == "forward"' .packets 7 .engine iptables-legacy .table filter \
 		.chain FORWARD .rule_chain DOCKER-ISOLATION-STAGE-2 .rule_handle 2 \
@@ -445,7 +448,7 @@ docker_chains() {
 		"-m conntrack --ctstate NEW -j DROP"
 	start_nfdrop --roce -N "${P}b"
 	ax_send_roce "${P}a" 10.210.0.2 10
-	stop_nfdrop
+	stop_nfdrop "${P}b" Ip:InReceives 10
 	[ "$(legacy_counter "${P}b" ROCE 4)" -eq 10 ]
 	expect '.hook == "input"' .packets 10 .engine iptables-legacy .chain INPUT \
 		.rule_chain ROCE .rule_handle 4 .verdict DROP '.inferred | length' 0
@@ -471,7 +474,7 @@ docker_chains() {
 	he=$(nft_handle "${P}b" "ip axnat early" "ip daddr 10.210.0.2 udp dport 4791 counter")
 	start_nfdrop --roce -N "${P}b"
 	ax_send_roce "${P}a" 10.210.0.99 6
-	stop_nfdrop
+	stop_nfdrop "${P}b" Ip:InReceives 6
 	[ "$(nft_counter "${P}b" "ip axnat late" "$h")" -eq 6 ]
 	[ "$(nft_counter "${P}b" "ip axnat early" "$he")" -eq 0 ]
 	expect '.hook == "prerouting"' .packets 6 .chain late .rule_handle "$h" \
@@ -497,7 +500,7 @@ for i in range(300):
     s.sendto(bytes([4, 0, 0xff, 0xff, 0, 0, 0, 0x12, 0x80, 0, 0, i % 256]) + bytes(20), ("10.210.0.2", 4791))
     s.close()
 '
-	stop_nfdrop
+	stop_nfdrop "${P}b" Ip:InReceives 300
 	[ "$(nft_counter "${P}b" "inet axt in" "$h")" -eq 300 ]
 	expect '.hook == "input"' .packets 300 .rule_handle "$h" '.inferred | length' 0
 }
@@ -521,6 +524,9 @@ for i in range(300):
 	start_nfdrop --roce -N "${P}b"
 	ax_send_roce "${P}a" fd00:210::2 7
 	ax_send_roce "${P}a" 10.210.0.2 5
+	# IPv6 has no count of these packets alone: the rules' counters
+	wait_nft_counter "${P}b" "inet axt in" "$h6" 7
+	wait_nft_counter "${P}b" "inet axt in" "$h4" 5
 	stop_nfdrop
 	[ "$(nft_counter "${P}b" "inet axt in" "$h6")" -eq 7 ]
 	[ "$(nft_counter "${P}b" "inet axt in" "$h4")" -eq 5 ]

@@ -217,7 +217,7 @@ icmp6_unreach_in() {
 	ax_send_roce "${P}a" fd00:210::2 10
 	ax_send_roce "${P}a" fd00:210::2 5 04 4792
 	ax_until 30 "10 ICMPv6 errors" eval '[ $(($(icmp6_unreach_in "${P}a") - before)) -ge 10 ]'
-	ax_until 30 "5 drops by the rule's counter" eval '[ "$(nft_counter "${P}b" "inet axt in" "$hd")" -ge 5 ]'
+	wait_nft_counter "${P}b" "inet axt in" "$hd" 5
 	stop_nfdrop
 	got=$(($(icmp6_unreach_in "${P}a") - before))
 	[ "$got" -eq 10 ]
@@ -332,7 +332,7 @@ icmp6_unreach_in() {
 	ax_send_roce "${P}a" fd00:210::2 6
 	ax_send_roce "${P}a" 10.210.0.2 3
 	# all 9 dropped, by the rule's own counter (IPv6 has no count of its own)
-	ax_until 30 "9 drops by the rule's counter" eval '[ "$(nft_counter "${P}b" "inet axt in" "$h")" -ge 9 ]'
+	wait_nft_counter "${P}b" "inet axt in" "$h" 9
 	stop_nfdrop
 	expect '.hook == "input"' .packets 6 .hook_family ip6 .table_family inet \
 		.chain in .verdict DROP

@@ -181,6 +181,25 @@ ip_in() {
 	ax_snmp "$1" Ip:InReceives
 }
 
+# wait_nft_counter NS CHAIN_SPEC H N: until the counter of the rule with
+# handle H reached N (nft_counter)
+wait_nft_counter() {
+	ax_until 30 "$4 packets on the counter of rule $3 ($2 in $1)" nft_counter_ge "$@"
+}
+
+nft_counter_ge() {
+	[ "$(nft_counter "$1" "$2" "$3")" -ge "$4" ]
+}
+
+# wait_nf_events N: until nfdrop -e -j printed N drop events in $OUT
+wait_nf_events() {
+	ax_until 30 "$1 nfdrop events" nf_events_ge "$1"
+}
+
+nf_events_ge() {
+	[ "$(jq -s '[.[] | select(.type == "nf_drop")] | length' "$OUT")" -ge "$1" ]
+}
+
 fexit_path() {
 	[[ $BANNER == *"fexit nft_do_chain"* ]]
 }

@@ -49,13 +49,13 @@ rowq() {
 	start_nfdrop --method fexit --roce -N "${P}b"
 	grep -q "fexit nft_do_chain" "$ERR"
 	ax_send_roce "${P}a" 10.220.0.2 4
-	stop_nfdrop
+	stop_nfdrop "${P}b" Ip:InReceives 4
 	run rowq '.hook == "input"' 'length, .[0].packets, .[0].source, .[0].table, .[0].chain, .[0].rule_handle, .[0].verdict, (.[0].inferred | length)'
 	[ "${lines[*]}" = "1 4 fexit axv in $h DROP 0" ]
 	# the kfree_skb + stack path on the same kernel: same names
 	start_nfdrop --method kfree --roce -N "${P}b"
 	ax_send_roce "${P}a" 10.220.0.2 3
-	stop_nfdrop
+	stop_nfdrop "${P}b" Ip:InReceives 7
 	run rowq '.hook == "input"' 'length, .[0].packets, .[0].source, .[0].table, .[0].chain, .[0].rule_handle, .[0].verdict'
 	[ "${lines[*]}" = "1 3 stack axv in $h DROP" ]
 }
@@ -68,7 +68,7 @@ rowq() {
 	start_nfdrop --method fexit --roce -N "${P}b"
 	grep -q "ipt_do_table" "$ERR"
 	ax_send_roce "${P}a" 10.220.0.2 4
-	stop_nfdrop
+	stop_nfdrop "${P}b" Ip:InReceives 4
 	run rowq '.hook == "input"' 'length, .[0].packets, .[0].source, .[0].engine, .[0].table, .[0].chain, .[0].rule_handle, .[0].verdict, .[0].rejected'
 	[ "${lines[*]}" = "1 4 fexit iptables-legacy filter INPUT 2 DROP 0" ]
 }
@@ -81,7 +81,7 @@ rowq() {
 	h2=$(nft_handle "${P}b" "inet t2 in" ".*drop")
 	start_nfdrop --method fexit --roce -N "${P}b"
 	ax_send_roce "${P}a" 10.210.0.2 10
-	stop_nfdrop
+	stop_nfdrop "${P}b" Ip:InReceives 10
 	[ "$(nft_counter "${P}b" "inet t1 in" "$h1")" -eq 0 ]
 	[ "$(nft_counter "${P}b" "inet t2 in" "$h2")" -eq 10 ]
 	expect '.hook == "input"' .packets 10 .source fexit .table t2 .rule_handle "$h2" \
@@ -99,6 +99,9 @@ rowq() {
 	start_nfdrop --method fexit -A -N "${P}b"
 	ax_send_roce "${P}a" 10.210.0.2 10
 	ax_send_roce "${P}a" 10.210.0.2 10 04 5555
+	# all 20 in before the rule goes: a packet still on its way would
+	# meet the policy instead
+	ax_wait_snmp "${P}b" Ip:InReceives 20
 	$ipt -D INPUT -p udp --dport 4791 -j DROP
 	stop_nfdrop
 	[ "$(policy_counter "${P}b")" -eq 10 ]
@@ -117,7 +120,7 @@ rowq() {
 		ax_send_roce "${P}a" 10.210.0.2 1
 		ax_send_roce "${P}a" 10.210.0.4 1
 	done
-	ax_until 30 '[ "$(jq -s "[.[] | select(.type == \"nf_drop\")] | length" "$OUT")" -ge 10 ]'
+	wait_nf_events 10
 	stop_nfdrop
 	[ "$(nft_counter "${P}b" "inet tr in" "$H5")" -eq 5 ]
 	[ "$(nft_counter "${P}b" "inet tr in" "$H7")" -eq 5 ]
@@ -141,6 +144,8 @@ rowq() {
 	h=$(nft_handle "${P}s" "ip rawt pre" "udp dport 4791.*drop")
 	start_nfdrop --method fexit --roce -N "${P}s"
 	ax_send_roce "${P}a" 10.212.0.3 10
+	# bridged IPv4 is not counted as received by the bridge's namespace
+	wait_nft_counter "${P}s" "ip rawt pre" "$h" 10
 	stop_nfdrop
 	[ "$(nft_counter "${P}s" "ip rawt pre" "$h")" -eq 10 ]
 	expect '.packets > 0' .packets 10 .source fexit .hook_family ip .hook prerouting \
@@ -182,7 +187,7 @@ rowq() {
 	start_nfdrop --method fexit -A -N "${P}b"
 	ax_send_roce "${P}a" 10.210.0.2 6
 	ax_send_roce "${P}a" 10.210.0.2 4 04 4792
-	stop_nfdrop
+	stop_nfdrop "${P}b" Ip:InReceives 10
 	[ "$(named_counter "${P}b" nc roce)" -eq 6 ]
 	[ "$(named_counter "${P}b" nc decoy)" -eq 0 ]
 	[ "$(nft_counter "${P}b" "inet uf b" "$hj")" -eq 4 ]
