@@ -45,6 +45,12 @@ reject_packets() {
 	iptables -L INPUT -v -x -n | awk '/REJECT/ && /veth-b/ && /dpt:4791/ { print $1 }'
 }
 
+# rxedrop -e has printed an event for every packet the REJECT rule matched
+# so far (on veth-b): the drops are done and seen, none still on its way
+rejects_seen() {
+	[ "$(grep -c '"type":"drop"' "$T/events")" -ge "$(reject_packets)" ]
+}
+
 @test "Wall 2: the iptables REJECT during ib_write_bw, named by rxedrop (NETFILTER_DROP on veth-b) and nfdrop (filter INPUT, the rule), counted as the rule counts" {
 	"$TESTBED" up
 	# the rule first: it loads nf_tables, whose nft_do_chain nfdrop's fexit
@@ -67,7 +73,7 @@ reject_packets() {
 		n=$(reject_packets)
 		[ "$n" -gt 0 ] && break
 	done
-	sleep 1
+	ax_until 120 "rxedrop events for every packet the rule matched" rejects_seen
 	ax_tool_stop COUNTS_PID
 	ax_tool_stop EVENTS_PID
 	ax_tool_stop NF_PID
