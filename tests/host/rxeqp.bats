@@ -85,6 +85,13 @@ need_no_rxe() {
 	if [ -r /sys/kernel/btf/rdma_rxe ] && [ "$(uname -r)" != "$kver" ]; then
 		skip "rdma_rxe here is $(uname -r), the header is from $kver"
 	fi
+	# without a loaded rdma_rxe, only the header's own kernel's guest can
+	# check it (another line's guest, e.g. 5.10's without module BTF, may
+	# be in the cache first: the kernel lines' guests are built meanwhile)
+	if [ ! -r /sys/kernel/btf/rdma_rxe ] && { [ ! -f "/var/cache/agentxdp/vm/$kver/vmlinux" ] ||
+		[ -z "$(find "/var/cache/agentxdp/vm/$kver" -name rdma_rxe.ko 2>/dev/null)" ]; }; then
+		skip "the guest of $kver, the header's kernel, is not built here (yet)"
+	fi
 	run "$AX_ROOT/btf/gen-rdma-rxe.sh" --check "$AX_BUILD/btfmin"
 	echo "$output"
 	[ "$status" -eq 0 ]
