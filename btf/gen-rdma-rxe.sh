@@ -40,16 +40,12 @@ elif [ -r /sys/kernel/btf/rdma_rxe ]; then
 	mod=/sys/kernel/btf/rdma_rxe base=/sys/kernel/btf/vmlinux kver=$(uname -r)
 else
 	mod= base=
-	# --check: the kernel the committed header names, where the cache has
-	# it (the other kernel lines' guests may be built there too, even
-	# while this runs); else the last guest that has both files
-	want=
-	[ $check = 1 ] && want=$(sed -n 's/^ \* \([^ ]*\) and btf\/rdma_rxe.spec.*/\1/p' "$OUT")
-	for d in "$CACHE"/*/; do
-		if [ -n "$want" ] && [ -d "$CACHE/$want" ] && [ "$d" != "$CACHE/$want/" ]; then
-			continue
-		fi
-		ko=$(find "$d" -name rdma_rxe.ko 2>/dev/null | head -n1)
+	# --check: only the kernel the committed header names (another
+	# kernel's BTF cannot match it); else the last guest with both files
+	dirs=("$CACHE"/*/)
+	[ $check = 1 ] && dirs=("$CACHE/$(sed -n 's/^ \* \([^ ]*\) and btf\/rdma_rxe.spec.*/\1/p' "$OUT")/")
+	for d in "${dirs[@]}"; do
+		ko=$(find "$d" -name rdma_rxe.ko 2>/dev/null | head -n1 || true)
 		if [ -n "$ko" ] && [ -f "$d/vmlinux" ]; then
 			mod=$ko base=$d/vmlinux kver=$(basename "$d")
 		fi
