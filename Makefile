@@ -280,6 +280,8 @@ capture_set_UNIT_LDLIBS := -lpcap
 nfdrop_hold_UNIT_LDLIBS := $(nfdrop_LDLIBS)
 # held packets are written with nfdrop_output.c's comments
 $(OUTPUT)/tests/nfdrop_hold: $(OUTPUT)/nfdrop_output.o
+# the hot map is written and read by the loader's own functions
+$(OUTPUT)/tests/roceinject_select: $(OUTPUT)/roceinject_load.o
 $(OUTPUT)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(wildcard bpf/*.h) $(LIB_HDRS) $(addprefix $(OUTPUT)/,$(addsuffix .skel.h,$(BPF_TOOLS))) $(UNIT_SKELS) $(UNIT_GEN) $(OUTPUT)/libagentxdp.a | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(filter %.o,$^) $(OUTPUT)/libagentxdp.a $($*_UNIT_LDLIBS) $(LDLIBS_BASE) -o $@

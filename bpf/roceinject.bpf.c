@@ -18,15 +18,12 @@
 #define AX_CSUM_MANGLED_0	(1ULL << 5)	/* BPF_F_MARK_MANGLED_0 */
 #define AX_TSTAMP_MONO		1	/* BPF_SKB_TSTAMP_DELIVERY_MONO */
 
-const volatile __u16 targ_roce_port = ROCE_V2_PORT;
 const volatile __u32 targ_faults = 0;		/* bits of enum inject_fault */
 const volatile __u64 targ_delay_ns = 0;
 const volatile __u32 targ_new_qpn = 0;
 const volatile __u16 targ_new_pkey = 0;
 const volatile __u16 targ_trunc_len = 0;	/* --truncate: UDP payload bytes kept */
-/* selectors; each one off at its default */
-const volatile bool targ_qpn_set = false;
-const volatile __u32 targ_qpn = 0;
+/* selectors; each one off at its default (-Q and the port: hot, below) */
 const volatile __u16 targ_sport = 0;
 const volatile __u8 targ_family = 0;		/* of the addresses below */
 const volatile bool targ_saddr_set = false, targ_daddr_set = false;
@@ -45,16 +42,42 @@ const volatile bool targ_events = false;
 __u64 injected_total = 0;
 
 /*
- * RoCE packets seen (STAT_ROCE), per CPU in a global array, not in the
- * stats map: every RoCE packet on the interface counts, selected or not,
- * and a map lookup there cost as much as the rest of a refused packet
- * (bench/roceinject.sh: 2.2 times an empty tc program with it, 1.6
- * without). A program runs on one CPU to its end (BH off on tc's paths):
- * each CPU's slot, a cache line of its own, needs no atomic. A CPU past
- * the last slot counts in the map. User space sums both
- * (roceinject_stat()).
+ * The hot map (struct inject_hot): a cache line per CPU with the port and
+ * -Q that the entry compares every packet with, and the count of RoCE
+ * packets seen (STAT_ROCE): every RoCE packet on the interface counts,
+ * selected or not, and a lookup in the stats map there cost as much as
+ * the rest of a refused packet (bench/roceinject.sh: 2.2 times an empty
+ * tc program with it, 1.6 without). A program runs on one CPU to its end
+ * (BH off on tc's paths): a CPU's own line needs no atomic. A CPU past the
+ * last line reads line 0 and counts in the stats map; user space sums
+ * both (roceinject_stat()).
+ *
+ * Not .rodata and .bss: on this project's VM host, perf put most of a
+ * refused packet's time on its first load from each of them (even a load
+ * of a value the verifier had folded away); each is a page of vmalloc
+ * memory of its own. A small array map is one allocation in the kernel's
+ * direct map, and one line of it is all a refused packet touches.
  */
-struct inject_cpu_count roce_seen[INJECT_MAX_CPUS] = {};
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct inject_hot);
+} hot SEC(".maps");
+
+/* this CPU's line of the hot map; line 0, with *own false, past the last */
+static __always_inline struct inject_cpu_line *hot_line(bool *own)
+{
+	__u32 zero = 0, cpu = bpf_get_smp_processor_id();
+	struct inject_hot *h = bpf_map_lookup_elem(&hot, &zero);
+
+	if (!h)
+		return NULL;
+	*own = cpu < INJECT_MAX_CPUS;
+	if (!*own)
+		cpu = 0;
+	return &h->cpu[cpu & (INJECT_MAX_CPUS - 1)];
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -105,9 +128,10 @@ static __always_inline bool inject_addr_eq(const volatile __u8 *want,
 }
 
 /* the selectors that need no state: flow, QP, opcode, PSN */
-static __always_inline bool inject_static_match(const struct pkt_info *pi)
+static __always_inline bool inject_static_match(const struct inject_cpu_line *h,
+						const struct pkt_info *pi)
 {
-	if (targ_qpn_set && pi->dqpn != targ_qpn)
+	if (h->qpn_set && pi->dqpn != h->qpn)
 		return false;
 	if (targ_sport && pi->sport != targ_sport)
 		return false;
@@ -257,11 +281,12 @@ static __always_inline bool inject_dup(struct __sk_buff *skb)
 	return !err;
 }
 
-static __always_inline bool dup_in_flight(void)
+/* (--duplicate from the hot line h: a refused packet reads no .rodata) */
+static __always_inline bool dup_in_flight(const struct inject_cpu_line *h)
 {
 	__u32 zero = 0, *busy;
 
-	if (!(targ_faults & (1U << FAULT_DUP)))
+	if (!h->dup)
 		return false;
 	busy = bpf_map_lookup_elem(&dup_busy, &zero);
 	return busy && *busy;
@@ -337,14 +362,12 @@ static __always_inline void inject_count(struct inject_qp *q, __u32 done)
 	counter_inc(&stats, STAT_INJECTED);
 }
 
-/* a RoCE packet seen (STAT_ROCE): this CPU's slot of roce_seen[], or the
- * stats map on a CPU beyond its slots */
-static __always_inline void inject_roce_seen(void)
+/* a RoCE packet seen (STAT_ROCE): in this CPU's line l, or (not own)
+ * in the stats map */
+static __always_inline void inject_roce_seen(struct inject_cpu_line *l, bool own)
 {
-	__u32 cpu = bpf_get_smp_processor_id();
-
-	if (cpu < INJECT_MAX_CPUS)
-		roce_seen[cpu].n++;
+	if (own)
+		l->roce_seen++;
 	else
 		counter_inc(&stats, STAT_ROCE);
 }
@@ -375,7 +398,9 @@ static __noinline int inject_full(struct __sk_buff *skb)
 	__u32 linear = skb->data_end - skb->data;
 	struct pkt_cursor c = { .kind = SRC_PACKET };
 	struct pkt_info pi PKT_HDR;
+	struct inject_cpu_line *h;
 	struct inject_qp *q;
+	bool own;
 	__u32 done;
 
 	/* headers in a paged fragment: make them readable (no byte moves) */
@@ -385,13 +410,16 @@ static __noinline int inject_full(struct __sk_buff *skb)
 	c.data = (void *)(long)skb->data;
 	c.data_end = (void *)(long)skb->data_end;
 
+	h = hot_line(&own);
+	if (!h)
+		return AX_TC_ACT_UNSPEC;
 	pkt_info_clear(&pi);
-	if (pkt_parse_eth(&c, targ_roce_port, &pi) != PKT_ROCE)
+	if (pkt_parse_eth(&c, h->roce_port, &pi) != PKT_ROCE)
 		return AX_TC_ACT_UNSPEC;
-	if (dup_in_flight())
+	if (dup_in_flight(h))
 		return AX_TC_ACT_UNSPEC;
-	inject_roce_seen();
-	if (!inject_static_match(&pi))
+	inject_roce_seen(h, own);
+	if (!inject_static_match(h, &pi))
 		return AX_TC_ACT_UNSPEC;
 	counter_inc(&stats, STAT_MATCHED);
 	q = inject_qp_of(&pi);
@@ -411,21 +439,26 @@ static __noinline int inject_full(struct __sk_buff *skb)
 static __always_inline int inject_handle(struct __sk_buff *skb)
 {
 	void *data = (void *)(long)skb->data, *data_end = (void *)(long)skb->data_end;
+	struct inject_cpu_line *h;
 	__u32 fast_qpn;
+	bool own;
 
-	if (!targ_qpn_set)
-		return pkt_fast_not_roce(data, data_end, targ_roce_port) ?
+	h = hot_line(&own);
+	if (!h)
+		return AX_TC_ACT_UNSPEC;
+	if (!h->qpn_set)
+		return pkt_fast_not_roce(data, data_end, h->roce_port) ?
 		       AX_TC_ACT_UNSPEC : inject_full(skb);
 	/* -Q: another QP's plain frame passes without the full parse, the
 	 * cost every QP but the selected one pays (bench/roceinject.sh) */
-	switch (pkt_fast_classify(data, data_end, targ_roce_port, &fast_qpn)) {
+	switch (pkt_fast_classify(data, data_end, h->roce_port, &fast_qpn)) {
 	case PKT_FAST_NOT_ROCE:
 		return AX_TC_ACT_UNSPEC;
 	case PKT_FAST_ROCE:
-		if (fast_qpn == targ_qpn)
+		if (fast_qpn == h->qpn)
 			break;
-		if (!dup_in_flight())
-			inject_roce_seen();
+		if (!dup_in_flight(h))
+			inject_roce_seen(h, own);
 		return AX_TC_ACT_UNSPEC;
 	}
 	return inject_full(skb);

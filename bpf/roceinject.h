@@ -29,7 +29,7 @@ enum inject_class {
 };
 
 enum inject_stat {
-	STAT_ROCE,		/* RoCE packets seen: roce_seen[], not the map */
+	STAT_ROCE,		/* RoCE packets seen: the hot map, and here on CPUs past its lines */
 	STAT_MATCHED,		/* ... that the selectors took */
 	STAT_INJECTED,		/* ... altered (the count limit included) */
 	STAT_LIMITED,		/* selected after --count was reached: left alone */
@@ -55,11 +55,26 @@ struct inject_qp {
 	__u64 faults[FAULT_NR];	/* per fault */
 };
 
-/* roce_seen[]: one cache line per CPU (a power of two of them) */
-#define INJECT_MAX_CPUS 512
-struct inject_cpu_count {
-	__u64 n;
-	__u64 pad[7];
+/*
+ * The hot map: what the program's entry reads of every packet and where
+ * it counts the RoCE packets it refuses, a cache line per CPU, so that a
+ * refused packet touches one line of map memory (bpf/roceinject.bpf.c,
+ * inject_handle()). The loader writes port, -Q and --duplicate into
+ * every CPU's line; a CPU past the last line reads line 0 and counts in
+ * the stats map.
+ */
+#define INJECT_MAX_CPUS 256
+struct inject_cpu_line {
+	__u64 roce_seen;		/* RoCE packets seen by this CPU */
+	__u32 qpn;			/* -Q, when qpn_set */
+	__u16 roce_port;
+	__u8 qpn_set;
+	__u8 dup;			/* --duplicate */
+	__u8 pad[48];
+};
+
+struct inject_hot {
+	struct inject_cpu_line cpu[INJECT_MAX_CPUS];
 };
 
 struct inject_event {

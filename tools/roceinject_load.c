@@ -2,6 +2,7 @@
 /* roceinject's BPF side loaded and attached (roceinject_load.h) */
 #include <errno.h>
 #include <string.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "roceinject.h"
 #include "roceinject.skel.h"
@@ -20,14 +21,11 @@ static void roceinject_set_rodata(struct roceinject_bpf *obj, const struct injec
 {
 	typeof(obj->rodata) r = obj->rodata;
 
-	r->targ_roce_port = cli.roce_port;
 	r->targ_faults = o->faults;
 	r->targ_delay_ns = o->delay_ns;
 	r->targ_new_qpn = o->new_qpn;
 	r->targ_new_pkey = o->new_pkey;
 	r->targ_trunc_len = o->trunc_len;
-	r->targ_qpn_set = o->qpn_set;
-	r->targ_qpn = o->qpn;
 	r->targ_sport = o->sport;
 	r->targ_family = o->family;
 	r->targ_saddr_set = o->saddr_set;
@@ -45,6 +43,22 @@ static void roceinject_set_rodata(struct roceinject_bpf *obj, const struct injec
 	r->targ_seed = o->seed;
 	r->targ_count = o->count;
 	r->targ_events = o->events;
+}
+
+int roceinject_set_hot(struct roceinject_bpf *obj, __u16 roce_port, bool qpn_set, __u32 qpn,
+		       bool dup)
+{
+	static struct inject_hot h;	/* 16 KiB: not on the stack */
+	__u32 zero = 0;
+
+	memset(&h, 0, sizeof(h));
+	for (int c = 0; c < INJECT_MAX_CPUS; c++) {
+		h.cpu[c].roce_port = roce_port;
+		h.cpu[c].qpn_set = qpn_set;
+		h.cpu[c].qpn = qpn;
+		h.cpu[c].dup = dup;
+	}
+	return bpf_map_update_elem(bpf_map__fd(obj->maps.hot), &zero, &h, BPF_ANY);
 }
 
 struct roceinject_bpf *roceinject_load(const struct inject_opts *o, struct netattach *f)
@@ -72,6 +86,11 @@ struct roceinject_bpf *roceinject_load(const struct inject_opts *o, struct netat
 		cli_bpf_err("load BPF program", err);
 		goto fail;
 	}
+	if (roceinject_set_hot(obj, cli.roce_port, o->qpn_set, o->qpn,
+			       o->faults & (1U << FAULT_DUP))) {
+		cli_bpf_err("set up roceinject's hot map", -errno);
+		goto fail;
+	}
 	if (netattach_tc(f, obj->progs.roceinject_tc, &inject_tc_id,
 			 o->ingress ? NETATTACH_INGRESS : NETATTACH_EGRESS))
 		goto fail;
@@ -81,15 +100,26 @@ fail:
 	return NULL;
 }
 
+__u64 roceinject_hot_seen(struct roceinject_bpf *obj, int ncpu)
+{
+	static struct inject_hot h;
+	__u32 zero = 0;
+	__u64 sum = 0;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(obj->maps.hot), &zero, &h))
+		return 0;
+	for (int c = 0; c < ncpu && c < INJECT_MAX_CPUS; c++)
+		sum += h.cpu[c].roce_seen;
+	return sum;
+}
+
 __u64 roceinject_stat(struct roceinject_bpf *obj, int stat, int ncpu)
 {
 	__u64 sum = 0;
 
 	if (stat != STAT_ROCE)
 		return maps_stat(obj->maps.stats, stat, ncpu);
-	/* CPUs past roce_seen[]'s slots count in the map */
+	/* CPUs past the hot map's lines count in the stats map */
 	sum = maps_stat(obj->maps.stats, stat, ncpu);
-	for (int c = 0; c < ncpu && c < INJECT_MAX_CPUS; c++)
-		sum += obj->bss->roce_seen[c].n;
-	return sum;
+	return sum + roceinject_hot_seen(obj, ncpu);
 }

@@ -12,6 +12,7 @@
 #include <bpf/libbpf.h>
 #include "roceinject.h"
 #include "roceinject.skel.h"
+#include "roceinject_load.h"
 #include "tap.h"
 #include "pkt_build.h"
 
@@ -20,7 +21,7 @@
 
 static int t_ncpu;
 
-/* the skeleton opened; configure obj->rodata, then t_load() */
+/* the skeleton opened; configure obj->rodata, then t_load() (-Q: t_load_qpn()) */
 static struct roceinject_bpf *t_open(__u32 faults)
 {
 	struct roceinject_bpf *obj = roceinject_bpf__open();
@@ -33,12 +34,23 @@ static struct roceinject_bpf *t_open(__u32 faults)
 	return obj;
 }
 
-static void t_load(struct roceinject_bpf *obj)
+/* loaded, with -Q qpn when qpn_set (the hot map, as the loader writes it) */
+static void t_load_qpn(struct roceinject_bpf *obj, bool qpn_set, __u32 qpn)
 {
 	if (roceinject_bpf__load(obj)) {
 		printf("Bail out! load roceinject (needs root): %s\n", strerror(errno));
 		exit(1);
 	}
+	if (roceinject_set_hot(obj, ROCE_V2_PORT, qpn_set, qpn,
+			       obj->rodata->targ_faults & (1U << FAULT_DUP))) {
+		printf("Bail out! write roceinject's hot map: %s\n", strerror(errno));
+		exit(1);
+	}
+}
+
+static void t_load(struct roceinject_bpf *obj)
+{
+	t_load_qpn(obj, false, 0);
 }
 
 /* s through the tc program; the verdict, the frame that came out in out */
@@ -67,11 +79,8 @@ static __u64 t_stat(struct roceinject_bpf *obj, int stat)
 	__u64 v[512] = {}, sum = 0;
 	__u32 k = stat;
 
-	if (stat == STAT_ROCE) {
-		for (int c = 0; c < t_ncpu && c < INJECT_MAX_CPUS; c++)
-			sum += obj->bss->roce_seen[c].n;
-		return sum;
-	}
+	if (stat == STAT_ROCE)
+		return roceinject_hot_seen(obj, t_ncpu);
 	if (t_ncpu > 512 || bpf_map_lookup_elem(bpf_map__fd(obj->maps.stats), &k, v))
 		return ~0ULL;
 	for (int c = 0; c < t_ncpu; c++)
@@ -103,11 +112,9 @@ static void test_every(void)
 	struct pkt_spec s = req, ack = req, other = req;
 	int shot = 0, ok = 1;
 
-	obj->rodata->targ_qpn_set = true;
-	obj->rodata->targ_qpn = 0x12;
 	obj->rodata->targ_classes = 1U << CLASS_REQUEST;
 	obj->rodata->targ_every = 3;
-	t_load(obj);
+	t_load_qpn(obj, true, 0x12);
 	for (int psn = 0; psn < 9; psn++) {
 		int rv;
 
@@ -209,11 +216,9 @@ static void test_rewrite(void)
 	const uint8_t *bth = out + 14 + 20 + 8;
 	int len;
 
-	obj->rodata->targ_qpn_set = true;
-	obj->rodata->targ_qpn = 0x12;
 	obj->rodata->targ_new_qpn = 0x99;
 	obj->rodata->targ_new_pkey = 0x7fff;
-	t_load(obj);
+	t_load_qpn(obj, true, 0x12);
 	s.psn = 0x123456;
 	tap_eq(t_run(obj, &s, out, &len), T_UNSPEC, "rewrite: the packet goes on");
 	tap_eq(roce_bth_dqpn(bth), 0x99, "the BTH's destination QPN rewritten");
