@@ -55,8 +55,9 @@ __u64 injected_total = 0;
  * Not .rodata and .bss: on this project's VM host, perf put most of a
  * refused packet's time on its first load from each of them (even a load
  * of a value the verifier had folded away); each is a page of vmalloc
- * memory of its own. A small array map is one allocation in the kernel's
- * direct map, and one line of it is all a refused packet touches.
+ * memory of its own. A small array map is one kmalloc in the kernel's
+ * direct map (a map of 32 KiB or less, when the allocation succeeds), and
+ * one line of it is all a refused packet touches.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -76,6 +77,9 @@ static __always_inline struct inject_cpu_line *hot_line(bool *own)
 	*own = cpu < INJECT_MAX_CPUS;
 	if (!*own)
 		cpu = 0;
+	/* the empty asm keeps clang's mask, which 6.1's verifier needs to
+	 * bound the index (it loses what the comparison above told it) */
+	asm volatile("" : "+r"(cpu));
 	return &h->cpu[cpu & (INJECT_MAX_CPUS - 1)];
 }
 
