@@ -77,19 +77,12 @@ start_capture() {
 	ax_bg ip netns exec "$NSR" tcpdump -i "$VR" -n --immediate-mode -U -s 256 -B 32768 \
 		-w "$PCAP" udp port 4791 2>"$T/tcpdump.err" 3>&-
 	TCPDUMP_PID=$AX_LAST_PID
-	ax_wait_for "$T/tcpdump.err" "listening on"
+	ax_capture_ready "$TCPDUMP_PID" "$T/tcpdump.err"
 }
 
 stop_capture() {
-	sleep 0.3	# let the last packets reach the capture
-	kill -INT "$TCPDUMP_PID"
-	wait "$TCPDUMP_PID" || true
 	# a capture that lost packets would make every count below wrong
-	if ! grep -q '^0 packets dropped by kernel' "$T/tcpdump.err"; then
-		echo "tcpdump lost packets:" >&2
-		cat "$T/tcpdump.err" >&2
-		return 1
-	fi
+	ax_capture_stop "$TCPDUMP_PID" "$T/tcpdump.err"
 	decode_capture
 }
 

@@ -433,11 +433,11 @@ xdp_id() {
 	start_responder --reply-sport 40000 --delay-us 49153=2000
 	ax_bg ip netns exec "${P}a" tcpdump -s 512 -B 4096 --immediate-mode -U -Z root -i "${P}va" -w "$T/cap.pcap" udp port 4791 2> "$T/tcpdump.err"
 	local tcpd=$AX_LAST_PID
-	ax_wait_for "$T/tcpdump.err" "listening on" "$WAIT"
+	ax_capture_ready "$tcpd" "$T/tcpdump.err" "$WAIT"
 	start_rocelat_logged -j -F
 	run_requester -f 3 -n 150 --psn random --flow-stats
 	stop_rocelat
-	ax_stop "$tcpd" INT
+	ax_capture_stop "$tcpd" "$T/tcpdump.err" "$WAIT"
 	[ "$(gen_kv requester status "$T/req.out")" = ok ]
 	check_samples "$T/rl.out"
 	[ "$(rl_counter qps_paired "$T/rl.out")" -eq 3 ]
@@ -478,11 +478,11 @@ xdp_id() {
 	start_responder --nak-every 9 --rnr-every 13 --delay-us 49153=2000
 	ax_bg ip netns exec "${P}a" tcpdump -s 512 -B 4096 --immediate-mode -U -Z root -i "${P}va" -w "$T/cap.pcap" udp port 4791 2> "$T/tcpdump.err"
 	local tcpd=$AX_LAST_PID
-	ax_wait_for "$T/tcpdump.err" "listening on" "$WAIT"
+	ax_capture_ready "$tcpd" "$T/tcpdump.err" "$WAIT"
 	start_rocelat_logged -j -F
 	run_requester -f 2 -n 150 --retransmit-every 6
 	stop_rocelat
-	ax_stop "$tcpd" INT
+	ax_capture_stop "$tcpd" "$T/tcpdump.err" "$WAIT"
 	[ "$(gen_kv requester status "$T/req.out")" = ok ]
 
 	run --separate-stderr "$RL" -r "$T/cap.pcap" -j -F
@@ -528,9 +528,9 @@ xdp_id() {
 	start_responder
 	ax_bg ip netns exec "${P}a" tcpdump -s 512 -B 4096 --immediate-mode -U -Z root -i "${P}va" -w "$T/cap.pcap" udp port 4791 2> "$T/tcpdump.err"
 	local tcpd=$AX_LAST_PID
-	ax_wait_for "$T/tcpdump.err" "listening on" "$WAIT"
+	ax_capture_ready "$tcpd" "$T/tcpdump.err" "$WAIT"
 	run_requester -n 50
-	ax_stop "$tcpd" INT
+	ax_capture_stop "$tcpd" "$T/tcpdump.err" "$WAIT"
 	local size
 	size=$(stat -c %s "$T/cap.pcap")
 	head -c $(( size - 30 )) "$T/cap.pcap" > "$T/cut.pcap"

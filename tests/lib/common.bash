@@ -111,6 +111,77 @@ _ax_snmp_ge() {
 	[ "$(ax_snmp "$1" "$2")" -ge "$3" ]
 }
 
+# ax_backlog_empty: no CPU holds packets in its receive backlog
+# (/proc/net/softnet_stat, 12th column, 5.10+): every packet handed to a
+# veth has been through the receiving stack, its packet taps included
+ax_backlog_empty() {
+	awk 'NF >= 12 && $12 != "00000000" { busy = 1 } END { exit busy }' /proc/net/softnet_stat
+}
+
+# ax_capture_counts ERR: "CAPTURED RECEIVED DROPPED", the last counts
+# tcpdump wrote to its stderr ERR (on SIGUSR1 one line, at exit three):
+# packets written, packets its filter took, packets the kernel dropped
+ax_capture_counts() {
+	grep -oE '[0-9]+ packets? (captured|received by filter|dropped by kernel)' "$1" |
+		tail -3 | cut -d' ' -f1 | paste -sd' '
+}
+
+# tcpdump PID (stderr ERR) asked for its counts (SIGUSR1), until they are
+# in ERR (at most T seconds)
+_ax_capture_ask() {
+	local n
+	n=$(grep -c 'dropped by kernel' "$2")
+	kill -USR1 "$1" 2>/dev/null || return 1
+	ax_until "$3" "tcpdump's counts" _ax_capture_answered "$2" "$n"
+}
+
+_ax_capture_answered() {
+	[ "$(grep -c 'dropped by kernel' "$1")" -gt "$2" ]
+}
+
+# ax_capture_ready PID ERR [TIMEOUT_S]: until tcpdump PID (stderr ERR)
+# listens; then, before any traffic, what its counts hold that it will
+# never write (in ERR.unwritten): packets queued before its filter was
+# set count as taken by the filter, but tcpdump drops those that do not
+# match it itself (libpcap on Linux; a stray IPv6 packet now and then)
+ax_capture_ready() {
+	local pid=$1 err=$2 t=${3:-20} c r d
+	ax_wait_for "$err" "listening on" "$t" >/dev/null || return 1
+	_ax_capture_ask "$pid" "$err" "$t" || return 1
+	read -r c r d < <(ax_capture_counts "$err")
+	echo $((r - c - d)) >"$err.unwritten"
+}
+
+# tcpdump PID (stderr ERR) has written or lost every packet its filter
+# took, but for those ax_capture_ready() found it never writes
+_ax_capture_caught_up() {
+	local c r d
+	_ax_capture_ask "$1" "$2" 10 || return 1
+	read -r c r d < <(ax_capture_counts "$2")
+	[ $((c + d + $(cat "$2.unwritten"))) -eq "$r" ]
+}
+
+# ax_capture_stop PID ERR [TIMEOUT_S]: stop tcpdump PID (stderr ERR,
+# started with ax_capture_ready) once the traffic before it is all in the
+# capture: no receive backlog left, and tcpdump has written every packet
+# its filter took (SIGUSR1 prints its counts). Fails, saying why, when it
+# lost any.
+ax_capture_stop() {
+	local pid=$1 err=$2 t=${3:-30} c r d
+	ax_until "$t" "the receive backlogs to drain" ax_backlog_empty || return 1
+	if ! ax_until "$t" "tcpdump to write all its filter took" _ax_capture_caught_up "$pid" "$err"; then
+		cat "$err" >&2
+		return 1
+	fi
+	ax_stop "$pid" INT
+	read -r c r d < <(ax_capture_counts "$err")
+	if [ "${d:-x}" != 0 ] || [ $((c + $(cat "$err.unwritten"))) -ne "$r" ]; then
+		echo "tcpdump lost packets:" >&2
+		cat "$err" >&2
+		return 1
+	fi
+}
+
 # ax_wait_for FILE PATTERN [TIMEOUT_S]: until FILE contains PATTERN; the
 # bound is in seconds of wall time ($SECONDS), not loop turns, which take
 # far longer than 0.1 s under software emulation
