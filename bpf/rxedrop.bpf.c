@@ -23,10 +23,10 @@ const volatile __u32 targ_snaplen = 0;
 const volatile __u32 targ_consumed = ~0U; /* SKB_CONSUMED where it exists */
 /*
  * rdma_rxe (6.1) frees every packet its QPs took in with kfree_skb(), not
- * consume_skb(): rxe_resp.c cleanup() (inlined into rxe_responder) for
- * each request it executed, rxe_comp.c free_pkt() (in rxe_completer) for
- * each ACK or response it completed. rdma_rxe counted them delivered
- * (rcvd_pkts): not drops. What rxe made of them (duplicates, sequence
+ * consume_skb(): rxe_resp.c cleanup() (inlined into rxe_responder, named
+ * rxe_receiver from 6.4 on) for each request it executed, rxe_comp.c
+ * free_pkt() (in rxe_completer) for each ACK or response it completed.
+ * rdma_rxe counted them delivered (rcvd_pkts): not drops. What rxe made of them (duplicates, sequence
  * errors) is rxeqp's to show; the packets still queued when a QP goes to
  * ERR (rxe_drain_*_pkts, inlined into the same two) are the QP's own
  * failure, its state change. rxe's receive-side drops (bad ICRC, no such

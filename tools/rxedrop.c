@@ -283,7 +283,7 @@ static void write_prom(struct rxedrop_bpf *obj, int ncpu)
 		     maps_stat(obj->maps.stats, STAT_EVENTS_LOST, ncpu));
 	prom_family(&pf, PROM_RXE, PROM_COUNTER,
 		    "Packets rdma_rxe freed with kfree_skb after its queue pair took "
-		    "them in (rxe_responder, rxe_completer): consumed, not drops, so "
+		    "them in (rxe_responder or rxe_receiver, rxe_completer): consumed, not drops, so "
 		    "not in the drops above.");
 	prom_counter(&pf, PROM_RXE, NULL, 0,
 		     maps_stat(obj->maps.stats, STAT_RXE_CONSUMED, ncpu));

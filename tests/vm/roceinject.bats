@@ -76,8 +76,10 @@ injected() {
 	run jq -s -r '[.[] | select(.type == "drop_count")] |
 		(map(select(.location == "rxe_rcv")) | group_by(.rxe_check) |
 			map("\(.[0].rxe_check)=\(map(.count) | add)") | join(" ")),
-		(map(select(.location != "rxe_rcv")) | map(.count) | add // 0)' "$T/drops"
-	measured "injected icrc $icrc qpn $qpn pkey $pkey truncate $trunc; rxedrop at rxe_rcv: ${lines[0]}; elsewhere ${lines[1]}"
+		(map(select(.location != "rxe_rcv")) | map(.count) | add // 0),
+		(map(select(.location != "rxe_rcv")) | group_by([.location, .reason]) |
+			map("\(.[0].location)/\(.[0].reason)=\(map(.count) | add)") | join(" "))' "$T/drops"
+	measured "injected icrc $icrc qpn $qpn pkey $pkey truncate $trunc; rxedrop at rxe_rcv: ${lines[0]}; elsewhere ${lines[1]} ${lines[2]:-}"
 	[ "$icrc" -eq "$N" ] && [ "$qpn" -eq "$N" ] && [ "$pkey" -eq "$N" ] && [ "$trunc" -eq "$N" ]
 	[ "${lines[0]}" = "header=$N icrc=$N no_qp=$N pkey_qkey=$N" ]
 	[ "${lines[1]}" -eq 0 ]
