@@ -433,7 +433,9 @@ static __always_inline int complete_fast(struct pending_flow *pf,
 	d = roce_psn_diff(s->psn, ac->psn);
 	if (d > 0)
 		return 0;		/* PSN order: nothing is covered */
-	if (tail + 1 != head) {
+	/* the ring's PSNs rise (handle_request() adds only a PSN past the
+	 * highest): an ACK of the oldest's own PSN covers no later one */
+	if (d < 0 && tail + 1 != head) {
 		next = &pf->ring[(tail + 1) & (PENDING_RING - 1)];
 		if (!(next->flags & SLOT_VALID) ||
 		    roce_psn_diff(next->psn, ac->psn) <= 0)
@@ -735,6 +737,29 @@ static __always_inline __u32 held_flags(__u8 op, __u8 kind, __u8 code, bool egre
 	       (op == ROCE_ATOMIC_ACK ? HELD_ATOMIC : 0) | (egress ? HELD_EGRESS : 0);
 }
 
+/*
+ * The answer as the walk (rocelat_complete()) reads it: handle_answer()
+ * set what complete_fast() reads (the time so far, the PSN, the device,
+ * inclusive, egress); the rest is filled here, only for the answers the
+ * fast path left to the walk (an ACK per request skips 10 stores).
+ */
+static __always_inline void answer_ctx_walk(struct answer_ctx *ac,
+					    const struct pkt_info *pi,
+					    __u8 kind, __u8 code)
+{
+	__u8 op = ROCE_OP(pi->opcode);
+
+	ac->sample_psn = 0;
+	ac->span_hi = 0;
+	ac->has_span = 0;
+	ac->untimed = 0;
+	ac->held = 0;
+	ac->payload_len = pi->payload_len;
+	ac->fatal = kind == ROCE_AETH_NAK && code != ROCE_NAK_PSN_SEQ_ERR;
+	ac->read_resp = op == ROCE_READ_RESP_FIRST || op == ROCE_READ_RESP_ONLY;
+	ac->atomic_ack = op == ROCE_ATOMIC_ACK;
+}
+
 static __always_inline void handle_answer(const struct pkt_info *pi,
 					  struct rocelat_counters *cnt,
 					  __u32 ifindex, bool egress)
@@ -751,7 +776,6 @@ static __always_inline void handle_answer(const struct pkt_info *pi,
 	__u32 at;
 
 	cnt->c[ack ? RL_ACKS : RL_READ_RESP]++;
-	__builtin_memset(ac, 0, sizeof(*ac));
 	if (pi->flags & PKT_F_AETH) {
 		kind = pi->syndrome >> 5;
 		code = ROCE_AETH_CODE(pi->syndrome);
@@ -786,6 +810,14 @@ static __always_inline void handle_answer(const struct pkt_info *pi,
 	}
 	if (kind != ROCE_AETH_ACK || pi->ecn == AX_ECN_CE)
 		answer_flow_stats(pf, pi, cnt, kind, code);
+	/* what complete_fast() reads of the answer; the rest for the walk
+	 * (answer_ctx_walk()) when the fast path leaves it the answer */
+	ac->now = 0;
+	ac->sw = 0;
+	ac->psn = pi->psn;
+	ac->ifindex = ifindex;
+	ac->inclusive = kind == ROCE_AETH_ACK;
+	ac->egress = egress;
 	if (pf->flags & FLOW_SWITCH_CLOCK) {
 		__u64 wrap;
 
@@ -799,14 +831,6 @@ static __always_inline void handle_answer(const struct pkt_info *pi,
 		pf->sw_last = ac->sw_ns;
 		pf->arr_last = now_ns();
 	}
-	ac->psn = pi->psn;
-	ac->ifindex = ifindex;
-	ac->payload_len = pi->payload_len;
-	ac->inclusive = kind == ROCE_AETH_ACK;
-	ac->fatal = kind == ROCE_AETH_NAK && code != ROCE_NAK_PSN_SEQ_ERR;
-	ac->read_resp = read_first;
-	ac->atomic_ack = op == ROCE_ATOMIC_ACK;
-	ac->egress = egress;
 	/* the responder's PSNs move on with its READ RESPONSEs: a READ
 	 * resumed part-way (at a PSN above its own) is then a retransmit */
 	if (op >= ROCE_READ_RESP_FIRST && op <= ROCE_READ_RESP_ONLY &&
@@ -815,10 +839,12 @@ static __always_inline void handle_answer(const struct pkt_info *pi,
 	done = complete_fast(pf, ac, cnt, pi);
 	if (done > 0)
 		return;		/* it did what follows */
-	if (done < 0)
+	if (done < 0) {
+		answer_ctx_walk(ac, pi, kind, code);
 		done = rocelat_complete(pf, ac, cnt);
-	if (ac->has_span && roce_psn_diff(ac->span_hi, pf->hi_psn) > 0)
-		pf->hi_psn = ac->span_hi & ROCE_PSN_MASK;
+		if (ac->has_span && roce_psn_diff(ac->span_hi, pf->hi_psn) > 0)
+			pf->hi_psn = ac->span_hi & ROCE_PSN_MASK;
+	}
 	if (kind != ROCE_AETH_RNR_NAK)
 		answer_una(pf, pi->psn, ac->inclusive);
 	if (done) {
@@ -899,7 +925,10 @@ static __always_inline void rocelat_handle(void *data, void *data_end,
 	/* the packet's fields in per-CPU memory, not on the stack: the
 	 * handlers' frames below need it (512 bytes for the whole chain) */
 	pi = &cnt->pi;
-	pkt_info_clear(pi);
+	if (targ_decap)
+		pkt_info_clear(pi);
+	else		/* one program object decaps always or never */
+		pkt_info_clear_plain(pi);
 	v = pkt_parse_eth(&c, targ_roce_port, pi);
 	if (v != PKT_ROCE && v != PKT_MALFORMED && v != PKT_TUN_NOT_ROCE &&
 	    v != PKT_TUN_UNKNOWN)

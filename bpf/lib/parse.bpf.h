@@ -555,6 +555,18 @@ static __always_inline void pkt_info_clear(struct pkt_info *pi)
 	__builtin_memset(__builtin_assume_aligned(pi, 8), 0, sizeof(*pi));
 }
 
+/*
+ * What a parse without decap writes: the fields above tun_kind (9 stores
+ * of 16). Enough for a pkt_info that stays in memory between parses (a
+ * map value, zero when made) and is only ever parsed into without decap:
+ * nothing then writes its tunnel part, which stays zero.
+ */
+static __always_inline void pkt_info_clear_plain(struct pkt_info *pi)
+{
+	__builtin_memset(__builtin_assume_aligned(pi, 8), 0,
+			 __builtin_offsetof(struct pkt_info, tun_kind));
+}
+
 /* from the Ethernet header on (XDP, tc, mirror ports) */
 static __always_inline int pkt_parse_eth(const struct pkt_cursor *c,
 					 __u16 roce_port, struct pkt_info *pi)
