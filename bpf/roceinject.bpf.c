@@ -395,16 +395,16 @@ static __always_inline struct inject_qp *inject_qp_of(const struct pkt_info *pi)
  * A RoCE packet the fast checks could not refuse: the full parse, the
  * selectors, the faults. A subprogram of its own (not inlined), so that
  * the entry's paths for the packets it refuses stay a few cache lines of
- * code, not spread through this one's (bench/roceinject.sh).
+ * code, not spread through this one's (bench/roceinject.sh). h is this
+ * CPU's hot line, own as hot_line() said.
  */
-static __noinline int inject_full(struct __sk_buff *skb)
+static __noinline int inject_full(struct __sk_buff *skb, struct inject_cpu_line *h,
+				  bool own)
 {
 	__u32 linear = skb->data_end - skb->data;
 	struct pkt_cursor c = { .kind = SRC_PACKET };
 	struct pkt_info pi PKT_HDR;
-	struct inject_cpu_line *h;
 	struct inject_qp *q;
-	bool own;
 	__u32 done;
 
 	/* headers in a paged fragment: make them readable (no byte moves) */
@@ -414,7 +414,6 @@ static __noinline int inject_full(struct __sk_buff *skb)
 	c.data = (void *)(long)skb->data;
 	c.data_end = (void *)(long)skb->data_end;
 
-	h = hot_line(&own);
 	if (!h)
 		return AX_TC_ACT_UNSPEC;
 	pkt_info_clear(&pi);
@@ -452,7 +451,7 @@ static __always_inline int inject_handle(struct __sk_buff *skb)
 		return AX_TC_ACT_UNSPEC;
 	if (!h->qpn_set)
 		return pkt_fast_not_roce(data, data_end, h->roce_port) ?
-		       AX_TC_ACT_UNSPEC : inject_full(skb);
+		       AX_TC_ACT_UNSPEC : inject_full(skb, h, own);
 	/* -Q: another QP's plain frame passes without the full parse, the
 	 * cost every QP but the selected one pays (bench/roceinject.sh) */
 	switch (pkt_fast_classify(data, data_end, h->roce_port, &fast_qpn)) {
@@ -465,7 +464,7 @@ static __always_inline int inject_handle(struct __sk_buff *skb)
 			inject_roce_seen(h, own);
 		return AX_TC_ACT_UNSPEC;
 	}
-	return inject_full(skb);
+	return inject_full(skb, h, own);
 }
 
 SEC("tc")
