@@ -42,45 +42,34 @@ const volatile bool targ_events = false;
 __u64 injected_total = 0;
 
 /*
- * The hot map (struct inject_hot): a cache line per CPU with the port and
- * -Q that the entry compares every packet with, and the count of RoCE
- * packets seen (STAT_ROCE): every RoCE packet on the interface counts,
- * selected or not, and a lookup in the stats map there cost as much as
- * the rest of a refused packet (bench/roceinject.sh: 2.2 times an empty
- * tc program with it, 1.6 without). A program runs on one CPU to its end
- * (BH off on tc's paths): a CPU's own line needs no atomic. A CPU past the
- * last line reads line 0 and counts in the stats map; user space sums
- * both (roceinject_stat()).
+ * The hot map (struct inject_cpu_line, per CPU): the port and -Q that the
+ * entry compares every packet with, and the count of RoCE packets seen
+ * (STAT_ROCE): every RoCE packet on the interface counts, selected or
+ * not, and a lookup in the stats map there cost as much as the rest of a
+ * refused packet (bench/roceinject.sh: 2.2 times an empty tc program with
+ * it, 1.6 without). A program runs on one CPU to its end (BH off on tc's
+ * paths): a CPU's own line needs no atomic.
  *
  * Not .rodata and .bss: on this project's VM host, perf put most of a
  * refused packet's time on its first load from each of them (even a load
  * of a value the verifier had folded away); each is a page of vmalloc
- * memory of its own. A small array map is one kmalloc in the kernel's
- * direct map (a map of 32 KiB or less, when the allocation succeeds), and
- * one line of it is all a refused packet touches.
+ * memory of its own. A per-CPU array's value is per-CPU memory, which the
+ * kernel's own per-packet state lives in too; one line of it is all a
+ * refused packet touches (its lookup is inlined from 6.7 on).
  */
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct inject_hot);
+	__type(value, struct inject_cpu_line);
 } hot SEC(".maps");
 
-/* this CPU's line of the hot map; line 0, with *own false, past the last */
-static __always_inline struct inject_cpu_line *hot_line(bool *own)
+/* this CPU's line of the hot map */
+static __always_inline struct inject_cpu_line *hot_line(void)
 {
-	__u32 zero = 0, cpu = bpf_get_smp_processor_id();
-	struct inject_hot *h = bpf_map_lookup_elem(&hot, &zero);
+	__u32 zero = 0;
 
-	if (!h)
-		return NULL;
-	*own = cpu < INJECT_MAX_CPUS;
-	if (!*own)
-		cpu = 0;
-	/* the empty asm keeps clang's mask, which 6.1's verifier needs to
-	 * bound the index (it loses what the comparison above told it) */
-	asm volatile("" : "+r"(cpu));
-	return &h->cpu[cpu & (INJECT_MAX_CPUS - 1)];
+	return bpf_map_lookup_elem(&hot, &zero);
 }
 
 struct {
@@ -366,14 +355,10 @@ static __always_inline void inject_count(struct inject_qp *q, __u32 done)
 	counter_inc(&stats, STAT_INJECTED);
 }
 
-/* a RoCE packet seen (STAT_ROCE): in this CPU's line l, or (not own)
- * in the stats map */
-static __always_inline void inject_roce_seen(struct inject_cpu_line *l, bool own)
+/* a RoCE packet seen (STAT_ROCE), in this CPU's line l */
+static __always_inline void inject_roce_seen(struct inject_cpu_line *l)
 {
-	if (own)
-		l->roce_seen++;
-	else
-		counter_inc(&stats, STAT_ROCE);
+	l->roce_seen++;
 }
 
 /* the selected packet's QP row, made on its first packet; its key and
@@ -396,10 +381,9 @@ static __always_inline struct inject_qp *inject_qp_of(const struct pkt_info *pi)
  * selectors, the faults. A subprogram of its own (not inlined), so that
  * the entry's paths for the packets it refuses stay a few cache lines of
  * code, not spread through this one's (bench/roceinject.sh). h is this
- * CPU's hot line, own as hot_line() said.
+ * CPU's hot line.
  */
-static __noinline int inject_full(struct __sk_buff *skb, struct inject_cpu_line *h,
-				  bool own)
+static __noinline int inject_full(struct __sk_buff *skb, struct inject_cpu_line *h)
 {
 	__u32 linear = skb->data_end - skb->data;
 	struct pkt_cursor c = { .kind = SRC_PACKET };
@@ -421,7 +405,7 @@ static __noinline int inject_full(struct __sk_buff *skb, struct inject_cpu_line 
 		return AX_TC_ACT_UNSPEC;
 	if (dup_in_flight(h))
 		return AX_TC_ACT_UNSPEC;
-	inject_roce_seen(h, own);
+	inject_roce_seen(h);
 	if (!inject_static_match(h, &pi))
 		return AX_TC_ACT_UNSPEC;
 	counter_inc(&stats, STAT_MATCHED);
@@ -444,14 +428,13 @@ static __always_inline int inject_handle(struct __sk_buff *skb)
 	void *data = (void *)(long)skb->data, *data_end = (void *)(long)skb->data_end;
 	struct inject_cpu_line *h;
 	__u32 fast_qpn;
-	bool own;
 
-	h = hot_line(&own);
+	h = hot_line();
 	if (!h)
 		return AX_TC_ACT_UNSPEC;
 	if (!h->qpn_set)
 		return pkt_fast_not_roce(data, data_end, h->roce_port) ?
-		       AX_TC_ACT_UNSPEC : inject_full(skb, h, own);
+		       AX_TC_ACT_UNSPEC : inject_full(skb, h);
 	/* -Q: another QP's plain frame passes without the full parse, the
 	 * cost every QP but the selected one pays (bench/roceinject.sh) */
 	switch (pkt_fast_classify(data, data_end, h->roce_port, &fast_qpn)) {
@@ -461,10 +444,10 @@ static __always_inline int inject_handle(struct __sk_buff *skb)
 		if (fast_qpn == h->qpn)
 			break;
 		if (!dup_in_flight(h))
-			inject_roce_seen(h, own);
+			inject_roce_seen(h);
 		return AX_TC_ACT_UNSPEC;
 	}
-	return inject_full(skb, h, own);
+	return inject_full(skb, h);
 }
 
 SEC("tc")

@@ -29,7 +29,7 @@ enum inject_class {
 };
 
 enum inject_stat {
-	STAT_ROCE,		/* RoCE packets seen: the hot map, and here on CPUs past its lines */
+	STAT_ROCE,		/* RoCE packets seen: counted in the hot map (roceinject_stat()) */
 	STAT_MATCHED,		/* ... that the selectors took */
 	STAT_INJECTED,		/* ... altered (the count limit included) */
 	STAT_LIMITED,		/* selected after --count was reached: left alone */
@@ -57,13 +57,11 @@ struct inject_qp {
 
 /*
  * The hot map: what the program's entry reads of every packet and where
- * it counts the RoCE packets it refuses, a cache line per CPU, so that a
+ * it counts the RoCE packets it sees, one per-CPU line, so that a
  * refused packet touches one line of map memory (bpf/roceinject.bpf.c,
  * inject_handle()). The loader writes port, -Q and --duplicate into
- * every CPU's line; a CPU past the last line reads line 0 and counts in
- * the stats map.
+ * every CPU's line.
  */
-#define INJECT_MAX_CPUS 256
 struct inject_cpu_line {
 	__u64 roce_seen;		/* RoCE packets seen by this CPU */
 	__u32 qpn;			/* -Q, when qpn_set */
@@ -71,10 +69,6 @@ struct inject_cpu_line {
 	__u8 qpn_set;
 	__u8 dup;			/* --duplicate */
 	__u8 pad[48];
-};
-
-struct inject_hot {
-	struct inject_cpu_line cpu[INJECT_MAX_CPUS];
 };
 
 struct inject_event {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* roceinject's BPF side loaded and attached (roceinject_load.h) */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -48,17 +49,24 @@ static void roceinject_set_rodata(struct roceinject_bpf *obj, const struct injec
 int roceinject_set_hot(struct roceinject_bpf *obj, __u16 roce_port, bool qpn_set, __u32 qpn,
 		       bool dup)
 {
-	static struct inject_hot h;	/* 16 KiB: not on the stack */
+	int ncpu = libbpf_num_possible_cpus(), err;
+	struct inject_cpu_line *l;
 	__u32 zero = 0;
 
-	memset(&h, 0, sizeof(h));
-	for (int c = 0; c < INJECT_MAX_CPUS; c++) {
-		h.cpu[c].roce_port = roce_port;
-		h.cpu[c].qpn_set = qpn_set;
-		h.cpu[c].qpn = qpn;
-		h.cpu[c].dup = dup;
+	if (ncpu <= 0)
+		return errno = -ncpu, -1;
+	l = calloc(ncpu, sizeof(*l));
+	if (!l)
+		return -1;
+	for (int c = 0; c < ncpu; c++) {
+		l[c].roce_port = roce_port;
+		l[c].qpn_set = qpn_set;
+		l[c].qpn = qpn;
+		l[c].dup = dup;
 	}
-	return bpf_map_update_elem(bpf_map__fd(obj->maps.hot), &zero, &h, BPF_ANY);
+	err = bpf_map_update_elem(bpf_map__fd(obj->maps.hot), &zero, l, BPF_ANY);
+	free(l);
+	return err;
 }
 
 struct roceinject_bpf *roceinject_load(const struct inject_opts *o, struct netattach *f)
@@ -102,24 +110,23 @@ fail:
 
 __u64 roceinject_hot_seen(struct roceinject_bpf *obj, int ncpu)
 {
-	static struct inject_hot h;
+	struct inject_cpu_line *l = calloc(ncpu, sizeof(*l));
 	__u32 zero = 0;
 	__u64 sum = 0;
 
-	if (bpf_map_lookup_elem(bpf_map__fd(obj->maps.hot), &zero, &h))
+	if (!l || bpf_map_lookup_elem(bpf_map__fd(obj->maps.hot), &zero, l)) {
+		free(l);
 		return 0;
-	for (int c = 0; c < ncpu && c < INJECT_MAX_CPUS; c++)
-		sum += h.cpu[c].roce_seen;
+	}
+	for (int c = 0; c < ncpu; c++)
+		sum += l[c].roce_seen;
+	free(l);
 	return sum;
 }
 
 __u64 roceinject_stat(struct roceinject_bpf *obj, int stat, int ncpu)
 {
-	__u64 sum = 0;
-
-	if (stat != STAT_ROCE)
-		return maps_stat(obj->maps.stats, stat, ncpu);
-	/* CPUs past the hot map's lines count in the stats map */
-	sum = maps_stat(obj->maps.stats, stat, ncpu);
-	return sum + roceinject_hot_seen(obj, ncpu);
+	if (stat == STAT_ROCE)
+		return roceinject_hot_seen(obj, ncpu);
+	return maps_stat(obj->maps.stats, stat, ncpu);
 }

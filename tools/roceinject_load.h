@@ -46,10 +46,10 @@ struct roceinject_bpf *roceinject_load(const struct inject_opts *o, struct netat
  * after the load): the RoCE port, -Q and --duplicate; 0 or -1 with errno set */
 int roceinject_set_hot(struct roceinject_bpf *obj, __u16 roce_port, bool qpn_set, __u32 qpn,
 		       bool dup);
-/* the RoCE packets the first ncpu CPUs counted in the hot map */
+/* the RoCE packets counted in the hot map (ncpu: the possible CPUs) */
 __u64 roceinject_hot_seen(struct roceinject_bpf *obj, int ncpu);
 /* statistic stat (enum inject_stat) summed over ncpu CPUs: STAT_ROCE from
- * the program's hot map and its stats map, the others from the stats map */
+ * the program's hot map, the others from its stats map */
 __u64 roceinject_stat(struct roceinject_bpf *obj, int stat, int ncpu);
 
 #endif
