@@ -77,6 +77,11 @@ nothing_left() {
 	for id in $INJ_PROGS; do ! bpftool prog show id "$id" >/dev/null 2>&1 || return 1; done
 }
 
+# PID has ended: gone, or a zombie its parent has not reaped yet
+proc_dead() {
+	[ ! -e /proc/$1/stat ] || [ "$(awk '{ print $3 }' /proc/$1/stat 2>/dev/null)" = Z ]
+}
+
 @test "roceinject: drop every 10th request of one QP among three: rocelat's retransmits for it equal the injector's drops, the other two see none" {
 	start_inj b inj --direction ingress --drop -Q 0x12 --class requests --every 10 -j
 	start_rocelat
@@ -279,11 +284,16 @@ seeded_psns() {
 	ax_until 10 "the watchdog's cleanup" nothing_left a ${P}va
 
 	# a filter whose watchdog died too (kill -9 of both): the next run
-	# removes it
+	# removes it. The watchdog first, and dead before the tool goes: it
+	# cleans up as soon as the tool ends, so a tool killed first could
+	# leave it time to remove the filter before its own SIGKILL lands
 	AGENTXDP_FORCE_CLSACT=1 start_inj a inj --drop -Q 0x12
 	local wd
 	wd=$(ps -o pid= --ppid "$INJ_PID" | tr -d ' ')
-	kill -9 "$INJ_PID" ${wd:+"$wd"}
+	[ -n "$wd" ]
+	kill -9 "$wd"
+	ax_until 10 "the watchdog's end" proc_dead "$wd"
+	kill -9 "$INJ_PID"
 	wait "$INJ_PID" 2>/dev/null || true
 	[ -n "$(tc -n ${P}a filter show dev ${P}va egress)" ]
 	AGENTXDP_FORCE_CLSACT=1 start_inj a inj2 --drop -Q 0x12
