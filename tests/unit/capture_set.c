@@ -5,7 +5,8 @@
  * merge: time order, the tie-break, every frame once, bytes, descriptors
  * in use while many files are read, and the errors of bad files. And the
  * classic pcap forms capture.c reads itself: either byte order,
- * microseconds or nanoseconds, frames across its buffer's refills.
+ * microseconds or nanoseconds, frames across the edges of the 8 MiB
+ * windows it maps.
  */
 #include <dirent.h>
 #include <stdint.h>
@@ -217,8 +218,9 @@ static const char *write_form(const char *name, int swapped, int ns, int n)
 
 static void test_forms(void)
 {
-	/* 4000 frames: about 3 MB, three refills of the 1 MiB buffer */
-	const int n = 4000;
+	/* 24000 frames: about 18 MB, frames across the edges of three of
+	 * capture.c's 8 MiB windows */
+	const int n = 24000;
 
 	for (int form = 0; form < 4; form++) {
 		int swapped = form & 1, ns = form >> 1, i = 0, good = 1;
