@@ -19,7 +19,7 @@ BUILD=(
 PKGS=(
 	"${BUILD[@]}"
 	# host tests
-	bats jq iproute2 nftables iptables tcpdump tshark procps kmod python3-scapy
+	bats jq iproute2 nftables iptables tcpdump tshark procps kmod python3-scapy strace
 	# benchmark
 	bpftrace stress-ng
 	# docs, packaging, fleet output (make man, tests/host/{docs,package,prom}.bats)

@@ -5,7 +5,9 @@
 # tcpdump -C rotates, or dealt round-robin so that every file overlaps the
 # others in time. The report of the parts must equal the whole file's,
 # line for line (every sample, count and per-flow figure), whatever the
-# order the files are given in. Pure user space + BPF_PROG_TEST_RUN.
+# order the files are given in. And how one classic pcap file is read: in
+# mapped windows (strace), with the report libpcap gives of it as pcapng.
+# Pure user space + BPF_PROG_TEST_RUN.
 
 bats_require_minimum_version 1.5.0
 load ../lib/common
@@ -141,4 +143,27 @@ same_as_whole() {
 	[[ ${lines[-1]} =~ ^read\ $want_pkts\ packets\ from\ $n\ files:\ [0-9.]+\ MB\ in\ [0-9.]+\ s,\ [0-9]+\ packets/s,\ [0-9.]+\ MB/s$ ]]
 	run -0 "$RL" -r "$CAP/faults.pcap"
 	[[ ${lines[-1]} =~ ^read\ 239\ packets\ from\ $CAP/faults.pcap:\ [0-9.]+\ MB\ in ]]
+}
+
+@test "a classic pcap is mapped 8 MiB at a time, never read(): the same report as libpcap makes of it as pcapng" {
+	command -v strace >/dev/null || skip "strace not installed (scripts/setup-deps.sh installs it)"
+	local big=$BATS_TEST_TMPDIR/big.pcap tr=$BATS_TEST_TMPDIR/trace fd size windows
+	# about 20 MB: frames across two edges of the windows
+	"$PY" "$AX_ROOT/bench/repeat_pcap.py" "$CAP/connectx.pcap" "$big" 45000
+	size=$(stat -c %s "$big")
+	[ "$size" -gt $((16 << 20)) ]
+	editcap -F pcapng "$big" "$big.pcapng"
+	strace -o "$tr" -e trace=openat,mmap,read,munmap "$RL" -F -j --nanoseconds -r "$big" > "$BATS_TEST_TMPDIR/out"
+	fd=$(sed -n "s|^openat(.*\"$big\", O_RDONLY.*= \([0-9]*\)$|\1|p" "$tr" | head -1)
+	[ -n "$fd" ]
+	# windows of 8 MiB at most that cover the file, no read() of it
+	grep -E "^mmap\(NULL, [0-9]+, PROT_READ, MAP_PRIVATE\|MAP_POPULATE, $fd, " "$tr" > "$tr.win"
+	cat "$tr.win" >&2
+	[ "$(awk -F', ' '$2 > 8388608' "$tr.win" | wc -l)" -eq 0 ]
+	[ "$(awk -F', ' '{ print $6 }' "$tr.win" | sed 's/).*//' | sort -u | wc -l)" -ge $(( (size + (8 << 20) - 1) / (8 << 20) )) ]
+	! grep -qE "^read\($fd," "$tr"
+	# libpcap reads the pcapng: the same report, line for line
+	"$RL" -F -j --nanoseconds -r "$big.pcapng" > "$BATS_TEST_TMPDIR/ng.out"
+	[ "$(report "$BATS_TEST_TMPDIR/out" | wc -l)" -gt 3 ]
+	diff <(report "$BATS_TEST_TMPDIR/ng.out") <(report "$BATS_TEST_TMPDIR/out")
 }
