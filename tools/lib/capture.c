@@ -139,9 +139,9 @@ static void capture_raw_bus(int sig)
 	const char *me = program_invocation_short_name;
 
 	(void)sig;
-	if (write(STDERR_FILENO, me, strlen(me)) < 0 ||
-	    write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
-		_exit(1);
+	/* exit 1 whether or not stderr takes the line */
+	if (write(STDERR_FILENO, me, strlen(me)) > 0)
+		(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
 	_exit(1);
 }
 
@@ -178,10 +178,8 @@ static bool capture_raw_open(struct capture *c, FILE *f)
 	if (raw16(r, h + 4) != 2 || raw16(r, h + 6) != 4 ||
 	    (raw32(r, h + 20) & PCAP_LINKTYPE_MASK) != PCAP_LINKTYPE_ETHERNET)
 		return false;
-	if (capture_raw_map(r, PCAP_FILE_HLEN) || r->map == MAP_FAILED) {
-		r->map = MAP_FAILED;
+	if (capture_raw_map(r, PCAP_FILE_HLEN) || r->map == MAP_FAILED)
 		return false;
-	}
 	r->frac_ns = magic == PCAP_MAGIC_NS ? 1 : 1000;
 	capture_raw_sigbus();
 	c->raw_file = f;
@@ -412,7 +410,7 @@ void capture_close(struct capture *c)
 		pcap_close(c->pc);
 	if (c->raw_file && c->raw_file != stdin)
 		fclose(c->raw_file);
-	if (!c->pc && c->raw.map != MAP_FAILED && c->raw.map)
+	if (!c->pc && c->raw.map != MAP_FAILED)
 		munmap((void *)c->raw.map, c->raw.map_len);
 	free(c->iobuf);
 	free(c);

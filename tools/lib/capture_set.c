@@ -161,6 +161,7 @@ struct capture_set *capture_set_open(const char *const *paths, int n,
 				     char *err, size_t errlen)
 {
 	struct capture_set *s = calloc(1, sizeof(*s));
+	int keep = -1;
 
 	if (!s || !(s->files = calloc(n, sizeof(*s->files))) ||
 	    !(s->heap = calloc(n, sizeof(*s->heap)))) {
@@ -178,9 +179,19 @@ struct capture_set *capture_set_open(const char *const *paths, int n,
 			capture_set_close(s);
 			return NULL;
 		}
+		/* the earliest file so far stays open: the merge starts with
+		 * it, and would otherwise open and map it again */
 		if (f->c && !f->pinned) {
-			capture_close(f->c);
-			f->c = NULL;
+			if (keep < 0 || capture_set_before(f, &s->files[keep])) {
+				if (keep >= 0) {
+					capture_close(s->files[keep].c);
+					s->files[keep].c = NULL;
+				}
+				keep = i;
+			} else {
+				capture_close(f->c);
+				f->c = NULL;
+			}
 		}
 		s->size_total += f->size > 0 ? f->size : 0;
 		if (f->done)	/* no frames: read already */
@@ -189,7 +200,7 @@ struct capture_set *capture_set_open(const char *const *paths, int n,
 	qsort(s->files, n, sizeof(*s->files), capture_set_cmp);
 	for (int i = 0; i < n; i++) {
 		s->files[i].rank = i;
-		if (s->files[i].c)	/* a pipe: its head was read above */
+		if (s->files[i].c)	/* a pipe, or the earliest file: its head was read above */
 			capture_set_push(s, &s->files[i]);
 	}
 	return s;
@@ -231,9 +242,10 @@ int capture_set_next(struct capture_set *s, const unsigned char **frame,
 		rc = capture_next(f->c, &f->frame, &f->len, &f->ts);
 		if (rc < 0)
 			return capture_set_fail(s, f->path, capture_error(f->c));
-		if (rc)
-			capture_set_sift_down(s, 0);
-		else
+		if (rc) {
+			if (s->nheap > 1)
+				capture_set_sift_down(s, 0);
+		} else
 			capture_set_retire(s);
 	}
 	/* open the next file once its first frame is the earliest */

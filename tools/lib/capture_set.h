@@ -5,10 +5,10 @@
  * merge over the files' next frames, each file through capture.h. Every
  * file is checked when the set is opened (readable, a pcap or pcapng
  * magic, a link type capture.h reads, the time of its first frame) and
- * closed again; the merge reopens a file when it reaches that first frame
- * and closes it at its end, so a rotation of any length needs only as
- * many descriptors as files overlap in time. A pipe or stdin ("-") cannot
- * be reopened: it stays open from the check on. Memory: a few dozen bytes
+ * closed again, but for the earliest; the merge reopens a file when it
+ * reaches that first frame and closes it at its end, so a rotation of any
+ * length needs only as many descriptors as files overlap in time. A pipe
+ * or stdin ("-") cannot be reopened: it stays open from the check on. Memory: a few dozen bytes
  * per file, and one capture.h reader per open file.
  */
 #ifndef AGENTXDP_CAPTURE_SET_H
