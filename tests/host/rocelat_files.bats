@@ -6,7 +6,8 @@
 # others in time. The report of the parts must equal the whole file's,
 # line for line (every sample, count and per-flow figure), whatever the
 # order the files are given in. And how one classic pcap file is read: in
-# mapped windows (strace), with the report libpcap gives of it as pcapng.
+# mapped windows (strace), with the report libpcap gives of it as pcapng,
+# and as a use-once reader (its pages never reach the active list).
 # Pure user space + BPF_PROG_TEST_RUN.
 
 bats_require_minimum_version 1.5.0
@@ -168,4 +169,58 @@ same_as_whole() {
 	"$RL" -F -j --nanoseconds -r "$big.pcapng" > "$BATS_TEST_TMPDIR/ng.out"
 	[ "$(report "$BATS_TEST_TMPDIR/out" | wc -l)" -gt 3 ]
 	diff <(report "$BATS_TEST_TMPDIR/ng.out") <(report "$BATS_TEST_TMPDIR/out")
+}
+
+# this process's memory cgroup directory (cgroup v1's memory hierarchy,
+# or v2's), where a child cgroup can be made
+mem_cgroup() {
+	local id ctrl path
+	while IFS=: read -r id ctrl path; do
+		if [ "$ctrl" = memory ] && [ -d "/sys/fs/cgroup/memory$path" ]; then
+			echo "/sys/fs/cgroup/memory$path"
+			return 0
+		fi
+		if [ -z "$ctrl" ] && [ -f "/sys/fs/cgroup$path/memory.stat" ]; then
+			echo "/sys/fs/cgroup$path"
+			return 0
+		fi
+	done </proc/self/cgroup
+	return 1
+}
+
+# bytes of the cgroup's page cache on the active list
+active_file() {
+	awk '$1 == "active_file" { print $2 }' "$1/memory.stat"
+}
+
+teardown() {
+	[ -z "${LRU_CG:-}" ] || rmdir "$LRU_CG" 2>/dev/null || true
+	[ -z "${LRU_DIR:-}" ] || rm -rf "$LRU_DIR"
+}
+
+@test "a capture read once stays use-once: rocelat -r moves none of its pages to the active list (cat twice does)" {
+	local parent size a0 a1 a2
+	parent=$(mem_cgroup) || skip "no memory cgroup to count the pages in"
+	# a disk file system's page cache (tmpfs pages are not on the file LRU)
+	LRU_DIR=$(mktemp -d /var/tmp/ax-lru.XXXXXX)
+	[ "$(stat -f -c %T "$LRU_DIR")" != tmpfs ] || skip "/var/tmp is a tmpfs"
+	LRU_CG=$parent/ax-lru-$$
+	mkdir "$LRU_CG"
+	[ -f "$LRU_CG/memory.stat" ] || skip "no memory.stat in a new cgroup under $parent"
+	# everything that touches the file runs in the cgroup, whose page
+	# cache is then the file's alone, whatever else the machine does
+	in_cg() { bash -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$LRU_CG" "$@"; }
+	in_cg "$PY" "$AX_ROOT/bench/repeat_pcap.py" "$CAP/connectx.pcap" "$LRU_DIR/c.pcap" 200000
+	size=$(stat -c %s "$LRU_DIR/c.pcap")
+	a0=$(active_file "$LRU_CG")
+	in_cg "$RL" -r "$LRU_DIR/c.pcap" -j > "$BATS_TEST_TMPDIR/out"
+	[ "$(jq -r 'select(.type == "counters") | .roce_packets' "$BATS_TEST_TMPDIR/out")" -gt 190000 ]
+	a1=$(active_file "$LRU_CG")
+	# the measure sees a second use: read() twice activates the pages
+	in_cg cat "$LRU_DIR/c.pcap" "$LRU_DIR/c.pcap" > /dev/null
+	a2=$(active_file "$LRU_CG")
+	echo "file $size B; active_file $a0 -> $a1 (rocelat -r) -> $a2 (cat twice)" >&2
+	[ $((a1 - a0)) -lt $((size / 10)) ]
+	[ $((a2 - a1)) -gt $((size / 2)) ]
+	rm -f "$LRU_DIR/c.pcap"
 }
