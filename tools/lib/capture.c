@@ -132,10 +132,12 @@ static int capture_raw_map(struct capture_raw *r, long long pos)
 	r->map = m;
 	/* read once, in order: unmapping the window then does not count as
 	 * a second use of its pages (the kernel's LRU keeps pages used twice
-	 * and lets use-once pages go first). Without it the first read of a
-	 * file just written spent a tenth more CPU time moving its pages to
-	 * the active list (perf: LRU lock, workingset_activation); later
-	 * reads cost the same either way (6 x 10 runs each). */
+	 * and lets use-once pages go first). Without it one read moved every
+	 * page of the capture to the active list (Active(file) +449 MB for
+	 * the 449 MB bench capture), at a tenth more CPU time for that read
+	 * (perf: LRU lock, workingset_activation); now that happens on a
+	 * second read, as for any file read twice. Reads after that cost the
+	 * same either way (6 x 10 runs each). */
 	madvise(m, r->map_len, MADV_SEQUENTIAL);
 	return 0;
 }

@@ -200,7 +200,8 @@ struct capture_set *capture_set_open(const char *const *paths, int n,
 	qsort(s->files, n, sizeof(*s->files), capture_set_cmp);
 	for (int i = 0; i < n; i++) {
 		s->files[i].rank = i;
-		if (s->files[i].c)	/* a pipe, or the earliest file: its head was read above */
+		/* a pipe, or the earliest file: its head was read above */
+		if (s->files[i].c)
 			capture_set_push(s, &s->files[i]);
 	}
 	return s;

@@ -8,8 +8,9 @@
  * closed again, but for the earliest; the merge reopens a file when it
  * reaches that first frame and closes it at its end, so a rotation of any
  * length needs only as many descriptors as files overlap in time. A pipe
- * or stdin ("-") cannot be reopened: it stays open from the check on. Memory: a few dozen bytes
- * per file, and one capture.h reader per open file.
+ * or stdin ("-") cannot be reopened: it stays open from the check on.
+ * Memory: a few dozen bytes per file, and one capture.h reader per open
+ * file.
  */
 #ifndef AGENTXDP_CAPTURE_SET_H
 #define AGENTXDP_CAPTURE_SET_H
