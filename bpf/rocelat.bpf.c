@@ -161,7 +161,9 @@ static __always_inline bool switch_time(const struct pkt_info *pi, __u64 *ns,
 
 /*
  * How long the answer took to come for the request in slot s, which it
- * answers; -1 when that was over --timeout (counted as one)
+ * answers; -1 when that was over --timeout (counted as one), or when the
+ * answer is stamped before its request (a recording out of time order):
+ * no time to measure, counted as reordered and untimed
  */
 static __always_inline __s64 slot_latency(struct pending_flow *pf,
 					  struct answer_ctx *ac,
@@ -175,8 +177,11 @@ static __always_inline __s64 slot_latency(struct pending_flow *pf,
 	lat = (__s64)(ac->now - s->ts_ns);
 	if (lat < 0 && (pf->flags & FLOW_SWITCH_CLOCK))
 		lat += pf->clock_wrap_ns;	/* the switch's 32-bit ticks wrapped */
-	if (lat < 0)			/* capture timestamps out of order */
-		lat = 0;
+	if (lat < 0) {
+		cnt->c[RL_REORDERED]++;
+		__sync_fetch_and_add(&flow_stats(pf)->untimed, 1);
+		return -1;
+	}
 	if ((__u64)lat > targ_timeout_ns) {
 		cnt->c[RL_TIMEOUTS]++;
 		__sync_fetch_and_add(&flow_stats(pf)->timeouts, 1);
@@ -341,7 +346,10 @@ static __always_inline int complete_fast(struct pending_flow *pf,
 		return 0;		/* PSN order: nothing is covered */
 	/* the ring's PSNs rise (handle_request() adds only a PSN past the
 	 * highest): an ACK of the oldest's own PSN covers no later one */
-	if (d < 0 && tail + 1 != head) {
+	if (d < 0) {
+		/* past the newest: it may answer requests not seen yet */
+		if (tail + 1 == head)
+			return -1;
 		next = &pf->ring[(tail + 1) & (PENDING_RING - 1)];
 		if (!(next->flags & SLOT_VALID) ||
 		    roce_psn_diff(next->psn, ac->psn) <= 0)
@@ -511,6 +519,55 @@ static __always_inline void ring_pop_oldest(struct pending_flow *pf,
 	pf->tail++;
 }
 
+/*
+ * A new request PSN that an ACK seen before it covers (pf->early_*,
+ * handle_answer()). Stamped before that ACK, within --timeout, it is one
+ * the ACK answered, shown later by a recording out of time order (a
+ * capture of several queues, a mirror of two ports): a SEND or WRITE is
+ * timed to the ACK, as a pending one would have been (cumulative ACK); a
+ * READ or atomic, answered only by its own response, is counted as
+ * reordered. Stamped after it, the ACK is older (an old connection's):
+ * forgotten, as once past its PSN. Returns 1 when the request is done.
+ */
+__noinline int rocelat_early(struct pending_flow *pf, struct rocelat_counters *cnt,
+			     __u32 psn, __u64 now, __u32 own_response)
+{
+	struct answer_ctx *ac;
+	__s64 lat;
+
+	if (!pf || !cnt)
+		return 0;
+	lat = (__s64)(pf->early_ts - now);
+	if (lat < 0 && (pf->flags & FLOW_SWITCH_CLOCK))
+		lat += pf->clock_wrap_ns;
+	if (roce_psn_diff(psn, pf->early_psn & ROCE_PSN_MASK) > 0 ||
+	    lat < 0 || (__u64)lat > targ_timeout_ns) {
+		pf->early_ts = 0;
+		return 0;
+	}
+	if (pf->early_psn & EARLY_UNMATCHED) {
+		/* it matched after all */
+		cnt->c[RL_UNMATCHED]--;
+		pf->early_psn &= ROCE_PSN_MASK;
+	}
+	if (psn == pf->early_psn)
+		pf->early_ts = 0;	/* the last it covers */
+	if (own_response) {
+		cnt->c[RL_REORDERED]++;
+		__sync_fetch_and_add(&flow_stats(pf)->untimed, 1);
+		return 1;
+	}
+	ac = &cnt->ac;
+	__builtin_memset(ac, 0, sizeof(*ac));
+	ac->now = now + lat;
+	ac->sw = !!(pf->flags & FLOW_SWITCH_CLOCK);
+	ac->sw_ns = ac->now;
+	ac->ifindex = pf->early_ifindex;
+	ac->sample_psn = psn;
+	rocelat_sample(pf, ac, cnt, lat, 0);
+	return 1;
+}
+
 static __always_inline void handle_request(const struct pkt_info *pi,
 					   struct rocelat_counters *cnt,
 					   bool ingress)
@@ -586,6 +643,8 @@ static __always_inline void handle_request(const struct pkt_info *pi,
 		return;
 
 	cnt->c[RL_TRACKED]++;
+	if (pf->early_ts && rocelat_early(pf, cnt, pi->psn, now, read || atomic))
+		return;
 	if (pf->head - pf->tail >= PENDING_RING)
 		ring_pop_oldest(pf, cnt, now);
 	s = &pf->ring[pf->head & (PENDING_RING - 1)];
@@ -679,6 +738,7 @@ static __always_inline void handle_answer(const struct pkt_info *pi,
 	struct roce_qp_key ak;
 	struct answer_ctx *ac = &cnt->ac;
 	int done, learned = LEARN_NONE;
+	bool stray = false;
 	__u32 at;
 
 	cnt->c[ack ? RL_ACKS : RL_READ_RESP]++;
@@ -763,10 +823,22 @@ static __always_inline void handle_answer(const struct pkt_info *pi,
 		/* the answer that just completed requests, seen again (a mirror
 		 * of both directions, a bridge's two ports) is no stray one */
 		if (pi->psn == pf->ans_psn && pi->ip_id == pf->ans_ip_id &&
-		    flow_age(pf, ac->sw ? ac->sw_ns : now_ns(), pf->ans_ts) < DUP_WINDOW_NS)
+		    flow_age(pf, ac->sw ? ac->sw_ns : now_ns(), pf->ans_ts) < DUP_WINDOW_NS) {
 			cnt->c[RL_DUPLICATES]++;
-		else
+		} else {
 			cnt->c[RL_UNMATCHED]++;
+			stray = true;
+		}
+	}
+	if (first && kind == ROCE_AETH_ACK && roce_psn_diff(pi->psn, pf->hi_psn) > 0 &&
+	    (!pf->early_ts ||
+	     roce_psn_diff(pi->psn, pf->early_psn & ROCE_PSN_MASK) > 0)) {
+		/* it answers requests not seen yet (rocelat_early()) */
+		if (!ac->now)
+			ac->now = ac->sw ? ac->sw_ns : now_ns();
+		pf->early_psn = pi->psn | (stray ? EARLY_UNMATCHED : 0);
+		pf->early_ifindex = ifindex;
+		pf->early_ts = ac->now;
 	}
 }
 

@@ -97,6 +97,7 @@ enum rocelat_counter {
 	RL_HELD,		/* answers of a QP not paired yet, held as evidence */
 	RL_UNTIMED,		/* requests answered by an answer whose time is lost */
 	RL_UNHELD,		/* answers of a QP not paired yet, refused: held map full */
+	RL_REORDERED,		/* answers stamped before their request: not timed */
 	RL_NR,
 };
 
@@ -376,6 +377,8 @@ struct pending_slot {
 #define FLOW_SWITCH_CLOCK 0x08	/* timed by the mirroring switch's clock */
 #define FLOW_CLOCK_SET	0x10	/* the clock was chosen (first request) */
 
+#define EARLY_UNMATCHED	0x80000000u	/* pending_flow.early_psn's flag */
+
 #define FLOW_KIND_RTT	0x01	/* request out (or unknown) -> answer in */
 #define FLOW_KIND_TURN	0x02	/* request in -> answer out: this host answers */
 
@@ -447,7 +450,13 @@ struct pending_flow {
 				 * flows started (rocelat_flow_new()) */
 	__u64 slot_thr;		/* ns */
 	__u32 ll_base;
+	/* an ACK past every request seen (early_ts 0: none): the requests
+	 * up to its PSN that show up later, stamped before it, are ones it
+	 * answered (a recording out of time order: handle_request()) */
+	__u32 early_psn;	/* EARLY_UNMATCHED: counted as unmatched */
+	__u32 early_ifindex;
 	__u32 pad4;
+	__u64 early_ts;
 	struct pending_slot ring[PENDING_RING];
 	struct roce_flow_stats st[2];
 };

@@ -360,8 +360,25 @@ static void progress_end(struct progress *p, unsigned long long packets)
 /* what the run read: for sizing a collector, packets and bytes a second */
 struct offline_stats {
 	unsigned long long packets, short_frames, failed_runs;
+	unsigned long long untimed;	/* frames without a time: skipped */
+	unsigned long long out_of_order; /* frames earlier than one before */
+	unsigned long long ts_max;
 	double seconds;
 };
+
+/* what the recording's times left unmeasured, one line each */
+static void offline_warnings(const struct offline_stats *st, FILE *f)
+{
+	if (st->untimed)
+		fprintf(f, "WARNING: %llu frames without a time (stamped 0, as "
+			"pcapng simple packet blocks are) skipped, as if not "
+			"recorded\n", st->untimed);
+	if (st->out_of_order)
+		fprintf(f, "WARNING: %llu frames earlier than a frame before "
+			"them: the recording is not in time order, and what is "
+			"paired across them may be wrong (sort it: reordercap "
+			"IN OUT)\n", st->out_of_order);
+}
 
 static void offline_summary(const struct offline_stats *st, const char *err)
 {
@@ -384,11 +401,14 @@ static void offline_summary(const struct offline_stats *st, const char *err)
 		json_fixed(&w, "packets_per_s", pps, 0);
 		json_fixed(&w, "mb_per_s", mbps, 3);
 		json_u64(&w, "short_frames", st->short_frames);
+		json_u64(&w, "no_time_frames", st->untimed);
+		json_u64(&w, "out_of_order_frames", st->out_of_order);
 		json_u64(&w, "failed_runs", st->failed_runs);
 		json_bool(&w, "complete", !err[0]);
 		if (err[0])
 			json_str(&w, "error", err);
 		json_end(&w);
+		offline_warnings(st, stderr);
 		return;
 	}
 	printf("read %llu packets from ", st->packets);
@@ -401,6 +421,7 @@ static void offline_summary(const struct offline_stats *st, const char *err)
 	if (st->short_frames)
 		printf("%llu frames shorter than an Ethernet header skipped\n",
 		       st->short_frames);
+	offline_warnings(st, stdout);
 }
 
 static double offline_now(void)
@@ -454,6 +475,15 @@ static int run_offline(struct rocelat_bpf *obj)
 			st.short_frames++;
 			continue;
 		}
+		/* time 0: libpcap's for a pcapng block that has none */
+		if (!ts) {
+			st.untimed++;
+			continue;
+		}
+		if (ts < st.ts_max)
+			st.out_of_order++;
+		else
+			st.ts_max = ts;
 		if (obj)
 			obj->bss->clock_ns = ts;
 		else

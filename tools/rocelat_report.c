@@ -76,6 +76,7 @@ static const char *const counter_names[RL_NR] = {
 	[RL_HELD] = "answers_held",
 	[RL_UNTIMED] = "untimed",
 	[RL_UNHELD] = "answers_unheld",
+	[RL_REORDERED] = "reordered",
 };
 
 static const char *const counter_help[RL_NR] = {
@@ -120,6 +121,7 @@ static const char *const counter_help[RL_NR] = {
 	[RL_HELD] = "Answers of a QP not paired yet, held until its pairing is known",
 	[RL_UNTIMED] = "Requests answered by an answer whose time was lost (never timed)",
 	[RL_UNHELD] = "Answers of a QP not paired yet, not held: the held map was full",
+	[RL_REORDERED] = "Requests whose answer is stamped before them (out of time order): not timed",
 };
 
 static void read_counters(struct rocelat_bpf *obj, struct rocelat_counters *out)

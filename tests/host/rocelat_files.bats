@@ -16,6 +16,7 @@ load ../lib/common
 RL=$AX_BUILD/rocelat
 PY=/usr/bin/python3
 SPLIT=$AX_ROOT/tests/lib/pcap_split.py
+REORDER=$AX_ROOT/tests/lib/pcap_reorder.py
 
 setup_file() {
 	ax_file_needs "$RL" capinfos editcap jq || return 0
@@ -23,7 +24,7 @@ setup_file() {
 	export CAP=$BATS_FILE_TMPDIR/cap
 	mkdir -p "$CAP"
 	"$PY" "$AX_ROOT/tests/lib/roce_captures.py" "$CAP" 2>/dev/null
-	for s in connectx faults lossy; do
+	for s in connectx faults lossy cm; do
 		"$RL" -r "$CAP/$s.pcap" -F -j --nanoseconds > "$CAP/$s.out"
 	done
 }
@@ -97,6 +98,63 @@ same_as_whole() {
 	[ "$stderr" = "rocelat: $d/missing.pcap: No such file or directory" ]
 	run -1 --separate-stderr "$RL" -r "$d/text.pcap"
 	[ "$stderr" = "rocelat: $d/text.pcap: not a pcap or pcapng file" ]
+}
+
+@test "ACKs written before their requests (a capture of several queues): the same report, and a WARNING naming how many frames" {
+	local s n
+	for s in connectx faults cm; do
+		n=$("$PY" "$REORDER" "$CAP/$s.pcap" "$BATS_TEST_TMPDIR/$s.pcap" swap)
+		echo "$s: $n ACKs written before their request" >&2
+		[ "$n" -ge 40 ]
+		run -0 --separate-stderr "$RL" -F -j --nanoseconds -r "$BATS_TEST_TMPDIR/$s.pcap"
+		printf '%s\n' "$output" > "$BATS_TEST_TMPDIR/out"
+		same_as_whole $s
+		[ "$(jq -r 'select(.type=="capture") | .out_of_order_frames' "$BATS_TEST_TMPDIR/out")" -eq "$n" ]
+		[ "$(jq -r 'select(.type=="counters") | .reordered' "$BATS_TEST_TMPDIR/out")" -eq 0 ]
+		[ "$stderr" = "WARNING: $n frames earlier than a frame before them: the recording is not in time order, and what is paired across them may be wrong (sort it: reordercap IN OUT)" ]
+	done
+	# sorted, it is the whole file again, without a warning
+	command -v reordercap >/dev/null || return 0
+	reordercap "$BATS_TEST_TMPDIR/faults.pcap" "$BATS_TEST_TMPDIR/sorted.pcap" >&2
+	run -0 --separate-stderr "$RL" -F -j --nanoseconds -r "$BATS_TEST_TMPDIR/sorted.pcap"
+	printf '%s\n' "$output" > "$BATS_TEST_TMPDIR/out"
+	same_as_whole faults
+	[ -z "$stderr" ]
+}
+
+@test "frames without a time (pcapng simple packet blocks): skipped as not recorded, in a WARNING; nothing timed from them" {
+	local n c
+	n=$("$PY" "$REORDER" "$CAP/connectx.pcap" "$BATS_TEST_TMPDIR/spb.pcapng" spb)
+	# tshark reads them all, with no time
+	[ "$(tshark -r "$BATS_TEST_TMPDIR/spb.pcapng" -Y infiniband 2>/dev/null | wc -l)" -eq "$n" ]
+	run -0 --separate-stderr "$RL" -F -j --nanoseconds -r "$BATS_TEST_TMPDIR/spb.pcapng"
+	c=$(printf '%s\n' "$output" | jq -c 'select(.type=="capture")')
+	[ "$(jq -r .packets <<<"$c")" -eq "$n" ]
+	[ "$(jq -r .no_time_frames <<<"$c")" -eq "$n" ]
+	[ "$(printf '%s\n' "$output" | jq -r 'select(.type=="counters") | .roce_packets')" -eq 0 ]
+	[ "$(printf '%s\n' "$output" | jq -r 'select(.type=="counters") | .samples')" -eq 0 ]
+	[ "$stderr" = "WARNING: $n frames without a time (stamped 0, as pcapng simple packet blocks are) skipped, as if not recorded" ]
+}
+
+@test "a compressed capture: one line naming the command that reads it, which gives the whole file's report" {
+	local f z cat
+	for z in gzip xz; do
+		command -v $z >/dev/null || continue
+		f=$BATS_TEST_TMPDIR/connectx.pcap.$z
+		$z -c "$CAP/connectx.pcap" > "$f"
+		cat=$([ $z = gzip ] && echo zcat || echo xzcat)
+		run -1 --separate-stderr "$RL" -r "$f"
+		[ -z "$output" ]
+		[ "$stderr" = "rocelat: $f: compressed, not a pcap or pcapng file: read it as -r <($cat $f)" ]
+		run_files <($cat "$f")
+		same_as_whole connectx
+	done
+}
+
+@test "standard input named twice: one line, exit 1, nothing read" {
+	run -1 --separate-stderr "$RL" -r - - < "$CAP/faults.pcap"
+	[ -z "$output" ]
+	[ "$stderr" = "rocelat: -: standard input named twice (it can be read once)" ]
 }
 
 @test "352 files under ulimit -n 64: each opened when the merge reaches it, the same report" {

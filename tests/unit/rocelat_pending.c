@@ -476,6 +476,71 @@ static void test_held_answers(void)
 	tap_eq(C(RL_UNMATCHED), 1, "... and is unmatched");
 }
 
+/*
+ * A recording out of time order: an ACK shown before the request it
+ * answers (stamped after it, as a capture of several queues writes it)
+ * times it at its own time; an answer stamped before its request, or an
+ * old one, times nothing it should not.
+ */
+static void test_out_of_order(void)
+{
+	struct roce_flow_stats fs;
+
+	t_reset(obj);
+	request(100, 1 * MS);
+	ack(100, 1 * MS + 50 * US);
+	ack(101, 2 * MS + 20 * US);	/* written before its request */
+	tap_eq(C(RL_UNMATCHED), 1, "an ACK ahead of every request: no match yet");
+	request(101, 2 * MS);
+	request(102, 3 * MS);
+	ack(102, 3 * MS + 30 * US);
+	fs = flow();
+	tap_eq(fs.samples, 3, "three samples");
+	tap_eq(fs.sum, (50 + 20 + 30) * US, "PSN 101 at its own ACK's 20 us");
+	tap_eq(fs.max, 50 * US, "... nothing longer than 50 us");
+	tap_eq(C(RL_UNMATCHED), 0, "... and the ACK is matched after all");
+	tap_eq(pending_now(), 0, "nothing pending");
+
+	/* one cumulative ACK ahead of three requests: each timed to it */
+	t_reset(obj);
+	request(200, 1 * MS);
+	ack(200, 1 * MS + 10 * US);
+	ack(203, 2 * MS + 100 * US);
+	request(201, 2 * MS);
+	request(202, 2 * MS + 40 * US);
+	request(203, 2 * MS + 60 * US);
+	request(204, 3 * MS);
+	ack(204, 3 * MS + 5 * US);
+	fs = flow();
+	tap_eq(fs.samples, 5, "cumulative ahead: five samples");
+	tap_eq(fs.sum, (10 + 100 + 60 + 40 + 5) * US, "... each at the ACK's time");
+	tap_eq(pending_now(), 0, "... nothing pending");
+
+	/* an answer stamped before its request: no time, no 0 ns sample */
+	t_reset(obj);
+	request(300, 2 * MS);
+	ack(300, 1 * MS);
+	fs = flow();
+	tap_eq(fs.samples, 0, "answer stamped before its request: no sample");
+	tap_eq(C(RL_REORDERED), 1, "... counted as reordered");
+	tap_eq(fs.untimed, 1, "... and untimed in the flow");
+	tap_eq(pending_now(), 0, "... and not pending");
+
+	/* an ACK ahead, older than the request that follows (an old
+	 * connection's): that request waits for its own answer */
+	t_reset(obj);
+	request(400, 1 * MS);
+	ack(400, 1 * MS + 10 * US);
+	ack(405, 1 * MS + 20 * US);
+	request(401, 2 * MS);
+	ack(401, 2 * MS + 70 * US);
+	fs = flow();
+	tap_eq(fs.samples, 2, "an older ACK ahead times nothing");
+	tap_eq(fs.max, 70 * US, "... PSN 401 at its own ACK");
+	tap_eq(C(RL_UNMATCHED), 1, "... which stays unmatched");
+	tap_eq(C(RL_REORDERED), 0, "... and nothing is reordered");
+}
+
 /* rxe's symmetric source port settles overlapping windows */
 static void test_port_tiebreak(void)
 {
@@ -639,6 +704,7 @@ int main(void)
 	test_port_tiebreak();
 	test_reverse_pairing();
 	test_held_answers();
+	test_out_of_order();
 	test_interval_epoch();
 	test_cnp_ecn();
 	test_units();

@@ -36,6 +36,23 @@ struct capture_set {
 	char err[512];
 };
 
+/* a compressed file's tool that writes it out, by its magic; NULL else */
+static const char *capture_set_decompressor(const unsigned char *m)
+{
+	static const struct { unsigned char m[4]; unsigned char n; const char *cat; } z[] = {
+		{ { 0x1f, 0x8b }, 2, "zcat" },
+		{ { 0xfd, '7', 'z', 'X' }, 4, "xzcat" },
+		{ { 0x28, 0xb5, 0x2f, 0xfd }, 4, "zstdcat" },
+		{ { 'B', 'Z', 'h' }, 3, "bzcat" },
+		{ { 0x04, 0x22, 0x4d, 0x18 }, 4, "lz4cat" },
+	};
+
+	for (size_t i = 0; i < sizeof(z) / sizeof(z[0]); i++)
+		if (!memcmp(m, z[i].m, z[i].n))
+			return z[i].cat;
+	return NULL;
+}
+
 static bool capture_set_magic(const unsigned char *m)
 {
 	unsigned int v = (unsigned int)m[0] << 24 | m[1] << 16 | m[2] << 8 | m[3];
@@ -79,6 +96,12 @@ static int capture_set_stat(struct capture_set_file *f, char *err, size_t errlen
 	}
 	got = read(fd, m, sizeof(m));
 	close(fd);
+	if (got == (ssize_t)sizeof(m) && capture_set_decompressor(m)) {
+		snprintf(err, errlen, "%s: compressed, not a pcap or pcapng file: "
+			 "read it as -r <(%s %s)", f->path,
+			 capture_set_decompressor(m), f->path);
+		return -1;
+	}
 	if (got != (ssize_t)sizeof(m) || !capture_set_magic(m)) {
 		snprintf(err, errlen, "%s: not a pcap or pcapng file", f->path);
 		return -1;
@@ -161,6 +184,7 @@ struct capture_set *capture_set_open(const char *const *paths, int n,
 				     char *err, size_t errlen)
 {
 	struct capture_set *s = calloc(1, sizeof(*s));
+	bool stdin_named = false;
 	int keep = -1;
 
 	if (!s || !(s->files = calloc(n, sizeof(*s->files))) ||
@@ -174,6 +198,13 @@ struct capture_set *capture_set_open(const char *const *paths, int n,
 		struct capture_set_file *f = &s->files[i];
 
 		f->path = paths[i];
+		if (!strcmp(f->path, "-") && stdin_named) {
+			snprintf(err, errlen, "-: standard input named twice "
+				 "(it can be read once)");
+			capture_set_close(s);
+			return NULL;
+		}
+		stdin_named |= !strcmp(f->path, "-");
 		f->rank = i;
 		if (capture_set_stat(f, err, errlen) || capture_set_first(f, err, errlen)) {
 			capture_set_close(s);
