@@ -66,6 +66,8 @@ struct xt_table___ax {
 #define NFCT_INFOMASK	7UL	/* include/linux/skbuff.h: _nfct = ct | ctinfo */
 #define IPS_SRC_NAT_FLAG 0x10
 #define IPS_DST_NAT_FLAG 0x20
+#define IPS_SRC_NAT_DONE_FLAG 0x80
+#define IPS_DST_NAT_DONE_FLAG 0x100
 #define NF_DROP_VERDICT	0
 #define NF_STOLEN_VERDICT 2
 #define NF_VERDICT_BITS	0xff
@@ -159,7 +161,11 @@ struct {
  * output), the route's device (postrouting) or another (input, forward).
  * So the stack is walked for the first packet of each such signature and
  * every PATH_REWALK-th after; a signature whose walks disagree is walked
- * every time from then on.
+ * every time from then on. The packet's conntrack is part of the
+ * signature: nat chains run (under nft_nat_do_chain, inside the nat
+ * core's hook) only for a connection's packets before its NAT binding
+ * is made, so drops in a nat chain and in the filter chains after it
+ * differ there. Keys from the cache say so (NFD_F_PATH_CACHED).
  */
 #define PATH_REWALK	64
 
@@ -171,7 +177,9 @@ struct path_sig {
 	__u16 protocol;
 	__u8 dev_state;		/* 0 no skb->dev, 1 the route's device, 2 another */
 	__u8 pkt_type;
-	__u32 pad;
+	__u8 ct;		/* NFD_CT_* */
+	__u8 ct_done;		/* NFD_F_*_NAT_DONE */
+	__u16 pad;
 };
 
 struct path_val {
@@ -237,7 +245,8 @@ static __always_inline void scan_stack(void *ctx, struct nfd_cpu *st,
 }
 
 static __always_inline void find_path(void *ctx, struct nfd_cpu *st,
-				      struct nfd_key *key, struct sk_buff *skb)
+				      struct nfd_key *key, struct sk_buff *skb,
+				      const struct nfd_rec *rec)
 {
 	struct path_sig sig = {};
 	struct path_val *pv, nv = {};
@@ -255,11 +264,14 @@ static __always_inline void find_path(void *ctx, struct nfd_cpu *st,
 	sig.dev_state = !dev ? 0 : dev == rdev ? 1 : 2;
 	sig.protocol = BPF_CORE_READ(skb, protocol);
 	sig.pkt_type = BPF_CORE_READ_BITFIELD_PROBED(skb, pkt_type);
+	sig.ct = rec->ct;
+	sig.ct_done = rec->ct_done;
 	pv = bpf_map_lookup_elem(&paths, &sig);
 	/* a racy count is fine: it only spaces the re-walks */
 	if (pv && !pv->ambiguous && pv->hits++ % PATH_REWALK) {
 		key->hook_ret = pv->hook_ret;
 		key->chain_ret = pv->chain_ret;
+		key->flags |= NFD_F_PATH_CACHED;
 		st->in_traversal = pv->in_traversal;
 		return;
 	}
@@ -307,6 +319,7 @@ static __always_inline void key_sign(struct nfd_key *key, const struct nfd_rec *
 	key->sig_ports = rec->verdict == PKT_ROCE || rec->verdict == PKT_UDP ||
 			 rec->tcp_ports;
 	key->ct = rec->ct;
+	key->flags = (key->flags & NFD_F_PATH_CACHED) | rec->ct_done;
 	key->sport = key->sig_ports ? pi->sport : 0;
 	key->dport = key->sig_ports ? pi->dport : 0;
 	key->dev_ifindex = rec->dev_ifindex;
@@ -320,6 +333,7 @@ static __always_inline void key_unsign(struct nfd_key *key)
 	key->sig = key->sig_family = key->sig_proto = key->sig_ports = 0;
 	key->sport = key->dport = 0;
 	key->ct = 0;
+	key->flags &= NFD_F_PATH_CACHED;
 	key->dev_ifindex = key->dst_ifindex = 0;
 	__builtin_memset(key->saddr, 0, sizeof(key->saddr));
 	__builtin_memset(key->daddr, 0, sizeof(key->daddr));
@@ -334,13 +348,14 @@ static __always_inline void key_unsign(struct nfd_key *key)
  * (ev_walk) does not use it there. Kernels built without conntrack have
  * no _nfct: no NFD_CT_READ, the state stays unknown.
  */
-static __always_inline __u8 skb_ct(struct sk_buff *skb)
+static __always_inline __u8 skb_ct(struct sk_buff *skb, __u8 *done)
 {
 	struct sk_buff___ct *s = (void *)skb;
 	struct nf_conn___ax *ct;
 	unsigned long nfct;
 	__u8 v;
 
+	*done = 0;
 	if (!bpf_core_field_exists(s->_nfct))
 		return 0;
 	nfct = BPF_CORE_READ(s, _nfct);
@@ -357,6 +372,10 @@ static __always_inline __u8 skb_ct(struct sk_buff *skb)
 			v |= NFD_CT_SNAT;
 		if (status & IPS_DST_NAT_FLAG)
 			v |= NFD_CT_DNAT;
+		if (status & IPS_SRC_NAT_DONE_FLAG)
+			*done |= NFD_F_SNAT_DONE;
+		if (status & IPS_DST_NAT_DONE_FLAG)
+			*done |= NFD_F_DNAT_DONE;
 	}
 	return v;
 }
@@ -509,7 +528,7 @@ static __always_inline int handle_kfree(void *ctx, struct sk_buff *skb,
 	rec->ifindex = dev ? BPF_CORE_READ(dev, ifindex) : BPF_CORE_READ(skb, skb_iif);
 	rec->dev_ifindex = BPF_CORE_READ(skb, dev, ifindex);
 	rec->dst_ifindex = skb_dst_ifindex(skb);
-	rec->ct = skb_ct(skb);
+	rec->ct = skb_ct(skb, &rec->ct_done);
 	key = marked ? &st->mark_key : &st->key;
 	if (!marked) {
 		__builtin_memset(key, 0, sizeof(*key));
@@ -519,7 +538,7 @@ static __always_inline int handle_kfree(void *ctx, struct sk_buff *skb,
 	key->location = rec->location;
 
 	if (!marked)
-		find_path(ctx, st, key, skb);
+		find_path(ctx, st, key, skb, rec);
 	in_traversal = !marked && st->in_traversal;
 
 	if ((targ_ifindex && rec->ifindex != targ_ifindex) ||

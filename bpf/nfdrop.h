@@ -48,6 +48,17 @@ enum nfd_stat {
 #define NFD_CT_SNAT	0x40
 #define NFD_CT_DNAT	0x80
 
+/*
+ * nfd_key.flags. The NAT_DONE bits are ct->status's IPS_SRC_NAT_DONE /
+ * IPS_DST_NAT_DONE (valid with NFD_CT_STATUS): a binding exists for that
+ * manip, so the nat core ran no nat chain of that manip's hooks for the
+ * packet. PATH_CACHED: hook_ret and chain_ret came from an earlier
+ * packet of the same path signature, not this packet's own stack.
+ */
+#define NFD_F_SNAT_DONE		0x01
+#define NFD_F_DNAT_DONE		0x02
+#define NFD_F_PATH_CACHED	0x04
+
 struct nfd_key {
 	/*
 	 * NFD_SRC_STACK: return addresses found on the stack. hook_ret is
@@ -76,7 +87,7 @@ struct nfd_key {
 	__u8 sig_proto;		/* IP protocol / IPv6 upper layer */
 	__u8 sig_ports;		/* sport and dport were parsed (UDP, TCP) */
 	__u8 ct;		/* NFD_CT_*: the packet's conntrack at the drop */
-	__u8 pad;
+	__u8 flags;		/* NFD_F_* */
 	__u16 sport, dport;	/* host byte order */
 	__u32 dev_ifindex;	/* skb->dev: the input device on receive hooks */
 	__u32 dst_ifindex;	/* the route's device: output device */
@@ -99,6 +110,8 @@ struct nfd_rec {
 	__u8 rejected;		/* a REJECT reply was sent for it first */
 	__u8 ct;		/* NFD_CT_* */
 	__u8 tcp_ports;		/* pkt.sport/dport are TCP's (the parser reads UDP's) */
+	__u8 ct_done;		/* NFD_F_SNAT_DONE, NFD_F_DNAT_DONE */
+	__u8 pad[3];
 	__u32 dev_ifindex;	/* skb->dev, 0 none */
 	__u32 dst_ifindex;	/* skb_dst(skb)->dev, 0 none */
 	char ifname[NFD_IFNAMSIZ];

@@ -610,7 +610,6 @@ static void print_event(const struct nfd_event *e, const struct pkt_cap *cap)
 		r = &split[0];
 	if (row_filtered(r))
 		return;
-	prom_add(r);
 	if (pcap)
 		write_packet(e, cap, r, t);
 	if (cli.json) {
@@ -772,10 +771,37 @@ static void on_tick(void *ctx)
 	scan_new_keys();
 }
 
+/*
+ * -e: the file's counts from the kernel's map, not from the events (a
+ * full ring buffer loses events, never counts). The map is drained into
+ * rows of their own, named as a report would name them; --trace-rules
+ * drops are left to the events. The drain takes no counter snapshots,
+ * and none is left between two batches of events (flush_events() ends
+ * each window), so these rows, which span many batches, weigh no
+ * counters.
+ */
+static void prom_collect(void)
+{
+	static struct nfd_key keys[MAX_KEYS];
+	static unsigned long long pk[MAX_KEYS], rjk[MAX_KEYS];
+	static struct nfdrop_row r;	/* 5 KB: not on the stack */
+	int n = nfdrop_drain_counts(obj, keys, pk, rjk, MAX_KEYS);
+
+	for (int i = 0; i < n; i++) {
+		if (!pk[i])
+			continue;
+		nfdrop_resolve(&nfc, &keys[i], pk[i], rjk[i], NFDROP_RS_TTL, &r);
+		if (!row_filtered(&r))
+			prom_add(&r);
+	}
+}
+
 static void on_prom(void *ctx, enum loop_when when)
 {
 	/* without an interval the table waits for the end, the file does not */
-	if (when == LOOP_PERIOD && !env.events)
+	if (env.events)
+		prom_collect();
+	else if (when == LOOP_PERIOD)
 		collect_rows();
 	write_prom();
 }

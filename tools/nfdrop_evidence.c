@@ -48,6 +48,12 @@ static bool ifname_in(unsigned int netns, int ifindex, char *out)
 	return e->found;
 }
 
+bool ev_dev_name(unsigned int netns, int ifindex, char *out)
+{
+	memset(out, 0, IF_NAMESIZE);
+	return ifindex > 0 && ifname_in(netns, ifindex, out);
+}
+
 /* one side of the hook: a device (ifindex), none (0 known), or unknown */
 static void pkt_dev(unsigned int netns, int ifindex, bool none, char *name,
 		    bool *known, int *idx)
@@ -103,6 +109,9 @@ bool ev_packet(const struct nfd_key *k, int pf, const char *hook,
 		pkt->ct_nat_known = k->ct & NFD_CT_STATUS;
 		pkt->ct_nat = (k->ct & NFD_CT_SNAT ? IPS_SRC_NAT : 0) |
 			      (k->ct & NFD_CT_DNAT ? IPS_DST_NAT : 0);
+		pkt->ct_done_known = k->ct & NFD_CT_STATUS;
+		pkt->ct_done = (k->flags & NFD_F_SNAT_DONE ? IPS_SRC_NAT_DONE : 0) |
+			       (k->flags & NFD_F_DNAT_DONE ? IPS_DST_NAT_DONE : 0);
 	}
 	if (rx || tx) {
 		pkt_dev(k->netns, k->dev_ifindex, !rx, pkt->iifname,
@@ -115,35 +124,72 @@ bool ev_packet(const struct nfd_key *k, int pf, const char *hook,
 
 /* ---- candidates ---- */
 
+bool ev_is_nat(const struct nfr_chain *c)
+{
+	return c->engine == NFR_ENGINE_NFT ? c->type && !strcmp(c->type, "nat") :
+	       !strcmp(c->table, "nat");
+}
+
 /*
- * The order the kernel runs the base chains of one hook in: by priority,
- * and among equal priorities the hook registered last first
+ * Nat chains (nft type nat, iptables' nat table) are no hooks of their
+ * own: the first one at a hook registers the nat core's hook there
+ * (nf_nat_register_fn(), net/netfilter/nf_nat_core.c, since 4.18), at
+ * NF_IP_PRI_NAT_DST (-100) on prerouting and output and NF_IP_PRI_NAT_SRC
+ * (100) on input and postrouting, the same for IPv6; the chains run
+ * inside it (nf_nat_inet_fn()) in their own priority order. So among the
+ * other chains of the hook a nat chain runs at the core's priority.
+ */
+int ev_nat_core_prio(const char *hook)
+{
+	if (hook && (!strcmp(hook, "prerouting") || !strcmp(hook, "output")))
+		return -100;
+	if (hook && (!strcmp(hook, "input") || !strcmp(hook, "postrouting")))
+		return 100;
+	return INT_MIN;
+}
+
+static int run_prio(const struct nfr_chain *c)
+{
+	int core = ev_is_nat(c) ? ev_nat_core_prio(nfr_hook_name(c->family, c->hook)) : INT_MIN;
+
+	return core != INT_MIN ? core : c->prio;
+}
+
+/*
+ * The order the kernel runs the base chains of one hook in: by priority
+ * (run_prio()), and among equal priorities the hook registered last first
  * (nf_hook_entries_grow() puts a new hook before every entry of its
- * priority). nftables registers a chain's hook when it creates the chain
- * and dumps a table's chains in creation order, and the ruleset lists
- * tables in creation order too, so within a table the later in rs->chains
- * (one array: the pointers compare) ran first. Across tables that is
- * only the likely order: a chain added later to an older table was
- * registered after the newer table's (see tie_unknown()).
+ * priority; nf_hook_entries_insert_raw() does the same for the nat
+ * chains in the nat core). nftables registers a chain's hook when it
+ * creates the chain and dumps a table's chains in creation order, and the
+ * ruleset lists tables in creation order too, so within a table the later
+ * in rs->chains (one array: the pointers compare) ran first. Across
+ * tables that is only the likely order: a chain added later to an older
+ * table was registered after the newer table's (see tie_unknown()); so is
+ * the nat core against a chain at its priority.
  */
 static int cmp_prio(const void *a, const void *b)
 {
 	const struct nfr_chain *x = *(const struct nfr_chain *const *)a;
 	const struct nfr_chain *y = *(const struct nfr_chain *const *)b;
 
+	if (run_prio(x) != run_prio(y))
+		return run_prio(x) < run_prio(y) ? -1 : 1;
 	if (x->prio != y->prio)
 		return x->prio < y->prio ? -1 : 1;
 	return x > y ? -1 : x < y;
 }
 
-/* do bases[from..to) (one priority) run in an order the dump cannot
- * tell: chains of more than one table or engine */
+/* do bases[from..to) (one run priority) run in an order the dump cannot
+ * tell: chains of more than one table or engine, or nat chains with
+ * others */
 static bool tie_unknown(const struct nfr_chain *const *bases, int from, int to)
 {
 	for (int i = from + 1; i < to; i++)
 		if (bases[i]->engine != bases[from]->engine ||
 		    bases[i]->family != bases[from]->family ||
-		    strcmp(bases[i]->table, bases[from]->table))
+		    strcmp(bases[i]->table, bases[from]->table) ||
+		    ev_is_nat(bases[i]) != ev_is_nat(bases[from]))
 			return true;
 	return false;
 }
@@ -154,32 +200,77 @@ static int kind_of(int verdict)
 	       verdict == NFM_V_DROP ? NFR_KIND_DROP : NFR_KIND_MAYBE;
 }
 
-bool ev_is_nat(const struct nfr_chain *c)
-{
-	return c->engine == NFR_ENGINE_NFT ? c->type && !strcmp(c->type, "nat") :
-	       !strcmp(c->table, "nat");
-}
-
 #define CONNTRACK_PRIO	(-200)	/* NF_IP_PRI_CONNTRACK, NF_IP6_PRI_CONNTRACK */
 
 /*
+ * What the packet's conntrack at the drop says of the nat chains at hook,
+ * by nf_nat_inet_fn() (net/netfilter/nf_nat_core.c): the nat core runs
+ * them only for a packet with a conntrack entry whose ctinfo is new or
+ * related (a connection's first packets) and whose binding for the
+ * hook's manip (destination at prerouting and output, source at input
+ * and postrouting) is not made yet; when none of them binds it, the core
+ * makes a null binding before any chain after it runs, and no chain sets
+ * ct status at a drop. 1: the chains ran and left the binding unmade
+ * (the packet was dropped in one of them or before the core); 0: they
+ * did not run, or bound it; -1: not known.
+ */
+static int nat_unbound(const struct nfm_pkt *p, const char *hook)
+{
+	int core = ev_nat_core_prio(hook);
+	unsigned int manip = core < 0 ? IPS_DST_NAT_DONE : IPS_SRC_NAT_DONE;
+
+	if (core == INT_MIN || !p->ct_state)
+		return -1;
+	/* no entry (invalid, untracked) or not a first packet */
+	if (!(p->ct_state & (NFM_CT_NEW | NFM_CT_RELATED)))
+		return 0;
+	if (!p->ct_done_known)
+		return -1;
+	return !(p->ct_done & manip);
+}
+
+bool ev_nat_possible(const struct nfd_key *k, int pf, const char *hook)
+{
+	struct nfm_pkt p;
+
+	return !ev_packet(k, pf, hook, &p) || nat_unbound(&p, hook) != 0;
+}
+
+/* is a drop in base ruled out by the packet's conntrack at the drop
+ * (pkt), with nat chains at its hook (nat_prio, INT_MIN none) */
+static bool ct_rules_out(const struct nfr_chain *base, const struct nfm_pkt *pkt,
+			 int nat_prio)
+{
+	const char *h = nfr_hook_name(base->family, base->hook);
+	int unbound = nat_unbound(pkt, h);
+
+	if (ev_is_nat(base))
+		return unbound == 0;
+	return unbound == 1 && nat_prio != INT_MIN && run_prio(base) > nat_prio;
+}
+
+/*
  * The packet as base chain c saw it, from what the event saw at the drop.
- * NAT: the chains up to the last nat chain at this hook (nat_prio) may
- * have seen other addresses and ports, and ct status without the NAT bit
- * it set. Conntrack: skb->_nfct is set at prerouting and output priority
- * -200 and then stays for the packet's way through the later hooks; a
- * chain at or before -200 there (raw, or tied with conntrack) saw
- * another, so its ct matches are taken both ways. Chains after the drop
- * never ran: for them only the hypothesis "the drop was here" counts,
- * where the state at the drop is theirs. notrack_later: late_notrack().
+ * NAT: the chains up to the nat core at this hook (nat_prio, the core's
+ * priority where a nat chain is) may have seen other addresses and ports,
+ * and ct status without the NAT bit it set; the nat chains themselves run
+ * only for a connection's first packets (nat_unbound()), so the packet
+ * may have passed them unseen. Conntrack: skb->_nfct is set at prerouting
+ * and output priority -200 and then stays for the packet's way through
+ * the later hooks; a chain at or before -200 there (raw, or tied with
+ * conntrack) saw another, so its ct matches are taken both ways. Chains
+ * after the drop never ran: for them only the hypothesis "the drop was
+ * here" counts, where the state at the drop is theirs. notrack_later:
+ * late_notrack(). hookdev: the device the hook ran for, NULL unknown.
  */
 static void ev_pkt_at_chain(const struct nfr_chain *c, int nat_prio,
-			    bool notrack_later, struct nfm_pkt *p)
+			    bool notrack_later, const char *hookdev,
+			    struct nfm_pkt *p)
 {
 	const char *h = nfr_hook_name(c->family, c->hook);
 	bool ct_set_here = h && (!strcmp(h, "prerouting") || !strcmp(h, "output"));
 
-	if (nat_prio != INT_MIN && c->prio <= nat_prio) {
+	if (nat_prio != INT_MIN && run_prio(c) <= nat_prio) {
 		p->addrs_known = false;
 		p->sport = p->dport = -1;
 		p->ct_nat_known = false;
@@ -187,7 +278,9 @@ static void ev_pkt_at_chain(const struct nfr_chain *c, int nat_prio,
 	if (ct_set_here && (c->prio <= CONNTRACK_PRIO || notrack_later)) {
 		p->ct_state = 0;
 		p->ct_nat_known = false;
+		p->ct_done_known = false;
 	}
+	p->may_skip = ev_is_nat(c) || nfr_chain_sees_dev(c, hookdev) < 0;
 }
 
 /*
@@ -227,9 +320,10 @@ static bool same_ev_cand(const struct ev_cand *a, const struct ev_cand *b)
 	       a->policy == b->policy;
 }
 
-/* the candidates of one walk into s, each once; how many were new */
+/* the candidates of one walk into s, each once; how many were new.
+ * pkt: the packet at the drop */
 static int add_walk(const struct nfm_walk *w, const char *dropper_type,
-		    struct ev_set *s)
+		    const struct nfm_pkt *pkt, int nat_prio, struct ev_set *s)
 {
 	int added = 0;
 
@@ -242,6 +336,10 @@ static int add_walk(const struct nfm_walk *w, const char *dropper_type,
 		if (dropper_type && m->base->engine == NFR_ENGINE_NFT &&
 		    (!m->base->type || strcmp(m->base->type, dropper_type)))
 			continue;
+		if (ct_rules_out(m->base, pkt, nat_prio)) {
+			s->ct_ruled = true;
+			continue;
+		}
 		memset(c, 0, sizeof(*c));
 		c->engine = m->base->engine;
 		c->family = m->base->family;
@@ -270,7 +368,8 @@ static int add_walk(const struct nfm_walk *w, const char *dropper_type,
 /* walk bases in the order ord (indexes into bases and pkts) */
 static int walk_order(const struct nfr_ruleset *rs, const struct nfr_chain **bases,
 		      const struct nfm_pkt **pkts, const int *ord, int nbases,
-		      const char *dropper_type, struct nfm_walk *w, struct ev_set *s)
+		      const char *dropper_type, const struct nfm_pkt *pkt, int nat_prio,
+		      struct nfm_walk *w, struct ev_set *s)
 {
 	const struct nfr_chain *b[nbases ? nbases : 1];
 	const struct nfm_pkt *p[nbases ? nbases : 1];
@@ -281,7 +380,7 @@ static int walk_order(const struct nfr_ruleset *rs, const struct nfr_chain **bas
 	}
 	nfm_walk_hook(rs, b, nbases, p, w);
 	s->complete &= w->complete;
-	return add_walk(w, dropper_type, s);
+	return add_walk(w, dropper_type, pkt, nat_prio, s);
 }
 
 /*
@@ -293,12 +392,13 @@ static int walk_order(const struct nfr_ruleset *rs, const struct nfr_chain **bas
  */
 static void walk_ties(const struct nfr_ruleset *rs, const struct nfr_chain **bases,
 		      const struct nfm_pkt **pkts, int nbases,
-		      const char *dropper_type, struct nfm_walk *w, struct ev_set *s)
+		      const char *dropper_type, const struct nfm_pkt *pkt, int nat_prio,
+		      struct nfm_walk *w, struct ev_set *s)
 {
 	int ord[nbases ? nbases : 1];
 
 	for (int g = 0, e; g < nbases; g = e) {
-		for (e = g + 1; e < nbases && bases[e]->prio == bases[g]->prio; e++)
+		for (e = g + 1; e < nbases && run_prio(bases[e]) == run_prio(bases[g]); e++)
 			;
 		if (!tie_unknown(bases, g, e))
 			continue;
@@ -311,7 +411,8 @@ static void walk_ties(const struct nfr_ruleset *rs, const struct nfr_chain **bas
 			for (int i = g; i < nbases; i++)
 				if (i != first)
 					ord[n++] = i;
-			if (walk_order(rs, bases, pkts, ord, nbases, dropper_type, w, s))
+			if (walk_order(rs, bases, pkts, ord, nbases, dropper_type, pkt,
+				       nat_prio, w, s))
 				s->order_unknown = true;
 		}
 	}
@@ -319,7 +420,7 @@ static void walk_ties(const struct nfr_ruleset *rs, const struct nfr_chain **bas
 
 void ev_walk(const struct nfr_ruleset *rs, const struct nfr_chain **bases,
 	     int nbases, const struct nfm_pkt *pkt, const char *dropper_type,
-	     int nat_prio, struct ev_set *s)
+	     int nat_prio, const char *hookdev, struct ev_set *s)
 {
 	struct nfm_walk *w = calloc(1, sizeof(*w));
 	const struct nfm_pkt *pkts[nbases ? nbases : 1];
@@ -337,15 +438,16 @@ void ev_walk(const struct nfr_ruleset *rs, const struct nfr_chain **bases,
 	for (int i = 0; i < nbases; i++) {
 		pk[i] = *pkt;
 		pkts[i] = &pk[i];
-		ev_pkt_at_chain(bases[i], nat_prio, notrack, &pk[i]);
+		ev_pkt_at_chain(bases[i], nat_prio, notrack, hookdev, &pk[i]);
+		s->dev_unknown |= nfr_chain_sees_dev(bases[i], hookdev) < 0;
 		ord[i] = i;
 	}
 	s->used = true;
 	s->complete = true;
-	walk_order(rs, bases, pkts, ord, nbases, dropper_type, w, s);
+	walk_order(rs, bases, pkts, ord, nbases, dropper_type, pkt, nat_prio, w, s);
 	snprintf(s->evaluated, sizeof(s->evaluated), "%s", w->evaluated);
 	snprintf(s->unknown, sizeof(s->unknown), "%s", w->unknown);
-	walk_ties(rs, bases, pkts, nbases, dropper_type, w, s);
+	walk_ties(rs, bases, pkts, nbases, dropper_type, pkt, nat_prio, w, s);
 	free(w);
 }
 
@@ -642,6 +744,14 @@ void ev_settle_row(struct nfdrop_row *r, unsigned long long packets,
 			r->note = "chains of one priority in several tables: the kernel "
 				  "runs the one registered last first, which the ruleset "
 				  "does not show";
+	}
+	/* a chain bound to devices the packet's is not known to be one of
+	 * may not have seen it: the walk went past it, nothing is certain */
+	if (r->ev.dev_unknown && r->source != NFDROP_SRC_FEXIT) {
+		r->inferred |= NFDROP_INF_TABLE | NFDROP_INF_CHAIN | NFDROP_INF_RULE |
+			       NFDROP_INF_VERDICT;
+		r->note = "the packet's device is not known, and chains bound to "
+			  "devices see only theirs";
 	}
 	/* a rule changed while these packets were dropped: only its own
 	 * counter can still vouch for the survivor */

@@ -41,6 +41,10 @@ struct ev_set {
 	bool counters;		/* counter evidence was applied */
 	bool counters_ruled;	/* ... and eliminated a candidate */
 	bool changed;		/* the ruleset changed inside the window */
+	bool ct_ruled;		/* the packet's conntrack ruled a chain out
+				 * (nat chains and the chains after them) */
+	bool dev_unknown;	/* a chain bound to devices was walked without
+				 * knowing whether the packet's is one of them */
 	bool contradicted;	/* evidence ruled out every candidate (the drop
 				 * came from elsewhere: conntrack, a changed
 				 * ruleset): not used, nothing certain */
@@ -60,18 +64,30 @@ bool ev_packet(const struct nfd_key *k, int pf, const char *hook,
 int ev_ct_state(const struct nfd_key *k);
 
 /*
- * Run pkt through bases (sorted here by priority) into s. dropper_type:
- * the nftables chain type the kernel stack says dropped (nat chains run
- * under nft_nat_do_chain, route chains under nf_route_table_hook*,
- * filter chains under nft_do_chain_<family>), NULL when not known.
- * nat_prio: the highest priority of a nat chain at the hook (any table),
- * INT_MIN for none: chains up to it may have seen other addresses.
+ * Run pkt through bases (sorted here in the order the kernel runs them)
+ * into s. dropper_type: the nftables chain type the kernel stack says
+ * dropped (nat chains run under nft_nat_do_chain, route chains under
+ * nf_route_table_hook*, filter chains under nft_do_chain_<family>), NULL
+ * when not known. nat_prio: the nat core's priority at the hook
+ * (ev_nat_core_prio()) where a nat chain of any table is there, INT_MIN
+ * for none: chains up to it may have seen other addresses. hookdev: the
+ * device a device-bound hook (ingress, egress) ran for, NULL unknown;
+ * bases must not hold chains bound to other devices.
  */
 void ev_walk(const struct nfr_ruleset *rs, const struct nfr_chain **bases,
 	     int nbases, const struct nfm_pkt *pkt, const char *dropper_type,
-	     int nat_prio, struct ev_set *s);
+	     int nat_prio, const char *hookdev, struct ev_set *s);
 /* is c a nat chain (nft type nat, the legacy nat table) */
 bool ev_is_nat(const struct nfr_chain *c);
+/* the priority the nat core runs the nat chains of hook at, INT_MIN
+ * where there are none (not an IP hook with NAT) */
+int ev_nat_core_prio(const char *hook);
+/* may a nat chain at hook have dropped the packet of k, by its conntrack
+ * at the drop (true when that is not known) */
+bool ev_nat_possible(const struct nfd_key *k, int pf, const char *hook);
+/* the name of ifindex in network namespace netns into out (IF_NAMESIZE);
+ * false when it cannot be known (0, gone) */
+bool ev_dev_name(unsigned int netns, int ifindex, char *out);
 
 /*
  * Counter snapshots per network namespace. The window of a report runs

@@ -232,8 +232,8 @@ static void snapshot_netns(const struct nfd_key *keys, int n, bool pre)
 	}
 }
 
-int nfdrop_drain(struct nfdrop_bpf *obj, struct nfd_key *keys, unsigned long long *packets,
-		 unsigned long long *rejected, int max)
+static int drain(struct nfdrop_bpf *obj, struct nfd_key *keys, unsigned long long *packets,
+		 unsigned long long *rejected, int max, bool window)
 {
 	int fd = bpf_map__fd(obj->maps.drops), ncpu = libbpf_num_possible_cpus(), n;
 	struct nfd_value *vals = calloc(ncpu > 0 ? ncpu : 1, sizeof(*vals));
@@ -242,7 +242,8 @@ int nfdrop_drain(struct nfdrop_bpf *obj, struct nfd_key *keys, unsigned long lon
 		return 0;
 	n = maps_keys(obj->maps.drops, keys, max);
 	/* counters around the drain: what was drained moved them inside */
-	snapshot_netns(keys, n, true);
+	if (window)
+		snapshot_netns(keys, n, true);
 	for (int i = 0; i < n; i++) {
 		packets[i] = rejected[i] = 0;
 		if (bpf_map_lookup_elem(fd, &keys[i], vals))
@@ -253,7 +254,20 @@ int nfdrop_drain(struct nfdrop_bpf *obj, struct nfd_key *keys, unsigned long lon
 			rejected[i] += vals[c].rejected;
 		}
 	}
-	snapshot_netns(keys, n, false);
+	if (window)
+		snapshot_netns(keys, n, false);
 	free(vals);
 	return n;
+}
+
+int nfdrop_drain(struct nfdrop_bpf *obj, struct nfd_key *keys, unsigned long long *packets,
+		 unsigned long long *rejected, int max)
+{
+	return drain(obj, keys, packets, rejected, max, true);
+}
+
+int nfdrop_drain_counts(struct nfdrop_bpf *obj, struct nfd_key *keys,
+			unsigned long long *packets, unsigned long long *rejected, int max)
+{
+	return drain(obj, keys, packets, rejected, max, false);
 }

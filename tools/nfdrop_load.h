@@ -75,5 +75,9 @@ const char *nfdrop_method_str(const struct nfdrop_attached *att, char *buf, int 
 struct nfd_key;
 int nfdrop_drain(struct nfdrop_bpf *obj, struct nfd_key *keys, unsigned long long *packets,
 		 unsigned long long *rejected, int max);
+/* the same without the snapshots, which would move the counter windows
+ * of -e's events (nfdrop.c's flush_events()) */
+int nfdrop_drain_counts(struct nfdrop_bpf *obj, struct nfd_key *keys,
+			unsigned long long *packets, unsigned long long *rejected, int max);
 
 #endif

@@ -7,6 +7,7 @@
  * infer. Rulesets are read per network namespace, in that namespace.
  */
 #include <limits.h>
+#include <net/if.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -272,28 +273,45 @@ static void settle_chain(struct nfdrop_row *r, const struct nfdrop_cand *c, int 
 		r->inferred |= NFDROP_INF_VERDICT;	/* not even inferred: unknown */
 }
 
-/* the packet's own way through the chains of its hook (r->ev) */
-static void walk_packet(const struct nfd_key *k, const struct nfr_ruleset *rs,
-			const struct nfr_chain **bases, int nbases,
-			const char *dropper_type, struct nfdrop_row *r)
+/* the nat core's priority at r's hook where a nat chain of any table
+ * serves it, else INT_MIN (see ev_walk()) */
+static int nat_at_hook(const struct nfr_ruleset *rs, const struct nfdrop_row *r)
 {
-	int nat_prio = INT_MIN;
-
-	/* NAT at this hook, in any table: see ev_walk() */
 	for (int i = 0; i < rs->nchains; i++) {
 		const struct nfr_chain *c = &rs->chains[i];
 		const char *h = c->base ? nfr_hook_name(c->family, c->hook) : NULL;
 
 		if (h && !strcmp(h, r->hook) && ev_is_nat(c) &&
-		    (!r->pf || nfr_family_covers(c->family, r->pf)) && c->prio > nat_prio)
-			nat_prio = c->prio;
+		    (!r->pf || nfr_family_covers(c->family, r->pf)))
+			return ev_nat_core_prio(r->hook);
 	}
+	return INT_MIN;
+}
+
+/* the device a per-device hook (ingress, egress) ran for: skb->dev at
+ * the drop, by its name in the packet's namespace; NULL when not known
+ * or not such a hook */
+static const char *hook_dev(const struct nfd_key *k, const struct nfdrop_row *r,
+			    char *buf)
+{
+	if (strcmp(r->hook, "ingress") && strcmp(r->hook, "egress"))
+		return NULL;
+	return ev_dev_name(k->netns, k->dev_ifindex, buf) ? buf : NULL;
+}
+
+/* the packet's own way through the chains of its hook (r->ev) */
+static void walk_packet(const struct nfd_key *k, const struct nfr_ruleset *rs,
+			const struct nfr_chain **bases, int nbases,
+			const char *dropper_type, struct nfdrop_row *r)
+{
+	char dev[IF_NAMESIZE];
 	struct nfm_pkt pkt;
 
 	r->ev.used = false;
 	if (!nbases || !ev_packet(k, r->pf, r->hook, &pkt))
 		return;
-	ev_walk(rs, bases, nbases, &pkt, dropper_type, nat_prio, &r->ev);
+	ev_walk(rs, bases, nbases, &pkt, dropper_type, nat_at_hook(rs, r),
+		hook_dev(k, r, dev), &r->ev);
 	if (!r->ev.n)
 		r->ev.used = false;	/* the ruleset has changed: old method */
 }
@@ -390,10 +408,27 @@ static void names_named_chain(const struct nfd_key *k, const struct nfr_ruleset 
 /* the inferred path: base chains at this hook that could have dropped the
  * packet, the first by priority named, the others candidates */
 static void names_inferred(const struct nfd_key *k, const struct nfr_ruleset *rs,
-			   const struct stack_hint *sh, struct nfdrop_row *r)
+			   const struct stack_hint *hint, struct nfdrop_row *r)
 {
 	const struct nfr_chain *bases[MAX_BASES];
+	struct stack_hint shc = *hint, *sh = &shc;
+	char dev[IF_NAMESIZE];
+	const char *hookdev = hook_dev(k, r, dev);
 	int nbases = 0;
+
+	/*
+	 * A path taken from the cache (NFD_F_PATH_CACHED) is an earlier
+	 * packet's: where a nat chain at the hook may have dropped this one
+	 * (its conntrack allows it), a drop in a nat chain and one in another
+	 * chain share the signature, and nft_do_chain's caller (the table's
+	 * family and type) is not this packet's to tell.
+	 */
+	if ((k->flags & NFD_F_PATH_CACHED) && sh->chain_fn_known &&
+	    nat_at_hook(rs, r) != INT_MIN && ev_nat_possible(k, r->pf, r->hook)) {
+		sh->need_type = NULL;
+		sh->need_family = 0;
+		sh->chain_fn_known = false;
+	}
 
 	for (int i = 0; i < rs->nchains; i++) {
 		const struct nfr_chain *ch = &rs->chains[i];
@@ -413,6 +448,10 @@ static void names_inferred(const struct nfd_key *k, const struct nfr_ruleset *rs
 		if (r->hook[0] && (!h || (strcmp(h, r->hook) &&
 					  (!sh->hook2 || strcmp(h, sh->hook2)))))
 			continue;
+		/* bound to other devices: it never saw the packet */
+		if (nfr_chain_sees_dev(ch, hookdev) == 0)
+			continue;
+		r->dev_unknown |= nfr_chain_sees_dev(ch, hookdev) < 0;
 		if (nbases < MAX_BASES)
 			bases[nbases++] = ch;
 		if (r->ncands == NFDROP_MAX_CANDS)
@@ -505,6 +544,12 @@ void nfdrop_settle(const struct nfdrop_ctx *ctx, struct nfdrop_row *r, unsigned 
 			r->inferred |= NFDROP_INF_RULE;
 		if (all_rejected)
 			r->inferred &= ~NFDROP_INF_VERDICT;
+	}
+	if (r->dev_unknown) {
+		r->inferred |= NFDROP_INF_TABLE | NFDROP_INF_CHAIN | NFDROP_INF_RULE |
+			       NFDROP_INF_VERDICT;
+		r->note = "the packet's device is not known, and chains bound to "
+			  "devices see only theirs";
 	}
 }
 

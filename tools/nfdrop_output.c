@@ -93,12 +93,17 @@ static void json_csv(struct json_w *w, const char *key, const char *csv)
 }
 
 /* what was weighed: the packet (which matches it was checked against),
- * the counters, the REJECT replies */
+ * its conntrack where that ruled out nat chains or the chains after
+ * them, the counters, the REJECT replies */
 static void json_evidence(struct json_w *w, const struct nfdrop_row *r)
 {
 	json_arr_open(w, "evidence");
 	json_key(w, NULL);
 	json_escape(w->f, "packet");
+	if (r->ev.ct_ruled) {
+		json_key(w, NULL);
+		json_escape(w->f, "conntrack");
+	}
 	if (r->ev.counters_ruled) {
 		json_key(w, NULL);
 		json_escape(w->f, "counters");

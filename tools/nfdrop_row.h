@@ -98,6 +98,8 @@ struct nfdrop_row {
 	int settle_policy;	/* policy of the chain settle() looks at */
 	bool chain_known;
 	bool rule_known;
+	bool dev_unknown;	/* chains bound to devices are candidates, and
+				 * whether the packet's is one is not known */
 	const char *note;
 	int ncands;
 	struct nfdrop_cand cands[NFDROP_MAX_CANDS];

@@ -628,3 +628,122 @@ EVENT_COMMENT="select(.type == \"nf_drop\") | $ROW_COMMENT"
 		[ "${lines[0]}" = "nfdrop: invalid snap length: $bad" ]
 	done
 }
+
+# ingress_run N CHAIN_SPEC H: nfdrop watching ${P}b while N RoCE packets
+# arrive on ${P}vb, stopped once rule H of CHAIN_SPEC counted them (ingress
+# drops come before Ip:InReceives)
+ingress_run() {
+	start_nfdrop --roce -N "${P}b"
+	ax_send_roce "${P}a" 10.210.0.2 "$1"
+	wait_nft_counter "${P}b" "$2" "$3" "$1"
+	stop_nfdrop
+}
+
+@test "netdev ingress chains bound to other devices (one, a set, a name not there) never named" {
+	pair
+	ip -n "${P}b" link add "${P}d0" type veth peer name "${P}d1"
+	ip -n "${P}b" link set "${P}d0" up
+	ip -n "${P}b" link set "${P}d1" up
+	ruleset <<-NFT
+	table netdev other {
+		chain in { type filter hook ingress device "${P}d0" priority -100; udp dport 4791 drop; }
+		chain in2 { type filter hook ingress devices = { "${P}d0", "${P}d1" } priority -50; udp dport 4791 drop; }
+	}
+	table netdev real {
+		chain in { type filter hook ingress devices = { "${P}d1", "${P}vb" } priority 10; udp dport 4791 counter drop; }
+	}
+	NFT
+	# a device name with no device (6.16+ keeps such hooks for when one
+	# comes), and a flowtable on the pair's device (not a chain), where
+	# the kernel has them
+	echo "table netdev ghost { chain in { type filter hook ingress device \"${P}zz\" priority -200; udp dport 4791 drop; }; }" |
+		ruleset 2>/dev/null || true
+	echo "table inet ft { flowtable f { hook ingress priority 0; devices = { \"${P}vb\" }; }; }" |
+		ruleset 2>/dev/null || true
+	h=$(nft_handle "${P}b" "netdev real in" "udp dport 4791 counter")
+	# the truth: the counted rule dropped every packet
+	ingress_run 11 "netdev real in" "$h"
+	[ "$(nft_counter "${P}b" "netdev real in" "$h")" -eq 11 ]
+	expect '.hook == "ingress"' .packets 11 .hook_family netdev .table_family netdev \
+		.table real .chain in .rule_handle "$h" .verdict DROP '.inferred | length' 0
+}
+
+@test "inet ingress chain bound to another device never named; the receiving device's is" {
+	pair
+	ip -n "${P}b" link add "${P}d0" type veth peer name "${P}d1"
+	ip -n "${P}b" link set "${P}d0" up
+	ip -n "${P}b" link set "${P}d1" up
+	ruleset <<-NFT
+	table inet other {
+		chain ing { type filter hook ingress device "${P}d0" priority -5; udp dport 4791 drop; }
+	}
+	table inet real {
+		chain ing { type filter hook ingress device "${P}vb" priority 0; udp dport 4791 counter drop; }
+	}
+	NFT
+	h=$(nft_handle "${P}b" "inet real ing" "udp dport 4791 counter")
+	ingress_run 11 "inet real ing" "$h"
+	[ "$(nft_counter "${P}b" "inet real ing" "$h")" -eq 11 ]
+	expect '.hook == "ingress"' .packets 11 .table_family inet .table real .chain ing \
+		.rule_handle "$h" .verdict DROP '.inferred | length' 0
+}
+
+@test "nat chain drops a connection's first packets only; the filter chain after it the rest" {
+	pair
+	# conntrack on in ${P}b (a ct rule), the chains without their rules yet
+	ruleset <<-'NFT'
+	table ip f { chain in { type filter hook input priority 200; policy accept; }; }
+	table ip ctx { chain o { type filter hook output priority 0; policy accept; ct mark 0x1234 accept; }; }
+	table ip n { chain in { type nat hook input priority 100; policy accept; }; }
+	NFT
+	in=$(ip_in "${P}b")
+	# sport 40000 gets a conntrack entry with its NAT binding made
+	send_from "${P}a" 10.210.0.2 40000 3
+	ax_wait_snmp "${P}b" Ip:InReceives $((in + 3))
+	ip netns exec "${P}b" nft add rule ip n in udp dport 4791 counter drop
+	ip netns exec "${P}b" nft add rule ip f in udp dport 4791 counter drop
+	hn=$(nft_handle "${P}b" "ip n in" "udp dport 4791 counter")
+	hf=$(nft_handle "${P}b" "ip f in" "udp dport 4791 counter")
+	start_nfdrop --roce -N "${P}b"
+	send_from "${P}a" 10.210.0.2 40000 5
+	send_from "${P}a" 10.210.0.2 40001 4
+	stop_nfdrop "${P}b" Ip:InReceives $((in + 12))
+	# the truth, by the rules' own counters
+	[ "$(nft_counter "${P}b" "ip f in" "$hf")" -eq 5 ]
+	[ "$(nft_counter "${P}b" "ip n in" "$hn")" -eq 4 ]
+	expect '.table == "f"' .packets 5 .hook input .chain in .rule_handle "$hf" \
+		.verdict DROP '.inferred | length' 0
+	expect '.table == "n"' .packets 4 .hook input .chain in .rule_handle "$hn" \
+		.verdict DROP '.inferred | length' 0
+	[ "$(packets 'true')" -eq 9 ]
+}
+
+@test "-e --prom: the file counts every drop, also those whose events were lost" {
+	host_only
+	pair
+	ruleset <<-'NFT'
+	table inet t {
+		chain in { type filter hook input priority 0; udp dport 4791 counter drop; }
+	}
+	NFT
+	h=$(nft_handle "${P}b" "inet t in" "udp dport 4791 counter")
+	prom=$BATS_TEST_TMPDIR/nfdrop.prom
+	in=$(ip_in "${P}b")
+	start_nfdrop --roce -N "${P}b" -e --prom "$prom"
+	ax_send_roce "${P}a" 10.210.0.2 50000
+	stop_nfdrop "${P}b" Ip:InReceives $((in + 50000))
+	[ "$(nft_counter "${P}b" "inet t in" "$h")" -eq 50000 ]
+	lost=$(sed -n 's/^agentxdp_nfdrop_events_lost_total //p' "$prom")
+	events=$(jq -s '[.[] | select(.type == "nf_drop")] | length' "$OUT")
+	[ "$((events + lost))" -eq 50000 ]
+	grep -qxF "agentxdp_nfdrop_drops_total{netns=\"${P}b\",hook_family=\"ip\",hook=\"input\",table_family=\"inet\",table=\"t\",chain=\"in\",rule_handle=\"$h\",verdict=\"DROP\",inferred=\"false\"} 50000" "$prom"
+}
+
+@test "-N with a path that is no network namespace: one line, exit 1" {
+	for p in /tmp /etc/passwd /proc/self/ns/mnt; do
+		run timeout 10 "$NFDROP" -N "$p"
+		[ "$status" -eq 1 ]
+		[ "${#lines[@]}" -eq 1 ]
+		[[ ${lines[0]} == *"not a network namespace: $p"* ]]
+	done
+}

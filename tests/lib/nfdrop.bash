@@ -263,3 +263,17 @@ host_only() {
 	[ -z "${AGENTXDP_VM:-}" ] || skip "user-space logic, tested on the host"
 }
 
+
+# send_from NS DST SPORT N: N RoCE v2 packets (a SEND_ONLY BTH) from UDP
+# source port SPORT, for tests where the port picks a conntrack entry
+send_from() {
+	ip netns exec "$1" python3 - "$2" "$3" "$4" <<-'PY'
+	import socket, struct, sys
+	dst, sport, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+	s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+	s.bind(("", sport))
+	bth = struct.pack("!BBHII", 0x04, 0x40, 0xffff, 0x12, 7) + bytes(20)
+	for _ in range(n):
+	    s.sendto(bth, (dst, 4791))
+	PY
+}

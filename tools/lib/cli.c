@@ -163,6 +163,8 @@ unsigned int cli_netns_inum(void)
 	if (inum)
 		return inum;
 	inum = cli.netns ? netns_by_name(cli.netns) : netns_self();
+	if (!inum && cli.netns && errno == EINVAL)
+		cli_die("not a network namespace: %s", cli.netns);
 	if (!inum && cli.netns)
 		cli_die("no such network namespace: %s", cli.netns);
 	if (!inum)

@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <linux/nsfs.h>
 #include <time.h>
 #include <unistd.h>
 #include "netns.h"
@@ -37,18 +39,41 @@ unsigned int netns_self(void)
 	return path_inum("/proc/thread-self/ns/net") ?: path_inum("/proc/self/ns/net");
 }
 
+/* the inode of path when it is a network namespace (an nsfs file the
+ * kernel says is one, NS_GET_NSTYPE, 4.11+), else 0 and errno: ENOENT
+ * none, EINVAL something else (a directory, a file, another namespace
+ * type, a /run/netns name whose mount is gone) */
+static unsigned int netns_path_inum(const char *path)
+{
+	struct stat st;
+	int fd, type;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	type = ioctl(fd, NS_GET_NSTYPE);
+	if (type != CLONE_NEWNET || fstat(fd, &st)) {
+		close(fd);
+		errno = EINVAL;
+		return 0;
+	}
+	close(fd);
+	return (unsigned int)st.st_ino;
+}
+
 unsigned int netns_by_name(const char *name)
 {
 	char path[300];
 
+	errno = ENOENT;
 	if (!name || !*name)
 		return 0;
 	if (strchr(name, '/'))
-		return path_inum(name);
+		return netns_path_inum(name);
 	if (strlen(name) > 255)
 		return 0;
 	snprintf(path, sizeof(path), NETNS_RUN_DIR "/%s", name);
-	return path_inum(path);
+	return netns_path_inum(path);
 }
 
 static struct netns_ent *cache_find(unsigned int inum)

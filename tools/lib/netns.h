@@ -13,7 +13,8 @@
 
 /* inode of this thread's network namespace, 0 on error */
 unsigned int netns_self(void);
-/* inode of /run/netns/NAME (or of a path to a netns file), 0 when none */
+/* inode of /run/netns/NAME (or of a path to a netns file), 0 when none
+ * (errno ENOENT) or when it is not a network namespace (EINVAL) */
 unsigned int netns_by_name(const char *name);
 /* a name for inum into buf; false (and "-") when no path reaches it */
 bool netns_name(unsigned int inum, char *buf, int len);

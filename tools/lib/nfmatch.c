@@ -695,7 +695,7 @@ void nfm_walk_hook(const struct nfr_ruleset *rs,
 		k.pkt = pkts[b];
 		k.passes = false;
 		walk_chain(&k, bases[b], 0, stack, 0);
-		if (!k.passes)
+		if (!k.passes && !pkts[b]->may_skip)
 			break;	/* no later base chain sees the packet */
 	}
 }

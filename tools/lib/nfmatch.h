@@ -37,6 +37,13 @@ struct nfm_pkt {
 	int ct_state;
 	bool ct_nat_known;		/* ct_nat is the entry's */
 	unsigned int ct_nat;		/* IPS_SRC_NAT | IPS_DST_NAT of ct->status */
+	bool ct_done_known;		/* ct_done is the entry's */
+	unsigned int ct_done;		/* IPS_SRC_NAT_DONE | IPS_DST_NAT_DONE */
+	/* the chain may not have seen the packet at all (a nat chain the
+	 * packet may not have been a connection's first for, a chain bound
+	 * to devices the packet's is not known to be one of): the walk goes
+	 * on past it whatever it does */
+	bool may_skip;
 };
 
 /* ct state bits as nft's register holds them (NF_CT_STATE_*_BIT) */
@@ -172,7 +179,7 @@ struct nfm_walk {
  * Walk the base chains of one hook, in priority order, base i for pkts[i]
  * (the packet as that chain saw it: NAT before the drop may have changed
  * it): a chain after the first is reached only if one before can accept
- * the packet.
+ * the packet, or may not have seen it (nfm_pkt.may_skip).
  */
 void nfm_walk_hook(const struct nfr_ruleset *rs,
 		   const struct nfr_chain *const *bases, int nbases,

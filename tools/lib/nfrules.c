@@ -171,6 +171,7 @@ void nfr_free(struct nfr_ruleset *rs)
 		free(c->table);
 		free(c->name);
 		free(c->type);
+		free(c->devs);
 	}
 	free(rs->chains);
 	for (int i = 0; i < rs->nsets; i++)
@@ -366,6 +367,76 @@ static char *dup_attr(const char *s)
 	return strdup(s ? s : "");
 }
 
+/* NFTA_DEVICE_PREFIX (6.16+, a wildcard device spec): newer than the
+ * uapi header this builds against */
+#define NFR_NFTA_DEVICE_PREFIX	2
+#define NFR_INET_INGRESS	5	/* NF_INET_INGRESS */
+
+static void chain_add_dev(struct nfr_chain *c, const struct nlattr *a, bool prefix)
+{
+	struct nfr_dev *d;
+
+	if (mnl_attr_validate(a, MNL_TYPE_NUL_STRING) < 0 ||
+	    !(d = realloc(c->devs, (c->ndevs + 1) * sizeof(*d)))) {
+		c->devs_unknown = true;
+		return;
+	}
+	c->devs = d;
+	d = &c->devs[c->ndevs++];
+	snprintf(d->name, sizeof(d->name), "%s", mnl_attr_get_str(a));
+	d->prefix = prefix;
+}
+
+/*
+ * The devices of a base chain's hook, read from the message itself:
+ * libnftnl of this vintage drops device specs it does not know (the
+ * 6.16+ prefix), and a chain that looked bound to fewer devices than it
+ * is would be ruled out for packets it did see.
+ */
+static void chain_devs(struct nfr_chain *c, const struct nlmsghdr *nlh)
+{
+	const struct nlattr *a, *h, *d;
+
+	c->dev_bound = c->family == NFR_PROTO_NETDEV ||
+		       (c->family == NFR_PROTO_INET && c->hook == NFR_INET_INGRESS);
+	if (!c->dev_bound)
+		return;
+	mnl_attr_for_each(a, nlh, sizeof(struct nfgenmsg)) {
+		if (mnl_attr_get_type(a) != NFTA_CHAIN_HOOK)
+			continue;
+		mnl_attr_for_each_nested(h, a) {
+			if (mnl_attr_get_type(h) == NFTA_HOOK_DEV) {
+				chain_add_dev(c, h, false);
+			} else if (mnl_attr_get_type(h) == NFTA_HOOK_DEVS) {
+				mnl_attr_for_each_nested(d, h) {
+					if (mnl_attr_get_type(d) == NFTA_DEVICE_NAME)
+						chain_add_dev(c, d, false);
+					else if (mnl_attr_get_type(d) == NFR_NFTA_DEVICE_PREFIX)
+						chain_add_dev(c, d, true);
+					else
+						c->devs_unknown = true;
+				}
+			}
+		}
+	}
+	if (!c->ndevs)
+		c->devs_unknown = true;
+}
+
+int nfr_chain_sees_dev(const struct nfr_chain *c, const char *ifname)
+{
+	if (!c->base || !c->dev_bound)
+		return 1;
+	for (int i = 0; ifname && i < c->ndevs; i++) {
+		const struct nfr_dev *d = &c->devs[i];
+
+		if (d->prefix ? !strncmp(ifname, d->name, strlen(d->name)) :
+		    !strcmp(ifname, d->name))
+			return 1;
+	}
+	return !ifname || c->devs_unknown ? -1 : 0;
+}
+
 static int chain_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct nfr_ruleset *rs = data;
@@ -390,6 +461,7 @@ static int chain_cb(const struct nlmsghdr *nlh, void *data)
 			    (int)nftnl_chain_get_u32(nc, NFTNL_CHAIN_POLICY) :
 			    NFR_POLICY_ACCEPT;
 		c->type = dup_attr(nftnl_chain_get_str(nc, NFTNL_CHAIN_TYPE));
+		chain_devs(c, nlh);
 	}
 	/* base chains created with counters (iptables-nft's) count policy hits */
 	if (nftnl_chain_is_set(nc, NFTNL_CHAIN_PACKETS)) {

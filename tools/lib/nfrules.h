@@ -59,6 +59,11 @@ struct nfr_rule {
 	unsigned long long packets;
 };
 
+struct nfr_dev {
+	char name[16];			/* IFNAMSIZ */
+	bool prefix;			/* matches names starting with name */
+};
+
 struct nfr_chain {
 	int engine;			/* enum nfr_engine */
 	int family;			/* NFR_PROTO_* of the table */
@@ -69,6 +74,17 @@ struct nfr_chain {
 	int prio;
 	int policy;			/* NFR_POLICY_*, -1 for regular chains */
 	char *type;			/* filter, nat, route (legacy: NULL) */
+	/*
+	 * Devices a base chain's hook is bound to (netdev ingress and
+	 * egress, inet ingress): it sees only their packets. A name
+	 * registers on the device of that name whenever one exists
+	 * (6.16+ keeps names of devices not there yet); a prefix (6.16+
+	 * wildcard, "eth*") on every device whose name starts with it.
+	 */
+	bool dev_bound;			/* the hook is per device */
+	bool devs_unknown;		/* the dump held a device spec not read */
+	struct nfr_dev *devs;
+	int ndevs;
 	struct nfr_rule *rules;
 	int nrules;
 	bool has_counter;		/* base chain counters: policy hits */
@@ -97,6 +113,11 @@ long long nfr_nft_gen(void);
 
 struct nfr_chain *nfr_chain_find(const struct nfr_ruleset *rs, int engine,
 				 int family, const char *table, const char *name);
+
+/* does base chain c see packets of device ifname: 1 yes, 0 no, -1 not
+ * known (ifname NULL, or c's devices could not be read); chains not
+ * bound to devices see every device's */
+int nfr_chain_sees_dev(const struct nfr_chain *c, const char *ifname);
 
 /* a rule that can drop, and the chain it is in */
 struct nfr_hit {
