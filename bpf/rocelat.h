@@ -15,8 +15,13 @@
  */
 #define PENDING_RING		64
 /* responder QPs remembered per address pair, the candidates an answer of
- * a not yet known requester QP is tried against */
-#define PAIR_QPS		16
+ * a not yet known requester QP is tried against: as many QPs of one pair
+ * of hosts may wait for their first answer at once (a collective starting
+ * all its QPs); paired ones make room (pair_add()). Power of two. The
+ * bounded-loop build (kernels before 5.17) verifies the pairing search
+ * once per candidate: 257K instructions at 16, 403K at 64, 600K at 128
+ * (6.18; the limit is 1M, and older verifiers prune less). */
+#define PAIR_QPS		64
 /* a request PSN further behind the highest one than this is a new
  * connection reusing the QPN (random starting PSN), not a retransmission:
  * go-back-N never resends more than the requester has in flight */

@@ -61,16 +61,51 @@ struct unheld_slot unheld[UNHELD_SLOTS];
 static const struct roce_pair_qps zero_qps;
 static const struct held_answers zero_held;
 
+/* state of pair_add()'s search for room, shared with room_try() */
+struct room_walk {
+	struct roce_qp_key *fk;
+	const struct roce_pair_qps *q;
+	__u32 from;		/* the oldest candidate's place */
+	__u32 at;		/* the place found, PAIR_QPS: none */
+};
+
+/* the candidate i places after the oldest: found (the search ends) when
+ * it waits for no pairing (paired already, or its flow gone) */
+static long room_try(__u64 i, void *data)
+{
+	struct room_walk *w = data;
+	const struct pending_flow *c;
+	__u32 at = (w->from + (__u32)i) & (PAIR_QPS - 1);
+
+	w->fk->qpn = w->q->qpn[at];
+	c = flow_find(w->fk);
+	if (c && !(c->flags & FLOW_PAIRED))
+		return 0;
+	w->at = at;
+	return 1;
+}
+
+/* places pair_add() looks at for room, from the oldest on */
+#define PAIR_ROOM_TRY	8
+
 /*
  * Remember a new flow's responder QPN as a pairing candidate of its
  * address pair: the flow's key with QPN 0 keys the candidates (the key is
  * borrowed, not copied: the whole handler shares 512 bytes of stack).
+ * Once: a flow pushed out of the table and started again is one
+ * candidate, not two (learn_try() would match it twice, and call every
+ * answer of it ambiguous). In a full list the new one takes the oldest's
+ * place; an oldest that still waits for its pairing moves to the first of
+ * the next places whose candidate does not, and only when there is none
+ * is it dropped, counted (its answers are not paired by PSN: held, and
+ * its requests time out).
  */
 static __always_inline void pair_add(struct roce_qp_key *fk,
 				     struct rocelat_counters *cnt)
 {
 	struct roce_pair_qps *q;
-	__u32 n, qpn = fk->qpn;
+	struct room_walk w;
+	__u32 n, qpn = fk->qpn, i, at;
 
 	fk->qpn = 0;
 	q = map_lookup_or_init(&cands, fk, &zero_qps);
@@ -78,9 +113,23 @@ static __always_inline void pair_add(struct roce_qp_key *fk,
 	if (!q)
 		return;
 	n = q->n;
-	if (n >= PAIR_QPS)
-		cnt->c[RL_PAIR_FULL]++;	/* the oldest candidate goes */
-	q->qpn[n & (PAIR_QPS - 1)] = qpn;
+	for (i = 0; i < PAIR_QPS && i < n; i++)
+		if (q->qpn[i] == qpn)
+			return;
+	at = n & (PAIR_QPS - 1);
+	if (n >= PAIR_QPS) {
+		w.fk = fk;
+		w.q = q;
+		w.from = at;
+		w.at = PAIR_QPS;
+		rocelat_loop(PAIR_ROOM_TRY, room_try, &w);
+		fk->qpn = qpn;
+		if (w.at >= PAIR_QPS)
+			cnt->c[RL_PAIR_FULL]++;
+		else if (w.at != at)
+			q->qpn[w.at & (PAIR_QPS - 1)] = q->qpn[at];
+	}
+	q->qpn[at] = qpn;
 	q->n = n + 1;
 }
 

@@ -925,8 +925,7 @@ int main(int argc, char **argv)
 		cli_die("no BTF for enum skb_drop_reason: this kernel is not supported");
 	ksyms = ksyms_load();
 	if (!ksyms)
-		cli_die("cannot read kernel symbols from /proc/kallsyms: %s",
-			strerror(errno));
+		cli_die("%s", ksyms_strerror(errno));
 	nfdrop_ctx_init(&nfc, ksyms);
 	prom_totals_init(&totals, prom_names, PROM_NLABELS, 0);
 	{

@@ -61,9 +61,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	switch (key) {
 	case 'i':
-		if (cfg.nifs == ROCEDIAG_MAX_IFACES)
-			argp_error(state, "at most %d interfaces", ROCEDIAG_MAX_IFACES);
-		cfg.ifnames[cfg.nifs++] = arg;
+		cli_arg_iface(state, arg, cfg.ifnames, &cfg.nifs, ROCEDIAG_MAX_IFACES);
 		break;
 	case OPT_SKB:
 		cfg.xdp_mode = NETATTACH_SKB;

@@ -653,7 +653,7 @@ int rocediag_sources_open(const struct rocediag_cfg *cfg, struct diag_sources *s
 		cli_err("no BTF for enum skb_drop_reason: reasons print as numbers");
 	s.ksyms = ksyms_load();
 	if (!s.ksyms) {
-		cli_err("cannot read kernel symbols from /proc/kallsyms: %s", strerror(errno));
+		cli_err("%s", ksyms_strerror(errno));
 		return -1;
 	}
 	nfdrop_ctx_init(&s.nfc, s.ksyms);

@@ -156,21 +156,22 @@ static void inject_parse_addr(struct argp_state *state, const char *arg, __u8 *a
 	*set = true;
 }
 
+/* every comma-separated item a class: none empty ("requests,,acks") */
 static void inject_parse_classes(struct argp_state *state, const char *arg)
 {
-	char buf[128], *tok, *save = NULL;
+	char *list = strdup(arg), *rest = list, *tok;
 	int c;
 
-	snprintf(buf, sizeof(buf), "%s", arg);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+	if (!list)
+		argp_failure(state, 1, ENOMEM, "--class");
+	while ((tok = strsep(&rest, ","))) {
 		c = cli_choice(tok, class_names, CLASS_NR);
 		if (c < 0)
-			argp_failure(state, 1, 0, "invalid class: %s (requests, acks, naks, "
-				     "read-responses, cnps)", tok);
+			argp_failure(state, 1, 0, "invalid class: '%s' in %s (requests, "
+				     "acks, naks, read-responses, cnps)", tok, arg);
 		env.classes |= 1U << c;
 	}
-	if (!env.classes)
-		argp_failure(state, 1, 0, "invalid class: %s", arg);
+	free(list);
 }
 
 static void inject_parse_psn(struct argp_state *state, const char *arg)

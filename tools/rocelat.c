@@ -173,12 +173,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 
 	switch (key) {
 	case 'i':
-		if (env.nifs >= MAX_IFACES)
-			argp_failure(state, 1, 0, "at most %d interfaces", MAX_IFACES);
-		for (int i = 0; i < env.nifs; i++)
-			if (!strcmp(env.ifnames[i], arg))
-				argp_failure(state, 1, 0, "interface %s given twice", arg);
-		env.ifnames[env.nifs++] = arg;
+		cli_arg_iface(state, arg, env.ifnames, &env.nifs, MAX_IFACES);
 		break;
 	case 'F':
 		env.flows = true;

@@ -111,7 +111,7 @@ static const char *const counter_help[RL_NR] = {
 	[RL_DUPLICATES] = "Requests seen twice within microseconds (one sighting)",
 	[RL_FLOW_RESETS] = "QPs whose PSNs restarted far behind (a new connection)",
 	[RL_FLOWS] = "Flows (responder QPs) started",
-	[RL_PAIR_FULL] = "Responder QPs dropped as pairing candidates (over 16 per address pair)",
+	[RL_PAIR_FULL] = "Responder QPs dropped as pairing candidates (over 64 of one address pair waiting)",
 	[RL_RESERVED_OP] = "Packets with a reserved RC/XRC opcode",
 	[RL_TUN_NOT_ROCE] = "Decapsulated mirror or tunnel frames whose inner frame is not RoCE",
 	[RL_TUN_UNKNOWN] = "Tunnel headers not followed (unknown ERSPAN version, GRE routing, ...)",
@@ -788,6 +788,25 @@ static void json_overall(const char *type, double now, const struct rocelat_coun
 	json_end(&w);
 }
 
+/* at the last report: what the run could not pair, one line (on stderr
+ * with -j, so stdout stays JSON lines) */
+static void print_warnings(const struct rocelat_counters *tot)
+{
+	FILE *f = cli.json ? stderr : stdout;
+	__u64 answers = tot->c[RL_ACKS] + tot->c[RL_READ_RESP];
+
+	if (answers && !tot->c[RL_REQUESTS])
+		fprintf(f, "WARNING: %llu answers and no request seen: nothing to "
+			"time (the requests go where rocelat does not look: "
+			"--no-egress, the other port of a mirror)\n",
+			(unsigned long long)answers);
+	if (tot->c[RL_PAIR_FULL])
+		fprintf(f, "WARNING: %llu QPs dropped as pairing candidates (over %d "
+			"of one pair of hosts awaited their first answer at once): "
+			"their answers are held, their requests time out\n",
+			(unsigned long long)tot->c[RL_PAIR_FULL], PAIR_QPS);
+}
+
 static void print_counters_text(const struct rocelat_counters *d, __u64 evicted)
 {
 	int col = 0;
@@ -868,9 +887,11 @@ void rocelat_report(struct rocelat_bpf *obj, bool interval)
 		json_u64(&w, "flows", live_flows);
 		json_u64(&w, "flows_evicted", evicted);
 		json_end(&w);
+		if (last)
+			print_warnings(&tot);
 		return;
 	}
-	cli_print_timestamp(stdout);
+	cli_print_epoch(stdout, now);
 	if (cli.timestamp)
 		printf("\n");
 	if (hist_total(d.hist.slots, HIST_SLOTS)) {
@@ -901,6 +922,8 @@ void rocelat_report(struct rocelat_bpf *obj, bool interval)
 			printf("counters since start:\n");
 		print_counters_text(&tot, evicted);
 	}
+	if (last)
+		print_warnings(&tot);
 	fflush(stdout);
 }
 

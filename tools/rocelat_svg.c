@@ -205,7 +205,7 @@ struct rocelat_svg *rocelat_svg_new(struct rocelat_bpf *obj,
 	}
 	s->out = fopen(s->tmp, "w");
 	if (!s->out) {
-		cli_err("--svg %s: %s", s->tmp, strerror(errno));
+		cli_err("--svg %s: %s", cfg->path, strerror(errno));
 		goto fail;
 	}
 	if (!obj) {

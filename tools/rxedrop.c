@@ -502,8 +502,7 @@ int main(int argc, char **argv)
 		cli_err("no BTF for enum skb_drop_reason: reasons print as numbers");
 	ksyms = ksyms_load();
 	if (!ksyms)
-		cli_die("cannot read kernel symbols from /proc/kallsyms: %s",
-			strerror(errno));
+		cli_die("%s", ksyms_strerror(errno));
 
 	{
 		struct rxedrop_load_opts lo = {

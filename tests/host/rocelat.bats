@@ -340,6 +340,20 @@ rl_reported_ge() {
 	[ "$(rl_counter acks "$T/rl.out")" -lt "$(gen_kv requester completed "$T/req.out")" ]
 }
 
+@test "48 QPs of one pair of hosts starting at once (random PSNs): every one paired, every message timed" {
+	start_responder --delay-us 300
+	start_rocelat_logged -j
+	run_requester -f 48 -n 480 --psn random
+	stop_rocelat
+	[ "$AX_RC" -eq 0 ]
+	[ "$(gen_kv requester status "$T/req.out")" = ok ]
+	check_samples "$T/rl.out"
+	[ "$(rl_counter qps_paired "$T/rl.out")" -eq 48 ]
+	[ "$(rl_counter timeouts "$T/rl.out")" -eq 0 ]
+	[ "$(rl_counter pair_candidates_dropped "$T/rl.out")" -eq 0 ]
+	[ "$(rl_counter answers_held "$T/rl.out")" -eq 0 ]
+}
+
 @test "READ requests are timed to the first READ RESPONSE" {
 	start_responder --delay-us 300
 	start_rocelat_logged -j
@@ -373,6 +387,47 @@ rl_reported_ge() {
 	grep -q "tcx egress" "$T/rl.out" || skip "kernel without tcx"
 	stop_rocelat KILL
 	nothing_attached
+}
+
+# a tool's first line read by head -1 through a FIFO, the tool still
+# writing every second into the pipe head closed: 0 when the tool ends by
+# itself with exit status 0 (within 30 s: its next report is due in 1 s)
+ends_when_reader_goes() {
+	local pid hpid i rc
+	rm -f "$T/fifo"
+	mkfifo "$T/fifo"
+	head -1 "$T/fifo" > "$T/first" &
+	hpid=$!
+	"$@" > "$T/fifo" 2> "$T/err" &
+	pid=$!
+	AX_PIDS+=("$pid")
+	wait "$hpid"
+	echo "$1..: first line: $(cat "$T/first")" >&2
+	for i in $(seq 300); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	rc=0
+	wait "$pid" || rc=$?
+	echo "exit status $rc; stderr: $(cat "$T/err")" >&2
+	[ -s "$T/first" ] && [ "$rc" -eq 0 ]
+}
+
+@test "the reader of its output gone (| head -1): each tool ends by itself, exit 0, and leaves nothing attached" {
+	# BPF programs alive before: each tool's must be gone after it (a
+	# link, tcx or XDP attachment or tc filter left behind would hold one)
+	bpftool prog show -j | jq '.[].id' | sort > "$T/progs.before"
+	ends_when_reader_goes ip netns exec "${P}a" "$RL" -i "${P}va" 1
+	ends_when_reader_goes ip netns exec "${P}a" "$AX_BUILD/rocediag" -i "${P}va" 1
+	ends_when_reader_goes ip netns exec "${P}a" "$AX_BUILD/roceinject" -i "${P}va" --drop -Q 0x12 1
+	ends_when_reader_goes "$AX_BUILD/rxedrop" -N "${P}a" 1
+	ends_when_reader_goes "$AX_BUILD/nfdrop" -N "${P}a" 1
+	! ip -n "${P}a" link show "${P}va" | grep -q xdp
+	[ -z "$(tc -n "${P}a" filter show dev "${P}va" egress)" ]
+	[ -z "$(tc -n "${P}a" qdisc show dev "${P}va" | grep -v 'noqueue\|pfifo\|mq')" ]
+	# programs are freed after an RCU grace period: until then listed
+	ax_until 30 "the tools' programs freed" bash -c \
+		"! bpftool prog show -j | jq '.[].id' | sort | comm -13 '$T/progs.before' - | grep -q ."
 }
 
 @test "clsact fallback: removed at exit; a SIGKILL leftover is removed by the next run" {

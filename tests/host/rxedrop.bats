@@ -311,16 +311,16 @@ ns_scoped_count() {
 	[[ "${lines[0]}" == *"unrecognized option"* ]]
 	run "$RXEDROP" 0
 	[ "$status" -ne 0 ]
-	[ "${lines[0]}" = "rxedrop: invalid interval: 0" ]
+	[ "${lines[0]}" = "rxedrop: invalid interval: 0 (1 or more)" ]
 	run "$RXEDROP" 1x
 	[ "$status" -ne 0 ]
-	[ "${lines[0]}" = "rxedrop: invalid interval: 1x" ]
+	[ "${lines[0]}" = "rxedrop: invalid interval: 1x (1 or more)" ]
 	run "$RXEDROP" -i axd-no-such-if
 	[ "$status" -ne 0 ]
 	[ "$output" = "rxedrop: no such interface: axd-no-such-if" ]
 	run "$RXEDROP" -P 70000
 	[ "$status" -ne 0 ]
-	[ "$output" = "rxedrop: invalid port: 70000" ]
+	[ "$output" = "rxedrop: invalid port: 70000 (1-65535)" ]
 	run "$RXEDROP" -s
 	[ "$status" -ne 0 ]
 	[ "$output" = "rxedrop: -s/--stack needs -e/--events" ]
@@ -340,6 +340,22 @@ ns_scoped_count() {
 	run capsh --drop=cap_bpf -- -c "exec '$RXEDROP' -N axd-no-such-ns"
 	[ "$status" -eq 1 ]
 	[ "$output" = "rxedrop: no such network namespace: axd-no-such-ns" ]
+}
+
+@test "root without CAP_SYSLOG, where /proc/kallsyms then hides addresses: one line naming CAP_SYSLOG (rxedrop, nfdrop, rocediag)" {
+	local t
+	# kallsyms shows addresses to everyone with kptr_restrict 0 and
+	# perf_event_paranoid 1 or less; to none with kptr_restrict 2
+	[ "$(cat /proc/sys/kernel/kptr_restrict)" = 1 ] ||
+		[ "$(cat /proc/sys/kernel/perf_event_paranoid)" -gt 1 ] ||
+		skip "this kernel shows kernel addresses without CAP_SYSLOG"
+	[ "$(cat /proc/sys/kernel/kptr_restrict)" != 2 ] || skip "kptr_restrict 2 hides them from root too"
+	for t in rxedrop nfdrop rocediag; do
+		run capsh --drop=cap_syslog -- -c "exec '$AX_BUILD/$t' -i lo 1 1"
+		echo "$t: $output" >&2
+		[ "$status" -eq 1 ]
+		[ "$output" = "$t: cannot read kernel symbols: /proc/kallsyms hides their addresses from this process, which lacks CAP_SYSLOG" ]
+	done
 }
 
 @test "not root, with CAP_BPF and CAP_PERFMON (CAP_SYS_ADMIN where libbpf reads module BTF): 100 RoCE drops counted" {

@@ -514,6 +514,35 @@ def lossy(out):
     c.write(out + "/lossy", tot)
 
 
+def burst_qps(out, n=60, name="burst_qps"):
+    """n QPs between two hosts, random first PSNs (as RNICs pick them),
+    all sending their first request before the first answer comes (a
+    collective starting its QPs): each is paired by its answer's PSN, up
+    to PAIR_QPS (64) waiting at once, and timed: (400 + i) us for QP i's
+    first request, 50 us for its second. Over 64, the oldest ones' answers
+    cannot be paired (pair_candidates_dropped)."""
+    rnd = random.Random(n)
+    c = Capture()
+    A, B = "10.6.0.1", "10.6.0.2"
+    tot = {"requests": 0, "acks": 0}
+    for i in range(n):
+        req_qpn, resp_qpn, sport = 0x2000 + i, 0x3000 + i, 49152 + i
+        psn = rnd.randrange(1 << 24)
+        f = c.flow(A, B, resp_qpn, req_qpn, sport)
+        t = 1 * MS + i * US
+        for lat in ((400 + i) * US, 50 * US):
+            c.pkt(t, A, B, sport, BTH(opcode=OP["SEND_ONLY"], dqpn=resp_qpn,
+                                      ackreq=1, psn=psn), b"\0" * 64)
+            c.pkt(t + lat, B, A, sport, BTH(opcode=OP["ACK"], dqpn=req_qpn, psn=psn) /
+                  AETH(syndrome=0x1f, msn=1))
+            f["latencies_ns"].append(lat)
+            tot["requests"] += 1
+            tot["acks"] += 1
+            t += lat + 10 * US
+            psn = (psn + 1) & 0xFFFFFF
+    c.write(out + "/" + name, tot)
+
+
 def many_qps(out, n=100000, name="many_qps", spread=False):
     """n QPs, one request each, never answered: between two hosts with
     consecutive QPNs, or (spread) between random address pairs with random
@@ -559,5 +588,7 @@ if __name__ == "__main__":
     cm(sys.argv[1])
     cm_reconnect(sys.argv[1])
     lossy(sys.argv[1])
+    burst_qps(sys.argv[1])
+    burst_qps(sys.argv[1], 80, "burst_qps_over")
     many_qps(sys.argv[1])
     many_qps(sys.argv[1], 2048, "spread_qps", spread=True)

@@ -189,6 +189,19 @@ static void test_retransmit(void)
 	request(501, 2 * MS);
 	ack(501, 2 * MS + 50 * US);
 	tap_eq(C(RL_SAMPLES), 1, "next PSN measured again");
+
+	/* IPv6 has no ID: a PSN seen again within 20 us is taken for the
+	 * same packet (README), later for a retransmission */
+	struct pkt_spec v6 = { .family = 6, .opcode = ROCE_SEND_ONLY, .ackreq = true,
+			       .dqpn = 0x11, .psn = 600, .payload = 32 };
+
+	t_reset(obj);
+	t_xdp(obj, &v6, 1 * MS);
+	t_xdp(obj, &v6, 1 * MS + 19 * US);
+	tap_eq(C(RL_DUPLICATES), 1, "IPv6: the PSN again within 20 us: a duplicate");
+	tap_eq(C(RL_RETRANSMITS), 0, "... not a retransmit");
+	t_xdp(obj, &v6, 1 * MS + 500 * US);
+	tap_eq(C(RL_RETRANSMITS), 1, "IPv6: the PSN again 500 us later: a retransmit");
 }
 
 static void test_read(void)

@@ -134,9 +134,24 @@ long cli_arg_long(struct argp_state *state, const char *arg, long min, long max,
 {
 	long v = min;
 
-	if (!cli_parse_long(arg, min, max, &v))
-		argp_failure(state, 1, 0, "invalid %s: %s", what, arg);
+	if (cli_parse_long(arg, min, max, &v))
+		return v;
+	if (max >= INT_MAX)
+		argp_failure(state, 1, 0, "invalid %s: %s (%ld or more)", what, arg, min);
+	else
+		argp_failure(state, 1, 0, "invalid %s: %s (%ld-%ld)", what, arg, min, max);
 	return v;
+}
+
+void cli_arg_iface(struct argp_state *state, const char *arg,
+		   const char **names, int *n, int max)
+{
+	if (*n >= max)
+		argp_failure(state, 1, 0, "at most %d interfaces", max);
+	for (int i = 0; i < *n; i++)
+		if (!strcmp(names[i], arg))
+			argp_failure(state, 1, 0, "interface %s given twice", arg);
+	names[(*n)++] = arg;
 }
 
 int cli_choice(const char *arg, const char *const *names, int n)
@@ -358,7 +373,10 @@ void cli_setup_caps(unsigned int caps)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	/* the reader of our output went away (| head): end as on SIGTERM,
+	 * detaching what was attached, not at once (nothing detached on
+	 * kernels where that is not automatic), nor never (EPIPE ignored) */
+	sigaction(SIGPIPE, &sa, NULL);
 	cli_check_caps(caps);
 	/* a metrics file that cannot be written is found now, not by a
 	 * scraper that never sees it (a unit under systemd runs on) */
@@ -426,6 +444,12 @@ void cli_print_timestamp(FILE *f)
 {
 	if (cli.timestamp)
 		print_hms(f, time(NULL));
+}
+
+void cli_print_epoch(FILE *f, double epoch)
+{
+	if (cli.timestamp)
+		print_hms(f, (time_t)epoch);
 }
 
 void cli_print_ktime(FILE *f, unsigned long long ktime_ns)

@@ -73,9 +73,13 @@ bool cli_parse_long(const char *s, long min, long max, long *out);
  * (beyond 64 bits) or -ERANGE (outside [min, max]) */
 int cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 /* an option's argument by cli_parse_long(), or argp_failure()
- * "invalid WHAT: ARG" (exit 1) */
+ * "invalid WHAT: ARG (MIN-MAX)" (exit 1) */
 long cli_arg_long(struct argp_state *state, const char *arg, long min, long max,
 		  const char *what);
+/* -i IFACE, repeatable: arg appended to names[0..*n), or argp_failure()
+ * "at most MAX interfaces" or "interface IFACE given twice" (exit 1) */
+void cli_arg_iface(struct argp_state *state, const char *arg,
+		   const char **names, int *n, int max);
 /* the index of arg among names[0..n), -1 when it is none of them */
 int cli_choice(const char *arg, const char *const *names, int n);
 /* at ARGP_KEY_END of a tool with -e/--events and -s/--stack: -s only with
@@ -108,6 +112,8 @@ void cli_setup(void);
 /* "HH:MM:SS " when -T: now, or of an event's bpf_ktime_get_ns() time */
 void cli_print_timestamp(FILE *f);
 void cli_print_ktime(FILE *f, unsigned long long ktime_ns);
+/* ... or of a wall-clock time (a capture's) */
+void cli_print_epoch(FILE *f, double epoch);
 /* with -T: "TIME     ", the header of the column the two above fill */
 void cli_print_time_header(FILE *f);
 /* with -T: "HH:MM:SS" on a line of its own, above a table whose rows

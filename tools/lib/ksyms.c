@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "ksyms.h"
 
 struct ksyms {
@@ -137,4 +138,32 @@ const char *ksyms_format(const struct ksyms *ks, unsigned long addr,
 	else
 		snprintf(buf, len, "%s", s->name);
 	return buf;
+}
+
+const char *ksyms_strerror(int err)
+{
+	static char buf[256];
+	int restrict_level = -1;
+	FILE *f;
+
+	if (err != EPERM) {
+		snprintf(buf, sizeof(buf), "cannot read kernel symbols from "
+			 "/proc/kallsyms: %s", strerror(err));
+		return buf;
+	}
+	f = fopen("/proc/sys/kernel/kptr_restrict", "r");
+	if (f) {
+		if (fscanf(f, "%d", &restrict_level) != 1)
+			restrict_level = -1;
+		fclose(f);
+	}
+	if (restrict_level == 2)
+		return "cannot read kernel symbols: kernel.kptr_restrict is 2, "
+		       "which hides their addresses in /proc/kallsyms from every "
+		       "process (set it to 1)";
+	return geteuid() == 0 ?
+	       "cannot read kernel symbols: /proc/kallsyms hides their "
+	       "addresses from this process, which lacks CAP_SYSLOG" :
+	       "cannot read kernel symbols: /proc/kallsyms hides their "
+	       "addresses without CAP_SYSLOG: run as root, or grant it";
 }

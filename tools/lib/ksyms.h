@@ -16,6 +16,9 @@ struct ksyms;
 /* loads /proc/kallsyms (addresses are 0 without root: then NULL, errno) */
 struct ksyms *ksyms_load(void);
 void ksyms_free(struct ksyms *ks);
+/* why ksyms_load() failed (its errno), one line for the user: EPERM names
+ * what hides the addresses (CAP_SYSLOG, kernel.kptr_restrict) */
+const char *ksyms_strerror(int err);
 /* the symbol containing addr, NULL when none */
 const struct ksym *ksyms_find(const struct ksyms *ks, unsigned long addr);
 /* text range [start, end) of the function name (end: the next symbol),

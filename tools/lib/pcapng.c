@@ -280,6 +280,8 @@ static error_t pcapng_parse_opt(int key, char *arg, struct argp_state *state)
 {
 	switch (key) {
 	case 'w':
+		if (!*arg)
+			argp_failure(state, 1, 0, "empty -w file name");
 		pcapng_args.path = arg;
 		break;
 	case PCAPNG_OPT_SNAPLEN:
