@@ -136,6 +136,17 @@ same_as_whole() {
 	[ "$stderr" = "WARNING: $n frames without a time (stamped 0, as pcapng simple packet blocks are) skipped, as if not recorded" ]
 }
 
+@test "pcapng with a second section of another link type: read up to it, libpcap's line, exit 1" {
+	local n total
+	n=$("$PY" "$REORDER" "$CAP/faults.pcap" "$BATS_TEST_TMPDIR/two.pcapng" twolink)
+	total=$(tshark -r "$BATS_TEST_TMPDIR/two.pcapng" 2>/dev/null | wc -l)
+	[ "$total" -gt "$n" ]
+	run -1 --separate-stderr "$RL" -j -r "$BATS_TEST_TMPDIR/two.pcapng"
+	[ "$(jq -r 'select(.type=="capture") | .packets' <<< "$output")" -eq "$n" ]
+	[ "$(jq -r 'select(.type=="capture") | .complete' <<< "$output")" = false ]
+	[ "$stderr" = "rocelat: $BATS_TEST_TMPDIR/two.pcapng: an interface has a type 113 different from the type of the first interface (after $n packets; the report covers those)" ]
+}
+
 @test "a compressed capture: one line naming the command that reads it, which gives the whole file's report" {
 	local f z cat
 	for z in gzip xz; do

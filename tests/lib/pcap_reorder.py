@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """Rewrite a classic pcap file (Ethernet, IPv4 or IPv6, RoCE v2 on UDP
-4791) into one whose times are not what rocelat -r expects.
+4791) into one that rocelat -r must read with care.
 
 pcap_reorder.py IN OUT MODE
   swap  every ACK (an ACKNOWLEDGE with an ACK syndrome, not a NAK) that
@@ -10,8 +10,10 @@ pcap_reorder.py IN OUT MODE
         (what a capture of several queues writes): OUT is out of time
         order, its packets and their times those of IN
   spb   OUT is pcapng, every packet a simple packet block (no time)
-Prints how many records were swapped (swap) or written (spb): the ground
-truth the tests compare with.
+  twolink  OUT is pcapng: the first half of the packets, then a second
+        section whose interface is Linux cooked (SLL) with the rest
+Prints how many records were swapped (swap) or written (spb; twolink:
+the first half's): the ground truth the tests compare with.
 """
 import struct
 import sys
@@ -94,8 +96,7 @@ def block(kind, body):
 
 def spb(data, endian):
     linktype = struct.unpack(endian + "I", data[20:24])[0]
-    out = [block(0x0A0D0D0A, struct.pack("<IHHq", 0x1A2B3C4D, 1, 0, -1)),
-           block(1, struct.pack("<HHI", linktype, 0, 0))]
+    out = section(linktype)
     n = 0
     for rec in records(data, endian):
         orig = struct.unpack(endian + "I", rec[12:16])[0]
@@ -104,11 +105,38 @@ def spb(data, endian):
     return b"".join(out), n
 
 
+def section(linktype):
+    return [block(0x0A0D0D0A, struct.pack("<IHHq", 0x1A2B3C4D, 1, 0, -1)),
+            block(1, struct.pack("<HHI", linktype, 0, 0))]
+
+
+def epb(rec, endian, frame):
+    sec, frac = struct.unpack(endian + "II", rec[:8])
+    orig = struct.unpack(endian + "I", rec[12:16])[0]
+    ts = sec * 1000000 + frac        # the default if_tsresol: us
+    return block(6, struct.pack("<IIIII", 0, ts >> 32, ts & 0xFFFFFFFF,
+                                len(frame), orig) + frame)
+
+
+def twolink(data, endian):
+    recs = list(records(data, endian))
+    half = len(recs) // 2
+    out = section(1) + [epb(r, endian, r[16:]) for r in recs[:half]]
+    # SLL: packet type, ARPHRD_ETHER, address length 6, the address, the
+    # ethertype; then the frame past its Ethernet header
+    out += section(113)
+    for r in recs[half:]:
+        f = r[16:]
+        sll = struct.pack(">HHH8sH", 0, 1, 6, f[6:12] + b"\0\0", struct.unpack(">H", f[12:14])[0])
+        out.append(epb(r, endian, sll + f[14:]))
+    return b"".join(out), half
+
+
 def main():
     src, dst, mode = sys.argv[1:4]
     data = open(src, "rb").read()
     endian = "<" if data[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
-    out, n = {"swap": swap, "spb": spb}[mode](data, endian)
+    out, n = {"swap": swap, "spb": spb, "twolink": twolink}[mode](data, endian)
     with open(dst, "wb") as f:
         f.write(out)
     print(n)
