@@ -69,9 +69,13 @@ static const char *const *hook_names(int family, int *n)
 		*n = 2;
 		return netdev_hooks;
 	case NFR_PROTO_INET:
+	case NFR_PROTO_IPV4:
+	case NFR_PROTO_IPV6:
+		/* an inet table's ingress chain runs with the packet's own
+		 * family (nft_do_chain_inet_ingress()): ip or ip6, hook 5 */
 		*n = 6;
 		return inet_hooks;
-	default:	/* ip, ip6, bridge: NF_INET_* / NF_BR_* numbering */
+	default:	/* bridge: NF_BR_* numbering, the first five alike */
 		*n = 5;
 		return inet_hooks;
 	}
