@@ -347,12 +347,13 @@ static __always_inline int complete_fast(struct pending_flow *pf,
 	/* the ring's PSNs rise (handle_request() adds only a PSN past the
 	 * highest): an ACK of the oldest's own PSN covers no later one */
 	if (d < 0) {
-		/* past the newest: it may answer requests not seen yet */
-		if (tail + 1 == head)
+		/* past every request seen: it answers some not seen yet
+		 * (handle_answer() remembers it) */
+		if (tail + 1 == head && roce_psn_diff(ac->psn, pf->hi_psn) > 0)
 			return -1;
 		next = &pf->ring[(tail + 1) & (PENDING_RING - 1)];
-		if (!(next->flags & SLOT_VALID) ||
-		    roce_psn_diff(next->psn, ac->psn) <= 0)
+		if (tail + 1 != head && (!(next->flags & SLOT_VALID) ||
+		    roce_psn_diff(next->psn, ac->psn) <= 0))
 			return -1;
 	}
 	s->flags = 0;
