@@ -17,21 +17,33 @@ docdir ?= $(prefix)/share/doc/agentxdp
 promrulesdir ?= $(prefix)/share/agentxdp/prometheus
 DESTDIR ?=
 
-# every bpf/<tool>.bpf.c is a tool with tools/<tool>.c as its loader
-BPF_TOOLS := $(patsubst bpf/%.bpf.c,%,$(wildcard bpf/*.bpf.c))
+# a folder per tool: tools/<tool>/ holds its BPF side (<tool>.bpf.c, its
+# parts <tool>_*.bpf.h, the types both sides share in <tool>.h), its loader
+# <tool>.c and every other .c and .h of its own; tools/lib/ and bpf/lib/
+# are what two or more tools share
+TOOL_DIRS := $(filter-out lib,$(patsubst tools/%/,%,$(wildcard tools/*/)))
+# a folder with <tool>.bpf.c is a tool on its own BPF object
+BPF_TOOLS := $(foreach t,$(TOOL_DIRS),$(if $(wildcard tools/$(t)/$(t).bpf.c),$(t)))
 # a tool without BPF of its own (rocediag) loads other tools' objects:
-# tools/<tool>.uses names them and the parts of theirs it links
-USES_TOOLS := $(patsubst tools/%.uses,%,$(wildcard tools/*.uses))
-uses_tools = $(shell sed -n 's/^\([a-z0-9_]*\):.*/\1/p' tools/$(1).uses)
-uses_parts = $(shell sed -n 's/^[a-z0-9_]*://p' tools/$(1).uses)
+# tools/<tool>/<tool>.uses names those tools, whose own code it links
+USES_TOOLS := $(foreach t,$(TOOL_DIRS),$(if $(wildcard tools/$(t)/$(t).uses),$(t)))
+uses_tools = $(shell sed -n 's/^\([a-z0-9_]*\)$$/\1/p' tools/$(1)/$(1).uses)
 # what is built, installed, packaged and documented as a tool
 TOOLS := $(BPF_TOOLS) $(USES_TOOLS)
-# programs without BPF (not installed): tools/<prog>.c, with parts and
-# headers like a tool's, linked with the same library
-EXTRA_PROGS := $(patsubst tools/%.c,%,$(wildcard tools/rocegen.c))
+# programs without BPF (not installed as tools): a folder with neither,
+# built like a tool, linked with the same library
+EXTRA_PROGS := $(filter-out $(TOOLS),$(TOOL_DIRS))
 LIB_SRCS := $(wildcard tools/lib/*.c)
 LIB_OBJS := $(patsubst tools/lib/%.c,$(OUTPUT)/lib/%.o,$(LIB_SRCS))
 LIB_HDRS := $(wildcard tools/lib/*.h) $(wildcard bpf/lib/*.h)
+# a tool's own sources and headers, its objects: $(OUTPUT)/obj/<tool>/
+tool_srcs = $(filter-out %.bpf.c,$(wildcard tools/$(1)/*.c))
+tool_hdrs = $(wildcard tools/$(1)/*.h)
+tool_objs = $(patsubst tools/$(1)/%.c,$(OUTPUT)/obj/$(1)/%.o,$(call tool_srcs,$(1)))
+# every object of a tool but its main one, in one archive: what a tool
+# using it (.uses) and the unit tests link
+tool_archive = $(OUTPUT)/obj/$(1)/parts.a
+TOOL_ARCHIVES := $(foreach t,$(TOOL_DIRS),$(call tool_archive,$(t)))
 UNIT_SRCS := $(filter-out %.bpf.c,$(wildcard tests/unit/*.c))
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 # test-only BPF objects: tests/unit/<name>.bpf.c -> build/tests/<name>.skel.h
@@ -133,21 +145,24 @@ $(VMLINUX_HAVE): $(VMLINUX_DIR)/vmlinux.h | $(OUTPUT)
 	$(call msg,GEN,$@)
 	$(Q)sed -n 's/^\(struct\|union\|enum\) \([A-Za-z0-9_]*\) {$$/#define AX_HAVE_\1_\2 1/p' $< > $@
 
-$(OUTPUT)/%.bpf.o: bpf/%.bpf.c bpf/%.h $(LIB_HDRS) $(BTF_HDRS) $(VMLINUX_HAVE) | $(OUTPUT)
-	$(call msg,BPF,$@)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
-	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
-
-# a BPF object's parts: bpf/<tool>_<part>.bpf.h, included by bpf/<tool>.bpf.c
-$(foreach t,$(BPF_TOOLS),$(eval $(OUTPUT)/$(t).bpf.o: $(wildcard bpf/$(t)_*.bpf.h)))
+# a tool's BPF object and skeleton; its parts <tool>_*.bpf.h are
+# dependencies of the object without a Makefile edit
+define BPF_TOOL
+$(OUTPUT)/$(1).bpf.o: tools/$(1)/$(1).bpf.c tools/$(1)/$(1).h $(wildcard tools/$(1)/$(1)_*.bpf.h) \
+		$(LIB_HDRS) $(BTF_HDRS) $(VMLINUX_HAVE) | $(OUTPUT)
+	$$(call msg,BPF,$$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -Itools/$(1) -c $$< -o $$@.tmp
+	$(Q)$(BPFTOOL) gen object $$@ $$@.tmp && rm -f $$@.tmp
+endef
+$(foreach t,$(BPF_TOOLS),$(eval $(call BPF_TOOL,$(t))))
 
 # rocelat for kernels without bpf_loop (before 5.17): the same source
 # with bounded loops (ROCELAT_NO_BPF_LOOP), chosen at run time by
-# tools/rocelat_load.c, which opens it through rocelat's skeleton
-$(OUTPUT)/rocelat_noloop.bpf.o: bpf/rocelat.bpf.c bpf/rocelat.h $(wildcard bpf/rocelat_*.bpf.h) \
-		$(LIB_HDRS) $(BTF_HDRS) $(VMLINUX_HAVE) | $(OUTPUT)
+# tools/rocelat/rocelat_load.c, which opens it through rocelat's skeleton
+$(OUTPUT)/rocelat_noloop.bpf.o: tools/rocelat/rocelat.bpf.c tools/rocelat/rocelat.h \
+		$(wildcard tools/rocelat/rocelat_*.bpf.h) $(LIB_HDRS) $(BTF_HDRS) $(VMLINUX_HAVE) | $(OUTPUT)
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -DROCELAT_NO_BPF_LOOP -c $< -o $@.tmp
+	$(Q)$(CLANG) $(BPF_CFLAGS) -Itools/rocelat -DROCELAT_NO_BPF_LOOP -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
 # its skeleton must declare what rocelat's does (maps, programs, globals):
 # everything before the object's bytes, with the names made equal
@@ -158,21 +173,23 @@ $(OUTPUT)/rocelat_noloop.skel.h: $(OUTPUT)/rocelat_noloop.bpf.o $(OUTPUT)/rocela
 		$@.tmp > $@.decl && sed '/elf_bytes(size_t \*sz)$$/,$$d' $(OUTPUT)/rocelat.skel.h | \
 		cmp -s - $@.decl || { echo "$@: not the same maps, programs and globals as rocelat.skel.h" >&2; exit 1; }
 	$(Q)rm -f $@.decl && mv $@.tmp $@
-$(OUTPUT)/rocelat_load.o: $(OUTPUT)/rocelat_noloop.skel.h
+$(OUTPUT)/obj/rocelat/rocelat_load.o: $(OUTPUT)/rocelat_noloop.skel.h
 # the parser clears its 120-byte pkt_info per packet; gcc's rep stos for
 # it took a fifth of -r's user time (perf, bench/offline.sh): stores
 # instead, where the compiler has the option (x86 gcc)
 NATIVE_MEMSET := $(shell $(CC) -mstringop-strategy=unrolled_loop -E -x c /dev/null \
 	>/dev/null 2>&1 && echo -mstringop-strategy=unrolled_loop)
 # rocelat -r: the same source compiled by the host compiler
-# (tools/rocelat_native.c), libbpf's headers replaced by tools/native/'s
-NATIVE_CFLAGS := $(CFLAGS) $(WARN) -Wno-unknown-pragmas -Itools/native -Itools -I$(VMLINUX_DIR) \
-	-Ibpf -Ibpf/lib -Ibtf -include $(VMLINUX_HAVE) -DAX_NATIVE -DROCELAT_NO_BPF_LOOP \
+# (tools/rocelat/rocelat_native.c), libbpf's headers replaced by
+# tools/rocelat/native/'s
+NATIVE_CFLAGS := $(CFLAGS) $(WARN) -Wno-unknown-pragmas -Itools/rocelat/native -Itools/rocelat -Ibpf -Itools \
+	-I$(VMLINUX_DIR) -Ibpf/lib -Ibtf -include $(VMLINUX_HAVE) -DAX_NATIVE -DROCELAT_NO_BPF_LOOP \
 	-DBPF_NO_PRESERVE_ACCESS_INDEX $(NATIVE_MEMSET)
-$(OUTPUT)/rocelat_native.o: tools/rocelat_native.c tools/rocelat_native.h bpf/rocelat.bpf.c \
-		bpf/rocelat.h $(wildcard bpf/rocelat_*.bpf.h tools/native/bpf/*.h) \
-		tools/lib/bpfnative.h $(LIB_HDRS) $(BTF_HDRS) $(VMLINUX_HAVE) | $(OUTPUT)
+$(OUTPUT)/obj/rocelat/rocelat_native.o: tools/rocelat/rocelat_native.c tools/rocelat/rocelat.bpf.c \
+		$(call tool_hdrs,rocelat) $(wildcard tools/rocelat/rocelat_*.bpf.h tools/rocelat/native/bpf/*.h) \
+		$(LIB_HDRS) $(BTF_HDRS) $(VMLINUX_HAVE)
 	$(call msg,CC-NATIVE,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(NATIVE_CFLAGS) -c $< -o $@
 
 $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
@@ -187,48 +204,30 @@ $(OUTPUT)/libagentxdp.a: $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)$(AR) rcs $@ $^
 
-$(OUTPUT)/%.o: tools/%.c $(OUTPUT)/%.skel.h bpf/%.h $(LIB_HDRS) $(VERSION_SRC) | $(OUTPUT)
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
-
-
-$(addprefix $(OUTPUT)/,$(addsuffix .o,$(EXTRA_PROGS))): $(OUTPUT)/%.o: tools/%.c $(LIB_HDRS) | $(OUTPUT)
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
-
-# a program's further objects: tools/<prog>_<part>.c (nfdrop_evidence.c,
-# rocegen_requester.c), each with the program's headers tools/<prog>.h and
-# tools/<prog>_*.h and, for a BPF tool, its skeleton; the program links
-# them all in
-tool_parts = $(patsubst tools/%.c,$(OUTPUT)/%.o,$(wildcard tools/$(1)_*.c))
-tool_hdrs = $(wildcard tools/$(1).h tools/$(1)_*.h)
-tool_bpf_deps = $(if $(filter $(1),$(BPF_TOOLS)),$(OUTPUT)/$(1).skel.h bpf/$(1).h)
-define TOOL_PARTS
-$(OUTPUT)/$(1)_%.o: tools/$(1)_%.c $(call tool_hdrs,$(1)) $(call tool_bpf_deps,$(1)) $(LIB_HDRS) | $(OUTPUT)
+# a tool's objects: every tools/<tool>/*.c, compiled with its own folder
+# and the folders of the tools it uses on the include path, after its
+# skeleton and theirs; the program links its main object, its archive,
+# theirs and the shared library, with its libraries and theirs
+tool_uses = $(if $(filter $(1),$(USES_TOOLS)),$(call uses_tools,$(1)))
+tool_deps = $(foreach u,$(1) $(call tool_uses,$(1)),$(call tool_hdrs,$(u)) \
+	$(if $(filter $(u),$(BPF_TOOLS)),$(OUTPUT)/$(u).skel.h))
+define TOOL
+$(OUTPUT)/obj/$(1)/%.o: tools/$(1)/%.c $(call tool_deps,$(1)) $(LIB_HDRS) $(VERSION_SRC)
 	$$(call msg,CC,$$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -c $$< -o $$@
-$(OUTPUT)/$(1): $(call tool_parts,$(1))
-$(OUTPUT)/$(1).o: $(call tool_hdrs,$(1))
+	$(Q)mkdir -p $$(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $(foreach u,$(1) $(call tool_uses,$(1)),-Itools/$(u)) -c $$< -o $$@
+$(call tool_archive,$(1)): $(filter-out $(OUTPUT)/obj/$(1)/$(1).o,$(call tool_objs,$(1)))
+	$$(call msg,AR,$$@)
+	$(Q)mkdir -p $$(@D)
+	$(Q)rm -f $$@ && $(AR) rcs $$@ $$^
+$(OUTPUT)/$(1): $(OUTPUT)/obj/$(1)/$(1).o $(call tool_archive,$(1)) \
+		$(foreach u,$(call tool_uses,$(1)),$(call tool_archive,$(u))) $(OUTPUT)/libagentxdp.a
+	$$(call msg,BINARY,$$@)
+	$(Q)$(CC) $$(call tool_ldflags,$(1)) $$(filter %.o,$$^) $$(filter %.a,$$^) $$(call tool_ldlibs,$(1)) -o $$@
+$(if $(call tool_uses,$(1)),$(1)_LDLIBS := $(foreach u,$(call tool_uses,$(1)),$($(u)_LDLIBS)))
+$(if $(call tool_uses,$(1)),$(1)_SHARED_LDLIBS := $(foreach u,$(call tool_uses,$(1)),$($(u)_SHARED_LDLIBS)))
 endef
-$(foreach t,$(TOOLS) $(EXTRA_PROGS),$(eval $(call TOOL_PARTS,$(t))))
-
-# a tool of tools/<tool>.uses: the skeletons and headers of the tools it
-# uses, their parts it links, and their libraries
-define USES_TOOL
-$(OUTPUT)/$(1).o $(patsubst tools/%.c,$(OUTPUT)/%.o,$(wildcard tools/$(1)_*.c)): \
-	$(foreach u,$(call uses_tools,$(1)),$(OUTPUT)/$(u).skel.h bpf/$(u).h $(call tool_hdrs,$(u)))
-$(OUTPUT)/$(1).o: tools/$(1).c $(LIB_HDRS) $(VERSION_SRC) | $(OUTPUT)
-	$$(call msg,CC,$$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -c $$< -o $$@
-$(OUTPUT)/$(1): $(addprefix $(OUTPUT)/,$(addsuffix .o,$(call uses_parts,$(1))))
-$(1)_LDLIBS := $(foreach u,$(call uses_tools,$(1)),$($(u)_LDLIBS))
-$(1)_SHARED_LDLIBS := $(foreach u,$(call uses_tools,$(1)),$($(u)_SHARED_LDLIBS))
-endef
-$(foreach t,$(USES_TOOLS),$(eval $(call USES_TOOL,$(t))))
-
-$(addprefix $(OUTPUT)/,$(TOOLS) $(EXTRA_PROGS)): $(OUTPUT)/%: $(OUTPUT)/%.o $(OUTPUT)/libagentxdp.a
-	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(call tool_ldflags,$*) $(filter %.o,$^) $(filter %.a,$^) $(call tool_ldlibs,$*) -o $@
+$(foreach t,$(TOOL_DIRS),$(eval $(call TOOL,$(t))))
 
 # module types for CO-RE from a module's BTF: btf/rdma_rxe.h from rdma_rxe
 # (loaded, or the Soft-RoCE guest cache); btf-check diffs instead of writing
@@ -247,10 +246,11 @@ $(OUTPUT)/udpflood: tests/lib/udpflood.c $(OUTPUT)/lib/roce_pkt.o | $(OUTPUT)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $(WARN) $(LDFLAGS) $^ -o $@
 
-$(OUTPUT)/bench/rocelat_bench: bench/rocelat_bench.c $(OUTPUT)/rocelat.skel.h bpf/rocelat.h $(wildcard tests/unit/*.h) $(OUTPUT)/libagentxdp.a
+$(OUTPUT)/bench/rocelat_bench: bench/rocelat_bench.c $(OUTPUT)/rocelat.skel.h tools/rocelat/rocelat.h \
+		$(wildcard tests/unit/*.h) $(OUTPUT)/libagentxdp.a
 	$(call msg,BINARY,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit $(LDFLAGS) $< $(OUTPUT)/libagentxdp.a $(LDLIBS_BASE) -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) -Itools/rocelat -Itests/unit $(LDFLAGS) $< $(OUTPUT)/libagentxdp.a $(LDLIBS_BASE) -o $@
 
 $(OUTPUT)/bench/bpfstat $(OUTPUT)/bench/tcpass: $(OUTPUT)/bench/%: bench/%.c
 	$(call msg,BINARY,$@)
@@ -277,23 +277,18 @@ $(OUTPUT)/tests/%_pkts.h: tests/unit/gen_%.py | $(OUTPUT)/tests
 	$(call msg,GEN,$@)
 	$(Q)$(PYTHON_SCAPY) $< $@ $(OUTPUT)/tests/$*.pcap
 
-# unit tests: tests/unit/<tool>_*.c may include that tool's skeleton, a
-# test-only skeleton (tests/<name>.skel.h) and generated packets;
-# <test>_UNIT_LDLIBS: the libraries of the code it tests
-nfmatch_UNIT_LDLIBS := $(nfdrop_LDLIBS)
-capture_set_UNIT_LDLIBS := -lpcap
-nfdrop_hold_UNIT_LDLIBS := $(nfdrop_LDLIBS)
-# held packets are written with nfdrop_output.c's comments
-$(OUTPUT)/tests/nfdrop_hold: $(OUTPUT)/nfdrop_output.o
-# the hot map is written and read by the loader's own functions
-$(OUTPUT)/tests/roceinject_select: $(OUTPUT)/roceinject_load.o
-$(OUTPUT)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(wildcard bpf/*.h) $(LIB_HDRS) $(addprefix $(OUTPUT)/,$(addsuffix .skel.h,$(BPF_TOOLS))) $(UNIT_SKELS) $(UNIT_GEN) $(OUTPUT)/libagentxdp.a | $(OUTPUT)/tests
+# unit tests: tests/unit/<tool>_*.c may include that tool's skeleton and
+# headers, a test-only skeleton (tests/<name>.skel.h) and generated
+# packets; each links what it calls from the tools' archives and the
+# shared library, with the tools' libraries
+TOOL_INCS := $(foreach t,$(TOOL_DIRS),-Itools/$(t))
+UNIT_LDLIBS := $(sort $(foreach t,$(TOOL_DIRS),$($(t)_LDLIBS)))
+$(OUTPUT)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(foreach t,$(TOOL_DIRS),$(call tool_hdrs,$(t))) \
+		$(LIB_HDRS) $(addprefix $(OUTPUT)/,$(addsuffix .skel.h,$(BPF_TOOLS))) $(UNIT_SKELS) $(UNIT_GEN) \
+		$(TOOL_ARCHIVES) $(OUTPUT)/libagentxdp.a | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(filter %.o,$^) $(OUTPUT)/libagentxdp.a $($*_UNIT_LDLIBS) $(LDLIBS_BASE) -o $@
-# a unit test named after a tool's part (tests/unit/rxeqp_delta.c,
-# tools/rxeqp_delta.c) links that part
-$(foreach u,$(patsubst tests/unit/%.c,%,$(UNIT_SRCS)),$(if $(wildcard tools/$(u).c),\
-	$(eval $(OUTPUT)/tests/$(u): $(OUTPUT)/$(u).o)))
+	$(Q)$(CC) $(ALL_CFLAGS) $(TOOL_INCS) $(LDFLAGS) $< -Wl,--start-group $(TOOL_ARCHIVES) \
+		$(OUTPUT)/libagentxdp.a -Wl,--end-group $(UNIT_LDLIBS) $(LDLIBS_BASE) -o $@
 
 unit: $(UNIT_BINS)
 

@@ -66,8 +66,8 @@ _agentxdp()
 
 # the tools to complete: installed as completions/<tool>, that one (which
 # bash-completion loads when <tool> is first completed); sourced from a
-# checkout (completion/agentxdp.bash), every bpf/<tool>.bpf.c and
-# tools/<tool>.uses beside it
+# checkout (completion/agentxdp.bash), every tools/<tool>/<tool>.bpf.c
+# and tools/<tool>/<tool>.uses beside it
 _agentxdp_tools()
 {
 	local self=${BASH_SOURCE[0]} dir=. f
@@ -76,7 +76,7 @@ _agentxdp_tools()
 		return
 	fi
 	[[ $self != */* ]] || dir=${self%/*}
-	for f in "$dir"/../bpf/*.bpf.c "$dir"/../tools/*.uses; do
+	for f in "$dir"/../tools/*/*.bpf.c "$dir"/../tools/*/*.uses; do
 		[[ -e $f ]] || continue
 		f=${f##*/}
 		f=${f%.bpf.c}

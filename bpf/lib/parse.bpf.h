@@ -90,7 +90,7 @@ static __always_inline int pkt_load(const struct pkt_cursor *c, __u32 off,
 		return 0;
 	}
 #ifdef AX_NATIVE
-	/* compiled natively (tools/native/): packets in user memory only */
+	/* compiled natively (tools/rocelat/native/): packets in user memory only */
 	return -1;
 #else
 	if (off + len > c->klen)

@@ -79,7 +79,7 @@ setup() {
 }
 
 # One more tool, as CONTRIBUTING.md adds one: its files (a renamed copy of
-# rxedrop: the three, and its parts tools/rxedrop_*.[ch]) and its
+# rxedrop: its folder tools/rxedrop/, every file renamed) and its
 # man/<tool>.h2m in a scratch copy of the tree, no other file touched. The build, `make man`, install, uninstall and the bash
 # completion must all pick it up. The other tools' objects are copied in
 # (times kept), so only the new one is compiled.
@@ -91,13 +91,14 @@ setup() {
 	(cd "$AX_ROOT" && tar cf - Makefile README.md bpf btf tools vmlinux man completion scripts debian prometheus) |
 		(cd "$S" && tar xf -)
 	for t in $(ax_tools); do
-		cp -a "$AX_BUILD/$t" "$AX_BUILD/$t".* "$B"/
-		for f in "$AX_BUILD/${t}"_*.o; do [ ! -e "$f" ] || cp -a "$f" "$B"/; done
+		for f in "$AX_BUILD/$t" "$AX_BUILD/$t".*; do [ ! -e "$f" ] || cp -a "$f" "$B"/; done
 	done
-	cp -a "$AX_BUILD"/lib "$AX_BUILD"/libagentxdp.a "$AX_BUILD"/vmlinux_have_*.h "$B"/
-	for f in bpf/rxedrop.bpf.c bpf/rxedrop.h tools/rxedrop.c man/rxedrop.h2m \
-		$(cd "$S" && ls tools/rxedrop_*.[ch]); do
-		sed 's/rxedrop/axdemo/g; s/RXEDROP/AXDEMO/g' "$S/$f" > "$S/${f/rxedrop/axdemo}"
+	cp -a "$AX_BUILD"/lib "$AX_BUILD"/obj "$AX_BUILD"/libagentxdp.a "$AX_BUILD"/vmlinux_have_*.h \
+		"$AX_BUILD"/rocelat_noloop.* "$B"/
+	mkdir "$S/tools/axdemo"
+	for f in man/rxedrop.h2m $(cd "$S" && ls tools/rxedrop/*); do
+		f=${f#./}
+		sed 's/rxedrop/axdemo/g; s/RXEDROP/AXDEMO/g' "$S/$f" > "$S/${f//rxedrop/axdemo}"
 	done
 
 	make -s -C "$S" OUTPUT="$B" tools

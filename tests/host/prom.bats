@@ -165,11 +165,11 @@ start_rxedrop() {
 
 # The other tools: every tool lists --prom (it comes from the shared CLI
 # core), so --help cannot tell whether a tool writes anything; its loader
-# (tools/<tool>.c and its parts tools/<tool>_*.c) must use cli.prom_path.
+# (tools/<tool>/*.c) must use cli.prom_path.
 # Skipped, with the reason, while it does not.
 needs_prom() {
 	[ -x "$AX_BUILD/$1" ] || skip "$1 not built"
-	cat "$AX_ROOT/tools/$1.c" "$AX_ROOT"/tools/"$1"_*.c 2>/dev/null | grep -q 'cli\.prom_path' ||
+	cat "$AX_ROOT"/tools/"$1"/*.c 2>/dev/null | grep -q 'cli\.prom_path' ||
 		skip "$1 accepts --prom (shared CLI) but does not write metrics yet"
 }
 

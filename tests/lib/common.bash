@@ -434,18 +434,17 @@ ax_file_ran() {
 }
 
 # ax_tools: every tool, one a line, what the Makefile builds and installs
-# (its TOOLS): bpf/<tool>.bpf.c with its loader tools/<tool>.c, then every
-# tools/<tool>.uses (a tool on other tools' BPF objects: rocediag)
+# (its TOOLS): each tools/<tool>/ with <tool>.bpf.c and its loader
+# <tool>.c, then each with <tool>.uses instead (a tool on other tools' BPF
+# objects: rocediag)
 ax_tools() {
 	local f t
-	for f in "$AX_ROOT"/bpf/*.bpf.c; do
-		t=$(basename "$f" .bpf.c)
-		[ -f "$AX_ROOT/tools/$t.c" ] && echo "$t"
-	done
-	for f in "$AX_ROOT"/tools/*.uses; do
+	for f in "$AX_ROOT"/tools/*/*.bpf.c "$AX_ROOT"/tools/*/*.uses; do
 		[ -e "$f" ] || continue
-		t=$(basename "$f" .uses)
-		[ -f "$AX_ROOT/tools/$t.c" ] && echo "$t"
+		t=${f##*/}
+		t=${t%.bpf.c}
+		t=${t%.uses}
+		[ "$f" = "$AX_ROOT/tools/$t/${f##*/}" ] && [ -f "$AX_ROOT/tools/$t/$t.c" ] && echo "$t"
 	done
 }
 

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # rocelat -r's three builds of one source: the native one (-r's default,
-# tools/rocelat_native.c), the kernel's bpf_loop build and its build for
+# tools/rocelat/rocelat_native.c), the kernel's bpf_loop build and its build for
 # kernels without bpf_loop (before 5.17; bounded loops,
 # rocelat_noloop.bpf.o), forced on a kernel that has bpf_loop with the
 # loader's test hook ROCELAT_FORCE_NO_BPF_LOOP.

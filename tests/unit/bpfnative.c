@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <linux/bpf.h>
 #include "tap.h"
-#include "lib/bpfnative.h"
+#include "bpfnative.h"
 
 #define MAX 64
 

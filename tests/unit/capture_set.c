@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "tap.h"
-#include "lib/capture_set.h"
+#include "capture_set.h"
 
 #define FRAME 60
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* tools/lib/diag.c: rocediag's join by QP and each verdict rule, on
+/* tools/rocediag/diag.c: rocediag's join by QP and each verdict rule, on
  * evidence set by hand (what each source would have read) */
 #include <stdbool.h>
 #include <string.h>
-#include "lib/diag.h"
+#include "diag.h"
 #include "tap.h"
 
 static const __u8 A[16] = { 10, 0, 0, 1 }, B[16] = { 10, 0, 0, 2 }, C[16] = { 10, 0, 0, 3 };

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* tools/nfdrop_hold.c: held packets written with their report's row, in
+/* tools/nfdrop/nfdrop_hold.c: held packets written with their report's row, in
  * the order they were dropped; the unsettled ones said why, and counted;
  * the caps. The file is walked back block by block. */
 #include <stddef.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* tools/lib/nfmatch.c: one packet through a ruleset built in memory
+/* tools/nfdrop/nfmatch.c: one packet through a ruleset built in memory
  * (iptables-save lines, a verdict map on a concatenation, interval sets),
  * jumps, gotos and returns followed, what is not understood both ways. */
 #include <arpa/inet.h>
@@ -10,8 +10,8 @@
 #include <linux/netfilter/nf_conntrack_common.h>
 #include <linux/netfilter/xt_conntrack.h>
 #include <libnftnl/expr.h>
-#include "lib/nfrules.h"
-#include "lib/nfmatch.h"
+#include "nfrules.h"
+#include "nfmatch.h"
 #include "tap.h"
 
 static struct nfr_ruleset rs;

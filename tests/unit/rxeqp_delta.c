@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * tools/rxeqp_delta.c on the maps of rxeqp's skeleton (loaded, no program:
+ * tools/rxeqp/rxeqp_delta.c on the maps of rxeqp's skeleton (loaded, no program:
  * rdma_rxe need not be there), filled the way rxeqp.bpf.c fills them: every
  * destroyed QP retired after one reading, more than a batch of them (the
  * copy it replaced scanned 256 keys), their totals kept per device, growth

@@ -7,7 +7,7 @@
  * directory, so a scrape never sees half a file. Aggregation across nodes
  * is Prometheus' (or an OpenTelemetry collector's) job, not ours.
  *
- * Wiring a tool to --prom FILE (cli.prom_path), as tools/rxedrop.c does:
+ * Wiring a tool to --prom FILE (cli.prom_path), as tools/rxedrop/rxedrop.c does:
  *
  *  1. Export cumulative values. Counters and histogram buckets must never
  *     go down while the process lives: a tool that drains its BPF map every
@@ -165,8 +165,8 @@ void prom_counters_fold(struct prom_file *pf, const char *name,
 /*
  * Running counter totals by label values through a struct prom_cap, the
  * "at most N series, the rest summed into other, membership sticky" rule
- * of a tool that drains its BPF map every report (tools/rxedrop.c,
- * tools/nfdrop.c): each report adds what it drained; a write exports the
+ * of a tool that drains its BPF map every report (tools/rxedrop/rxedrop.c,
+ * tools/nfdrop/nfdrop.c): each report adds what it drained; a write exports the
  * totals, series not on their own summed into one whose every label is
  * PROM_OTHER (written only when there is such a series).
  */

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * rocediag: the four tools' BPF sides in one process (rocediag_sources.c),
+ * their evidence joined by QP and judged (tools/rocediag/diag.c), one verdict
+ * line per QP (rocediag_output.c).
+ */
+#ifndef AGENTXDP_ROCEDIAG_H
+#define AGENTXDP_ROCEDIAG_H
+#include <stdbool.h>
+#include <stdio.h>
+#include "diag.h"
+#include "lib/loop.h"
+
+#define ROCEDIAG_MAX_IFACES	8
+#define ROCEDIAG_MAX_QPS	4096
+
+struct rocediag_cfg {
+	const char *ifnames[ROCEDIAG_MAX_IFACES];
+	int nifs;
+	int xdp_mode;		/* enum netattach_mode */
+	long timeout_ms;	/* rocelat's --timeout */
+	bool no_rxe, no_rules;	/* leave a source out */
+	bool problems;		/* --problems: QPs not OK, a line per peer pair */
+	unsigned int snaplen;	/* --snaplen (pcapng_args, lib/pcapng.h) */
+	struct pcapng *pcap;	/* -w's file, open; NULL without -w */
+};
+
+/* load and attach every source the kernel allows; what is missing goes
+ * into src with its reason. 0, or -1 after a one-line error when nothing
+ * at all can be watched. Ring buffers are added to lp. */
+int rocediag_sources_open(const struct rocediag_cfg *cfg, struct diag_sources *src,
+			  struct loop *lp);
+/* everything detached and freed */
+void rocediag_sources_close(void);
+/* the interval since the last call read into t (reset first); its length
+ * in seconds */
+double rocediag_sources_read(struct diag_table *t);
+
+/* one report of t: text or -j */
+void rocediag_print(const struct diag_table *t, const struct diag_sources *src,
+		    const struct rocediag_cfg *cfg);
+/* the "cannot see" lines of the sources missing */
+void rocediag_print_missing(FILE *out, const struct diag_sources *src);
+void rocediag_prom(const struct diag_table *t);
+void rocediag_output_free(void);
+
+#endif

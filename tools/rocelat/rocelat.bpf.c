@@ -1,0 +1,988 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * rocelat: passive RoCE v2 latency from XDP (ingress) and tc (egress).
+ *
+ * One handler, two thin wrappers. Every packet passes untouched. A request
+ * that expects an answer (AckReq, READ REQUEST, atomic) is remembered with
+ * its timestamp; the answer that covers its PSN (cumulative ACK, NAK's
+ * implied ACK, its READ RESPONSE or ATOMIC ACKNOWLEDGE) turns it into a
+ * latency sample.
+ *
+ * Answers are paired by queue pair, never by UDP source port: a request
+ * names the responder's QPN, its answer the requester's, and the two
+ * sides of a QP pair may send from different source ports (hardware RNICs
+ * pick one per QP; only current rdma_rxe derives one port from both
+ * QPNs). A flow is (requester, responder, responder QPN): one entry of the
+ * flow table (the pending array, in sets of FLOW_WAYS) holding a FIFO ring
+ * of outstanding PSNs and the flow's statistics.
+ * The pairs map learns requester QPN -> responder QPN from the first
+ * answer whose PSN falls inside exactly one candidate flow's window of
+ * outstanding PSNs between the same two addresses (starting PSNs are
+ * random 24-bit values, so windows of different QPs practically never
+ * overlap; when they do, the one candidate that sends from the answer's
+ * own source port wins, as rxe's symmetric port has it; failing that,
+ * nothing is learned and the answer is counted as ambiguous). After that
+ * an answer costs the pairs map (through a per-CPU cache of its recent
+ * entries), then a look into its flow's set. The pairing is in
+ * rocelat_pair.bpf.h.
+ *
+ * -r FILE runs this very program through BPF_PROG_TEST_RUN with the capture
+ * time written to clock_ns before each packet (targ_offline); rocelat_sweep
+ * (run the same way, by user space, before each report) counts requests
+ * left unanswered for --timeout on flows that went quiet.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include "lib/parse.bpf.h"
+#include "lib/hist.bpf.h"
+#include "lib/maps.bpf.h"
+#include "rocelat.h"
+
+#define AX_TC_ACT_UNSPEC	(-1)	/* also TCX_NEXT: let the next program decide */
+
+/*
+ * bpf_loop(n, cb, ctx, 0), 5.17+. The build for older kernels
+ * (rocelat_noloop.bpf.o, -DROCELAT_NO_BPF_LOOP; rocelat_load.c picks it)
+ * runs the same callback in a bounded loop instead, with the same steps
+ * and the same early end: same source, same results.
+ */
+#ifdef ROCELAT_NO_BPF_LOOP
+#define rocelat_loop(n, cb, ctx)					\
+	({								\
+		__u32 __i;						\
+		for (__i = 0; __i < (n); __i++)				\
+			if (cb(__i, ctx))				\
+				break;					\
+		__i;							\
+	})
+#else
+#define rocelat_loop(n, cb, ctx)	bpf_loop(n, cb, ctx, 0)
+#endif
+
+const volatile __u16 targ_roce_port = ROCE_V2_PORT;
+const volatile __u64 targ_unit_ns = 1000;	/* histogram unit: us */
+const volatile __u32 targ_unit_log2 = 9;	/* its log2, rounded down */
+const volatile __u64 targ_timeout_ns = 1000000000ULL;
+const volatile bool targ_offline = false;
+/* follow GRE/ERSPAN/VXLAN/Geneve to the mirrored frame (-r, --mirror, --decap) */
+const volatile bool targ_decap = false;
+const volatile __u8 targ_mirror_time = MIRROR_TIME_AUTO;
+
+/* offline mode: capture timestamp of the packet about to run, in ns */
+__u64 clock_ns = 0;
+/* reporting interval; user space steps it to start a new one (flow stats
+ * held in flow-table entries are zeroed lazily, at their next update) */
+__u32 stats_epoch = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rocelat_counters);
+} counters SEC(".maps");
+
+static __always_inline __u64 now_ns(void)
+{
+	return targ_offline ? clock_ns : bpf_ktime_get_ns();
+}
+
+/*
+ * The mirror session or tunnel a decapsulated frame came in, hashed; 0 for
+ * none. Symmetric in the outer addresses: a switch's mirror session sends
+ * both directions from the switch to the collector, but between two
+ * tunnel endpoints (a VXLAN overlay) requests and answers travel the
+ * tunnel in opposite directions and must still meet.
+ */
+static __always_inline __u32 session_of(const struct pkt_info *pi)
+{
+	__u32 h, s, d;
+	int i;
+
+	if (!pi->tun_kind)
+		return 0;
+	h = (pi->tun_kind * 0x9E3779B1u) ^ pi->tun_id;
+#pragma unroll
+	for (i = 0; i < 4; i++) {
+		__builtin_memcpy(&s, &pi->tun_saddr[4 * i], 4);
+		__builtin_memcpy(&d, &pi->tun_daddr[4 * i], 4);
+		h = (h ^ (s ^ d)) * 0x85EBCA6Bu;
+		h = (h ^ (s + d)) * 0xC2B2AE35u;
+		h ^= h >> 13;
+	}
+	return h ? h : 1;
+}
+
+/* the flow of a request (requester = source), or of an answer's requester
+ * QP (requester = destination) */
+static __always_inline void qp_key_fill(struct roce_qp_key *k,
+					const struct pkt_info *pi, bool answer)
+{
+	if (answer)
+		roce_qp_key_addrs(k, pi->family, pi->daddr, pi->saddr);
+	else
+		roce_qp_key_addrs(k, pi->family, pi->saddr, pi->daddr);
+	k->qpn = pi->dqpn;
+	k->session = session_of(pi);
+}
+
+#include "rocelat_flow.bpf.h"
+#include "rocelat_samples.bpf.h"
+
+/*
+ * The mirroring switch's time of a frame in ns (ERSPAN III, 100 ns ticks
+ * or IEEE 1588 nanoseconds), unless --mirror-time=arrival; the 32-bit
+ * ticks wrap every *wrap ns.
+ */
+static __always_inline bool switch_time(const struct pkt_info *pi, __u64 *ns,
+					__u64 *wrap)
+{
+	if (targ_mirror_time == MIRROR_TIME_ARRIVAL || !(pi->flags & PKT_F_TUN_TS))
+		return false;
+	if (pi->tun_ts_gra == PKT_GRA_100NS) {
+		*ns = (__u64)pi->tun_ts * 100;
+		*wrap = 100ULL << 32;
+		return true;
+	}
+	if (pi->tun_ts_gra == PKT_GRA_IEEE1588) {
+		*ns = pi->tun_ts;
+		*wrap = 1ULL << 32;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The helpers below are global (non-static, noinline) functions: the
+ * verifier checks each once, on its own, instead of once per parser path
+ * times per ring slot. Their pointer arguments may be NULL to the
+ * verifier, hence the checks.
+ */
+
+/*
+ * How long the answer took to come for the request in slot s, which it
+ * answers; -1 when that was over --timeout (counted as one), or when the
+ * answer is stamped before its request (a recording out of time order):
+ * no time to measure, counted as reordered and untimed
+ */
+static __always_inline __s64 slot_latency(struct pending_flow *pf,
+					  struct answer_ctx *ac,
+					  struct rocelat_counters *cnt,
+					  const struct pending_slot *s)
+{
+	__s64 lat;
+
+	if (!ac->now)
+		ac->now = ac->sw ? ac->sw_ns : now_ns();
+	lat = (__s64)(ac->now - s->ts_ns);
+	if (lat < 0 && (pf->flags & FLOW_SWITCH_CLOCK))
+		lat += pf->clock_wrap_ns;	/* the switch's 32-bit ticks wrapped */
+	if (lat < 0) {
+		cnt->c[RL_REORDERED]++;
+		__sync_fetch_and_add(&flow_stats(pf)->untimed, 1);
+		return -1;
+	}
+	if ((__u64)lat > targ_timeout_ns) {
+		cnt->c[RL_TIMEOUTS]++;
+		__sync_fetch_and_add(&flow_stats(pf)->timeouts, 1);
+		return -1;
+	}
+	ac->sample_psn = s->psn;
+	return lat;
+}
+
+/* state of one completion walk, shared with the bpf_loop() callback */
+struct complete_walk {
+	struct pending_flow *pf;
+	struct answer_ctx *ac;
+	struct rocelat_counters *cnt;
+	__u32 tail, head, pop;
+	int completed;
+	__u32 front;		/* not bool: the verifier wants 0/1 returns */
+};
+
+/* ring slot i of the walk, oldest first; 1 ends the walk */
+static __always_inline long complete_slot(__u64 i, struct complete_walk *w)
+{
+	struct pending_flow *pf = w->pf;
+	struct answer_ctx *ac = w->ac;
+	struct pending_slot *s;
+	__u32 at = w->tail + (__u32)i, fl;
+	bool answered;
+	__s64 lat;
+	int d;
+
+	if (at == w->head)
+		return 1;
+	s = &pf->ring[at & (PENDING_RING - 1)];
+	fl = s->flags;
+	if (!(fl & SLOT_VALID)) {
+		if (w->front)		/* a hole at the front: pop it */
+			w->pop++;
+		return 0;
+	}
+	d = roce_psn_diff(s->psn, ac->psn);
+	if (!ac->fatal && (d > 0 || (d == 0 && !ac->inclusive)))
+		return 1;		/* PSN order: nothing later is covered */
+	if (ac->held && s->ts_ns > ac->now && !(pf->flags & FLOW_SWITCH_CLOCK))
+		return 1;		/* a held answer covers no later request
+					 * (an old connection's, on these QPNs) */
+	s->flags = 0;
+	w->completed++;
+	if (w->front)
+		w->pop++;
+	if (ac->fatal && d >= 0) {
+		/* the QP is in error: its named request and all later
+		 * ones will never be answered */
+		w->cnt->c[RL_FATAL_ENDED]++;
+		return 0;
+	}
+	if (ac->untimed) {
+		/* answered, by an answer whose time is lost */
+		w->cnt->c[RL_UNTIMED]++;
+		__sync_fetch_and_add(&flow_stats(pf)->untimed, 1);
+		return 0;
+	}
+	/* a READ is answered by its own READ RESPONSE, an atomic by its
+	 * ATOMIC ACKNOWLEDGE; a later answer passing one means its response
+	 * was lost (or not seen here): no sample */
+	answered = true;
+	if (fl & SLOT_READ) {
+		answered = ac->read_resp && d == 0;
+		if (answered && ac->payload_len) {
+			/* the READ's PSNs run on to its last response */
+			ac->span_hi = s->psn + (s->dma_len + ac->payload_len - 1) /
+					       ac->payload_len - 1;
+			ac->has_span = 1;
+		}
+	} else if (fl & SLOT_ATOMIC) {
+		answered = ac->atomic_ack && d == 0;
+	}
+	if (!answered) {
+		w->cnt->c[RL_RESP_MISSING]++;
+		flow_stats(pf)->resp_missing++;
+		return 0;
+	}
+	if (fl & SLOT_RETX) {
+		w->cnt->c[RL_KARN_DISCARDED]++;
+		return 0;
+	}
+	lat = slot_latency(pf, ac, w->cnt, s);
+	if (lat >= 0)
+		rocelat_sample(pf, ac, w->cnt, lat,
+			       (fl & SLOT_INGRESS) && ac->egress);
+	return 0;
+}
+
+/* the walk's bpf_loop() callback, from its third slot on */
+static long complete_slots_on(__u64 i, void *data)
+{
+	return complete_slot(i + 2, data);
+}
+
+/*
+ * Complete the pending requests an answer covers: every PSN before its
+ * own, and its own when inclusive (ACK, READ RESPONSE). A NAK acknowledges
+ * only the PSNs before its own; a fatal NAK (not a sequence error, not
+ * RNR) also ends the request it names and every later one, without a
+ * sample. The ring walk is a bpf_loop() (5.17+): the verifier checks the
+ * body once, which the 6.1 verifier needs for PENDING_RING steps. Returns
+ * how many requests were completed.
+ *
+ * tail has one writer per side: this walk (answers) and, when the ring is
+ * full, the request path evicting its oldest. Should both move it at the
+ * same moment on two CPUs, one pop is lost: the freed slot stays a hole
+ * and the next walk pops it. Nothing is counted twice.
+ */
+__noinline int rocelat_complete(struct pending_flow *pf, struct answer_ctx *ac,
+				struct rocelat_counters *cnt)
+{
+	struct complete_walk w = {};
+
+	if (!pf || !ac || !cnt)
+		return 0;
+	w.pf = pf;
+	w.ac = ac;
+	w.cnt = cnt;
+	w.tail = pf->tail;
+	w.head = pf->head;
+	w.front = 1;
+	/* the common answer covers the oldest request and stops at the next
+	 * one (an ACK per AckReq, in order): two steps inline, no loop */
+	if (!complete_slot(0, &w) && !complete_slot(1, &w))
+		rocelat_loop(PENDING_RING - 2, complete_slots_on, &w);
+	pf->tail = w.tail + w.pop;
+	return w.completed;
+}
+
+/*
+ * The common answer without the walk's calls (each costs a return thunk
+ * on CPUs that need one, 7 ns here): an ACK of the oldest outstanding
+ * request, a SEND or WRITE, when the next one (if any) is later than the
+ * ACK. Returns what rocelat_complete() would, or -1 for anything else,
+ * having changed nothing: then the walk does it.
+ */
+static __always_inline int complete_fast(struct pending_flow *pf,
+					 struct answer_ctx *ac,
+					 struct rocelat_counters *cnt,
+					 const struct pkt_info *pi)
+{
+	__u32 tail = pf->tail, head = pf->head, fl, turn;
+	struct pending_slot *s, *next;
+	struct roce_flow_stats *fs;
+	__s64 lat;
+	int d;
+
+	if (tail == head)
+		return 0;
+	if (!ac->inclusive)
+		return -1;
+	s = &pf->ring[tail & (PENDING_RING - 1)];
+	fl = s->flags;
+	if ((fl & ~SLOT_INGRESS) != SLOT_VALID)
+		return -1;
+	d = roce_psn_diff(s->psn, ac->psn);
+	if (d > 0)
+		return 0;		/* PSN order: nothing is covered */
+	/* the ring's PSNs rise (handle_request() adds only a PSN past the
+	 * highest): an ACK of the oldest's own PSN covers no later one */
+	if (d < 0) {
+		/* past every request seen: it answers some not seen yet
+		 * (handle_answer() remembers it) */
+		if (tail + 1 == head && roce_psn_diff(ac->psn, pf->hi_psn) > 0)
+			return -1;
+		next = &pf->ring[(tail + 1) & (PENDING_RING - 1)];
+		if (tail + 1 != head && (!(next->flags & SLOT_VALID) ||
+		    roce_psn_diff(next->psn, ac->psn) <= 0))
+			return -1;
+	}
+	s->flags = 0;
+	pf->tail = tail + 1;
+	/* what handle_answer() does after a completion, done here: the
+	 * fast path returns without its checks for the slow one's cases */
+	answer_una(pf, ac->psn, true);
+	pf->ans_psn = ac->psn;
+	pf->ans_ip_id = pi->ip_id;
+	fs = flow_stats(pf);
+	turn = (fl & SLOT_INGRESS) && ac->egress;
+	lat = slot_latency(pf, ac, cnt, s);
+	pf->ans_ts = ac->now;
+	if (lat >= 0)
+		sample_add(pf, fs, ac, cnt, lat, turn);
+	return 1;
+}
+
+/*
+ * A request PSN seen again. Its pending slot holds the first sighting:
+ * the same IPv4 ID within DUP_WINDOW_NS is that packet seen a second time
+ * (returns 1); else a retransmission, whose answer becomes ambiguous.
+ */
+__noinline int rocelat_mark_retx(struct pending_flow *pf, __u32 psn,
+				 __u32 ip_id, __u64 now)
+{
+	__u32 tail, head;
+	int i;
+
+	if (!pf)
+		return 0;
+	tail = pf->tail;
+	head = pf->head;
+	for (i = 0; i < PENDING_RING; i++) {
+		struct pending_slot *s = &pf->ring[(tail + i) & (PENDING_RING - 1)];
+
+		if (tail + i == head)
+			break;
+		if (!(s->flags & SLOT_VALID) || s->psn != psn)
+			continue;
+		if (s->ip_id == ip_id && now - s->ts_ns < DUP_WINDOW_NS)
+			return 1;
+		s->flags |= SLOT_RETX;
+	}
+	return 0;
+}
+
+#include "rocelat_pair.bpf.h"
+
+/*
+ * A new flow's entry: a free one of the emptier of its two sets (two
+ * choices keep the sets even: with one, a table a quarter full already
+ * pushed out 0.5% of its flows and a full one 19%), else the least
+ * recently active flow of both (pushed out: counted as flows started
+ * minus flows live). Two CPUs that start two flows of one set (or one
+ * flow twice) at the same moment may pick the same entry: one flow is then
+ * lost, or counted twice as started, as if pushed out.
+ */
+__noinline int rocelat_flow_new(const struct roce_qp_key *k,
+				struct rocelat_counters *cnt)
+{
+	__u32 set[2], i, j, idx, victim = 0, free_at[2] = {}, nfree[2] = {};
+	struct pending_flow *pf;
+	__u64 oldest = ~0ULL, t, *bits;
+	struct roce_qp_key key;
+
+	if (!k || !cnt)
+		return -1;
+	key = *k;
+	roce_flow_sets(&key, targ_flow_sets, set);
+	for (j = 0; j < 2; j++) {
+		for (i = 0; i < FLOW_WAYS; i++) {
+			idx = set[j] * FLOW_WAYS + i;
+			pf = bpf_map_lookup_elem(&pending, &idx);
+			if (!pf)
+				return -1;
+			if (!pf->used) {
+				if (!nfree[j]++)
+					free_at[j] = idx;
+				continue;
+			}
+			t = flow_active_ns(pf);
+			if (t < oldest) {
+				oldest = t;
+				victim = idx;
+			}
+		}
+	}
+	if (nfree[0] || nfree[1])
+		victim = nfree[0] >= nfree[1] ? free_at[0] : free_at[1];
+	if (bpf_map_update_elem(&pending, &victim, &zero_flow, BPF_ANY))
+		return -1;
+	pf = bpf_map_lookup_elem(&pending, &victim);
+	if (!pf)
+		return -1;
+	pf->key = key;
+	pf->serial = (__u64)bpf_get_smp_processor_id() << 48 | cnt->c[RL_FLOWS];
+	/* a reader on another CPU matches the key only once it is whole */
+	asm volatile("" ::: "memory");
+	pf->used = 1;
+	idx = victim / 64;
+	bits = bpf_map_lookup_elem(&flows_used, &idx);
+	if (bits && !(*bits & 1ULL << (victim & 63)))
+		__sync_fetch_and_or(bits, 1ULL << (victim & 63));
+	cnt->c[RL_FLOWS]++;
+	pair_add(&key, cnt);
+	return 0;
+}
+
+static __always_inline struct pending_flow *
+flow_get(struct roce_qp_key *fk, struct rocelat_counters *cnt)
+{
+	struct pending_flow *pf = flow_find(fk);
+
+	if (pf || rocelat_flow_new(fk, cnt))
+		return pf;
+	return flow_find(fk);
+}
+
+/*
+ * A new connection on a flow's QPNs: what the old one left outstanding
+ * will never be answered, and is counted as timed out.
+ */
+__noinline int rocelat_flow_forget(struct pending_flow *pf,
+				   struct rocelat_counters *cnt)
+{
+	__u32 tail, head;
+	int i;
+
+	if (!pf || !cnt)
+		return 0;
+	tail = pf->tail;
+	head = pf->head;
+	for (i = 0; i < PENDING_RING; i++) {
+		struct pending_slot *s = &pf->ring[(tail + i) & (PENDING_RING - 1)];
+
+		if (tail + i == head)
+			break;
+		if (!(s->flags & SLOT_VALID))
+			continue;
+		s->flags = 0;
+		cnt->c[RL_TIMEOUTS]++;
+		__sync_fetch_and_add(&flow_stats(pf)->timeouts, 1);
+	}
+	pf->tail = head;
+	return 0;
+}
+
+/* a full ring: its oldest request goes (timed out, or pushed out) */
+static __always_inline void ring_pop_oldest(struct pending_flow *pf,
+					    struct rocelat_counters *cnt, __u64 now)
+{
+	struct pending_slot *s = &pf->ring[pf->tail & (PENDING_RING - 1)];
+
+	if (s->flags & SLOT_VALID) {
+		if (flow_age(pf, now, s->ts_ns) > targ_timeout_ns) {
+			cnt->c[RL_TIMEOUTS]++;
+			__sync_fetch_and_add(&flow_stats(pf)->timeouts, 1);
+		} else {
+			cnt->c[RL_EVICTED]++;
+		}
+	}
+	s->flags = 0;
+	pf->tail++;
+}
+
+/*
+ * A new request PSN that an ACK seen before it covers (pf->early_*,
+ * handle_answer()). Stamped before that ACK, within --timeout, it is one
+ * the ACK answered, shown later by a recording out of time order (a
+ * capture of several queues, a mirror of two ports): a SEND or WRITE is
+ * timed to the ACK, as a pending one would have been (cumulative ACK); a
+ * READ or atomic, answered only by its own response, is counted as
+ * reordered. Stamped after it, the ACK is older (an old connection's):
+ * forgotten, as once past its PSN. Returns 1 when the request is done.
+ */
+__noinline int rocelat_early(struct pending_flow *pf, struct rocelat_counters *cnt,
+			     __u32 psn, __u64 now, __u32 own_response)
+{
+	struct answer_ctx *ac;
+	__s64 lat;
+
+	if (!pf || !cnt)
+		return 0;
+	lat = (__s64)(pf->early_ts - now);
+	if (lat < 0 && (pf->flags & FLOW_SWITCH_CLOCK))
+		lat += pf->clock_wrap_ns;
+	if (roce_psn_diff(psn, pf->early_psn & ROCE_PSN_MASK) > 0 ||
+	    lat < 0 || (__u64)lat > targ_timeout_ns) {
+		pf->early_ts = 0;
+		return 0;
+	}
+	if (pf->early_psn & EARLY_UNMATCHED) {
+		/* it matched after all */
+		cnt->c[RL_UNMATCHED]--;
+		pf->early_psn &= ROCE_PSN_MASK;
+	}
+	if (psn == pf->early_psn)
+		pf->early_ts = 0;	/* the last it covers */
+	if (own_response) {
+		cnt->c[RL_REORDERED]++;
+		__sync_fetch_and_add(&flow_stats(pf)->untimed, 1);
+		return 1;
+	}
+	ac = &cnt->ac;
+	__builtin_memset(ac, 0, sizeof(*ac));
+	ac->now = now + lat;
+	ac->sw = !!(pf->flags & FLOW_SWITCH_CLOCK);
+	ac->sw_ns = ac->now;
+	ac->ifindex = pf->early_ifindex;
+	ac->sample_psn = psn;
+	rocelat_sample(pf, ac, cnt, lat, 0);
+	return 1;
+}
+
+static __always_inline void handle_request(const struct pkt_info *pi,
+					   struct rocelat_counters *cnt,
+					   bool ingress)
+{
+	__u8 op = ROCE_OP(pi->opcode);
+	bool read = op == ROCE_READ_REQUEST;
+	bool atomic = op == ROCE_COMPARE_SWAP || op == ROCE_FETCH_ADD;
+	bool tracked = (pi->flags & PKT_F_ACKREQ) || read || atomic;
+	struct roce_qp_key key;
+	struct pending_flow *pf;
+	struct pending_slot *s;
+	__u64 now = 0, wrap = 0;
+	bool sw;
+	int d;
+
+	cnt->c[RL_REQUESTS]++;
+	qp_key_fill(&key, pi, false);
+	pf = flow_get(&key, cnt);
+	if (!pf)
+		return;
+	sw = switch_time(pi, &now, &wrap);
+	if (!(pf->flags & FLOW_CLOCK_SET))
+		flow_start(pf, pi, &key, sw, wrap);
+	if (pf->flags & FLOW_SWITCH_CLOCK) {
+		if (!sw) {
+			/* a switch-timed flow's frame without the time */
+			cnt->c[RL_NO_SWITCH_TIME]++;
+			return;
+		}
+		pf->sw_last = now;
+		pf->arr_last = now_ns();
+	} else {
+		now = now_ns();
+	}
+	if (pi->ecn == AX_ECN_CE)
+		__sync_fetch_and_add(&flow_stats(pf)->ecn_ce, 1);
+	pf->sport = pi->sport;
+	if (pf->flags & FLOW_HI_VALID) {
+		d = roce_psn_diff(pi->psn, pf->hi_psn);
+		if (d == 0 && pi->ip_id == pf->last_ip_id &&
+		    flow_age(pf, now, pf->last_ts) < DUP_WINDOW_NS) {
+			cnt->c[RL_DUPLICATES]++;
+			return;
+		}
+		if (d < -RETX_WINDOW) {
+			/* a new connection on the same QPNs: what the old
+			 * one left outstanding is forgotten */
+			cnt->c[RL_FLOW_RESETS]++;
+			rocelat_flow_forget(pf, cnt);
+			pf->una_psn = pi->psn;
+		} else if (d <= 0) {
+			if (rocelat_mark_retx(pf, pi->psn, pi->ip_id, now)) {
+				cnt->c[RL_DUPLICATES]++;
+				return;
+			}
+			/* a request PSN seen again: retransmission (Karn) */
+			cnt->c[RL_RETRANSMITS]++;
+			__sync_fetch_and_add(&flow_stats(pf)->retransmits, 1);
+			return;
+		}
+	} else {
+		pf->una_psn = pi->psn;
+	}
+	/* when the highest PSN was first seen, for the duplicate test */
+	pf->hi_psn = pi->psn;
+	pf->last_ip_id = pi->ip_id;
+	pf->last_ts = now;
+	/* flags are written once each, not on every request: the answer
+	 * side (another CPU) sets FLOW_PAIRED in the same word */
+	if (!(pf->flags & FLOW_HI_VALID))
+		pf->flags |= FLOW_HI_VALID;
+	if (!tracked)
+		return;
+
+	cnt->c[RL_TRACKED]++;
+	if (pf->early_ts && rocelat_early(pf, cnt, pi->psn, now, read || atomic))
+		return;
+	if (pf->head - pf->tail >= PENDING_RING)
+		ring_pop_oldest(pf, cnt, now);
+	s = &pf->ring[pf->head & (PENDING_RING - 1)];
+	s->ts_ns = now;
+	s->psn = pi->psn;
+	s->dma_len = pi->dma_len;
+	s->ip_id = pi->ip_id;
+	s->flags = SLOT_VALID | (read ? SLOT_READ : 0) | (atomic ? SLOT_ATOMIC : 0) |
+		   (ingress ? SLOT_INGRESS : 0);
+	/* publish the slot only once it is written: the answer side (another
+	 * CPU on the requester host: XDP vs tc) reads up to head. A compiler
+	 * barrier; x86 keeps stores in order, arm64 may not (BPF has no
+	 * store barrier): there an answer racing its request can miss it. */
+	asm volatile("" ::: "memory");
+	pf->head++;
+}
+
+/* an answer's AETH kind in the counters; false for a reserved one */
+static __always_inline bool answer_count_kind(struct rocelat_counters *cnt,
+					      __u8 kind, __u8 code)
+{
+	if (kind == ROCE_AETH_RNR_NAK) {
+		cnt->c[RL_RNR_NAKS]++;
+	} else if (kind == ROCE_AETH_NAK) {
+		if (code < ROCE_NAK_CODES)
+			cnt->c[RL_NAK_SEQ + code]++;
+		else
+			cnt->c[RL_NAK_OTHER]++;
+	} else if (kind != ROCE_AETH_ACK) {
+		cnt->c[RL_NAK_OTHER]++;
+		return false;
+	}
+	return true;
+}
+
+/* a NAK, an RNR NAK or a CE mark in the flow's statistics */
+static __always_inline void answer_flow_stats(struct pending_flow *pf,
+					      const struct pkt_info *pi,
+					      struct rocelat_counters *cnt,
+					      __u8 kind, __u8 code)
+{
+	struct answer_marks *m = &cnt->marks;
+
+	__builtin_memset(m, 0, sizeof(*m));
+	answer_marks_add(m, pi->ecn == AX_ECN_CE, kind, code);
+	flow_stats_marks(pf, m);
+}
+
+/* what an answer held as evidence answers (HELD_*) */
+static __always_inline __u32 held_flags(__u8 op, __u8 kind, __u8 code, bool egress)
+{
+	return (kind == ROCE_AETH_ACK ? HELD_INCLUSIVE : 0) |
+	       (kind == ROCE_AETH_NAK && code != ROCE_NAK_PSN_SEQ_ERR ? HELD_FATAL : 0) |
+	       (op == ROCE_READ_RESP_FIRST || op == ROCE_READ_RESP_ONLY ? HELD_READ_RESP : 0) |
+	       (op == ROCE_ATOMIC_ACK ? HELD_ATOMIC : 0) | (egress ? HELD_EGRESS : 0);
+}
+
+/*
+ * The answer as the walk (rocelat_complete()) reads it: handle_answer()
+ * set what complete_fast() reads (the time so far, the PSN, the device,
+ * inclusive, egress); the rest is filled here, only for the answers the
+ * fast path left to the walk (an ACK per request skips 10 stores).
+ */
+static __always_inline void answer_ctx_walk(struct answer_ctx *ac,
+					    const struct pkt_info *pi,
+					    __u8 kind, __u8 code)
+{
+	__u8 op = ROCE_OP(pi->opcode);
+
+	ac->sample_psn = 0;
+	ac->span_hi = 0;
+	ac->has_span = 0;
+	ac->untimed = 0;
+	ac->held = 0;
+	ac->payload_len = pi->payload_len;
+	ac->fatal = kind == ROCE_AETH_NAK && code != ROCE_NAK_PSN_SEQ_ERR;
+	ac->read_resp = op == ROCE_READ_RESP_FIRST || op == ROCE_READ_RESP_ONLY;
+	ac->atomic_ack = op == ROCE_ATOMIC_ACK;
+}
+
+static __always_inline void handle_answer(const struct pkt_info *pi,
+					  struct rocelat_counters *cnt,
+					  __u32 ifindex, bool egress)
+{
+	__u8 op = ROCE_OP(pi->opcode);
+	bool ack = op == ROCE_ACKNOWLEDGE || op == ROCE_ATOMIC_ACK;
+	bool read_first = op == ROCE_READ_RESP_FIRST || op == ROCE_READ_RESP_ONLY;
+	bool first = ack || read_first;
+	__u8 kind = ROCE_AETH_ACK, code = 0;
+	struct pending_flow *pf;
+	struct roce_qp_key ak;
+	struct answer_ctx *ac = &cnt->ac;
+	int done, learned = LEARN_NONE;
+	bool stray = false;
+	__u32 at;
+
+	cnt->c[ack ? RL_ACKS : RL_READ_RESP]++;
+	if (pi->flags & PKT_F_AETH) {
+		kind = pi->syndrome >> 5;
+		code = ROCE_AETH_CODE(pi->syndrome);
+	}
+	if (!answer_count_kind(cnt, kind, code))
+		return;
+
+	qp_key_fill(&ak, pi, true);
+	pf = answer_flow(&ak, cnt, true);
+	if (!pf && first) {
+		learned = rocelat_learn(&ak, pi->psn | (kind == ROCE_AETH_NAK) << 24,
+					pi->sport, cnt);
+		if (learned >= 0) {
+			pf = flow_of(&ak, learned, &at);
+			if (pf && held_n)
+				rocelat_held_apply(&ak, pf, cnt);
+		}
+	}
+	if (!pf) {
+		/* evidence for when the pairing is known (then unmatched if
+		 * it completes nothing), and what the flow's statistics count */
+		if (first && kind != ROCE_AETH_RNR_NAK)
+			rocelat_hold(&ak, pi, cnt, held_flags(op, kind, code, egress),
+				     ifindex);
+		else if (kind != ROCE_AETH_ACK || pi->ecn == AX_ECN_CE)
+			rocelat_hold(&ak, pi, cnt, HELD_MARKS, ifindex);
+		return;
+	}
+	if (!(pf->flags & FLOW_PAIRED)) {	/* paired by the CM exchange */
+		pf->req_qpn = ak.qpn;
+		pf->flags |= FLOW_PAIRED;
+	}
+	if (kind != ROCE_AETH_ACK || pi->ecn == AX_ECN_CE)
+		answer_flow_stats(pf, pi, cnt, kind, code);
+	/* what complete_fast() reads of the answer; the rest for the walk
+	 * (answer_ctx_walk()) when the fast path leaves it the answer */
+	ac->now = 0;
+	ac->sw = 0;
+	ac->psn = pi->psn;
+	ac->ifindex = ifindex;
+	ac->inclusive = kind == ROCE_AETH_ACK;
+	ac->egress = egress;
+	if (pf->flags & FLOW_SWITCH_CLOCK) {
+		__u64 wrap;
+
+		ac->sw = switch_time(pi, &ac->sw_ns, &wrap);
+		if (!ac->sw) {
+			/* nothing to time it with: its requests wait for a
+			 * later (cumulative) answer or time out */
+			cnt->c[RL_NO_SWITCH_TIME]++;
+			return;
+		}
+		pf->sw_last = ac->sw_ns;
+		pf->arr_last = now_ns();
+	}
+	/* the responder's PSNs move on with its READ RESPONSEs: a READ
+	 * resumed part-way (at a PSN above its own) is then a retransmit */
+	if (op >= ROCE_READ_RESP_FIRST && op <= ROCE_READ_RESP_ONLY &&
+	    roce_psn_diff(pi->psn, pf->hi_psn) > 0)
+		pf->hi_psn = pi->psn;
+	done = complete_fast(pf, ac, cnt, pi);
+	if (done > 0)
+		return;		/* it did what follows */
+	if (done < 0) {
+		answer_ctx_walk(ac, pi, kind, code);
+		done = rocelat_complete(pf, ac, cnt);
+		if (ac->has_span && roce_psn_diff(ac->span_hi, pf->hi_psn) > 0)
+			pf->hi_psn = ac->span_hi & ROCE_PSN_MASK;
+	}
+	if (kind != ROCE_AETH_RNR_NAK)
+		answer_una(pf, pi->psn, ac->inclusive);
+	if (done) {
+		if (!ac->now)
+			ac->now = ac->sw ? ac->sw_ns : now_ns();
+		pf->ans_ts = ac->now;
+		pf->ans_psn = pi->psn;
+		pf->ans_ip_id = pi->ip_id;
+	} else if (first && kind == ROCE_AETH_ACK) {
+		/* the answer that just completed requests, seen again (a mirror
+		 * of both directions, a bridge's two ports) is no stray one */
+		if (pi->psn == pf->ans_psn && pi->ip_id == pf->ans_ip_id &&
+		    flow_age(pf, ac->sw ? ac->sw_ns : now_ns(), pf->ans_ts) < DUP_WINDOW_NS) {
+			cnt->c[RL_DUPLICATES]++;
+		} else {
+			cnt->c[RL_UNMATCHED]++;
+			stray = true;
+		}
+	}
+	if (first && kind == ROCE_AETH_ACK && roce_psn_diff(pi->psn, pf->hi_psn) > 0 &&
+	    (!pf->early_ts ||
+	     roce_psn_diff(pi->psn, pf->early_psn & ROCE_PSN_MASK) > 0)) {
+		/* it answers requests not seen yet (rocelat_early()) */
+		if (!ac->now)
+			ac->now = ac->sw ? ac->sw_ns : now_ns();
+		pf->early_psn = pi->psn | (stray ? EARLY_UNMATCHED : 0);
+		pf->early_ifindex = ifindex;
+		pf->early_ts = ac->now;
+	}
+}
+
+/*
+ * A CNP goes from the receiver of CE-marked packets back to their sender,
+ * naming the sender's QP: to the requester (marked requests; the QPN is
+ * the requester's) or, for marked READ RESPONSEs, to the responder (the
+ * QPN is the responder's, so the flow is keyed by it directly).
+ */
+static __always_inline void handle_cnp(const struct pkt_info *pi,
+				       struct rocelat_counters *cnt)
+{
+	struct roce_qp_key k;
+	struct pending_flow *pf;
+
+	cnt->c[RL_CNPS]++;
+	qp_key_fill(&k, pi, false);
+	pf = flow_find(&k);
+	if (!pf) {
+		qp_key_fill(&k, pi, true);
+		pf = answer_flow(&k, cnt, false);
+	}
+	if (pf)
+		__sync_fetch_and_add(&flow_stats(pf)->cnps, 1);
+}
+
+/*
+ * The CNP handler behind a global function: the verifier checks it once,
+ * not once per path through the parser (with decapsulation the parser has
+ * hundreds). The request and answer handlers are inlined: a call costs a
+ * return thunk on CPUs that need one (7 ns here), and with the
+ * histograms' logarithms free of jumps (hist.bpf.h) the verifier checks
+ * them per parser path in less than it took before for the calls.
+ */
+__noinline int rocelat_cnp(const struct pkt_info *pi, struct rocelat_counters *cnt)
+{
+	if (!pi || !cnt)
+		return 0;
+	handle_cnp(pi, cnt);
+	return 0;
+}
+
+static __always_inline void rocelat_handle(void *data, void *data_end,
+					   __u32 frame_len, __u32 ifindex,
+					   bool egress)
+{
+	struct pkt_cursor c = {
+		.kind = SRC_PACKET, .data = data, .data_end = data_end,
+		.decap = targ_decap, .frame_len = frame_len,
+	};
+	struct rocelat_counters *cnt;
+	struct pkt_info *pi;
+	__u32 zero = 0;
+	__u8 tr, op;
+	int v;
+
+	if (pkt_fast_not_roce_decap(data, data_end, targ_roce_port, targ_decap))
+		return;
+	cnt = bpf_map_lookup_elem(&counters, &zero);
+	if (!cnt)
+		return;
+	/* the packet's fields in per-CPU memory, not on the stack: the
+	 * handlers' frames below need it (512 bytes for the whole chain) */
+	pi = &cnt->pi;
+	if (targ_decap)
+		pkt_info_clear(pi);
+	else		/* one program object decaps always or never */
+		pkt_info_clear_plain(pi);
+	v = pkt_parse_eth(&c, targ_roce_port, pi);
+	if (v != PKT_ROCE && v != PKT_MALFORMED && v != PKT_TUN_NOT_ROCE &&
+	    v != PKT_TUN_UNKNOWN)
+		return;
+	if (v != PKT_ROCE) {
+		cnt->c[v == PKT_MALFORMED ? RL_PARSE_ERRORS :
+		       v == PKT_TUN_NOT_ROCE ? RL_TUN_NOT_ROCE : RL_TUN_UNKNOWN]++;
+		return;
+	}
+	cnt->c[RL_ROCE_PKTS]++;
+	if (pi->flags & PKT_F_TRUNC)
+		cnt->c[RL_TRUNCATED]++;
+	if (pi->ecn == AX_ECN_CE)
+		cnt->c[RL_ECN_CE]++;
+	if (pi->opcode == ROCE_OPCODE_CNP) {
+		rocelat_cnp(pi, cnt);
+		return;
+	}
+	tr = ROCE_TRANSPORT(pi->opcode);
+	if (tr != ROCE_TR_RC && tr != ROCE_TR_XRC) {
+		cnt->c[RL_OTHER_TRANSPORT]++;
+		if (pi->opcode == ROCE_UD_SEND_ONLY && pi->dqpn == ROCE_CM_QPN)
+			handle_cm(&c, pi, cnt);
+		return;
+	}
+	op = ROCE_OP(pi->opcode);
+	if (roce_op_is_request(pi->opcode))
+		handle_request(pi, cnt, !egress);
+	else if (op >= ROCE_READ_RESP_FIRST && op <= ROCE_ATOMIC_ACK)
+		handle_answer(pi, cnt, ifindex, egress);
+	else
+		cnt->c[RL_RESERVED_OP]++;
+}
+
+#ifndef AX_NATIVE	/* the kernel's entry points (tools/rocelat/rocelat_native.c) */
+SEC("xdp")
+int rocelat_xdp(struct xdp_md *ctx)
+{
+	rocelat_handle((void *)(long)ctx->data, (void *)(long)ctx->data_end,
+		       0, ctx->ingress_ifindex, false);
+	return XDP_PASS;
+}
+
+static __always_inline int rocelat_tc_handle(struct __sk_buff *skb, bool egress)
+{
+	__u32 linear = skb->data_end - skb->data;
+
+	/* headers in a paged fragment (rare on egress): make them readable;
+	 * this moves no byte of the packet */
+	if (linear < 128 && skb->len > linear) {
+		bpf_skb_pull_data(skb, skb->len < 128 ? skb->len : 128);
+	}
+	/* keep clang from merging ctx field addresses across the branch:
+	 * the verifier wants ctx loads at a constant offset */
+	asm volatile("" : "+r"(skb));
+	rocelat_handle((void *)(long)skb->data, (void *)(long)skb->data_end,
+		       skb->len, skb->ifindex, egress);
+	return AX_TC_ACT_UNSPEC;
+}
+
+SEC("tc")
+int rocelat_tc(struct __sk_buff *skb)
+{
+	return rocelat_tc_handle(skb, true);
+}
+
+/* ingress where another program holds the interface's XDP hook
+ * (netattach_ingress()): the same handler, later in the stack */
+SEC("tc")
+int rocelat_tc_in(struct __sk_buff *skb)
+{
+	return rocelat_tc_handle(skb, false);
+}
+#endif
+
+#include "rocelat_sweep.bpf.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

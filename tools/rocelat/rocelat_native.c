@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * rocelat's BPF program (tools/rocelat/rocelat.bpf.c), this very source, compiled
+ * by the host compiler for -r: the Makefile builds this file with
+ * tools/rocelat/native/ in front of libbpf's headers (BPF maps become
+ * tools/rocelat/bpfnative.h's, helpers plain calls), with the bounded-loop
+ * variant of the walks (ROCELAT_NO_BPF_LOOP) and without the kernel
+ * entry points (AX_NATIVE). It sees the kernel's types and no libc.
+ *
+ * The loader's rodata, read-only in a BPF object once loaded, must be
+ * writable here before the first packet: const is dropped from the
+ * program's declarations, which changes nothing else a program can do.
+ */
+#define const
+/* the program's rocelat_sweep, beside user space's (rocelat_report.c) */
+#define rocelat_sweep rocelat_native_bpf_sweep
+#include "rocelat.bpf.c"
+#undef rocelat_sweep
+#undef const
+#include "rocelat_native.h"
+
+/* the capture is the clock (targ_offline): nothing asks for this */
+__u64 bpfnative_no_live_clock(void)
+{
+	__builtin_trap();
+}
+
+#define ROCELAT_NATIVE_MAP(name, n)					\
+	bpfnative_map_bind(&name,					\
+		bpfnative_map_new(sizeof(*name.type) / sizeof(int),	\
+				  sizeof(*name.key), sizeof(*name.value), (n)))
+
+static void *rocelat_native_maps[] = {
+	&counters, &pending, &flows_used, &pairs, &cands, &cm_reqs, &held, &samples,
+};
+
+#define ROCELAT_NATIVE_NMAPS \
+	(sizeof(rocelat_native_maps) / sizeof(rocelat_native_maps[0]))
+
+int rocelat_native_open(const struct rocelat_native_cfg *c)
+{
+	long f = c->max_flows ? c->max_flows : DEFAULT_MAX_FLOWS;
+	__u32 i;
+
+	targ_roce_port = c->roce_port;
+	targ_unit_ns = c->unit_ns;
+	targ_unit_log2 = rocelat_log2(c->unit_ns);
+	targ_timeout_ns = c->timeout_ns;
+	targ_offline = true;
+	targ_decap = c->decap;
+	targ_mirror_time = c->mirror_time;
+	targ_flow_sets = f / FLOW_WAYS;
+	targ_samples = !!c->samples;
+	ROCELAT_NATIVE_MAP(counters, 1);
+	ROCELAT_NATIVE_MAP(pending, ROCELAT_PENDING_N(f));
+	ROCELAT_NATIVE_MAP(flows_used, ROCELAT_USED_WORDS(f));
+	ROCELAT_NATIVE_MAP(pairs, 2 * f);
+	ROCELAT_NATIVE_MAP(cands, f);
+	ROCELAT_NATIVE_MAP(cm_reqs, sizeof(*cm_reqs.max_entries) / sizeof(int));
+	ROCELAT_NATIVE_MAP(held, f);
+	bpfnative_map_bind(&samples, bpfnative_map_new(BPF_MAP_TYPE_RINGBUF, 0, 0,
+						       1U << 20));
+	for (i = 0; i < ROCELAT_NATIVE_NMAPS; i++)
+		if (!bpfnative_of(rocelat_native_maps[i])) {
+			rocelat_native_close();
+			return -12;	/* ENOMEM */
+		}
+	return 0;
+}
+
+void rocelat_native_close(void)
+{
+	__u32 i;
+
+	for (i = 0; i < ROCELAT_NATIVE_NMAPS; i++) {
+		bpfnative_map_free(bpfnative_of(rocelat_native_maps[i]));
+		bpfnative_map_bind(rocelat_native_maps[i], 0);
+	}
+}
+
+void rocelat_native_set_clock(__u64 ts_ns)
+{
+	clock_ns = ts_ns;
+}
+
+void rocelat_native_packet(const void *frame, __u32 len)
+{
+	/* as the tc test run that the BPF path makes: the whole frame is
+	 * linear, and it arrives on the test run's loopback (ifindex 1) */
+	rocelat_handle((void *)frame, (void *)frame + len, len, 1, true);
+}
+
+void rocelat_native_sweep(void)
+{
+	rocelat_native_bpf_sweep(0);
+}
+
+void rocelat_native_counters(struct rocelat_counters *out)
+{
+	__u32 zero = 0;
+
+	__builtin_memcpy(out, bpf_map_lookup_elem(&counters, &zero), sizeof(*out));
+}
+
+void rocelat_native_flows_for_each(int (*cb)(const void *key, const void *val,
+					     void *ctx), void *ctx)
+{
+	__u32 w, b, i;
+	__u64 *bits;
+
+	/* every word of flows_used, as the kernel's map is read */
+	for (w = 0; (bits = bpf_map_lookup_elem(&flows_used, &w)); w++) {
+		for (b = 0; b < 64 && *bits >> b; b++) {
+			i = w * 64 + b;
+			if (*bits >> b & 1)
+				cb(&i, bpf_map_lookup_elem(&pending, &i), ctx);
+		}
+	}
+}
+
+__u32 *rocelat_native_epoch(void)
+{
+	return &stats_epoch;
+}
+
+__u64 rocelat_native_clock(void)
+{
+	return clock_ns;
+}
+
+__u64 rocelat_native_samples_lost(void)
+{
+	return samples_lost;
+}
+
+void rocelat_native_samples_to(int (*cb)(void *ctx, void *data, unsigned long size),
+			       void *ctx)
+{
+	bpfnative_rb_consumer(bpfnative_of(&samples), cb, ctx);
+}
