@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Enum value names from the running kernel's BTF or a module's
+ * (btf_enum.h), and skb_drop_reason's names and values, the drop reasons
+ * rxedrop, nfdrop and rocediag print.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

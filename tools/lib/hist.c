@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Histograms the BPF side fills (bpf/lib/hist.bpf.h): log2 ones printed
+ * as libbpf-tools print them and as JSON buckets, log-linear ones summed
+ * and read as quantiles.
+ */
 #include <stdbool.h>
 #include <string.h>
 #include "hist.h"

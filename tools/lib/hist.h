@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The user side of the log2 histograms: the BPF side's layout
+ * (bpf/lib/hist.h, the same name one folder over) and the printers of
+ * tools/lib/hist.c.
+ */
 #ifndef AGENTXDP_USER_HIST_H
 #define AGENTXDP_USER_HIST_H
 

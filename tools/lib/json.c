@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The JSON-lines writer of json.h: escaping and the few value shapes the
+ * tools print, one object per line.
+ */
 #include "json.h"
 
 void json_escape(FILE *f, const char *s)

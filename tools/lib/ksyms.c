@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Kernel symbols from /proc/kallsyms (ksyms.h): read once, sorted by
+ * address, an address found by binary search and printed as
+ * function+offset; why a kallsyms without addresses is empty, in words.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Kernel symbols by address, from /proc/kallsyms, for the tools that
+ * name the function on a kernel stack (rxedrop, nfdrop, rocediag): the
+ * table, the lookup, and why it may be empty.
+ */
 #ifndef AGENTXDP_KSYMS_H
 #define AGENTXDP_KSYMS_H
 

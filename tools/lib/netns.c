@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Network namespaces by inode number (netns.h): names from /run/netns,
+ * PID 1 and the processes living in one, and setns() there and back.
+ */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

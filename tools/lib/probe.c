@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * What the running kernel allows (probe.h), asked of the kernel by
+ * loading and attaching a tiny program or opening a kprobe event, each
+ * answer kept for the run.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>

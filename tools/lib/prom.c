@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The Prometheus text-format writer of prom.h: each write to a hidden
+ * temporary file renamed over the target; label sets capped, and running
+ * totals for tools that drain their maps.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>

@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Names for the correlation key (roce_names.h): addresses, RoCE opcodes,
+ * AETH syndromes, as text and as JSON fields every tool prints alike.
+ */
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The RoCE v2 header builder and BTH readers of roce_pkt.h: big-endian
+ * field writers, the extended header an opcode calls for, pad and ICRC.
+ */
 #include <string.h>
 #include "roce_pkt.h"
 

@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * nfdrop's evidence for naming the rule (nfdrop_evidence.h): the packet
+ * run through the hook's rules, the rules' own counters, REJECT replies;
+ * each kind of evidence narrows the candidates of a row.
+ */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The ruleset model of nfrules.h read from the kernel: nftables over
+ * netlink (libnftnl) with the text libnftables prints, and the legacy
+ * iptables tables through nfrules_legacy.c; counters read again on demand.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

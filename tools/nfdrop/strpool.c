@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Interned strings (strpool.h): an open-addressed hash table of the
+ * stored strings, grown as it fills; a string's address never changes.
+ */
 #include <stdlib.h>
 #include <stdbool.h>
 #include <string.h>

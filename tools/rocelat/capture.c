@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Capture files as Ethernet frames with nanosecond times (capture.h): a
+ * classic pcap file of Ethernet frames mapped and walked here, any other
+ * file through libpcap, cooked and raw IP frames given an Ethernet header.
+ */
 #include <errno.h>
 #include <signal.h>
 #include <stdbool.h>

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * Reading pcap/pcapng captures as Ethernet frames with
- * nanosecond timestamps, for tools that run their BPF program over a
- * capture (natively, or through BPF_PROG_TEST_RUN). Linux cooked (SLL, SLL2) and raw IP
+ * nanosecond timestamps, for rocelat -r, which runs its BPF source,
+ * compiled natively, over a capture. Linux cooked (SLL, SLL2) and raw IP
  * captures get a synthetic Ethernet header. A classic pcap file of
  * Ethernet frames is read here, anything else by libpcap. Kept apart from libbpf's
  * headers: <pcap/bpf.h> and <linux/bpf.h> both define struct bpf_insn.

@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Several captures read as one recording (capture_set.h): every file
+ * checked at open, then a k-way merge by time over the open files' next
+ * frames, a file opened at its first frame and closed at its end.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>

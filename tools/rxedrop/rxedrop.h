@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * rxedrop: the types both sides share, tools/rxedrop/rxedrop.bpf.c and
+ * the loader tools/rxedrop/rxedrop.c: what is counted (scope), the count
+ * key and slot of a drop, and the event of -e.
+ */
 #ifndef AGENTXDP_RXEDROP_H
 #define AGENTXDP_RXEDROP_H
 
