@@ -401,29 +401,21 @@ static __always_inline void answer_ctx_walk(struct answer_ctx *ac,
 	ac->atomic_ack = op == ROCE_ATOMIC_ACK;
 }
 
-static __always_inline void handle_answer(const struct pkt_info *pi,
-					  struct rocelat_counters *cnt,
-					  __u32 ifindex, bool egress)
+/*
+ * The flow of an answer's requester QP: paired already, or paired now by
+ * the answer's PSN (rocelat_learn()), what the QP held then applied first.
+ * NULL when it is not paired yet: the answer is then held as evidence for
+ * when it is (then unmatched if it completes nothing), with what the
+ * flow's statistics count.
+ */
+static __always_inline struct pending_flow *
+answer_pair(const struct pkt_info *pi, struct rocelat_counters *cnt,
+	    __u32 ifindex, bool egress, bool first, __u8 kind, __u8 code)
 {
-	__u8 op = ROCE_OP(pi->opcode);
-	bool ack = op == ROCE_ACKNOWLEDGE || op == ROCE_ATOMIC_ACK;
-	bool read_first = op == ROCE_READ_RESP_FIRST || op == ROCE_READ_RESP_ONLY;
-	bool first = ack || read_first;
-	__u8 kind = ROCE_AETH_ACK, code = 0;
 	struct pending_flow *pf;
 	struct roce_qp_key ak;
-	struct answer_ctx *ac = &cnt->ac;
-	int done, learned = LEARN_NONE;
-	bool stray = false;
+	int learned;
 	__u32 at;
-
-	cnt->c[ack ? RL_ACKS : RL_READ_RESP]++;
-	if (pi->flags & PKT_F_AETH) {
-		kind = pi->syndrome >> 5;
-		code = ROCE_AETH_CODE(pi->syndrome);
-	}
-	if (!answer_count_kind(cnt, kind, code))
-		return;
 
 	qp_key_fill(&ak, pi, true);
 	pf = answer_flow(&ak, cnt, true);
@@ -437,19 +429,88 @@ static __always_inline void handle_answer(const struct pkt_info *pi,
 		}
 	}
 	if (!pf) {
-		/* evidence for when the pairing is known (then unmatched if
-		 * it completes nothing), and what the flow's statistics count */
 		if (first && kind != ROCE_AETH_RNR_NAK)
-			rocelat_hold(&ak, pi, cnt, held_flags(op, kind, code, egress),
+			rocelat_hold(&ak, pi, cnt,
+				     held_flags(ROCE_OP(pi->opcode), kind, code, egress),
 				     ifindex);
 		else if (kind != ROCE_AETH_ACK || pi->ecn == AX_ECN_CE)
 			rocelat_hold(&ak, pi, cnt, HELD_MARKS, ifindex);
-		return;
+		return 0;
 	}
 	if (!(pf->flags & FLOW_PAIRED)) {	/* paired by the CM exchange */
 		pf->req_qpn = ak.qpn;
 		pf->flags |= FLOW_PAIRED;
 	}
+	return pf;
+}
+
+/*
+ * What a flow remembers of an answer, after its walk: the last one that
+ * completed requests (the same packet seen again is a duplicate, no
+ * stray answer), and a first ACK past every request seen, which answers
+ * requests not seen yet (rocelat_early()). first_ack: an ACK, ATOMIC
+ * ACKNOWLEDGE or first READ RESPONSE whose AETH says ACK.
+ */
+static __always_inline void answer_remember(struct pending_flow *pf,
+					    const struct pkt_info *pi,
+					    struct rocelat_counters *cnt,
+					    int done, bool first_ack, __u32 ifindex)
+{
+	struct answer_ctx *ac = &cnt->ac;
+	bool stray = false;
+
+	if (done) {
+		if (!ac->now)
+			ac->now = ac->sw ? ac->sw_ns : now_ns();
+		pf->ans_ts = ac->now;
+		pf->ans_psn = pi->psn;
+		pf->ans_ip_id = pi->ip_id;
+	} else if (first_ack) {
+		/* the answer that just completed requests, seen again (a mirror
+		 * of both directions, a bridge's two ports) is no stray one */
+		if (pi->psn == pf->ans_psn && pi->ip_id == pf->ans_ip_id &&
+		    flow_age(pf, ac->sw ? ac->sw_ns : now_ns(), pf->ans_ts) < DUP_WINDOW_NS) {
+			cnt->c[RL_DUPLICATES]++;
+		} else {
+			cnt->c[RL_UNMATCHED]++;
+			stray = true;
+		}
+	}
+	if (first_ack && roce_psn_diff(pi->psn, pf->hi_psn) > 0 &&
+	    (!pf->early_ts ||
+	     roce_psn_diff(pi->psn, pf->early_psn & ROCE_PSN_MASK) > 0)) {
+		/* it answers requests not seen yet (rocelat_early()) */
+		if (!ac->now)
+			ac->now = ac->sw ? ac->sw_ns : now_ns();
+		pf->early_psn = pi->psn | (stray ? EARLY_UNMATCHED : 0);
+		pf->early_ifindex = ifindex;
+		pf->early_ts = ac->now;
+	}
+}
+
+static __always_inline void handle_answer(const struct pkt_info *pi,
+					  struct rocelat_counters *cnt,
+					  __u32 ifindex, bool egress)
+{
+	__u8 op = ROCE_OP(pi->opcode);
+	bool ack = op == ROCE_ACKNOWLEDGE || op == ROCE_ATOMIC_ACK;
+	bool read_first = op == ROCE_READ_RESP_FIRST || op == ROCE_READ_RESP_ONLY;
+	bool first = ack || read_first;
+	__u8 kind = ROCE_AETH_ACK, code = 0;
+	struct answer_ctx *ac = &cnt->ac;
+	struct pending_flow *pf;
+	int done;
+
+	cnt->c[ack ? RL_ACKS : RL_READ_RESP]++;
+	if (pi->flags & PKT_F_AETH) {
+		kind = pi->syndrome >> 5;
+		code = ROCE_AETH_CODE(pi->syndrome);
+	}
+	if (!answer_count_kind(cnt, kind, code))
+		return;
+	pf = answer_pair(pi, cnt, ifindex, egress, first, kind, code);
+	if (!pf)
+		return;
 	if (kind != ROCE_AETH_ACK || pi->ecn == AX_ECN_CE)
 		answer_flow_stats(pf, pi, cnt, kind, code);
 	/* what complete_fast() reads of the answer; the rest for the walk
@@ -489,33 +550,7 @@ static __always_inline void handle_answer(const struct pkt_info *pi,
 	}
 	if (kind != ROCE_AETH_RNR_NAK)
 		answer_una(pf, pi->psn, ac->inclusive);
-	if (done) {
-		if (!ac->now)
-			ac->now = ac->sw ? ac->sw_ns : now_ns();
-		pf->ans_ts = ac->now;
-		pf->ans_psn = pi->psn;
-		pf->ans_ip_id = pi->ip_id;
-	} else if (first && kind == ROCE_AETH_ACK) {
-		/* the answer that just completed requests, seen again (a mirror
-		 * of both directions, a bridge's two ports) is no stray one */
-		if (pi->psn == pf->ans_psn && pi->ip_id == pf->ans_ip_id &&
-		    flow_age(pf, ac->sw ? ac->sw_ns : now_ns(), pf->ans_ts) < DUP_WINDOW_NS) {
-			cnt->c[RL_DUPLICATES]++;
-		} else {
-			cnt->c[RL_UNMATCHED]++;
-			stray = true;
-		}
-	}
-	if (first && kind == ROCE_AETH_ACK && roce_psn_diff(pi->psn, pf->hi_psn) > 0 &&
-	    (!pf->early_ts ||
-	     roce_psn_diff(pi->psn, pf->early_psn & ROCE_PSN_MASK) > 0)) {
-		/* it answers requests not seen yet (rocelat_early()) */
-		if (!ac->now)
-			ac->now = ac->sw ? ac->sw_ns : now_ns();
-		pf->early_psn = pi->psn | (stray ? EARLY_UNMATCHED : 0);
-		pf->early_ifindex = ifindex;
-		pf->early_ts = ac->now;
-	}
+	answer_remember(pf, pi, cnt, done, first && kind == ROCE_AETH_ACK, ifindex);
 }
 
 /*
