@@ -241,6 +241,18 @@ btf: $(OUTPUT)/btfmin
 btf-check: $(OUTPUT)/btfmin
 	btf/gen-rdma-rxe.sh --check $(OUTPUT)/btfmin
 
+# every BPF header compiled on its own, with the objects' flags (its tool's
+# folder on the include path): a tool's part or a bpf/lib header includes
+# what it uses (tests/host/sizes.bats; BPF_HDR_CHECK=FILE... for others)
+BPF_HDR_CHECK ?= $(wildcard tools/*/*.bpf.h bpf/lib/*.bpf.h)
+.PHONY: bpf-hdr-check
+bpf-hdr-check: $(VMLINUX_HAVE)
+	$(Q)rc=0; for h in $(BPF_HDR_CHECK); do \
+		case $$h in /*) p=$$h ;; *) p=$(CURDIR)/$$h ;; esac; \
+		echo "#include \"$$p\"" | $(CLANG) $(BPF_CFLAGS) -I$$(dirname $$h) \
+			-fsyntax-only -x c - || { echo "$$h: does not compile on its own" >&2; rc=1; }; \
+	done; exit $$rc
+
 # RoCE-shaped UDP sender of the tests (ax_send_roce) and the benches
 $(OUTPUT)/udpflood: tests/lib/udpflood.c $(OUTPUT)/lib/roce_pkt.o | $(OUTPUT)
 	$(call msg,BINARY,$@)

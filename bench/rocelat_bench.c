@@ -142,6 +142,33 @@ static int load_decap(struct rocelat_bpf **obj)
 	return rocelat_bpf__load(*obj);
 }
 
+/* cost()'s large-repeat pairs */
+enum { COST_PAIRS = 9 };
+
+/*
+ * The empty program (efd) and rocelat (rfd) on one frame, with a large
+ * repeat each, after a warm-up: the pair COST_PAIRS times, interleaved.
+ * The kernel gives whole ns per run (about 8 here), and a pair's two runs
+ * see the same state of the machine. The medians of each (*e, *o), and
+ * returned, that of the pairs' ratios.
+ */
+static double cost_pairs(int efd, int rfd, const void *pkt, int len, int repeat,
+			 double *e, double *o)
+{
+	__u32 pe[COST_PAIRS], po[COST_PAIRS], pr[COST_PAIRS];
+
+	run_repeat(efd, pkt, len, repeat / 10);
+	run_repeat(rfd, pkt, len, repeat / 10);
+	for (int i = 0; i < COST_PAIRS; i++) {
+		pe[i] = run_repeat(efd, pkt, len, repeat);
+		po[i] = run_repeat(rfd, pkt, len, repeat);
+		pr[i] = po[i] * 1000 / (pe[i] ? pe[i] : 1);
+	}
+	*e = median(pe, COST_PAIRS);
+	*o = median(po, COST_PAIRS);
+	return median(pr, COST_PAIRS) / 1000;
+}
+
 static int cost(int n)
 {
 	struct rocelat_bpf *obj = rocelat_bpf__open();
@@ -157,8 +184,6 @@ static int cost(int n)
 	__u32 *ve, *vr, *va, *vd, *vx;
 	struct rocelat_bpf *dobj;
 	uint8_t ers[2048];
-	enum { PAIRS = 9 };
-	__u32 pe[PAIRS], po[PAIRS], pr[PAIRS];
 	double o_ratio;
 
 	if (!obj || rocelat_bpf__load(obj) || load_decap(&dobj)) {
@@ -178,23 +203,7 @@ static int cost(int n)
 	if (!ve || !vr || !va || !vd || !vx)
 		return 1;
 
-	/*
-	 * warm up, then the large-repeat pair PAIRS times, interleaved: the
-	 * kernel gives whole ns per run (about 8 here), and a pair's two runs
-	 * see the same state of the machine. The medians of each and of the
-	 * pairs' ratios.
-	 */
-	run_repeat(efd, other, len_other, repeat / 10);
-	run_repeat(rfd, other, len_other, repeat / 10);
-	for (int i = 0; i < PAIRS; i++) {
-		pe[i] = run_repeat(efd, other, len_other, repeat);
-		po[i] = run_repeat(rfd, other, len_other, repeat);
-		pr[i] = po[i] * 1000 / (pe[i] ? pe[i] : 1);
-	}
-	e_rep = median(pe, PAIRS);
-	o_rep = median(po, PAIRS);
-	o_ratio = median(pr, PAIRS) / 1000;
-
+	o_ratio = cost_pairs(efd, rfd, other, len_other, repeat, &e_rep, &o_rep);
 	for (int i = 0; i < n; i++) {
 		s_req.psn = i;
 		s_ack.psn = i;
@@ -219,7 +228,7 @@ static int cost(int n)
 	x1 = trimmed_mean(vx, n);
 
 	printf("empty XDP program, repeat %d:     %7.1f ns/packet (median of %d)\n",
-	       repeat, e_rep, PAIRS);
+	       repeat, e_rep, COST_PAIRS);
 	printf("non-RoCE packet,   repeat %d:     %7.1f ns/packet  ratio %.2f (target <= 1.5; median of the pairs' ratios)\n",
 	       repeat, o_rep, o_ratio);
 	printf("empty XDP program, one run per call: %5.1f ns/packet\n", e1);

@@ -20,6 +20,8 @@ PKGS=(
 	"${BUILD[@]}"
 	# host tests
 	bats jq iproute2 nftables iptables tcpdump tshark procps kmod python3-scapy strace
+	# the functions' lengths in C (tests/host/sizes.bats: its C parser)
+	universal-ctags
 	# benchmark
 	bpftrace stress-ng
 	# docs, packaging, fleet output (make man, tests/host/{docs,package,prom}.bats)

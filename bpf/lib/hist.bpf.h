@@ -3,6 +3,8 @@
 #ifndef AGENTXDP_HIST_BPF_H
 #define AGENTXDP_HIST_BPF_H
 
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
 #include "hist.h"
 
 /*

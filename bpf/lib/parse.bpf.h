@@ -20,6 +20,9 @@
 #ifndef AGENTXDP_PARSE_BPF_H
 #define AGENTXDP_PARSE_BPF_H
 
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
 #include "roce_proto.h"
 #include "pkt_info.h"
 

@@ -3,6 +3,7 @@
 #ifndef AGENTXDP_PROBE_BPF_H
 #define AGENTXDP_PROBE_BPF_H
 
+#include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 

@@ -5,7 +5,10 @@
 #ifndef AGENTXDP_SKB_BPF_H
 #define AGENTXDP_SKB_BPF_H
 
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
 #include "parse.bpf.h"
 #include "pkt_cap.h"
 

@@ -26,359 +26,36 @@
  * entries), then a look into its flow's set. The pairing is in
  * rocelat_pair.bpf.h.
  *
- * -r FILE runs this very program through BPF_PROG_TEST_RUN with the capture
- * time written to clock_ns before each packet (targ_offline); rocelat_sweep
- * (run the same way, by user space, before each report) counts requests
+ * -r FILE runs this very source compiled natively (rocelat_native.c: no
+ * kernel, no privileges), with the capture time as the program's clock
+ * (clock_ns, targ_offline) before each packet; -r --in-kernel runs this
+ * program itself through BPF_PROG_TEST_RUN instead, the same way.
+ * rocelat_sweep, run by user space before each report, counts requests
  * left unanswered for --timeout on flows that went quiet.
+ *
+ * The parts, each of which includes what it uses: rocelat_state.bpf.h
+ * (the loader's settings, the clock, the counters, the keys),
+ * rocelat_flow.bpf.h (the flow table), rocelat_samples.bpf.h (latency
+ * samples), rocelat_complete.bpf.h (the requests an answer completes),
+ * rocelat_pair.bpf.h (which QPs pair), rocelat_sweep.bpf.h (the timeout
+ * sweep). Here: the request, answer and CNP handlers, and the programs.
  */
-#include "vmlinux.h"
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_endian.h>
-#include "lib/parse.bpf.h"
-#include "lib/hist.bpf.h"
-#include "lib/maps.bpf.h"
-#include "rocelat.h"
-
-#define AX_TC_ACT_UNSPEC	(-1)	/* also TCX_NEXT: let the next program decide */
-
-/*
- * bpf_loop(n, cb, ctx, 0), 5.17+. The build for older kernels
- * (rocelat_noloop.bpf.o, -DROCELAT_NO_BPF_LOOP; rocelat_load.c picks it)
- * runs the same callback in a bounded loop instead, with the same steps
- * and the same early end: same source, same results.
- */
-#ifdef ROCELAT_NO_BPF_LOOP
-#define rocelat_loop(n, cb, ctx)					\
-	({								\
-		__u32 __i;						\
-		for (__i = 0; __i < (n); __i++)				\
-			if (cb(__i, ctx))				\
-				break;					\
-		__i;							\
-	})
-#else
-#define rocelat_loop(n, cb, ctx)	bpf_loop(n, cb, ctx, 0)
-#endif
-
-const volatile __u16 targ_roce_port = ROCE_V2_PORT;
-const volatile __u64 targ_unit_ns = 1000;	/* histogram unit: us */
-const volatile __u32 targ_unit_log2 = 9;	/* its log2, rounded down */
-const volatile __u64 targ_timeout_ns = 1000000000ULL;
-const volatile bool targ_offline = false;
-/* follow GRE/ERSPAN/VXLAN/Geneve to the mirrored frame (-r, --mirror, --decap) */
-const volatile bool targ_decap = false;
-const volatile __u8 targ_mirror_time = MIRROR_TIME_AUTO;
-
-/* offline mode: capture timestamp of the packet about to run, in ns */
-__u64 clock_ns = 0;
-/* reporting interval; user space steps it to start a new one (flow stats
- * held in flow-table entries are zeroed lazily, at their next update) */
-__u32 stats_epoch = 0;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct rocelat_counters);
-} counters SEC(".maps");
-
-static __always_inline __u64 now_ns(void)
-{
-	return targ_offline ? clock_ns : bpf_ktime_get_ns();
-}
-
-/*
- * The mirror session or tunnel a decapsulated frame came in, hashed; 0 for
- * none. Symmetric in the outer addresses: a switch's mirror session sends
- * both directions from the switch to the collector, but between two
- * tunnel endpoints (a VXLAN overlay) requests and answers travel the
- * tunnel in opposite directions and must still meet.
- */
-static __always_inline __u32 session_of(const struct pkt_info *pi)
-{
-	__u32 h, s, d;
-	int i;
-
-	if (!pi->tun_kind)
-		return 0;
-	h = (pi->tun_kind * 0x9E3779B1u) ^ pi->tun_id;
-#pragma unroll
-	for (i = 0; i < 4; i++) {
-		__builtin_memcpy(&s, &pi->tun_saddr[4 * i], 4);
-		__builtin_memcpy(&d, &pi->tun_daddr[4 * i], 4);
-		h = (h ^ (s ^ d)) * 0x85EBCA6Bu;
-		h = (h ^ (s + d)) * 0xC2B2AE35u;
-		h ^= h >> 13;
-	}
-	return h ? h : 1;
-}
-
-/* the flow of a request (requester = source), or of an answer's requester
- * QP (requester = destination) */
-static __always_inline void qp_key_fill(struct roce_qp_key *k,
-					const struct pkt_info *pi, bool answer)
-{
-	if (answer)
-		roce_qp_key_addrs(k, pi->family, pi->daddr, pi->saddr);
-	else
-		roce_qp_key_addrs(k, pi->family, pi->saddr, pi->daddr);
-	k->qpn = pi->dqpn;
-	k->session = session_of(pi);
-}
-
+#include "rocelat_state.bpf.h"
 #include "rocelat_flow.bpf.h"
 #include "rocelat_samples.bpf.h"
+#include "rocelat_complete.bpf.h"
+#include "rocelat_pair.bpf.h"
+#include "rocelat_sweep.bpf.h"
 
-/*
- * The mirroring switch's time of a frame in ns (ERSPAN III, 100 ns ticks
- * or IEEE 1588 nanoseconds), unless --mirror-time=arrival; the 32-bit
- * ticks wrap every *wrap ns.
- */
-static __always_inline bool switch_time(const struct pkt_info *pi, __u64 *ns,
-					__u64 *wrap)
-{
-	if (targ_mirror_time == MIRROR_TIME_ARRIVAL || !(pi->flags & PKT_F_TUN_TS))
-		return false;
-	if (pi->tun_ts_gra == PKT_GRA_100NS) {
-		*ns = (__u64)pi->tun_ts * 100;
-		*wrap = 100ULL << 32;
-		return true;
-	}
-	if (pi->tun_ts_gra == PKT_GRA_IEEE1588) {
-		*ns = pi->tun_ts;
-		*wrap = 1ULL << 32;
-		return true;
-	}
-	return false;
-}
-
-/*
- * The helpers below are global (non-static, noinline) functions: the
- * verifier checks each once, on its own, instead of once per parser path
- * times per ring slot. Their pointer arguments may be NULL to the
- * verifier, hence the checks.
- */
-
-/*
- * How long the answer took to come for the request in slot s, which it
- * answers; -1 when that was over --timeout (counted as one), or when the
- * answer is stamped before its request (a recording out of time order):
- * no time to measure, counted as reordered and untimed
- */
-static __always_inline __s64 slot_latency(struct pending_flow *pf,
-					  struct answer_ctx *ac,
-					  struct rocelat_counters *cnt,
-					  const struct pending_slot *s)
-{
-	__s64 lat;
-
-	if (!ac->now)
-		ac->now = ac->sw ? ac->sw_ns : now_ns();
-	lat = (__s64)(ac->now - s->ts_ns);
-	if (lat < 0 && (pf->flags & FLOW_SWITCH_CLOCK))
-		lat += pf->clock_wrap_ns;	/* the switch's 32-bit ticks wrapped */
-	if (lat < 0) {
-		cnt->c[RL_REORDERED]++;
-		__sync_fetch_and_add(&flow_stats(pf)->untimed, 1);
-		return -1;
-	}
-	if ((__u64)lat > targ_timeout_ns) {
-		cnt->c[RL_TIMEOUTS]++;
-		__sync_fetch_and_add(&flow_stats(pf)->timeouts, 1);
-		return -1;
-	}
-	ac->sample_psn = s->psn;
-	return lat;
-}
-
-/* state of one completion walk, shared with the bpf_loop() callback */
-struct complete_walk {
-	struct pending_flow *pf;
-	struct answer_ctx *ac;
-	struct rocelat_counters *cnt;
-	__u32 tail, head, pop;
-	int completed;
-	__u32 front;		/* not bool: the verifier wants 0/1 returns */
-};
-
-/* ring slot i of the walk, oldest first; 1 ends the walk */
-static __always_inline long complete_slot(__u64 i, struct complete_walk *w)
-{
-	struct pending_flow *pf = w->pf;
-	struct answer_ctx *ac = w->ac;
-	struct pending_slot *s;
-	__u32 at = w->tail + (__u32)i, fl;
-	bool answered;
-	__s64 lat;
-	int d;
-
-	if (at == w->head)
-		return 1;
-	s = &pf->ring[at & (PENDING_RING - 1)];
-	fl = s->flags;
-	if (!(fl & SLOT_VALID)) {
-		if (w->front)		/* a hole at the front: pop it */
-			w->pop++;
-		return 0;
-	}
-	d = roce_psn_diff(s->psn, ac->psn);
-	if (!ac->fatal && (d > 0 || (d == 0 && !ac->inclusive)))
-		return 1;		/* PSN order: nothing later is covered */
-	if (ac->held && s->ts_ns > ac->now && !(pf->flags & FLOW_SWITCH_CLOCK))
-		return 1;		/* a held answer covers no later request
-					 * (an old connection's, on these QPNs) */
-	s->flags = 0;
-	w->completed++;
-	if (w->front)
-		w->pop++;
-	if (ac->fatal && d >= 0) {
-		/* the QP is in error: its named request and all later
-		 * ones will never be answered */
-		w->cnt->c[RL_FATAL_ENDED]++;
-		return 0;
-	}
-	if (ac->untimed) {
-		/* answered, by an answer whose time is lost */
-		w->cnt->c[RL_UNTIMED]++;
-		__sync_fetch_and_add(&flow_stats(pf)->untimed, 1);
-		return 0;
-	}
-	/* a READ is answered by its own READ RESPONSE, an atomic by its
-	 * ATOMIC ACKNOWLEDGE; a later answer passing one means its response
-	 * was lost (or not seen here): no sample */
-	answered = true;
-	if (fl & SLOT_READ) {
-		answered = ac->read_resp && d == 0;
-		if (answered && ac->payload_len) {
-			/* the READ's PSNs run on to its last response */
-			ac->span_hi = s->psn + (s->dma_len + ac->payload_len - 1) /
-					       ac->payload_len - 1;
-			ac->has_span = 1;
-		}
-	} else if (fl & SLOT_ATOMIC) {
-		answered = ac->atomic_ack && d == 0;
-	}
-	if (!answered) {
-		w->cnt->c[RL_RESP_MISSING]++;
-		flow_stats(pf)->resp_missing++;
-		return 0;
-	}
-	if (fl & SLOT_RETX) {
-		w->cnt->c[RL_KARN_DISCARDED]++;
-		return 0;
-	}
-	lat = slot_latency(pf, ac, w->cnt, s);
-	if (lat >= 0)
-		rocelat_sample(pf, ac, w->cnt, lat,
-			       (fl & SLOT_INGRESS) && ac->egress);
-	return 0;
-}
-
-/* the walk's bpf_loop() callback, from its third slot on */
-static long complete_slots_on(__u64 i, void *data)
-{
-	return complete_slot(i + 2, data);
-}
-
-/*
- * Complete the pending requests an answer covers: every PSN before its
- * own, and its own when inclusive (ACK, READ RESPONSE). A NAK acknowledges
- * only the PSNs before its own; a fatal NAK (not a sequence error, not
- * RNR) also ends the request it names and every later one, without a
- * sample. The ring walk is a bpf_loop() (5.17+): the verifier checks the
- * body once, which the 6.1 verifier needs for PENDING_RING steps. Returns
- * how many requests were completed.
- *
- * tail has one writer per side: this walk (answers) and, when the ring is
- * full, the request path evicting its oldest. Should both move it at the
- * same moment on two CPUs, one pop is lost: the freed slot stays a hole
- * and the next walk pops it. Nothing is counted twice.
- */
-__noinline int rocelat_complete(struct pending_flow *pf, struct answer_ctx *ac,
-				struct rocelat_counters *cnt)
-{
-	struct complete_walk w = {};
-
-	if (!pf || !ac || !cnt)
-		return 0;
-	w.pf = pf;
-	w.ac = ac;
-	w.cnt = cnt;
-	w.tail = pf->tail;
-	w.head = pf->head;
-	w.front = 1;
-	/* the common answer covers the oldest request and stops at the next
-	 * one (an ACK per AckReq, in order): two steps inline, no loop */
-	if (!complete_slot(0, &w) && !complete_slot(1, &w))
-		rocelat_loop(PENDING_RING - 2, complete_slots_on, &w);
-	pf->tail = w.tail + w.pop;
-	return w.completed;
-}
-
-/*
- * The common answer without the walk's calls (each costs a return thunk
- * on CPUs that need one, 7 ns here): an ACK of the oldest outstanding
- * request, a SEND or WRITE, when the next one (if any) is later than the
- * ACK. Returns what rocelat_complete() would, or -1 for anything else,
- * having changed nothing: then the walk does it.
- */
-static __always_inline int complete_fast(struct pending_flow *pf,
-					 struct answer_ctx *ac,
-					 struct rocelat_counters *cnt,
-					 const struct pkt_info *pi)
-{
-	__u32 tail = pf->tail, head = pf->head, fl, turn;
-	struct pending_slot *s, *next;
-	struct roce_flow_stats *fs;
-	__s64 lat;
-	int d;
-
-	if (tail == head)
-		return 0;
-	if (!ac->inclusive)
-		return -1;
-	s = &pf->ring[tail & (PENDING_RING - 1)];
-	fl = s->flags;
-	if ((fl & ~SLOT_INGRESS) != SLOT_VALID)
-		return -1;
-	d = roce_psn_diff(s->psn, ac->psn);
-	if (d > 0)
-		return 0;		/* PSN order: nothing is covered */
-	/* the ring's PSNs rise (handle_request() adds only a PSN past the
-	 * highest): an ACK of the oldest's own PSN covers no later one */
-	if (d < 0) {
-		/* past every request seen: it answers some not seen yet
-		 * (handle_answer() remembers it) */
-		if (tail + 1 == head && roce_psn_diff(ac->psn, pf->hi_psn) > 0)
-			return -1;
-		next = &pf->ring[(tail + 1) & (PENDING_RING - 1)];
-		if (tail + 1 != head && (!(next->flags & SLOT_VALID) ||
-		    roce_psn_diff(next->psn, ac->psn) <= 0))
-			return -1;
-	}
-	s->flags = 0;
-	pf->tail = tail + 1;
-	/* what handle_answer() does after a completion, done here: the
-	 * fast path returns without its checks for the slow one's cases */
-	answer_una(pf, ac->psn, true);
-	pf->ans_psn = ac->psn;
-	pf->ans_ip_id = pi->ip_id;
-	fs = flow_stats(pf);
-	turn = (fl & SLOT_INGRESS) && ac->egress;
-	lat = slot_latency(pf, ac, cnt, s);
-	pf->ans_ts = ac->now;
-	if (lat >= 0)
-		sample_add(pf, fs, ac, cnt, lat, turn);
-	return 1;
-}
+#define AX_TC_ACT_UNSPEC	(-1)	/* also TCX_NEXT: let the next program decide */
 
 /*
  * A request PSN seen again. Its pending slot holds the first sighting:
  * the same IPv4 ID within DUP_WINDOW_NS is that packet seen a second time
  * (returns 1); else a retransmission, whose answer becomes ambiguous.
  */
-__noinline int rocelat_mark_retx(struct pending_flow *pf, __u32 psn,
-				 __u32 ip_id, __u64 now)
+AX_GLOBAL_FUNC int rocelat_mark_retx(struct pending_flow *pf, __u32 psn,
+				     __u32 ip_id, __u64 now)
 {
 	__u32 tail, head;
 	int i;
@@ -401,8 +78,6 @@ __noinline int rocelat_mark_retx(struct pending_flow *pf, __u32 psn,
 	return 0;
 }
 
-#include "rocelat_pair.bpf.h"
-
 /*
  * A new flow's entry: a free one of the emptier of its two sets (two
  * choices keep the sets even: with one, a table a quarter full already
@@ -412,8 +87,8 @@ __noinline int rocelat_mark_retx(struct pending_flow *pf, __u32 psn,
  * flow twice) at the same moment may pick the same entry: one flow is then
  * lost, or counted twice as started, as if pushed out.
  */
-__noinline int rocelat_flow_new(const struct roce_qp_key *k,
-				struct rocelat_counters *cnt)
+AX_GLOBAL_FUNC int rocelat_flow_new(const struct roce_qp_key *k,
+				    struct rocelat_counters *cnt)
 {
 	__u32 set[2], i, j, idx, victim = 0, free_at[2] = {}, nfree[2] = {};
 	struct pending_flow *pf;
@@ -477,8 +152,8 @@ flow_get(struct roce_qp_key *fk, struct rocelat_counters *cnt)
  * A new connection on a flow's QPNs: what the old one left outstanding
  * will never be answered, and is counted as timed out.
  */
-__noinline int rocelat_flow_forget(struct pending_flow *pf,
-				   struct rocelat_counters *cnt)
+AX_GLOBAL_FUNC int rocelat_flow_forget(struct pending_flow *pf,
+				       struct rocelat_counters *cnt)
 {
 	__u32 tail, head;
 	int i;
@@ -530,8 +205,8 @@ static __always_inline void ring_pop_oldest(struct pending_flow *pf,
  * reordered. Stamped after it, the ACK is older (an old connection's):
  * forgotten, as once past its PSN. Returns 1 when the request is done.
  */
-__noinline int rocelat_early(struct pending_flow *pf, struct rocelat_counters *cnt,
-			     __u32 psn, __u64 now, __u32 own_response)
+AX_GLOBAL_FUNC int rocelat_early(struct pending_flow *pf, struct rocelat_counters *cnt,
+				 __u32 psn, __u64 now, __u32 own_response)
 {
 	struct answer_ctx *ac;
 	__s64 lat;
@@ -726,29 +401,21 @@ static __always_inline void answer_ctx_walk(struct answer_ctx *ac,
 	ac->atomic_ack = op == ROCE_ATOMIC_ACK;
 }
 
-static __always_inline void handle_answer(const struct pkt_info *pi,
-					  struct rocelat_counters *cnt,
-					  __u32 ifindex, bool egress)
+/*
+ * The flow of an answer's requester QP: paired already, or paired now by
+ * the answer's PSN (rocelat_learn()), what the QP held then applied first.
+ * NULL when it is not paired yet: the answer is then held as evidence for
+ * when it is (then unmatched if it completes nothing), with what the
+ * flow's statistics count.
+ */
+static __always_inline struct pending_flow *
+answer_pair(const struct pkt_info *pi, struct rocelat_counters *cnt,
+	    __u32 ifindex, bool egress, bool first, __u8 kind, __u8 code)
 {
-	__u8 op = ROCE_OP(pi->opcode);
-	bool ack = op == ROCE_ACKNOWLEDGE || op == ROCE_ATOMIC_ACK;
-	bool read_first = op == ROCE_READ_RESP_FIRST || op == ROCE_READ_RESP_ONLY;
-	bool first = ack || read_first;
-	__u8 kind = ROCE_AETH_ACK, code = 0;
 	struct pending_flow *pf;
 	struct roce_qp_key ak;
-	struct answer_ctx *ac = &cnt->ac;
-	int done, learned = LEARN_NONE;
-	bool stray = false;
+	int learned;
 	__u32 at;
-
-	cnt->c[ack ? RL_ACKS : RL_READ_RESP]++;
-	if (pi->flags & PKT_F_AETH) {
-		kind = pi->syndrome >> 5;
-		code = ROCE_AETH_CODE(pi->syndrome);
-	}
-	if (!answer_count_kind(cnt, kind, code))
-		return;
 
 	qp_key_fill(&ak, pi, true);
 	pf = answer_flow(&ak, cnt, true);
@@ -762,19 +429,88 @@ static __always_inline void handle_answer(const struct pkt_info *pi,
 		}
 	}
 	if (!pf) {
-		/* evidence for when the pairing is known (then unmatched if
-		 * it completes nothing), and what the flow's statistics count */
 		if (first && kind != ROCE_AETH_RNR_NAK)
-			rocelat_hold(&ak, pi, cnt, held_flags(op, kind, code, egress),
+			rocelat_hold(&ak, pi, cnt,
+				     held_flags(ROCE_OP(pi->opcode), kind, code, egress),
 				     ifindex);
 		else if (kind != ROCE_AETH_ACK || pi->ecn == AX_ECN_CE)
 			rocelat_hold(&ak, pi, cnt, HELD_MARKS, ifindex);
-		return;
+		return 0;
 	}
 	if (!(pf->flags & FLOW_PAIRED)) {	/* paired by the CM exchange */
 		pf->req_qpn = ak.qpn;
 		pf->flags |= FLOW_PAIRED;
 	}
+	return pf;
+}
+
+/*
+ * What a flow remembers of an answer, after its walk: the last one that
+ * completed requests (the same packet seen again is a duplicate, no
+ * stray answer), and a first ACK past every request seen, which answers
+ * requests not seen yet (rocelat_early()). first_ack: an ACK, ATOMIC
+ * ACKNOWLEDGE or first READ RESPONSE whose AETH says ACK.
+ */
+static __always_inline void answer_remember(struct pending_flow *pf,
+					    const struct pkt_info *pi,
+					    struct rocelat_counters *cnt,
+					    int done, bool first_ack, __u32 ifindex)
+{
+	struct answer_ctx *ac = &cnt->ac;
+	bool stray = false;
+
+	if (done) {
+		if (!ac->now)
+			ac->now = ac->sw ? ac->sw_ns : now_ns();
+		pf->ans_ts = ac->now;
+		pf->ans_psn = pi->psn;
+		pf->ans_ip_id = pi->ip_id;
+	} else if (first_ack) {
+		/* the answer that just completed requests, seen again (a mirror
+		 * of both directions, a bridge's two ports) is no stray one */
+		if (pi->psn == pf->ans_psn && pi->ip_id == pf->ans_ip_id &&
+		    flow_age(pf, ac->sw ? ac->sw_ns : now_ns(), pf->ans_ts) < DUP_WINDOW_NS) {
+			cnt->c[RL_DUPLICATES]++;
+		} else {
+			cnt->c[RL_UNMATCHED]++;
+			stray = true;
+		}
+	}
+	if (first_ack && roce_psn_diff(pi->psn, pf->hi_psn) > 0 &&
+	    (!pf->early_ts ||
+	     roce_psn_diff(pi->psn, pf->early_psn & ROCE_PSN_MASK) > 0)) {
+		/* it answers requests not seen yet (rocelat_early()) */
+		if (!ac->now)
+			ac->now = ac->sw ? ac->sw_ns : now_ns();
+		pf->early_psn = pi->psn | (stray ? EARLY_UNMATCHED : 0);
+		pf->early_ifindex = ifindex;
+		pf->early_ts = ac->now;
+	}
+}
+
+static __always_inline void handle_answer(const struct pkt_info *pi,
+					  struct rocelat_counters *cnt,
+					  __u32 ifindex, bool egress)
+{
+	__u8 op = ROCE_OP(pi->opcode);
+	bool ack = op == ROCE_ACKNOWLEDGE || op == ROCE_ATOMIC_ACK;
+	bool read_first = op == ROCE_READ_RESP_FIRST || op == ROCE_READ_RESP_ONLY;
+	bool first = ack || read_first;
+	__u8 kind = ROCE_AETH_ACK, code = 0;
+	struct answer_ctx *ac = &cnt->ac;
+	struct pending_flow *pf;
+	int done;
+
+	cnt->c[ack ? RL_ACKS : RL_READ_RESP]++;
+	if (pi->flags & PKT_F_AETH) {
+		kind = pi->syndrome >> 5;
+		code = ROCE_AETH_CODE(pi->syndrome);
+	}
+	if (!answer_count_kind(cnt, kind, code))
+		return;
+	pf = answer_pair(pi, cnt, ifindex, egress, first, kind, code);
+	if (!pf)
+		return;
 	if (kind != ROCE_AETH_ACK || pi->ecn == AX_ECN_CE)
 		answer_flow_stats(pf, pi, cnt, kind, code);
 	/* what complete_fast() reads of the answer; the rest for the walk
@@ -814,33 +550,7 @@ static __always_inline void handle_answer(const struct pkt_info *pi,
 	}
 	if (kind != ROCE_AETH_RNR_NAK)
 		answer_una(pf, pi->psn, ac->inclusive);
-	if (done) {
-		if (!ac->now)
-			ac->now = ac->sw ? ac->sw_ns : now_ns();
-		pf->ans_ts = ac->now;
-		pf->ans_psn = pi->psn;
-		pf->ans_ip_id = pi->ip_id;
-	} else if (first && kind == ROCE_AETH_ACK) {
-		/* the answer that just completed requests, seen again (a mirror
-		 * of both directions, a bridge's two ports) is no stray one */
-		if (pi->psn == pf->ans_psn && pi->ip_id == pf->ans_ip_id &&
-		    flow_age(pf, ac->sw ? ac->sw_ns : now_ns(), pf->ans_ts) < DUP_WINDOW_NS) {
-			cnt->c[RL_DUPLICATES]++;
-		} else {
-			cnt->c[RL_UNMATCHED]++;
-			stray = true;
-		}
-	}
-	if (first && kind == ROCE_AETH_ACK && roce_psn_diff(pi->psn, pf->hi_psn) > 0 &&
-	    (!pf->early_ts ||
-	     roce_psn_diff(pi->psn, pf->early_psn & ROCE_PSN_MASK) > 0)) {
-		/* it answers requests not seen yet (rocelat_early()) */
-		if (!ac->now)
-			ac->now = ac->sw ? ac->sw_ns : now_ns();
-		pf->early_psn = pi->psn | (stray ? EARLY_UNMATCHED : 0);
-		pf->early_ifindex = ifindex;
-		pf->early_ts = ac->now;
-	}
+	answer_remember(pf, pi, cnt, done, first && kind == ROCE_AETH_ACK, ifindex);
 }
 
 /*
@@ -874,7 +584,7 @@ static __always_inline void handle_cnp(const struct pkt_info *pi,
  * histograms' logarithms free of jumps (hist.bpf.h) the verifier checks
  * them per parser path in less than it took before for the calls.
  */
-__noinline int rocelat_cnp(const struct pkt_info *pi, struct rocelat_counters *cnt)
+AX_GLOBAL_FUNC int rocelat_cnp(const struct pkt_info *pi, struct rocelat_counters *cnt)
 {
 	if (!pi || !cnt)
 		return 0;
@@ -983,6 +693,23 @@ int rocelat_tc_in(struct __sk_buff *skb)
 }
 #endif
 
-#include "rocelat_sweep.bpf.h"
+/* the timeout sweep (rocelat_sweep.bpf.h) and the expiry of held answers
+ * (rocelat_pair.bpf.h), run by user space before each report */
+SEC("tc")
+int rocelat_sweep(struct __sk_buff *skb)
+{
+	struct sweep_ctx sc;
+	__u32 zero = 0;
 
+	sc.now = now_ns();
+	sc.cnt = bpf_map_lookup_elem(&counters, &zero);
+	if (!sc.cnt)
+		return 0;
+	sweep_flows(&sc);
+	held_sweep(sc.now);
+	return 0;
+}
+
+#ifndef AX_NATIVE	/* the kernel's; natively the object would export it */
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
+#endif

@@ -106,8 +106,9 @@ enum rocelat_counter {
 	RL_NR,
 };
 
-/* BPF side: what an answer completes, passed to the out-of-line helpers
- * of tools/rocelat/rocelat.bpf.c (per-CPU scratch below; user space never reads it) */
+/* BPF side: what an answer completes, passed to the global functions of
+ * rocelat's BPF side (rocelat_complete(): tools/rocelat/rocelat_complete.bpf.h;
+ * per-CPU scratch below; user space never reads it) */
 struct answer_ctx {
 	__u64 now;			/* 0 until first needed */
 	__u32 psn;
@@ -445,7 +446,7 @@ struct pending_flow {
 	struct roce_qp_key key;	/* the entry's flow, when used */
 	__u32 used;		/* 1: the entry holds a flow */
 	/* floor(log2) of its latest sample's ns, e: the next one's guess,
-	 * and what follows from e (rocelat.bpf.c, sample_geometry()): */
+	 * and what follows from e (rocelat_samples.bpf.h, sample_geometry()): */
 	__u8 lat_log2;
 	__u8 slot_lo;		/* unit-histogram slot below slot_thr ns, */
 	__u8 slot_hi;		/* ... and from it on */

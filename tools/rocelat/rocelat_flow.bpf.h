@@ -2,15 +2,16 @@
 /*
  * rocelat's flow table: the flows (one responder QP seen from one
  * requester address, through one mirror session), each with its ring of
- * outstanding requests and its statistics, found by key in one of two
- * sets of FLOW_WAYS entries. Starting a flow (rocelat_flow_new()) is in
- * tools/rocelat/rocelat.bpf.c, after the pairing that it feeds.
- *
- * Part of tools/rocelat/rocelat.bpf.c, included after its clock and keys; not a
- * library of its own.
+ * outstanding requests and its statistics of the reporting interval,
+ * found by key in one of two sets of FLOW_WAYS entries. Starting a flow
+ * (rocelat_flow_new()) is in rocelat.bpf.c, beside the request handler:
+ * it makes the flow a pairing candidate (rocelat_pair.bpf.h), and the
+ * pairing looks flows up here.
  */
 #ifndef AGENTXDP_ROCELAT_FLOW_BPF_H
 #define AGENTXDP_ROCELAT_FLOW_BPF_H
+
+#include "rocelat_state.bpf.h"
 
 /*
  * The flow table, sized by the loader from --max-flows: targ_flow_sets
@@ -19,9 +20,7 @@
  * lookup, which was a third of a request's cost (about 40 ns here); a
  * set's entries are array slots, their keys compared in place.
  */
-const volatile __u32 targ_flow_sets = DEFAULT_MAX_FLOWS / FLOW_WAYS;
-
-struct {
+AX_GLOBAL struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, DEFAULT_MAX_FLOWS);
 	__type(key, __u32);
@@ -31,7 +30,7 @@ struct {
 /* bit i: flow-table entry i has held a flow (set once: entries are
  * replaced, never freed), so that user space reads only those, not the
  * whole table (44 MB at the default size) each interval */
-struct {
+AX_GLOBAL struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, DEFAULT_MAX_FLOWS / 64);
 	__type(key, __u32);
@@ -78,7 +77,7 @@ static __always_inline __u64 st_epochs_with(__u64 old, __u32 buf, __u32 v)
  * chain (6.1 counts 512 bytes of stack over it). The volatile store keeps
  * clang from turning the loop back into memset.
  */
-__noinline int rocelat_stats_reset(struct pending_flow *pf, __u32 epoch)
+AX_GLOBAL_FUNC int rocelat_stats_reset(struct pending_flow *pf, __u32 epoch)
 {
 	__u32 buf = epoch & 1, i, cur;
 	volatile __u64 *w;

@@ -7,16 +7,16 @@
  * variant of the walks (ROCELAT_NO_BPF_LOOP) and without the kernel
  * entry points (AX_NATIVE). It sees the kernel's types and no libc.
  *
- * The loader's rodata, read-only in a BPF object once loaded, must be
- * writable here before the first packet: const is dropped from the
- * program's declarations, which changes nothing else a program can do.
+ * The loader's settings, read-only in a BPF object once loaded (rodata),
+ * are set here before the first packet (rocelat_native_open()): with
+ * AX_NATIVE they are writable, and they, the maps, the globals and the
+ * global functions of the program are static (lib/maps.bpf.h), so that
+ * this object exports none of them.
  */
-#define const
 /* the program's rocelat_sweep, beside user space's (rocelat_report.c) */
 #define rocelat_sweep rocelat_native_bpf_sweep
 #include "rocelat.bpf.c"
 #undef rocelat_sweep
-#undef const
 #include "rocelat_native.h"
 
 /* the capture is the clock (targ_offline): nothing asks for this */

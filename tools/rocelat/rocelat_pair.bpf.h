@@ -6,25 +6,29 @@
  * into exactly one candidate flow's window of outstanding PSNs (the
  * candidates: the responder QPs seen between the same two addresses), and
  * a per-CPU cache in front of it spares a paired answer its hash lookup.
- *
- * Part of tools/rocelat/rocelat.bpf.c, included after its flow table, counters,
- * qp_key_fill() and flow_find(), which it uses; not a library of its own.
+ * The answers of a QP not paired yet are held, and complete what they
+ * cover once it is (rocelat_held_apply()).
  */
 #ifndef AGENTXDP_ROCELAT_PAIR_BPF_H
 #define AGENTXDP_ROCELAT_PAIR_BPF_H
 
+#include <bpf/bpf_endian.h>
+#include "rocelat_state.bpf.h"
+#include "rocelat_flow.bpf.h"
+#include "rocelat_complete.bpf.h"
+
 /* steps with every change to the pairs map: the pairing caches' entries
  * read before it are stale */
-__u32 pairs_gen = 0;
+AX_GLOBAL __u32 pairs_gen = 0;
 
-struct {
+AX_GLOBAL struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 2 * DEFAULT_MAX_FLOWS);
 	__type(key, struct roce_qp_key);	/* qpn: the requester's */
 	__type(value, __u32);			/* the responder's QPN */
 } pairs SEC(".maps");
 
-struct {
+AX_GLOBAL struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, DEFAULT_MAX_FLOWS);
 	__type(key, struct roce_qp_key);	/* qpn 0: an address pair */
@@ -33,7 +37,7 @@ struct {
 
 /* CM REQs waiting for their REP: qpn holds the REQ's communication ID,
  * the value the requester's QPN */
-struct {
+AX_GLOBAL struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 1024);
 	__type(key, struct roce_qp_key);
@@ -44,7 +48,7 @@ struct {
  * not an LRU, whose evictions would lose evidence without a word; a full
  * map refuses the answer, which is counted (answers_unheld) and traced in
  * unheld[], and the sweep drops entries 2 x --timeout old */
-struct {
+AX_GLOBAL struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, DEFAULT_MAX_FLOWS);
 	__type(key, struct roce_qp_key);	/* qpn: the requester's */
@@ -53,10 +57,10 @@ struct {
 
 /* answers ever held or refused: while 0, nobody looks into the held map
  * or unheld[] */
-__u32 held_n = 0;
+AX_GLOBAL __u32 held_n = 0;
 
 /* traces of refused answers (struct unheld_slot) */
-struct unheld_slot unheld[UNHELD_SLOTS];
+AX_GLOBAL struct unheld_slot unheld[UNHELD_SLOTS];
 
 static const struct roce_pair_qps zero_qps;
 static const struct held_answers zero_held;
@@ -211,8 +215,8 @@ static __always_inline void pair_reverse(const struct pending_flow *f,
 #define LEARN_NONE	(-1)
 #define LEARN_AMBIGUOUS	(-2)
 
-__noinline int rocelat_learn(const struct roce_qp_key *ak, __u32 psn_slack,
-			     __u32 sport, struct rocelat_counters *cnt)
+AX_GLOBAL_FUNC int rocelat_learn(const struct roce_qp_key *ak, __u32 psn_slack,
+				 __u32 sport, struct rocelat_counters *cnt)
 {
 	struct learn_walk w = {};
 	struct pending_flow *found;
@@ -310,8 +314,8 @@ static __always_inline void held_refused(const struct roce_qp_key *k, __u32 psn,
  * with HELD_MARKS (an RNR NAK, a later READ RESPONSE) only its marks.
  * flags: HELD_* but HELD_SW, which is found here.
  */
-__noinline int rocelat_hold(const struct roce_qp_key *ak, const struct pkt_info *pi,
-			    struct rocelat_counters *cnt, __u32 flags, __u32 ifindex)
+AX_GLOBAL_FUNC int rocelat_hold(const struct roce_qp_key *ak, const struct pkt_info *pi,
+				struct rocelat_counters *cnt, __u32 flags, __u32 ifindex)
 {
 	struct pair_cache_ent *e;
 	struct roce_qp_key k;
@@ -417,9 +421,9 @@ static __always_inline void held_sweep(__u64 now)
  * complete, in order and each at its own time, what they cover; first
  * what forgotten ones covered, untimed. Leaves cnt->ac zeroed.
  */
-__noinline int rocelat_held_apply(const struct roce_qp_key *ak,
-				  struct pending_flow *pf,
-				  struct rocelat_counters *cnt)
+AX_GLOBAL_FUNC int rocelat_held_apply(const struct roce_qp_key *ak,
+				      struct pending_flow *pf,
+				      struct rocelat_counters *cnt)
 {
 	struct answer_ctx *ac;
 	struct held_answers *h;
@@ -563,8 +567,8 @@ answer_flow(struct roce_qp_key *ak, struct rocelat_counters *cnt, bool apply_hel
  * attr is the MAD's attribute, id the REQ's communication ID or the REP's
  * remote one, qpn the sender's QPN.
  */
-__noinline int rocelat_cm(const struct pkt_info *pi, struct rocelat_counters *cnt,
-			  __u32 attr, __u32 id, __u32 qpn)
+AX_GLOBAL_FUNC int rocelat_cm(const struct pkt_info *pi, struct rocelat_counters *cnt,
+			      __u32 attr, __u32 id, __u32 qpn)
 {
 	struct roce_qp_key k;
 	__u32 *req_qpn, rq;

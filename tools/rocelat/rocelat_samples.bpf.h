@@ -1,17 +1,18 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * rocelat's latency samples: each in the histograms and its flow's
- * statistics (sample_add()), and with --svg also as an event, for user
- * space to draw at its time (tools/rocelat/rocelat_svg.c). Included by
- * tools/rocelat/rocelat.bpf.c after now_ns() and rocelat_flow.bpf.h.
+ * statistics (sample_add()), and with --svg (targ_samples) also as an
+ * event, for user space to draw at its time (tools/rocelat/rocelat_svg.c).
  */
 #ifndef AGENTXDP_ROCELAT_SAMPLES_BPF_H
 #define AGENTXDP_ROCELAT_SAMPLES_BPF_H
 
-/* --svg: every sample also as an event (samples ring buffer) */
-const volatile bool targ_samples = false;
+#include "lib/hist.bpf.h"
+#include "rocelat_state.bpf.h"
+#include "rocelat_flow.bpf.h"
+
 /* --svg: sample events the ring buffer had no room for */
-__u64 samples_lost = 0;
+AX_GLOBAL __u64 samples_lost = 0;
 
 /* a page, unused, unless --svg sizes it (rocelat_load_opts): rocediag
  * loads this object too, and asks for no samples */
@@ -133,10 +134,9 @@ static __always_inline void sample_add(struct pending_flow *pf,
 		sample_emit(pf, ac, lat, turn);
 }
 
-/* a global helper, as those of tools/rocelat/rocelat.bpf.c: verified once, on its
- * own; its pointers may be NULL to the verifier, hence the check */
-__noinline int rocelat_sample(struct pending_flow *pf, struct answer_ctx *ac,
-			      struct rocelat_counters *cnt, __u64 lat, __u32 turn)
+/* a global function (rocelat_state.bpf.h): verified once, on its own */
+AX_GLOBAL_FUNC int rocelat_sample(struct pending_flow *pf, struct answer_ctx *ac,
+				  struct rocelat_counters *cnt, __u64 lat, __u32 turn)
 {
 	if (!pf || !ac || !cnt)
 		return 0;

@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * rocelat's timeout sweep: requests left unanswered for --timeout on flows
- * that went quiet, counted by a program user space runs before each report
- * (live and -r: through BPF_PROG_TEST_RUN, or natively).
- *
- * Part of tools/rocelat/rocelat.bpf.c, included at its end, after the flow table,
- * the counters and the held answers' sweep; not a library of its own.
+ * rocelat's timeout sweep over the flow table: the requests left
+ * unanswered for --timeout on flows that went quiet, counted and popped,
+ * flow by flow, one word of flows_used at a time (sweep_flows()). User
+ * space runs the program that sweeps (rocelat_sweep, in rocelat.bpf.c)
+ * before each report: through BPF_PROG_TEST_RUN live and with -r
+ * --in-kernel, natively with -r (rocelat_native_sweep()).
  */
 #ifndef AGENTXDP_ROCELAT_SWEEP_BPF_H
 #define AGENTXDP_ROCELAT_SWEEP_BPF_H
+
+#include "rocelat_state.bpf.h"
+#include "rocelat_flow.bpf.h"
 
 struct sweep_ctx {
 	__u64 now;
@@ -25,8 +28,8 @@ struct sweep_ctx {
  * a register it returns, whose every value along the ring walk would be a
  * state of its own to the verifier (6.1 gave up at a million).
  */
-__noinline int rocelat_sweep_flow(struct pending_flow *pf,
-				  struct rocelat_counters *cnt, __u64 now0)
+AX_GLOBAL_FUNC int rocelat_sweep_flow(struct pending_flow *pf,
+				      struct rocelat_counters *cnt, __u64 now0)
 {
 	__u32 tail, head, pop = 0;
 	__u64 now = now0;
@@ -80,19 +83,10 @@ static long sweep_word(struct bpf_map *map, __u32 *word, __u64 *bits,
 	return 0;
 }
 
-SEC("tc")
-int rocelat_sweep(struct __sk_buff *skb)
+/* the sweep of every flow the table has held, at sc->now */
+static __always_inline void sweep_flows(struct sweep_ctx *sc)
 {
-	struct sweep_ctx sc;
-	__u32 zero = 0;
-
-	sc.now = now_ns();
-	sc.cnt = bpf_map_lookup_elem(&counters, &zero);
-	if (!sc.cnt)
-		return 0;
-	bpf_for_each_map_elem(&flows_used, sweep_word, &sc, 0);
-	held_sweep(sc.now);
-	return 0;
+	bpf_for_each_map_elem(&flows_used, sweep_word, sc, 0);
 }
 
 #endif
