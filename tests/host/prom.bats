@@ -164,12 +164,13 @@ start_rxedrop() {
 }
 
 # The other tools: every tool lists --prom (it comes from the shared CLI
-# core), so --help cannot tell whether a tool writes anything; its loader
-# (tools/<tool>/*.c) must use cli.prom_path.
-# Skipped, with the reason, while it does not.
+# core), so --help cannot tell whether a tool writes anything; its sources
+# (tools/<tool>/*.c) must read the path from their struct cli_env:
+# env.cli.prom_path, cfg->cli.prom_path, cfg.cli->prom_path.
+# Skipped, with the reason, while they do not.
 needs_prom() {
 	[ -x "$AX_BUILD/$1" ] || skip "$1 not built"
-	cat "$AX_ROOT"/tools/"$1"/*.c 2>/dev/null | grep -q 'cli\.prom_path' ||
+	cat "$AX_ROOT"/tools/"$1"/*.c 2>/dev/null | grep -qE 'cli(\.|->)prom_path' ||
 		skip "$1 accepts --prom (shared CLI) but does not write metrics yet"
 }
 

@@ -37,10 +37,11 @@ static void check(struct rxedrop_bpf *obj, int ncpu, bool batch)
 	__u64 want = (__u64)ncpu * NKEYS * (NKEYS + 1) / 2 +
 		     (__u64)NKEYS * ncpu * (ncpu - 1) / 2;
 	struct seen s = { .ncpu = ncpu, .keys_ok = true };
+	int (*for_each)(const struct bpf_map *, int (*)(const void *, const void *, void *),
+			void *) = batch ? maps_for_each : maps_for_each_walk;
 	int n;
 
-	maps_use_batch = batch;
-	n = maps_for_each(obj->maps.drops, count_entry, &s);
+	n = for_each(obj->maps.drops, count_entry, &s);
 	tap_eq(n, NKEYS, "%s: every entry of a per-CPU hash", how);
 	tap_ok(s.n == NKEYS && s.keys_ok, "%s: each key once, whole", how);
 	tap_eq(s.sum, want, "%s: per-CPU values, one per possible CPU", how);
@@ -49,12 +50,12 @@ static void check(struct rxedrop_bpf *obj, int ncpu, bool batch)
 	s.ncpu = ncpu;
 	s.keys_ok = true;
 	s.stop_at = 10;
-	n = maps_for_each(obj->maps.drops, count_entry, &s);
+	n = for_each(obj->maps.drops, count_entry, &s);
 	tap_ok(n == 10 && s.n == 10, "%s: the callback stops the read (%d)", how, n);
 
 	memset(&s, 0, sizeof(s));
 	s.ncpu = ncpu;
-	n = maps_for_each(obj->maps.stats, count_entry, &s);
+	n = for_each(obj->maps.stats, count_entry, &s);
 	tap_eq(n, STAT_NR, "%s: a per-CPU array has its every index", how);
 }
 
@@ -88,7 +89,6 @@ int main(void)
 	}
 	check(obj, ncpu, true);
 	check(obj, ncpu, false);
-	maps_use_batch = true;
 
 	tap_eq(maps_keys(obj->maps.drops, keys, NKEYS + 1), NKEYS, "maps_keys: every key");
 	tap_eq(maps_keys(obj->maps.drops, keys, 5), 5, "maps_keys: at most max");

@@ -83,35 +83,75 @@ static void check_blocks(void)
 	tap_eq(off, len, "the blocks fill the file");
 }
 
-/* pcapng_argp as a child: -w and --snaplen parsed, -w's help the tool's */
-static void check_argp(void)
+/* a tool's parser: its struct pcapng_args to the child (as PCAPNG_CLI_ARGP's
+ * tools do at ARGP_KEY_INIT), and -H: the help into help_f, from within
+ * the parse, as the tools' -h gives it */
+static FILE *help_f;
+
+static error_t parent_parse(int key, char *arg, struct argp_state *state)
 {
-	static const struct argp_child children[] = { { &pcapng_argp, 0, NULL, 0 }, {} };
-	static const struct argp parent = { .children = children };
-	char a0[] = "unit", a1[] = "-w", a2[] = "drops.pcapng", a3[] = "--snaplen", a4[] = "60";
-	char *argv[] = { a0, a1, a2, a3, a4, NULL };
+	switch (key) {
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = state->input;
+		break;
+	case 'H':
+		argp_state_help(state, help_f, ARGP_HELP_LONG);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+/* the help of a parse of -H with args' write_doc (malloc'd, NULL on error) */
+static char *help_of(const struct argp *parent, struct pcapng_args *args)
+{
+	char a0[] = "unit", a1[] = "-H";
+	char *argv[] = { a0, a1, NULL };
 	char *help = NULL;
 	size_t n = 0;
-	FILE *f;
 
-	tap_eq(pcapng_args.snaplen, PKT_CAP_DEFAULT, "--snaplen's default");
-	tap_ok(!pcapng_args.path, "no -w: no file");
-	tap_eq(argp_parse(&parent, 3, argv, ARGP_NO_EXIT | ARGP_SILENT, NULL, NULL), 0,
-	       "-w FILE parsed");
-	tap_ok(pcapng_args.path && !strcmp(pcapng_args.path, "drops.pcapng"), "-w's FILE");
-	tap_eq(pcapng_args.snaplen, PKT_CAP_DEFAULT, "without --snaplen: the default");
-	tap_eq(argp_parse(&parent, 5, argv, ARGP_NO_EXIT | ARGP_SILENT, NULL, NULL), 0,
+	help_f = open_memstream(&help, &n);
+	if (!help_f)
+		return NULL;
+	/* not ARGP_SILENT: its ARGP_NO_ERRS silences help too */
+	argp_parse(parent, 2, argv, ARGP_NO_EXIT | ARGP_NO_HELP, NULL, args);
+	fclose(help_f);
+	return help;
+}
+
+/* pcapng_argp as a child: -w and --snaplen parsed into the tool's struct,
+ * -w's help the tool's */
+static void check_argp(void)
+{
+	static const struct argp_option opts[] = { { "help-here", 'H', NULL, 0, "Help", 0 }, {} };
+	static const struct argp_child children[] = { { &pcapng_argp, 0, NULL, 0 }, {} };
+	static const struct argp parent = {
+		.options = opts, .parser = parent_parse, .children = children,
+	};
+	char a0[] = "unit", a1[] = "-w", a2[] = "drops.pcapng", a3[] = "--snaplen", a4[] = "60";
+	char *argv[] = { a0, a1, a2, a3, a4, NULL };
+	struct pcapng_args args = { .path = "stale", .snaplen = 1 };
+	char *help;
+
+	tap_eq(argp_parse(&parent, 1, argv, ARGP_SILENT, NULL, &args), 0, "nothing parsed");
+	tap_eq(args.snaplen, PKT_CAP_DEFAULT, "--snaplen's default");
+	tap_ok(!args.path, "no -w: no file");
+	tap_eq(argp_parse(&parent, 3, argv, ARGP_SILENT, NULL, &args), 0, "-w FILE parsed");
+	tap_ok(args.path && !strcmp(args.path, "drops.pcapng"), "-w's FILE");
+	tap_eq(args.snaplen, PKT_CAP_DEFAULT, "without --snaplen: the default");
+	tap_eq(argp_parse(&parent, 5, argv, ARGP_SILENT, NULL, &args), 0,
 	       "-w FILE --snaplen N parsed");
-	tap_eq(pcapng_args.snaplen, 60, "--snaplen's N");
-	pcapng_args.write_doc = "the tool's own words for -w";
-	f = open_memstream(&help, &n);
-	if (f) {
-		argp_help(&parent, f, ARGP_HELP_LONG, "unit");
-		fclose(f);
-	}
+	tap_eq(args.snaplen, 60, "--snaplen's N");
+	help = help_of(&parent, &args);
+	tap_ok(help && strstr(help, "reason as the packet's comment"),
+	       "--help: -w in the default words without the tool's");
+	free(help);
+	args.write_doc = "the tool's own words for -w";
+	help = help_of(&parent, &args);
 	tap_ok(help && strstr(help, "the tool's own words for -w") &&
-	       strstr(help, "--snaplen=N") && strstr(help, "1-2048") &&
-	       strstr(help, "(default 256)"),
+	       !strstr(help, "reason as the packet's") && strstr(help, "--snaplen=N") &&
+	       strstr(help, "1-2048") && strstr(help, "(default 256)"),
 	       "--help: -w in the tool's words, --snaplen's range");
 	free(help);
 }

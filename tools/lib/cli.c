@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <net/if.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,16 +16,15 @@
 #include "probe.h"
 #include "prom.h"
 
-struct cli_env cli = {
-	.roce_port = 4791,
-};
-volatile sig_atomic_t cli_exiting;
+/* what the signal handlers touch (cli_exiting()), and what libbpf's print
+ * callback, which has no context, reads (-v, set by cli_setup()) */
+static volatile sig_atomic_t exiting;
+static bool libbpf_verbose;
 /* argp prints "Report bugs to %s.": a place an installed user has (the
  * README is installed by make install and the package; Makefile, debian) */
 const char *argp_program_bug_address =
 	"the \"Reporting bugs\" section of /usr/share/doc/agentxdp/README.md "
 	"(make install: /usr/local/share/doc/agentxdp/README.md)";
-static bool positional_interval_seen;
 
 enum { OPT_ROCE_PORT = 0x1000, OPT_PROM, OPT_USAGE };
 
@@ -162,45 +162,46 @@ int cli_choice(const char *arg, const char *const *names, int n)
 	return -1;
 }
 
-void cli_check_events(struct argp_state *state, bool events, bool stack)
+void cli_check_events(struct argp_state *state, const struct cli_env *cli, bool events,
+		      bool stack)
 {
 	if (stack && !events)
 		argp_failure(state, 1, 0, "-s/--stack needs -e/--events");
-	if (events && cli.interval)
+	if (events && cli->interval)
 		argp_failure(state, 1, 0,
 			     "interval and count apply to counts mode, not -e");
 }
 
-unsigned int cli_netns_inum(void)
+unsigned int cli_netns_inum(const struct cli_env *cli)
 {
-	static unsigned int inum;
+	unsigned int inum;
 
-	if (inum)
-		return inum;
-	inum = cli.netns ? netns_by_name(cli.netns) : netns_self();
-	if (!inum && cli.netns && errno == EINVAL)
-		cli_die("not a network namespace: %s", cli.netns);
-	if (!inum && cli.netns)
-		cli_die("no such network namespace: %s", cli.netns);
+	if (cli->netns_inum)
+		return cli->netns_inum;
+	inum = cli->netns ? netns_by_name(cli->netns) : netns_self();
+	if (!inum && cli->netns && errno == EINVAL)
+		cli_die("not a network namespace: %s", cli->netns);
+	if (!inum && cli->netns)
+		cli_die("no such network namespace: %s", cli->netns);
 	if (!inum)
 		cli_die("cannot read this process's network namespace");
 	return inum;
 }
 
-void cli_netns_enter(void)
+void cli_netns_enter(const struct cli_env *cli)
 {
 	int saved, err;
 
-	if (!cli.netns)
+	if (!cli->netns)
 		return;
-	err = netns_enter(cli_netns_inum(), &saved);
+	err = netns_enter(cli_netns_inum(cli), &saved);
 	if (err)
-		cli_die("cannot enter network namespace %s: %s", cli.netns, strerror(-err));
+		cli_die("cannot enter network namespace %s: %s", cli->netns, strerror(-err));
 	if (saved >= 0)
 		close(saved);
 }
 
-int cli_ifindex(const char *name)
+int cli_ifindex(const struct cli_env *cli, const char *name)
 {
 	unsigned int idx;
 	int saved = -1, err = 0;
@@ -208,42 +209,50 @@ int cli_ifindex(const char *name)
 	if (!name || !*name || strlen(name) >= IF_NAMESIZE)
 		cli_die("invalid interface name '%s'", name ? name : "");
 	/* an index means something only within its namespace: -N's */
-	if (cli.netns)
-		err = netns_enter(cli_netns_inum(), &saved);
+	if (cli->netns)
+		err = netns_enter(cli_netns_inum(cli), &saved);
 	if (err)
-		cli_die("cannot enter network namespace %s: %s", cli.netns, strerror(-err));
+		cli_die("cannot enter network namespace %s: %s", cli->netns, strerror(-err));
 	idx = if_nametoindex(name);
 	netns_leave(saved);
 	if (!idx)
-		cli_die(cli.netns ? "no such interface in network namespace %2$s: %1$s" :
-			"no such interface: %s", name, cli.netns);
+		cli_die(cli->netns ? "no such interface in network namespace %2$s: %1$s" :
+			"no such interface: %s", name, cli->netns);
 	return idx;
 }
 
 static error_t cli_parse_opt(int key, char *arg, struct argp_state *state)
 {
+	struct cli_env *cli = state->input;
+
 	switch (key) {
+	case ARGP_KEY_INIT:
+		/* the tool's parser hands its struct in (CLI_ARGP) */
+		if (!cli)
+			cli_die("internal error: no struct cli_env for the common options");
+		*cli = (struct cli_env){ .roce_port = 4791 };
+		break;
 	case 'v':
-		cli.verbose = true;
+		cli->verbose = true;
 		break;
 	case 'T':
-		cli.timestamp = true;
+		cli->timestamp = true;
 		break;
 	case 'j':
-		cli.json = true;
+		cli->json = true;
 		break;
 	case OPT_ROCE_PORT:
-		cli.roce_port = cli_arg_long(state, arg, 1, 65535, "RoCE port");
+		cli->roce_port = cli_arg_long(state, arg, 1, 65535, "RoCE port");
 		break;
 	case OPT_PROM:
 		if (!*arg)
 			argp_failure(state, 1, 0, "empty --prom file name");
-		cli.prom_path = arg;
+		cli->prom_path = arg;
 		break;
 	case 'N':
 		if (!*arg)
 			argp_failure(state, 1, 0, "empty network namespace name");
-		cli.netns = arg;
+		cli->netns = arg;
 		break;
 	case 'h':
 	case '?':
@@ -256,11 +265,11 @@ static error_t cli_parse_opt(int key, char *arg, struct argp_state *state)
 		printf("%s\n", argp_program_version);
 		exit(0);
 	case ARGP_KEY_ARG:
-		if (!positional_interval_seen) {
-			cli.interval = cli_arg_long(state, arg, 1, INT_MAX, "interval");
-			positional_interval_seen = true;
-		} else if (!cli.count) {
-			cli.count = cli_arg_long(state, arg, 1, LONG_MAX, "count");
+		/* an interval given is 1 or more */
+		if (!cli->interval) {
+			cli->interval = cli_arg_long(state, arg, 1, INT_MAX, "interval");
+		} else if (!cli->count) {
+			cli->count = cli_arg_long(state, arg, 1, LONG_MAX, "count");
 		} else {
 			argp_failure(state, 1, 0, "unexpected argument: %s", arg);
 		}
@@ -286,7 +295,7 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt,
 			va_list args)
 {
 	/* without -v nothing, errors too: the tool reports them, in one line */
-	if (!cli.verbose)
+	if (!libbpf_verbose)
 		return 0;
 	return vfprintf(stderr, fmt, args);
 }
@@ -308,7 +317,12 @@ static bool cli_btf_iter_denied(void)
 
 static void on_signal(int sig)
 {
-	cli_exiting = 1;
+	exiting = 1;
+}
+
+bool cli_exiting(void)
+{
+	return exiting;
 }
 
 /* before 5.8's headers */
@@ -359,15 +373,11 @@ static void cli_check_caps(unsigned int caps)
 		n > 1 ? "them" : "it");
 }
 
-void cli_setup(void)
-{
-	cli_setup_caps(CLI_CAP_BPF | CLI_CAP_PERFMON | CLI_CAP_NET_ADMIN);
-}
-
-void cli_setup_caps(unsigned int caps)
+void cli_setup(struct cli_env *cli, unsigned int caps)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
 
+	libbpf_verbose = cli->verbose;
 	libbpf_set_print(libbpf_print);
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
@@ -380,14 +390,14 @@ void cli_setup_caps(unsigned int caps)
 	cli_check_caps(caps);
 	/* a metrics file that cannot be written is found now, not by a
 	 * scraper that never sees it (a unit under systemd runs on) */
-	if (cli.prom_path) {
-		int err = prom_check(cli.prom_path);
+	if (cli->prom_path) {
+		int err = prom_check(cli->prom_path);
 
 		if (err)
-			cli_die("cannot write %s: %s", cli.prom_path, strerror(-err));
+			cli_die("cannot write %s: %s", cli->prom_path, strerror(-err));
 	}
-	if (cli.netns)
-		cli_netns_inum();
+	if (cli->netns)
+		cli->netns_inum = cli_netns_inum(cli);
 }
 
 void cli_bpf_err(const char *what, int err)
@@ -440,55 +450,56 @@ static void print_hms(FILE *f, time_t t)
 	fprintf(f, "%-8s ", buf);
 }
 
-void cli_print_timestamp(FILE *f)
+void cli_print_timestamp(const struct cli_env *cli, FILE *f)
 {
-	if (cli.timestamp)
+	if (cli->timestamp)
 		print_hms(f, time(NULL));
 }
 
-void cli_print_epoch(FILE *f, double epoch)
+void cli_print_epoch(const struct cli_env *cli, FILE *f, double epoch)
 {
-	if (cli.timestamp)
+	if (cli->timestamp)
 		print_hms(f, (time_t)epoch);
 }
 
-void cli_print_ktime(FILE *f, unsigned long long ktime_ns)
+void cli_print_ktime(const struct cli_env *cli, FILE *f, unsigned long long ktime_ns)
 {
-	if (cli.timestamp)
+	if (cli->timestamp)
 		print_hms(f, (time_t)cli_ktime_to_epoch(ktime_ns));
 }
 
-void cli_print_time_header(FILE *f)
+void cli_print_time_header(const struct cli_env *cli, FILE *f)
 {
-	if (cli.timestamp)
+	if (cli->timestamp)
 		fprintf(f, "%-8s ", "TIME");
 }
 
-void cli_print_timestamp_line(FILE *f)
+void cli_print_timestamp_line(const struct cli_env *cli, FILE *f)
 {
 	char buf[16];
 	time_t t = time(NULL);
 
-	if (!cli.timestamp)
+	if (!cli->timestamp)
 		return;
 	strftime(buf, sizeof(buf), "%H:%M:%S", localtime(&t));
 	fprintf(f, "%s\n", buf);
 }
 
-void cli_prom_err(int err)
+void cli_prom_err(const struct cli_env *cli, int err)
 {
+	/* once per process: a run has one --prom file */
 	static bool reported;
 
 	if (reported)
 		return;
-	cli_err("cannot write %s: %s", cli.prom_path, strerror(-err));
+	cli_err("cannot write %s: %s", cli->prom_path, strerror(-err));
 	reported = true;
 }
 
-void cli_warn_events_lost(unsigned long long lost)
+void cli_warn_events_lost(const struct cli_env *cli, unsigned long long lost)
 {
 	if (lost)
-		fprintf(cli.json ? stderr : stdout,
+		fprintf(cli->json ? stderr : stdout,
 			"WARNING: %llu events lost (ring buffer full)\n", lost);
 }
 

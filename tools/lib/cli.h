@@ -17,12 +17,20 @@
 #define AGENTXDP_CLI_H
 
 #include <argp.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <bpf/libbpf.h>
 
+/*
+ * The common options, filled by cli_argp. Each tool keeps one in its own
+ * env and hands it to the child: its parser, at ARGP_KEY_INIT,
+ *
+ *	state->child_inputs[0] = &env.cli;
+ *
+ * (cli_argp is CLI_ARGP's first child), then passes it to what reads it:
+ * cli_setup(), loop_run(), the printers below, its parts' configs.
+ */
 struct cli_env {
 	bool verbose;
 	bool timestamp;
@@ -32,16 +40,16 @@ struct cli_env {
 	int roce_port;
 	const char *prom_path;	/* --prom FILE, NULL when off */
 	const char *netns;	/* -N NAME, NULL: this process's */
+	unsigned int netns_inum;	/* -N's inode, once cli_setup() found it */
 };
 
-extern struct cli_env cli;
 extern const struct argp cli_argp;	/* include as an argp child */
-extern volatile sig_atomic_t cli_exiting;
 extern const char *argp_program_bug_address;
 
-/* a tool's argp with the common options as a child, in one place; further
- * children (struct argp_child initializers, each with its comma) after doc_
- * (PCAPNG_CLI_ARGP) */
+/* a tool's argp with the common options as its first child (its input:
+ * child_inputs[0], a struct cli_env), in one place; further children
+ * (struct argp_child initializers, each with its comma) after doc_
+ * (PCAPNG_CLI_ARGP), their inputs child_inputs[1]... */
 #define CLI_ARGP(name, opts_, parser_, doc_, ...)			\
 	static const struct argp_child name##_children[] = {		\
 		{ &cli_argp, 0, "Common options:", 0 },			\
@@ -83,48 +91,51 @@ void cli_arg_iface(struct argp_state *state, const char *arg,
 /* the index of arg among names[0..n), -1 when it is none of them */
 int cli_choice(const char *arg, const char *const *names, int n);
 /* at ARGP_KEY_END of a tool with -e/--events and -s/--stack: -s only with
- * -e, and [interval] [count] only without it */
-void cli_check_events(struct argp_state *state, bool events, bool stack);
-/* interface name to index within -N's namespace (else ours), or die with
- * a clear message */
-int cli_ifindex(const char *name);
-/* inode of -N's network namespace, else of this process's (what BPF
+ * -e, and [interval] [count] (of cli) only without it */
+void cli_check_events(struct argp_state *state, const struct cli_env *cli, bool events,
+		      bool stack);
+/* interface name to index within cli's -N namespace (else ours), or die
+ * with a clear message */
+int cli_ifindex(const struct cli_env *cli, const char *name);
+/* inode of cli's -N network namespace, else of this process's (what BPF
  * compares with dev->nd_net.net->ns.inum); dies when -N names none */
-unsigned int cli_netns_inum(void);
+unsigned int cli_netns_inum(const struct cli_env *cli);
 /* with -N: this process moves into that namespace for the rest of its run
  * (a tool that attaches there: netlink, XDP and tc work in the caller's
  * namespace); dies when it cannot */
-void cli_netns_enter(void);
-/* the capabilities a tool needs, for cli_setup_caps() */
+void cli_netns_enter(const struct cli_env *cli);
+/* the capabilities a tool needs, for cli_setup() */
 enum cli_cap {
 	CLI_CAP_BPF = 1,	/* BPF maps and programs */
 	CLI_CAP_PERFMON = 2,	/* tracing programs (tp_btf, fentry, kprobes) */
 	CLI_CAP_NET_ADMIN = 4,	/* XDP, tc and nftables through netlink */
 };
-/* installs the libbpf print callback (verbose-aware), signal handlers,
- * checks that the process has the capabilities caps (or CAP_SYS_ADMIN
- * where the kernel takes it instead) and names the ones missing, and that
- * --prom's file can be written and -N's namespace exists (exit 1 with one
- * line if not) */
-void cli_setup_caps(unsigned int caps);
-/* cli_setup_caps() with all three */
-void cli_setup(void);
-/* "HH:MM:SS " when -T: now, or of an event's bpf_ktime_get_ns() time */
-void cli_print_timestamp(FILE *f);
-void cli_print_ktime(FILE *f, unsigned long long ktime_ns);
+/* after cli_parse(): installs the libbpf print callback (quiet without
+ * -v), signal handlers, checks that the process has the capabilities caps
+ * (CLI_CAP_*; or CAP_SYS_ADMIN where the kernel takes it instead) and
+ * names the ones missing, and that --prom's file can be written and -N's
+ * namespace exists (its inode into cli->netns_inum); exit 1 with one line
+ * if not */
+void cli_setup(struct cli_env *cli, unsigned int caps);
+/* true once SIGINT, SIGTERM, SIGHUP or SIGPIPE came (cli_setup()'s
+ * handlers): the run ends */
+bool cli_exiting(void);
+/* "HH:MM:SS " with cli's -T: now, or of an event's bpf_ktime_get_ns() time */
+void cli_print_timestamp(const struct cli_env *cli, FILE *f);
+void cli_print_ktime(const struct cli_env *cli, FILE *f, unsigned long long ktime_ns);
 /* ... or of a wall-clock time (a capture's) */
-void cli_print_epoch(FILE *f, double epoch);
+void cli_print_epoch(const struct cli_env *cli, FILE *f, double epoch);
 /* with -T: "TIME     ", the header of the column the two above fill */
-void cli_print_time_header(FILE *f);
+void cli_print_time_header(const struct cli_env *cli, FILE *f);
 /* with -T: "HH:MM:SS" on a line of its own, above a table whose rows
  * carry no time */
-void cli_print_timestamp_line(FILE *f);
-/* a failed write of the --prom file (-errno) after the start (a full
+void cli_print_timestamp_line(const struct cli_env *cli, FILE *f);
+/* a failed write of cli's --prom file (-errno) after the start (a full
  * disk): "cannot write FILE: ...", once per run; the run goes on */
-void cli_prom_err(int err);
-/* "WARNING: N events lost (ring buffer full)" when N > 0; on stderr with -j,
- * so stdout stays pure JSON lines */
-void cli_warn_events_lost(unsigned long long lost);
+void cli_prom_err(const struct cli_env *cli, int err);
+/* "WARNING: N events lost (ring buffer full)" when N > 0; on stderr with
+ * cli's -j, so stdout stays pure JSON lines */
+void cli_warn_events_lost(const struct cli_env *cli, unsigned long long lost);
 /* wall-clock time of a bpf_ktime_get_ns() value */
 double cli_ktime_to_epoch(unsigned long long ktime_ns);
 

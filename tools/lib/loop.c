@@ -96,15 +96,16 @@ static int loop_wait(struct loop *l, struct pollfd *pfd, double deadline,
 }
 
 /* counts mode: one table every interval; true once count tables are out */
-static bool loop_due_report(struct loop *l, double now, double *next, long *reports)
+static bool loop_due_report(struct loop *l, const struct cli_env *cli, double now,
+			    double *next, long *reports)
 {
-	if (!l->report || !cli.interval || now < *next)
+	if (!l->report || !cli->interval || now < *next)
 		return false;
 	l->report(l->ctx);
-	*next += cli.interval;
+	*next += cli->interval;
 	if (*next <= now)
-		*next = now + cli.interval;
-	return cli.count && ++*reports >= cli.count;
+		*next = now + cli->interval;
+	return cli->count && ++*reports >= cli->count;
 }
 
 /* --prom without an interval (or with -e): the file alone, periodically */
@@ -118,7 +119,7 @@ static void loop_due_prom(struct loop *l, double now, double *next)
 		*next = now + PROM_DEFAULT_PERIOD_S;
 }
 
-int loop_run(struct loop *l)
+int loop_run(struct loop *l, const struct cli_env *cli)
 {
 	struct pollfd pfd[LOOP_MAX_SOURCES];
 	double start = loop_now(), next_report, next_prom = 0;
@@ -132,14 +133,14 @@ int loop_run(struct loop *l)
 	sigaddset(&block, SIGTERM);
 	sigaddset(&block, SIGHUP);
 	sigprocmask(SIG_BLOCK, &block, &unblocked);
-	next_report = start + cli.interval;
-	if (cli.prom_path && l->prom) {
+	next_report = start + cli->interval;
+	if (cli->prom_path && l->prom) {
 		l->prom(l->ctx, LOOP_START);
-		if (!l->report || !cli.interval)
+		if (!l->report || !cli->interval)
 			next_prom = start + PROM_DEFAULT_PERIOD_S;
 	}
-	while (!cli_exiting && !done) {
-		double now, deadline = cli.interval && l->report ? next_report : 0;
+	while (!cli_exiting() && !done) {
+		double now, deadline = cli->interval && l->report ? next_report : 0;
 
 		if (next_prom > 0 && (deadline <= 0 || next_prom < deadline))
 			deadline = next_prom;
@@ -150,10 +151,10 @@ int loop_run(struct loop *l)
 			goto out;
 		if (l->tick)
 			l->tick(l->ctx);
-		if (cli_exiting)
+		if (cli_exiting())
 			break;
 		now = loop_now();
-		done = loop_due_report(l, now, &next_report, &reports);
+		done = loop_due_report(l, cli, now, &next_report, &reports);
 		loop_due_prom(l, now, &next_prom);
 	}
 	err = loop_run_sources(l, NULL);
@@ -161,10 +162,10 @@ int loop_run(struct loop *l)
 		goto out;
 	if (l->report && !done)
 		l->report(l->ctx);
-	else if (!l->report && cli.prom_path && l->prom)
+	else if (!l->report && cli->prom_path && l->prom)
 		l->prom(l->ctx, LOOP_END);
 	if (!l->report && l->events_lost)
-		cli_warn_events_lost(l->events_lost(l->ctx));
+		cli_warn_events_lost(cli, l->events_lost(l->ctx));
 out:
 	sigprocmask(SIG_SETMASK, &unblocked, NULL);
 	for (int i = 0; i < l->nsrc; i++)

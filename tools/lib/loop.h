@@ -26,6 +26,8 @@
 #include <linux/types.h>
 #include <bpf/libbpf.h>
 
+struct cli_env;
+
 #define LOOP_MAX_SOURCES 4
 /* the longest wait with a source or tick: the BPF side of a ring buffer
  * may skip the wakeup (BPF_RB_NO_WAKEUP), so it is consumed this often */
@@ -80,9 +82,11 @@ struct ring_buffer *loop_add_events(struct loop *l, const struct bpf_map *events
 /*
  * Runs until a signal, or count reports: the --prom file at once, then
  * the schedule above, then the sources drained and the last table (or with
- * -e the last --prom file and the events lost). 0, or the negative error of a source or of
- * the wait (reported on stderr in one line).
+ * -e the last --prom file and the events lost). The schedule is the tool's
+ * common options (cli: [interval] [count], --prom, and -j for the events
+ * lost), as xdp-tools' sample_run() takes its interval. 0, or the negative
+ * error of a source or of the wait (reported on stderr in one line).
  */
-int loop_run(struct loop *l);
+int loop_run(struct loop *l, const struct cli_env *cli);
 
 #endif

@@ -76,8 +76,6 @@ out:
 		json_arr_close(w);
 }
 
-bool maps_use_batch = true;
-
 /* the bytes bpf_map_lookup_elem() fills for one value of m */
 static size_t maps_value_bytes(const struct bpf_map *m)
 {
@@ -145,8 +143,8 @@ out:
 	return seen;
 }
 
-static int maps_for_each_walk(const struct bpf_map *m, size_t ksz, size_t vsz,
-			      int (*cb)(const void *, const void *, void *), void *ctx)
+static int maps_walk(const struct bpf_map *m, size_t ksz, size_t vsz,
+		     int (*cb)(const void *, const void *, void *), void *ctx)
 {
 	char *key = malloc(ksz), *next = malloc(ksz), *val = malloc(vsz);
 	int fd = bpf_map__fd(m), seen = 0;
@@ -181,11 +179,17 @@ int maps_for_each(const struct bpf_map *m,
 	/* a per-CPU array by the walk: 5.10's batch lookup of one gave no
 	 * usable values (rxedrop's drop slots read as empty); its entries are
 	 * few (rxedrop's 256) and read once an interval */
-	if (maps_use_batch && bpf_map__type(m) != BPF_MAP_TYPE_PERCPU_ARRAY)
+	if (bpf_map__type(m) != BPF_MAP_TYPE_PERCPU_ARRAY)
 		n = maps_for_each_batch(m, ksz, vsz, cb, ctx);
 	if (n == -EINVAL || n == -EOPNOTSUPP || n == -ENOTSUP || n == -EPERM)
-		n = maps_for_each_walk(m, ksz, vsz, cb, ctx);
+		n = maps_walk(m, ksz, vsz, cb, ctx);
 	return n;
+}
+
+int maps_for_each_walk(const struct bpf_map *m,
+		       int (*cb)(const void *key, const void *value, void *ctx), void *ctx)
+{
+	return maps_walk(m, bpf_map__key_size(m), maps_value_bytes(m), cb, ctx);
 }
 
 int maps_keys(const struct bpf_map *m, void *keys, int max)

@@ -22,11 +22,11 @@
 #define AX_BPF_TCX_INGRESS	46
 #define AX_BPF_TCX_EGRESS	47
 
-void netattach_init(struct netattach *f, const char *name)
+void netattach_init(struct netattach *f, const char *name, int ifindex)
 {
 	memset(f, 0, sizeof(*f));
 	f->name = name;
-	f->ifindex = cli_ifindex(name);
+	f->ifindex = ifindex;
 	f->xdp_link_fd = -1;
 	f->tcx_fd[NETATTACH_EGRESS] = f->tcx_fd[NETATTACH_INGRESS] = -1;
 }

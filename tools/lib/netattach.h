@@ -61,8 +61,9 @@ struct netattach {
 	bool xdp_taken;			/* ingress on tc: XDP was someone else's */
 };
 
-/* f for interface name (dies when it does not exist) */
-void netattach_init(struct netattach *f, const char *name);
+/* f for interface name, of index ifindex where the tool attaches
+ * (cli_ifindex(), which dies when there is none) */
+void netattach_init(struct netattach *f, const char *name, int ifindex);
 /* XDP prog on f in mode; 0, or a negative errno after a one-line error */
 int netattach_xdp(struct netattach *f, struct bpf_program *prog, enum netattach_mode mode);
 /*

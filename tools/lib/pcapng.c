@@ -263,14 +263,11 @@ enum { PCAPNG_OPT_SNAPLEN = 0x2100 };	/* apart from the tools' own keys */
 _Static_assert(PKT_CAP_MAX == 2048 && PKT_CAP_DEFAULT == 256,
 	       "--snaplen's help says 1-2048 (default 256)");
 
-struct pcapng_args pcapng_args = {
-	.snaplen = PKT_CAP_DEFAULT,
-	.write_doc = "Also write each dropped packet (its first --snaplen bytes) to FILE as "
-		     "pcapng, the drop's location and reason as the packet's comment",
-};
-
 static const struct argp_option pcapng_options[] = {
-	{ "write", 'w', "FILE", 0, "(the tool's pcapng_args.write_doc)", 0 },
+	/* the default words; a tool's own through pcapng_help_filter() */
+	{ "write", 'w', "FILE", 0,
+	  "Also write each dropped packet (its first --snaplen bytes) to FILE as "
+	  "pcapng, the drop's location and reason as the packet's comment", 0 },
 	{ "snaplen", PCAPNG_OPT_SNAPLEN, "N", 0,
 	  "With -w: bytes of each packet to write, 1-2048 (default 256)", 0 },
 	{},
@@ -278,14 +275,23 @@ static const struct argp_option pcapng_options[] = {
 
 static error_t pcapng_parse_opt(int key, char *arg, struct argp_state *state)
 {
+	struct pcapng_args *a = state->input;
+
 	switch (key) {
+	case ARGP_KEY_INIT:
+		/* the tool's parser hands its struct in (PCAPNG_CLI_ARGP) */
+		if (!a)
+			cli_die("internal error: no struct pcapng_args for -w and --snaplen");
+		a->path = NULL;
+		a->snaplen = PKT_CAP_DEFAULT;
+		break;
 	case 'w':
 		if (!*arg)
 			argp_failure(state, 1, 0, "empty -w file name");
-		pcapng_args.path = arg;
+		a->path = arg;
 		break;
 	case PCAPNG_OPT_SNAPLEN:
-		pcapng_args.snaplen = cli_arg_long(state, arg, 1, PKT_CAP_MAX, "snap length");
+		a->snaplen = cli_arg_long(state, arg, 1, PKT_CAP_MAX, "snap length");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -293,12 +299,15 @@ static error_t pcapng_parse_opt(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-/* -w's help is the tool's (argp frees what differs from text) */
+/* -w's help in the tool's words, where its struct has them (argp frees
+ * what differs from text) */
 static char *pcapng_help_filter(int key, const char *text, void *input)
 {
-	if (key != 'w' || !pcapng_args.write_doc)
+	const struct pcapng_args *a = input;
+
+	if (key != 'w' || !a || !a->write_doc)
 		return (char *)text;
-	return strdup(pcapng_args.write_doc) ?: (char *)text;
+	return strdup(a->write_doc) ?: (char *)text;
 }
 
 const struct argp pcapng_argp = {

@@ -50,20 +50,25 @@ int pcapng_close(struct pcapng *p);
 
 /*
  * -w FILE and --snaplen N for every tool that writes dropped packets:
- * pcapng_argp parses them into pcapng_args, as a child of the tool's argp
- * (PCAPNG_CLI_ARGP below, or its own children list). A tool sets
- * pcapng_args.write_doc, -w's help (what the comment holds), before
- * cli_parse(); the default says "the drop's location and reason".
+ * pcapng_argp parses them into the tool's struct pcapng_args, as a child
+ * of the tool's argp (PCAPNG_CLI_ARGP below, or its own children list),
+ * whose parser hands the struct in at ARGP_KEY_INIT:
+ *
+ *	state->child_inputs[1] = &env.pcapng;
+ *
+ * The tool's write_doc is -w's help (what the comment holds); NULL, the
+ * default, says "the drop's location and reason".
  */
 struct pcapng_args {
 	const char *path;	/* -w FILE, NULL without */
 	unsigned int snaplen;	/* --snaplen, PKT_CAP_DEFAULT unless given */
-	const char *write_doc;	/* -w's help text */
+	const char *write_doc;	/* -w's help text, the tool's; NULL: the default */
 };
-extern struct pcapng_args pcapng_args;
 extern const struct argp pcapng_argp;
 
-/* CLI_ARGP (lib/cli.h) with -w and --snaplen among the tool's options */
+/* CLI_ARGP (lib/cli.h) with -w and --snaplen among the tool's options:
+ * the children are cli_argp (child_inputs[0], a struct cli_env) and
+ * pcapng_argp (child_inputs[1], a struct pcapng_args) */
 #define PCAPNG_CLI_ARGP(name, opts_, parser_, doc_)			\
 	CLI_ARGP(name, opts_, parser_, doc_, { &pcapng_argp, 0, NULL, 0 },)
 

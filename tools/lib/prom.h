@@ -7,7 +7,8 @@
  * directory, so a scrape never sees half a file. Aggregation across nodes
  * is Prometheus' (or an OpenTelemetry collector's) job, not ours.
  *
- * Wiring a tool to --prom FILE (cli.prom_path), as tools/rxedrop/rxedrop.c does:
+ * Wiring a tool to --prom FILE (its struct cli_env's prom_path), as
+ * tools/rxedrop/rxedrop.c does:
  *
  *  1. Export cumulative values. Counters and histogram buckets must never
  *     go down while the process lives: a tool that drains its BPF map every
@@ -31,7 +32,7 @@
  *	struct prom_file pf;
  *	struct prom_label l[] = { { "reason", "NO_SOCKET" } };
  *
- *	if (!prom_open(&pf, cli.prom_path)) {
+ *	if (!prom_open(&pf, env.cli.prom_path)) {
  *		prom_family(&pf, "agentxdp_tool_drops_total", PROM_COUNTER, "...");
  *		prom_counter(&pf, "agentxdp_tool_drops_total", l, 1, n);
  *		prom_family(&pf, "agentxdp_tool_wait_seconds", PROM_HISTOGRAM, "...");

@@ -48,6 +48,8 @@
 static const char *const method_names[NFDROP_METHOD_NR] = { "auto", "fexit", "kfree" };
 
 static struct {
+	struct cli_env cli;
+	struct pcapng_args pcapng;
 	bool events;
 	bool stack;
 	bool all;		/* -A: any packet, not only RoCE v2 */
@@ -59,7 +61,12 @@ static struct {
 	unsigned int netns_inum;
 	int family;		/* NFR_PROTO_*, 0: any */
 	const char *hook;	/* hook name, NULL: any */
-} env;
+} env = {
+	.pcapng.write_doc = "Also write each dropped packet (its first --snaplen bytes) to "
+			    "FILE as pcapng, its hook, table, chain, rule and verdict as the "
+			    "packet's comment (without -e: as the report that counts it "
+			    "names them)",
+};
 
 static struct pcapng *pcap;
 
@@ -124,6 +131,10 @@ static const struct argp_option opts[] = {
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	switch (key) {
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = &env.cli;
+		state->child_inputs[1] = &env.pcapng;
+		break;
 	case 'e':
 		env.events = true;
 		break;
@@ -171,7 +182,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_failure(state, 1, 0, "unknown method '%s' (auto, fexit, kfree)", arg);
 		break;
 	case ARGP_KEY_END:
-		cli_check_events(state, env.events, env.stack);
+		cli_check_events(state, &env.cli, env.events, env.stack);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -231,7 +242,7 @@ static void scan_new_keys(void)
 		if (!seen[nseen].names && !(seen[nseen].names = malloc(sizeof(struct nfdrop_row))))
 			return;
 		seen[nseen].key = k;
-		nfdrop_rules_for(k.netns, NFDROP_RS_FRESH);
+		nfdrop_rules_for(&nfc, k.netns, NFDROP_RS_FRESH);
 		nfdrop_names(&nfc, &k, NFDROP_RS_CACHED, seen[nseen].names);
 		seen_slot[slot] = ++nseen;
 	}
@@ -258,7 +269,7 @@ static int split_by_trace(const struct nfd_key *k, struct nfdrop_row *r, struct 
 
 	if (!traced_row(r))
 		return 0;
-	nr = nfdrop_rules_for(r->netns, NFDROP_RS_CACHED);
+	nr = nfdrop_rules_for(&nfc, r->netns, NFDROP_RS_CACHED);
 	return nfdrop_trace_split(k, r, nr ? &nr->rs : NULL, out, max);
 }
 
@@ -352,7 +363,7 @@ static void prom_add(const struct nfdrop_row *r)
 	char v[PROM_NLABELS][256];
 	const char *vp[PROM_NLABELS];
 
-	if (!cli.prom_path)
+	if (!env.cli.prom_path)
 		return;
 	snprintf(v[0], sizeof(v[0]), "%s", r->netns_name);
 	snprintf(v[1], sizeof(v[1]), "%s", r->pf ? nfdrop_family_str(r->pf) : "");
@@ -379,11 +390,11 @@ static void write_prom(void)
 	struct prom_file pf;
 	int err;
 
-	if (!cli.prom_path)
+	if (!env.cli.prom_path)
 		return;
-	err = prom_open(&pf, cli.prom_path);
+	err = prom_open(&pf, env.cli.prom_path);
 	if (err) {
-		cli_prom_err(err);
+		cli_prom_err(&env.cli, err);
 		return;
 	}
 	prom_family(&pf, PROM_DROPS, PROM_COUNTER,
@@ -397,7 +408,7 @@ static void write_prom(void)
 	prom_counter(&pf, PROM_LOST, NULL, 0, read_stat(NFD_STAT_EVENTS_LOST));
 	err = prom_commit(&pf);
 	if (err)
-		cli_prom_err(err);
+		cli_prom_err(&env.cli, err);
 }
 
 /* ---- counts ---- */
@@ -530,7 +541,7 @@ static void print_counts(__u64 *lost_seen)
 	write_prom();
 	lost = read_stat(NFD_STAT_EVENTS_LOST);
 
-	if (cli.json) {
+	if (env.cli.json) {
 		for (int i = 0; i < nrows; i++) {
 			json_begin(&w, stdout);
 			json_str(&w, "type", "nf_drop_count");
@@ -545,7 +556,7 @@ static void print_counts(__u64 *lost_seen)
 		nrows = 0;
 		return;
 	}
-	cli_print_timestamp_line(stdout);
+	cli_print_timestamp_line(&env.cli, stdout);
 	printf("%-10s %-15s %-16s %-16s %-7s %9s\n", "NETNS", "HOOK", "TABLE",
 	       "CHAIN", "VERDICT", "COUNT");
 	for (int i = 0; i < nrows; i++)
@@ -557,7 +568,7 @@ static void print_counts(__u64 *lost_seen)
 		printf("WARNING: %llu traced drops could not be tied to a counted packet\n",
 		       tr_report.st.untied);
 	if (lost > *lost_seen)
-		cli_warn_events_lost(lost - *lost_seen);
+		cli_warn_events_lost(&env.cli, lost - *lost_seen);
 	*lost_seen = lost;
 	printf("\n");
 	fflush(stdout);
@@ -612,7 +623,7 @@ static void print_event(const struct nfd_event *e, const struct pkt_cap *cap)
 		return;
 	if (pcap)
 		write_packet(e, cap, r, t);
-	if (cli.json) {
+	if (env.cli.json) {
 		json_begin(&w, stdout);
 		json_str(&w, "type", "nf_drop");
 		json_time(&w, t);
@@ -626,7 +637,7 @@ static void print_event(const struct nfd_event *e, const struct pkt_cap *cap)
 		json_end(&w);
 		return;
 	}
-	cli_print_ktime(stdout, e->ts_ns);
+	cli_print_ktime(&env.cli, stdout, e->ts_ns);
 	pkt_addr_str(pi->family, pi->saddr, sa, sizeof(sa));
 	pkt_addr_str(pi->family, pi->daddr, da, sizeof(da));
 	snprintf(hook, sizeof(hook), "%s %s", r->pf ? nfdrop_family_str(r->pf) : "?",
@@ -844,10 +855,10 @@ static void resolve_targets(void)
 {
 	/* an ifindex means something only within its namespace: the name
 	 * is looked up in -N's (or ours) and only drops there count */
-	if (cli.netns || env.ifname)
-		env.netns_inum = cli_netns_inum();
+	if (env.cli.netns || env.ifname)
+		env.netns_inum = cli_netns_inum(&env.cli);
 	if (env.ifname)
-		env.ifindex = cli_ifindex(env.ifname);
+		env.ifindex = cli_ifindex(&env.cli, env.ifname);
 }
 
 static void print_banner(void)
@@ -856,15 +867,15 @@ static void print_banner(void)
 
 	nfdrop_method_str(&att, method, sizeof(method));
 	/* with -j the banner goes to stderr: stdout stays pure JSON lines */
-	fprintf(cli.json ? stderr : stdout,
+	fprintf(env.cli.json ? stderr : stdout,
 		"Tracing netfilter drops%s (%s%s)... Hit Ctrl-C to end.\n",
 		env.all ? "" : " of RoCE v2", method,
 		env.trace_rules ? ", nftables trace" : "");
-	if (!cli.json && !env.events)
+	if (!env.cli.json && !env.events)
 		printf("'?' marks what the evidence does not settle (candidates listed).\n");
-	if (!cli.json && env.events)
-		cli_print_time_header(stdout);
-	if (!cli.json && env.events)
+	if (!env.cli.json && env.events)
+		cli_print_time_header(&env.cli, stdout);
+	if (!env.cli.json && env.events)
 		printf("%-10s %-15s %-12s %-22s %-7s %s\n", "NETNS", "IFACE", "HOOK",
 		       "TABLE/CHAIN #RULE", "VERDICT", "PACKET");
 	fflush(stdout);
@@ -891,8 +902,8 @@ static int run(void)
 		   !loop_add_events(&lp, obj->maps.events, handle_packet_only, NULL, NULL)) {
 		return 1;
 	}
-	err = loop_run(&lp);
-	if (!err && cli.verbose)
+	err = loop_run(&lp, &env.cli);
+	if (!err && env.cli.verbose)
 		cli_err("BPF counters: %llu drops counted, %llu fexit drop verdicts, "
 			"%llu without nf_hook_slow on the stack",
 			(unsigned long long)read_stat(NFD_STAT_DROPS),
@@ -905,15 +916,11 @@ int main(int argc, char **argv)
 {
 	int ret = 1;
 
-	pcapng_args.write_doc = "Also write each dropped packet (its first --snaplen bytes) to "
-				"FILE as pcapng, its hook, table, chain, rule and verdict as the "
-				"packet's comment (without -e: as the report that counts it "
-				"names them)";
 	cli_parse(&argp, argc, argv, NULL);
-	cli_setup();
-	if (pcapng_args.path)
-		pcap = pcapng_open_or_die(pcapng_args.path, argp_program_version,
-					  pcapng_args.snaplen);
+	cli_setup(&env.cli, CLI_CAP_BPF | CLI_CAP_PERFMON | CLI_CAP_NET_ADMIN);
+	if (env.pcapng.path)
+		pcap = pcapng_open_or_die(env.pcapng.path, argp_program_version,
+					  env.pcapng.snaplen);
 	nfdrop_hold_init(pcap, write_unsettled);
 	resolve_targets();
 	ncpu = libbpf_num_possible_cpus();
@@ -926,14 +933,14 @@ int main(int argc, char **argv)
 	ksyms = ksyms_load();
 	if (!ksyms)
 		cli_die("%s", ksyms_strerror(errno));
-	nfdrop_ctx_init(&nfc, ksyms);
+	nfdrop_ctx_init(&nfc, ksyms, &env.cli);
 	prom_totals_init(&totals, prom_names, PROM_NLABELS, 0);
 	{
 		struct nfdrop_load_opts lo = {
 			.all = env.all, .port = env.port, .ifindex = env.ifindex,
 			.netns_inum = env.netns_inum, .events = env.events || pcap,
 			.stack = env.stack, .method = env.method,
-			.snaplen = pcap ? pcapng_args.snaplen : 0,
+			.snaplen = pcap ? env.pcapng.snaplen : 0,
 		};
 
 		obj = nfdrop_load(&lo, &att, &nfc);
@@ -944,7 +951,7 @@ int main(int argc, char **argv)
 		atexit(cleanup_trace_atexit);
 		unsigned int inum = env.netns_inum ? env.netns_inum : netns_self();
 
-		nfdrop_trace_setup(inum, cli.netns, env.all ? 0 : cli.roce_port, env.port);
+		nfdrop_trace_setup(inum, env.cli.netns, env.all ? 0 : env.cli.roce_port, env.port);
 		/* the helper table moved the ruleset's generation: the window
 		 * starts after it, else the first report sees a change */
 		ev_counters_start(inum);
@@ -956,7 +963,7 @@ int main(int argc, char **argv)
 		nfdrop_hold_flush();
 		if (nfdrop_hold_unsettled())
 			cli_err("%llu packets written to %s before a report settled their rows "
-				"(their comments say why)", nfdrop_hold_unsettled(), pcapng_args.path);
+				"(their comments say why)", nfdrop_hold_unsettled(), env.pcapng.path);
 	}
 
 cleanup:

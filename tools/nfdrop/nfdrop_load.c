@@ -67,7 +67,7 @@ static int load_bpf(const struct nfdrop_load_opts *env, struct nfdrop_ctx *ctx, 
 	if (!obj)
 		return -errno;
 	obj->rodata->targ_scope = env->all ? NFD_SCOPE_ALL : NFD_SCOPE_ROCE;
-	obj->rodata->targ_roce_port = cli.roce_port;
+	obj->rodata->targ_roce_port = ctx->cli->roce_port;
 	obj->rodata->targ_port = env->port;
 	obj->rodata->targ_ifindex = env->ifindex;
 	obj->rodata->targ_netns = env->netns_inum;
@@ -145,10 +145,12 @@ static int load_bpf(const struct nfdrop_load_opts *env, struct nfdrop_ctx *ctx, 
 	return err;
 }
 
-void nfdrop_ctx_init(struct nfdrop_ctx *ctx, const struct ksyms *ks)
+void nfdrop_ctx_init(struct nfdrop_ctx *ctx, const struct ksyms *ks,
+		     const struct cli_env *cli)
 {
 	memset(ctx, 0, sizeof(*ctx));
 	ctx->ksyms = ks;
+	ctx->cli = cli;
 	ctx->nf_drop = drop_reason_value("NETFILTER_DROP");
 }
 
@@ -186,7 +188,7 @@ struct nfdrop_bpf *nfdrop_load(const struct nfdrop_load_opts *env, struct nfdrop
 	ev_counters_start(env->netns_inum ? env->netns_inum : netns_self());
 	err = load_bpf(env, ctx, fexit, att, &obj);
 	if (err && fexit && env->method == NFDROP_METHOD_AUTO) {
-		if (cli.verbose)
+		if (ctx->cli->verbose)
 			cli_err("fexit programs failed (%s): kfree_skb + stack only",
 				strerror(-err));
 		err = load_bpf(env, ctx, false, att, &obj);

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <linux/types.h>
 
+struct cli_env;
 struct nfdrop_bpf;
 struct ksyms;
 
@@ -40,6 +41,7 @@ struct nfdrop_attached {
  */
 struct nfdrop_ctx {
 	const struct ksyms *ksyms;	/* the kernel's symbols (the caller's) */
+	const struct cli_env *cli;	/* the caller's common options: --roce-port, -v */
 	/* NETFILTER_DROP's drop reason value, -1 none; before 5.17 (no
 	 * reasons) nfdrop_load() sets 1, which the BPF side gives to
 	 * nf_hook_slow's frees */
@@ -48,9 +50,10 @@ struct nfdrop_ctx {
 	bool reject_complete;
 };
 
-/* ctx with the caller's symbols and NETFILTER_DROP's value (the drop
- * reasons loaded first: drop_reasons_load()) */
-void nfdrop_ctx_init(struct nfdrop_ctx *ctx, const struct ksyms *ks);
+/* ctx with the caller's symbols and common options and NETFILTER_DROP's
+ * value (the drop reasons loaded first: drop_reasons_load()) */
+void nfdrop_ctx_init(struct nfdrop_ctx *ctx, const struct ksyms *ks,
+		     const struct cli_env *cli);
 /* kfree_skb passes a drop reason (5.17+); before, nf_hook_slow's frees
  * are the netfilter drops */
 bool nfdrop_has_reason(void);

@@ -110,7 +110,8 @@ static double since(const struct timespec *t)
 	return now.tv_sec - t->tv_sec + (now.tv_nsec - t->tv_nsec) / 1e9;
 }
 
-struct nfdrop_ns_rules *nfdrop_rules_for(unsigned int inum, enum nfdrop_rs_when when)
+struct nfdrop_ns_rules *nfdrop_rules_for(const struct nfdrop_ctx *ctx, unsigned int inum,
+					 enum nfdrop_rs_when when)
 {
 	struct nfdrop_ns_rules *e = NULL;
 	int saved, err;
@@ -139,7 +140,7 @@ struct nfdrop_ns_rules *nfdrop_rules_for(unsigned int inum, enum nfdrop_rs_when 
 		nfr_free(&e->rs);
 	err = nfr_load(&e->rs);
 	netns_leave(saved);
-	if (err && cli.verbose)
+	if (err && ctx->cli->verbose)
 		cli_err("reading the ruleset of netns %u: %s", inum, e->rs.err);
 	e->loaded = true;
 	e->stale = false;
@@ -501,7 +502,7 @@ void nfdrop_names(const struct nfdrop_ctx *ctx, const struct nfd_key *k,
 	else
 		names_stack(ctx, k, r, &sh);
 
-	nr = nfdrop_rules_for(k->netns, when);
+	nr = nfdrop_rules_for(ctx, k->netns, when);
 	if (!nr) {
 		r->note = "network namespace not found: ruleset unknown";
 		if (!r->chain_known)

@@ -29,8 +29,10 @@ struct nfdrop_ns_rules {
  */
 enum nfdrop_rs_when { NFDROP_RS_CACHED, NFDROP_RS_TTL, NFDROP_RS_FRESH };
 
-/* the ruleset of namespace inum, read in it; NULL when it cannot be */
-struct nfdrop_ns_rules *nfdrop_rules_for(unsigned int inum, enum nfdrop_rs_when when);
+/* the ruleset of namespace inum, read in it (with ctx's -v, why not);
+ * NULL when it cannot be */
+struct nfdrop_ns_rules *nfdrop_rules_for(const struct nfdrop_ctx *ctx, unsigned int inum,
+					 enum nfdrop_rs_when when);
 /*
  * Names everything the key and the ruleset tell (hook, engine, candidate
  * chains and their drop rules); nfdrop_settle() then picks rule and

@@ -14,6 +14,11 @@
 #include "lib/pcapng.h"
 
 static struct rocediag_cfg cfg = { .timeout_ms = 1000 };
+static struct pcapng_args pcapng = {
+	.write_doc = "Also write each dropped RoCE packet (its first --snaplen bytes) "
+		     "to FILE as pcapng, the drop's location and reason as the "
+		     "packet's comment",
+};
 
 const char *argp_program_version = "rocediag (AgentXDP) " AX_VERSION;
 static const char doc[] =
@@ -60,6 +65,10 @@ static const struct argp_option opts[] = {
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	switch (key) {
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = &cfg.cli;
+		state->child_inputs[1] = &pcapng;
+		break;
 	case 'i':
 		cli_arg_iface(state, arg, cfg.ifnames, &cfg.nifs, ROCEDIAG_MAX_IFACES);
 		break;
@@ -122,7 +131,7 @@ static void report(void *ctx)
 	clock_gettime(CLOCK_REALTIME, &now);
 	diag_carry(&r->t, now.tv_sec + now.tv_nsec / 1e9);
 	diag_verdicts(&r->t, &r->src, len);
-	rocediag_prom(&r->t);
+	rocediag_prom(&r->t, &cfg);
 	rocediag_print(&r->t, &r->src, &cfg);
 }
 
@@ -131,19 +140,19 @@ static void prom(void *ctx, enum loop_when when)
 {
 	struct run *r = ctx;
 
-	rocediag_prom(&r->t);
+	rocediag_prom(&r->t, &cfg);
 }
 
 static void banner(const struct diag_sources *src)
 {
-	FILE *out = cli.json ? stderr : stdout;
+	FILE *out = cfg.cli.json ? stderr : stdout;
 
 	fprintf(out, "Tracing RoCE v2 queue pairs (%s%s%s%s)... Hit Ctrl-C to end.\n",
 		src->lat ? "latency, " : "", src->drops ? "drops, " : "",
 		src->rules ? "netfilter rules, " : "", src->rxe ? "rdma_rxe" : "no rdma_rxe");
 	/* once: the sources do not change while it runs (JSON's summaries
 	 * carry them, each record whole) */
-	if (!cli.json)
+	if (!cfg.cli.json)
 		rocediag_print_missing(out, src);
 	fflush(out);
 }
@@ -154,27 +163,24 @@ int main(int argc, char **argv)
 	struct loop lp = { .ctx = &r, .report = report, .prom = prom };
 	int ret = 1;
 
-	pcapng_args.write_doc = "Also write each dropped RoCE packet (its first --snaplen bytes) "
-				"to FILE as pcapng, the drop's location and reason as the "
-				"packet's comment";
 	cli_parse(&argp, argc, argv, NULL);
-	cfg.snaplen = pcapng_args.snaplen;
-	cli_setup();
-	if (pcapng_args.path)
-		cfg.pcap = pcapng_open_or_die(pcapng_args.path, argp_program_version, cfg.snaplen);
+	cfg.snaplen = pcapng.snaplen;
+	cli_setup(&cfg.cli, CLI_CAP_BPF | CLI_CAP_PERFMON | CLI_CAP_NET_ADMIN);
+	if (pcapng.path)
+		cfg.pcap = pcapng_open_or_die(pcapng.path, argp_program_version, cfg.snaplen);
 	/* -N: XDP and tc attach (netlink) work in the caller's namespace;
 	 * drops and rules count only there (rocediag_sources.c) */
-	cli_netns_enter();
+	cli_netns_enter(&cfg.cli);
 	/* the verdicts are an interval's: without one there is nothing to
 	 * write until the end */
-	if (cli.prom_path && !cli.interval)
+	if (cfg.cli.prom_path && !cfg.cli.interval)
 		cli_err("note: without an interval the --prom file has the verdicts only "
 			"at exit; give an interval (rocediag --prom FILE 10)");
 	if (diag_table_init(&r.t, ROCEDIAG_MAX_QPS))
 		cli_die("out of memory");
 	if (!rocediag_sources_open(&cfg, &r.src, &lp)) {
 		banner(&r.src);
-		ret = loop_run(&lp) ? 1 : 0;
+		ret = loop_run(&lp, &cfg.cli) ? 1 : 0;
 	}
 	rocediag_sources_close();
 	if (pcapng_close(cfg.pcap) && ret == 0)

@@ -9,19 +9,21 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include "diag.h"
+#include "lib/cli.h"
 #include "lib/loop.h"
 
 #define ROCEDIAG_MAX_IFACES	8
 #define ROCEDIAG_MAX_QPS	4096
 
 struct rocediag_cfg {
+	struct cli_env cli;	/* the common options */
 	const char *ifnames[ROCEDIAG_MAX_IFACES];
 	int nifs;
 	int xdp_mode;		/* enum netattach_mode */
 	long timeout_ms;	/* rocelat's --timeout */
 	bool no_rxe, no_rules;	/* leave a source out */
 	bool problems;		/* --problems: QPs not OK, a line per peer pair */
-	unsigned int snaplen;	/* --snaplen (pcapng_args, lib/pcapng.h) */
+	unsigned int snaplen;	/* --snaplen (struct pcapng_args, lib/pcapng.h) */
 	struct pcapng *pcap;	/* -w's file, open; NULL without -w */
 };
 
@@ -41,7 +43,7 @@ void rocediag_print(const struct diag_table *t, const struct diag_sources *src,
 		    const struct rocediag_cfg *cfg);
 /* the "cannot see" lines of the sources missing */
 void rocediag_print_missing(FILE *out, const struct diag_sources *src);
-void rocediag_prom(const struct diag_table *t);
+void rocediag_prom(const struct diag_table *t, const struct rocediag_cfg *cfg);
 void rocediag_output_free(void);
 
 #endif

@@ -207,7 +207,7 @@ static void print_text(const struct diag_table *t, const struct diag_sources *sr
 
 	for (int i = 0; i < t->n; i++)
 		count[t->qp[i].verdict]++;
-	cli_print_timestamp(stdout);
+	cli_print_timestamp(&cfg->cli, stdout);
 	verdict_counts(head, sizeof(head), t->n, count);
 	printf("%s\n", head);
 	if (cfg->problems)
@@ -388,7 +388,7 @@ static void print_json(const struct diag_table *t, const struct diag_sources *sr
 void rocediag_print(const struct diag_table *t, const struct diag_sources *src,
 		    const struct rocediag_cfg *cfg)
 {
-	if (cli.json)
+	if (cfg->cli.json)
 		print_json(t, src, cfg);
 	else
 		print_text(t, src, cfg);
@@ -461,7 +461,7 @@ static void prom_qp_families(struct prom_file *pf, const struct diag_table *t,
 	}
 }
 
-void rocediag_prom(const struct diag_table *t)
+void rocediag_prom(const struct diag_table *t, const struct rocediag_cfg *cfg)
 {
 	struct prom_file pf;
 	int count[DV_NR] = {};
@@ -471,11 +471,11 @@ void rocediag_prom(const struct diag_table *t)
 	bool *own = calloc(t->n + 1, sizeof(*own));
 	int err;
 
-	if (!cli.prom_path || !keys || !kp || !weight || !own)
+	if (!cfg->cli.prom_path || !keys || !kp || !weight || !own)
 		goto out;
-	err = prom_open(&pf, cli.prom_path);
+	err = prom_open(&pf, cfg->cli.prom_path);
 	if (err) {
-		cli_prom_err(err);
+		cli_prom_err(&cfg->cli, err);
 		goto out;
 	}
 	for (int i = 0; i < t->n; i++) {
@@ -515,7 +515,7 @@ void rocediag_prom(const struct diag_table *t)
 	}
 	err = prom_commit(&pf);
 	if (err)
-		cli_prom_err(err);
+		cli_prom_err(&cfg->cli, err);
 out:
 	free(keys);
 	free(kp);

@@ -546,13 +546,13 @@ static int open_lat(const struct rocediag_cfg *cfg, struct diag_sources *src)
 		return 0;
 	}
 	s.lat = rocelat_load(&(struct rocelat_load_opts){
-		.unit_ns = 1000, .timeout_ms = cfg->timeout_ms });
+		.cli = &cfg->cli, .unit_ns = 1000, .timeout_ms = cfg->timeout_ms });
 	if (!s.lat)
 		return -1;
 	for (int i = 0; i < cfg->nifs; i++) {
 		struct netattach *f = &s.ifs[s.nifs];
 
-		netattach_init(f, cfg->ifnames[i]);
+		netattach_init(f, cfg->ifnames[i], cli_ifindex(&cfg->cli, cfg->ifnames[i]));
 		s.nifs++;
 		if (rocelat_attach(s.lat, f, cfg->xdp_mode, true, ROCELAT_BY_ROCEDIAG))
 			return -1;
@@ -564,8 +564,9 @@ static int open_lat(const struct rocediag_cfg *cfg, struct diag_sources *src)
 static void open_drops(const struct rocediag_cfg *cfg, struct diag_sources *src,
 		       struct loop *lp)
 {
-	struct rxedrop_load_opts lo = { .scope = SCOPE_ROCE, .events = true, .ksyms = s.ksyms,
-					.netns_inum = cli.netns ? cli_netns_inum() : 0,
+	struct rxedrop_load_opts lo = { .cli = &cfg->cli, .scope = SCOPE_ROCE, .events = true,
+					.ksyms = s.ksyms,
+					.netns_inum = cfg->cli.netns ? cli_netns_inum(&cfg->cli) : 0,
 					.snaplen = cfg->pcap ? cfg->snaplen : 0 };
 	bool tp_btf;
 
@@ -587,7 +588,7 @@ static void open_drops(const struct rocediag_cfg *cfg, struct diag_sources *src,
 static void open_rules(const struct rocediag_cfg *cfg, struct diag_sources *src)
 {
 	struct nfdrop_load_opts lo = { .method = NFDROP_METHOD_AUTO,
-				       .netns_inum = cli.netns ? cli_netns_inum() : 0 };
+				       .netns_inum = cfg->cli.netns ? cli_netns_inum(&cfg->cli) : 0 };
 	struct nfdrop_attached att;
 
 	if (cfg->no_rules) {
@@ -611,7 +612,7 @@ static void open_rules(const struct rocediag_cfg *cfg, struct diag_sources *src)
 static void open_rxe(const struct rocediag_cfg *cfg, struct diag_sources *src,
 		     struct loop *lp)
 {
-	struct rxeqp_load_opts lo = { .events = true };
+	struct rxeqp_load_opts lo = { .cli = &cfg->cli, .events = true };
 	struct rxeqp_hooks hk;
 	char err[200] = "";
 
@@ -656,7 +657,7 @@ int rocediag_sources_open(const struct rocediag_cfg *cfg, struct diag_sources *s
 		cli_err("%s", ksyms_strerror(errno));
 		return -1;
 	}
-	nfdrop_ctx_init(&s.nfc, s.ksyms);
+	nfdrop_ctx_init(&s.nfc, s.ksyms, &cfg->cli);
 	if (open_lat(cfg, src))
 		return -1;
 	s.pcap = cfg->pcap;

@@ -310,9 +310,9 @@ static bool rg_responder_opt(struct rsp_opts *o, int ch, const char *arg)
 static bool rg_common_opt(struct common_opts *c, int ch, const char *arg)
 {
 	switch (ch) {
-	case 'j': rg_json = true; break;
-	case 'v': rg_verbose++; break;
-	case 'q': rg_quiet = true; break;
+	case 'j': c->json = true; break;
+	case 'v': c->verbose++; break;
+	case 'q': c->quiet = true; break;
 	case O_TIMEOUT:
 		c->timeout_s = rg_opt_seconds("--timeout", arg);
 		c->timeout_set = true;

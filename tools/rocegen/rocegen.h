@@ -49,15 +49,12 @@
 enum msg_op { MOP_SEND, MOP_WRITE, MOP_READ };
 
 extern const char *const rg_op_names[];	/* "send", "write", "read" */
-extern int rg_verbose;
-extern bool rg_quiet;
-extern bool rg_json;
-extern volatile sig_atomic_t rg_stop;
 
-/* an informational "rocegen: ..." line on stderr, unless -q */
-#define rg_warn(...)					\
+/* an informational "rocegen: ..." line on stderr, unless c (a struct
+ * common_opts) has -q */
+#define rg_warn(c, ...)					\
 	do {						\
-		if (!rg_quiet)				\
+		if (!(c)->quiet)			\
 			cli_err(__VA_ARGS__);		\
 	} while (0)
 
@@ -87,6 +84,9 @@ struct kv {
 #define KVS(k, v)	((struct kv){ .key = (k), .sval = (v) })
 
 struct common_opts {
+	int verbose;		/* -v, repeatable: each packet on stderr */
+	bool quiet;		/* -q: no informational lines */
+	bool json;		/* -j: the summaries as JSON objects */
 	uint16_t port;
 	uint16_t ctl_port;	/* 0: no control handshake */
 	uint32_t mtu;
@@ -180,8 +180,9 @@ void rg_knob_parse(struct knob *k, const char *opt, const char *arg,
 /* the last matching PORT= / qpn: entry wins; *specific tells which applied */
 uint64_t rg_knob_get(const struct knob *k, uint16_t sport, uint32_t qpn,
 		     bool *specific);
-/* one "rocegen: key=value ..." line or one JSON object */
-void rg_print_kvs(const char *prefix, const struct kv *kv, size_t n);
+/* one "rocegen: key=value ..." line or, with c's -j, one JSON object */
+void rg_print_kvs(const struct common_opts *c, const char *prefix, const struct kv *kv,
+		  size_t n);
 void rg_raise_nofile(void);
 void rg_sock_bufs(int fd);
 /* UDP socket bound to addr (with its port), SO_REUSEADDR; -errno on failure */
@@ -189,6 +190,8 @@ int rg_udp_bound(const struct sockaddr_storage *addr, bool nocheck);
 void rg_set_nonblock(int fd);
 /* block SIGINT/SIGTERM except inside ppoll(), so no wakeup is ever lost */
 void rg_setup_signals(sigset_t *ppoll_mask);
+/* true once SIGINT or SIGTERM came (rg_setup_signals()'s handler) */
+bool rg_stopping(void);
 int rg_wait_fds(struct pollfd *pfd, nfds_t n, uint64_t now, uint64_t wake,
 		const sigset_t *mask);
 

@@ -124,8 +124,7 @@ static void req_log(const struct requester *rq, const struct qflow *f,
 {
 	char name[32];
 
-	(void)rq;
-	if (rg_verbose < 1)
+	if (rq->o.c.verbose < 1)
 		return;
 	fprintf(stderr, "%s %s sport=%u qpn=0x%x psn=%u%s\n", dir,
 		roce_opcode_name(op, name, sizeof(name)), f->sport, *dir == 't' ? f->dqpn : f->lqpn, psn,
@@ -176,7 +175,7 @@ static void req_send_pkt(struct requester *rq, struct qflow *f,
 	} while (n < 0 && (errno == EINTR || errno == ECONNREFUSED));
 	if (n < 0)
 		rq->send_errors++;
-	if (rg_verbose >= 1) {
+	if (rq->o.c.verbose >= 1) {
 		char extra[48];
 
 		snprintf(extra, sizeof(extra), "%s%s%s", last ? " ackreq" : "",
@@ -279,7 +278,7 @@ static uint64_t req_ack_upto(struct requester *rq, struct qflow *f,
 static void req_flow_dead(struct requester *rq, struct qflow *f,
 			  const char *why)
 {
-	rg_warn("flow sport=%u qpn=0x%x: %s, giving up", f->sport, f->dqpn, why);
+	rg_warn(&rq->o.c, "flow sport=%u qpn=0x%x: %s, giving up", f->sport, f->dqpn, why);
 	rq->failed += f->qlen + (f->quota - f->issued);
 	f->qlen = 0;
 	f->issued = f->quota;
@@ -415,7 +414,7 @@ static bool req_recv_one(struct requester *rq)
 	}
 	op = roce_bth_opcode(p);
 	psn = roce_bth_psn(p);
-	if (rg_verbose >= 1) {
+	if (rq->o.c.verbose >= 1) {
 		char extra[32] = "";
 
 		if (op == ROCE_ACKNOWLEDGE || op == ROCE_READ_RESP_FIRST ||
@@ -631,7 +630,7 @@ static bool req_hello(struct requester *rq)
 		       o->sport, o->flows, o->qpn);
 	pfd.fd = fd;
 	pfd.events = POLLIN;
-	for (tries = 0; tries < 3 && !ok && !rg_stop; tries++) {
+	for (tries = 0; tries < 3 && !ok && !rg_stopping(); tries++) {
 		sendto(fd, msg, (size_t)len, 0, (struct sockaddr *)&to,
 		       rg_sa_len(to.ss_family));
 		while (poll(&pfd, 1, 100) > 0) {
@@ -650,7 +649,7 @@ static bool req_hello(struct requester *rq)
 	}
 	close(fd);
 	if (!ok)
-		rg_warn("no answer on control port %u of %s: a responder that saw these flows before may take the PSNs for duplicates",
+		rg_warn(&o->c, "no answer on control port %u of %s: a responder that saw these flows before may take the PSNs for duplicates",
 			o->c.ctl_port, o->dst);
 	return ok;
 }
@@ -699,7 +698,7 @@ static void req_summary(struct requester *rq, uint64_t elapsed_us, bool timed_ou
 				KVU("rtt_avg_us", f->rtt_n ? f->rtt_sum / f->rtt_n : 0),
 				KVU("rtt_max_us", f->rtt_max),
 			};
-			rg_print_kvs("rocegen:", kv, sizeof(kv) / sizeof(kv[0]));
+			rg_print_kvs(&rq->o.c, "rocegen:", kv, sizeof(kv) / sizeof(kv[0]));
 		}
 	}
 	struct kv kv[] = {
@@ -722,10 +721,10 @@ static void req_summary(struct requester *rq, uint64_t elapsed_us, bool timed_ou
 		KVU("rtt_max_us", rq->rtt_max),
 		KVU("elapsed_us", elapsed_us),
 		KVS("status", timed_out ? "timeout" :
-			      rg_stop ? "interrupted" :
+			      rg_stopping() ? "interrupted" :
 			      rq->completed == rq->o.count ? "ok" : "incomplete"),
 	};
-	rg_print_kvs("rocegen:", kv, sizeof(kv) / sizeof(kv[0]));
+	rg_print_kvs(&rq->o.c, "rocegen:", kv, sizeof(kv) / sizeof(kv[0]));
 }
 
 /* RNR waits that ended and retransmit timers that fired */
@@ -815,7 +814,7 @@ static void req_announce(const struct requester *rq)
 	const struct req_opts *o = &rq->o;
 	char s[INET6_ADDRSTRLEN], d[INET6_ADDRSTRLEN];
 
-	rg_warn("requester %s -> %s op=%s count=%" PRIu64 " flows=%u sport=%u qpn=0x%x",
+	rg_warn(&o->c, "requester %s -> %s op=%s count=%" PRIu64 " flows=%u sport=%u qpn=0x%x",
 		rg_sa_str(&rq->src, s, sizeof(s)), rg_sa_str(&rq->dst, d, sizeof(d)),
 		o->op >= 0 ? rg_op_names[o->op] : "mix", o->count, o->flows,
 		o->sport, o->qpn);
@@ -838,14 +837,14 @@ int rg_run_requester(const struct req_opts *opts)
 	req_setup(rq);
 	if (o->c.ctl_port)
 		req_hello(rq);
-	if (rg_verbose)
+	if (o->c.verbose)
 		req_announce(rq);
 	start = rq->next_issue = rg_now_ns();
 	deadline = start + (uint64_t)(o->c.timeout_s * 1e9);
 	pfd.fd = rq->ack_fd;
 	pfd.events = POLLIN;
 
-	while (!rg_stop) {
+	while (!rg_stopping()) {
 		uint64_t now = rg_now_ns(), wake = deadline, end;
 		int budget;
 

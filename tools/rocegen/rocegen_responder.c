@@ -231,7 +231,7 @@ static int rsp_sock_for(struct responder *r, int family, const uint8_t local[16]
 	fd = rg_udp_bound(&ss, true);
 	if (fd < 0) {
 		/* the reply still goes out, but from another source port */
-		rg_warn("cannot bind reply socket to %s port %u (%s); replying from an ephemeral port",
+		rg_warn(&r->o.c, "cannot bind reply socket to %s port %u (%s); replying from an ephemeral port",
 			rg_sa_str(&ss, buf, sizeof(buf)), sport, strerror(-fd));
 		r->sport_fallback++;
 		rg_sa_set_port(&ss, 0);
@@ -268,12 +268,12 @@ static void rsp_send(struct responder *r, struct rflow *f, const uint8_t *pkt,
 	}
 }
 
-static void rsp_log(const struct rflow *f, const char *dir, uint8_t op,
-		    uint32_t psn, const char *extra)
+static void rsp_log(const struct responder *r, const struct rflow *f, const char *dir,
+		    uint8_t op, uint32_t psn, const char *extra)
 {
 	char buf[INET6_ADDRSTRLEN], name[32];
 
-	if (rg_verbose < 1)
+	if (r->o.c.verbose < 1)
 		return;
 	fprintf(stderr, "%s %s peer=%s sport=%u qpn=0x%x psn=%u%s\n", dir,
 		roce_opcode_name(op, name, sizeof(name)), rg_sa_str(&f->peer, buf, sizeof(buf)),
@@ -293,7 +293,7 @@ static void rsp_send_aeth(struct responder *r, struct rflow *f, uint8_t syn,
 
 	rsp_send(r, f, p, roce_pkt_build(&a, p, sizeof(p)));
 	snprintf(extra, sizeof(extra), " syndrome=0x%02x msn=%u", syn, msn);
-	rsp_log(f, "tx", ROCE_ACKNOWLEDGE, psn, extra);
+	rsp_log(r, f, "tx", ROCE_ACKNOWLEDGE, psn, extra);
 }
 
 static void rsp_send_read(struct responder *r, struct rflow *f, uint32_t psn,
@@ -323,7 +323,7 @@ static void rsp_send_read(struct responder *r, struct rflow *f, uint32_t psn,
 		else
 			rr.opcode = ROCE_READ_RESP_MIDDLE;
 		rsp_send(r, f, p, roce_pkt_build(&rr, p, sizeof(p)));
-		rsp_log(f, "tx", rr.opcode, rr.psn, NULL);
+		rsp_log(r, f, "tx", rr.opcode, rr.psn, NULL);
 		f->read_resp++;
 		r->read_resp++;
 	}
@@ -336,7 +336,7 @@ static void rsp_send_cnp(struct responder *r, struct rflow *f)
 	uint8_t p[ROCE_BTH_LEN + ROCE_CNP_RSVD_LEN + ROCE_ICRC_LEN];
 
 	rsp_send(r, f, p, roce_pkt_build(&c, p, sizeof(p)));
-	rsp_log(f, "tx", ROCE_OPCODE_CNP, 0, NULL);
+	rsp_log(r, f, "tx", ROCE_OPCODE_CNP, 0, NULL);
 	f->cnp++;
 	r->cnp++;
 }
@@ -439,7 +439,7 @@ static bool rsp_fault(struct responder *r, struct rflow *f, uint8_t op,
 	if (rsp_every_hit(f->drop_every, f->drop_pf, f->kcount, r->kcount)) {
 		f->dropped++;
 		r->dropped++;
-		rsp_log(f, "drop", op, psn, NULL);
+		rsp_log(r, f, "drop", op, psn, NULL);
 		return true;
 	}
 	if (rsp_every_hit(f->rnr_every, f->rnr_pf, f->kcount, r->kcount)) {
@@ -475,7 +475,7 @@ static void rsp_request(struct responder *r, struct rflow *f, const uint8_t *p,
 
 	f->requests++;
 	r->requests++;
-	rsp_log(f, "rx", op, psn, ackreq ? " ackreq" : NULL);
+	rsp_log(r, f, "rx", op, psn, ackreq ? " ackreq" : NULL);
 	if (r->o.cnp && (tos & 3) == 3)
 		rsp_send_cnp(r, f);
 	if (r->o.count_only)
@@ -715,8 +715,8 @@ static void rsp_ctl(struct responder *r, int fd)
 	}
 	n = snprintf(reply, sizeof(reply), CTL_MAGIC " OK reset=%zu", nreset);
 	sendto(fd, reply, (size_t)n, 0, (struct sockaddr *)&peer, pl);
-	if (rg_verbose)
-		rg_warn("control: hello sport=%u flows=%u qpn=0x%x, %zu flows reset",
+	if (r->o.c.verbose)
+		rg_warn(&r->o.c, "control: hello sport=%u flows=%u qpn=0x%x, %zu flows reset",
 			sport, flows, qpn, nreset);
 }
 
@@ -765,7 +765,7 @@ static void rsp_summary(struct responder *r)
 				KVU("rnr", f->rnr), KVU("read_resp", f->read_resp),
 				KVU("dropped", f->dropped), KVU("cnp", f->cnp),
 			};
-			rg_print_kvs("rocegen:", kv, sizeof(kv) / sizeof(kv[0]));
+			rg_print_kvs(&r->o.c, "rocegen:", kv, sizeof(kv) / sizeof(kv[0]));
 		}
 	}
 	struct kv kv[] = {
@@ -779,7 +779,7 @@ static void rsp_summary(struct responder *r)
 		KVU("send_errors", r->send_errors),
 		KVU("sport_fallback", r->sport_fallback),
 	};
-	rg_print_kvs("rocegen:", kv, sizeof(kv) / sizeof(kv[0]));
+	rg_print_kvs(&r->o.c, "rocegen:", kv, sizeof(kv) / sizeof(kv[0]));
 }
 
 /* the RoCE sockets (-b ADDR, else 0.0.0.0 and [::]) then the control
@@ -829,7 +829,7 @@ static nfds_t rsp_open(struct responder *r, struct pollfd *pfd, bool *is_ctl)
 	}
 	for (i = 0; i < n; i++)
 		pfd[i].events = POLLIN;
-	rg_warn("responder listening on %s%s%s port %u", where[0],
+	rg_warn(&r->o.c, "responder listening on %s%s%s port %u", where[0],
 		ndata > 1 ? " and " : "", ndata > 1 ? where[1] : "",
 		r->o.c.port);
 	return n;
@@ -855,7 +855,7 @@ int rg_run_responder(const struct rsp_opts *o)
 	if (r->o.c.timeout_s > 0)
 		deadline = rg_now_ns() + (uint64_t)(r->o.c.timeout_s * 1e9);
 
-	while (!rg_stop) {
+	while (!rg_stopping()) {
 		uint64_t now = rg_now_ns(), wake = deadline;
 		int budget;
 

@@ -19,10 +19,8 @@
 #include "rocegen.h"
 
 const char *const rg_op_names[] = { "send", "write", "read" };
-int rg_verbose;
-bool rg_quiet;
-bool rg_json;
-volatile sig_atomic_t rg_stop;
+/* what the signal handler touches (rg_stopping()) */
+static volatile sig_atomic_t stop;
 
 void *rg_calloc(size_t n, size_t sz)
 {
@@ -233,11 +231,12 @@ uint64_t rg_knob_get(const struct knob *k, uint16_t sport, uint32_t qpn,
 }
 
 
-void rg_print_kvs(const char *prefix, const struct kv *kv, size_t n)
+void rg_print_kvs(const struct common_opts *c, const char *prefix, const struct kv *kv,
+		  size_t n)
 {
 	size_t i;
 
-	if (rg_json) {
+	if (c->json) {
 		putchar('{');
 		for (i = 0; i < n; i++) {
 			if (kv[i].sval)
@@ -317,7 +316,12 @@ void rg_set_nonblock(int fd)
 static void rg_on_signal(int sig)
 {
 	(void)sig;
-	rg_stop = 1;
+	stop = 1;
+}
+
+bool rg_stopping(void)
+{
+	return stop;
 }
 
 /* block SIGINT/SIGTERM except inside ppoll(), so no wakeup is ever lost */

@@ -207,7 +207,7 @@ static void inject_check(struct argp_state *state)
 			     "holds departing packets)");
 	if (seed_set && env.prob >= 1.0)
 		argp_failure(state, 1, 0, "--seed applies to --probability");
-	cli_check_events(state, env.events, false);
+	cli_check_events(state, &env.cli, env.events, false);
 }
 
 static error_t parse_fault(int key, char *arg, struct argp_state *state)
@@ -255,6 +255,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	if (parse_fault(key, arg, state) == 0)
 		return 0;
 	switch (key) {
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = &env.cli;
+		break;
 	case 'i':
 		env.ifname = arg;
 		break;
@@ -406,13 +409,13 @@ static void print_table(struct inject_run *run)
 	char sa[ADDR_STRLEN], da[ADDR_STRLEN];
 	time_t now = time(NULL);
 
-	if (cli.json) {
+	if (env.cli.json) {
 		for (int i = 0; i < n; i++)
 			json_row(&run->rows[i], now);
 		json_summary(run, now);
 		return;
 	}
-	cli_print_timestamp(stdout);
+	cli_print_timestamp(&env.cli, stdout);
 	printf("%-16s %-16s %5s %8s %9s %9s %8s %8s %8s %8s %8s %8s %8s %8s\n", "SADDR", "DADDR",
 	       "SPORT", "QPN", "MATCHED", "INJECTED", "DROP", "ECN_CE", "ICRC", "DELAY",
 	       "NEW_QPN", "NEW_PKEY", "TRUNC", "DUP");
@@ -478,9 +481,9 @@ static void write_prom(struct inject_run *run)
 	struct prom_file pf;
 	int n = read_rows(run->obj, run->rows), err;
 
-	err = prom_open(&pf, cli.prom_path);
+	err = prom_open(&pf, env.cli.prom_path);
 	if (err) {
-		cli_prom_err(err);
+		cli_prom_err(&env.cli, err);
 		return;
 	}
 	prom_rows(&pf, run->rows, n);
@@ -490,7 +493,7 @@ static void write_prom(struct inject_run *run)
 		     maps_stat(run->obj->maps.stats, STAT_LIMITED, run->ncpu));
 	err = prom_commit(&pf);
 	if (err)
-		cli_prom_err(err);
+		cli_prom_err(&env.cli, err);
 }
 
 static void report(void *ctx)
@@ -498,7 +501,7 @@ static void report(void *ctx)
 	struct inject_run *run = ctx;
 
 	print_table(run);
-	if (cli.prom_path)
+	if (env.cli.prom_path)
 		write_prom(run);
 }
 
@@ -546,7 +549,7 @@ static int handle_event(void *ctx, void *data, size_t len)
 	struct json_w w;
 
 	faults_str(e->faults, fs, sizeof(fs));
-	if (cli.json) {
+	if (env.cli.json) {
 		json_begin(&w, stdout);
 		json_str(&w, "type", "inject");
 		json_time(&w, cli_ktime_to_epoch(e->ts_ns));
@@ -556,7 +559,7 @@ static int handle_event(void *ctx, void *data, size_t len)
 		json_end(&w);
 		return 0;
 	}
-	cli_print_ktime(stdout, e->ts_ns);
+	cli_print_ktime(&env.cli, stdout, e->ts_ns);
 	printf("%s:%u -> %s:%u %s qp=0x%x psn=%u %s\n",
 	       pkt_addr_str(pi->family, pi->saddr, sa, sizeof(sa)), pi->sport,
 	       pkt_addr_str(pi->family, pi->daddr, da, sizeof(da)), pi->dport,
@@ -599,7 +602,7 @@ static void banner_selection(FILE *f)
 
 static void banner(const struct netattach *na)
 {
-	FILE *f = cli.json ? stderr : stdout;
+	FILE *f = env.cli.json ? stderr : stdout;
 	char how[64], fs[64];
 
 	fprintf(f, "Injecting %s", faults_str(env.faults, fs, sizeof(fs)));
@@ -628,7 +631,7 @@ static int run(struct inject_run *r, const struct netattach *na)
 		if (!loop_add_events(&lp, r->obj->maps.events, handle_event, NULL, NULL))
 			return 1;
 	}
-	return loop_run(&lp) ? 1 : 0;
+	return loop_run(&lp, &env.cli) ? 1 : 0;
 }
 
 int main(int argc, char **argv)
@@ -639,14 +642,14 @@ int main(int argc, char **argv)
 	int ret = 1;
 
 	cli_parse(&argp, argc, argv, NULL);
-	cli_setup();
+	cli_setup(&env.cli, CLI_CAP_BPF | CLI_CAP_PERFMON | CLI_CAP_NET_ADMIN);
 	/* -N: the whole run in that namespace (the watchdog's netlink too) */
-	cli_netns_enter();
+	cli_netns_enter(&env.cli);
 	r.ncpu = libbpf_num_possible_cpus();
 	if (r.ncpu <= 0)
 		cli_die("cannot count CPUs");
 	/* the watchdog first, so that it holds none of our BPF programs */
-	if (inject_guard_start(&guard, env.ifname, env.faults & (1U << FAULT_DELAY)))
+	if (inject_guard_start(&guard, &env.cli, env.ifname, env.faults & (1U << FAULT_DELAY)))
 		return 1;
 	r.obj = roceinject_load(&env, &na);
 	if (r.obj) {

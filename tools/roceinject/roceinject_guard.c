@@ -69,7 +69,8 @@ static int fq_request(int ifindex, int type)
  * end, however it ended), then removes what is left. Ctrl-C reaches the
  * whole process group: the watchdog ignores it and ends after the tool.
  */
-static void guard_watchdog(const char *ifname, bool fq, int ifindex, int rd)
+static void guard_watchdog(const struct cli_env *cli, const char *ifname, bool fq,
+			   int ifindex, int rd)
 {
 	bool filter = false, ingress = false, hook = false;
 	struct netattach na;
@@ -87,7 +88,7 @@ static void guard_watchdog(const char *ifname, bool fq, int ifindex, int rd)
 	if (fq)
 		fq_request(ifindex, RTM_DELQDISC);
 	if (filter) {
-		netattach_init(&na, ifname);
+		netattach_init(&na, ifname, cli_ifindex(cli, ifname));
 		netattach_tc_leftover(&na, &inject_tc_id,
 				      ingress ? NETATTACH_INGRESS : NETATTACH_EGRESS, hook);
 	}
@@ -116,11 +117,12 @@ static int guard_add_fq(struct inject_guard *g, const char *ifname)
 	return 0;
 }
 
-int inject_guard_start(struct inject_guard *g, const char *ifname, bool fq)
+int inject_guard_start(struct inject_guard *g, const struct cli_env *cli, const char *ifname,
+		       bool fq)
 {
 	int p[2], err;
 
-	g->ifindex = cli_ifindex(ifname);
+	g->ifindex = cli_ifindex(cli, ifname);
 	g->pipe_wr = -1;
 	if (fq && (err = guard_add_fq(g, ifname)))
 		return err;
@@ -134,7 +136,7 @@ int inject_guard_start(struct inject_guard *g, const char *ifname, bool fq)
 	}
 	if (!g->watchdog) {
 		close(p[1]);
-		guard_watchdog(ifname, g->fq, g->ifindex, p[0]);
+		guard_watchdog(cli, ifname, g->fq, g->ifindex, p[0]);
 	}
 	close(p[0]);
 	g->pipe_wr = p[1];

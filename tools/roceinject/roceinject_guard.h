@@ -28,10 +28,13 @@ struct inject_guard {
 	pid_t watchdog;
 };
 
-/* the watchdog for ifname, with fq at its root first when fq is set; 0,
- * or -errno after a one-line error (a root qdisc of someone else's is
- * never replaced) */
-int inject_guard_start(struct inject_guard *g, const char *ifname, bool fq);
+struct cli_env;
+
+/* the watchdog for ifname (of cli's -N namespace, else ours), with fq at
+ * its root first when fq is set; 0, or -errno after a one-line error (a
+ * root qdisc of someone else's is never replaced) */
+int inject_guard_start(struct inject_guard *g, const struct cli_env *cli, const char *ifname,
+		       bool fq);
 /* tells the watchdog what f attached (a clsact filter of id) */
 void inject_guard_attached(struct inject_guard *g, const struct netattach *f,
 			   const struct netattach_tc_id *id);

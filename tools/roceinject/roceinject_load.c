@@ -81,7 +81,7 @@ struct roceinject_bpf *roceinject_load(const struct inject_opts *o, struct netat
 			"which roceinject's BPF program needs: it cannot run here");
 		return NULL;
 	}
-	netattach_init(f, o->ifname);
+	netattach_init(f, o->ifname, cli_ifindex(&o->cli, o->ifname));
 	obj = roceinject_bpf__open();
 	if (!obj) {
 		cli_bpf_err("open BPF object", -errno);
@@ -94,7 +94,7 @@ struct roceinject_bpf *roceinject_load(const struct inject_opts *o, struct netat
 		cli_bpf_err("load BPF program", err);
 		goto fail;
 	}
-	if (roceinject_set_hot(obj, cli.roce_port, o->qpn_set, o->qpn,
+	if (roceinject_set_hot(obj, o->cli.roce_port, o->qpn_set, o->qpn,
 			       o->faults & (1U << FAULT_DUP))) {
 		cli_bpf_err("set up roceinject's hot map", -errno);
 		goto fail;

@@ -5,12 +5,14 @@
 #define AGENTXDP_ROCEINJECT_LOAD_H
 #include <stdbool.h>
 #include <linux/types.h>
+#include "lib/cli.h"
 #include "lib/netattach.h"
 
 struct roceinject_bpf;
 
 /* what to alter and which packets: the command line, parsed */
 struct inject_opts {
+	struct cli_env cli;	/* the common options: --roce-port, -N */
 	const char *ifname;
 	bool ingress;
 	__u32 faults;		/* bits of enum inject_fault */
@@ -40,7 +42,8 @@ struct inject_opts {
 extern const struct netattach_tc_id inject_tc_id;
 
 /* the BPF side configured by o, loaded and attached to f (initialised
- * with o->ifname); NULL after a one-line error, nothing left attached */
+ * with o->ifname, of o's -N namespace); NULL after a one-line error,
+ * nothing left attached */
 struct roceinject_bpf *roceinject_load(const struct inject_opts *o, struct netattach *f);
 /* what the program's entry reads of every packet (its hot map, written
  * after the load): the RoCE port, -Q and --duplicate; 0 or -1 with errno set */

@@ -31,6 +31,7 @@
 #define MAX_IFACES		8
 
 static struct {
+	struct cli_env cli;
 	const char *ifnames[MAX_IFACES];
 	int nifs;
 	bool flows;
@@ -148,14 +149,14 @@ static void parse_end(struct argp_state *state)
 	if (env.nfiles) {
 		if (env.nifs)
 			argp_failure(state, 1, 0, "-r FILE and -i IFACE are mutually exclusive");
-		if (cli.netns)
+		if (env.cli.netns)
 			argp_failure(state, 1, 0, "-N applies to live tracing, not -r");
 		if (env.mode != NETATTACH_AUTO || env.mirror || env.no_egress)
 			argp_failure(state, 1, 0,
 				     "--skb-mode/--native-mode/--mirror/--no-egress "
 				     "apply to live tracing, not -r");
 		env.decap = true;	/* captures of mirror sessions */
-		if (cli.interval)
+		if (env.cli.interval)
 			argp_failure(state, 1, 0,
 				     "interval and count apply to live tracing, not -r");
 	} else if (!env.nifs) {
@@ -172,6 +173,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	long v;
 
 	switch (key) {
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = &env.cli;
+		break;
 	case 'i':
 		cli_arg_iface(state, arg, env.ifnames, &env.nifs, MAX_IFACES);
 		break;
@@ -262,7 +266,7 @@ CLI_ARGP(argp, opts, parse_arg, doc);
  * or one of the whole run at exit */
 static void live_report(void *ctx)
 {
-	rocelat_report(ctx, cli.interval);
+	rocelat_report(ctx, env.cli.interval);
 }
 
 /* --prom at start (nothing read yet) and without an interval */
@@ -292,7 +296,7 @@ static int run_live(struct rocelat_bpf *obj)
 	}
 	{
 		/* with -j stdout stays pure JSON lines: the banner goes to stderr */
-		FILE *out = cli.json ? stderr : stdout;
+		FILE *out = env.cli.json ? stderr : stdout;
 
 		fprintf(out, "Tracing RoCE v2 latency on");
 		for (int i = 0; i < env.nifs; i++) {
@@ -304,7 +308,7 @@ static int run_live(struct rocelat_bpf *obj)
 		fprintf(out, "... Hit Ctrl-C to end.\n");
 		fflush(out);
 	}
-	return loop_run(&lp) ? 1 : 0;
+	return loop_run(&lp, &env.cli) ? 1 : 0;
 }
 
 /* ---- offline: a capture through BPF_PROG_TEST_RUN ------------------- */
@@ -382,7 +386,7 @@ static void offline_summary(const struct offline_stats *st, const char *err)
 	double pps = st->seconds > 0 ? st->packets / st->seconds : 0;
 	double mbps = st->seconds > 0 ? bytes / 1e6 / st->seconds : 0;
 
-	if (cli.json) {
+	if (env.cli.json) {
 		struct json_w w;
 
 		json_begin(&w, stdout);
@@ -525,7 +529,7 @@ static bool open_program(struct rocelat_bpf **obj)
 {
 	if (run_native()) {
 		struct rocelat_native_cfg c = {
-			.roce_port = cli.roce_port, .unit_ns = env.unit_ns,
+			.roce_port = env.cli.roce_port, .unit_ns = env.unit_ns,
 			.timeout_ns = (__u64)env.timeout_ms * 1000000ULL,
 			.decap = env.decap, .mirror_time = env.mirror_time,
 			.max_flows = env.max_flows, .samples = !!env.svg,
@@ -539,7 +543,7 @@ static bool open_program(struct rocelat_bpf **obj)
 		return true;
 	}
 	*obj = rocelat_load(&(struct rocelat_load_opts){
-		.unit_ns = env.unit_ns, .timeout_ms = env.timeout_ms,
+		.cli = &env.cli, .unit_ns = env.unit_ns, .timeout_ms = env.timeout_ms,
 		.max_flows = env.max_flows, .offline = env.nfiles > 0,
 		.decap = env.decap, .mirror_time = env.mirror_time,
 		.no_egress = env.mirror || env.no_egress,
@@ -563,14 +567,15 @@ int main(int argc, char **argv)
 			cli_die("%s", err);
 	}
 	/* the native build needs no privilege */
-	cli_setup_caps(run_native() ? 0 : CLI_CAP_BPF | CLI_CAP_PERFMON | CLI_CAP_NET_ADMIN);
+	cli_setup(&env.cli, run_native() ? 0 : CLI_CAP_BPF | CLI_CAP_PERFMON | CLI_CAP_NET_ADMIN);
 	/* -N: XDP and tc attach (netlink) work in the caller's namespace */
-	cli_netns_enter();
+	cli_netns_enter(&env.cli);
 	for (int i = 0; i < env.nifs; i++)
-		netattach_init(&ifaces[i], env.ifnames[i]);
+		netattach_init(&ifaces[i], env.ifnames[i], cli_ifindex(&env.cli, env.ifnames[i]));
 	ncpu = libbpf_num_possible_cpus();
 	if (ncpu <= 0)
 		cli_die("cannot count CPUs");
+	rcfg.cli = &env.cli;
 	rcfg.flows = env.flows;
 	rcfg.offline = env.nfiles > 0;
 	rcfg.unit_ns = env.unit_ns;

@@ -15,7 +15,7 @@ static void rocelat_load_config(struct rocelat_bpf *obj, const struct rocelat_lo
 {
 	long max_flows = o->max_flows;
 
-	obj->rodata->targ_roce_port = cli.roce_port;
+	obj->rodata->targ_roce_port = o->cli->roce_port;
 	ROCELAT_SET_UNIT(obj->rodata, o->unit_ns);
 	obj->rodata->targ_timeout_ns = (__u64)o->timeout_ms * 1000000ULL;
 	obj->rodata->targ_offline = o->offline;
@@ -108,7 +108,7 @@ struct rocelat_bpf *rocelat_load(const struct rocelat_load_opts *o)
 		cli_bpf_err("open rocelat's BPF object", -errno);
 		return NULL;
 	}
-	if (cli.verbose && rocelat_load_bounded())
+	if (o->cli->verbose && rocelat_load_bounded())
 		cli_err("no bpf_loop (5.17+): loading the build with bounded loops");
 	rocelat_load_config(obj, o);
 	err = rocelat_bpf__load(obj);

@@ -7,9 +7,11 @@
 #include <linux/types.h>
 #include "lib/netattach.h"
 
+struct cli_env;
 struct rocelat_bpf;
 
 struct rocelat_load_opts {
+	const struct cli_env *cli;	/* the caller's common options: --roce-port, -v */
 	__u64 unit_ns;		/* histogram unit */
 	long timeout_ms;	/* a request unanswered this long is a timeout */
 	long max_flows;		/* 0: the object's own (DEFAULT_MAX_FLOWS) */

@@ -471,7 +471,7 @@ static void flow_pkt_info(const struct flow_row *r, struct pkt_info *pi)
 	memcpy(pi->daddr, r->key.resp, 16);
 	pi->ip_proto = 17;
 	pi->sport = r->sport;
-	pi->dport = cli.roce_port;
+	pi->dport = cfg.cli->roce_port;
 }
 
 static const char *short_unit(void)
@@ -698,10 +698,10 @@ static void write_prom(struct rocelat_bpf *obj, const struct overall *rtt)
 	char name[96], qv[16];
 	int err;
 
-	if (!cli.prom_path)
+	if (!cfg.cli->prom_path)
 		return;
 	read_counters(obj, &tot);
-	if (prom_open(&pf, cli.prom_path)) {
+	if (prom_open(&pf, cfg.cli->prom_path)) {
 		err = -errno;
 		goto fail;
 	}
@@ -738,7 +738,7 @@ static void write_prom(struct rocelat_bpf *obj, const struct overall *rtt)
 	if (!err)
 		return;
 fail:
-	cli_prom_err(err);
+	cli_prom_err(cfg.cli, err);
 }
 
 /* ---- one report ------------------------------------------------------ */
@@ -792,7 +792,7 @@ static void json_overall(const char *type, double now, const struct rocelat_coun
  * with -j, so stdout stays JSON lines) */
 static void print_warnings(const struct rocelat_counters *tot)
 {
-	FILE *f = cli.json ? stderr : stdout;
+	FILE *f = cfg.cli->json ? stderr : stdout;
 	__u64 answers = tot->c[RL_ACKS] + tot->c[RL_READ_RESP];
 
 	if (answers && !tot->c[RL_REQUESTS])
@@ -852,7 +852,7 @@ void rocelat_report(struct rocelat_bpf *obj, bool interval)
 	static long reports;
 	/* at exit: a signal, the count of reports reached, or the one
 	 * report of a run without an interval */
-	bool last = cli_exiting || !interval || (cli.count && ++reports >= cli.count);
+	bool last = cli_exiting() || !interval || (cfg.cli->count && ++reports >= cfg.cli->count);
 	__u64 evicted;
 	int nflows;
 	struct json_w w;
@@ -872,7 +872,7 @@ void rocelat_report(struct rocelat_bpf *obj, bool interval)
 	overall_of(nflows, true, &turn);
 	write_prom(obj, &rtt);
 
-	if (cli.json) {
+	if (cfg.cli->json) {
 		json_overall("hist", now, &d, d.hist.slots, &rtt);
 		if (turn.samples)
 			json_overall("turnaround_hist", now, &d, d.turn_hist.slots, &turn);
@@ -891,8 +891,8 @@ void rocelat_report(struct rocelat_bpf *obj, bool interval)
 			print_warnings(&tot);
 		return;
 	}
-	cli_print_epoch(stdout, now);
-	if (cli.timestamp)
+	cli_print_epoch(cfg.cli, stdout, now);
+	if (cfg.cli->timestamp)
 		printf("\n");
 	if (hist_total(d.hist.slots, HIST_SLOTS)) {
 		hist_print_log2(stdout, d.hist.slots, HIST_SLOTS, cfg.unit);
@@ -915,7 +915,7 @@ void rocelat_report(struct rocelat_bpf *obj, bool interval)
 	}
 	/* nine lines every interval push the histogram off a terminal:
 	 * with -v each interval's, else the whole run's once at the end */
-	if (cli.verbose) {
+	if (cfg.cli->verbose) {
 		print_counters_text(&d, evicted);
 	} else if (last) {
 		if (interval)

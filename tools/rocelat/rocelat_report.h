@@ -8,10 +8,12 @@
 
 /* obj: the loaded BPF object; NULL: its native build, which -r runs
  * (tools/rocelat/rocelat_native.h) */
+struct cli_env;
 struct rocelat_bpf;
 
 /* what the report takes from the command line */
 struct rocelat_report_cfg {
+	const struct cli_env *cli;	/* the common options: -j, -T, -v, --prom, count */
 	bool flows;		/* -F: the per-flow table */
 	bool offline;		/* -r: times are the capture's */
 	__u64 unit_ns;		/* -m, --nanoseconds or microseconds */

@@ -28,6 +28,8 @@
 #define MAX_ROWS 4096
 
 static struct {
+	struct cli_env cli;
+	struct pcapng_args pcapng;
 	bool events;
 	bool stack;
 	int scope;
@@ -76,6 +78,10 @@ static const struct argp_option opts[] = {
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	switch (key) {
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = &env.cli;
+		state->child_inputs[1] = &env.pcapng;
+		break;
 	case 'e':
 		env.events = true;
 		break;
@@ -95,7 +101,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.port = cli_arg_long(state, arg, 1, 65535, "port");
 		break;
 	case ARGP_KEY_END:
-		cli_check_events(state, env.events, env.stack);
+		cli_check_events(state, &env.cli, env.events, env.stack);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -266,10 +272,10 @@ static void write_prom(struct rxedrop_bpf *obj, int ncpu)
 	n = read_rows(obj, ncpu, rows, false);
 	for (int i = 0; i < n; i++)
 		totals_add(&rows[i], true);
-	err = prom_open(&pf, cli.prom_path);
+	err = prom_open(&pf, env.cli.prom_path);
 	if (err) {
 		prom_totals_write(NULL, &totals, PROM_DROPS);
-		cli_prom_err(err);
+		cli_prom_err(&env.cli, err);
 		return;
 	}
 	prom_family(&pf, PROM_DROPS, PROM_COUNTER,
@@ -289,7 +295,7 @@ static void write_prom(struct rxedrop_bpf *obj, int ncpu)
 		     maps_stat(obj->maps.stats, STAT_RXE_CONSUMED, ncpu));
 	err = prom_commit(&pf);
 	if (err)
-		cli_prom_err(err);
+		cli_prom_err(&env.cli, err);
 }
 
 /* drops of sites and reasons the drops map had no room for (its size) */
@@ -315,9 +321,9 @@ static void print_counts(struct rxedrop_bpf *obj, int ncpu, __u64 *lost_seen)
 	struct json_w w;
 	time_t now = time(NULL);
 
-	for (int i = 0; cli.prom_path && i < n; i++)
+	for (int i = 0; env.cli.prom_path && i < n; i++)
 		totals_add(&rows[i], false);
-	if (cli.json) {
+	if (env.cli.json) {
 		for (int i = 0; i < n; i++) {
 			json_begin(&w, stdout);
 			json_str(&w, "type", "drop_count");
@@ -334,7 +340,7 @@ static void print_counts(struct rxedrop_bpf *obj, int ncpu, __u64 *lost_seen)
 		}
 		return;
 	}
-	cli_print_timestamp_line(stdout);
+	cli_print_timestamp_line(&env.cli, stdout);
 	printf("%-36s %-28s %10s\n", "LOCATION", "REASON", "COUNT");
 	for (int i = 0; i < n; i++)
 		printf("%-36s %-28s %10llu\n",
@@ -342,7 +348,7 @@ static void print_counts(struct rxedrop_bpf *obj, int ncpu, __u64 *lost_seen)
 		       rxedrop_reason_str(rows[i].key.reason, rows[i].key.check, reason, sizeof(reason)),
 		       (unsigned long long)rows[i].count);
 	if (lost > *lost_seen)
-		cli_warn_events_lost(lost - *lost_seen);
+		cli_warn_events_lost(&env.cli, lost - *lost_seen);
 	*lost_seen = lost;
 	warn_counts_lost(obj, ncpu);
 	printf("\n");
@@ -361,7 +367,7 @@ static void report(void *ctx)
 	struct rxedrop_run *r = ctx;
 
 	print_counts(r->obj, r->ncpu, &r->lost_seen);
-	if (cli.prom_path)
+	if (env.cli.prom_path)
 		write_prom(r->obj, r->ncpu);
 }
 
@@ -387,7 +393,7 @@ static const struct bpf_map *stacks;
 
 static void print_event_header(void)
 {
-	cli_print_time_header(stdout);
+	cli_print_time_header(&env.cli, stdout);
 	printf(EVENT_FMT "%-*s %s\n", "IFACE", "SOURCE", "DESTINATION", "REASON",
 	       EVENT_LOC_W, "LOCATION", "ROCE");
 	fflush(stdout);
@@ -407,7 +413,7 @@ static int handle_event(void *ctx, void *data, size_t len)
 		rxedrop_write_packet(pcap, e, len, sym, t);
 	if (!env.events)
 		return 0;	/* -w alone: the table shows the counts */
-	if (cli.json) {
+	if (env.cli.json) {
 		drop_reason_name(e->reason, reason, sizeof(reason));
 		json_begin(&w, stdout);
 		json_str(&w, "type", "drop");
@@ -426,7 +432,7 @@ static int handle_event(void *ctx, void *data, size_t len)
 		return 0;
 	}
 	rxedrop_reason_str(e->reason, e->check, reason, sizeof(reason));
-	cli_print_ktime(stdout, e->ts_ns);
+	cli_print_ktime(&env.cli, stdout, e->ts_ns);
 	printf(EVENT_FMT, e->ifname[0] ? e->ifname : "-", pkt_end_str(pi, true, sa, sizeof(sa)),
 	       pkt_end_str(pi, false, da, sizeof(da)), reason);
 	if (roce)
@@ -450,7 +456,7 @@ static int run(struct rxedrop_bpf *obj, int ncpu, bool use_tp_btf, bool reasons)
 	const char *checks = rxedrop_checks_hooked(obj);
 
 	/* on stderr with -j, so stdout stays pure JSON lines */
-	fprintf(cli.json ? stderr : stdout,
+	fprintf(env.cli.json ? stderr : stdout,
 		"Tracing %s drops (kfree_skb via %s%s)... Hit Ctrl-C to end.\n",
 		       env.scope == SCOPE_ROCE ? "RoCE v2" :
 		       env.scope == SCOPE_UDP ? "UDP" : "all packet",
@@ -459,12 +465,12 @@ static int run(struct rxedrop_bpf *obj, int ncpu, bool use_tp_btf, bool reasons)
 			       "kfree_skb has none (5.17+), counted by location");
 	/* where the checks are not hooked, rxe_rcv's drops stay unnamed */
 	if (checks)
-		fprintf(cli.json ? stderr : stdout,
+		fprintf(env.cli.json ? stderr : stdout,
 			"rdma_rxe's receive checks named (%s on rxe_rcv, rxe_pool_get_index, "
 			"check_keys, rxe_icrc_check; header and QP state by elimination)\n",
 			checks);
 	fflush(stdout);
-	if (env.events && !cli.json)
+	if (env.events && !env.cli.json)
 		print_event_header();
 	if (env.events)
 		lp.report = NULL;
@@ -472,7 +478,7 @@ static int run(struct rxedrop_bpf *obj, int ncpu, bool use_tp_btf, bool reasons)
 		if (!loop_add_events(&lp, obj->maps.events, handle_event, NULL, NULL))
 			return 1;
 	}
-	return loop_run(&lp) ? 1 : 0;
+	return loop_run(&lp, &env.cli) ? 1 : 0;
 }
 
 int main(int argc, char **argv)
@@ -482,16 +488,16 @@ int main(int argc, char **argv)
 	bool use_tp_btf, reasons;
 
 	cli_parse(&argp, argc, argv, NULL);
-	cli_setup_caps(CLI_CAP_BPF | CLI_CAP_PERFMON);
-	if (pcapng_args.path)
-		pcap = pcapng_open_or_die(pcapng_args.path, argp_program_version,
-					  pcapng_args.snaplen);
+	cli_setup(&env.cli, CLI_CAP_BPF | CLI_CAP_PERFMON);
+	if (env.pcapng.path)
+		pcap = pcapng_open_or_die(env.pcapng.path, argp_program_version,
+					  env.pcapng.snaplen);
 	prom_totals_init(&totals, prom_labels, 2, PROM_SERIES);
 	/* an index names a device only within its namespace */
-	if (cli.netns || env.ifname)
-		env.netns_inum = cli_netns_inum();
+	if (env.cli.netns || env.ifname)
+		env.netns_inum = cli_netns_inum(&env.cli);
 	if (env.ifname)
-		env.ifindex = cli_ifindex(env.ifname);
+		env.ifindex = cli_ifindex(&env.cli, env.ifname);
 	ncpu = libbpf_num_possible_cpus();
 	if (ncpu <= 0)
 		cli_die("cannot count CPUs");
@@ -506,10 +512,10 @@ int main(int argc, char **argv)
 
 	{
 		struct rxedrop_load_opts lo = {
-			.scope = env.scope, .ifindex = env.ifindex,
+			.cli = &env.cli, .scope = env.scope, .ifindex = env.ifindex,
 			.netns_inum = env.netns_inum, .port = env.port,
 			.events = env.events || pcap, .stack = env.stack, .ksyms = ksyms,
-			.snaplen = pcap ? pcapng_args.snaplen : 0,
+			.snaplen = pcap ? env.pcapng.snaplen : 0,
 		};
 
 		obj = rxedrop_load(&lo, &use_tp_btf);

@@ -152,7 +152,7 @@ struct rxedrop_bpf *rxedrop_load(const struct rxedrop_load_opts *env, bool *use_
 		return NULL;
 	}
 	obj->rodata->targ_scope = env->scope;
-	obj->rodata->targ_roce_port = cli.roce_port;
+	obj->rodata->targ_roce_port = env->cli->roce_port;
 	obj->rodata->targ_ifindex = env->ifindex;
 	obj->rodata->targ_netns = env->netns_inum;
 	obj->rodata->targ_port = env->port;

@@ -7,11 +7,13 @@
 #include <stddef.h>
 #include <linux/types.h>
 
+struct cli_env;
 struct ksyms;
 
 struct rxedrop_bpf;
 
 struct rxedrop_load_opts {
+	const struct cli_env *cli;	/* the caller's common options: --roce-port */
 	int scope;		/* enum rxedrop_scope */
 	int ifindex;		/* within netns_inum; 0: any */
 	unsigned int netns_inum;	/* network namespace inode, 0: any */

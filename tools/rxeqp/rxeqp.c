@@ -35,6 +35,7 @@ enum sort_key { SORT_TROUBLE, SORT_PKTS, SORT_BYTES, SORT_LAT, SORT_QP, SORT_NR 
 static const char *const sort_names[SORT_NR] = { "trouble", "pkts", "bytes", "lat", "qp" };
 
 static struct {
+	struct cli_env cli;
 	bool events;
 	bool hist;
 	bool force_kprobe;
@@ -92,6 +93,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	int sort;
 
 	switch (key) {
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = &env.cli;
+		break;
 	case 'e':
 		env.events = true;
 		break;
@@ -127,7 +131,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.no_latency = true;
 		break;
 	case ARGP_KEY_END:
-		cli_check_events(state, env.events, false);
+		cli_check_events(state, &env.cli, env.events, false);
 		if (env.events && env.hist)
 			argp_failure(state, 1, 0, "-H applies to the table, not -e");
 		break;
@@ -338,9 +342,9 @@ static void print_table(const char *mode)
 		n = env.rows;
 	if (!env.noclear && isatty(STDOUT_FILENO))
 		printf("\033[H\033[2J");
-	cli_print_timestamp(stdout);
+	cli_print_timestamp(&env.cli, stdout);
 	printf("rxeqp: %d QPs, %d active, %d destroyed (*), %s, counts per %d s\n", qps.n,
-	       active, gone, mode, cli.interval);
+	       active, gone, mode, env.cli.interval);
 	printf("%-12s %-5s %6s %6s %4s %3s %3s %3s %3s %3s %6s %s\n", "QP", "STATE",
 	       "TX_PKT", "RX_PKT", "RETX", "TMO", "RNR", "SEQ", "DUP", "ERR", "P50us",
 	       "PEER");
@@ -398,7 +402,7 @@ static void json_qp_key(struct json_w *w, const struct qp_key *k, const struct q
 	json_str(w, "saddr", pkt_addr_str(s->family, s->saddr, a, sizeof(a)));
 	json_str(w, "daddr", pkt_addr_str(s->family, s->daddr, a, sizeof(a)));
 	json_u64(w, "sport", s->sport);
-	json_u64(w, "dport", cli.roce_port);
+	json_u64(w, "dport", env.cli.roce_port);
 	json_u64(w, "dqpn", s->dqpn);
 }
 
@@ -513,9 +517,9 @@ static void write_prom(void)
 	char name[96], st[16];
 	int err;
 
-	err = prom_open(&pf, cli.prom_path);
+	err = prom_open(&pf, env.cli.prom_path);
 	if (err) {
-		cli_prom_err(err);
+		cli_prom_err(&env.cli, err);
 		return;
 	}
 	prom_prepare();
@@ -559,18 +563,18 @@ static void write_prom(void)
 	}
 	err = prom_commit(&pf);
 	if (err)
-		cli_prom_err(err);
+		cli_prom_err(&env.cli, err);
 }
 
 /* the main loop's callbacks; ctx is the mode name for the table */
 static void report(void *ctx)
 {
 	rxeqp_delta_read(&qps);
-	if (cli.json)
+	if (env.cli.json)
 		print_json();
 	else
 		print_table(ctx);
-	if (cli.prom_path)
+	if (env.cli.prom_path)
 		write_prom();
 }
 
@@ -612,7 +616,7 @@ static int handle_event(void *ctx, void *data, size_t len)
 		return 0;
 	if (!bpf_map_lookup_elem(bpf_map__fd(obj->maps.qps), &e->key, &st))
 		s = &st;
-	if (cli.json) {
+	if (env.cli.json) {
 		json_begin(&w, stdout);
 		json_str(&w, "type", "event");
 		json_str(&w, "event", what);
@@ -655,7 +659,7 @@ static int handle_event(void *ctx, void *data, size_t len)
 		json_end(&w);
 		return 0;
 	}
-	cli_print_ktime(stdout, e->ts_ns);
+	cli_print_ktime(&env.cli, stdout, e->ts_ns);
 	if (s) {
 		struct rxeqp_qp r = { .key = e->key, .cur = *s };
 
@@ -705,8 +709,8 @@ static int run(char *mode)
 			   .events_lost = events_lost };
 
 	if (env.events) {
-		if (!cli.json) {
-			if (cli.timestamp)
+		if (!env.cli.json) {
+			if (env.cli.timestamp)
 				printf("%-8s ", "TIME");
 			printf("%-12s %-10s %s\n", "QP", "EVENT", "DETAIL");
 			fflush(stdout);
@@ -716,7 +720,7 @@ static int run(char *mode)
 		if (!loop_add_events(&lp, obj->maps.events, handle_event, NULL, NULL))
 			return 1;
 	}
-	return loop_run(&lp) ? 1 : 0;
+	return loop_run(&lp, &env.cli) ? 1 : 0;
 }
 
 int main(int argc, char **argv)
@@ -726,18 +730,19 @@ int main(int argc, char **argv)
 	int ret = 1;
 
 	cli_parse(&argp, argc, argv, NULL);
-	cli_setup_caps(CLI_CAP_BPF | CLI_CAP_PERFMON);
+	cli_setup(&env.cli, CLI_CAP_BPF | CLI_CAP_PERFMON);
 	/* -N: the interface names of QPs (and -i) are that namespace's */
-	cli_netns_enter();
+	cli_netns_enter(&env.cli);
 	if (env.ifname)
-		env.ifindex = cli_ifindex(env.ifname);
+		env.ifindex = cli_ifindex(&env.cli, env.ifname);
 	ncpu = libbpf_num_possible_cpus();
 	if (ncpu <= 0)
 		cli_die("cannot count CPUs");
 
 	{
 		struct rxeqp_load_opts lo = {
-			.ifindex = env.ifindex, .netns = env.ifindex ? cli_netns_inum() : 0,
+			.cli = &env.cli,
+			.ifindex = env.ifindex, .netns = env.ifindex ? cli_netns_inum(&env.cli) : 0,
 			.qpn = env.qpn, .qpn_set = env.qpn_set,
 			.events = env.events, .latency = !env.no_latency,
 			.force_kprobe = env.force_kprobe,
@@ -770,7 +775,7 @@ int main(int argc, char **argv)
 	}
 	snprintf(mode, sizeof(mode), "%s", hk.fentry ? "fentry" : "kprobe");
 	/* on stderr with -j, so stdout stays pure JSON lines */
-	fprintf(cli.json ? stderr : stdout,
+	fprintf(env.cli.json ? stderr : stdout,
 		"Tracing rdma_rxe queue pairs (%d hooks via %s%s)... Hit Ctrl-C to end.\n",
 		hk.nhooks - hk.missing, mode, hk.missing ? ", some missing" : "");
 	fflush(stdout);

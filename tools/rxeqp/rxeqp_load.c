@@ -24,9 +24,10 @@ static bool func_exists(const char *func, bool fentry)
 }
 
 /* fentry or kprobe programs of every hook present in this rdma_rxe set to
- * load; returns how many are missing (*nhooks of how many), -1 with err
- * when a required one is */
-static int pick_hooks(struct rxeqp_bpf *obj, bool use_fentry, int *nhooks, char *err, int errlen)
+ * load (-v: the missing named); returns how many are missing (*nhooks of
+ * how many), -1 with err when a required one is */
+static int pick_hooks(struct rxeqp_bpf *obj, bool use_fentry, bool verbose, int *nhooks,
+		      char *err, int errlen)
 {
 #define HOOK(fn, prog, req) { .funcs = { fn }, .fentry = { obj->progs.rxeqp_##prog##_fentry }, \
 	.kprobe = { obj->progs.rxeqp_##prog##_kprobe }, .required = req }
@@ -70,7 +71,7 @@ static int pick_hooks(struct rxeqp_bpf *obj, bool use_fentry, int *nhooks, char 
 					 "this kernel's rdma_rxe", h->funcs[0]);
 				return -1;
 			}
-			if (cli.verbose)
+			if (verbose)
 				cli_err("%s not found: its counters stay 0", h->funcs[0]);
 			missing++;
 		}
@@ -102,7 +103,7 @@ struct rxeqp_bpf *rxeqp_load(const struct rxeqp_load_opts *o, struct rxeqp_hooks
 		err[0] = 0;
 		return NULL;
 	}
-	hk->missing = pick_hooks(obj, hk->fentry, &hk->nhooks, err, errlen);
+	hk->missing = pick_hooks(obj, hk->fentry, o->cli->verbose, &hk->nhooks, err, errlen);
 	if (hk->missing < 0)
 		goto fail;
 	obj->rodata->targ_ifindex = o->ifindex;

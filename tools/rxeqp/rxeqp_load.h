@@ -8,9 +8,11 @@
 
 #define RXEQP_MODULE "rdma_rxe"
 
+struct cli_env;
 struct rxeqp_bpf;
 
 struct rxeqp_load_opts {
+	const struct cli_env *cli;	/* the caller's common options: -v */
 	int ifindex;		/* 0: any */
 	unsigned int netns;	/* ifindex's namespace inode, 0: any */
 	__u32 qpn;
