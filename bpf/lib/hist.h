@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The histogram layouts both sides read: a log2 histogram of
+ * HIST_SLOTS slots, and a log-linear one; bpf/lib/hist.bpf.h fills them in
+ * BPF, tools/lib/hist.c prints them.
+ */
 #ifndef AGENTXDP_HIST_H
 #define AGENTXDP_HIST_H
 

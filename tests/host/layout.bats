@@ -100,3 +100,15 @@ hide_headers() {
 		[ -z "$(git -C "$AX_ROOT" ls-files "tools/lib/$t*" "bpf/lib/$t*")" ]
 	done
 }
+
+# the files a reader opens: each begins (after its licence line) with a
+# comment saying what it is
+@test "every C and BPF file opens with a comment that says what it is" {
+	local f bad=()
+	while IFS= read -r f; do
+		awk 'NR == 1 && /SPDX/ { next } /^[[:space:]]*$/ { next }
+			{ ok = ($0 ~ /^(\/\*|\/\/)/); exit } END { exit !ok }' "$AX_ROOT/$f" || bad+=("$f")
+	done < <(git -C "$AX_ROOT" ls-files 'tools/*.[ch]' 'bpf/*.[ch]' 'tests/unit/*.[ch]' 'bench/*.c')
+	printf 'no opening comment: %s\n' "${bad[@]}" >&2
+	[ "${#bad[@]}" -eq 0 ]
+}

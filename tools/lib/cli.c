@@ -1,4 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The command-line core of cli.h: the common options' argp child, which
+ * fills the struct cli_env a tool hands it; strict number parsing; the
+ * setup every tool runs after parsing (libbpf's print callback, signals,
+ * capabilities, --prom and -N checked); errno turned into advice.
+ */
 #include <errno.h>
 #include <limits.h>
 #include <net/if.h>

@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The one main loop of loop.h: ppoll over the sources with signals let
+ * in only while it waits, interval reports, --prom writes, and the last
+ * table at the end.
+ */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>

@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Reading the maps of bpf/lib/maps.bpf.h (maps.h): per-CPU statistics
+ * summed, ring buffer and stack map sized, kernel stacks printed, and
+ * every entry of a hash map walked, in batches where the kernel can.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
