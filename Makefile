@@ -157,23 +157,18 @@ endef
 $(foreach t,$(BPF_TOOLS),$(eval $(call BPF_TOOL,$(t))))
 
 # rocelat for kernels without bpf_loop (before 5.17): the same source
-# with bounded loops (ROCELAT_NO_BPF_LOOP), chosen at run time by
-# tools/rocelat/rocelat_load.c, which opens it through rocelat's skeleton
+# with bounded loops (ROCELAT_NO_BPF_LOOP), the same program, map and
+# section names, a skeleton of its own (rocelat_noloop_bpf); the loader
+# opens one of the two at run time (tools/rocelat/rocelat_kernel.c)
 $(OUTPUT)/rocelat_noloop.bpf.o: tools/rocelat/rocelat.bpf.c tools/rocelat/rocelat.h \
 		$(wildcard tools/rocelat/rocelat_*.bpf.h) $(LIB_HDRS) $(BTF_HDRS) $(VMLINUX_HAVE) | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -Itools/rocelat -DROCELAT_NO_BPF_LOOP -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
-# its skeleton must declare what rocelat's does (maps, programs, globals):
-# everything before the object's bytes, with the names made equal
-$(OUTPUT)/rocelat_noloop.skel.h: $(OUTPUT)/rocelat_noloop.bpf.o $(OUTPUT)/rocelat.skel.h
+$(OUTPUT)/rocelat_noloop.skel.h: $(OUTPUT)/rocelat_noloop.bpf.o
 	$(call msg,GEN-SKEL,$@)
-	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp
-	$(Q)sed 's/rocelat_noloop_bpf/rocelat_bpf/g;s/ROCELAT_NOLOOP_BPF/ROCELAT_BPF/g;/elf_bytes(size_t \*sz)$$/,$$d' \
-		$@.tmp > $@.decl && sed '/elf_bytes(size_t \*sz)$$/,$$d' $(OUTPUT)/rocelat.skel.h | \
-		cmp -s - $@.decl || { echo "$@: not the same maps, programs and globals as rocelat.skel.h" >&2; exit 1; }
-	$(Q)rm -f $@.decl && mv $@.tmp $@
-$(OUTPUT)/obj/rocelat/rocelat_load.o: $(OUTPUT)/rocelat_noloop.skel.h
+	$(Q)$(BPFTOOL) gen skeleton $< name rocelat_noloop_bpf > $@
+$(OUTPUT)/obj/rocelat/rocelat_kernel.o: $(OUTPUT)/rocelat_noloop.skel.h
 # the parser clears its 120-byte pkt_info per packet; gcc's rep stos for
 # it took a fifth of -r's user time (perf, bench/offline.sh): stores
 # instead, where the compiler has the option (x86 gcc)

@@ -17,9 +17,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "rocelat.h"
-#include "rocelat.skel.h"
+#include "rocelat_backend.h"
 #include "rocelat_load.h"
-#include "rocelat_report.h"
 #include "rxedrop.h"
 #include "rxedrop.skel.h"
 #include "rxedrop_load.h"
@@ -51,7 +50,7 @@
 #define MAX_RXE_EV	4096
 
 static struct {
-	struct rocelat_bpf *lat;
+	struct rocelat_backend *lat;	/* rocelat's program in the kernel */
 	struct netattach ifs[ROCEDIAG_MAX_IFACES];
 	int nifs;
 	struct rxedrop_bpf *drop;
@@ -507,9 +506,9 @@ double rocediag_sources_read(struct diag_table *t)
 
 	diag_table_reset(t);
 	if (s.lat) {
-		rocelat_sweep(s.lat);
-		s.epoch = rocelat_next_interval(s.lat);
-		rocelat_flows_for_each(s.lat, read_flow, t);
+		s.lat->sweep(s.lat);
+		s.epoch = s.lat->next_interval(s.lat);
+		s.lat->flows_for_each(s.lat, read_flow, t);
 	}
 	if (s.rxe) {
 		ring_buffer__consume(s.rxe_rb);
@@ -536,6 +535,8 @@ double rocediag_sources_read(struct diag_table *t)
 
 static int open_lat(const struct rocediag_cfg *cfg, struct diag_sources *src)
 {
+	struct rocelat_kernel *k;
+
 	if (!cfg->nifs) {
 		snprintf(src->no_lat, sizeof(src->no_lat), "latency: no -i given");
 		return 0;
@@ -545,16 +546,17 @@ static int open_lat(const struct rocediag_cfg *cfg, struct diag_sources *src)
 			 rocelat_load_unsupported());
 		return 0;
 	}
-	s.lat = rocelat_load(&(struct rocelat_load_opts){
+	k = rocelat_load(&(struct rocelat_load_opts){
 		.cli = &cfg->cli, .unit_ns = 1000, .timeout_ms = cfg->timeout_ms });
-	if (!s.lat)
+	if (!k)
 		return -1;
+	s.lat = rocelat_kernel_backend(k);
 	for (int i = 0; i < cfg->nifs; i++) {
 		struct netattach *f = &s.ifs[s.nifs];
 
 		netattach_init(f, cfg->ifnames[i], cli_ifindex(&cfg->cli, cfg->ifnames[i]));
 		s.nifs++;
-		if (rocelat_attach(s.lat, f, cfg->xdp_mode, true, ROCELAT_BY_ROCEDIAG))
+		if (rocelat_attach(k, f, cfg->xdp_mode, true, ROCELAT_BY_ROCEDIAG))
 			return -1;
 	}
 	src->lat = true;
@@ -676,7 +678,7 @@ void rocediag_sources_close(void)
 {
 	for (int i = 0; i < s.nifs; i++)
 		netattach_detach(&s.ifs[i]);
-	rocelat_bpf__destroy(s.lat);
+	rocelat_backend_close(s.lat);
 	rxedrop_bpf__destroy(s.drop);
 	nfdrop_bpf__destroy(s.nf);
 	nfdrop_strs_free();	/* its rows are gone: each was read as it was named */

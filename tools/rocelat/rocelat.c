@@ -14,10 +14,9 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "rocelat.h"
-#include "rocelat.skel.h"
+#include "rocelat_backend.h"
 #include "rocelat_load.h"
 #include "rocelat_report.h"
 #include "rocelat_svg.h"
@@ -262,7 +261,7 @@ CLI_ARGP(argp, opts, parse_arg, doc);
 
 /* ---- live: attach and detach ---------------------------------------- */
 
-/* the main loop's callbacks (ctx: the skeleton): a table per interval,
+/* the main loop's callbacks (ctx: the backend): a table per interval,
  * or one of the whole run at exit */
 static void live_report(void *ctx)
 {
@@ -278,9 +277,10 @@ static void live_prom(void *ctx, enum loop_when when)
 		rocelat_report_prom(ctx);
 }
 
-static int run_live(struct rocelat_bpf *obj)
+static int run_live(struct rocelat_kernel *k)
 {
-	struct loop lp = { .ctx = obj, .report = live_report, .prom = live_prom };
+	struct loop lp = { .ctx = rocelat_kernel_backend(k), .report = live_report,
+			   .prom = live_prom };
 	bool egress = !env.mirror && !env.no_egress;
 
 	if (svg)
@@ -289,7 +289,7 @@ static int run_live(struct rocelat_bpf *obj)
 	for (int i = 0; i < env.nifs; i++) {
 		struct netattach *f = &ifaces[i];
 
-		if (rocelat_attach(obj, f, env.mode, egress, ROCELAT_BY_ROCELAT))
+		if (rocelat_attach(k, f, env.mode, egress, ROCELAT_BY_ROCELAT))
 			return 1;
 		if (env.mirror)
 			netattach_warn_promisc(f);
@@ -311,7 +311,7 @@ static int run_live(struct rocelat_bpf *obj)
 	return loop_run(&lp, &env.cli) ? 1 : 0;
 }
 
-/* ---- offline: a capture through BPF_PROG_TEST_RUN ------------------- */
+/* ---- offline: a capture through the program, either build ----------- */
 
 /*
  * Reading a long capture to a terminal: packets, their bytes and how far
@@ -431,27 +431,7 @@ static double offline_now(void)
 	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
-/* one frame through the program: its native build (obj NULL), else the
- * kernel's, through the tc entry point (an XDP test run swaps the XDP
- * dispatcher and waits for an RCU grace period per packet, ~0.4 ms here;
- * a tc one does not; the handler is the same). 0, or -errno. */
-static int offline_packet(struct rocelat_bpf *obj, const unsigned char *frame,
-			  unsigned int len)
-{
-	if (!obj) {
-		rocelat_native_packet(frame, len);
-		return 0;
-	}
-	/* built after the native return: clearing it for the native build
-	 * too was a twentieth of that path's time (perf) */
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame,
-		    .data_size_in = len, .repeat = 1);
-
-	return bpf_prog_test_run_opts(bpf_program__fd(obj->progs.rocelat_tc), &o) ?
-	       -errno : 0;
-}
-
-static int run_offline(struct rocelat_bpf *obj)
+static int run_offline(struct rocelat_backend *be)
 {
 	int rc;
 	/* a sweep costs a walk of the flow table: a few per --timeout */
@@ -483,19 +463,16 @@ static int run_offline(struct rocelat_bpf *obj)
 			st.out_of_order++;
 		else
 			st.ts_max = ts;
-		if (obj)
-			obj->bss->clock_ns = ts;
-		else
-			rocelat_native_set_clock(ts);
+		be->set_clock(be, ts);
 		if (ts >= next_sweep) {
 			/* timeouts on the capture's clock, as it goes: a
 			 * request older than --timeout at this frame's time is
 			 * one, whatever comes later (a new connection reusing
 			 * the QPNs, the end of the file) */
-			rocelat_sweep(obj);
+			be->sweep(be);
 			next_sweep = ts + sweep_every;
 		}
-		if ((err_run = offline_packet(obj, frame, len)) && !st.failed_runs++)
+		if ((err_run = be->packet(be, frame, len)) && !st.failed_runs++)
 			cli_err("%s: packet %llu: test run failed: %s",
 				capture_set_path(cset), st.packets, strerror(-err_run));
 		if (svg)
@@ -506,7 +483,7 @@ static int run_offline(struct rocelat_bpf *obj)
 		snprintf(err, sizeof(err), "%s", capture_set_error(cset));
 	progress_end(&prog, st.packets);
 
-	rocelat_report(obj, false);
+	rocelat_report(be, false);
 	offline_summary(&st, err);
 	fflush(stdout);
 	if (err[0]) {
@@ -523,38 +500,39 @@ static bool run_native(void)
 	return env.nfiles && !env.in_kernel;
 }
 
-/* the program: loaded into the kernel, or (*obj NULL) its native build
- * opened; false after a one-line error */
-static bool open_program(struct rocelat_bpf **obj)
+/* -r's program: its native build; NULL after a one-line error */
+static struct rocelat_backend *open_native(void)
 {
-	if (run_native()) {
-		struct rocelat_native_cfg c = {
-			.roce_port = env.cli.roce_port, .unit_ns = env.unit_ns,
-			.timeout_ns = (__u64)env.timeout_ms * 1000000ULL,
-			.decap = env.decap, .mirror_time = env.mirror_time,
-			.max_flows = env.max_flows, .samples = !!env.svg,
-		};
+	struct rocelat_native_cfg c = {
+		.roce_port = env.cli.roce_port, .unit_ns = env.unit_ns,
+		.timeout_ns = (__u64)env.timeout_ms * 1000000ULL,
+		.decap = env.decap, .mirror_time = env.mirror_time,
+		.max_flows = env.max_flows, .samples = !!env.svg,
+	};
+	struct rocelat_backend *be = rocelat_native_open(&c);
 
-		*obj = NULL;
-		if (rocelat_native_open(&c)) {
-			cli_err("out of memory for %ld flows", env.max_flows);
-			return false;
-		}
-		return true;
-	}
-	*obj = rocelat_load(&(struct rocelat_load_opts){
+	if (!be)
+		cli_err("out of memory for %ld flows", env.max_flows);
+	return be;
+}
+
+/* the program loaded into the kernel: live, or -r --in-kernel; NULL after
+ * a one-line error */
+static struct rocelat_kernel *open_kernel(void)
+{
+	return rocelat_load(&(struct rocelat_load_opts){
 		.cli = &env.cli, .unit_ns = env.unit_ns, .timeout_ms = env.timeout_ms,
 		.max_flows = env.max_flows, .offline = env.nfiles > 0,
 		.decap = env.decap, .mirror_time = env.mirror_time,
 		.no_egress = env.mirror || env.no_egress,
 		.samples_bytes = env.svg ? ROCELAT_SVG_RING_BYTES : 0 });
-	return *obj;
 }
 
 int main(int argc, char **argv)
 {
 	struct rocelat_report_cfg rcfg = {};
-	struct rocelat_bpf *obj = NULL;
+	struct rocelat_kernel *kern = NULL;	/* live and --in-kernel */
+	struct rocelat_backend *be = NULL;	/* the program, either build */
 	int ret = 1;
 
 	cli_parse(&argp, argc, argv, NULL);
@@ -586,7 +564,13 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 
-	if (!open_program(&obj))
+	/* the one choice of build: the report, --svg and the runs below
+	 * drive either alike */
+	if (run_native())
+		be = open_native();
+	else if ((kern = open_kernel()))
+		be = rocelat_kernel_backend(kern);
+	if (!be)
 		goto cleanup;
 	if (env.svg) {
 		struct rocelat_svg_cfg scfg = {
@@ -595,20 +579,18 @@ int main(int argc, char **argv)
 			.unit_ns = env.unit_ns,
 		};
 
-		svg = rocelat_svg_new(obj, &scfg);
+		svg = rocelat_svg_new(be, &scfg);
 		if (!svg)
 			goto cleanup;
 	}
-	ret = env.nfiles ? run_offline(obj) : run_live(obj);
+	ret = env.nfiles ? run_offline(be) : run_live(kern);
 	if (rocelat_svg_finish(svg))
 		ret = 1;
 
 cleanup:
 	for (int i = 0; i < env.nifs; i++)
 		netattach_detach(&ifaces[i]);
-	rocelat_bpf__destroy(obj);
-	if (run_native())
-		rocelat_native_close();
+	rocelat_backend_close(be);
 	rocelat_report_free();
 	capture_set_close(cset);
 	return ret;

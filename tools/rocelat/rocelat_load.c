@@ -5,40 +5,41 @@
 #include <bpf/libbpf.h>
 #include "rocelat.h"
 #include "rocelat.skel.h"
-#include "rocelat_noloop.skel.h"
+#include "rocelat_kernel.h"
 #include "rocelat_load.h"
 #include "lib/cli.h"
 #include "lib/probe.h"
 #include "lib/netattach.h"
 
-static void rocelat_load_config(struct rocelat_bpf *obj, const struct rocelat_load_opts *o)
+/* the one setup of either build (rocelat_kernel.h: the same pieces) */
+static void rocelat_load_config(struct rocelat_kernel *k, const struct rocelat_load_opts *o)
 {
 	long max_flows = o->max_flows;
 
-	obj->rodata->targ_roce_port = o->cli->roce_port;
-	ROCELAT_SET_UNIT(obj->rodata, o->unit_ns);
-	obj->rodata->targ_timeout_ns = (__u64)o->timeout_ms * 1000000ULL;
-	obj->rodata->targ_offline = o->offline;
-	obj->rodata->targ_decap = o->decap;
-	obj->rodata->targ_mirror_time = o->mirror_time;
+	k->rodata->targ_roce_port = o->cli->roce_port;
+	ROCELAT_SET_UNIT(k->rodata, o->unit_ns);
+	k->rodata->targ_timeout_ns = (__u64)o->timeout_ms * 1000000ULL;
+	k->rodata->targ_offline = o->offline;
+	k->rodata->targ_decap = o->decap;
+	k->rodata->targ_mirror_time = o->mirror_time;
 	if (o->offline) {
-		bpf_program__set_autoload(obj->progs.rocelat_xdp, false);
-		bpf_program__set_autoload(obj->progs.rocelat_tc_in, false);
+		bpf_program__set_autoload(k->progs.rocelat_xdp, false);
+		bpf_program__set_autoload(k->progs.rocelat_tc_in, false);
 	} else if (o->no_egress) {
-		bpf_program__set_autoload(obj->progs.rocelat_tc, false);
+		bpf_program__set_autoload(k->progs.rocelat_tc, false);
 	}
 	if (!max_flows)
 		return;
 	/* whole sets: at most max_flows */
-	obj->rodata->targ_flow_sets = max_flows / FLOW_WAYS;
-	bpf_map__set_max_entries(obj->maps.pending, ROCELAT_PENDING_N(max_flows));
-	bpf_map__set_max_entries(obj->maps.flows_used, ROCELAT_USED_WORDS(max_flows));
-	bpf_map__set_max_entries(obj->maps.cands, max_flows);
-	bpf_map__set_max_entries(obj->maps.pairs, 2 * max_flows);
-	bpf_map__set_max_entries(obj->maps.held, max_flows);
-	obj->rodata->targ_samples = o->samples_bytes != 0;
+	k->rodata->targ_flow_sets = max_flows / FLOW_WAYS;
+	bpf_map__set_max_entries(k->maps.pending, ROCELAT_PENDING_N(max_flows));
+	bpf_map__set_max_entries(k->maps.flows_used, ROCELAT_USED_WORDS(max_flows));
+	bpf_map__set_max_entries(k->maps.cands, max_flows);
+	bpf_map__set_max_entries(k->maps.pairs, 2 * max_flows);
+	bpf_map__set_max_entries(k->maps.held, max_flows);
+	k->rodata->targ_samples = o->samples_bytes != 0;
 	if (o->samples_bytes)
-		bpf_map__set_max_entries(obj->maps.samples, o->samples_bytes);
+		bpf_map__set_max_entries(k->maps.samples, o->samples_bytes);
 }
 
 const char *rocelat_load_unsupported(void)
@@ -63,37 +64,11 @@ bool rocelat_load_bounded(void)
 	return !probe_bpf_loop() || getenv("ROCELAT_FORCE_NO_BPF_LOOP");
 }
 
-/*
- * rocelat's skeleton over the object this kernel takes: the ring walk and
- * the pairing search are bpf_loop() callbacks (5.17+); before, the build
- * with bounded loops. Its skeleton declares the same maps, programs and
- * globals, in the same layout (the Makefile compares them), so only the
- * object's bytes differ.
- */
-static struct rocelat_bpf *rocelat_load_open(void)
-{
-	struct rocelat_bpf *obj = calloc(1, sizeof(*obj));
-	int err;
-
-	if (!obj)
-		return NULL;
-	err = rocelat_bpf__create_skeleton(obj);
-	if (!err && rocelat_load_bounded())
-		obj->skeleton->data = rocelat_noloop_bpf__elf_bytes(&obj->skeleton->data_sz);
-	if (!err)
-		err = bpf_object__open_skeleton(obj->skeleton, NULL);
-	if (err) {
-		rocelat_bpf__destroy(obj);
-		errno = -err;
-		return NULL;
-	}
-	return obj;
-}
-
-struct rocelat_bpf *rocelat_load(const struct rocelat_load_opts *o)
+struct rocelat_kernel *rocelat_load(const struct rocelat_load_opts *o)
 {
 	const char *why = rocelat_load_unsupported();
-	struct rocelat_bpf *obj;
+	struct rocelat_kernel *k;
+	bool bounded;
 	int err;
 
 	if (why) {
@@ -103,21 +78,29 @@ struct rocelat_bpf *rocelat_load(const struct rocelat_load_opts *o)
 			o->offline ? "(-r without --in-kernel can)" : "live (-r can)");
 		return NULL;
 	}
-	obj = rocelat_load_open();
-	if (!obj) {
+	/* the ring walk and the pairing search are bpf_loop() callbacks
+	 * (5.17+); before, the build of the same source with bounded loops */
+	bounded = rocelat_load_bounded();
+	k = rocelat_kernel_open(bounded);
+	if (!k) {
 		cli_bpf_err("open rocelat's BPF object", -errno);
 		return NULL;
 	}
-	if (o->cli->verbose && rocelat_load_bounded())
+	if (o->cli->verbose && bounded)
 		cli_err("no bpf_loop (5.17+): loading the build with bounded loops");
-	rocelat_load_config(obj, o);
-	err = rocelat_bpf__load(obj);
+	rocelat_load_config(k, o);
+	err = bpf_object__load_skeleton(k->skeleton);
 	if (err) {
 		cli_bpf_err("load BPF programs", err);
-		rocelat_bpf__destroy(obj);
+		rocelat_backend_close(&k->be);
 		return NULL;
 	}
-	return obj;
+	return k;
+}
+
+struct rocelat_backend *rocelat_kernel_backend(struct rocelat_kernel *k)
+{
+	return &k->be;
 }
 
 /* the clsact filters' identities (a killed run's leftover is recognised
@@ -138,15 +121,15 @@ static const struct netattach_tc_id rocelat_tc_ids[ROCELAT_OWNERS][NETATTACH_DIR
 	},
 };
 
-int rocelat_attach(struct rocelat_bpf *obj, struct netattach *f,
+int rocelat_attach(struct rocelat_kernel *k, struct netattach *f,
 		   enum netattach_mode mode, bool egress, enum rocelat_owner by)
 {
 	const struct netattach_tc_id *id = rocelat_tc_ids[by];
 
-	if (netattach_ingress(f, obj->progs.rocelat_xdp, obj->progs.rocelat_tc_in,
+	if (netattach_ingress(f, k->progs.rocelat_xdp, k->progs.rocelat_tc_in,
 			      mode, &id[NETATTACH_INGRESS]))
 		return 1;
-	if (egress && netattach_tc_egress(f, obj->progs.rocelat_tc, &id[NETATTACH_EGRESS]))
+	if (egress && netattach_tc_egress(f, k->progs.rocelat_tc, &id[NETATTACH_EGRESS]))
 		return 1;
 	return 0;
 }

@@ -8,7 +8,8 @@
 #include "lib/netattach.h"
 
 struct cli_env;
-struct rocelat_bpf;
+struct rocelat_kernel;
+struct rocelat_backend;
 
 struct rocelat_load_opts {
 	const struct cli_env *cli;	/* the caller's common options: --roce-port, -v */
@@ -32,8 +33,11 @@ bool rocelat_load_bounded(void);
 
 /* the object this kernel can take, loaded; NULL after a one-line error.
  * Kernels without bpf_loop (before 5.17) get the bounded-loop build of
- * the same source (rocelat_load.c). */
-struct rocelat_bpf *rocelat_load(const struct rocelat_load_opts *o);
+ * the same source (rocelat_kernel.h). */
+struct rocelat_kernel *rocelat_load(const struct rocelat_load_opts *o);
+/* k as the report, --svg and the capture loop drive it
+ * (rocelat_backend.h); closing that unloads k */
+struct rocelat_backend *rocelat_kernel_backend(struct rocelat_kernel *k);
 
 /* whose the programs are: without tcx, each tool's clsact filters have a
  * handle and priority of their own */
@@ -41,7 +45,7 @@ enum rocelat_owner { ROCELAT_BY_ROCELAT, ROCELAT_BY_ROCEDIAG, ROCELAT_OWNERS };
 
 /* XDP (else tc ingress) and, with egress, tc egress on f, as clsact
  * filters of by's handle where there is no tcx. 0, or 1 after a line. */
-int rocelat_attach(struct rocelat_bpf *obj, struct netattach *f,
+int rocelat_attach(struct rocelat_kernel *k, struct netattach *f,
 		   enum netattach_mode mode, bool egress, enum rocelat_owner by);
 
 #endif

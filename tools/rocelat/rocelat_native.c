@@ -18,6 +18,7 @@
 #include "rocelat.bpf.c"
 #undef rocelat_sweep
 #include "rocelat_native.h"
+#include "rocelat_backend.h"
 
 /* the capture is the clock (targ_offline): nothing asks for this */
 __u64 bpfnative_no_live_clock(void)
@@ -37,7 +38,11 @@ static void *rocelat_native_maps[] = {
 #define ROCELAT_NATIVE_NMAPS \
 	(sizeof(rocelat_native_maps) / sizeof(rocelat_native_maps[0]))
 
-int rocelat_native_open(const struct rocelat_native_cfg *c)
+/* one instance per process: the program's globals are the process's */
+static struct rocelat_backend rocelat_native_backend;
+static void rocelat_native_close(struct rocelat_backend *b);
+
+struct rocelat_backend *rocelat_native_open(const struct rocelat_native_cfg *c)
 {
 	long f = c->max_flows ? c->max_flows : DEFAULT_MAX_FLOWS;
 	__u32 i;
@@ -62,13 +67,13 @@ int rocelat_native_open(const struct rocelat_native_cfg *c)
 						       1U << 20));
 	for (i = 0; i < ROCELAT_NATIVE_NMAPS; i++)
 		if (!bpfnative_of(rocelat_native_maps[i])) {
-			rocelat_native_close();
-			return -12;	/* ENOMEM */
+			rocelat_native_close(&rocelat_native_backend);
+			return 0;
 		}
-	return 0;
+	return &rocelat_native_backend;
 }
 
-void rocelat_native_close(void)
+static void rocelat_native_close(struct rocelat_backend *b)
 {
 	__u32 i;
 
@@ -78,32 +83,35 @@ void rocelat_native_close(void)
 	}
 }
 
-void rocelat_native_set_clock(__u64 ts_ns)
+static void rocelat_native_set_clock(struct rocelat_backend *b, __u64 ts_ns)
 {
 	clock_ns = ts_ns;
 }
 
-void rocelat_native_packet(const void *frame, __u32 len)
+static int rocelat_native_packet(struct rocelat_backend *b, const void *frame, __u32 len)
 {
 	/* as the tc test run that the BPF path makes: the whole frame is
 	 * linear, and it arrives on the test run's loopback (ifindex 1) */
 	rocelat_handle((void *)frame, (void *)frame + len, len, 1, true);
+	return 0;
 }
 
-void rocelat_native_sweep(void)
+static void rocelat_native_sweep(struct rocelat_backend *b)
 {
 	rocelat_native_bpf_sweep(0);
 }
 
-void rocelat_native_counters(struct rocelat_counters *out)
+/* a per-CPU array here is one CPU's (bpfnative.h) */
+static int rocelat_native_counters(struct rocelat_backend *b, struct rocelat_counters *out)
 {
 	__u32 zero = 0;
 
 	__builtin_memcpy(out, bpf_map_lookup_elem(&counters, &zero), sizeof(*out));
+	return 1;
 }
 
-void rocelat_native_flows_for_each(int (*cb)(const void *key, const void *val,
-					     void *ctx), void *ctx)
+static void rocelat_native_flows_for_each(struct rocelat_backend *be, rocelat_flow_fn cb,
+					  void *ctx)
 {
 	__u32 w, b, i;
 	__u64 *bits;
@@ -118,23 +126,46 @@ void rocelat_native_flows_for_each(int (*cb)(const void *key, const void *val,
 	}
 }
 
-__u32 *rocelat_native_epoch(void)
+static __u32 rocelat_native_epoch(struct rocelat_backend *b)
 {
-	return &stats_epoch;
+	return stats_epoch;
 }
 
-__u64 rocelat_native_clock(void)
+/* one thread: no program run is under way meanwhile */
+static __u32 rocelat_native_next_interval(struct rocelat_backend *b)
+{
+	return stats_epoch++;
+}
+
+static __u64 rocelat_native_clock(struct rocelat_backend *b)
 {
 	return clock_ns;
 }
 
-__u64 rocelat_native_samples_lost(void)
+static __u64 rocelat_native_samples_lost(struct rocelat_backend *b)
 {
 	return samples_lost;
 }
 
-void rocelat_native_samples_to(int (*cb)(void *ctx, void *data, unsigned long size),
-			       void *ctx)
+/* each sample is handed over as the program submits it: no ring buffer */
+static int rocelat_native_samples_to(struct rocelat_backend *b, rocelat_sample_fn cb,
+				     void *ctx, struct ring_buffer **rb)
 {
 	bpfnative_rb_consumer(bpfnative_of(&samples), cb, ctx);
+	*rb = 0;
+	return 0;
 }
+
+static struct rocelat_backend rocelat_native_backend = {
+	.set_clock = rocelat_native_set_clock,
+	.clock = rocelat_native_clock,
+	.packet = rocelat_native_packet,
+	.sweep = rocelat_native_sweep,
+	.counters = rocelat_native_counters,
+	.flows_for_each = rocelat_native_flows_for_each,
+	.epoch = rocelat_native_epoch,
+	.next_interval = rocelat_native_next_interval,
+	.samples_to = rocelat_native_samples_to,
+	.samples_lost = rocelat_native_samples_lost,
+	.close = rocelat_native_close,
+};

@@ -12,8 +12,7 @@
 #ifndef AGENTXDP_ROCELAT_NATIVE_H
 #define AGENTXDP_ROCELAT_NATIVE_H
 
-struct rocelat_counters;
-struct pending_flow;
+struct rocelat_backend;
 
 /* what rocelat_load() sets in the BPF object's rodata and map sizes, for
  * -r (offline: the capture's clock) */
@@ -27,27 +26,8 @@ struct rocelat_native_cfg {
 	int samples;		/* every sample also as an event (--svg) */
 };
 
-/* 0, or -ENOMEM (-12) */
-int rocelat_native_open(const struct rocelat_native_cfg *c);
-void rocelat_native_close(void);
-/* the capture's clock: the time of the frame about to run (clock_ns) */
-void rocelat_native_set_clock(__u64 ts_ns);
-/* one frame of the capture */
-void rocelat_native_packet(const void *frame, __u32 len);
-/* the timeout sweep at the latest frame's time (rocelat_sweep) */
-void rocelat_native_sweep(void);
-/* the counters (one CPU's) */
-void rocelat_native_counters(struct rocelat_counters *out);
-/* cb(&index, flow, ctx) for every entry of the flow table that has held a
- * flow, as rocelat_flows_for_each() */
-void rocelat_native_flows_for_each(int (*cb)(const void *key, const void *val,
-					     void *ctx), void *ctx);
-/* the program's globals that user space reads or steps */
-__u32 *rocelat_native_epoch(void);
-__u64 rocelat_native_clock(void);
-__u64 rocelat_native_samples_lost(void);
-/* where --svg's sample events go, as a ring buffer's callback would */
-void rocelat_native_samples_to(int (*cb)(void *ctx, void *data, unsigned long size),
-			       void *ctx);
+/* the native build, its maps made for c, as rocelat_backend.h drives it
+ * (closing it frees them); NULL without the memory */
+struct rocelat_backend *rocelat_native_open(const struct rocelat_native_cfg *c);
 
 #endif

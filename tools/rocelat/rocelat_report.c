@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * rocelat's report: the maps read (counters, the flow map's statistics of
- * the interval just ended), percentiles, the outlier, and the text, JSON
- * and Prometheus outputs of one report.
+ * rocelat's report: the program's maps read through its backend
+ * (rocelat_backend.h: counters, the flow map's statistics of the interval
+ * just ended), percentiles, the outlier, and the text, JSON and Prometheus
+ * outputs of one report.
  */
 #include <errno.h>
 #include <math.h>
@@ -10,19 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
-#include <linux/membarrier.h>
-#include <sys/syscall.h>
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 #include "rocelat.h"
-#include "rocelat.skel.h"
+#include "rocelat_backend.h"
 #include "rocelat_report.h"
-#include "rocelat_native.h"
 #include "lib/cli.h"
 #include "lib/hist.h"
 #include "lib/json.h"
-#include "lib/maps.h"
 #include "lib/prom.h"
 #include "lib/roce_names.h"
 
@@ -124,46 +118,22 @@ static const char *const counter_help[RL_NR] = {
 	[RL_REORDERED] = "Requests whose answer is stamped before them (out of time order): not timed",
 };
 
-static void read_counters(struct rocelat_bpf *obj, struct rocelat_counters *out)
+static void read_counters(struct rocelat_backend *be, struct rocelat_counters *out)
 {
 	struct rocelat_counters *v = calloc(cfg.ncpu, sizeof(*v));
-	__u32 zero = 0;
-
-	int ncpu = obj ? cfg.ncpu : 1;
+	int ncpu;
 
 	memset(out, 0, sizeof(*out));
 	if (!v)
 		return;
-	if (!obj)
-		rocelat_native_counters(v);
-	if (!obj || !bpf_map_lookup_elem(bpf_map__fd(obj->maps.counters), &zero, v)) {
-		for (int c = 0; c < ncpu; c++) {
-			for (int i = 0; i < RL_NR; i++)
-				out->c[i] += v[c].c[i];
-			hist_add_into(out->hist.slots, v[c].hist.slots, HIST_SLOTS);
-			hist_add_into(out->turn_hist.slots, v[c].turn_hist.slots, HIST_SLOTS);
-		}
+	ncpu = be->counters(be, v);
+	for (int c = 0; c < ncpu; c++) {
+		for (int i = 0; i < RL_NR; i++)
+			out->c[i] += v[c].c[i];
+		hist_add_into(out->hist.slots, v[c].hist.slots, HIST_SLOTS);
+		hist_add_into(out->turn_hist.slots, v[c].turn_hist.slots, HIST_SLOTS);
 	}
 	free(v);
-}
-
-/*
- * Requests unanswered for --timeout on flows that went quiet are counted
- * by rocelat_sweep, run here before each report (offline: at the capture's
- * latest time, which clock_ns holds).
- */
-void rocelat_sweep(struct rocelat_bpf *obj)
-{
-	unsigned char frame[64] = {};
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame,
-		    .data_size_in = sizeof(frame), .repeat = 1);
-
-	if (!obj) {
-		rocelat_native_sweep();
-		return;
-	}
-	if (bpf_prog_test_run_opts(bpf_program__fd(obj->progs.rocelat_sweep), &o))
-		cli_err("timeout sweep failed: %s", strerror(errno));
 }
 
 struct flow_row {
@@ -256,42 +226,6 @@ struct flows_read {
 	int n;
 };
 
-struct flows_walk {
-	int fd;			/* the flow table */
-	int (*cb)(const void *key, const void *val, void *ctx);
-	void *ctx;
-};
-
-/* one word of flows_used: its entries' flows */
-static int flows_word(const void *key, const void *val, void *ctx)
-{
-	static struct pending_flow pf;	/* 10 KiB: not on the stack */
-	const struct flows_walk *fw = ctx;
-	__u64 bits = *(const __u64 *)val;
-
-	for (__u32 b = 0; bits && b < 64; b++) {
-		__u32 i = *(const __u32 *)key * 64 + b;
-
-		if ((bits >> b & 1) && !bpf_map_lookup_elem(fw->fd, &i, &pf))
-			fw->cb(&i, &pf, fw->ctx);
-	}
-	return 0;
-}
-
-void rocelat_flows_for_each(struct rocelat_bpf *obj,
-			    int (*cb)(const void *key, const void *val, void *ctx),
-			    void *ctx)
-{
-	struct flows_walk fw = { -1, cb, ctx };
-
-	if (!obj) {
-		rocelat_native_flows_for_each(cb, ctx);
-		return;
-	}
-	fw.fd = bpf_map__fd(obj->maps.pending);
-	maps_for_each(obj->maps.flows_used, flows_word, &fw);
-}
-
 /* one entry of the flow table: a flow counted, and a row when its
  * interval (epoch) has something to show */
 static int collect_flow(const void *key, const void *val, void *ctx)
@@ -326,35 +260,14 @@ static int collect_flow(const void *key, const void *val, void *ctx)
 	return 0;
 }
 
-__u32 rocelat_next_interval(struct rocelat_bpf *obj)
+static int collect_flows(struct rocelat_backend *be, bool clear)
 {
-	__u32 *ep = obj ? &obj->bss->stats_epoch : rocelat_native_epoch();
-	__u32 epoch = *ep;
-
-	/* the next interval fills the other buffer from now on. A program
-	 * that read the old epoch just before may still be adding to it:
-	 * XDP and tc programs run inside RCU read-side sections (softirq or
-	 * rcu_read_lock), so a grace period waits them out, and
-	 * MEMBARRIER_CMD_GLOBAL is synchronize_rcu(). Where it is refused
-	 * (nohz_full), a pause far longer than any program run. */
-	*ep = epoch + 1;
-	if (!obj)
-		return epoch;	/* one thread: nothing runs meanwhile */
-	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0))
-		usleep(2000);
-	return epoch;
-}
-
-static int collect_flows(struct rocelat_bpf *obj, bool clear)
-{
-	struct flows_read fr = {
-		.epoch = obj ? obj->bss->stats_epoch : *rocelat_native_epoch()
-	};
+	struct flows_read fr = { .epoch = be->epoch(be) };
 
 	if (clear)
-		fr.epoch = rocelat_next_interval(obj);
+		fr.epoch = be->next_interval(be);
 	live_flows = live_pending = 0;
-	rocelat_flows_for_each(obj, collect_flow, &fr);
+	be->flows_for_each(be, collect_flow, &fr);
 	qsort(rows, fr.n, sizeof(rows[0]), cmp_rows);
 	return fr.n;
 }
@@ -690,7 +603,7 @@ static void print_flows_json(int n, double now)
 
 /* counters and the log2 histogram are cumulative (never reset); the
  * quantiles are those of the latest report's round trips */
-static void write_prom(struct rocelat_bpf *obj, const struct overall *rtt)
+static void write_prom(struct rocelat_backend *be, const struct overall *rtt)
 {
 	static const double qs[] = { 0.5, 0.9, 0.99 };
 	struct rocelat_counters tot;
@@ -700,7 +613,7 @@ static void write_prom(struct rocelat_bpf *obj, const struct overall *rtt)
 
 	if (!cfg.cli->prom_path)
 		return;
-	read_counters(obj, &tot);
+	read_counters(be, &tot);
 	if (prom_open(&pf, cfg.cli->prom_path)) {
 		err = -errno;
 		goto fail;
@@ -744,13 +657,13 @@ fail:
 /* ---- one report ------------------------------------------------------ */
 
 /* --prom without an interval: the file is rewritten, nothing printed */
-void rocelat_report_prom(struct rocelat_bpf *obj)
+void rocelat_report_prom(struct rocelat_backend *be)
 {
 	struct overall rtt;
 
-	rocelat_sweep(obj);
-	overall_of(collect_flows(obj, false), false, &rtt);
-	write_prom(obj, &rtt);
+	be->sweep(be);
+	overall_of(collect_flows(be, false), false, &rtt);
+	write_prom(be, &rtt);
 }
 
 static struct rocelat_counters prev_total;
@@ -837,18 +750,18 @@ static void print_counters_text(const struct rocelat_counters *d, __u64 evicted)
 }
 
 /* wall time live; the latest packet's time for a capture */
-static double report_time(struct rocelat_bpf *obj)
+static double report_time(struct rocelat_backend *be)
 {
 	if (!cfg.offline)
 		return (double)time(NULL);
-	return (obj ? obj->bss->clock_ns : rocelat_native_clock()) / 1e9;
+	return be->clock(be) / 1e9;
 }
 
-void rocelat_report(struct rocelat_bpf *obj, bool interval)
+void rocelat_report(struct rocelat_backend *be, bool interval)
 {
 	struct rocelat_counters tot, d;
 	struct overall rtt, turn;
-	double now = report_time(obj);
+	double now = report_time(be);
 	static long reports;
 	/* at exit: a signal, the count of reports reached, or the one
 	 * report of a run without an interval */
@@ -857,8 +770,11 @@ void rocelat_report(struct rocelat_bpf *obj, bool interval)
 	int nflows;
 	struct json_w w;
 
-	rocelat_sweep(obj);
-	read_counters(obj, &tot);
+	/* requests unanswered for --timeout on flows that went quiet are
+	 * counted now (offline: at the capture's latest time, which the
+	 * program's clock holds) */
+	be->sweep(be);
+	read_counters(be, &tot);
 	for (int i = 0; i < RL_NR; i++)
 		d.c[i] = tot.c[i] - prev_total.c[i];
 	for (int i = 0; i < HIST_SLOTS; i++) {
@@ -866,11 +782,11 @@ void rocelat_report(struct rocelat_bpf *obj, bool interval)
 		d.turn_hist.slots[i] = tot.turn_hist.slots[i] - prev_total.turn_hist.slots[i];
 	}
 	prev_total = tot;
-	nflows = collect_flows(obj, interval);
+	nflows = collect_flows(be, interval);
 	evicted = tot.c[RL_FLOWS] > live_flows ? tot.c[RL_FLOWS] - live_flows : 0;
 	overall_of(nflows, false, &rtt);
 	overall_of(nflows, true, &turn);
-	write_prom(obj, &rtt);
+	write_prom(be, &rtt);
 
 	if (cfg.cli->json) {
 		json_overall("hist", now, &d, d.hist.slots, &rtt);
@@ -935,9 +851,9 @@ int rocelat_report_init(const struct rocelat_report_cfg *c, int nrows)
 	return rows ? 0 : -ENOMEM;
 }
 
-void rocelat_report_prom_start(struct rocelat_bpf *obj)
+void rocelat_report_prom_start(struct rocelat_backend *be)
 {
-	write_prom(obj, NULL);
+	write_prom(be, NULL);
 }
 
 void rocelat_report_free(void)

@@ -21,12 +21,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "rocelat.h"
-#include "rocelat.skel.h"
+#include "rocelat_backend.h"
 #include "rocelat_svg.h"
-#include "rocelat_native.h"
 #include "lib/cli.h"
 #include "lib/hash.h"
 #include "lib/roce_names.h"
@@ -68,8 +66,8 @@ struct svg_flow {
 
 struct rocelat_svg {
 	struct rocelat_svg_cfg cfg;
-	struct rocelat_bpf *obj;
-	struct ring_buffer *rb;
+	struct rocelat_backend *be;
+	struct ring_buffer *rb;	/* the kernel's samples; NULL: each arrives as made */
 	FILE *out;		/* tmp, renamed to cfg.path when written */
 	char *tmp;
 	struct svg_sample *s;
@@ -186,17 +184,18 @@ static int svg_event(void *ctx, void *data, size_t len)
 	return 0;
 }
 
-struct rocelat_svg *rocelat_svg_new(struct rocelat_bpf *obj,
+struct rocelat_svg *rocelat_svg_new(struct rocelat_backend *be,
 				    const struct rocelat_svg_cfg *cfg)
 {
 	struct rocelat_svg *s = calloc(1, sizeof(*s));
+	int err;
 
 	if (!s) {
 		cli_err("--svg: out of memory");
 		return NULL;
 	}
 	s->cfg = *cfg;
-	s->obj = obj;
+	s->be = be;
 	/* opened now: a file that cannot be written is said before the run */
 	if (asprintf(&s->tmp, "%s.tmp", cfg->path) < 0) {
 		cli_err("--svg: out of memory");
@@ -208,14 +207,9 @@ struct rocelat_svg *rocelat_svg_new(struct rocelat_bpf *obj,
 		cli_err("--svg %s: %s", cfg->path, strerror(errno));
 		goto fail;
 	}
-	if (!obj) {
-		/* the native program hands each sample over as it is made */
-		rocelat_native_samples_to(svg_event, s);
-		return s;
-	}
-	s->rb = ring_buffer__new(bpf_map__fd(obj->maps.samples), svg_event, s, NULL);
-	if (!s->rb) {
-		cli_err("--svg: ring buffer: %s", strerror(errno));
+	err = be->samples_to(be, svg_event, s, &s->rb);
+	if (err) {
+		cli_err("--svg: ring buffer: %s", strerror(-err));
 		fclose(s->out);
 		unlink(s->tmp);
 		goto fail;
@@ -572,7 +566,7 @@ static void svg_header(FILE *o, const struct rocelat_svg *s, const struct svg_ax
 {
 	struct timespec rt, mono;
 	char when[64] = "";
-	__u64 lost = s->obj ? s->obj->bss->samples_lost : rocelat_native_samples_lost();
+	__u64 lost = s->be->samples_lost(s->be);
 	time_t sec;
 	struct tm tm;
 	__u64 t0 = a->t0;

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <linux/types.h>
 
-struct rocelat_bpf;
+struct rocelat_backend;
 struct ring_buffer;
 struct rocelat_svg;
 
@@ -25,9 +25,9 @@ struct rocelat_svg_cfg {
 /* the samples ring buffer's size with --svg (rocelat_load_opts): 72
  * bytes a sample and 8 of header, 52000 samples between two reads */
 #define ROCELAT_SVG_RING_BYTES	(1 << 22)
-/* after load (obj NULL: the native program of -r): the collector, NULL
- * after a one-line error */
-struct rocelat_svg *rocelat_svg_new(struct rocelat_bpf *obj,
+/* after load (be: the program, whichever build runs it): the collector,
+ * NULL after a one-line error */
+struct rocelat_svg *rocelat_svg_new(struct rocelat_backend *be,
 				    const struct rocelat_svg_cfg *cfg);
 /* the ring buffer, for the live loop to consume */
 struct ring_buffer *rocelat_svg_rb(struct rocelat_svg *s);
