@@ -4,8 +4,9 @@
  * flow and UDP source port (ECMP path), with retransmits, NAKs, RNR NAKs,
  * CNPs and ECN marks; names the flow that stands out. Passive: XDP on
  * ingress, tc egress for the host's own transmit side, or a capture file
- * run through the very same program (BPF_PROG_TEST_RUN, capture time as
- * the program's clock).
+ * run through the very same program source, compiled natively (-r; or
+ * the kernel's program through BPF_PROG_TEST_RUN, -r --in-kernel), with
+ * the capture's time as the program's clock.
  */
 #include <errno.h>
 #include <fcntl.h>
