@@ -76,3 +76,37 @@ exported_mutable() {
 	[[ "$out" != *argp_program_version* ]]
 	[ "$(wc -l <<< "$out")" -eq 4 ]
 }
+
+# Every skeleton is bpftool's own, unedited: made again from its object,
+# under the name it carries, it is the same bytes (rocelat's bounded build
+# is a skeleton of its own, rocelat_noloop_bpf, never a renamed copy)
+@test "every skeleton is bpftool's output for its object, byte for byte" {
+	local s o name n=0
+	command -v bpftool >/dev/null || skip "bpftool not installed"
+	for s in "$AX_BUILD"/*.skel.h; do
+		o=${s%.skel.h}.bpf.o
+		[ -f "$o" ] || continue
+		name=$(sed -n 's/^struct \([a-z0-9_]*\) {$/\1/p' "$s" | head -1)
+		[ -n "$name" ]
+		cmp "$s" <(bpftool gen skeleton "$o" name "$name")
+		n=$((n + 1))
+	done
+	[ "$n" -ge 6 ]
+	grep -q '^struct rocelat_noloop_bpf {' "$AX_BUILD/rocelat_noloop.skel.h"
+}
+
+# rocelat's two builds (the kernel's object, the native one of -r) are
+# chosen once, in rocelat.c: the report and the SVG call neither build's
+# own functions, only the backend they are handed
+@test "rocelat's report and SVG reach the program only through its backend" {
+	local o bad
+	for o in rocelat_report rocelat_svg; do
+		[ -f "$AX_BUILD/obj/rocelat/$o.o" ] || skip "not built (make tools)"
+		bad=$(nm -u "$AX_BUILD/obj/rocelat/$o.o" |
+			grep -E 'rocelat_native_|rocelat_bpf__|rocelat_noloop_bpf__|bpf_map_|bpf_prog_|bpf_object__' || true)
+		[ -z "$bad" ] || { echo "$o calls a build directly: $bad" >&2; false; }
+	done
+	# the one choice: rocelat.c opens one build or the other
+	nm -u "$AX_BUILD/obj/rocelat/rocelat.o" | grep -q ' rocelat_native_open$'
+	nm -u "$AX_BUILD/obj/rocelat/rocelat.o" | grep -q ' rocelat_load$'
+}
