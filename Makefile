@@ -145,29 +145,24 @@ $(VMLINUX_HAVE): $(VMLINUX_DIR)/vmlinux.h | $(OUTPUT)
 	$(call msg,GEN,$@)
 	$(Q)sed -n 's/^\(struct\|union\|enum\) \([A-Za-z0-9_]*\) {$$/#define AX_HAVE_\1_\2 1/p' $< > $@
 
-# a tool's BPF object and skeleton; its parts <tool>_*.bpf.h are
-# dependencies of the object without a Makefile edit
-define BPF_TOOL
-$(OUTPUT)/$(1).bpf.o: tools/$(1)/$(1).bpf.c tools/$(1)/$(1).h $(wildcard tools/$(1)/$(1)_*.bpf.h) \
+# a BPF object: $(1) built from tools/$(2)/$(2).bpf.c with the further
+# flags $(3); the tool's parts <tool>_*.bpf.h are dependencies of the
+# object without a Makefile edit. Its skeleton (the pattern rule below) is
+# named after the object's file: $(1)_bpf
+define BPF_OBJ
+$(OUTPUT)/$(1).bpf.o: tools/$(2)/$(2).bpf.c tools/$(2)/$(2).h $(wildcard tools/$(2)/$(2)_*.bpf.h) \
 		$(LIB_HDRS) $(BTF_HDRS) $(VMLINUX_HAVE) | $(OUTPUT)
 	$$(call msg,BPF,$$@)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -Itools/$(1) -c $$< -o $$@.tmp
+	$(Q)$(CLANG) $(BPF_CFLAGS) -Itools/$(2) $(3) -c $$< -o $$@.tmp
 	$(Q)$(BPFTOOL) gen object $$@ $$@.tmp && rm -f $$@.tmp
 endef
-$(foreach t,$(BPF_TOOLS),$(eval $(call BPF_TOOL,$(t))))
+$(foreach t,$(BPF_TOOLS),$(eval $(call BPF_OBJ,$(t),$(t))))
 
 # rocelat for kernels without bpf_loop (before 5.17): the same source
 # with bounded loops (ROCELAT_NO_BPF_LOOP), the same program, map and
 # section names, a skeleton of its own (rocelat_noloop_bpf); the loader
 # opens one of the two at run time (tools/rocelat/rocelat_kernel.c)
-$(OUTPUT)/rocelat_noloop.bpf.o: tools/rocelat/rocelat.bpf.c tools/rocelat/rocelat.h \
-		$(wildcard tools/rocelat/rocelat_*.bpf.h) $(LIB_HDRS) $(BTF_HDRS) $(VMLINUX_HAVE) | $(OUTPUT)
-	$(call msg,BPF,$@)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -Itools/rocelat -DROCELAT_NO_BPF_LOOP -c $< -o $@.tmp
-	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
-$(OUTPUT)/rocelat_noloop.skel.h: $(OUTPUT)/rocelat_noloop.bpf.o
-	$(call msg,GEN-SKEL,$@)
-	$(Q)$(BPFTOOL) gen skeleton $< name rocelat_noloop_bpf > $@
+$(eval $(call BPF_OBJ,rocelat_noloop,rocelat,-DROCELAT_NO_BPF_LOOP))
 $(OUTPUT)/obj/rocelat/rocelat_kernel.o: $(OUTPUT)/rocelat_noloop.skel.h
 # the parser clears its 120-byte pkt_info per packet; gcc's rep stos for
 # it took a fifth of -r's user time (perf, bench/offline.sh): stores

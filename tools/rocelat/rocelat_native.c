@@ -13,10 +13,7 @@
  * global functions of the program are static (lib/maps.bpf.h), so that
  * this object exports none of them.
  */
-/* the program's rocelat_sweep, beside user space's (rocelat_report.c) */
-#define rocelat_sweep rocelat_native_bpf_sweep
 #include "rocelat.bpf.c"
-#undef rocelat_sweep
 #include "rocelat_native.h"
 #include "rocelat_backend.h"
 
@@ -98,7 +95,7 @@ static int rocelat_native_packet(struct rocelat_backend *b, const void *frame, _
 
 static void rocelat_native_sweep(struct rocelat_backend *b)
 {
-	rocelat_native_bpf_sweep(0);
+	rocelat_sweep(0);
 }
 
 /* a per-CPU array here is one CPU's (bpfnative.h) */
