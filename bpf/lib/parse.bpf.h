@@ -77,17 +77,17 @@ static __always_inline bool pkt_decap_here(const struct pkt_cursor *c)
  * load in BPF (unaligned packet access is the architecture's, as for
  * pkt_load()); natively a copy, since C reads no __be16 at an odd
  * address */
+#ifdef AX_NATIVE
 static __always_inline __be16 pkt_be16(const void *p)
 {
-#ifdef AX_NATIVE
 	__be16 v;
 
 	__builtin_memcpy(&v, p, sizeof(v));
 	return v;
-#else
-	return *(const __be16 *)p;
-#endif
 }
+#else
+#define pkt_be16(p)	(*(__be16 *)(p))
+#endif
 
 static __always_inline int pkt_load(const struct pkt_cursor *c, __u32 off,
 				    void *dst, __u32 len)
