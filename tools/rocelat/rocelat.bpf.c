@@ -280,6 +280,10 @@ static __always_inline void handle_request(const struct pkt_info *pi,
 	}
 	if (pi->ecn == AX_ECN_CE)
 		__sync_fetch_and_add(&flow_stats(pf)->ecn_ce, 1);
+	/* not paired yet: its answers find it by its port */
+	if (!(pf->flags & FLOW_PAIRED) &&
+	    (!(pf->flags & FLOW_HI_VALID) || pf->sport != pi->sport))
+		wait_add(&key, pi->sport, cnt);
 	pf->sport = pi->sport;
 	if (pf->flags & FLOW_HI_VALID) {
 		d = roce_psn_diff(pi->psn, pf->hi_psn);
@@ -440,6 +444,8 @@ answer_pair(const struct pkt_info *pi, struct rocelat_counters *cnt,
 	if (!(pf->flags & FLOW_PAIRED)) {	/* paired by the CM exchange */
 		pf->req_qpn = ak.qpn;
 		pf->flags |= FLOW_PAIRED;
+		wait_forget(&ak, pf);
+		ak.qpn = pf->req_qpn;
 	}
 	return pf;
 }
@@ -707,6 +713,7 @@ int rocelat_sweep(struct __sk_buff *skb)
 		return 0;
 	sweep_flows(&sc);
 	held_sweep(sc.now);
+	wait_sweep();
 	return 0;
 }
 

@@ -560,6 +560,8 @@ int main(int argc, char **argv)
 	rcfg.unit_ns = env.unit_ns;
 	rcfg.unit = env.unit;
 	rcfg.ncpu = ncpu;
+	rcfg.max_flows = env.max_flows;
+	rcfg.wait_n = ROCELAT_WAIT_N(env.max_flows);
 	if (rocelat_report_init(&rcfg, env.max_flows)) {
 		cli_err("out of memory for %ld flow rows", env.max_flows);
 		goto cleanup;

@@ -22,6 +22,15 @@
  * once per candidate: 257K instructions at 16, 403K at 64, 600K at 128
  * (6.18; the limit is 1M, and older verifiers prune less). */
 #define PAIR_QPS		64
+/* QPs awaiting their first answer, indexed by their address pair and the
+ * UDP source port of their requests (waitport map): rxe answers from the
+ * port its requester sends from, so an answer names its QP's entry and
+ * pairs at one lookup, however many QPs of one pair of hosts wait at
+ * once. As many entries as twice the flow table, at least this many in
+ * all; a QP refused by the full index is counted (RL_WAIT_FULL) and left
+ * to the candidate scan above (PAIR_QPS of one pair of hosts). */
+#define WAIT_MIN		16384
+#define ROCELAT_WAIT_N(f)	(2 * (f) > WAIT_MIN ? 2 * (f) : WAIT_MIN)
 /* a request PSN further behind the highest one than this is a new
  * connection reusing the QPN (random starting PSN), not a retransmission:
  * go-back-N never resends more than the requester has in flight */
@@ -92,7 +101,8 @@ enum rocelat_counter {
 	RL_DUPLICATES,		/* the same packet seen twice: one sighting */
 	RL_FLOW_RESETS,		/* a QP's PSNs restarted far behind: a new connection */
 	RL_FLOWS,		/* flows (responder QPs) started; minus those live = evicted */
-	RL_PAIR_FULL,		/* a responder QP forgotten as pairing candidate (PAIR_QPS) */
+	RL_PAIR_FULL,		/* a responder QP left out of the candidate scan (PAIR_QPS):
+				 * found by its port (waitport) only */
 	RL_RESERVED_OP,		/* reserved RC/XRC opcodes */
 	RL_TUN_NOT_ROCE,	/* decapsulated mirror/tunnel frames, inner not RoCE */
 	RL_TUN_UNKNOWN,		/* tunnel headers not followed (unknown ERSPAN version...) */
@@ -103,6 +113,8 @@ enum rocelat_counter {
 	RL_UNTIMED,		/* requests answered by an answer whose time is lost */
 	RL_UNHELD,		/* answers of a QP not paired yet, refused: held map full */
 	RL_REORDERED,		/* answers stamped before their request: not timed */
+	RL_WAIT_FULL,		/* a QP refused by the full waitport index */
+	RL_PAIRED_PORT,		/* of RL_LEARNED: paired through the waitport index */
 	RL_NR,
 };
 

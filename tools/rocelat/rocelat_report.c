@@ -71,6 +71,8 @@ static const char *const counter_names[RL_NR] = {
 	[RL_UNTIMED] = "untimed",
 	[RL_UNHELD] = "answers_unheld",
 	[RL_REORDERED] = "reordered",
+	[RL_WAIT_FULL] = "wait_index_full",
+	[RL_PAIRED_PORT] = "qps_paired_by_port",
 };
 
 static const char *const counter_help[RL_NR] = {
@@ -105,7 +107,7 @@ static const char *const counter_help[RL_NR] = {
 	[RL_DUPLICATES] = "Requests seen twice within microseconds (one sighting)",
 	[RL_FLOW_RESETS] = "QPs whose PSNs restarted far behind (a new connection)",
 	[RL_FLOWS] = "Flows (responder QPs) started",
-	[RL_PAIR_FULL] = "Responder QPs dropped as pairing candidates (over 64 of one address pair waiting)",
+	[RL_PAIR_FULL] = "Responder QPs left out of the PSN candidate scan (over 64 of one address pair waiting; the port index still pairs them)",
 	[RL_RESERVED_OP] = "Packets with a reserved RC/XRC opcode",
 	[RL_TUN_NOT_ROCE] = "Decapsulated mirror or tunnel frames whose inner frame is not RoCE",
 	[RL_TUN_UNKNOWN] = "Tunnel headers not followed (unknown ERSPAN version, GRE routing, ...)",
@@ -116,6 +118,8 @@ static const char *const counter_help[RL_NR] = {
 	[RL_UNTIMED] = "Requests answered by an answer whose time was lost (never timed)",
 	[RL_UNHELD] = "Answers of a QP not paired yet, not held: the held map was full",
 	[RL_REORDERED] = "Requests whose answer is stamped before them (out of time order): not timed",
+	[RL_WAIT_FULL] = "QPs awaiting their first answer left out of the port index (full)",
+	[RL_PAIRED_PORT] = "Of the QPs paired by an answer: found by their requests' UDP source port",
 };
 
 static void read_counters(struct rocelat_backend *be, struct rocelat_counters *out)
@@ -713,11 +717,12 @@ static void print_warnings(const struct rocelat_counters *tot)
 			"time (the requests go where rocelat does not look: "
 			"--no-egress, the other port of a mirror)\n",
 			(unsigned long long)answers);
-	if (tot->c[RL_PAIR_FULL])
-		fprintf(f, "WARNING: %llu QPs dropped as pairing candidates (over %d "
-			"of one pair of hosts awaited their first answer at once): "
-			"their answers are held, their requests time out\n",
-			(unsigned long long)tot->c[RL_PAIR_FULL], PAIR_QPS);
+	if (tot->c[RL_WAIT_FULL])
+		fprintf(f, "WARNING: %llu QPs left out of the pairing index (over %u "
+			"awaited their first answer at once): paired only when "
+			"among %d of their pair of hosts, else their answers are "
+			"held and their requests time out\n",
+			(unsigned long long)tot->c[RL_WAIT_FULL], cfg.wait_n, PAIR_QPS);
 }
 
 static void print_counters_text(const struct rocelat_counters *d, __u64 evicted)
