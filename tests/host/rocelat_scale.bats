@@ -106,3 +106,66 @@ all_timed() {
 		[ "$(rl_counter $k "$T/off.out")" -eq "$(rl_counter $k "$T/rl.out")" ]
 	done
 }
+
+# rocegen's completed messages of the flows whose UDP source ports are
+# listed in file $1 (one a line)
+completed_of_ports() {
+	awk 'NR == FNR { want[$1] = 1; next }
+	     /^rocegen: role=requester-flow / {
+		sp = ""; c = ""
+		for (i = 1; i <= NF; i++) {
+			if ($i ~ /^sport=/) sp = substr($i, 7)
+			if ($i ~ /^completed=/) c = substr($i, 11)
+		}
+		if (sp in want) s += c
+	     } END { print s + 0 }' "$1" "$T/req.out"
+}
+
+# the table's flows are timed exactly, the QPs left out counted exactly
+# (file: rocelat's JSON with -F; flows: QPs rocegen ran)
+check_left_out() {
+	local f=$1 flows=$2 max=$3 tracked samples completed
+	tracked=$(rl_counter flows_started "$f")
+	samples=$(rl_counter samples "$f")
+	completed=$(gen_kv requester completed "$T/req.out")
+	echo "$f: tracked=$tracked untracked=$(rl_counter untracked_qps "$f") samples=$samples completed=$completed" >&2
+	# nothing pushed out (all active): the table holds a stable set
+	[ "$(rl_counter flows "$f")" -eq "$tracked" ]
+	[ "$tracked" -le "$max" ]
+	[ "$(rl_counter untracked_qps "$f")" -eq $((flows - tracked)) ]
+	[ "$(rl_counter untracked_uncounted "$f")" -eq 0 ]
+	# every request of a QP left out is counted as such, the others timed
+	[ "$(rl_counter untracked_requests "$f")" -eq $((completed - samples)) ]
+	jq -r 'select(.type=="flow") | .sport' "$f" | sort -u > "$T/ports"
+	[ "$(wc -l < "$T/ports")" -eq "$tracked" ]
+	[ "$samples" -eq "$(completed_of_ports "$T/ports")" ]
+	[ "$(rl_counter timeouts "$f")" -eq 0 ]
+	[ "$(rl_counter ambiguous_answers "$f")" -eq 0 ]
+	[ "$(rl_counter answers_held "$f")" -eq 0 ]
+	# coverage at least the table's share
+	[ $((samples * flows)) -ge $((completed * max)) ]
+}
+
+@test "4,000 active QPs, --max-flows 2000: the table's share timed, no thrash, the untracked counted exactly, live and -r" {
+	command -v tcpdump >/dev/null || skip "no tcpdump"
+	local flows=4000 max=2000
+	start_responder
+	start_capture
+	start_rocelat -F --max-flows $max
+	run_requester -f $flows -n $((flows * 10)) --flow-stats
+	ax_tool_stop RL_PID INT
+	[ "$AX_RC" -eq 0 ]
+	ax_capture_stop "$TCPD" "$T/tcpdump.err" "$WAIT"
+	[ "$(gen_kv requester status "$T/req.out")" = ok ]
+	[ "$(gen_kv requester retransmits "$T/req.out")" -eq 0 ]
+	check_left_out "$T/rl.out" $flows $max
+	# said in one line, with a table that would hold them all
+	[ "$(grep -c WARNING "$T/rl.out.err")" -eq 1 ]
+	grep -qx "WARNING: $(rl_counter untracked_qps "$T/rl.out") QPs untracked, $(rl_counter untracked_requests "$T/rl.out") of their requests not timed: the flow table (--max-flows $max) was full of active flows; --max-flows 8192 would cover them" "$T/rl.out.err"
+
+	run --separate-stderr "$RL" -r "$T/cap.pcap" -j -F --max-flows $max
+	[ "$status" -eq 0 ]
+	echo "$output" > "$T/off.out"
+	check_left_out "$T/off.out" $flows $max
+	[[ "$stderr" == "WARNING: "*" QPs untracked, "* ]]
+}

@@ -203,6 +203,8 @@ static inline void t_reset(struct rocelat_bpf *obj)
 	t_array_clear(obj->maps.flows_used);
 	t_map_clear(obj->maps.pairs);
 	t_map_clear(obj->maps.cands);
+	t_map_clear(obj->maps.waitport);
+	t_map_clear(obj->maps.untracked);
 	t_map_clear(obj->maps.held);
 	t_map_clear(obj->maps.cm_reqs);
 	if (z)

@@ -78,16 +78,44 @@ AX_GLOBAL_FUNC int rocelat_mark_retx(struct pending_flow *pf, __u32 psn,
 	return 0;
 }
 
+/* QP k is left out: the table is full of active flows. Counted once as
+ * a QP (while the untracked map has room), each request of it as one
+ * not timed. */
+static __always_inline void flow_refused(struct roce_qp_key *k, __u16 sport,
+					 struct rocelat_counters *cnt)
+{
+	__u32 v = 1, qpn = k->qpn;
+
+	cnt->c[RL_UNTRACKED_REQS]++;
+	if (bpf_map_lookup_elem(&untracked, k))
+		return;
+	if (bpf_map_update_elem(&untracked, k, &v, BPF_NOEXIST)) {
+		cnt->c[RL_UNTRACKED_LOST]++;
+		return;
+	}
+	cnt->c[RL_UNTRACKED]++;
+	/* its port marked, so that its answers are not tried against the
+	 * waiting QPs' windows (with PSNs alike, a wrong pairing) */
+	v = qpn | WAIT_UNTRACKED;
+	k->qpn = sport;
+	bpf_map_update_elem(&waitport, k, &v, BPF_NOEXIST);
+	k->qpn = qpn;
+}
+
 /*
  * A new flow's entry: a free one of the emptier of its two sets (two
  * choices keep the sets even: with one, a table a quarter full already
  * pushed out 0.5% of its flows and a full one 19%), else the least
- * recently active flow of both (pushed out: counted as flows started
- * minus flows live). Two CPUs that start two flows of one set (or one
+ * recently active flow of both if it is idle, nothing seen for --timeout
+ * (pushed out: counted as flows started minus flows live); when none is,
+ * the new flow is left out (flow_refused(), returns 1): the flows timed
+ * stay timed, and coverage falls to the table's share, not to nothing
+ * (pushing out the least recent active flow thrashed: every flow gone
+ * before its next sample). Two CPUs that start two flows of one set (or one
  * flow twice) at the same moment may pick the same entry: one flow is then
  * lost, or counted twice as started, as if pushed out.
  */
-AX_GLOBAL_FUNC int rocelat_flow_new(const struct roce_qp_key *k,
+AX_GLOBAL_FUNC int rocelat_flow_new(const struct roce_qp_key *k, __u32 sport,
 				    struct rocelat_counters *cnt)
 {
 	__u32 set[2], i, j, idx, victim = 0, free_at[2] = {}, nfree[2] = {};
@@ -117,8 +145,12 @@ AX_GLOBAL_FUNC int rocelat_flow_new(const struct roce_qp_key *k,
 			}
 		}
 	}
-	if (nfree[0] || nfree[1])
+	if (nfree[0] || nfree[1]) {
 		victim = nfree[0] >= nfree[1] ? free_at[0] : free_at[1];
+	} else if ((__s64)(now_ns() - oldest) <= (__s64)targ_timeout_ns) {
+		flow_refused(&key, sport, cnt);
+		return 1;
+	}
 	if (bpf_map_update_elem(&pending, &victim, &zero_flow, BPF_ANY))
 		return -1;
 	pf = bpf_map_lookup_elem(&pending, &victim);
@@ -139,11 +171,11 @@ AX_GLOBAL_FUNC int rocelat_flow_new(const struct roce_qp_key *k,
 }
 
 static __always_inline struct pending_flow *
-flow_get(struct roce_qp_key *fk, struct rocelat_counters *cnt)
+flow_get(struct roce_qp_key *fk, __u16 sport, struct rocelat_counters *cnt)
 {
 	struct pending_flow *pf = flow_find(fk);
 
-	if (pf || rocelat_flow_new(fk, cnt))
+	if (pf || rocelat_flow_new(fk, sport, cnt))
 		return pf;
 	return flow_find(fk);
 }
@@ -261,7 +293,7 @@ static __always_inline void handle_request(const struct pkt_info *pi,
 
 	cnt->c[RL_REQUESTS]++;
 	qp_key_fill(&key, pi, false);
-	pf = flow_get(&key, cnt);
+	pf = flow_get(&key, pi->sport, cnt);
 	if (!pf)
 		return;
 	sw = switch_time(pi, &now, &wrap);
@@ -430,6 +462,8 @@ answer_pair(const struct pkt_info *pi, struct rocelat_counters *cnt,
 			pf = flow_of(&ak, learned, &at);
 			if (pf && held_n)
 				rocelat_held_apply(&ak, pf, cnt);
+		} else if (learned == LEARN_UNTRACKED) {
+			return 0;	/* a QP left out: nothing to hold for */
 		}
 	}
 	if (!pf) {

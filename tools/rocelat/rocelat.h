@@ -30,7 +30,15 @@
  * all; a QP refused by the full index is counted (RL_WAIT_FULL) and left
  * to the candidate scan above (PAIR_QPS of one pair of hosts). */
 #define WAIT_MIN		16384
+/* a waitport value: the QP sending from the port was left out of the
+ * flow table (its answers are none of the waiting QPs') */
+#define WAIT_UNTRACKED		0x80000000u
 #define ROCELAT_WAIT_N(f)	(2 * (f) > WAIT_MIN ? 2 * (f) : WAIT_MIN)
+/* the pairs map (an LRU): two pairings a QP pair (both directions) for
+ * every flow the table holds, twice over: an LRU hash evicts before it is
+ * full (per-CPU free lists), and at twice the flows 48 of 2,000 QPs lost
+ * their pairing in a full table */
+#define ROCELAT_PAIRS_N(f)	(4 * (f))
 /* a request PSN further behind the highest one than this is a new
  * connection reusing the QPN (random starting PSN), not a retransmission:
  * go-back-N never resends more than the requester has in flight */
@@ -61,7 +69,10 @@ static inline __u32 rocelat_log2(__u64 v)
 /* the flow table is set-associative: a flow lives in one of the FLOW_WAYS
  * entries of one of its two sets (the emptier when it started), and a
  * new flow whose two sets are full pushes out their least recently
- * active flow */
+ * active flow if that one is idle (nothing seen for --timeout), else it
+ * is left out (counted: RL_UNTRACKED), so that more active QPs than the
+ * table holds leave a stable set timed, not every flow pushed out before
+ * its next sample */
 #define FLOW_WAYS		4
 /* the flow table's entries for up to f flows (whole sets), and the words of
  * its flows_used bitmap (rocelat_load.c, rocelat_native.c) */
@@ -115,6 +126,9 @@ enum rocelat_counter {
 	RL_REORDERED,		/* answers stamped before their request: not timed */
 	RL_WAIT_FULL,		/* a QP refused by the full waitport index */
 	RL_PAIRED_PORT,		/* of RL_LEARNED: paired through the waitport index */
+	RL_UNTRACKED,		/* QPs left out: the table was full of active flows */
+	RL_UNTRACKED_REQS,	/* their requests (not timed) */
+	RL_UNTRACKED_LOST,	/* requests of QPs left out and not counted (map full) */
 	RL_NR,
 };
 

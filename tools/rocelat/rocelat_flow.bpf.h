@@ -37,6 +37,17 @@ AX_GLOBAL struct {
 	__type(value, __u64);
 } flows_used SEC(".maps");
 
+/* the QPs a full table of active flows left out (rocelat_flow_new()),
+ * each counted once (RL_UNTRACKED) while this holds them: as many as
+ * the pairing index (ROCELAT_WAIT_N); past that, their requests are
+ * still counted (RL_UNTRACKED_REQS), the QPs no more (RL_UNTRACKED_LOST) */
+AX_GLOBAL struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ROCELAT_WAIT_N(DEFAULT_MAX_FLOWS));
+	__type(key, struct roce_qp_key);
+	__type(value, __u32);
+} untracked SEC(".maps");
+
 static const struct pending_flow zero_flow;
 
 #define ST_WORDS	(sizeof(struct roce_flow_stats) / sizeof(__u64))

@@ -196,6 +196,7 @@ static const struct rocelat_backend rocelat_kernel_ops = {
 		(k)->progs.rocelat_sweep = (skel)->progs.rocelat_sweep;		\
 		(k)->maps.cands = (skel)->maps.cands;				\
 		(k)->maps.waitport = (skel)->maps.waitport;			\
+		(k)->maps.untracked = (skel)->maps.untracked;			\
 		(k)->maps.pairs = (skel)->maps.pairs;				\
 		(k)->maps.held = (skel)->maps.held;				\
 		(k)->maps.pending = (skel)->maps.pending;			\

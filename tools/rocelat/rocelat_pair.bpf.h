@@ -25,7 +25,7 @@ AX_GLOBAL __u32 pairs_gen = 0;
 
 AX_GLOBAL struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 2 * DEFAULT_MAX_FLOWS);
+	__uint(max_entries, ROCELAT_PAIRS_N(DEFAULT_MAX_FLOWS));
 	__type(key, struct roce_qp_key);	/* qpn: the requester's */
 	__type(value, __u32);			/* the responder's QPN */
 } pairs SEC(".maps");
@@ -189,9 +189,10 @@ static long wait_expire(struct bpf_map *map, struct roce_qp_key *k,
 	struct roce_qp_key fk = *k;
 	const struct pending_flow *f;
 
-	fk.qpn = *qpn;
+	fk.qpn = *qpn & ROCE_QPN_MASK;
 	f = flow_find(&fk);
-	if (!f || (f->flags & FLOW_PAIRED))
+	/* a QP left out keeps its mark until it has a flow (room made) */
+	if (*qpn & WAIT_UNTRACKED ? !!f : !f || (f->flags & FLOW_PAIRED))
 		bpf_map_delete_elem(map, k);
 	return 0;
 }
@@ -269,7 +270,8 @@ static __always_inline void pair_reverse(const struct pending_flow *f,
  * told apart by rxe's symmetric source port when exactly one candidate
  * sends from the answer's port. Learns the pairing and returns the
  * responder's QPN (24 bits); LEARN_NONE when no candidate matches,
- * LEARN_AMBIGUOUS when several do (nothing learned). A global function
+ * LEARN_AMBIGUOUS when several do (nothing learned), LEARN_UNTRACKED when
+ * it comes from the port of a QP the full flow table left out. A global function
  * may not return a map value, and takes five arguments at most: the PSN's
  * top byte carries the slack a NAK gets (it may name the next PSN to
  * send). The QPN comes back as the return value, not through a pointer:
@@ -278,6 +280,7 @@ static __always_inline void pair_reverse(const struct pending_flow *f,
  */
 #define LEARN_NONE	(-1)
 #define LEARN_AMBIGUOUS	(-2)
+#define LEARN_UNTRACKED	(-3)	/* from the port of a QP left out */
 
 AX_GLOBAL_FUNC int rocelat_learn(const struct roce_qp_key *ak, __u32 psn_slack,
 				 __u32 sport, struct rocelat_counters *cnt)
@@ -298,6 +301,8 @@ AX_GLOBAL_FUNC int rocelat_learn(const struct roce_qp_key *ak, __u32 psn_slack,
 	 * one lookup however many wait */
 	w.fk.qpn = sport;
 	q = bpf_map_lookup_elem(&waitport, &w.fk);
+	if (q && (*q & WAIT_UNTRACKED))
+		return LEARN_UNTRACKED;
 	if (q) {
 		w.fk.qpn = *q;
 		found = flow_find(&w.fk);

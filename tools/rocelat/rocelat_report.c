@@ -73,6 +73,9 @@ static const char *const counter_names[RL_NR] = {
 	[RL_REORDERED] = "reordered",
 	[RL_WAIT_FULL] = "wait_index_full",
 	[RL_PAIRED_PORT] = "qps_paired_by_port",
+	[RL_UNTRACKED] = "untracked_qps",
+	[RL_UNTRACKED_REQS] = "untracked_requests",
+	[RL_UNTRACKED_LOST] = "untracked_uncounted",
 };
 
 static const char *const counter_help[RL_NR] = {
@@ -120,6 +123,9 @@ static const char *const counter_help[RL_NR] = {
 	[RL_REORDERED] = "Requests whose answer is stamped before them (out of time order): not timed",
 	[RL_WAIT_FULL] = "QPs awaiting their first answer left out of the port index (full)",
 	[RL_PAIRED_PORT] = "Of the QPs paired by an answer: found by their requests' UDP source port",
+	[RL_UNTRACKED] = "QPs left out of the flow table: it was full of active flows",
+	[RL_UNTRACKED_REQS] = "Requests of QPs left out of the flow table (not timed)",
+	[RL_UNTRACKED_LOST] = "Requests of QPs left out and not counted as QPs (their count was full)",
 };
 
 static void read_counters(struct rocelat_backend *be, struct rocelat_counters *out)
@@ -705,6 +711,20 @@ static void json_overall(const char *type, double now, const struct rocelat_coun
 	json_end(&w);
 }
 
+/* the --max-flows to suggest for n QPs active at once: a quarter more
+ * (two 4-way sets a flow leave some room unused: 10,000 QPs in 16,384
+ * entries pushed out 11), up to a power of two, and more than the table
+ * that left them out (it held fewer than n: sets full where others were
+ * not), within what --max-flows takes */
+static __u64 max_flows_for(__u64 n)
+{
+	__u64 m = 16;
+
+	while ((m < n + n / 4 || m <= cfg.max_flows) && m < 1000000)
+		m *= 2;
+	return m < 1000000 ? m : 1000000;
+}
+
 /* at the last report: what the run could not pair, one line (on stderr
  * with -j, so stdout stays JSON lines) */
 static void print_warnings(const struct rocelat_counters *tot)
@@ -723,6 +743,14 @@ static void print_warnings(const struct rocelat_counters *tot)
 			"among %d of their pair of hosts, else their answers are "
 			"held and their requests time out\n",
 			(unsigned long long)tot->c[RL_WAIT_FULL], cfg.wait_n, PAIR_QPS);
+	if (tot->c[RL_UNTRACKED] || tot->c[RL_UNTRACKED_LOST])
+		fprintf(f, "WARNING: %s%llu QPs untracked, %llu of their requests "
+			"not timed: the flow table (--max-flows %u) was full of "
+			"active flows; --max-flows %llu would cover them\n",
+			tot->c[RL_UNTRACKED_LOST] ? "at least " : "",
+			(unsigned long long)tot->c[RL_UNTRACKED],
+			(unsigned long long)tot->c[RL_UNTRACKED_REQS], cfg.max_flows,
+			(unsigned long long)max_flows_for(live_flows + tot->c[RL_UNTRACKED]));
 }
 
 static void print_counters_text(const struct rocelat_counters *d, __u64 evicted)
