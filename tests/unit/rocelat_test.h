@@ -129,11 +129,11 @@ static inline int t_pending(struct rocelat_bpf *obj, const struct roce_flow_id *
 			    struct pending_flow *pf)
 {
 	struct roce_qp_key k;
-	__u32 set[2];
+	__u32 set[FLOW_SETS];
 
 	roce_qp_key_of(&k, id);
 	roce_flow_sets(&k, obj->rodata->targ_flow_sets, set);
-	for (__u32 i = 0; i < 2 * FLOW_WAYS; i++) {
+	for (__u32 i = 0; i < FLOW_SETS * FLOW_WAYS; i++) {
 		__u32 idx = set[i / FLOW_WAYS] * FLOW_WAYS + i % FLOW_WAYS;
 
 		memset(pf, 0, sizeof(*pf));

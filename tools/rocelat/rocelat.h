@@ -67,13 +67,18 @@ static inline __u32 rocelat_log2(__u64 v)
 		(rodata)->targ_unit_log2 = rocelat_log2(ns);		\
 	} while (0)
 /* the flow table is set-associative: a flow lives in one of the FLOW_WAYS
- * entries of one of its two sets (the emptier when it started), and a
- * new flow whose two sets are full pushes out their least recently
+ * entries of one of its two sets (the emptier when it started; a third
+ * when both were full), and a
+ * new flow whose sets are full pushes out their least recently
  * active flow if that one is idle (nothing seen for --timeout), else it
  * is left out (counted: RL_UNTRACKED), so that more active QPs than the
  * table holds leave a stable set timed, not every flow pushed out before
  * its next sample */
 #define FLOW_WAYS		4
+/* a third set, used only when a new flow finds its first two full: at
+ * 61% of the table (10,000 QPs, --max-flows 16384), two sets left 7 QPs
+ * out */
+#define FLOW_SETS		3
 /* the flow table's entries for up to f flows (whole sets), and the words of
  * its flows_used bitmap (rocelat_load.c, rocelat_native.c) */
 #define ROCELAT_PENDING_N(f)	((f) / FLOW_WAYS * FLOW_WAYS)
@@ -230,10 +235,10 @@ static inline void roce_qp_key_addrs(struct roce_qp_key *k, __u8 family,
 	k->resp = h >> 32;
 }
 
-/* the flow table's two sets for key k, of nsets: multiply-shifts of two
- * hashes, no division; shared by BPF and user space */
+/* the flow table's sets for key k (FLOW_SETS), of nsets: multiply-shifts
+ * of three hashes, no division; shared by BPF and user space */
 static inline void roce_flow_sets(const struct roce_qp_key *k, __u32 nsets,
-				  __u32 set[2])
+				  __u32 set[FLOW_SETS])
 {
 	__u32 h = (k->qpn ^ k->session) * 0x9E3779B1u;
 
@@ -244,6 +249,9 @@ static inline void roce_flow_sets(const struct roce_qp_key *k, __u32 nsets,
 	h *= 0x27D4EB2Fu;
 	h ^= h >> 15;
 	set[1] = ((__u64)h * nsets) >> 32;
+	h *= 0x165667B1u;
+	h ^= h >> 13;
+	set[2] = ((__u64)h * nsets) >> 32;
 }
 
 /* the key of a flow */

@@ -216,16 +216,16 @@ static __always_inline bool qp_key_eq(const struct roce_qp_key *a,
 }
 
 /* the flow of key k in the flow table, if there (its first set, then
- * its second), and its entry's index in *at */
+ * its second, then its third), and its entry's index in *at */
 static __always_inline struct pending_flow *flow_find_at(const struct roce_qp_key *k,
 							 __u32 *at)
 {
-	__u32 set[2], i, j, idx;
+	__u32 set[FLOW_SETS], i, j, idx;
 	struct pending_flow *pf;
 
 	roce_flow_sets(k, targ_flow_sets, set);
 #pragma unroll
-	for (j = 0; j < 2; j++) {
+	for (j = 0; j < FLOW_SETS; j++) {
 #pragma unroll
 		for (i = 0; i < FLOW_WAYS; i++) {
 			idx = set[j] * FLOW_WAYS + i;

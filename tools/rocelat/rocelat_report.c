@@ -712,8 +712,9 @@ static void json_overall(const char *type, double now, const struct rocelat_coun
 }
 
 /* the --max-flows to suggest for n QPs active at once: a quarter more
- * (two 4-way sets a flow leave some room unused: 10,000 QPs in 16,384
- * entries pushed out 11), up to a power of two, and more than the table
+ * (three 4-way sets a flow leave some room unused: 4.6% of a full table's
+ * QPs are left out, none of 10,000 in 16,384 entries), up to a power of
+ * two, and more than the table
  * that left them out (it held fewer than n: sets full where others were
  * not), within what --max-flows takes */
 static __u64 max_flows_for(__u64 n)
