@@ -169,3 +169,32 @@ check_left_out() {
 	check_left_out "$T/off.out" $flows $max
 	[[ "$stderr" == "WARNING: "*" QPs untracked, "* ]]
 }
+
+@test "2,000 RNIC-shaped QPs (each side its own port, random PSNs) start at once: every request timed, paired by PSN, live and -r" {
+	command -v tcpdump >/dev/null || skip "no tcpdump"
+	local flows=2000
+	start_responder --reply-sport 30000
+	start_capture
+	start_rocelat
+	run_requester -f $flows -n $((flows * 10)) --psn random
+	ax_tool_stop RL_PID INT
+	[ "$AX_RC" -eq 0 ]
+	ax_capture_stop "$TCPD" "$T/tcpdump.err" "$WAIT"
+	[ "$(gen_kv requester status "$T/req.out")" = ok ]
+	[ "$(gen_kv requester completed "$T/req.out")" -eq $((flows * 10)) ]
+	all_timed "$T/rl.out"
+	# no answer came from a port a request left: each QP found by the
+	# PSN its first answer names
+	[ "$(rl_counter qps_paired "$T/rl.out")" -eq $flows ]
+	[ "$(rl_counter qps_paired_by_psn "$T/rl.out")" -eq $flows ]
+	[ "$(rl_counter qps_paired_by_port "$T/rl.out")" -eq 0 ]
+
+	run --separate-stderr "$RL" -r "$T/cap.pcap" -j
+	[ "$status" -eq 0 ]
+	echo "$output" > "$T/off.out"
+	all_timed "$T/off.out"
+	local k
+	for k in requests tracked acks samples qps_paired qps_paired_by_psn flows_started; do
+		[ "$(rl_counter $k "$T/off.out")" -eq "$(rl_counter $k "$T/rl.out")" ]
+	done
+}

@@ -204,6 +204,7 @@ static inline void t_reset(struct rocelat_bpf *obj)
 	t_map_clear(obj->maps.pairs);
 	t_map_clear(obj->maps.cands);
 	t_map_clear(obj->maps.waitport);
+	t_map_clear(obj->maps.waitpsn);
 	t_map_clear(obj->maps.untracked);
 	t_map_clear(obj->maps.held);
 	t_map_clear(obj->maps.cm_reqs);

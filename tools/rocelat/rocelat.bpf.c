@@ -382,6 +382,8 @@ static __always_inline void handle_request(const struct pkt_info *pi,
 	 * store barrier): there an answer racing its request can miss it. */
 	asm volatile("" ::: "memory");
 	pf->head++;
+	if (!(pf->flags & FLOW_PAIRED))
+		rocelat_wait_psn(&key, pi->psn, cnt);
 }
 
 /* an answer's AETH kind in the counters; false for a reserved one */

@@ -33,6 +33,8 @@
 /* a waitport value: the QP sending from the port was left out of the
  * flow table (its answers are none of the waiting QPs') */
 #define WAIT_UNTRACKED		0x80000000u
+/* a waitpsn value: two waiting QPs sent the PSN */
+#define WAIT_AMBIG		0x80000000u
 #define ROCELAT_WAIT_N(f)	(2 * (f) > WAIT_MIN ? 2 * (f) : WAIT_MIN)
 /* the pairs map (an LRU): two pairings a QP pair (both directions) for
  * every flow the table holds, twice over: an LRU hash evicts before it is
@@ -131,6 +133,7 @@ enum rocelat_counter {
 	RL_REORDERED,		/* answers stamped before their request: not timed */
 	RL_WAIT_FULL,		/* a QP refused by the full waitport index */
 	RL_PAIRED_PORT,		/* of RL_LEARNED: paired through the waitport index */
+	RL_PAIRED_PSN,		/* of RL_LEARNED: paired through the waitpsn index */
 	RL_UNTRACKED,		/* QPs left out: the table was full of active flows */
 	RL_UNTRACKED_REQS,	/* their requests (not timed) */
 	RL_UNTRACKED_LOST,	/* requests of QPs left out and not counted (map full) */

@@ -197,6 +197,7 @@ static const struct rocelat_backend rocelat_kernel_ops = {
 		(k)->maps.cands = (skel)->maps.cands;				\
 		(k)->maps.waitport = (skel)->maps.waitport;			\
 		(k)->maps.untracked = (skel)->maps.untracked;			\
+		(k)->maps.waitpsn = (skel)->maps.waitpsn;			\
 		(k)->maps.pairs = (skel)->maps.pairs;				\
 		(k)->maps.held = (skel)->maps.held;				\
 		(k)->maps.pending = (skel)->maps.pending;			\

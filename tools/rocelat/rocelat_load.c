@@ -37,6 +37,7 @@ static void rocelat_load_config(struct rocelat_kernel *k, const struct rocelat_l
 	bpf_map__set_max_entries(k->maps.cands, max_flows);
 	bpf_map__set_max_entries(k->maps.waitport, ROCELAT_WAIT_N(max_flows));
 	bpf_map__set_max_entries(k->maps.untracked, ROCELAT_WAIT_N(max_flows));
+	bpf_map__set_max_entries(k->maps.waitpsn, ROCELAT_WAIT_N(max_flows));
 	bpf_map__set_max_entries(k->maps.pairs, ROCELAT_PAIRS_N(max_flows));
 	bpf_map__set_max_entries(k->maps.held, max_flows);
 	k->rodata->targ_samples = o->samples_bytes != 0;

@@ -49,6 +49,17 @@ AX_GLOBAL struct {
 	__type(value, __u32);
 } waitport SEC(".maps");
 
+/* the same QPs by address pair and the PSN of each tracked request they
+ * sent while waiting (qpn: the PSN), for answers from another port than
+ * the requests' (RNICs: each side picks its own): the responder's QPN,
+ * WAIT_AMBIG when two waiting QPs sent that PSN (then no help) */
+AX_GLOBAL struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ROCELAT_WAIT_N(DEFAULT_MAX_FLOWS));
+	__type(key, struct roce_qp_key);
+	__type(value, __u32);
+} waitpsn SEC(".maps");
+
 /* CM REQs waiting for their REP: qpn holds the REQ's communication ID,
  * the value the requester's QPN */
 AX_GLOBAL struct {
@@ -197,9 +208,62 @@ static long wait_expire(struct bpf_map *map, struct roce_qp_key *k,
 	return 0;
 }
 
+/* the sweep: a PSN entry whose (first) QP's flow was pushed out of the
+ * table, or is paired by now, goes */
+static long wait_psn_expire(struct bpf_map *map, struct roce_qp_key *k,
+			    __u32 *qpn, void *unused)
+{
+	struct roce_qp_key fk = *k;
+	const struct pending_flow *f;
+
+	fk.qpn = *qpn & ROCE_QPN_MASK;
+	f = flow_find(&fk);
+	if (!f || (f->flags & FLOW_PAIRED))
+		bpf_map_delete_elem(map, k);
+	return 0;
+}
+
 static __always_inline void wait_sweep(void)
 {
 	bpf_for_each_map_elem(&waitport, wait_expire, 0, 0);
+	bpf_for_each_map_elem(&waitpsn, wait_psn_expire, 0, 0);
+}
+
+/*
+ * A tracked request of flow k (not paired yet) with PSN psn: its entry in
+ * the PSN index. Another waiting QP's entry for the PSN makes it
+ * ambiguous; one whose QP is paired by now or gone is taken over.
+ */
+AX_GLOBAL_FUNC int rocelat_wait_psn(const struct roce_qp_key *fk, __u32 psn,
+				    struct rocelat_counters *cnt)
+{
+	const struct pending_flow *f;
+	struct roce_qp_key k;
+	__u32 *v, qpn, old;
+
+	if (!fk || !cnt)
+		return 0;
+	k = *fk;
+	qpn = k.qpn;
+	k.qpn = psn & ROCE_PSN_MASK;
+	v = bpf_map_lookup_elem(&waitpsn, &k);
+	if (!v) {
+		/* a race with another CPU (EEXIST, 17) is no refusal */
+		if (bpf_map_update_elem(&waitpsn, &k, &qpn, BPF_NOEXIST) &&
+		    bpf_map_lookup_elem(&waitpsn, &k) == 0)
+			cnt->c[RL_WAIT_FULL]++;
+		return 0;
+	}
+	old = *v;
+	if ((old & ROCE_QPN_MASK) == qpn)
+		return 0;
+	k.qpn = old & ROCE_QPN_MASK;
+	f = flow_find(&k);
+	if (!f || (f->flags & FLOW_PAIRED))
+		*v = qpn;
+	else if (!(old & WAIT_AMBIG))
+		*v = old | WAIT_AMBIG;
+	return 0;
 }
 
 /* does an answer's PSN fall into this flow's window of outstanding PSNs
@@ -312,6 +376,18 @@ AX_GLOBAL_FUNC int rocelat_learn(const struct roce_qp_key *ak, __u32 psn_slack,
 			goto learned;
 		}
 	}
+	/* the QP that sent the PSN the answer names, if only one did */
+	w.fk.qpn = w.psn;
+	q = bpf_map_lookup_elem(&waitpsn, &w.fk);
+	if (q && !(*q & WAIT_AMBIG)) {
+		w.fk.qpn = *q;
+		found = flow_find(&w.fk);
+		if (found && flow_covers(found, w.psn, w.slack, w.req_qpn)) {
+			w.found_qpn = w.fk.qpn;
+			w.port_matches = -2;	/* found by its PSN */
+			goto learned;
+		}
+	}
 	w.fk.qpn = 0;			/* the address pair's candidates */
 	w.q = bpf_map_lookup_elem(&cands, &w.fk);
 	if (!w.q)
@@ -343,8 +419,10 @@ learned:
 		found->req_qpn = ak->qpn;
 		found->flags |= FLOW_PAIRED;
 		cnt->c[RL_LEARNED]++;
-		if (w.port_matches < 0)
+		if (w.port_matches == -1)
 			cnt->c[RL_PAIRED_PORT]++;
+		else if (w.port_matches == -2)
+			cnt->c[RL_PAIRED_PSN]++;
 	}
 	wait_forget(&w.fk, found);
 	return w.found_qpn & ROCE_QPN_MASK;
