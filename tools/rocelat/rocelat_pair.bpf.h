@@ -5,7 +5,9 @@
  * exchange when it is seen, else from the first answer: the QP that sends
  * from the answer's UDP port (the port index: any number of QPs waiting
  * at once, one lookup), if its window of outstanding PSNs holds the
- * answer's PSN, else the one candidate flow whose window does (the
+ * answer's PSN, else the one waiting QP that sent that PSN (the PSN
+ * index, for answers from a port of their own), else the one candidate
+ * flow whose window does (the
  * candidates: the responder QPs seen between the same two addresses), and
  * a per-CPU cache in front of it spares a paired answer its hash lookup.
  * The answers of a QP not paired yet are held, and complete what they
