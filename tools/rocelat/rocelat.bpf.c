@@ -84,12 +84,18 @@ AX_GLOBAL_FUNC int rocelat_mark_retx(struct pending_flow *pf, __u32 psn,
 static __always_inline void flow_refused(struct roce_qp_key *k, __u16 sport,
 					 struct rocelat_counters *cnt)
 {
-	__u32 v = 1, qpn = k->qpn;
+	struct untracked_qp u = {}, *e;
+	__u32 v, qpn = k->qpn;
 
 	cnt->c[RL_UNTRACKED_REQS]++;
-	if (bpf_map_lookup_elem(&untracked, k))
+	e = bpf_map_lookup_elem(&untracked, k);
+	if (e) {
+		e->seen = now_ns();
 		return;
-	if (bpf_map_update_elem(&untracked, k, &v, BPF_NOEXIST)) {
+	}
+	u.seen = now_ns();
+	u.sport = sport;
+	if (bpf_map_update_elem(&untracked, k, &u, BPF_NOEXIST)) {
 		cnt->c[RL_UNTRACKED_LOST]++;
 		return;
 	}
@@ -759,7 +765,7 @@ int rocelat_sweep(struct __sk_buff *skb)
 		return 0;
 	sweep_flows(&sc);
 	held_sweep(sc.now);
-	wait_sweep();
+	wait_sweep(sc.now);
 	return 0;
 }
 

@@ -33,6 +33,13 @@
 /* a waitport value: the QP sending from the port was left out of the
  * flow table (its answers are none of the waiting QPs') */
 #define WAIT_UNTRACKED		0x80000000u
+/* a QP left out of the full flow table (the untracked map's value) */
+struct untracked_qp {
+	__u64 seen;		/* its latest request */
+	__u32 sport;		/* its port, marked in waitport */
+	__u32 pad;
+};
+
 /* a waitpsn value: two waiting QPs sent the PSN */
 #define WAIT_AMBIG		0x80000000u
 #define ROCELAT_WAIT_N(f)	(2 * (f) > WAIT_MIN ? 2 * (f) : WAIT_MIN)

@@ -40,12 +40,14 @@ AX_GLOBAL struct {
 /* the QPs a full table of active flows left out (rocelat_flow_new()),
  * each counted once (RL_UNTRACKED) while this holds them: as many as
  * the pairing index (ROCELAT_WAIT_N); past that, their requests are
- * still counted (RL_UNTRACKED_REQS), the QPs no more (RL_UNTRACKED_LOST) */
+ * still counted (RL_UNTRACKED_REQS), the QPs no more (RL_UNTRACKED_LOST).
+ * The sweep drops a QP quiet for 2 x --timeout (one back later counts
+ * again), so that a long run keeps counting. */
 AX_GLOBAL struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, ROCELAT_WAIT_N(DEFAULT_MAX_FLOWS));
 	__type(key, struct roce_qp_key);
-	__type(value, __u32);
+	__type(value, struct untracked_qp);
 } untracked SEC(".maps");
 
 static const struct pending_flow zero_flow;

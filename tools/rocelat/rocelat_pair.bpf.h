@@ -225,10 +225,29 @@ static long wait_psn_expire(struct bpf_map *map, struct roce_qp_key *k,
 	return 0;
 }
 
-static __always_inline void wait_sweep(void)
+/* the sweep: a QP left out and quiet for 2 x --timeout goes, and the
+ * mark of its port with it */
+static long untracked_expire(struct bpf_map *map, struct roce_qp_key *k,
+			     struct untracked_qp *u, __u64 *now)
+{
+	struct roce_qp_key pk = *k;
+	__u32 *v;
+
+	if (*now <= u->seen || *now - u->seen <= 2 * targ_timeout_ns)
+		return 0;
+	pk.qpn = u->sport;
+	v = bpf_map_lookup_elem(&waitport, &pk);
+	if (v && *v == (k->qpn | WAIT_UNTRACKED))
+		bpf_map_delete_elem(&waitport, &pk);
+	bpf_map_delete_elem(map, k);
+	return 0;
+}
+
+static __always_inline void wait_sweep(__u64 now)
 {
 	bpf_for_each_map_elem(&waitport, wait_expire, 0, 0);
 	bpf_for_each_map_elem(&waitpsn, wait_psn_expire, 0, 0);
+	bpf_for_each_map_elem(&untracked, untracked_expire, &now, 0);
 }
 
 /*
