@@ -318,7 +318,7 @@ send(IP(dst="10.210.0.2")/TCP(sport=40001, dport=int(sys.argv[1]), flags=sys.arg
 	[ "$(ip netns exec "${P}b" nft -s list ruleset)" = "$before" ]
 	# killed: the helper table stays until the next run removes it
 	start_nfdrop --roce -N "${P}b" --trace-rules
-	ax_tool_stop NF_PID KILL || true
+	ax_tool_stop NF_PID KILL
 	[ "$(ip netns exec "${P}b" nft -s list ruleset)" != "$before" ]
 	start_nfdrop --roce -N "${P}b" --trace-rules
 	grep -q "removed 1 trace table" "$ERR"

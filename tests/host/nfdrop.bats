@@ -305,7 +305,7 @@ icmp6_unreach_in() {
 	before=$(ip netns exec "${P}b" nft list ruleset)
 	start_nfdrop --roce -N "${P}b" --trace-rules
 	local pid=$NF_PID
-	ax_tool_stop NF_PID KILL || true
+	ax_tool_stop NF_PID KILL
 	ip netns exec "${P}b" nft list tables | grep -q "agentxdp_nfdrop_trace_$pid"
 	[ "$(ip netns exec "${P}b" nft list ruleset)" != "$before" ]
 	start_nfdrop --roce -N "${P}b" --trace-rules

@@ -39,9 +39,10 @@ start_diag() {
 		awk '{ print $2 }' | sort -u | tr '\n' ' ')
 }
 
-# stop_diag [SIGNAL]: its exit status in AX_RC, for the test to judge
+# stop_diag [SIGNAL]: judged as ax_tool_stop judges (0 after INT/TERM,
+# killed after KILL), its exit status in AX_RC
 stop_diag() {
-	ax_tool_stop DIAG_PID "${1:-INT}" || true
+	ax_tool_stop DIAG_PID "${1:-INT}"
 }
 
 # rdma_rxe is loaded: rocediag reads its QPs (the Soft-RoCE guest)

@@ -454,6 +454,7 @@ expect_eq() {
 	run ip netns exec "$NSQ" "$ROCEGEN" requester -d "$R4" -n 7 --json
 	[ "$status" -eq 0 ]
 	expect_eq "$(printf '%s\n' "$output" | jq -r 'select(.role=="requester") | .acks')" 7 "json acks"
-	stop_responder || true
+	# (its summary is JSON here: stop_responder's text line is not there)
+	ax_tool_stop RSP_PID TERM
 	expect_eq "$(jq -r 'select(.role=="responder") | .requests' "$T/rsp.out")" 7 "responder json"
 }

@@ -87,7 +87,7 @@ proc_dead() {
 	start_rocelat
 	traffic 300
 	ax_tool_stop INJ_PID
-	ax_tool_stop RL_PID || true
+	ax_tool_stop RL_PID
 	cat "$T/inj.out" "$T/req.out" >&2
 	local n
 	n=$(inj_qp 18 drop)
@@ -111,8 +111,8 @@ proc_dead() {
 	start_inj b inj -Q 0x112 --ecn-ce --probability 0.05 --seed 7 -j
 	start_rocelat
 	traffic 300
-	ax_tool_stop INJ_PID || true
-	ax_tool_stop RL_PID || true
+	ax_tool_stop INJ_PID
+	ax_tool_stop RL_PID
 	cat "$T/inj.out" >&2
 	local n
 	n=$(inj_qp 274 ecn_ce)
@@ -134,7 +134,7 @@ seeded_psns() {
 	ax_netns_pair $P $A/24 $B/24
 	start_inj b "ev$2" -Q 0x112 --ecn-ce --probability 0.2 --seed "$1" -e -j
 	traffic 150
-	ax_tool_stop INJ_PID || true
+	ax_tool_stop INJ_PID
 	jq -r 'select(.type=="inject") | "\(.dqpn) \(.psn) \(.faults)"' "$T/ev$2.out" |
 		sort -n -k2 > "$T/psns.$2"
 }
@@ -161,7 +161,7 @@ seeded_psns() {
 	start_inj a inj --corrupt-icrc -Q 0x13 --count 5 -j
 	traffic 60
 	ax_until 10 "the count notice" grep -q -- '--count 5 reached' "$T/inj.out.err"
-	ax_tool_stop INJ_PID || true
+	ax_tool_stop INJ_PID
 	[ "$AX_RC" -eq 0 ] || { echo "exit $AX_RC" >&2; cat "$T/inj.out" "$T/inj.out.err" >&2; false; }
 	cat "$T/inj.out" "$T/req.out" >&2
 	local sent
@@ -179,8 +179,8 @@ seeded_psns() {
 	start_inj b inj --direction ingress --rewrite-qpn 0x99 -Q 0x12 --count 3 -j
 	start_rocelat
 	traffic 60
-	ax_tool_stop INJ_PID || true
-	ax_tool_stop RL_PID || true
+	ax_tool_stop INJ_PID
+	ax_tool_stop RL_PID
 	ax_stop "$AX_LAST_PID"
 	[ "$(inj_qp 18 qpn)" -eq 3 ]
 	[ "$(rl_flow 18 retransmits)" -eq 3 ]
@@ -193,7 +193,7 @@ seeded_psns() {
 	start_inj b inj --direction ingress --truncate 8 -Q 0x12 --count 3 -j
 	traffic 60
 	ax_stop "$AX_LAST_PID"
-	ax_tool_stop INJ_PID || true
+	ax_tool_stop INJ_PID
 	cat "$T/inj.out" "$T/rsp.out" "$T/req.out" >&2
 	[ "$(inj_qp 18 truncate)" -eq 3 ]
 	[ "$(sed -n 's/^rocegen: role=responder .* ignored=\([0-9]*\).*/\1/p' "$T/rsp.out")" -eq 3 ]
@@ -207,7 +207,7 @@ seeded_psns() {
 	start_inj a inj --duplicate -Q 0x12 --class requests --count 3 -j
 	traffic 60
 	ax_stop "$AX_LAST_PID"
-	ax_tool_stop INJ_PID || true
+	ax_tool_stop INJ_PID
 	cat "$T/inj.out" "$T/rsp.out" "$T/req.out" >&2
 	[ "$(inj_qp 18 duplicate)" -eq 3 ]
 	[ "$(sed -n 's/^rocegen: role=responder .* dups=\([0-9]*\).*/\1/p' "$T/rsp.out")" -eq 3 ]
@@ -231,8 +231,8 @@ seeded_psns() {
 	start_inj a inj --delay 2ms -Q 0x12 -j
 	start_rocelat
 	traffic 300
-	ax_tool_stop INJ_PID || true
-	ax_tool_stop RL_PID || true
+	ax_tool_stop INJ_PID
+	ax_tool_stop RL_PID
 	local base slow
 	base=$(jq -s '[.[] | select(.type=="flow" and .dqpn != 18) | .p50] | add / length' "$T/rl.out")
 	slow=$(rl_flow 18 p50)
@@ -273,14 +273,14 @@ seeded_psns() {
 	start_inj a inj --drop -Q 0x12
 	[[ "$(cat "$T/inj.out")" == *"(tcx egress)"* ||
 	   "$(cat "$T/inj.out")" == *"(tc egress)"* ]]
-	ax_tool_stop INJ_PID KILL || true
+	ax_tool_stop INJ_PID KILL
 	ax_until 10 "no program left" nothing_left a ${P}va
 
 	# kernels before tcx (6.6): a clsact filter; the watchdog removes it
 	AGENTXDP_FORCE_CLSACT=1 start_inj a inj --drop -Q 0x12
 	[[ "$(cat "$T/inj.out")" == *"(tc egress)"* ]]
 	[ -n "$(tc -n ${P}a filter show dev ${P}va egress)" ]
-	ax_tool_stop INJ_PID KILL || true
+	ax_tool_stop INJ_PID KILL
 	ax_until 10 "the watchdog's cleanup" nothing_left a ${P}va
 
 	# a filter whose watchdog died too (kill -9 of both): the next run
@@ -298,7 +298,7 @@ seeded_psns() {
 	[ -n "$(tc -n ${P}a filter show dev ${P}va egress)" ]
 	AGENTXDP_FORCE_CLSACT=1 start_inj a inj2 --drop -Q 0x12
 	grep -q "removed a leftover tc egress filter of a killed roceinject run" "$T/inj2.out.err"
-	ax_tool_stop INJ_PID || true
+	ax_tool_stop INJ_PID
 	# no filter, no program, and no clsact qdisc: this run found it
 	# holding only the suite's (the leftover), and left it empty
 	ax_until 10 "cleanup" nothing_left a ${P}va
@@ -308,15 +308,15 @@ seeded_psns() {
 @test "roceinject: a selection no packet matches leaves traffic untouched: rocelat's counts equal a run without the injector" {
 	start_rocelat
 	traffic 90
-	ax_tool_stop RL_PID || true
+	ax_tool_stop RL_PID
 	ax_stop "$AX_LAST_PID"
 	cp "$T/rl.out" "$T/rl0.out"
 	cp "$T/req.out" "$T/req0.out"
 	start_inj a inj --drop -Q 0x77 --sport 49153 -j
 	start_rocelat
 	traffic 90
-	ax_tool_stop INJ_PID || true
-	ax_tool_stop RL_PID || true
+	ax_tool_stop INJ_PID
+	ax_tool_stop RL_PID
 	# every request it saw, retransmissions included (a slow host may
 	# retransmit one), none altered
 	[ "$(jq -r 'select(.type=="summary") | .roce' "$T/inj.out")" -eq \

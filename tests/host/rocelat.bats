@@ -94,9 +94,10 @@ check_samples() {
 	fi
 }
 
-# stop_rocelat [SIGNAL]: its exit status in AX_RC, for the test to judge
+# stop_rocelat [SIGNAL]: judged as ax_tool_stop judges (0 after INT/TERM,
+# killed after KILL), its exit status in AX_RC
 stop_rocelat() {
-	ax_tool_stop RL_PID "${1:-INT}" || true
+	ax_tool_stop RL_PID "${1:-INT}"
 }
 
 # no XDP program and no tc filter on the veth, and none of the programs our
@@ -799,7 +800,7 @@ start_shared() {
 	[ -x "$AX_BUILD/rocediag" ] || skip "rocediag not built"
 	AGENTXDP_FORCE_CLSACT=1 start_rocelat_logged -j
 	start_shared SH_PID rd '^Tracing' "$AX_BUILD/rocediag" -j -i "${P}va" 1
-	ax_tool_stop SH_PID KILL || true
+	ax_tool_stop SH_PID KILL
 	# documented: before tcx a killed run leaves its tc filter
 	[ "$(tc_prefs egress)" = "199 200 " ]
 	start_shared SH_PID rd2 '^Tracing' "$AX_BUILD/rocediag" -j -i "${P}va" 1

@@ -383,7 +383,7 @@ ns_scoped_count() {
 @test "nothing stays attached after rxedrop is killed with SIGKILL" {
 	before=$(bpftool link show | grep -c kfree_skb || true)
 	start_rxedrop
-	ax_tool_stop RX_PID KILL || true
+	ax_tool_stop RX_PID KILL
 	# the kernel frees a dead process's links and programs after its
 	# exit (deferred work), not before waitpid returns: wait until both
 	# are gone, which they never are if anything stays attached

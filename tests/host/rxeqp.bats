@@ -98,7 +98,7 @@ need_no_rxe() {
 	[ -e /sys/kernel/btf/rdma_rxe ] || [ -z "${AGENTXDP_VM:-}" ] || modprobe -q rdma_rxe || true
 	[ -e /sys/kernel/btf/rdma_rxe ] || skip "rdma_rxe not loaded here (this machine's kernel has none)"
 	ax_tool_start --out QP_PID "$BATS_TEST_TMPDIR/out" 90 "^QP +STATE" "$RXEQP" --noclear 1
-	ax_tool_stop QP_PID || true
+	ax_tool_stop QP_PID
 	cat "$BATS_TEST_TMPDIR/out" "$BATS_TEST_TMPDIR/out.err"
 	[ "$AX_RC" -eq 0 ]
 	grep -q "^Tracing rdma_rxe queue pairs (9 hooks via fentry)" "$BATS_TEST_TMPDIR/out"

@@ -92,7 +92,7 @@ rule_packets() {
 	ax_tool_start --err TOOL_PID "$OUT" "$WAIT" Tracing "$RXEDROP" -j
 	ax_send_roce "${P}a" 10.231.0.2 "$n"
 	ax_until 30 "the rule's counter" test "$(rule_packets)" -eq "$n"
-	ax_tool_stop TOOL_PID || true
+	ax_tool_stop TOOL_PID
 	cat "$ERR" "$OUT"
 	[ "$AX_RC" -eq 0 ]
 	[ "$(jq -s '[.[] | select(.type == "drop_count") | .count] | add // 0' "$OUT")" -eq "$(rule_packets)" ]
@@ -113,7 +113,7 @@ rule_packets() {
 	ax_tool_start --err TOOL_PID "$OUT" "$WAIT" Tracing "$NFDROP" -j -N "${P}b"
 	ax_send_roce "${P}a" 10.231.0.2 "$n"
 	ax_until 30 "the rule's counter" test "$(rule_packets)" -eq "$n"
-	ax_tool_stop TOOL_PID || true
+	ax_tool_stop TOOL_PID
 	cat "$ERR" "$OUT"
 	[ "$AX_RC" -eq 0 ]
 	[ "$(jq -s '[.[] | select(.type == "nf_drop_count") | .packets] | add // 0' "$OUT")" -eq "$(rule_packets)" ]
@@ -169,7 +169,7 @@ rule_packets() {
 	perf_run send ib_send_lat -n "$n" -F
 	# perf_run waited for both sides to exit: their QPs are destroyed, and
 	# rxeqp's report at exit has them (perf_stop would SIGKILL it)
-	ax_tool_stop TOOL_PID || true
+	ax_tool_stop TOOL_PID
 	cat "$out.err"
 	grep -v '"type":"qp"' "$out" | head -n 20
 	[ "$AX_RC" -eq 0 ]
@@ -202,7 +202,7 @@ rule_packets() {
 	# one request outstanding per QP: a lost one costs one retransmission
 	ip netns exec "${P}a" "$GEN" requester -d 10.231.0.2 -q -f 3 -n 60 --window 1 --flow-stats \
 		--ack-timeout-us 500000 --timeout 60 >"$T/req.out"
-	ax_tool_stop TOOL_PID || true
+	ax_tool_stop TOOL_PID
 	cat "$ERR" "$OUT" "$T/req.out"
 	[ "$AX_RC" -eq 0 ]
 	[ "$(jq -r 'select(.type == "qp" and .dqpn == 18) | .drop' "$OUT" | tail -1)" -eq 3 ]
@@ -221,7 +221,7 @@ rule_packets() {
 	ax_tool_start TOOL_PID "$OUT" "$WAIT" Tracing ip netns exec "${P}b" "$DIAG" -i "${P}vb" -j
 	ax_send_roce "${P}a" 10.231.0.2 "$n"
 	ax_until 30 "the rule's counter" test "$(rule_packets)" -eq "$n"
-	ax_tool_stop TOOL_PID || true
+	ax_tool_stop TOOL_PID
 	cat "$ERR"
 	grep -v '"type":"hist"' "$OUT"
 	[ "$AX_RC" -eq 0 ]

@@ -488,7 +488,7 @@ rule_matched() { [ "$(rule_packets "$1")" -gt 0 ]; }
 	wait_summaries "$j" $(($(summaries "$j") + 2))
 	counters c1
 	stop_diag DIAG_PID
-	ax_tool_stop EV_PID || true
+	ax_tool_stop EV_PID
 	jq -c "$firing" "$ev"
 	measured "idle QP: rxe-a's timer first fired $(jq -s "map($firing | .time) | min - $t0 | . * 10 | round / 10" "$ev") s after the traffic started (-u 22: 17.2 s)"
 	records "$j" | jq -c "select($H)" | cut -c1-400

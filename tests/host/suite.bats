@@ -1,0 +1,30 @@
+#!/usr/bin/env bats
+# The test suite's own rules, read from its sources: no test throws away
+# the exit status of a tool it stopped (a crash or an error at exit would
+# pass). A source check, on the host only.
+
+load ../lib/common
+
+setup() {
+	[ -z "${AGENTXDP_VM:-}" ] || skip "host-only: a check of the test sources"
+}
+
+@test "no test ignores how a tool it stopped ended: no '|| true' on ax_tool_stop outside teardown" {
+	run awk -f "$AX_ROOT/tests/lib/exit_lint.awk" "$AX_ROOT"/tests/host/*.bats "$AX_ROOT"/tests/vm/*.bats
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+}
+
+@test "the exit-status lint finds a planted '|| true' in a test and allows it in teardown" {
+	local f=$BATS_TEST_TMPDIR/planted.bats ok='|| true' ok2='|| :'
+	# written piecewise: bats would take a test line of this file as its own
+	printf '%s\n' 'teardown() {' "	ax_tool_stop RL_PID $ok" '}' \
+		"@test \"planted\" {" "	ax_tool_stop RL_PID $ok" "	stop_rocelat KILL $ok2" \
+		'	ax_tool_stop RL_PID' '}' > "$f"
+	run awk -f "$AX_ROOT/tests/lib/exit_lint.awk" "$f"
+	echo "$output"
+	[ "${#lines[@]}" -eq 2 ]
+	[[ ${lines[0]} == "$f:5: "* ]]
+	[[ ${lines[1]} == "$f:6: "* ]]
+}
