@@ -286,3 +286,15 @@ help_has_any() {
 	echo "$output" >&2
 	[ "$status" -eq 0 ]
 }
+
+@test "rocediag(8)'s Prometheus example has the numbers of README's demo screen" {
+	local p50_ms prom_s
+	p50_ms=$(sed -nE "s/.*: SLOW +p50 ([0-9.]+) ms .*/\1/p; s/^ +p50 ([0-9.]+) ms = .*/\1/p" "$AX_ROOT/README.md" | head -1)
+	prom_s=$(sed -nE 's/.*sport="49153",kind="rtt",q="0\.5"\} ([0-9.]+)$/\1/p' "$AX_ROOT/man/rocediag.h2m")
+	[ -n "$p50_ms" ] && [ -n "$prom_s" ]
+	awk -v ms="$p50_ms" -v s="$prom_s" 'BEGIN { exit !(ms / 1000 == s) }'
+	# the drops: as many as README's DROPPED-LOCALLY QP, on its interface, by its rule
+	grep -qE '^    32 packets dropped on this host' "$AX_ROOT/README.md"
+	grep -qE '^ rule="inet demo_filter input handle 2"\} 32$' "$AX_ROOT/man/rocediag.h2m"
+	grep -q 'ifname="axdemovb",$' "$AX_ROOT/man/rocediag.h2m"
+}
