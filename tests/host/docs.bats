@@ -301,3 +301,30 @@ help_has_any() {
 	grep -qE '^ rule="inet demo_filter input handle 2"\} 32$' "$AX_ROOT/man/rocediag.h2m"
 	grep -q 'ifname="axdemovb",$' "$AX_ROOT/man/rocediag.h2m"
 }
+
+@test "rxedrop's JSON records as documented (README, man page), counts and events: every field named is printed" {
+	ax_need_root
+	local p=axdr$(($$ % 1000)) mode out sent=0
+	ax_netns_pair "$p" 10.208.0.1/24 10.208.0.2/24
+	# RoCE packets to a port nobody listens on: NO_SOCKET drops in ${p}b
+	for mode in counts events; do
+		out=$BATS_TEST_TMPDIR/$mode.json
+		if [ $mode = events ]; then
+			ax_tool_start DR_PID "$out" 30 Tracing "$AX_BUILD/rxedrop" -N "${p}b" -j -e
+		else
+			ax_tool_start DR_PID "$out" 30 Tracing "$AX_BUILD/rxedrop" -N "${p}b" -j
+		fi
+		ax_send_roce "${p}a" 10.208.0.2 5
+		sent=$((sent + 5))
+		ax_wait_snmp "${p}b" Udp:NoPorts $sent
+		[ $mode = counts ] || ax_until 20 "5 drop events" eval '[ "$(grep -c "\"type\":\"drop\"" "$out")" -ge 5 ]'
+		ax_tool_stop DR_PID
+		[ "$AX_RC" -eq 0 ]
+	done
+	cat "$BATS_TEST_TMPDIR/counts.json" "$BATS_TEST_TMPDIR/events.json" > "$BATS_TEST_TMPDIR/all.json"
+	[ "$(jq -s 'map(select(.type == "drop_count" and .reason == "NO_SOCKET")) | map(.count) | add' "$BATS_TEST_TMPDIR/counts.json")" -ge 5 ]
+	run python3 "$AX_ROOT/tests/lib/doc_json.py" rxedrop "$BATS_TEST_TMPDIR/all.json" \
+		"$AX_ROOT/README.md" "$AX_ROOT/man/rxedrop.h2m"
+	echo "$output" >&2
+	[ "$status" -eq 0 ]
+}
