@@ -328,3 +328,33 @@ help_has_any() {
 	echo "$output" >&2
 	[ "$status" -eq 0 ]
 }
+
+@test "roceinject's JSON records as documented (man page), table and events: every field named is printed" {
+	ax_need_root
+	local p=axdi$(($$ % 1000)) mode out
+	ax_netns_pair "$p" 10.209.0.1/24 10.209.0.2/24
+	for mode in table events; do
+		out=$BATS_TEST_TMPDIR/$mode.json
+		if [ $mode = events ]; then
+			ax_tool_start DI_PID "$out" 30 '^Injecting' ip netns exec "${p}b" "$AX_BUILD/roceinject" \
+				-i "${p}vb" --direction ingress --drop --every 2 -j -e
+		else
+			ax_tool_start DI_PID "$out" 30 '^Injecting' ip netns exec "${p}b" "$AX_BUILD/roceinject" \
+				-i "${p}vb" --direction ingress --drop --every 2 -j
+		fi
+		ax_send_roce "${p}a" 10.209.0.2 10
+		if [ $mode = events ]; then
+			ax_until 20 "5 inject events" eval '[ "$(grep -c "\"type\":\"inject\"" "$out")" -ge 5 ]'
+		fi
+		ax_tool_stop DI_PID
+		[ "$AX_RC" -eq 0 ]
+	done
+	# every second of the 10 dropped, by the table's count
+	[ "$(jq -s 'map(select(.type == "summary")) | last | .injected' "$BATS_TEST_TMPDIR/table.json")" -eq 5 ]
+	[ "$(grep -c '"type":"inject"' "$BATS_TEST_TMPDIR/events.json")" -eq 5 ]
+	cat "$BATS_TEST_TMPDIR/table.json" "$BATS_TEST_TMPDIR/events.json" > "$BATS_TEST_TMPDIR/all.json"
+	run python3 "$AX_ROOT/tests/lib/doc_json.py" roceinject "$BATS_TEST_TMPDIR/all.json" \
+		"$AX_ROOT/README.md" "$AX_ROOT/man/roceinject.h2m"
+	echo "$output" >&2
+	[ "$status" -eq 0 ]
+}
