@@ -358,3 +358,20 @@ help_has_any() {
 	echo "$output" >&2
 	[ "$status" -eq 0 ]
 }
+
+@test "rocediag -i: 'retransmits unknown' for a QP only its drops showed, as README and the man page say" {
+	ax_need_root
+	local p=axdw$(($$ % 1000)) out=$BATS_TEST_TMPDIR/why.json
+	grep -qF '`retransmits unknown` for a QP that neither rocelat nor rdma_rxe saw' "$AX_ROOT/README.md"
+	grep -qF 'retransmits unknown\fR for a QP' "$AX_ROOT/man/rocediag.h2m"
+	ax_netns_pair "$p" 10.211.0.1/24 10.211.0.2/24
+	# -i lo in the sender's namespace: its RoCE never crosses lo, and
+	# its 5 packets die at the receiver's closed port, seen host-wide
+	ax_tool_start DW_PID "$out" 30 Tracing ip netns exec "${p}a" "$AX_BUILD/rocediag" -i lo -j
+	ax_send_roce "${p}a" 10.211.0.2 5
+	ax_wait_snmp "${p}b" Udp:NoPorts 5
+	ax_tool_stop DW_PID
+	[ "$AX_RC" -eq 0 ]
+	[ "$(jq -r 'select(.type == "qp" and .resp == "10.211.0.2") | .why' "$out")" = \
+		"5 packets dropped on this host, retransmits unknown" ]
+}
