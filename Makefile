@@ -379,6 +379,9 @@ install: tools
 		install -m 0644 completion/agentxdp.bash $(DESTDIR)$(bashcompdir)/$$t || exit 1; done
 	install -d $(DESTDIR)$(docdir)
 	install -m 0644 README.md $(DESTDIR)$(docdir)/
+	# recordings made by the suite, for rocelat -r (README: rocelat)
+	install -d $(DESTDIR)$(docdir)/samples
+	install -m 0644 $(wildcard samples/*.pcap samples/*.txt) $(DESTDIR)$(docdir)/samples/
 	install -d $(DESTDIR)$(promrulesdir)
 	install -m 0644 prometheus/agentxdp.rules.yml $(DESTDIR)$(promrulesdir)/
 
@@ -390,6 +393,7 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(mandir)/man8/,$(addsuffix .8,$(TOOLS)) $(notdir $(wildcard man/*.8)))
 	rm -f $(addprefix $(DESTDIR)$(bashcompdir)/,$(TOOLS))
 	rm -f $(DESTDIR)$(docdir)/README.md
+	rm -f $(addprefix $(DESTDIR)$(docdir)/samples/,$(notdir $(wildcard samples/*.pcap samples/*.txt)))
 	rm -f $(DESTDIR)$(promrulesdir)/agentxdp.rules.yml
 
 clean:

@@ -16,6 +16,20 @@ qp_line() {
 	grep "${@:2}" -e "^QP 10\.203\.0\.1/[^ ]* -> 10\.203\.0\.2/$1 " <<< "$diag"
 }
 
+# the rocediag screen as a reader compares it: a line wrapped at 80 columns
+# joined to the one it continues, only the test bed's QPs (rocediag sees
+# drops host-wide) with their detail lines, every number N, every unit U
+screen_shape() {
+	awk '/^    / { sub(/^ +/, " "); l = l $0; next }
+		{ if (NR > 1) print l; l = $0 } END { if (NR) print l }' |
+		awk '/^QP / { keep = /^QP 10\.203\.0\.1\// }
+			/^Tracing|^cannot see|^[0-9]+ QPs:/ { print; next }
+			/^QP / && keep { print; next }
+			/^  / && keep { print }' |
+		sed -E -e 's/0x[0-9a-f]+/N/g' -e 's/[0-9]+(\.[0-9]+)?/N/g' \
+			-e 's/N (us|ms|s)\b/N U/g' -e 's/ +/ /g'
+}
+
 @test "demo: rocediag names the slowed flow SLOW, the firewalled one DROPPED-LOCALLY with its rule and count, the clean one OK; rocelat the outlier" {
 	local diag n retx
 	run env AGENTXDP_DEMO_NO_SETUP=1 bash "$AX_ROOT/scripts/demo.sh"
@@ -28,6 +42,16 @@ qp_line() {
 		awk '/^    / { sub(/^ +/, " "); l = l $0; next }
 			{ if (NR > 1) print l; l = $0 } END { if (NR) print l }')
 	grep -qE '^[0-9]+ QPs: ' <<< "$diag"
+	# README's sample of this screen is this screen: the same lines in
+	# the same order, numbers aside (README's is of a host without
+	# rdma_rxe, as this one's kernel has no modules)
+	local readme
+	readme=$(awk '/names both$/ { h = 1 } h && /^```$/ { n++; next } n == 1' "$AX_ROOT/README.md")
+	[ -n "$readme" ]
+	[ -e /sys/kernel/btf/rdma_rxe ] ||
+		diff -u <(screen_shape <<< "$readme") \
+			<(sed -n '/^Tracing RoCE v2 queue pairs/,/^== The requester/p' <<< "$output" |
+			  sed '$d' | screen_shape) >&2
 	[ "$(grep -c '^QP 10\.203\.0\.1/' <<< "$diag")" -eq 3 ]
 
 	# the rule's own counter, as nft printed it after the rocediag run

@@ -30,6 +30,9 @@ setup() {
 	# the place --help's "Report bugs to" names
 	"$D/usr/sbin/rxedrop" --help | tr '\n' ' ' | grep -qF /usr/share/doc/agentxdp/README.md
 	grep -q '^## Reporting bugs$' "$D/usr/share/doc/agentxdp/README.md"
+	# the recordings to try rocelat -r on, as the repository has them
+	cmp "$AX_ROOT/samples/rocegen-3flows.pcap" "$D/usr/share/doc/agentxdp/samples/rocegen-3flows.pcap"
+	"$D/usr/sbin/rocelat" -r "$D/usr/share/doc/agentxdp/samples/rocegen-3flows.pcap" -F 2>/dev/null | grep -q '^OUTLIER: .* sport 49153'
 	# the fleet's Prometheus rules, as the repository has them
 	cmp "$AX_ROOT/prometheus/agentxdp.rules.yml" "$D/usr/share/agentxdp/prometheus/agentxdp.rules.yml"
 	make -s -C "$AX_ROOT" OUTPUT="$AX_BUILD" uninstall DESTDIR="$D" prefix=/usr

@@ -99,6 +99,8 @@ setup() {
 	# where --help's "Report bugs to" sends the user, uncompressed
 	"$PKG_ROOT/usr/sbin/rxedrop" --help | tr '\n' ' ' | grep -qF /usr/share/doc/agentxdp/README.md
 	grep -q '^## Reporting bugs$' "$PKG_ROOT/usr/share/doc/agentxdp/README.md"
+	# the recording to try rocelat -r on, uncompressed, readable as it is
+	cmp "$AX_ROOT/samples/rocegen-3flows.pcap" "$PKG_ROOT/usr/share/doc/agentxdp/samples/rocegen-3flows.pcap"
 }
 
 @test "rocegen, the test traffic generator, is in the package with its man page" {

@@ -46,3 +46,16 @@ readme_block() {
 	echo "$output" >&2
 	[ "$status" -eq 1 ]
 }
+
+@test "README's rocelat sample is rocelat -r's output on the shipped recording, line for line" {
+	local block
+	block=$(awk '/^# rocelat -r \/usr\/share\/doc\/agentxdp\/samples\/rocegen-3flows.pcap -F$/ { on = 1; next }
+		on && /^```$/ { exit } on' "$AX_ROOT/README.md")
+	[ -n "$block" ]
+	diff -u <(echo "$block") \
+		<("$AX_BUILD/rocelat" -r "$AX_ROOT/samples/rocegen-3flows.pcap" -F 2>/dev/null | head -n "$(wc -l <<< "$block")") >&2
+	# the counters README names after it
+	[[ "$("$AX_BUILD/rocelat" -r "$AX_ROOT/samples/rocegen-3flows.pcap" -F 2>/dev/null)" == *"roce_packets=$(grep -o 'roce_packets=[0-9]*' <<< "$(sed -n '/^Then the counters of the run/p' "$AX_ROOT/README.md")" | cut -d= -f2) "* ]]
+	# and the quick start names the recording where the package puts it
+	grep -qF 'rocelat -r /usr/share/doc/agentxdp/samples/rocegen-3flows.pcap -F' "$AX_ROOT/README.md"
+}

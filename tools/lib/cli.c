@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
@@ -168,6 +169,21 @@ int cli_choice(const char *arg, const char *const *names, int n)
 	return -1;
 }
 
+int cli_arg_choice(struct argp_state *state, const char *arg,
+		   const char *const *names, int n, const char *what)
+{
+	char list[256] = "";
+	int i = cli_choice(arg, names, n);
+
+	if (i >= 0)
+		return i;
+	for (int k = 0; k < n; k++)
+		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+			 !k ? "" : k == n - 1 ? " or " : ", ", names[k]);
+	argp_failure(state, 1, 0, "invalid %s: %s (want %s)", what, arg, list);
+	return -1;
+}
+
 void cli_check_events(struct argp_state *state, const struct cli_env *cli, bool events,
 		      bool stack)
 {
@@ -294,6 +310,10 @@ const struct argp cli_argp = {
 int cli_parse(const struct argp *argp, int argc, char **argv, void *input)
 {
 	argp_err_exit_status = 1;
+	/* getopt names the program by argv[0] ("build/rocelat: unrecognized
+	 * option"), argp and cli_err() by its short name: one prefix */
+	if (argc > 0)
+		argv[0] = program_invocation_short_name;
 	return argp_parse(argp, argc, argv, ARGP_NO_HELP, NULL, input);
 }
 
@@ -323,12 +343,29 @@ static bool cli_btf_iter_denied(void)
 
 static void on_signal(int sig)
 {
-	exiting = 1;
+	exiting = sig;
 }
 
 bool cli_exiting(void)
 {
 	return exiting;
+}
+
+void cli_end_interrupted_line(void)
+{
+	struct termios t;
+	int fd = isatty(STDOUT_FILENO) ? STDOUT_FILENO :
+		 isatty(STDERR_FILENO) ? STDERR_FILENO : -1;
+
+	/* the terminal echoed ^C (ECHOCTL) where the cursor was: what
+	 * follows starts on a line of its own, not "^C0 QPs" */
+	if (exiting != SIGINT || fd < 0 || tcgetattr(fd, &t))
+		return;
+	if (!(t.c_lflag & ECHO) || !(t.c_lflag & ECHOCTL))
+		return;
+	fflush(stdout);
+	if (write(fd, "\n", 1) != 1)
+		return;
 }
 
 /* before 5.8's headers */
@@ -507,6 +544,14 @@ void cli_warn_events_lost(const struct cli_env *cli, unsigned long long lost)
 	if (lost)
 		fprintf(cli->json ? stderr : stdout,
 			"WARNING: %llu events lost (ring buffer full)\n", lost);
+}
+
+double cli_now_epoch(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 double cli_ktime_to_epoch(unsigned long long ktime_ns)

@@ -90,6 +90,9 @@ void cli_arg_iface(struct argp_state *state, const char *arg,
 		   const char **names, int *n, int max);
 /* the index of arg among names[0..n), -1 when it is none of them */
 int cli_choice(const char *arg, const char *const *names, int n);
+/* ... or argp_failure() "invalid WHAT: ARG (want a, b or c)" (exit 1) */
+int cli_arg_choice(struct argp_state *state, const char *arg,
+		   const char *const *names, int n, const char *what);
 /* at ARGP_KEY_END of a tool with -e/--events and -s/--stack: -s only with
  * -e, and [interval] [count] (of cli) only without it */
 void cli_check_events(struct argp_state *state, const struct cli_env *cli, bool events,
@@ -120,6 +123,9 @@ void cli_setup(struct cli_env *cli, unsigned int caps);
 /* true once SIGINT, SIGTERM, SIGHUP or SIGPIPE came (cli_setup()'s
  * handlers): the run ends */
 bool cli_exiting(void);
+/* after the run ended on SIGINT: a newline on the terminal when it echoed
+ * "^C", so the last table does not start on that line (loop_run()) */
+void cli_end_interrupted_line(void);
 /* "HH:MM:SS " with cli's -T: now, or of an event's bpf_ktime_get_ns() time */
 void cli_print_timestamp(const struct cli_env *cli, FILE *f);
 void cli_print_ktime(const struct cli_env *cli, FILE *f, unsigned long long ktime_ns);
@@ -136,6 +142,9 @@ void cli_prom_err(const struct cli_env *cli, int err);
 /* "WARNING: N events lost (ring buffer full)" when N > 0; on stderr with
  * cli's -j, so stdout stays pure JSON lines */
 void cli_warn_events_lost(const struct cli_env *cli, unsigned long long lost);
+/* the wall-clock time now, to the microsecond: every JSON record's "time"
+ * (json_time()), interval reports too, never whole seconds */
+double cli_now_epoch(void);
 /* wall-clock time of a bpf_ktime_get_ns() value */
 double cli_ktime_to_epoch(unsigned long long ktime_ns);
 

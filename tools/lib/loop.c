@@ -162,6 +162,7 @@ int loop_run(struct loop *l, const struct cli_env *cli)
 		done = loop_due_report(l, cli, now, &next_report, &reports);
 		loop_due_prom(l, now, &next_prom);
 	}
+	cli_end_interrupted_line();
 	err = loop_run_sources(l, NULL);
 	if (err)
 		goto out;

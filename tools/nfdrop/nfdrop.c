@@ -511,13 +511,13 @@ static void collect_rows(void)
 }
 
 /* what --trace-rules could not attribute in this report */
-static void json_trace_stats(time_t now)
+static void json_trace_stats(double now)
 {
 	struct json_w w;
 
 	json_begin(&w, stdout);
 	json_str(&w, "type", "nf_trace_stats");
-	json_time(&w, (double)now);
+	json_time(&w, now);
 	json_u64(&w, "trace_overruns", tr_report.st.overruns);
 	json_u64(&w, "trace_overruns_total", tr_report.st.overruns_total);
 	json_u64(&w, "packets_untraced", tr_report.untraced);
@@ -528,7 +528,7 @@ static void json_trace_stats(time_t now)
 static void print_counts(__u64 *lost_seen)
 {
 	struct json_w w;
-	time_t now = time(NULL);
+	double now = cli_now_epoch();
 	__u64 lost;
 
 	collect_rows();
@@ -545,7 +545,7 @@ static void print_counts(__u64 *lost_seen)
 		for (int i = 0; i < nrows; i++) {
 			json_begin(&w, stdout);
 			json_str(&w, "type", "nf_drop_count");
-			json_time(&w, (double)now);
+			json_time(&w, now);
 			nfdrop_json_row_fields(&w, &nfc, &rows[i]);
 			json_u64(&w, "packets", rows[i].packets);
 			json_u64(&w, "rejected", rows[i].rejected);

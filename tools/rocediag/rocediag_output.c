@@ -360,7 +360,7 @@ static void print_peers_json(const struct diag_table *t, double now)
 static void print_json(const struct diag_table *t, const struct diag_sources *src,
 		       const struct rocediag_cfg *cfg)
 {
-	double now = (double)time(NULL);
+	double now = cli_now_epoch();
 	int count[DV_NR] = {};
 	struct json_w w;
 

@@ -85,6 +85,7 @@ static const char rg_help[] =
 "  -v, --verbose             log every packet to stderr\n"
 "  -q, --quiet               no informational messages on stderr\n"
 "  -h, --help                this help\n"
+"      --usage               the two usage lines only\n"
 "  -V, --version             print the version (also: rocegen --version)\n"
 "\n"
 "Wire conventions: answers go to the requester's port 4791 from the UDP\n"
@@ -117,7 +118,7 @@ enum {
 	O_NO_RECOVERY, O_LINGER, O_TOS, O_TIMEOUT, O_DELAY, O_JITTER,
 	O_COALESCE, O_COALESCE_US, O_NAK_EVERY, O_RNR_EVERY, O_RNR_TIMER,
 	O_DROP_EVERY, O_CNP, O_COUNT_ONLY, O_SEED, O_PORT, O_MTU,
-	O_QPN_OFFSET, O_FLOW_STATS, O_CTL_PORT, O_REPLY_SPORT, O_SRC,
+	O_QPN_OFFSET, O_FLOW_STATS, O_CTL_PORT, O_REPLY_SPORT, O_SRC, O_USAGE,
 };
 
 /* options: which role may use each (r = requester, s = responder) */
@@ -168,6 +169,7 @@ static const struct {
 	{ { "verbose", no_argument, NULL, 'v' }, "rs" },
 	{ { "quiet", no_argument, NULL, 'q' }, "rs" },
 	{ { "help", no_argument, NULL, 'h' }, "rs" },
+	{ { "usage", no_argument, NULL, O_USAGE }, "rs" },
 	{ { "version", no_argument, NULL, 'V' }, "rs" },
 };
 
@@ -335,16 +337,47 @@ static bool rg_common_opt(struct common_opts *c, int ch, const char *arg)
 	return true;
 }
 
-/* getopt's complaints (ch ':' or '?') as one line, exit 1 */
-static void rg_bad_option(int ch, char **argv)
+/* the options of the other role (or of none) that name starts, as "--a or
+ * --b" into buf; how many */
+static int rg_prefix_matches(const char *name, size_t len, char role, bool mine,
+			     char *buf, size_t size)
+{
+	int n = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < NOPTS; i++) {
+		if (strncmp(opts[i].lo.name, name, len) ||
+		    !!strchr(opts[i].roles, role) != mine)
+			continue;
+		if (strlen(opts[i].lo.name) == len)
+			return snprintf(buf, size, "--%s", opts[i].lo.name), 1;
+		snprintf(buf + strlen(buf), size - strlen(buf), "%s--%s",
+			 n ? ", " : "", opts[i].lo.name);
+		n++;
+	}
+	return n;
+}
+
+/* getopt's complaints (ch ':' or '?') as one line, exit 1: an ambiguous
+ * prefix with its candidates, the other role's option named as such */
+static void rg_bad_option(int ch, char **argv, char role)
 {
 	const char *bad = argv[optind - 1];
+	char cand[512];
+	size_t len;
 
 	if (ch == ':')
 		cli_die("option '%s' needs a value (see rocegen --help)", bad);
 	if (optopt && bad && bad[0] == '-' && bad[1] != '-')
 		cli_die("unknown option '-%c' (see rocegen --help)", optopt);
-	cli_die("unknown option '%s' (see rocegen --help)", bad ? bad : "?");
+	if (!bad || strncmp(bad, "--", 2))
+		cli_die("unknown option '%s' (see rocegen --help)", bad ? bad : "?");
+	len = strcspn(bad + 2, "=");
+	if (rg_prefix_matches(bad + 2, len, role, true, cand, sizeof(cand)) > 1)
+		cli_die("option '--%.*s' is ambiguous: %s", (int)len, bad + 2, cand);
+	if (rg_prefix_matches(bad + 2, len, role, false, cand, sizeof(cand)) == 1)
+		cli_die("%s is a %s option", cand, role == 'r' ? "responder" : "requester");
+	cli_die("unknown option '%s' (see rocegen --help)", bad);
 }
 
 /* one option of the role; refuses the other role's */
@@ -365,11 +398,14 @@ static void rg_option(struct rg_args *a, int ch, const char *arg)
 	cli_die("unhandled option --%s", rg_opt_name(ch));
 }
 
-/* -h/--help and -V/--version, before or after the role: print and exit 0 */
+/* -h/--help, --usage and -V/--version, before or after the role: print
+ * and exit 0 */
 static void rg_help_or_version(int ch)
 {
 	if (ch == 'V')
 		printf("rocegen (AgentXDP) %s\n", AX_VERSION);
+	else if (ch == O_USAGE)
+		printf("%.*s", (int)(strstr(rg_help, "\n\n") + 1 - rg_help), rg_help);
 	else
 		fputs(rg_help, stdout);
 	exit(0);
@@ -381,14 +417,21 @@ static void rg_parse(struct rg_args *a, int argc, char **argv)
 	size_t i;
 	int ch;
 
+	char role = a->is_req ? 'r' : 's';
+	size_t n = 0;
+
+	/* the role's own options only: getopt takes any prefix unique among
+	 * them (--coun is --count for the requester, --count-only for the
+	 * responder) */
 	memset(lo, 0, sizeof(lo));
 	for (i = 0; i < NOPTS; i++)
-		lo[i] = opts[i].lo;
+		if (strchr(opts[i].roles, role))
+			lo[n++] = opts[i].lo;
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, "+:d:n:o:f:b:jvqhV", lo, NULL)) != -1) {
 		if (ch == ':' || ch == '?')
-			rg_bad_option(ch, argv);
-		if (ch == 'h' || ch == 'V')
+			rg_bad_option(ch, argv, role);
+		if (ch == 'h' || ch == 'V' || ch == O_USAGE)
 			rg_help_or_version(ch);
 		rg_option(a, ch, optarg);
 	}
@@ -421,6 +464,8 @@ int main(int argc, char **argv)
 		rg_help_or_version('h');
 	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version"))
 		rg_help_or_version('V');
+	if (!strcmp(argv[1], "--usage"))
+		rg_help_or_version(O_USAGE);
 	if (!strcmp(argv[1], "requester"))
 		a.is_req = true;
 	else if (strcmp(argv[1], "responder"))

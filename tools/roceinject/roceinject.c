@@ -368,14 +368,14 @@ struct inject_run {
 	struct row rows[MAX_ROWS];
 };
 
-static void json_row(const struct row *r, time_t now)
+static void json_row(const struct row *r, double now)
 {
 	char sa[ADDR_STRLEN], da[ADDR_STRLEN];
 	struct json_w w;
 
 	json_begin(&w, stdout);
 	json_str(&w, "type", "qp");
-	json_time(&w, (double)now);
+	json_time(&w, now);
 	json_u64(&w, "family", r->key.family);
 	json_str(&w, "saddr", pkt_addr_str(r->key.family, r->key.saddr, sa, sizeof(sa)));
 	json_str(&w, "daddr", pkt_addr_str(r->key.family, r->key.daddr, da, sizeof(da)));
@@ -388,7 +388,7 @@ static void json_row(const struct row *r, time_t now)
 	json_end(&w);
 }
 
-static void json_summary(struct inject_run *run, time_t now)
+static void json_summary(struct inject_run *run, double now)
 {
 	static const char *const names[STAT_NR] = {
 		"roce", "matched", "injected", "limited", "events_lost", "qps_full",
@@ -397,7 +397,7 @@ static void json_summary(struct inject_run *run, time_t now)
 
 	json_begin(&w, stdout);
 	json_str(&w, "type", "summary");
-	json_time(&w, (double)now);
+	json_time(&w, now);
 	for (int s = 0; s < STAT_NR; s++)
 		json_u64(&w, names[s], roceinject_stat(run->obj, s, run->ncpu));
 	json_end(&w);
@@ -407,7 +407,7 @@ static void print_table(struct inject_run *run)
 {
 	int n = read_rows(run->obj, run->rows);
 	char sa[ADDR_STRLEN], da[ADDR_STRLEN];
-	time_t now = time(NULL);
+	double now = cli_now_epoch();
 
 	if (env.cli.json) {
 		for (int i = 0; i < n; i++)

@@ -198,6 +198,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			return ARGP_ERR_UNKNOWN;
 		if (!*arg)
 			argp_failure(state, 1, 0, "empty capture file name");
+		/* "rocelat -r f.pcap 5" means an interval, not a file "5" */
+		if (arg[strspn(arg, "0123456789")] == '\0' && access(arg, F_OK))
+			argp_failure(state, 1, 0, "%s: no such capture file; an interval "
+				     "and count apply to live tracing, not -r", arg);
 		env.files[env.nfiles++] = arg;
 		break;
 	case 'm':

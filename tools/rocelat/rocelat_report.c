@@ -789,7 +789,7 @@ static void print_counters_text(const struct rocelat_counters *d, __u64 evicted)
 static double report_time(struct rocelat_backend *be)
 {
 	if (!cfg.offline)
-		return (double)time(NULL);
+		return cli_now_epoch();
 	return be->clock(be) / 1e9;
 }
 

@@ -319,7 +319,7 @@ static void print_counts(struct rxedrop_bpf *obj, int ncpu, __u64 *lost_seen)
 	__u64 lost = maps_stat(obj->maps.stats, STAT_EVENTS_LOST, ncpu);
 	int n = read_rows(obj, ncpu, rows, true);
 	struct json_w w;
-	time_t now = time(NULL);
+	double now = cli_now_epoch();
 
 	for (int i = 0; env.cli.prom_path && i < n; i++)
 		totals_add(&rows[i], false);
@@ -327,7 +327,7 @@ static void print_counts(struct rxedrop_bpf *obj, int ncpu, __u64 *lost_seen)
 		for (int i = 0; i < n; i++) {
 			json_begin(&w, stdout);
 			json_str(&w, "type", "drop_count");
-			json_time(&w, (double)now);
+			json_time(&w, now);
 			json_str(&w, "location", ksyms_format(ksyms, rows[i].key.location,
 					sym, sizeof(sym), false));
 			json_str(&w, "reason", drop_reason_name(rows[i].key.reason,

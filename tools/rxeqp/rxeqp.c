@@ -90,7 +90,6 @@ static const struct argp_option opts[] = {
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	char *end;
-	int sort;
 
 	switch (key) {
 	case ARGP_KEY_INIT:
@@ -113,10 +112,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.hist = true;
 		break;
 	case 'S':
-		sort = cli_choice(arg, sort_names, SORT_NR);
-		if (sort < 0)
-			argp_failure(state, 1, 0, "invalid sort key: %s", arg);
-		env.sort = sort;
+		env.sort = cli_arg_choice(state, arg, sort_names, SORT_NR, "sort key");
 		break;
 	case 'n':
 		env.rows = cli_arg_long(state, arg, 1, RXEQP_MAX_QPS, "row count");
