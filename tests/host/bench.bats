@@ -57,9 +57,14 @@ figure() {
 @test "bench/run --quick runs every bench and exits 0" {
 	cat "$OUT"
 	[ "$(cat "$BATS_FILE_TMPDIR/rc")" -eq 0 ]
-	for b in nfdrop roceinject rocelat rxedrop rxeqp; do
-		grep -q "^=== bench/$b.sh: [0-9]* s$" "$OUT"
+	# every bench/*.sh, offline's and rocelat_scale's too
+	local f n=0
+	for f in "$AX_ROOT"/bench/*.sh; do
+		grep -q "^=== bench/$(basename "$f"): [0-9]* s$" "$OUT" ||
+			{ echo "bench/$(basename "$f") did not run" >&2; false; }
+		n=$((n + 1))
 	done
+	[ "$n" -ge 7 ]
 	! grep -q 'failed' "$OUT"
 	grep -q '^=== summary' "$OUT"
 }
