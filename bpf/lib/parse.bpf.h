@@ -16,6 +16,17 @@
  * the inner frame and its tun_* fields the session. A caller sets decap
  * from a const volatile: the verifier sees the frozen value and removes
  * the tunnel code when it is false; a literal false removes it in clang.
+ *
+ * Jumbo frames (pkt_cursor.xdp, .skb): an XDP program loaded with
+ * BPF_F_XDP_HAS_FRAGS (SEC("xdp.frags"), 5.18+) sees a frame larger than
+ * a page as a first buffer (data .. data_end) and further fragments; a
+ * tc program sees an sk_buff's linear part. Headers are read in place
+ * from there; any read beyond it (headers a driver split off, a CM MAD's
+ * fields, a deep tunnel) goes through bpf_xdp_load_bytes() or
+ * bpf_skb_load_bytes() when the caller gave its context, and fails
+ * cleanly (PKT_MALFORMED, or the read's own -1) when it did not. Nothing
+ * here assumes the payload is in the first buffer: lengths come from the
+ * IP header, never from data_end.
  */
 #ifndef AGENTXDP_PARSE_BPF_H
 #define AGENTXDP_PARSE_BPF_H
@@ -50,6 +61,12 @@ struct pkt_cursor {
 	__u32 frame_len;	/* decap: bytes the frame has when more than
 				 * data_end/klen tell (tc: skb->len); 0 else */
 	bool inner;		/* the parser's own: in the tunnel, stay there */
+	/* SRC_PACKET: the program's context, for bytes beyond data_end
+	 * (multi-buffer XDP, a tc skb's paged part); NULL: none are read.
+	 * A caller sets xdp only in a program loaded with frags (5.18's
+	 * helper), from a const volatile the verifier sees frozen. */
+	struct xdp_md *xdp;
+	struct __sk_buff *skb;
 };
 
 /* tunnels are looked for only in the outer headers */
@@ -73,6 +90,20 @@ static __always_inline bool pkt_decap_here(const struct pkt_cursor *c)
 #define PKT_WORDS(p)	__builtin_assume_aligned(p, 8)
 #endif
 
+/* a packet's bytes beyond the first buffer (or the linear part), through
+ * the helper of the context the caller gave; -1 without one */
+static __always_inline int pkt_load_frag(const struct pkt_cursor *c, __u32 off,
+					 void *dst, __u32 len)
+{
+#ifndef AX_NATIVE
+	if (c->xdp)
+		return bpf_xdp_load_bytes(c->xdp, off, dst, len) ? -1 : 0;
+	if (c->skb)
+		return bpf_skb_load_bytes(c->skb, off, dst, len) ? -1 : 0;
+#endif
+	return -1;
+}
+
 static __always_inline int pkt_load(const struct pkt_cursor *c, __u32 off,
 				    void *dst, __u32 len)
 {
@@ -82,7 +113,7 @@ static __always_inline int pkt_load(const struct pkt_cursor *c, __u32 off,
 		void *p = c->data + off;
 
 		if (p + len > c->data_end)
-			return -1;
+			return pkt_load_frag(c, off, dst, len);
 		/* a void pointer has alignment 1: clang would copy byte by
 		 * byte (a third of the parser's time). Headers are read
 		 * with word loads instead; x86 and arm64 load unaligned
@@ -125,14 +156,17 @@ static __always_inline const void *pkt_peek(const struct pkt_cursor *c,
 	if (c->kind == SRC_PACKET) {
 		const void *p = c->data + off;
 
-		if (off > PARSE_MAX_OFF || p + len > c->data_end)
+		if (off > PARSE_MAX_OFF)
 			return 0;
+		if (p + len > c->data_end)	/* past the first buffer */
+			return pkt_load_frag(c, off, buf, len) ? 0 : buf;
 		return p;
 	}
 	return pkt_load(c, off, buf, len) ? 0 : buf;
 }
 
-/* bytes the frame has: what a mirror's truncation left */
+/* bytes the frame has: what a mirror's truncation left (XDP with frags
+ * and tc: the caller's frame_len, the whole frame, not the first buffer) */
 static __always_inline __u32 pkt_cap_len(const struct pkt_cursor *c)
 {
 	if (c->frame_len)

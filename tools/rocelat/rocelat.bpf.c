@@ -592,13 +592,17 @@ AX_GLOBAL_FUNC int rocelat_cnp(const struct pkt_info *pi, struct rocelat_counter
 	return 0;
 }
 
-static __always_inline void rocelat_handle(void *data, void *data_end,
-					   __u32 frame_len, __u32 ifindex,
-					   bool egress)
+/* xdp, skb: the context for bytes beyond the first buffer (parse.bpf.h),
+ * NULL for a frame that is all in data .. data_end */
+static __always_inline void rocelat_handle_ctx(void *data, void *data_end,
+					       __u32 frame_len, __u32 ifindex,
+					       bool egress, struct xdp_md *xdp,
+					       struct __sk_buff *skb)
 {
 	struct pkt_cursor c = {
 		.kind = SRC_PACKET, .data = data, .data_end = data_end,
 		.decap = targ_decap, .frame_len = frame_len,
+		.xdp = xdp, .skb = skb,
 	};
 	struct rocelat_counters *cnt;
 	struct pkt_info *pi;
@@ -652,12 +656,32 @@ static __always_inline void rocelat_handle(void *data, void *data_end,
 		cnt->c[RL_RESERVED_OP]++;
 }
 
+#ifdef AX_NATIVE	/* a frame in user memory: all of it in data .. data_end */
+static __always_inline void rocelat_handle(void *data, void *data_end,
+					   __u32 frame_len, __u32 ifindex,
+					   bool egress)
+{
+	rocelat_handle_ctx(data, data_end, frame_len, ifindex, egress, 0, 0);
+}
+#endif
+
 #ifndef AX_NATIVE	/* the kernel's entry points (tools/rocelat/rocelat_native.c) */
+/* loaded with BPF_F_XDP_HAS_FRAGS where the kernel has it (5.18+), so
+ * that a driver takes it at MTU 9000 too (veth refuses a frags-less
+ * program above about 3.5 KB). The loader sets the flag and this
+ * (rocelat_load.c), not SEC("xdp.frags"): before 5.18 it loads without
+ * them, and every frame is then one buffer. */
+AX_RODATA bool targ_xdp_frags = false;
+
 SEC("xdp")
 int rocelat_xdp(struct xdp_md *ctx)
 {
-	rocelat_handle((void *)(long)ctx->data, (void *)(long)ctx->data_end,
-		       0, ctx->ingress_ifindex, false);
+	/* with frags: the whole frame's length, and its later buffers
+	 * readable (a mirror's truncation is judged by the first) */
+	rocelat_handle_ctx((void *)(long)ctx->data, (void *)(long)ctx->data_end,
+			   targ_xdp_frags ? bpf_xdp_get_buff_len(ctx) : 0,
+			   ctx->ingress_ifindex, false,
+			   targ_xdp_frags ? ctx : NULL, NULL);
 	return XDP_PASS;
 }
 
@@ -673,8 +697,8 @@ static __always_inline int rocelat_tc_handle(struct __sk_buff *skb, bool egress)
 	/* keep clang from merging ctx field addresses across the branch:
 	 * the verifier wants ctx loads at a constant offset */
 	asm volatile("" : "+r"(skb));
-	rocelat_handle((void *)(long)skb->data, (void *)(long)skb->data_end,
-		       skb->len, skb->ifindex, egress);
+	rocelat_handle_ctx((void *)(long)skb->data, (void *)(long)skb->data_end,
+			   skb->len, skb->ifindex, egress, NULL, skb);
 	return AX_TC_ACT_UNSPEC;
 }
 
