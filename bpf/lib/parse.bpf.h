@@ -17,7 +17,7 @@
  * from a const volatile: the verifier sees the frozen value and removes
  * the tunnel code when it is false; a literal false removes it in clang.
  *
- * Jumbo frames (pkt_cursor.xdp, .skb): an XDP program loaded with
+ * Jumbo frames (pkt_cursor.ctx): an XDP program loaded with
  * BPF_F_XDP_HAS_FRAGS (SEC("xdp.frags"), 5.18+) sees a frame larger than
  * a page as a first buffer (data .. data_end) and further fragments; a
  * tc program sees an sk_buff's linear part. Headers are read in place
@@ -53,20 +53,26 @@ struct pkt_cursor {
 	enum pkt_src_kind kind;
 	void *data;		/* SRC_PACKET: packet start and end */
 	void *data_end;
-	const void *kbase;	/* SRC_KERNEL, SRC_KMEM: start of the headers
-				 * in memory */
+	union {
+		const void *kbase;	/* SRC_KERNEL, SRC_KMEM: start of the
+					 * headers in memory */
+		/* SRC_PACKET: the program's context, for bytes beyond
+		 * data_end (multi-buffer XDP, a tc skb's paged part): a
+		 * struct xdp_md *, or with ctx_skb a struct __sk_buff *;
+		 * NULL: none are read. A caller sets an XDP context only
+		 * in a program loaded with frags (5.18's helper), from a
+		 * const volatile the verifier sees frozen. (A union: the
+		 * cursor is copied on the stack per tunnel level, and 6.1
+		 * allows 512 bytes for the whole call chain.) */
+		void *ctx;
+	};
 	__u32 klen;		/* bytes readable from kbase */
 	bool l4_only;		/* stop after the UDP header */
 	bool decap;		/* follow GRE/ERSPAN/VXLAN/Geneve (see above) */
 	__u32 frame_len;	/* decap: bytes the frame has when more than
 				 * data_end/klen tell (tc: skb->len); 0 else */
 	bool inner;		/* the parser's own: in the tunnel, stay there */
-	/* SRC_PACKET: the program's context, for bytes beyond data_end
-	 * (multi-buffer XDP, a tc skb's paged part); NULL: none are read.
-	 * A caller sets xdp only in a program loaded with frags (5.18's
-	 * helper), from a const volatile the verifier sees frozen. */
-	struct xdp_md *xdp;
-	struct __sk_buff *skb;
+	bool ctx_skb;		/* ctx is a tc program's sk_buff */
 };
 
 /* tunnels are looked for only in the outer headers */
@@ -96,12 +102,14 @@ static __always_inline int pkt_load_frag(const struct pkt_cursor *c, __u32 off,
 					 void *dst, __u32 len)
 {
 #ifndef AX_NATIVE
-	if (c->xdp)
-		return bpf_xdp_load_bytes(c->xdp, off, dst, len) ? -1 : 0;
-	if (c->skb)
-		return bpf_skb_load_bytes(c->skb, off, dst, len) ? -1 : 0;
-#endif
+	if (!c->ctx)
+		return -1;
+	if (c->ctx_skb)
+		return bpf_skb_load_bytes(c->ctx, off, dst, len) ? -1 : 0;
+	return bpf_xdp_load_bytes(c->ctx, off, dst, len) ? -1 : 0;
+#else
 	return -1;
+#endif
 }
 
 static __always_inline int pkt_load(const struct pkt_cursor *c, __u32 off,

@@ -83,12 +83,14 @@ frags_kernel() {
 	measured "MTU 9000/RoCE 4096: rxe-a sent $sent, rocelat requests ${r[c.requests]}, samples ${r[c.samples]} of $n WRITEs, acks ${r[c.acks]}"
 }
 
-@test "MTU 9000, ib_write_bw -m 4096: roceinject drops exactly $N of rxe-a's 4 KiB requests; rxe-b receives exactly $N fewer than rxe-a sent" {
+# on veth-b's ingress: a drop on veth-a's egress would be seen by rxe-a
+# (the send fails, it is sent again at once, and counted once)
+@test "MTU 9000, ib_write_bw -m 4096: roceinject drops exactly $N of rxe-a's 4 KiB requests at veth-b; rxe-b receives exactly $N fewer than rxe-a sent" {
 	local sent rcvd drops
 	local -A c0 c1
 	counters c0
 	ax_tool_start --err INJ_PID "$T/drop.inj" "$WAIT" '^Injecting' \
-		"$INJ" -i veth-a --class requests --count "$N" --drop -j
+		"$INJ" -i veth-b --direction ingress --class requests --count "$N" --drop -j
 	perf_run drop ib_write_bw -s 65536 -m 4096 -t 1 -n 20 -F
 	ax_until 10 "the count notice" grep -q -- "--count $N reached" "$T/drop.inj.err"
 	ax_tool_stop INJ_PID

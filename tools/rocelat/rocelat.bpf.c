@@ -592,17 +592,16 @@ AX_GLOBAL_FUNC int rocelat_cnp(const struct pkt_info *pi, struct rocelat_counter
 	return 0;
 }
 
-/* xdp, skb: the context for bytes beyond the first buffer (parse.bpf.h),
- * NULL for a frame that is all in data .. data_end */
+/* ctx: the context for bytes beyond the first buffer (parse.bpf.h), an
+ * sk_buff with ctx_skb; NULL for a frame that is all in data .. data_end */
 static __always_inline void rocelat_handle_ctx(void *data, void *data_end,
 					       __u32 frame_len, __u32 ifindex,
-					       bool egress, struct xdp_md *xdp,
-					       struct __sk_buff *skb)
+					       bool egress, void *ctx, bool ctx_skb)
 {
 	struct pkt_cursor c = {
 		.kind = SRC_PACKET, .data = data, .data_end = data_end,
 		.decap = targ_decap, .frame_len = frame_len,
-		.xdp = xdp, .skb = skb,
+		.ctx = ctx, .ctx_skb = ctx_skb,
 	};
 	struct rocelat_counters *cnt;
 	struct pkt_info *pi;
@@ -661,7 +660,7 @@ static __always_inline void rocelat_handle(void *data, void *data_end,
 					   __u32 frame_len, __u32 ifindex,
 					   bool egress)
 {
-	rocelat_handle_ctx(data, data_end, frame_len, ifindex, egress, 0, 0);
+	rocelat_handle_ctx(data, data_end, frame_len, ifindex, egress, 0, false);
 }
 #endif
 
@@ -681,7 +680,7 @@ int rocelat_xdp(struct xdp_md *ctx)
 	rocelat_handle_ctx((void *)(long)ctx->data, (void *)(long)ctx->data_end,
 			   targ_xdp_frags ? bpf_xdp_get_buff_len(ctx) : 0,
 			   ctx->ingress_ifindex, false,
-			   targ_xdp_frags ? ctx : NULL, NULL);
+			   targ_xdp_frags ? ctx : NULL, false);
 	return XDP_PASS;
 }
 
@@ -698,7 +697,7 @@ static __always_inline int rocelat_tc_handle(struct __sk_buff *skb, bool egress)
 	 * the verifier wants ctx loads at a constant offset */
 	asm volatile("" : "+r"(skb));
 	rocelat_handle_ctx((void *)(long)skb->data, (void *)(long)skb->data_end,
-			   skb->len, skb->ifindex, egress, NULL, skb);
+			   skb->len, skb->ifindex, egress, skb, true);
 	return AX_TC_ACT_UNSPEC;
 }
 
