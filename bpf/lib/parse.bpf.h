@@ -20,13 +20,14 @@
  * Jumbo frames (pkt_cursor.ctx): an XDP program loaded with
  * BPF_F_XDP_HAS_FRAGS (SEC("xdp.frags"), 5.18+) sees a frame larger than
  * a page as a first buffer (data .. data_end) and further fragments; a
- * tc program sees an sk_buff's linear part. Headers are read in place
- * from there; any read beyond it (headers a driver split off, a CM MAD's
- * fields, a deep tunnel) goes through bpf_xdp_load_bytes() or
- * bpf_skb_load_bytes() when the caller gave its context, and fails
- * cleanly (PKT_MALFORMED, or the read's own -1) when it did not. Nothing
- * here assumes the payload is in the first buffer: lengths come from the
- * IP header, never from data_end.
+ * tc program sees an sk_buff's linear part. Headers are read from
+ * there (the IPv4 header only there, pkt_peek()); every other read
+ * beyond it (a CM MAD's fields, a deep tunnel's headers) goes through
+ * bpf_xdp_load_bytes() or bpf_skb_load_bytes() when the caller gave its
+ * context, and fails cleanly (PKT_MALFORMED, or the read's own -1) when
+ * it did not. Nothing here assumes the payload is in the first buffer:
+ * lengths come from the IP header, a frame's from the caller
+ * (frame_len), never from data_end.
  */
 #ifndef AGENTXDP_PARSE_BPF_H
 #define AGENTXDP_PARSE_BPF_H
@@ -164,10 +165,12 @@ static __always_inline const void *pkt_peek(const struct pkt_cursor *c,
 	if (c->kind == SRC_PACKET) {
 		const void *p = c->data + off;
 
-		if (off > PARSE_MAX_OFF)
+		/* in the first buffer only: buf would be a stack slot live
+		 * on the packet path too (32 bytes of IPv4 and UDP header,
+		 * over 6.1's 512 for rocelat), for headers no driver
+		 * splits off: an IPv4 header not in it is PKT_MALFORMED */
+		if (off > PARSE_MAX_OFF || p + len > c->data_end)
 			return 0;
-		if (p + len > c->data_end)	/* past the first buffer */
-			return pkt_load_frag(c, off, buf, len) ? 0 : buf;
 		return p;
 	}
 	return pkt_load(c, off, buf, len) ? 0 : buf;
