@@ -675,10 +675,11 @@ AX_RODATA bool targ_xdp_frags = false;
 SEC("xdp")
 int rocelat_xdp(struct xdp_md *ctx)
 {
-	/* with frags: the whole frame's length, and its later buffers
-	 * readable (a mirror's truncation is judged by the first) */
+	/* with frags: the later buffers readable, and for a mirror's
+	 * truncation check (decap only, so that no other packet pays for
+	 * the helper call) the whole frame's length, not the first's */
 	rocelat_handle_ctx((void *)(long)ctx->data, (void *)(long)ctx->data_end,
-			   targ_xdp_frags ? bpf_xdp_get_buff_len(ctx) : 0,
+			   targ_xdp_frags && targ_decap ? bpf_xdp_get_buff_len(ctx) : 0,
 			   ctx->ingress_ifindex, false,
 			   targ_xdp_frags ? ctx : NULL, false);
 	return XDP_PASS;
