@@ -118,7 +118,7 @@ nothing_attached() {
 	[ "$(grep -c . "$T/rl.out.err")" -eq 2 ]	# the note and the banner
 	grep -q "^rocelat: note: XDP refused on ${P}va at MTU 9000: .*(kernel: \"veth: Peer MTU is too large to set XDP\"); timing from tc ingress instead$" "$T/rl.out.err"
 	grep -q "^Tracing RoCE v2 latency on ${P}va (tcx\? ingress (XDP refused at MTU 9000), tcx\? egress)" "$T/rl.out.err"
-	! ip -n ${P}a link show ${P}va | grep -q "xdp"
+	! ip -n ${P}a link show ${P}va | grep -q "xdp" || false
 	run_requester -o mix --size 16384 -f 3 -n 90 --window 2
 	ax_tool_stop RL_PID
 	[ "$AX_RC" -eq 0 ]
@@ -130,7 +130,7 @@ nothing_attached() {
 	start_responder
 	ax_tool_start DIAG_PID "$T/diag.out" "$WAIT" Tracing ip netns exec ${P}a "$DIAG" -i ${P}va --no-rules -j
 	cat "$T/diag.out.err" >&2
-	! grep -q "note:" "$T/diag.out.err"
+	! grep -q "note:" "$T/diag.out.err" || false
 	grep -q "^Tracing RoCE v2 queue pairs (latency, " "$T/diag.out.err"
 	run_requester -o write --size 16384 -f 3 -n 90 --window 2 --flow-stats
 	ax_tool_stop DIAG_PID

@@ -5,7 +5,8 @@
 # page holds with XDP's headroom, a multi-buffer frame for an XDP program
 # with frags. rocelat (XDP ingress with frags where the kernel has them,
 # 5.18+; tc ingress before, said in its banner) and roceinject (tc) are
-# checked against rxe's own port counters and perftest's iterations.
+# checked against rxe's own port counters and perftest's iterations;
+# rocediag (rocelat's programs) likewise.
 
 load ../lib/common
 load ../lib/vm_rocelat
@@ -15,7 +16,8 @@ WAIT=120	# s: a tool's load under TCG, perftest's server start
 N=5
 
 setup_file() {
-	ax_file_needs --rxe rdma ib_write_bw jq timeout stdbuf bpftool "$RL" "$INJ" || return 0
+	ax_file_needs --rxe rdma ib_write_bw jq timeout stdbuf bpftool "$RL" "$INJ" \
+		"$AX_BUILD/rocediag" || return 0
 	bed_up
 	ip link set dev veth-a mtu 9000
 	ip link set dev veth-b mtu 9000
@@ -36,6 +38,8 @@ setup() {
 teardown() {
 	ax_file_ran || return 0
 	ax_tool_stop RL_PID || true
+	ax_tool_stop DIAG_PID || true
+	ax_tool_stop INJ_PID || true
 	perf_stop
 }
 
@@ -104,4 +108,31 @@ frags_kernel() {
 	[ "$drops" -eq "$N" ]
 	[ $((sent - rcvd)) -eq "$N" ]
 	measured "MTU 9000/RoCE 4096: roceinject dropped $drops, rxe-a sent $sent, rxe-b received $rcvd"
+}
+
+@test "MTU 9000, ib_write_bw -m 4096: rocediag's QP of rxe-a: its resent packets exactly what rxe-a sent beyond the messages' own, every WRITE timed or discarded as a retransmission's" {
+	local n=50 size=65536 sent orig q rl samples
+	local -A c0 c1
+	counters c0
+	ax_tool_start DIAG_PID "$T/diag.out" 180 Tracing "$AX_BUILD/rocediag" -i veth-a --no-rules -j
+	cat "$T/diag.out.err"
+	if frags_kernel; then
+		! grep -q "note: XDP refused" "$T/diag.out.err" || false
+	fi
+	perf_run diag ib_write_bw -n "$n" -s "$size" -m 4096 -t 8 -F
+	ax_tool_stop DIAG_PID
+	counters c1
+	grep -Eq "^ *Mtu *: *4096" "$T/diag.cli"
+	[ "$(perf_result "$T/diag.cli" 2)" -eq "$n" ]
+	q=$(perf_qpn "$T/diag.cli" remote)
+	jq -c "select(.type == \"qp\" and .req == \"$A\" and .resp_qpn == $q)" "$T/diag.out" | cut -c1-400
+	rl=$(jq -r "select(.type == \"qp\" and .req == \"$A\" and .resp_qpn == $q) | .latency.retransmits" "$T/diag.out" | tail -1)
+	samples=$(jq -r "select(.type == \"qp\" and .req == \"$A\" and .resp_qpn == $q) | .latency.samples" "$T/diag.out" | tail -1)
+	sent=$((${c1[rxe-a.sent_pkts]} - ${c0[rxe-a.sent_pkts]}))
+	orig=$((n * size / 4096))
+	echo "rxe-a sent $sent (originals $orig); rocediag: retransmits $rl samples $samples"
+	[ "$rl" -eq $((sent - orig)) ]
+	[ "$samples" -le "$n" ]
+	[ "$samples" -ge $((n - rl)) ]
+	measured "MTU 9000/RoCE 4096: rocediag samples $samples of $n WRITEs, retransmits $rl = rxe-a's resent $((sent - orig))"
 }
