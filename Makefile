@@ -1,6 +1,15 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # AgentXDP: build the BPF objects, skeletons, tools and tests.
+# SANITIZE=1: the user-space code (tools, the native rocelat -r build, unit
+# tests) with ASan and UBSan, alignment included, any report fatal; its own
+# tree, build/san (tests: AX_BUILD=build/san)
+ifeq ($(SANITIZE),1)
+OUTPUT ?= build/san
+SAN_FLAGS := -fsanitize=address,undefined -fsanitize=alignment \
+	-fno-sanitize-recover=all -fno-omit-frame-pointer
+else
 OUTPUT ?= build
+endif
 CLANG ?= clang
 CC ?= gcc
 BPFTOOL ?= bpftool
@@ -58,6 +67,8 @@ ifeq ($(WERROR),1)
 WARN += -Werror
 endif
 CFLAGS ?= -O2 -g
+CFLAGS += $(SAN_FLAGS)
+LDFLAGS += $(SAN_FLAGS)
 # the one version string: debian/changelog's, in every tool's --version
 VERSION_SRC := $(wildcard debian/changelog)
 AX_VERSION := $(or $(if $(VERSION_SRC),$(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' $(VERSION_SRC))),unknown)
@@ -293,6 +304,33 @@ $(OUTPUT)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(foreach t,$(TOOL_
 		$(OUTPUT)/libagentxdp.a -Wl,--end-group $(UNIT_LDLIBS) $(LDLIBS_BASE) -o $@
 
 unit: $(UNIT_BINS)
+
+# make sanitize: the tools and the unit tests again, SANITIZE=1, in
+# $(OUTPUT)/san (tests/run's san tier runs them)
+.PHONY: sanitize fuzz fuzz-build
+sanitize:
+	$(MAKE) SANITIZE=1 OUTPUT=$(OUTPUT)/san tests
+
+# make fuzz: tests/fuzz/rocelat_fuzz.c (the capture reader, and rocelat's
+# BPF source compiled natively) under libFuzzer, ASan and UBSan, for
+# FUZZ_SECONDS, seeded with tests/lib/roce_captures.py's captures
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_SAN := -O1 -g -fsanitize=fuzzer,address,undefined -fsanitize=alignment \
+	-fno-sanitize-recover=all
+$(OUTPUT)/fuzz/rocelat_native.o: $(OUTPUT)/obj/rocelat/rocelat_native.o
+	$(call msg,CC-FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(FUZZ_CC) $(FUZZ_SAN) $(filter-out $(NATIVE_MEMSET) $(SAN_FLAGS),$(NATIVE_CFLAGS)) \
+		-c tools/rocelat/rocelat_native.c -o $@
+$(OUTPUT)/fuzz/rocelat_fuzz: tests/fuzz/rocelat_fuzz.c tools/rocelat/capture.c tools/rocelat/bpfnative.c \
+		tools/lib/roce_pkt.c $(OUTPUT)/fuzz/rocelat_native.o $(call tool_hdrs,rocelat) $(LIB_HDRS)
+	$(call msg,CC-FUZZ,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_SAN) $(WARN) -D_GNU_SOURCE -Itools -Itools/rocelat \
+		$(filter %.c %.o,$^) -lpcap -o $@
+fuzz-build: $(OUTPUT)/fuzz/rocelat_fuzz
+fuzz: fuzz-build
+	tests/fuzz/run $(FUZZ_SECONDS)
 
 check test: tests
 	tests/run

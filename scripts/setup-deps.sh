@@ -22,6 +22,8 @@ PKGS=(
 	bats jq iproute2 nftables iptables tcpdump tshark procps kmod python3-scapy strace
 	# the functions' lengths in C (tests/host/sizes.bats: its C parser)
 	universal-ctags
+	# the fuzz target (make fuzz: clang's libFuzzer and sanitizer runtimes)
+	libclang-rt-14-dev
 	# benchmark
 	bpftrace stress-ng
 	# docs, packaging, fleet output (make man, tests/host/{docs,package,prom}.bats)

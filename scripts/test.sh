@@ -5,5 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup-deps.sh
-make -j"$(nproc)" WERROR=1 tests	# the tools and the tests' programs; CI fails on any warning
+# the tools and the tests' programs, again with ASan and UBSan (build/san),
+# and the fuzz target; CI fails on any warning
+make -j"$(nproc)" WERROR=1 tests sanitize fuzz-build
 exec tests/run "$@"

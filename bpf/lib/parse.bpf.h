@@ -113,6 +113,22 @@ static __always_inline int pkt_load_frag(const struct pkt_cursor *c, __u32 off,
 #endif
 }
 
+/* a 16-bit field at p, as read in place by the hot-path shortcuts: one
+ * load in BPF (unaligned packet access is the architecture's, as for
+ * pkt_load()); natively a copy, since C reads no __be16 at an odd
+ * address */
+#ifdef AX_NATIVE
+static __always_inline __be16 pkt_be16(const void *p)
+{
+	__be16 v;
+
+	__builtin_memcpy(&v, p, sizeof(v));
+	return v;
+}
+#else
+#define pkt_be16(p)	(*(__be16 *)(p))
+#endif
+
 static __always_inline int pkt_load(const struct pkt_cursor *c, __u32 off,
 				    void *dst, __u32 len)
 {
@@ -162,6 +178,7 @@ static __always_inline int pkt_load(const struct pkt_cursor *c, __u32 off,
 static __always_inline const void *pkt_peek(const struct pkt_cursor *c,
 					    __u32 off, void *buf, __u32 len)
 {
+#ifndef AX_NATIVE
 	if (c->kind == SRC_PACKET) {
 		const void *p = c->data + off;
 
@@ -173,6 +190,10 @@ static __always_inline const void *pkt_peek(const struct pkt_cursor *c,
 			return 0;
 		return p;
 	}
+#endif
+	/* compiled natively, always the aligned copy: a header struct read
+	 * in place at a packet's (2-byte) alignment is undefined behaviour
+	 * in C, which the verifier's rules make safe only in BPF */
 	return pkt_load(c, off, buf, len) ? 0 : buf;
 }
 
@@ -671,13 +692,13 @@ static __always_inline bool pkt_fast_not_roce_decap(void *data, void *data_end,
 
 	if (p + AX_ETH_HLEN + 20 + 4 > (__u8 *)data_end)
 		return false;
-	proto = bpf_ntohs(*(__be16 *)(p + 12));
+	proto = bpf_ntohs(pkt_be16(p + 12));
 	if (proto == AX_ETH_P_IP) {
 		if (p[AX_ETH_HLEN] != 0x45)		/* options or not v4 */
 			return false;
 		if (p[AX_ETH_HLEN + 9] != AX_IPPROTO_UDP)
 			return !(decap && p[AX_ETH_HLEN + 9] == AX_IPPROTO_GRE);
-		return !pkt_fast_port(bpf_ntohs(*(__be16 *)(p + AX_ETH_HLEN + 20 + 2)),
+		return !pkt_fast_port(bpf_ntohs(pkt_be16(p + AX_ETH_HLEN + 20 + 2)),
 				      roce_port, decap);
 	}
 	if (proto == AX_ETH_P_IPV6) {
@@ -688,7 +709,7 @@ static __always_inline bool pkt_fast_not_roce_decap(void *data, void *data_end,
 		nh = p[AX_ETH_HLEN + 6];
 
 		if (nh == AX_IPPROTO_UDP)
-			return !pkt_fast_port(bpf_ntohs(*(__be16 *)(p + AX_ETH_HLEN + 40 + 2)),
+			return !pkt_fast_port(bpf_ntohs(pkt_be16(p + AX_ETH_HLEN + 40 + 2)),
 					      roce_port, decap);
 		if (decap && nh == AX_IPPROTO_GRE)
 			return false;
@@ -722,14 +743,14 @@ static __always_inline int pkt_fast_classify(void *data, void *data_end,
 	__u32 ext;
 
 	if ((void *)(bth + ROCE_BTH_LEN) > data_end ||
-	    *(__be16 *)((__u8 *)data + 12) != bpf_htons(AX_ETH_P_IP) || ip[0] != 0x45)
+	    pkt_be16((__u8 *)data + 12) != bpf_htons(AX_ETH_P_IP) || ip[0] != 0x45)
 		return pkt_fast_not_roce(data, data_end, roce_port) ?
 		       PKT_FAST_NOT_ROCE : PKT_FAST_UNSURE;
 	/* pkt_fast_not_roce()'s answer for IPv4 without options */
-	if (ip[9] != AX_IPPROTO_UDP || *(__be16 *)(ip + 22) != bpf_htons(roce_port))
+	if (ip[9] != AX_IPPROTO_UDP || pkt_be16(ip + 22) != bpf_htons(roce_port))
 		return PKT_FAST_NOT_ROCE;
-	if ((*(__be16 *)(ip + 6) & bpf_htons(AX_IP_OFFSET)) ||
-	    bpf_ntohs(*(__be16 *)(ip + 2)) < 20 + 8 + ROCE_BTH_LEN)
+	if ((pkt_be16(ip + 6) & bpf_htons(AX_IP_OFFSET)) ||
+	    bpf_ntohs(pkt_be16(ip + 2)) < 20 + 8 + ROCE_BTH_LEN)
 		return PKT_FAST_UNSURE;
 	ext = ROCE_TRANSPORT(bth[0]) == ROCE_TR_UD ? ROCE_DETH_LEN :
 	      roce_op_has_reth(bth[0]) ? ROCE_RETH_LEN :

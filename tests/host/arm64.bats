@@ -8,12 +8,24 @@
 
 load ../lib/common
 
+# every BPF object the tree builds: each tool's (tools/<tool>/<tool>.bpf.c)
+# and rocelat's bounded variant
+arm64_objects() {
+	local f
+	for f in "$AX_ROOT"/tools/*/*.bpf.c; do
+		basename "$f" .bpf.c
+	done
+	echo rocelat_noloop
+}
+
 setup_file() {
 	export A_OUT=$BATS_FILE_TMPDIR/arm64 A_RC=0
 	[ -z "${AGENTXDP_VM:-}" ] || return 0
-	make -s -C "$AX_ROOT" ARCH=arm64 OUTPUT="$A_OUT" \
-		"$A_OUT/rxedrop.skel.h" "$A_OUT/rocelat.skel.h" \
-		"$A_OUT/nfdrop.skel.h" "$A_OUT/rxeqp.skel.h" > "$BATS_FILE_TMPDIR/make.log" 2>&1
+	local t skels=()
+	for t in $(arm64_objects); do
+		skels+=("$A_OUT/$t.skel.h")
+	done
+	make -s -C "$AX_ROOT" ARCH=arm64 OUTPUT="$A_OUT" "${skels[@]}" > "$BATS_FILE_TMPDIR/make.log" 2>&1
 	export A_RC=$?
 }
 
@@ -24,12 +36,15 @@ setup() {
 
 btf_of() { bpftool btf dump file "$A_OUT/$1.bpf.o"; }
 
-@test "arm64: all four BPF objects and skeletons build, each an eBPF ELF" {
-	local t
-	for t in rxedrop rocelat nfdrop rxeqp; do
+@test "arm64: every BPF object and skeleton builds (each tool's and rocelat's bounded one), each an eBPF ELF" {
+	local t n=0
+	for t in $(arm64_objects); do
 		[ "$(readelf -h "$A_OUT/$t.bpf.o" | awk -F': *' '/Machine/ {print $2}')" = "Linux BPF" ]
 		grep -q "${t}_bpf__open_and_load" "$A_OUT/$t.skel.h"
+		n=$((n + 1))
 	done
+	# the five tools with a BPF side today, and the bounded rocelat
+	[ "$n" -ge 6 ]
 }
 
 @test "arm64: rxeqp's kprobe fallback reads arm64 registers, ib_core types come from arm64's vmlinux.h" {

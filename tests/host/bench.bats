@@ -11,7 +11,7 @@ load ../lib/common
 
 # the namespaces and processes a bench would leave behind
 leftovers() {
-	ip netns list | awk '{ print $1 }' | grep -E '^ax(br|lb|nb|ib)[0-9]+[ab]$' || true
+	ip netns list | awk '{ print $1 }' | grep -E '^ax(br|lb|nb|ib|ls)[0-9]+[ab]$' || true
 	pgrep -f "$AX_BUILD/bench/bpfstat hold" || true
 	pgrep -f "$AX_BUILD/bench/rocelat_bench xdp-pass " || true
 	pgrep -f "$AX_BUILD/bench/tcpass " || true

@@ -129,11 +129,11 @@ static inline int t_pending(struct rocelat_bpf *obj, const struct roce_flow_id *
 			    struct pending_flow *pf)
 {
 	struct roce_qp_key k;
-	__u32 set[2];
+	__u32 set[FLOW_SETS];
 
 	roce_qp_key_of(&k, id);
 	roce_flow_sets(&k, obj->rodata->targ_flow_sets, set);
-	for (__u32 i = 0; i < 2 * FLOW_WAYS; i++) {
+	for (__u32 i = 0; i < FLOW_SETS * FLOW_WAYS; i++) {
 		__u32 idx = set[i / FLOW_WAYS] * FLOW_WAYS + i % FLOW_WAYS;
 
 		memset(pf, 0, sizeof(*pf));
@@ -203,6 +203,9 @@ static inline void t_reset(struct rocelat_bpf *obj)
 	t_array_clear(obj->maps.flows_used);
 	t_map_clear(obj->maps.pairs);
 	t_map_clear(obj->maps.cands);
+	t_map_clear(obj->maps.waitport);
+	t_map_clear(obj->maps.waitpsn);
+	t_map_clear(obj->maps.untracked);
 	t_map_clear(obj->maps.held);
 	t_map_clear(obj->maps.cm_reqs);
 	if (z)

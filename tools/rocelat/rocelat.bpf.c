@@ -78,19 +78,55 @@ AX_GLOBAL_FUNC int rocelat_mark_retx(struct pending_flow *pf, __u32 psn,
 	return 0;
 }
 
+/* QP k is left out: the table is full of active flows. Counted once as
+ * a QP (while the untracked map has room), each request of it as one
+ * not timed. */
+static __always_inline void flow_refused(struct roce_qp_key *k, __u16 sport,
+					 struct rocelat_counters *cnt)
+{
+	struct untracked_qp u = {}, *e;
+	__u32 v, qpn = k->qpn;
+
+	cnt->c[RL_UNTRACKED_REQS]++;
+	e = bpf_map_lookup_elem(&untracked, k);
+	if (e) {
+		e->seen = now_ns();
+		return;
+	}
+	u.seen = now_ns();
+	u.sport = sport;
+	if (bpf_map_update_elem(&untracked, k, &u, BPF_NOEXIST)) {
+		cnt->c[RL_UNTRACKED_LOST]++;
+		return;
+	}
+	cnt->c[RL_UNTRACKED]++;
+	/* its port marked, so that its answers are not tried against the
+	 * waiting QPs' windows (with PSNs alike, a wrong pairing) */
+	v = qpn | WAIT_UNTRACKED;
+	k->qpn = sport;
+	bpf_map_update_elem(&waitport, k, &v, BPF_NOEXIST);
+	k->qpn = qpn;
+}
+
 /*
- * A new flow's entry: a free one of the emptier of its two sets (two
- * choices keep the sets even: with one, a table a quarter full already
- * pushed out 0.5% of its flows and a full one 19%), else the least
- * recently active flow of both (pushed out: counted as flows started
- * minus flows live). Two CPUs that start two flows of one set (or one
+ * A new flow's entry: a free one of the emptiest of its three sets
+ * (choices keep the sets even: with one, a table a quarter full already
+ * pushed out 0.5% of its flows and a full one 19%; with two, 10,000 QPs
+ * in 16,384 entries left 7 out, with three none), else the least
+ * recently active flow of both if it is idle, nothing seen for --timeout
+ * (pushed out: counted as flows started minus flows live); when none is,
+ * the new flow is left out (flow_refused(), returns 1): the flows timed
+ * stay timed, and coverage falls to the table's share, not to nothing
+ * (pushing out the least recent active flow thrashed: every flow gone
+ * before its next sample). Two CPUs that start two flows of one set (or one
  * flow twice) at the same moment may pick the same entry: one flow is then
  * lost, or counted twice as started, as if pushed out.
  */
-AX_GLOBAL_FUNC int rocelat_flow_new(const struct roce_qp_key *k,
+AX_GLOBAL_FUNC int rocelat_flow_new(const struct roce_qp_key *k, __u32 sport,
 				    struct rocelat_counters *cnt)
 {
-	__u32 set[2], i, j, idx, victim = 0, free_at[2] = {}, nfree[2] = {};
+	__u32 set[FLOW_SETS], i, j, idx, victim = 0;
+	__u32 free_at[FLOW_SETS] = {}, nfree[FLOW_SETS] = {};
 	struct pending_flow *pf;
 	__u64 oldest = ~0ULL, t, *bits;
 	struct roce_qp_key key;
@@ -99,7 +135,7 @@ AX_GLOBAL_FUNC int rocelat_flow_new(const struct roce_qp_key *k,
 		return -1;
 	key = *k;
 	roce_flow_sets(&key, targ_flow_sets, set);
-	for (j = 0; j < 2; j++) {
+	for (j = 0; j < FLOW_SETS; j++) {
 		for (i = 0; i < FLOW_WAYS; i++) {
 			idx = set[j] * FLOW_WAYS + i;
 			pf = bpf_map_lookup_elem(&pending, &idx);
@@ -117,8 +153,20 @@ AX_GLOBAL_FUNC int rocelat_flow_new(const struct roce_qp_key *k,
 			}
 		}
 	}
-	if (nfree[0] || nfree[1])
-		victim = nfree[0] >= nfree[1] ? free_at[0] : free_at[1];
+	if (nfree[0] || nfree[1] || nfree[2]) {
+		/* the emptiest, the earlier of equals */
+		victim = free_at[0];
+		j = nfree[0];
+		if (nfree[1] > j) {
+			victim = free_at[1];
+			j = nfree[1];
+		}
+		if (nfree[2] > j)
+			victim = free_at[2];
+	} else if ((__s64)(now_ns() - oldest) <= (__s64)targ_timeout_ns) {
+		flow_refused(&key, sport, cnt);
+		return 1;
+	}
 	if (bpf_map_update_elem(&pending, &victim, &zero_flow, BPF_ANY))
 		return -1;
 	pf = bpf_map_lookup_elem(&pending, &victim);
@@ -139,11 +187,11 @@ AX_GLOBAL_FUNC int rocelat_flow_new(const struct roce_qp_key *k,
 }
 
 static __always_inline struct pending_flow *
-flow_get(struct roce_qp_key *fk, struct rocelat_counters *cnt)
+flow_get(struct roce_qp_key *fk, __u16 sport, struct rocelat_counters *cnt)
 {
 	struct pending_flow *pf = flow_find(fk);
 
-	if (pf || rocelat_flow_new(fk, cnt))
+	if (pf || rocelat_flow_new(fk, sport, cnt))
 		return pf;
 	return flow_find(fk);
 }
@@ -261,7 +309,7 @@ static __always_inline void handle_request(const struct pkt_info *pi,
 
 	cnt->c[RL_REQUESTS]++;
 	qp_key_fill(&key, pi, false);
-	pf = flow_get(&key, cnt);
+	pf = flow_get(&key, pi->sport, cnt);
 	if (!pf)
 		return;
 	sw = switch_time(pi, &now, &wrap);
@@ -280,6 +328,10 @@ static __always_inline void handle_request(const struct pkt_info *pi,
 	}
 	if (pi->ecn == AX_ECN_CE)
 		__sync_fetch_and_add(&flow_stats(pf)->ecn_ce, 1);
+	/* not paired yet: its answers find it by its port */
+	if (!(pf->flags & FLOW_PAIRED) &&
+	    (!(pf->flags & FLOW_HI_VALID) || pf->sport != pi->sport))
+		wait_add(&key, pi->sport, cnt);
 	pf->sport = pi->sport;
 	if (pf->flags & FLOW_HI_VALID) {
 		d = roce_psn_diff(pi->psn, pf->hi_psn);
@@ -336,6 +388,8 @@ static __always_inline void handle_request(const struct pkt_info *pi,
 	 * store barrier): there an answer racing its request can miss it. */
 	asm volatile("" ::: "memory");
 	pf->head++;
+	if (!(pf->flags & FLOW_PAIRED))
+		rocelat_wait_psn(&key, pi->psn, cnt);
 }
 
 /* an answer's AETH kind in the counters; false for a reserved one */
@@ -426,6 +480,8 @@ answer_pair(const struct pkt_info *pi, struct rocelat_counters *cnt,
 			pf = flow_of(&ak, learned, &at);
 			if (pf && held_n)
 				rocelat_held_apply(&ak, pf, cnt);
+		} else if (learned == LEARN_UNTRACKED) {
+			return 0;	/* a QP left out: nothing to hold for */
 		}
 	}
 	if (!pf) {
@@ -440,6 +496,8 @@ answer_pair(const struct pkt_info *pi, struct rocelat_counters *cnt,
 	if (!(pf->flags & FLOW_PAIRED)) {	/* paired by the CM exchange */
 		pf->req_qpn = ak.qpn;
 		pf->flags |= FLOW_PAIRED;
+		wait_forget(&ak, pf);
+		ak.qpn = pf->req_qpn;
 	}
 	return pf;
 }
@@ -731,6 +789,7 @@ int rocelat_sweep(struct __sk_buff *skb)
 		return 0;
 	sweep_flows(&sc);
 	held_sweep(sc.now);
+	wait_sweep(sc.now);
 	return 0;
 }
 

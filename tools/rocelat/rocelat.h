@@ -22,6 +22,32 @@
  * once per candidate: 257K instructions at 16, 403K at 64, 600K at 128
  * (6.18; the limit is 1M, and older verifiers prune less). */
 #define PAIR_QPS		64
+/* QPs awaiting their first answer, indexed by their address pair and the
+ * UDP source port of their requests (waitport map): rxe answers from the
+ * port its requester sends from, so an answer names its QP's entry and
+ * pairs at one lookup, however many QPs of one pair of hosts wait at
+ * once. As many entries as twice the flow table, at least this many in
+ * all; a QP refused by the full index is counted (RL_WAIT_FULL) and left
+ * to the candidate scan above (PAIR_QPS of one pair of hosts). */
+#define WAIT_MIN		16384
+/* a waitport value: the QP sending from the port was left out of the
+ * flow table (its answers are none of the waiting QPs') */
+#define WAIT_UNTRACKED		0x80000000u
+/* a QP left out of the full flow table (the untracked map's value) */
+struct untracked_qp {
+	__u64 seen;		/* its latest request */
+	__u32 sport;		/* its port, marked in waitport */
+	__u32 pad;
+};
+
+/* a waitpsn value: two waiting QPs sent the PSN */
+#define WAIT_AMBIG		0x80000000u
+#define ROCELAT_WAIT_N(f)	(2 * (f) > WAIT_MIN ? 2 * (f) : WAIT_MIN)
+/* the pairs map (an LRU): two pairings a QP pair (both directions) for
+ * every flow the table holds, twice over: an LRU hash evicts before it is
+ * full (per-CPU free lists), and at twice the flows 48 of 2,000 QPs lost
+ * their pairing in a full table */
+#define ROCELAT_PAIRS_N(f)	(4 * (f))
 /* a request PSN further behind the highest one than this is a new
  * connection reusing the QPN (random starting PSN), not a retransmission:
  * go-back-N never resends more than the requester has in flight */
@@ -50,10 +76,18 @@ static inline __u32 rocelat_log2(__u64 v)
 		(rodata)->targ_unit_log2 = rocelat_log2(ns);		\
 	} while (0)
 /* the flow table is set-associative: a flow lives in one of the FLOW_WAYS
- * entries of one of its two sets (the emptier when it started), and a
- * new flow whose two sets are full pushes out their least recently
- * active flow */
+ * entries of one of its two sets (the emptier when it started; a third
+ * when both were full), and a
+ * new flow whose sets are full pushes out their least recently
+ * active flow if that one is idle (nothing seen for --timeout), else it
+ * is left out (counted: RL_UNTRACKED), so that more active QPs than the
+ * table holds leave a stable set timed, not every flow pushed out before
+ * its next sample */
 #define FLOW_WAYS		4
+/* a third set, used only when a new flow finds its first two full: at
+ * 61% of the table (10,000 QPs, --max-flows 16384), two sets left 7 QPs
+ * out */
+#define FLOW_SETS		3
 /* the flow table's entries for up to f flows (whole sets), and the words of
  * its flows_used bitmap (rocelat_load.c, rocelat_native.c) */
 #define ROCELAT_PENDING_N(f)	((f) / FLOW_WAYS * FLOW_WAYS)
@@ -92,7 +126,8 @@ enum rocelat_counter {
 	RL_DUPLICATES,		/* the same packet seen twice: one sighting */
 	RL_FLOW_RESETS,		/* a QP's PSNs restarted far behind: a new connection */
 	RL_FLOWS,		/* flows (responder QPs) started; minus those live = evicted */
-	RL_PAIR_FULL,		/* a responder QP forgotten as pairing candidate (PAIR_QPS) */
+	RL_PAIR_FULL,		/* a responder QP left out of the candidate scan (PAIR_QPS):
+				 * found by its port (waitport) only */
 	RL_RESERVED_OP,		/* reserved RC/XRC opcodes */
 	RL_TUN_NOT_ROCE,	/* decapsulated mirror/tunnel frames, inner not RoCE */
 	RL_TUN_UNKNOWN,		/* tunnel headers not followed (unknown ERSPAN version...) */
@@ -103,6 +138,12 @@ enum rocelat_counter {
 	RL_UNTIMED,		/* requests answered by an answer whose time is lost */
 	RL_UNHELD,		/* answers of a QP not paired yet, refused: held map full */
 	RL_REORDERED,		/* answers stamped before their request: not timed */
+	RL_WAIT_FULL,		/* a QP refused by the full waitport index */
+	RL_PAIRED_PORT,		/* of RL_LEARNED: paired through the waitport index */
+	RL_PAIRED_PSN,		/* of RL_LEARNED: paired through the waitpsn index */
+	RL_UNTRACKED,		/* QPs left out: the table was full of active flows */
+	RL_UNTRACKED_REQS,	/* their requests (not timed) */
+	RL_UNTRACKED_LOST,	/* requests of QPs left out and not counted (map full) */
 	RL_NR,
 };
 
@@ -204,10 +245,10 @@ static inline void roce_qp_key_addrs(struct roce_qp_key *k, __u8 family,
 	k->resp = h >> 32;
 }
 
-/* the flow table's two sets for key k, of nsets: multiply-shifts of two
- * hashes, no division; shared by BPF and user space */
+/* the flow table's sets for key k (FLOW_SETS), of nsets: multiply-shifts
+ * of three hashes, no division; shared by BPF and user space */
 static inline void roce_flow_sets(const struct roce_qp_key *k, __u32 nsets,
-				  __u32 set[2])
+				  __u32 set[FLOW_SETS])
 {
 	__u32 h = (k->qpn ^ k->session) * 0x9E3779B1u;
 
@@ -218,6 +259,9 @@ static inline void roce_flow_sets(const struct roce_qp_key *k, __u32 nsets,
 	h *= 0x27D4EB2Fu;
 	h ^= h >> 15;
 	set[1] = ((__u64)h * nsets) >> 32;
+	h *= 0x165667B1u;
+	h ^= h >> 13;
+	set[2] = ((__u64)h * nsets) >> 32;
 }
 
 /* the key of a flow */

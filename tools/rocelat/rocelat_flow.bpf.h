@@ -37,6 +37,19 @@ AX_GLOBAL struct {
 	__type(value, __u64);
 } flows_used SEC(".maps");
 
+/* the QPs a full table of active flows left out (rocelat_flow_new()),
+ * each counted once (RL_UNTRACKED) while this holds them: as many as
+ * the pairing index (ROCELAT_WAIT_N); past that, their requests are
+ * still counted (RL_UNTRACKED_REQS), the QPs no more (RL_UNTRACKED_LOST).
+ * The sweep drops a QP quiet for 2 x --timeout (one back later counts
+ * again), so that a long run keeps counting. */
+AX_GLOBAL struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ROCELAT_WAIT_N(DEFAULT_MAX_FLOWS));
+	__type(key, struct roce_qp_key);
+	__type(value, struct untracked_qp);
+} untracked SEC(".maps");
+
 static const struct pending_flow zero_flow;
 
 #define ST_WORDS	(sizeof(struct roce_flow_stats) / sizeof(__u64))
@@ -205,16 +218,16 @@ static __always_inline bool qp_key_eq(const struct roce_qp_key *a,
 }
 
 /* the flow of key k in the flow table, if there (its first set, then
- * its second), and its entry's index in *at */
+ * its second, then its third), and its entry's index in *at */
 static __always_inline struct pending_flow *flow_find_at(const struct roce_qp_key *k,
 							 __u32 *at)
 {
-	__u32 set[2], i, j, idx;
+	__u32 set[FLOW_SETS], i, j, idx;
 	struct pending_flow *pf;
 
 	roce_flow_sets(k, targ_flow_sets, set);
 #pragma unroll
-	for (j = 0; j < 2; j++) {
+	for (j = 0; j < FLOW_SETS; j++) {
 #pragma unroll
 		for (i = 0; i < FLOW_WAYS; i++) {
 			idx = set[j] * FLOW_WAYS + i;

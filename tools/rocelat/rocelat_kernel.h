@@ -27,7 +27,8 @@ struct rocelat_kernel {
 		struct bpf_program *rocelat_xdp, *rocelat_tc, *rocelat_tc_in, *rocelat_sweep;
 	} progs;
 	struct {
-		struct bpf_map *cands, *pairs, *held, *pending, *flows_used, *counters,
+		struct bpf_map *cands, *waitport, *waitpsn, *untracked,
+			*pairs, *held, *pending, *flows_used, *counters,
 			*samples;
 	} maps;
 	/* the globals: the bounded build's have the bpf_loop build's layout

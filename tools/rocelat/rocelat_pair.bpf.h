@@ -2,8 +2,12 @@
 /*
  * rocelat's pairing: which responder QP an answer's requester QP talks
  * to. The pairs map learns requester QPN -> responder QPN from the RDMA CM
- * exchange when it is seen, else from the first answer whose PSN falls
- * into exactly one candidate flow's window of outstanding PSNs (the
+ * exchange when it is seen, else from the first answer: the QP that sends
+ * from the answer's UDP port (the port index: any number of QPs waiting
+ * at once, one lookup), if its window of outstanding PSNs holds the
+ * answer's PSN, else the one waiting QP that sent that PSN (the PSN
+ * index, for answers from a port of their own), else the one candidate
+ * flow whose window does (the
  * candidates: the responder QPs seen between the same two addresses), and
  * a per-CPU cache in front of it spares a paired answer its hash lookup.
  * The answers of a QP not paired yet are held, and complete what they
@@ -23,7 +27,7 @@ AX_GLOBAL __u32 pairs_gen = 0;
 
 AX_GLOBAL struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 2 * DEFAULT_MAX_FLOWS);
+	__uint(max_entries, ROCELAT_PAIRS_N(DEFAULT_MAX_FLOWS));
 	__type(key, struct roce_qp_key);	/* qpn: the requester's */
 	__type(value, __u32);			/* the responder's QPN */
 } pairs SEC(".maps");
@@ -34,6 +38,29 @@ AX_GLOBAL struct {
 	__type(key, struct roce_qp_key);	/* qpn 0: an address pair */
 	__type(value, struct roce_pair_qps);
 } cands SEC(".maps");
+
+/* the QPs awaiting their first answer, by address pair and their
+ * requests' UDP source port (qpn: the port): the responder's QPN; a plain
+ * hash, whose refusals are counted (RL_WAIT_FULL), not an LRU's silent
+ * evictions; a QP paired leaves it, and the sweep drops what a flow
+ * pushed out of the table left (wait_expire()) */
+AX_GLOBAL struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ROCELAT_WAIT_N(DEFAULT_MAX_FLOWS));
+	__type(key, struct roce_qp_key);
+	__type(value, __u32);
+} waitport SEC(".maps");
+
+/* the same QPs by address pair and the PSN of each tracked request they
+ * sent while waiting (qpn: the PSN), for answers from another port than
+ * the requests' (RNICs: each side picks its own): the responder's QPN,
+ * WAIT_AMBIG when two waiting QPs sent that PSN (then no help) */
+AX_GLOBAL struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ROCELAT_WAIT_N(DEFAULT_MAX_FLOWS));
+	__type(key, struct roce_qp_key);
+	__type(value, __u32);
+} waitpsn SEC(".maps");
 
 /* CM REQs waiting for their REP: qpn holds the REQ's communication ID,
  * the value the requester's QPN */
@@ -137,6 +164,129 @@ static __always_inline void pair_add(struct roce_qp_key *fk,
 	q->n = n + 1;
 }
 
+/*
+ * A flow not paired yet sends from UDP source port sport (its first
+ * request, or a port it moved to): its entry in the port index, for its
+ * answers to find (rxe answers from that port). The latest QP to send
+ * from a port holds it. fk: the flow's key, borrowed and given back.
+ */
+static __always_inline void wait_add(struct roce_qp_key *fk, __u16 sport,
+				     struct rocelat_counters *cnt)
+{
+	__u32 qpn = fk->qpn;
+
+	fk->qpn = sport;
+	if (bpf_map_update_elem(&waitport, fk, &qpn, BPF_ANY))
+		cnt->c[RL_WAIT_FULL]++;
+	fk->qpn = qpn;
+}
+
+/* flow f is paired: its port's entry goes, if it is still f's (k: any
+ * key of f's address pair and session, whose qpn this changes) */
+static __always_inline void wait_forget(struct roce_qp_key *k,
+					const struct pending_flow *f)
+{
+	__u32 *v;
+
+	k->qpn = f->sport;
+	v = bpf_map_lookup_elem(&waitport, k);
+	if (v && *v == f->id.qpn)
+		bpf_map_delete_elem(&waitport, k);
+}
+
+/* the sweep: an entry whose flow was pushed out of the table, or is
+ * paired by now, goes */
+static long wait_expire(struct bpf_map *map, struct roce_qp_key *k,
+			__u32 *qpn, void *unused)
+{
+	struct roce_qp_key fk = *k;
+	const struct pending_flow *f;
+
+	fk.qpn = *qpn & ROCE_QPN_MASK;
+	f = flow_find(&fk);
+	/* a QP left out keeps its mark until it has a flow (room made) */
+	if (*qpn & WAIT_UNTRACKED ? !!f : !f || (f->flags & FLOW_PAIRED))
+		bpf_map_delete_elem(map, k);
+	return 0;
+}
+
+/* the sweep: a PSN entry whose (first) QP's flow was pushed out of the
+ * table, or is paired by now, goes */
+static long wait_psn_expire(struct bpf_map *map, struct roce_qp_key *k,
+			    __u32 *qpn, void *unused)
+{
+	struct roce_qp_key fk = *k;
+	const struct pending_flow *f;
+
+	fk.qpn = *qpn & ROCE_QPN_MASK;
+	f = flow_find(&fk);
+	if (!f || (f->flags & FLOW_PAIRED))
+		bpf_map_delete_elem(map, k);
+	return 0;
+}
+
+/* the sweep: a QP left out and quiet for 2 x --timeout goes, and the
+ * mark of its port with it */
+static long untracked_expire(struct bpf_map *map, struct roce_qp_key *k,
+			     struct untracked_qp *u, __u64 *now)
+{
+	struct roce_qp_key pk = *k;
+	__u32 *v;
+
+	if (*now <= u->seen || *now - u->seen <= 2 * targ_timeout_ns)
+		return 0;
+	pk.qpn = u->sport;
+	v = bpf_map_lookup_elem(&waitport, &pk);
+	if (v && *v == (k->qpn | WAIT_UNTRACKED))
+		bpf_map_delete_elem(&waitport, &pk);
+	bpf_map_delete_elem(map, k);
+	return 0;
+}
+
+static __always_inline void wait_sweep(__u64 now)
+{
+	bpf_for_each_map_elem(&waitport, wait_expire, 0, 0);
+	bpf_for_each_map_elem(&waitpsn, wait_psn_expire, 0, 0);
+	bpf_for_each_map_elem(&untracked, untracked_expire, &now, 0);
+}
+
+/*
+ * A tracked request of flow k (not paired yet) with PSN psn: its entry in
+ * the PSN index. Another waiting QP's entry for the PSN makes it
+ * ambiguous; one whose QP is paired by now or gone is taken over.
+ */
+AX_GLOBAL_FUNC int rocelat_wait_psn(const struct roce_qp_key *fk, __u32 psn,
+				    struct rocelat_counters *cnt)
+{
+	const struct pending_flow *f;
+	struct roce_qp_key k;
+	__u32 *v, qpn, old;
+
+	if (!fk || !cnt)
+		return 0;
+	k = *fk;
+	qpn = k.qpn;
+	k.qpn = psn & ROCE_PSN_MASK;
+	v = bpf_map_lookup_elem(&waitpsn, &k);
+	if (!v) {
+		/* a race with another CPU (EEXIST, 17) is no refusal */
+		if (bpf_map_update_elem(&waitpsn, &k, &qpn, BPF_NOEXIST) &&
+		    bpf_map_lookup_elem(&waitpsn, &k) == 0)
+			cnt->c[RL_WAIT_FULL]++;
+		return 0;
+	}
+	old = *v;
+	if ((old & ROCE_QPN_MASK) == qpn)
+		return 0;
+	k.qpn = old & ROCE_QPN_MASK;
+	f = flow_find(&k);
+	if (!f || (f->flags & FLOW_PAIRED))
+		*v = qpn;
+	else if (!(old & WAIT_AMBIG))
+		*v = old | WAIT_AMBIG;
+	return 0;
+}
+
 /* does an answer's PSN fall into this flow's window of outstanding PSNs
  * (a NAK may name the next PSN to send) */
 static __always_inline bool flow_covers(const struct pending_flow *c, __u32 psn,
@@ -205,7 +355,8 @@ static __always_inline void pair_reverse(const struct pending_flow *f,
  * told apart by rxe's symmetric source port when exactly one candidate
  * sends from the answer's port. Learns the pairing and returns the
  * responder's QPN (24 bits); LEARN_NONE when no candidate matches,
- * LEARN_AMBIGUOUS when several do (nothing learned). A global function
+ * LEARN_AMBIGUOUS when several do (nothing learned), LEARN_UNTRACKED when
+ * it comes from the port of a QP the full flow table left out. A global function
  * may not return a map value, and takes five arguments at most: the PSN's
  * top byte carries the slack a NAK gets (it may name the next PSN to
  * send). The QPN comes back as the return value, not through a pointer:
@@ -214,25 +365,55 @@ static __always_inline void pair_reverse(const struct pending_flow *f,
  */
 #define LEARN_NONE	(-1)
 #define LEARN_AMBIGUOUS	(-2)
+#define LEARN_UNTRACKED	(-3)	/* from the port of a QP left out */
 
 AX_GLOBAL_FUNC int rocelat_learn(const struct roce_qp_key *ak, __u32 psn_slack,
 				 __u32 sport, struct rocelat_counters *cnt)
 {
 	struct learn_walk w = {};
 	struct pending_flow *found;
+	const __u32 *q;
 
 	if (!ak || !cnt)
 		return LEARN_NONE;
 	__builtin_memcpy(&w.fk, ak, sizeof(w.fk));
+	w.psn = psn_slack & ROCE_PSN_MASK;
+	w.slack = psn_slack >> 24;
+	w.req_qpn = ak->qpn;
+	w.sport = sport;
+	/* the QP that sends from the answer's port, if its PSNs fit: the
+	 * one a scan of the candidates would pick among several, found at
+	 * one lookup however many wait */
+	w.fk.qpn = sport;
+	q = bpf_map_lookup_elem(&waitport, &w.fk);
+	if (q && (*q & WAIT_UNTRACKED))
+		return LEARN_UNTRACKED;
+	if (q) {
+		w.fk.qpn = *q;
+		found = flow_find(&w.fk);
+		if (found && flow_covers(found, w.psn, w.slack, w.req_qpn)) {
+			w.found_qpn = w.fk.qpn;
+			w.port_matches = -1;	/* found by its port */
+			goto learned;
+		}
+	}
+	/* the QP that sent the PSN the answer names, if only one did */
+	w.fk.qpn = w.psn;
+	q = bpf_map_lookup_elem(&waitpsn, &w.fk);
+	if (q && !(*q & WAIT_AMBIG)) {
+		w.fk.qpn = *q;
+		found = flow_find(&w.fk);
+		if (found && flow_covers(found, w.psn, w.slack, w.req_qpn)) {
+			w.found_qpn = w.fk.qpn;
+			w.port_matches = -2;	/* found by its PSN */
+			goto learned;
+		}
+	}
 	w.fk.qpn = 0;			/* the address pair's candidates */
 	w.q = bpf_map_lookup_elem(&cands, &w.fk);
 	if (!w.q)
 		return LEARN_NONE;
 	w.n = w.q->n;
-	w.psn = psn_slack & ROCE_PSN_MASK;
-	w.slack = psn_slack >> 24;
-	w.req_qpn = ak->qpn;
-	w.sport = sport;
 	rocelat_loop(PAIR_QPS, learn_try, &w);
 	if (w.matches > 1 && w.port_matches == 1) {
 		w.matches = 1;
@@ -248,6 +429,7 @@ AX_GLOBAL_FUNC int rocelat_learn(const struct roce_qp_key *ak, __u32 psn_slack,
 	found = flow_find(&w.fk);
 	if (!found)
 		return LEARN_NONE;
+learned:
 	/* a key on the stack: 6.1 takes no argument memory as a map key */
 	w.fk.qpn = ak->qpn;
 	bpf_map_update_elem(&pairs, &w.fk, &w.found_qpn, BPF_ANY);
@@ -258,7 +440,12 @@ AX_GLOBAL_FUNC int rocelat_learn(const struct roce_qp_key *ak, __u32 psn_slack,
 		found->req_qpn = ak->qpn;
 		found->flags |= FLOW_PAIRED;
 		cnt->c[RL_LEARNED]++;
+		if (w.port_matches == -1)
+			cnt->c[RL_PAIRED_PORT]++;
+		else if (w.port_matches == -2)
+			cnt->c[RL_PAIRED_PSN]++;
 	}
+	wait_forget(&w.fk, found);
 	return w.found_qpn & ROCE_QPN_MASK;
 }
 

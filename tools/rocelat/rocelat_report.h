@@ -19,6 +19,8 @@ struct rocelat_report_cfg {
 	const char *unit;	/* its name in the histogram header */
 	int ncpu;		/* libbpf_num_possible_cpus(): room for the
 				 * counters of each (be->counters) */
+	__u32 max_flows;	/* --max-flows: the flow table's size */
+	__u32 wait_n;		/* the pairing index's (ROCELAT_WAIT_N) */
 };
 
 /* before the first report: room for nrows flow rows; 0 or -ENOMEM */
