@@ -16,6 +16,18 @@
  * the inner frame and its tun_* fields the session. A caller sets decap
  * from a const volatile: the verifier sees the frozen value and removes
  * the tunnel code when it is false; a literal false removes it in clang.
+ *
+ * Jumbo frames (pkt_cursor.ctx): an XDP program loaded with
+ * BPF_F_XDP_HAS_FRAGS (SEC("xdp.frags"), 5.18+) sees a frame larger than
+ * a page as a first buffer (data .. data_end) and further fragments; a
+ * tc program sees an sk_buff's linear part. Headers are read from
+ * there (the IPv4 header only there, pkt_peek()); every other read
+ * beyond it (a CM MAD's fields, a deep tunnel's headers) goes through
+ * bpf_xdp_load_bytes() or bpf_skb_load_bytes() when the caller gave its
+ * context, and fails cleanly (PKT_MALFORMED, or the read's own -1) when
+ * it did not. Nothing here assumes the payload is in the first buffer:
+ * lengths come from the IP header, a frame's from the caller
+ * (frame_len), never from data_end.
  */
 #ifndef AGENTXDP_PARSE_BPF_H
 #define AGENTXDP_PARSE_BPF_H
@@ -42,14 +54,26 @@ struct pkt_cursor {
 	enum pkt_src_kind kind;
 	void *data;		/* SRC_PACKET: packet start and end */
 	void *data_end;
-	const void *kbase;	/* SRC_KERNEL, SRC_KMEM: start of the headers
-				 * in memory */
+	union {
+		const void *kbase;	/* SRC_KERNEL, SRC_KMEM: start of the
+					 * headers in memory */
+		/* SRC_PACKET: the program's context, for bytes beyond
+		 * data_end (multi-buffer XDP, a tc skb's paged part): a
+		 * struct xdp_md *, or with ctx_skb a struct __sk_buff *;
+		 * NULL: none are read. A caller sets an XDP context only
+		 * in a program loaded with frags (5.18's helper), from a
+		 * const volatile the verifier sees frozen. (A union: the
+		 * cursor is copied on the stack per tunnel level, and 6.1
+		 * allows 512 bytes for the whole call chain.) */
+		void *ctx;
+	};
 	__u32 klen;		/* bytes readable from kbase */
 	bool l4_only;		/* stop after the UDP header */
 	bool decap;		/* follow GRE/ERSPAN/VXLAN/Geneve (see above) */
 	__u32 frame_len;	/* decap: bytes the frame has when more than
 				 * data_end/klen tell (tc: skb->len); 0 else */
 	bool inner;		/* the parser's own: in the tunnel, stay there */
+	bool ctx_skb;		/* ctx is a tc program's sk_buff */
 };
 
 /* tunnels are looked for only in the outer headers */
@@ -72,6 +96,22 @@ static __always_inline bool pkt_decap_here(const struct pkt_cursor *c)
 #else
 #define PKT_WORDS(p)	__builtin_assume_aligned(p, 8)
 #endif
+
+/* a packet's bytes beyond the first buffer (or the linear part), through
+ * the helper of the context the caller gave; -1 without one */
+static __always_inline int pkt_load_frag(const struct pkt_cursor *c, __u32 off,
+					 void *dst, __u32 len)
+{
+#ifndef AX_NATIVE
+	if (!c->ctx)
+		return -1;
+	if (c->ctx_skb)
+		return bpf_skb_load_bytes(c->ctx, off, dst, len) ? -1 : 0;
+	return bpf_xdp_load_bytes(c->ctx, off, dst, len) ? -1 : 0;
+#else
+	return -1;
+#endif
+}
 
 /* a 16-bit field at p, as read in place by the hot-path shortcuts: one
  * load in BPF (unaligned packet access is the architecture's, as for
@@ -98,7 +138,7 @@ static __always_inline int pkt_load(const struct pkt_cursor *c, __u32 off,
 		void *p = c->data + off;
 
 		if (p + len > c->data_end)
-			return -1;
+			return pkt_load_frag(c, off, dst, len);
 		/* a void pointer has alignment 1: clang would copy byte by
 		 * byte (a third of the parser's time). Headers are read
 		 * with word loads instead; x86 and arm64 load unaligned
@@ -142,6 +182,10 @@ static __always_inline const void *pkt_peek(const struct pkt_cursor *c,
 	if (c->kind == SRC_PACKET) {
 		const void *p = c->data + off;
 
+		/* in the first buffer only: buf would be a stack slot live
+		 * on the packet path too (32 bytes of IPv4 and UDP header,
+		 * over 6.1's 512 for rocelat), for headers no driver
+		 * splits off: an IPv4 header not in it is PKT_MALFORMED */
 		if (off > PARSE_MAX_OFF || p + len > c->data_end)
 			return 0;
 		return p;
@@ -153,7 +197,8 @@ static __always_inline const void *pkt_peek(const struct pkt_cursor *c,
 	return pkt_load(c, off, buf, len) ? 0 : buf;
 }
 
-/* bytes the frame has: what a mirror's truncation left */
+/* bytes the frame has: what a mirror's truncation left (XDP with frags
+ * and tc: the caller's frame_len, the whole frame, not the first buffer) */
 static __always_inline __u32 pkt_cap_len(const struct pkt_cursor *c)
 {
 	if (c->frame_len)

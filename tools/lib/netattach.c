@@ -40,12 +40,20 @@ const char *netattach_describe(const struct netattach *f, char *buf, int len)
 	const int in = NETATTACH_INGRESS, out = NETATTACH_EGRESS;
 	size_t o;
 
-	if (f->tcx_fd[in] >= 0 || f->tc_attached[in])
-		snprintf(buf, len, "%s ingress%s", f->tcx_fd[in] >= 0 ? "tcx" : "tc",
-			 f->xdp_taken ? " (XDP taken)" : "");
-	else if (f->xdp_mode_name || !(f->tcx_fd[out] >= 0 || f->tc_attached[out]))
-		snprintf(buf, len, "XDP %s", f->xdp_mode_name ? f->xdp_mode_name : "off");
-	else
+	if (f->tcx_fd[in] >= 0 || f->tc_attached[in]) {
+		o = snprintf(buf, len, "%s ingress", f->tcx_fd[in] >= 0 ? "tcx" : "tc");
+		if (o >= (size_t)len)
+			return buf;
+		if (f->xdp_taken)
+			snprintf(buf + o, len - o, " (XDP taken)");
+		else if (f->xdp_mtu_refused)
+			snprintf(buf + o, len - o, " (XDP refused at MTU %d)", f->mtu);
+	} else if (f->xdp_mode_name || !(f->tcx_fd[out] >= 0 || f->tc_attached[out])) {
+		o = snprintf(buf, len, "XDP %s", f->xdp_mode_name ? f->xdp_mode_name : "off");
+		/* jumbo: say that frames over a page are taken whole */
+		if (o < (size_t)len && f->xdp_mode_name && f->xdp_frags && f->mtu > 1500)
+			snprintf(buf + o, len - o, " with frags, MTU %d", f->mtu);
+	} else
 		buf[0] = 0;
 	if (f->tcx_fd[out] >= 0 || f->tc_attached[out]) {
 		o = strlen(buf);
@@ -181,45 +189,184 @@ static bool xdp_occupied(struct netattach *f)
 	return true;
 }
 
-int netattach_xdp(struct netattach *f, struct bpf_program *prog, enum netattach_mode mode)
+/* the interface's MTU, 0 when it cannot be read */
+static int if_mtu(const char *name)
 {
-	int fd = bpf_program__fd(prog), err;
-	LIBBPF_OPTS(bpf_xdp_query_opts, q);
-	char what[64];
+	struct ifreq ifr = {};
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), mtu = 0;
 
-	if (xdp_occupied(f))
-		return -EBUSY;
+	if (s < 0)
+		return 0;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	if (!ioctl(s, SIOCGIFMTU, &ifr))
+		mtu = ifr.ifr_mtu;
+	close(s);
+	return mtu;
+}
+
+/* the kernel's answer to an XDP attach over netlink into msg (its extack
+ * text, "" when it gave none): the link-based attach that the tools use
+ * passes no such message back. 0 when the kernel took the program after
+ * all (it is removed at once), else its negative errno. */
+static int xdp_netlink_try(struct netattach *f, int fd, __u32 flags, char *msg, size_t len)
+{
+	struct {
+		struct nlmsghdr nh;
+		struct ifinfomsg ifi;
+		char attrs[64];
+	} req = {
+		.nh = { .nlmsg_type = RTM_SETLINK, .nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK },
+		.ifi = { .ifi_family = AF_UNSPEC, .ifi_index = f->ifindex },
+	};
+	static char buf[4096] __attribute__((aligned(NLMSG_ALIGNTO)));
+	struct rtattr *xdp = (struct rtattr *)req.attrs, *a;
+	int s, one = 1, n, err = -EPROTO;
+
+	msg[0] = 0;
+	xdp->rta_type = IFLA_XDP | NLA_F_NESTED;
+	a = (struct rtattr *)((char *)xdp + RTA_LENGTH(0));
+	*a = (struct rtattr){ .rta_type = IFLA_XDP_FD, .rta_len = RTA_LENGTH(4) };
+	memcpy(RTA_DATA(a), &fd, 4);
+	a = (struct rtattr *)((char *)a + RTA_ALIGN(a->rta_len));
+	*a = (struct rtattr){ .rta_type = IFLA_XDP_FLAGS, .rta_len = RTA_LENGTH(4) };
+	flags |= XDP_FLAGS_UPDATE_IF_NOEXIST;
+	memcpy(RTA_DATA(a), &flags, 4);
+	xdp->rta_len = RTA_LENGTH(2 * RTA_ALIGN(RTA_LENGTH(4)));
+	req.nh.nlmsg_len = NLMSG_LENGTH(sizeof(req.ifi)) + RTA_ALIGN(xdp->rta_len);
+	s = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (s < 0)
+		return -errno;
+	setsockopt(s, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
+	if (send(s, &req, req.nh.nlmsg_len, 0) < 0 || (n = recv(s, buf, sizeof(buf), 0)) <= 0) {
+		close(s);
+		return -errno;
+	}
+	close(s);
+	for (struct nlmsghdr *nh = (void *)buf; NLMSG_OK(nh, (unsigned int)n);
+	     nh = NLMSG_NEXT(nh, n)) {
+		struct nlmsgerr *e = NLMSG_DATA(nh);
+		int alen;
+
+		if (nh->nlmsg_type != NLMSG_ERROR)
+			continue;
+		err = e->error;
+		if (!(nh->nlmsg_flags & NLM_F_ACK_TLVS))
+			break;
+		/* the error quotes only the request's header (NLM_F_CAPPED
+		 * aside); the TLVs follow it */
+		a = (struct rtattr *)((char *)e + sizeof(*e) +
+			(nh->nlmsg_flags & NLM_F_CAPPED ? 0 : req.nh.nlmsg_len - sizeof(req.nh)));
+		alen = (int)nh->nlmsg_len - (int)((char *)a - (char *)nh);
+		for (; RTA_OK(a, alen); a = RTA_NEXT(a, alen))
+			if (a->rta_type == NLMSGERR_ATTR_MSG)
+				snprintf(msg, len, "%s", (char *)RTA_DATA(a));
+		break;
+	}
+	if (!err) {	/* taken: not what was asked, remove it */
+		LIBBPF_OPTS(bpf_xdp_attach_opts, o, .old_prog_fd = fd);
+
+		bpf_xdp_detach(f->ifindex, flags & ~XDP_FLAGS_UPDATE_IF_NOEXIST, &o);
+	}
+	return err;
+}
+
+/* an attach refused for the MTU: ERANGE (veth), or EINVAL/EOPNOTSUPP on
+ * a jumbo MTU (virtio_net, mlx5 ... say "MTU too large" that way) */
+static bool xdp_mtu_refusal(int err, int mtu)
+{
+	return err == -ERANGE || ((err == -EINVAL || err == -EOPNOTSUPP) && mtu > 1500);
+}
+
+/* why XDP was refused at f's MTU, one line, into why */
+static void xdp_mtu_why(struct netattach *f, struct bpf_program *prog,
+			enum netattach_mode mode, char *why, size_t len)
+{
+	bool frags = bpf_program__flags(prog) & BPF_F_XDP_HAS_FRAGS;
+	__u32 flags = mode == NETATTACH_SKB ? XDP_FLAGS_SKB_MODE :
+		      mode == NETATTACH_NATIVE ? XDP_FLAGS_DRV_MODE : 0;
+	char kmsg[128];
+	size_t o;
+
+	o = snprintf(why, len, "%s", frags ?
+		     "the driver takes no multi-buffer (frags) XDP program at this MTU" :
+		     "the XDP program has no frags (BPF_F_XDP_HAS_FRAGS, kernel 5.18+), "
+		     "which the driver needs at this MTU");
+	if (o < len && xdp_netlink_try(f, bpf_program__fd(prog), flags, kmsg, sizeof(kmsg)) &&
+	    kmsg[0])
+		snprintf(why + o, len - o, " (kernel: \"%s\")", kmsg);
+}
+
+/* prog on f's XDP hook in mode, errors unreported: 0 or a negative errno */
+static int xdp_attach(struct netattach *f, struct bpf_program *prog, enum netattach_mode mode)
+{
+	int fd = bpf_program__fd(prog);
+
 	if (mode == NETATTACH_AUTO) {
 		f->xdp_link = bpf_program__attach_xdp(prog, f->ifindex);
-		err = f->xdp_link ? 0 : -errno;
+		return f->xdp_link ? 0 : -errno;
 	} else {
 		LIBBPF_OPTS(bpf_link_create_opts, lo,
 			    .flags = mode == NETATTACH_SKB ? XDP_FLAGS_SKB_MODE
 							  : XDP_FLAGS_DRV_MODE);
 
 		f->xdp_link_fd = bpf_link_create(fd, f->ifindex, BPF_XDP, &lo);
-		err = f->xdp_link_fd < 0 ? f->xdp_link_fd : 0;
+		return f->xdp_link_fd < 0 ? f->xdp_link_fd : 0;
 	}
-	if (err) {
-		if ((err == -EBUSY || err == -EEXIST) && xdp_occupied(f))
-			return err;
-		if (mode == NETATTACH_NATIVE && (err == -EOPNOTSUPP || err == -EINVAL)) {
-			cli_err("native XDP is not supported on %s: try --skb-mode", f->name);
-			return err;
-		}
-		if (err == -EOPNOTSUPP || err == -EINVAL) {
-			cli_err("cannot attach XDP to %s: %s; try --skb-mode%s", f->name,
-				strerror(-err), mode == NETATTACH_SKB ? " without a bond/team port" : "");
-			return err;
-		}
-		snprintf(what, sizeof(what), "attach XDP to %s", f->name);
-		cli_bpf_err(what, err);
-		return err;
+}
+
+/* a refused XDP attach said in one line */
+static void xdp_attach_err(struct netattach *f, struct bpf_program *prog,
+			   enum netattach_mode mode, int err)
+{
+	char what[64], why[320];
+
+	if (xdp_mtu_refusal(err, f->mtu)) {
+		xdp_mtu_why(f, prog, mode, why, sizeof(why));
+		cli_err("%sXDP refused on %s at MTU %d: %s; %s", mode == NETATTACH_NATIVE ?
+			"native " : "", f->name, f->mtu, why, mode == NETATTACH_AUTO ?
+			"try --skb-mode" : "try --skb-mode, or no mode option (tc ingress)");
+		return;
 	}
+	if (mode == NETATTACH_NATIVE && (err == -EOPNOTSUPP || err == -EINVAL)) {
+		cli_err("native XDP is not supported on %s: try --skb-mode", f->name);
+		return;
+	}
+	if (err == -EOPNOTSUPP || err == -EINVAL) {
+		cli_err("cannot attach XDP to %s: %s; try --skb-mode%s", f->name,
+			strerror(-err), mode == NETATTACH_SKB ? " without a bond/team port" : "");
+		return;
+	}
+	snprintf(what, sizeof(what), "attach XDP to %s", f->name);
+	cli_bpf_err(what, err);
+}
+
+/* after an attach: the mode the kernel chose, and whether frags count */
+static void xdp_attached(struct netattach *f, struct bpf_program *prog)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+
 	if (!bpf_xdp_query(f->ifindex, 0, &q))
 		f->xdp_mode_name = xdp_mode_str(q.attach_mode);
 	else
 		f->xdp_mode_name = "unknown";
+	f->xdp_frags = bpf_program__flags(prog) & BPF_F_XDP_HAS_FRAGS;
+}
+
+int netattach_xdp(struct netattach *f, struct bpf_program *prog, enum netattach_mode mode)
+{
+	int err;
+
+	if (xdp_occupied(f))
+		return -EBUSY;
+	f->mtu = if_mtu(f->name);
+	err = xdp_attach(f, prog, mode);
+	if (err) {
+		if ((err == -EBUSY || err == -EEXIST) && xdp_occupied(f))
+			return err;
+		xdp_attach_err(f, prog, mode, err);
+		return err;
+	}
+	xdp_attached(f, prog);
 	return 0;
 }
 
@@ -448,12 +595,32 @@ int netattach_ingress(struct netattach *f, struct bpf_program *xdp,
 {
 	char who[160];
 
+	char why[320];
+	int err;
+
 	/* an explicit XDP mode asks for XDP: fail as netattach_xdp() does */
-	if (mode != NETATTACH_AUTO || !tc_in || !xdp_holder(f, who, sizeof(who)))
+	if (mode != NETATTACH_AUTO || !tc_in)
 		return netattach_xdp(f, xdp, mode);
-	cli_err("note: %s already has an XDP program (%s): left in place, "
-		"timing from tc ingress instead", f->name, who);
-	f->xdp_taken = true;
+	if (xdp_holder(f, who, sizeof(who))) {
+		cli_err("note: %s already has an XDP program (%s): left in place, "
+			"timing from tc ingress instead", f->name, who);
+		f->xdp_taken = true;
+		return netattach_tc(f, tc_in, in_id, NETATTACH_INGRESS);
+	}
+	f->mtu = if_mtu(f->name);
+	err = xdp_attach(f, xdp, mode);
+	if (!err) {
+		xdp_attached(f, xdp);
+		return 0;
+	}
+	if (!xdp_mtu_refusal(err, f->mtu))
+		return netattach_xdp(f, xdp, mode);	/* says why, once */
+	/* a jumbo MTU the driver takes no XDP at (a kernel before 5.18, or
+	 * a driver without multi-buffer XDP): tc ingress sees every frame */
+	xdp_mtu_why(f, xdp, mode, why, sizeof(why));
+	cli_err("note: XDP refused on %s at MTU %d: %s; timing from tc ingress instead",
+		f->name, f->mtu, why);
+	f->xdp_mtu_refused = true;
 	return netattach_tc(f, tc_in, in_id, NETATTACH_INGRESS);
 }
 

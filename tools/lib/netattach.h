@@ -59,6 +59,9 @@ struct netattach {
 	 * found holding only the suite's filters */
 	bool tc_hook_created;
 	bool xdp_taken;			/* ingress on tc: XDP was someone else's */
+	bool xdp_mtu_refused;		/* ingress on tc: XDP refused at mtu */
+	bool xdp_frags;			/* the XDP program takes multi-buffer frames */
+	int mtu;			/* the interface's, read at attach */
 };
 
 /* f for interface name, of index ifindex where the tool attaches
@@ -70,7 +73,11 @@ int netattach_xdp(struct netattach *f, struct bpf_program *prog, enum netattach_
  * The ingress side: XDP prog on f, or where another program holds XDP
  * (a firewall, a CNI, another of the suite's tools) and mode is
  * NETATTACH_AUTO, tc_in on tc ingress instead (a note names the XDP
- * program); 0 or a negative errno after a one-line error
+ * program). The same where the driver refuses XDP at the interface's
+ * MTU (jumbo frames on a kernel before 5.18, whose XDP has no frags, or
+ * a driver without multi-buffer XDP): a note gives the kernel's reason.
+ * An explicit mode refused there fails with that reason in one line.
+ * 0 or a negative errno after a one-line error.
  */
 int netattach_ingress(struct netattach *f, struct bpf_program *xdp,
 		      struct bpf_program *tc_in, enum netattach_mode mode,

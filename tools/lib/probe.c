@@ -259,6 +259,26 @@ static bool probe_atomic(int op)
 	return true;
 }
 
+/* an XDP program may say it handles multi-buffer frames: prog_flags
+ * BPF_F_XDP_HAS_FRAGS (5.18+; an older kernel refuses the unknown flag),
+ * with the helpers such a program reads the later buffers by
+ * (bpf_xdp_load_bytes, bpf_xdp_get_buff_len, both 5.18) */
+bool probe_xdp_frags(void)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = 0xb7, .dst_reg = 0, .imm = 2 },	/* r0 = XDP_PASS */
+		{ .code = 0x95 },				/* exit */
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, o, .prog_flags = BPF_F_XDP_HAS_FRAGS);
+	int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, NULL, "GPL", insns,
+			       sizeof(insns) / sizeof(insns[0]), &o);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_XDP, BPF_FUNC_xdp_load_bytes, NULL) > 0;
+}
+
 bool probe_atomic_cmpxchg(void)
 {
 	return probe_atomic(BPF_CMPXCHG);

@@ -32,6 +32,8 @@ bool probe_for_each_map_elem(void);
 bool probe_atomic_cmpxchg(void);
 /* BPF atomic fetch-and-add, its old value used (5.12+) */
 bool probe_atomic_fetch_add(void);
+/* XDP programs may take multi-buffer frames (BPF_F_XDP_HAS_FRAGS, 5.18+) */
+bool probe_xdp_frags(void);
 /* a kprobe on func can be created */
 bool probe_kprobe(const char *func);
 /* the module's BTF is in /sys/kernel/btf (the module is loaded) */

@@ -139,6 +139,9 @@ struct diag_sources {
 	bool rules;		/* nfdrop's netfilter path */
 	bool rxe;		/* rxeqp's rdma_rxe hooks */
 	char no_lat[128], no_drops[128], no_rules[128], no_rxe[128];
+	/* latency's ingress where it is not XDP, for the banner: "tc
+	 * ingress on eth1 (XDP refused at MTU 9000)"; "" on XDP */
+	char lat_hook[128];
 };
 
 /* which sources saw a held QP, and which still hold it (diag_alive) */

@@ -558,6 +558,12 @@ static int open_lat(const struct rocediag_cfg *cfg, struct diag_sources *src)
 		s.nifs++;
 		if (rocelat_attach(k, f, cfg->xdp_mode, true, ROCELAT_BY_ROCEDIAG))
 			return -1;
+		if (f->xdp_taken)
+			snprintf(src->lat_hook, sizeof(src->lat_hook),
+				 "tc ingress on %s: XDP taken", f->name);
+		else if (f->xdp_mtu_refused)
+			snprintf(src->lat_hook, sizeof(src->lat_hook),
+				 "tc ingress on %s: XDP refused at MTU %d", f->name, f->mtu);
 	}
 	src->lat = true;
 	return 0;

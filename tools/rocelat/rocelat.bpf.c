@@ -650,13 +650,16 @@ AX_GLOBAL_FUNC int rocelat_cnp(const struct pkt_info *pi, struct rocelat_counter
 	return 0;
 }
 
-static __always_inline void rocelat_handle(void *data, void *data_end,
-					   __u32 frame_len, __u32 ifindex,
-					   bool egress)
+/* ctx: the context for bytes beyond the first buffer (parse.bpf.h), an
+ * sk_buff with ctx_skb; NULL for a frame that is all in data .. data_end */
+static __always_inline void rocelat_handle_ctx(void *data, void *data_end,
+					       __u32 frame_len, __u32 ifindex,
+					       bool egress, void *ctx, bool ctx_skb)
 {
 	struct pkt_cursor c = {
 		.kind = SRC_PACKET, .data = data, .data_end = data_end,
 		.decap = targ_decap, .frame_len = frame_len,
+		.ctx = ctx, .ctx_skb = ctx_skb,
 	};
 	struct rocelat_counters *cnt;
 	struct pkt_info *pi;
@@ -710,12 +713,33 @@ static __always_inline void rocelat_handle(void *data, void *data_end,
 		cnt->c[RL_RESERVED_OP]++;
 }
 
+#ifdef AX_NATIVE	/* a frame in user memory: all of it in data .. data_end */
+static __always_inline void rocelat_handle(void *data, void *data_end,
+					   __u32 frame_len, __u32 ifindex,
+					   bool egress)
+{
+	rocelat_handle_ctx(data, data_end, frame_len, ifindex, egress, 0, false);
+}
+#endif
+
 #ifndef AX_NATIVE	/* the kernel's entry points (tools/rocelat/rocelat_native.c) */
+/* loaded with BPF_F_XDP_HAS_FRAGS where the kernel has it (5.18+), so
+ * that a driver takes it at MTU 9000 too (veth refuses a frags-less
+ * program above about 3.5 KB). The loader sets the flag and this
+ * (rocelat_load.c), not SEC("xdp.frags"): before 5.18 it loads without
+ * them, and every frame is then one buffer. */
+AX_RODATA bool targ_xdp_frags = false;
+
 SEC("xdp")
 int rocelat_xdp(struct xdp_md *ctx)
 {
-	rocelat_handle((void *)(long)ctx->data, (void *)(long)ctx->data_end,
-		       0, ctx->ingress_ifindex, false);
+	/* with frags: the later buffers readable, and for a mirror's
+	 * truncation check (decap only, so that no other packet pays for
+	 * the helper call) the whole frame's length, not the first's */
+	rocelat_handle_ctx((void *)(long)ctx->data, (void *)(long)ctx->data_end,
+			   targ_xdp_frags && targ_decap ? bpf_xdp_get_buff_len(ctx) : 0,
+			   ctx->ingress_ifindex, false,
+			   targ_xdp_frags ? ctx : NULL, false);
 	return XDP_PASS;
 }
 
@@ -731,8 +755,8 @@ static __always_inline int rocelat_tc_handle(struct __sk_buff *skb, bool egress)
 	/* keep clang from merging ctx field addresses across the branch:
 	 * the verifier wants ctx loads at a constant offset */
 	asm volatile("" : "+r"(skb));
-	rocelat_handle((void *)(long)skb->data, (void *)(long)skb->data_end,
-		       skb->len, skb->ifindex, egress);
+	rocelat_handle_ctx((void *)(long)skb->data, (void *)(long)skb->data_end,
+			   skb->len, skb->ifindex, egress, skb, true);
 	return AX_TC_ACT_UNSPEC;
 }
 

@@ -11,6 +11,24 @@
 #include "lib/probe.h"
 #include "lib/netattach.h"
 
+/*
+ * XDP for jumbo frames: BPF_F_XDP_HAS_FRAGS (what libbpf's
+ * SEC("xdp.frags") sets, and at load, too late to take back) where the
+ * kernel has it (5.18+); before, the program loads without it and
+ * netattach falls back to tc ingress where a driver refuses it at a
+ * large MTU. AGENTXDP_NO_XDP_FRAGS: a test hook, so that this kernel
+ * runs that path too.
+ */
+static void rocelat_load_frags(struct rocelat_kernel *k)
+{
+	struct bpf_program *p = k->progs.rocelat_xdp;
+
+	if (!probe_xdp_frags() || getenv("AGENTXDP_NO_XDP_FRAGS"))
+		return;
+	k->rodata->targ_xdp_frags = true;
+	bpf_program__set_flags(p, bpf_program__flags(p) | BPF_F_XDP_HAS_FRAGS);
+}
+
 /* the one setup of either build (rocelat_kernel.h: the same pieces) */
 static void rocelat_load_config(struct rocelat_kernel *k, const struct rocelat_load_opts *o)
 {
@@ -22,6 +40,7 @@ static void rocelat_load_config(struct rocelat_kernel *k, const struct rocelat_l
 	k->rodata->targ_offline = o->offline;
 	k->rodata->targ_decap = o->decap;
 	k->rodata->targ_mirror_time = o->mirror_time;
+	rocelat_load_frags(k);
 	if (o->offline) {
 		bpf_program__set_autoload(k->progs.rocelat_xdp, false);
 		bpf_program__set_autoload(k->progs.rocelat_tc_in, false);
