@@ -34,7 +34,9 @@ static const char doc[] =
 "the UDP source port of its requests (ECMP path), the verdict and its\n"
 "evidence; below it where this host dropped its packets, the netfilter\n"
 "rule that did, and what rdma_rxe saw. A source the kernel lacks is named\n"
-"on a 'cannot see' line and no verdict rests on it.\n"
+"on a 'cannot see' line and no verdict rests on it. Not seen at all: a\n"
+"hardware RNIC's own RoCE (ConnectX and the like send and receive it in\n"
+"the NIC, bypassing the kernel): mirror it to rocelat --mirror instead.\n"
 "\n"
 "VERDICTS (worst first):\n"
 "%s"
@@ -131,7 +133,7 @@ static void report(void *ctx)
 	clock_gettime(CLOCK_REALTIME, &now);
 	diag_carry(&r->t, now.tv_sec + now.tv_nsec / 1e9);
 	diag_verdicts(&r->t, &r->src, len);
-	rocediag_prom(&r->t, &cfg);
+	rocediag_prom(&r->t, &r->src, &cfg);
 	rocediag_print(&r->t, &r->src, &cfg);
 }
 
@@ -140,7 +142,7 @@ static void prom(void *ctx, enum loop_when when)
 {
 	struct run *r = ctx;
 
-	rocediag_prom(&r->t, &cfg);
+	rocediag_prom(&r->t, &r->src, &cfg);
 }
 
 static void banner(const struct diag_sources *src)
@@ -154,6 +156,9 @@ static void banner(const struct diag_sources *src)
 	 * carry them, each record whole) */
 	if (!cfg.cli.json)
 		rocediag_print_missing(out, src);
+	/* where RoCE passes by unseen, whatever the sources: never look idle */
+	fprintf(out, "cannot see a hardware RNIC's own RoCE, which bypasses the "
+			"kernel:\n    mirror it to rocelat --mirror\n");
 	fflush(out);
 }
 

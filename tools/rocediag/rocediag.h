@@ -43,7 +43,9 @@ void rocediag_print(const struct diag_table *t, const struct diag_sources *src,
 		    const struct rocediag_cfg *cfg);
 /* the "cannot see" lines of the sources missing */
 void rocediag_print_missing(FILE *out, const struct diag_sources *src);
-void rocediag_prom(const struct diag_table *t, const struct rocediag_cfg *cfg);
+/* --prom: the verdicts, the RoCE packets seen and which sources are up */
+void rocediag_prom(const struct diag_table *t, const struct diag_sources *src,
+		   const struct rocediag_cfg *cfg);
 void rocediag_output_free(void);
 
 #endif

@@ -499,6 +499,22 @@ static __u64 now_ns(void)
 	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
+/* rocelat's count of RoCE packets, all CPUs, since start */
+static __u64 roce_packets_seen(void)
+{
+	struct rocelat_counters *v = calloc(s.ncpu, sizeof(*v));
+	__u64 n = 0;
+	int ncpu;
+
+	if (!v)
+		return 0;
+	ncpu = s.lat->counters(s.lat, v);
+	for (int c = 0; c < ncpu; c++)
+		n += v[c].c[RL_ROCE_PKTS];
+	free(v);
+	return n;
+}
+
 double rocediag_sources_read(struct diag_table *t)
 {
 	__u64 now = now_ns();
@@ -506,6 +522,7 @@ double rocediag_sources_read(struct diag_table *t)
 
 	diag_table_reset(t);
 	if (s.lat) {
+		t->roce_packets = roce_packets_seen();
 		s.lat->sweep(s.lat);
 		s.epoch = s.lat->next_interval(s.lat);
 		s.lat->flows_for_each(s.lat, read_flow, t);

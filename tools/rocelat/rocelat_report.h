@@ -8,6 +8,7 @@
 
 /* be: the program, whichever build runs it (rocelat_backend.h) */
 struct cli_env;
+struct prom_source;
 struct rocelat_backend;
 
 /* what the report takes from the command line */
@@ -19,6 +20,9 @@ struct rocelat_report_cfg {
 	const char *unit;	/* its name in the histogram header */
 	int ncpu;		/* libbpf_num_possible_cpus(): room for the
 				 * counters of each (be->counters) */
+	/* --prom: what it watches, up or not (lib/prom.h), kept by reference */
+	const struct prom_source *sources;
+	int nsources;
 };
 
 /* before the first report: room for nrows flow rows; 0 or -ENOMEM */
