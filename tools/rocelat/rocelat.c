@@ -554,7 +554,8 @@ static int report_sources(const struct prom_source **out)
 		return 1;
 	}
 	src[0] = (struct prom_source){ "ingress", true, false, NULL };
-	src[1] = (struct prom_source){ "egress", !env.mirror && !env.no_egress, true,
+	src[1] = (struct prom_source){ "egress", !env.mirror && !env.no_egress,
+				       env.mirror || env.no_egress,
 				       env.mirror ? "egress: --mirror (both directions "
 				       "arrive on ingress)" : "egress: --no-egress" };
 	*out = src;
