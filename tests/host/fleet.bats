@@ -221,3 +221,38 @@ stop_traffic() {
 	! ax_tcp_listening "$NE_PORT"
 	echo "end to end took $((SECONDS - start)) s" >&2
 }
+
+@test "end to end, a collector: rocelat -r over a recording of two mirror sessions feeds Prometheus; the outlier alert fires for the recording's slow flow alone, the sessions folded" {
+	ax_file_needs jq curl /usr/bin/python3 prometheus prometheus-node-exporter "$AX_BUILD/rocelat" ||
+		skip "$AX_FILE_SKIP"
+	/usr/bin/python3 -c 'import scapy.contrib.roce, scapy.contrib.erspan' 2>/dev/null ||
+		skip "python3-scapy not installed"
+	local cap=$T/cap s=connectx_two_mirrors inst out slow want
+	mkdir -p "$cap"
+	/usr/bin/python3 "$AX_ROOT/tests/lib/mirror_captures.py" "$cap" 2> "$cap/err" || { cat "$cap/err" >&2; false; }
+	start_servers
+	inst="127.0.0.1:$NE_PORT"
+	# the collector: the recording once through rocelat, its file left
+	# for node_exporter as a live collector's would be between writes
+	"$AX_BUILD/rocelat" -r "$cap/$s.pcap" --prom "$T/textfile/agentxdp-collector.prom" > /dev/null
+	# the truth: the flow whose median is far above the others'
+	slow=$(jq -c '[.flows[]] | max_by(.p50)' "$cap/$s.json")
+	# shellcheck disable=SC2046 # three numbers
+	want="$inst 10.1.0.1 10.1.0.2 $(printf '0x%x 0x%x %s' $(jq -r '"\(.req_qpn) \(.dqpn) \(.sport)"' <<<"$slow")) rtt"
+	ax_until 25 "the outlier alert firing from the collector" \
+		has "ALERTS{alertname=\"AgentXDPOutlierLink\",alertstate=\"firing\",instance=\"$inst\"}"
+	query ALERTS >&2
+	# four flows, each seen by two sessions: four QPs for the rules
+	[ "$(jq '[.flows[] | .dqpn] | unique | length' "$cap/$s.json")" -eq 4 ]
+	has "count(agentxdp:qp_latency_p50:seconds{instance=\"$inst\"}) == 4"
+	has "count(agentxdp_rocelat_flow_latency_seconds{instance=\"$inst\",q=\"0.5\"}) == 8"
+	out=$(query "ALERTS{alertname=\"AgentXDPOutlierLink\",instance=\"$inst\"}")
+	[ "$(jq length <<<"$out")" -eq 1 ]
+	[ "$(jq -r '.[0].metric | [.instance, .req, .resp, .req_qpn, .resp_qpn, .sport, .kind] | join(" ")' <<<"$out")" = "$want" ]
+	[ "$(jq -r '.[0].metric.session // "none"' <<<"$out")" = none ]
+	ax_stop "$PROM_PID" TERM
+	[ "$AX_RC" -eq 0 ]
+	ax_stop "$NE_PID" TERM
+	! ax_tcp_listening "$PROM_PORT"
+	! ax_tcp_listening "$NE_PORT"
+}
