@@ -44,7 +44,7 @@ help_joined() {
 	"$1" --help | tr '\n' ' ' | tr -s ' '
 }
 
-@test "rocediag and rocelat: --help and the man pages say a hardware RNIC's own RoCE is not seen" {
+@test "rocediag and rocelat: --help, the man pages and the package description say a hardware RNIC's own RoCE is not seen" {
 	local t
 	for t in rocediag rocelat; do
 		[[ "$(help_joined "$AX_BUILD/$t")" == *"hardware RNIC's own RoCE (ConnectX and the like send and receive it in the NIC, bypassing the kernel)"* ]] ||
@@ -54,6 +54,9 @@ help_joined() {
 			grep -qF "hardware RNIC's own RoCE (ConnectX and the like send and receive it in the NIC, bypassing the kernel)" ||
 			{ echo "man $t" >&2; false; }
 	done
+	# and the package's description
+	sed -n '/^Description:/,$p' "$AX_ROOT/debian/control" | sed 's/^ //' | tr '\n' ' ' |
+		grep -qF "Not seen: a hardware RNIC's own RoCE (ConnectX and the like send and receive it in the NIC, bypassing the kernel)."
 }
 
 @test "rocediag -i on an interface with no RoCE: the banner says what it cannot see; --prom counts 0 RoCE packets, then exactly the 37 sent" {
