@@ -23,6 +23,7 @@ struct rocediag_cfg {
 	long timeout_ms;	/* rocelat's --timeout */
 	bool no_rxe, no_rules;	/* leave a source out */
 	bool problems;		/* --problems: QPs not OK, a line per peer pair */
+	bool mirror;		/* --mirror: a collector; latency alone */
 	unsigned int snaplen;	/* --snaplen (struct pcapng_args, lib/pcapng.h) */
 	struct pcapng *pcap;	/* -w's file, open; NULL without -w */
 };

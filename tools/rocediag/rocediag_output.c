@@ -473,9 +473,9 @@ static void prom_visibility(struct prom_file *pf, const struct diag_table *t,
 {
 	const struct prom_source ps[] = {
 		{ "latency", src->lat, !cfg->nifs, src->no_lat },
-		{ "drops", src->drops, false, src->no_drops },
-		{ "rules", src->rules, cfg->no_rules, src->no_rules },
-		{ "rdma_rxe", src->rxe, cfg->no_rxe, src->no_rxe },
+		{ "drops", src->drops, cfg->mirror, src->no_drops },
+		{ "rules", src->rules, cfg->no_rules || cfg->mirror, src->no_rules },
+		{ "rdma_rxe", src->rxe, cfg->no_rxe || cfg->mirror, src->no_rxe },
 	};
 
 	prom_family(pf, "agentxdp_rocediag_roce_packets_total", PROM_COUNTER,
