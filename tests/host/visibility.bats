@@ -17,7 +17,7 @@ RL=$AX_BUILD/rocelat
 P=axvis
 A=10.223.0.1
 B=10.223.0.2
-RNIC="cannot see a hardware RNIC's own RoCE, which bypasses the kernel:"
+RNIC="not seen: a hardware RNIC's own RoCE, which bypasses the kernel:"
 
 setup_file() {
 	[ -z "${AGENTXDP_VM:-}" ] || { export AX_FILE_SKIP="host-only: output code, no rdma_rxe needed"; return 0; }

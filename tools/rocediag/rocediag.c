@@ -172,7 +172,7 @@ static void banner(const struct diag_sources *src)
 	/* where RoCE passes by unseen, whatever the sources: never look
 	 * idle (a mirror port does show it) */
 	if (!cfg.mirror)
-		fprintf(out, "cannot see a hardware RNIC's own RoCE, which bypasses the "
+		fprintf(out, "not seen: a hardware RNIC's own RoCE, which bypasses the "
 			"kernel:\n    mirror it to rocelat --mirror\n");
 	fflush(out);
 }

@@ -314,7 +314,7 @@ static int run_live(struct rocelat_kernel *k)
 		fprintf(out, "... Hit Ctrl-C to end.\n");
 		/* the one place RoCE passes by unseen: say so, never look idle */
 		if (!env.mirror)
-			fprintf(out, "cannot see a hardware RNIC's own RoCE, which bypasses the "
+			fprintf(out, "not seen: a hardware RNIC's own RoCE, which bypasses the "
 				"kernel:\n    mirror it to a port (--mirror) or capture it (-r)\n");
 		fflush(out);
 	}
