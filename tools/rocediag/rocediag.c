@@ -170,8 +170,8 @@ static void banner(const struct diag_sources *src)
 	if (!cfg.cli.json)
 		rocediag_print_missing(out, src);
 	/* where RoCE passes by unseen, whatever the sources: never look
-	 * idle (a mirror port does show it) */
-	if (!cfg.mirror)
+	 * idle (a mirror port does show it); text only, as the lines above */
+	if (!cfg.mirror && !cfg.cli.json)
 		fprintf(out, "not seen: a hardware RNIC's own RoCE, which bypasses the "
 			"kernel:\n    mirror it to rocelat --mirror\n");
 	fflush(out);

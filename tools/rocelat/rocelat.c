@@ -312,8 +312,9 @@ static int run_live(struct rocelat_kernel *k)
 				netattach_describe(&ifaces[i], d, sizeof(d)));
 		}
 		fprintf(out, "... Hit Ctrl-C to end.\n");
-		/* the one place RoCE passes by unseen: say so, never look idle */
-		if (!env.mirror)
+		/* the one place RoCE passes by unseen: say so, never look idle
+		 * (the text banner's; -j's stderr stays the banner alone) */
+		if (!env.mirror && !env.cli.json)
 			fprintf(out, "not seen: a hardware RNIC's own RoCE, which bypasses the "
 				"kernel:\n    mirror it to a port (--mirror) or capture it (-r)\n");
 		fflush(out);
