@@ -279,7 +279,7 @@ stop_traffic() {
 	# the stale one alone: the live agent's file is fresh
 	out=$(query "ALERTS{alertname=\"AgentXDPTextfileStale\",instance=\"$inst\"}")
 	[ "$(jq length <<<"$out")" -eq 1 ]
-	[[ "$(jq -r '.[0].metric.file' <<<"$out")" == *"/agentxdp-old.prom" ]]
+	[[ "$(jq -r '.[0].metric.file' <<<"$out")" == *agentxdp-old.prom ]]
 	has "agentxdp_rocediag_roce_packets_total{instance=\"$inst\"} == 0"
 	# rules turned off by an option: no alert; rdma_rxe missing here: one
 	# with the tool's own reason
