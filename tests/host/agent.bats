@@ -90,3 +90,37 @@ unit_value() {
 	# the rule did drop them (the ground truth the verdict rests on)
 	[ "$(ip netns exec ${P}b nft list table inet axag_filter | sed -n 's/.* counter packets \([0-9]*\) .*/\1/p')" -gt 0 ]
 }
+
+@test "the agent's command takes several interfaces in AGENTXDP_IFACE: both watched, their RoCE counted exactly, every source said" {
+	local cmd prom pid
+	ax_netns_pair $P $A/24 $B/24
+	# a second link between the same two namespaces
+	ip link add ${P}va2 netns ${P}a type veth peer name ${P}vb2 netns ${P}b
+	ip -n ${P}a addr add 10.207.1.1/24 dev ${P}va2
+	ip -n ${P}b addr add 10.207.1.2/24 dev ${P}vb2
+	ip -n ${P}a link set ${P}va2 up
+	ip -n ${P}b link set ${P}vb2 up
+	ax_link_ready ${P}a ${P}va2 && ax_link_ready ${P}b ${P}vb2
+	cmd=$(unit_value ExecStart | sed -e 's/\$\$/$/g' -e "s|/usr/sbin/rocediag|$AX_BUILD/rocediag|")
+	cmd=${cmd#"/bin/sh -c '"}
+	cmd=${cmd%"'"}
+	mkdir -p "$T/textfile"
+	prom=$T/textfile/agentxdp-rocediag.prom
+	ax_bg ip netns exec ${P}a env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+		bash -c "set -a; . '$DEFAULTS'; AGENTXDP_IFACE='${P}va ${P}va2' AGENTXDP_INTERVAL=1 AGENTXDP_TEXTFILE_DIR='$T/textfile'; set +a; exec /bin/sh -c \"\$1\"" agent "$cmd"
+	pid=$AX_LAST_PID
+	ax_until 90 "the agent's first metrics file" test -s "$prom"
+	grep -qx 'agentxdp_rocediag_source_up{source="latency"} 1' "$prom"
+	grep -qx 'agentxdp_rocediag_source_info{source="latency",reason="",off_by_option="false"} 1' "$prom"
+	# both interfaces carry the agent's XDP program
+	ip -n ${P}a link show ${P}va | grep -q 'prog/xdp'
+	ip -n ${P}a link show ${P}va2 | grep -q 'prog/xdp'
+	# 40 RoCE packets arrive on one, 60 on the other: 100 seen, exactly
+	ax_send_roce ${P}b $A 40
+	ax_send_roce ${P}b 10.207.1.1 60
+	ax_until 20 "100 RoCE packets in the agent's metrics" \
+		grep -qx 'agentxdp_rocediag_roce_packets_total 100' "$prom"
+	ax_stop "$pid" TERM
+	[ "$AX_RC" -eq 0 ]
+	! ip -n ${P}a link show ${P}va2 | grep -q 'prog/xdp'
+}

@@ -221,3 +221,81 @@ stop_traffic() {
 	! ax_tcp_listening "$NE_PORT"
 	echo "end to end took $((SECONDS - start)) s" >&2
 }
+
+@test "end to end, a collector: rocelat -r over a recording of two mirror sessions feeds Prometheus; the outlier alert fires for the recording's slow flow alone, the sessions folded" {
+	ax_file_needs jq curl /usr/bin/python3 prometheus prometheus-node-exporter "$AX_BUILD/rocelat" ||
+		skip "$AX_FILE_SKIP"
+	/usr/bin/python3 -c 'import scapy.contrib.roce, scapy.contrib.erspan' 2>/dev/null ||
+		skip "python3-scapy not installed"
+	local cap=$T/cap s=connectx_two_mirrors inst out slow want
+	mkdir -p "$cap"
+	/usr/bin/python3 "$AX_ROOT/tests/lib/mirror_captures.py" "$cap" 2> "$cap/err" || { cat "$cap/err" >&2; false; }
+	start_servers
+	inst="127.0.0.1:$NE_PORT"
+	# the collector: the recording once through rocelat, its file left
+	# for node_exporter as a live collector's would be between writes
+	"$AX_BUILD/rocelat" -r "$cap/$s.pcap" --prom "$T/textfile/agentxdp-collector.prom" > /dev/null
+	# the truth: the flow whose median is far above the others'
+	slow=$(jq -c '[.flows[]] | max_by(.p50)' "$cap/$s.json")
+	# shellcheck disable=SC2046 # three numbers
+	want="$inst 10.1.0.1 10.1.0.2 $(printf '0x%x 0x%x %s' $(jq -r '"\(.req_qpn) \(.dqpn) \(.sport)"' <<<"$slow")) rtt"
+	ax_until 25 "the outlier alert firing from the collector" \
+		has "ALERTS{alertname=\"AgentXDPOutlierLink\",alertstate=\"firing\",instance=\"$inst\"}"
+	query ALERTS >&2
+	# four flows, each seen by two sessions: four QPs for the rules
+	[ "$(jq '[.flows[] | .dqpn] | unique | length' "$cap/$s.json")" -eq 4 ]
+	has "count(agentxdp:qp_latency_p50:seconds{instance=\"$inst\"}) == 4"
+	has "count(agentxdp_rocelat_flow_latency_seconds{instance=\"$inst\",q=\"0.5\"}) == 8"
+	out=$(query "ALERTS{alertname=\"AgentXDPOutlierLink\",instance=\"$inst\"}")
+	[ "$(jq length <<<"$out")" -eq 1 ]
+	[ "$(jq -r '.[0].metric | [.instance, .req, .resp, .req_qpn, .resp_qpn, .sport, .kind] | join(" ")' <<<"$out")" = "$want" ]
+	[ "$(jq -r '.[0].metric.session // "none"' <<<"$out")" = none ]
+	ax_stop "$PROM_PID" TERM
+	[ "$AX_RC" -eq 0 ]
+	ax_stop "$NE_PID" TERM
+	! ax_tcp_listening "$PROM_PORT"
+	! ax_tcp_listening "$NE_PORT"
+}
+
+@test "end to end, a blind and a stale agent: rocediag on an interface with no RoCE fires AgentXDPFleetSeesNoRoCE, a missing rdma_rxe AgentXDPSourceDown with its reason, an old textfile AgentXDPTextfileStale" {
+	ax_file_needs jq curl /usr/bin/python3 prometheus prometheus-node-exporter "$DIAG" ||
+		skip "$AX_FILE_SKIP"
+	local inst out
+	ax_netns_pair $P $A/24 $B/24
+	start_servers
+	inst="127.0.0.1:$NE_PORT"
+	# an agent's file last written ten minutes ago (a dead agent's)
+	printf '# TYPE agentxdp_rocediag_qps gauge\nagentxdp_rocediag_qps{verdict="OK"} 0\n' \
+		> "$T/textfile/agentxdp-old.prom"
+	touch -d "@$(($(date +%s) - 600))" "$T/textfile/agentxdp-old.prom"
+	# a live agent that watches an interface no RoCE crosses
+	ax_tool_start DIAG_PID "$T/diag.out" 90 Tracing \
+		ip netns exec ${P}a "$DIAG" -i ${P}va --no-rules --prom "$T/textfile/agentxdp-rocediag.prom" 1
+	ax_until 25 "the stale file's alert firing" \
+		has "ALERTS{alertname=\"AgentXDPTextfileStale\",alertstate=\"firing\",instance=\"$inst\"}"
+	ax_until 25 "the blind fleet's alert firing" \
+		has 'ALERTS{alertname="AgentXDPFleetSeesNoRoCE",alertstate="firing"}'
+	query ALERTS >&2
+	# the stale one alone: the live agent's file is fresh
+	out=$(query "ALERTS{alertname=\"AgentXDPTextfileStale\",instance=\"$inst\"}")
+	[ "$(jq length <<<"$out")" -eq 1 ]
+	[[ "$(jq -r '.[0].metric.file' <<<"$out")" == *agentxdp-old.prom ]]
+	has "agentxdp_rocediag_roce_packets_total{instance=\"$inst\"} == 0"
+	# rules turned off by an option: no alert; rdma_rxe missing here: one
+	# with the tool's own reason
+	[ "$(query "ALERTS{alertname=\"AgentXDPSourceDown\",source=\"rules\"}")" = "[]" ]
+	if [ ! -e /sys/kernel/btf/rdma_rxe ]; then
+		ax_until 15 "rdma_rxe's source-down alert firing" \
+			has "ALERTS{alertname=\"AgentXDPSourceDown\",alertstate=\"firing\",instance=\"$inst\",source=\"rdma_rxe\"}"
+		out=$(query "ALERTS{alertname=\"AgentXDPSourceDown\",instance=\"$inst\"}")
+		[ "$(jq length <<<"$out")" -eq 1 ]
+		grep -qxF "$(jq -r '.[0].metric.reason' <<<"$out")" \
+			<(sed -n 's/^agentxdp_rocediag_source_info{source="rdma_rxe",reason="\([^"]*\)".*/\1/p' "$T/textfile/agentxdp-rocediag.prom")
+	fi
+	ax_tool_stop DIAG_PID
+	ax_stop "$PROM_PID" TERM
+	[ "$AX_RC" -eq 0 ]
+	ax_stop "$NE_PID" TERM
+	! ax_tcp_listening "$PROM_PORT"
+	! ax_tcp_listening "$NE_PORT"
+}

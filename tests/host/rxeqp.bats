@@ -104,3 +104,26 @@ need_no_rxe() {
 	grep -q "^Tracing rdma_rxe queue pairs (9 hooks via fentry)" "$BATS_TEST_TMPDIR/out"
 	[ ! -s "$BATS_TEST_TMPDIR/out.err" ]
 }
+
+@test "without rdma_rxe: the advice fits the host (its RDMA devices, whether the kernel has rdma_rxe)" {
+	need_no_rxe
+	local devs=0 hw= d want
+	run --separate-stderr "$RXEQP"
+	[ "$status" -eq 1 ]
+	echo "$stderr" >&2
+	# the truth, read here from sysfs and the module lists
+	for d in /sys/class/infiniband/*; do
+		[ -e "$d" ] || continue
+		devs=$((devs + 1))
+		[ -z "$hw" ] && [ -L "$d/device/driver" ] && hw="$(basename "$d") (driver $(basename "$(readlink "$d/device/driver")")"
+	done
+	if [ -n "$hw" ]; then
+		[[ $stderr == "rxeqp: rdma_rxe is not loaded, and this host's RDMA device $hw"*") is a hardware RNIC: its QPs live in the NIC, where rxeqp cannot see"* ]]
+	elif [ "$devs" -gt 0 ]; then
+		[[ $stderr == *"is not Soft-RoCE: rxeqp traces rdma_rxe's QPs only" ]]
+	elif [ -d /sys/module/rdma_rxe ] || grep -qs '/rdma_rxe\.ko' "/lib/modules/$(uname -r)/modules.dep" "/lib/modules/$(uname -r)/modules.builtin"; then
+		[ "$stderr" = "rxeqp: rdma_rxe is not loaded (no /sys/kernel/btf/rdma_rxe) and this host has no RDMA device: for Soft-RoCE, modprobe rdma_rxe and add a device (rdma link add rxe0 type rxe netdev IFACE)" ]
+	else
+		[ "$stderr" = "rxeqp: rdma_rxe is not loaded, this kernel has no rdma_rxe module, and this host no RDMA device: nothing for rxeqp to trace here" ]
+	fi
+}

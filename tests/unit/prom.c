@@ -251,6 +251,34 @@ static void test_fold(void)
 	unlink(path);
 }
 
+static void test_sources(void)
+{
+	const struct prom_source src[] = {
+		{ "latency", true, false, "latency: no -i given" },
+		{ "rules", false, true, "netfilter rules: --no-rules" },
+		{ "rdma_rxe", false, false, "rdma_rxe QP state: \"x\"" },
+	};
+	struct prom_file pf;
+	char path[256], *s;
+
+	snprintf(path, sizeof(path), "%s/sources.prom", dir);
+	prom_open(&pf, path);
+	prom_sources(&pf, "t", src, 3);
+	prom_commit(&pf);
+	s = slurp(path);
+	tap_ok(s && strstr(s, "# TYPE t_source_up gauge\nt_source_up{source=\"latency\"} 1\n"
+			  "t_source_up{source=\"rules\"} 0\nt_source_up{source=\"rdma_rxe\"} 0\n"),
+	       "sources: up 1 or 0 each");
+	tap_ok(s && strstr(s, "t_source_info{source=\"latency\",reason=\"\",off_by_option=\"false\"} 1\n"),
+	       "sources: no reason for a source up, whatever it was given");
+	tap_ok(s && strstr(s, "t_source_info{source=\"rules\",reason=\"netfilter rules: --no-rules\","
+			  "off_by_option=\"true\"} 1\n"),
+	       "sources: off by option");
+	tap_ok(s && strstr(s, "reason=\"rdma_rxe QP state: \\\"x\\\"\",off_by_option=\"false\"} 1\n"),
+	       "sources: the reason escaped");
+	unlink(path);
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) {
@@ -263,6 +291,7 @@ int main(void)
 	test_cap();
 	test_totals();
 	test_fold();
+	test_sources();
 	rmdir(dir);
 	return tap_done();
 }

@@ -161,6 +161,35 @@ void prom_gauge(struct prom_file *pf, const char *name,
 
 /* v base units in seconds; dividing by an exact 1e9 rounds once, where
  * multiplying by the inexact 1e-9 shows as 9.9999999999999991e-05 */
+void prom_sources(struct prom_file *pf, const char *prefix,
+		  const struct prom_source *src, int n)
+{
+	char up[96], info[96];
+
+	snprintf(up, sizeof(up), "%s_source_up", prefix);
+	snprintf(info, sizeof(info), "%s_source_info", prefix);
+	prom_family(pf, up, PROM_GAUGE,
+		    "Whether a source of this tool is up (1) or cannot see (0); "
+		    "the reason is in _source_info");
+	for (int i = 0; i < n; i++) {
+		struct prom_label l = { "source", src[i].name };
+
+		prom_gauge(pf, up, &l, 1, src[i].up);
+	}
+	prom_family(pf, info, PROM_GAUGE,
+		    "Always 1: why a source cannot see (reason, empty when up) and "
+		    "whether an option turned it off");
+	for (int i = 0; i < n; i++) {
+		struct prom_label l[] = {
+			{ "source", src[i].name },
+			{ "reason", src[i].up || !src[i].reason ? "" : src[i].reason },
+			{ "off_by_option", src[i].off_by_option ? "true" : "false" },
+		};
+
+		prom_gauge(pf, info, l, 3, 1);
+	}
+}
+
 static double to_seconds(double v, double unit_s)
 {
 	double per_s = (double)(long long)(1 / unit_s + 0.5), d;

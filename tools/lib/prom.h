@@ -100,6 +100,24 @@ void prom_gauge_seconds(struct prom_file *pf, const char *name,
 void prom_hist_log2(struct prom_file *pf, const char *name,
 		    const struct prom_label *labels, int nlabels,
 		    const __u64 *slots, int nslots, double unit_s, double sum);
+/*
+ * What a tool can see, for a fleet to tell an idle agent from a blind one:
+ * per source (a hook, a capture), whether it is up, and the one line that
+ * says why not. Writes the families <prefix>_source_up{source} (1 or 0)
+ * and <prefix>_source_info{source,reason,off_by_option} (always 1; reason
+ * empty for a source that is up; off_by_option "true" when the user
+ * turned it off, which the fleet's source-down alert leaves alone).
+ */
+struct prom_source {
+	const char *name;	/* the label value: "latency", "egress", ... */
+	bool up;
+	bool off_by_option;	/* down because an option said so */
+	const char *reason;	/* why it is down (one line), or NULL */
+};
+
+void prom_sources(struct prom_file *pf, const char *prefix,
+		  const struct prom_source *src, int n);
+
 /* flush, fsync, mode 0644, rename over the target, fsync the directory,
  * close; 0, or -errno (errno set; the temp file removed, the target
  * untouched) */

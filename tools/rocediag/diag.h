@@ -173,6 +173,9 @@ struct diag_table {
 	/* events the interval lost to a full ring buffer: drops (the QPs'
 	 * drop counts are short by as many), rdma_rxe's QP events */
 	__u64 drop_events_lost, rxe_events_lost;
+	/* RoCE packets the latency source saw since start (rocelat's count:
+	 * those to the RoCE port with a BTH), on every -i interface */
+	__u64 roce_packets;
 };
 
 int diag_table_init(struct diag_table *t, int max);

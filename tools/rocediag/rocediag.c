@@ -34,7 +34,10 @@ static const char doc[] =
 "the UDP source port of its requests (ECMP path), the verdict and its\n"
 "evidence; below it where this host dropped its packets, the netfilter\n"
 "rule that did, and what rdma_rxe saw. A source the kernel lacks is named\n"
-"on a 'cannot see' line and no verdict rests on it.\n"
+"on a 'cannot see' line and no verdict rests on it. Not seen at all: a\n"
+"hardware RNIC's own RoCE (ConnectX and the like send and receive it in\n"
+"the NIC, bypassing the kernel): mirror it to a collector running\n"
+"rocediag --mirror (latency alone) or rocelat --mirror.\n"
 "\n"
 "VERDICTS (worst first):\n"
 "%s"
@@ -46,7 +49,7 @@ static const char doc[] =
 "    rocediag 5                # drops and rdma_rxe only: no latency\n"
 "    rocediag -i eth1 -w drops.pcapng 5   # ... and the dropped packets";
 
-enum { OPT_SKB = 0x2000, OPT_TIMEOUT, OPT_NO_RXE, OPT_NO_RULES,
+enum { OPT_SKB = 0x2000, OPT_TIMEOUT, OPT_NO_RXE, OPT_NO_RULES, OPT_MIRROR,
        OPT_PROBLEMS = 'p' };
 
 static const struct argp_option opts[] = {
@@ -57,6 +60,11 @@ static const struct argp_option opts[] = {
 	  "A request unanswered this long is a timeout (default 1000)", 0 },
 	{ "no-rxe", OPT_NO_RXE, NULL, 0, "Leave rdma_rxe's QP state out", 0 },
 	{ "no-rules", OPT_NO_RULES, NULL, 0, "Do not name netfilter rules", 0 },
+	{ "mirror", OPT_MIRROR, NULL, 0,
+	  "A collector on a mirror (SPAN/ERSPAN) port: both directions arrive as "
+	  "ingress, tunnels read (as rocelat --mirror); verdicts from latency, "
+	  "retransmits, NAKs and CNPs alone: drops, rules and rdma_rxe are this "
+	  "host's, not the mirrored traffic's", 0 },
 	{ "problems", OPT_PROBLEMS, NULL, 0,
 	  "Only the QPs that are not OK, and one line per pair of peers", 0 },
 	{},
@@ -86,6 +94,13 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_PROBLEMS:
 		cfg.problems = true;
+		break;
+	case OPT_MIRROR:
+		cfg.mirror = true;
+		break;
+	case ARGP_KEY_END:
+		if (cfg.mirror && !cfg.nifs)
+			argp_failure(state, 1, 0, "--mirror needs the mirror port: -i IFACE");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -131,7 +146,7 @@ static void report(void *ctx)
 	clock_gettime(CLOCK_REALTIME, &now);
 	diag_carry(&r->t, now.tv_sec + now.tv_nsec / 1e9);
 	diag_verdicts(&r->t, &r->src, len);
-	rocediag_prom(&r->t, &cfg);
+	rocediag_prom(&r->t, &r->src, &cfg);
 	rocediag_print(&r->t, &r->src, &cfg);
 }
 
@@ -140,7 +155,7 @@ static void prom(void *ctx, enum loop_when when)
 {
 	struct run *r = ctx;
 
-	rocediag_prom(&r->t, &cfg);
+	rocediag_prom(&r->t, &r->src, &cfg);
 }
 
 static void banner(const struct diag_sources *src)
@@ -155,6 +170,11 @@ static void banner(const struct diag_sources *src)
 	 * carry them, each record whole) */
 	if (!cfg.cli.json)
 		rocediag_print_missing(out, src);
+	/* where RoCE passes by unseen, whatever the sources: never look
+	 * idle (a mirror port does show it); text only, as the lines above */
+	if (!cfg.mirror && !cfg.cli.json)
+		fprintf(out, "not seen: a hardware RNIC's own RoCE, which bypasses the "
+			"kernel:\n    mirror it to rocelat --mirror\n");
 	fflush(out);
 }
 

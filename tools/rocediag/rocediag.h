@@ -23,6 +23,7 @@ struct rocediag_cfg {
 	long timeout_ms;	/* rocelat's --timeout */
 	bool no_rxe, no_rules;	/* leave a source out */
 	bool problems;		/* --problems: QPs not OK, a line per peer pair */
+	bool mirror;		/* --mirror: a collector; latency alone */
 	unsigned int snaplen;	/* --snaplen (struct pcapng_args, lib/pcapng.h) */
 	struct pcapng *pcap;	/* -w's file, open; NULL without -w */
 };
@@ -43,7 +44,9 @@ void rocediag_print(const struct diag_table *t, const struct diag_sources *src,
 		    const struct rocediag_cfg *cfg);
 /* the "cannot see" lines of the sources missing */
 void rocediag_print_missing(FILE *out, const struct diag_sources *src);
-void rocediag_prom(const struct diag_table *t, const struct rocediag_cfg *cfg);
+/* --prom: the verdicts, the RoCE packets seen and which sources are up */
+void rocediag_prom(const struct diag_table *t, const struct diag_sources *src,
+		   const struct rocediag_cfg *cfg);
 void rocediag_output_free(void);
 
 #endif

@@ -461,7 +461,34 @@ static void prom_qp_families(struct prom_file *pf, const struct diag_table *t,
 	}
 }
 
-void rocediag_prom(const struct diag_table *t, const struct rocediag_cfg *cfg)
+/*
+ * What this agent can see: the RoCE packets its latency source saw (none
+ * written while it is down: no number it did not measure), and each
+ * source up or not, with its "cannot see" line. A source an option left
+ * out (no -i, --no-rules, --no-rxe) is marked so: the fleet's
+ * AgentXDPSourceDown leaves it alone.
+ */
+static void prom_visibility(struct prom_file *pf, const struct diag_table *t,
+			    const struct diag_sources *src, const struct rocediag_cfg *cfg)
+{
+	const struct prom_source ps[] = {
+		{ "latency", src->lat, !cfg->nifs, src->no_lat },
+		{ "drops", src->drops, cfg->mirror, src->no_drops },
+		{ "rules", src->rules, cfg->no_rules || cfg->mirror, src->no_rules },
+		{ "rdma_rxe", src->rxe, cfg->no_rxe || cfg->mirror, src->no_rxe },
+	};
+
+	prom_family(pf, "agentxdp_rocediag_roce_packets_total", PROM_COUNTER,
+		    "RoCE packets (to the RoCE port, with a BTH) the latency source saw "
+		    "on the -i interfaces; a hardware RNIC's own RoCE never reaches it");
+	if (src->lat)
+		prom_counter(pf, "agentxdp_rocediag_roce_packets_total", NULL, 0,
+			     t->roce_packets);
+	prom_sources(pf, "agentxdp_rocediag", ps, sizeof(ps) / sizeof(ps[0]));
+}
+
+void rocediag_prom(const struct diag_table *t, const struct diag_sources *src,
+		   const struct rocediag_cfg *cfg)
 {
 	struct prom_file pf;
 	int count[DV_NR] = {};
@@ -495,6 +522,7 @@ void rocediag_prom(const struct diag_table *t, const struct rocediag_cfg *cfg)
 
 		prom_gauge(&pf, "agentxdp_rocediag_qps", &l, 1, count[v]);
 	}
+	prom_visibility(&pf, t, src, cfg);
 	prom_cap_select(&cap, t->n, kp, weight, own);
 	prom_qp_families(&pf, t, own);
 	prom_family(&pf, "agentxdp_rocediag_qp_verdict", PROM_GAUGE,

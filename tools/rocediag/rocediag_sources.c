@@ -499,6 +499,22 @@ static __u64 now_ns(void)
 	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
+/* rocelat's count of RoCE packets, all CPUs, since start */
+static __u64 roce_packets_seen(void)
+{
+	struct rocelat_counters *v = calloc(s.ncpu, sizeof(*v));
+	__u64 n = 0;
+	int ncpu;
+
+	if (!v)
+		return 0;
+	ncpu = s.lat->counters(s.lat, v);
+	for (int c = 0; c < ncpu; c++)
+		n += v[c].c[RL_ROCE_PKTS];
+	free(v);
+	return n;
+}
+
 double rocediag_sources_read(struct diag_table *t)
 {
 	__u64 now = now_ns();
@@ -506,6 +522,7 @@ double rocediag_sources_read(struct diag_table *t)
 
 	diag_table_reset(t);
 	if (s.lat) {
+		t->roce_packets = roce_packets_seen();
 		s.lat->sweep(s.lat);
 		s.epoch = s.lat->next_interval(s.lat);
 		s.lat->flows_for_each(s.lat, read_flow, t);
@@ -547,7 +564,8 @@ static int open_lat(const struct rocediag_cfg *cfg, struct diag_sources *src)
 		return 0;
 	}
 	k = rocelat_load(&(struct rocelat_load_opts){
-		.cli = &cfg->cli, .unit_ns = 1000, .timeout_ms = cfg->timeout_ms });
+		.cli = &cfg->cli, .unit_ns = 1000, .timeout_ms = cfg->timeout_ms,
+		.decap = cfg->mirror, .no_egress = cfg->mirror });
 	if (!k)
 		return -1;
 	s.lat = rocelat_kernel_backend(k);
@@ -556,7 +574,7 @@ static int open_lat(const struct rocediag_cfg *cfg, struct diag_sources *src)
 
 		netattach_init(f, cfg->ifnames[i], cli_ifindex(&cfg->cli, cfg->ifnames[i]));
 		s.nifs++;
-		if (rocelat_attach(k, f, cfg->xdp_mode, true, ROCELAT_BY_ROCEDIAG))
+		if (rocelat_attach(k, f, cfg->xdp_mode, !cfg->mirror, ROCELAT_BY_ROCEDIAG))
 			return -1;
 		if (f->xdp_taken)
 			snprintf(src->lat_hook, sizeof(src->lat_hook),
@@ -578,6 +596,10 @@ static void open_drops(const struct rocediag_cfg *cfg, struct diag_sources *src,
 					.snaplen = cfg->pcap ? cfg->snaplen : 0 };
 	bool tp_btf;
 
+	if (cfg->mirror) {
+		snprintf(src->no_drops, sizeof(src->no_drops), "drops: not on a collector (--mirror)");
+		return;
+	}
 	s.drop = rxedrop_load(&lo, &tp_btf);
 	if (!s.drop) {
 		snprintf(src->no_drops, sizeof(src->no_drops), "drops: kfree_skb not traceable");
@@ -599,8 +621,9 @@ static void open_rules(const struct rocediag_cfg *cfg, struct diag_sources *src)
 				       .netns_inum = cfg->cli.netns ? cli_netns_inum(&cfg->cli) : 0 };
 	struct nfdrop_attached att;
 
-	if (cfg->no_rules) {
-		snprintf(src->no_rules, sizeof(src->no_rules), "netfilter rules: --no-rules");
+	if (cfg->no_rules || cfg->mirror) {
+		snprintf(src->no_rules, sizeof(src->no_rules), "netfilter rules: %s",
+			 cfg->mirror ? "not on a collector (--mirror)" : "--no-rules");
 		return;
 	}
 	if (s.nfc.nf_drop < 0) {
@@ -624,8 +647,9 @@ static void open_rxe(const struct rocediag_cfg *cfg, struct diag_sources *src,
 	struct rxeqp_hooks hk;
 	char err[200] = "";
 
-	if (cfg->no_rxe) {
-		snprintf(src->no_rxe, sizeof(src->no_rxe), "rdma_rxe QP state: --no-rxe");
+	if (cfg->no_rxe || cfg->mirror) {
+		snprintf(src->no_rxe, sizeof(src->no_rxe), "rdma_rxe QP state: %s",
+			 cfg->mirror ? "not on a collector (--mirror)" : "--no-rxe");
 		return;
 	}
 	s.rxe = rxeqp_load(&lo, &hk, err, sizeof(err));

@@ -27,6 +27,7 @@
 #include "lib/json.h"
 #include "lib/loop.h"
 #include "lib/netattach.h"
+#include "lib/prom.h"
 
 #define MAX_IFACES		8
 
@@ -84,6 +85,10 @@ static const char doc[] =
 "-r FILE runs the same BPF program over a pcap/pcapng file (\"-\" is\n"
 "stdin); several files (-r again, or more arguments after -r: a rotated\n"
 "recording) are read as one, their packets merged in time order.\n"
+"\n"
+"Not seen: a hardware RNIC's own RoCE (ConnectX and the like send and\n"
+"receive it in the NIC, bypassing the kernel). On such a host run rocelat\n"
+"on a mirror (SPAN/ERSPAN) port with --mirror, or on a capture with -r.\n"
 "\n"
 "EXAMPLES:\n"
 "    rocelat -i eth1              # latency histogram until Ctrl-C\n"
@@ -314,6 +319,11 @@ static int run_live(struct rocelat_kernel *k)
 				netattach_describe(&ifaces[i], d, sizeof(d)));
 		}
 		fprintf(out, "... Hit Ctrl-C to end.\n");
+		/* the one place RoCE passes by unseen: say so, never look idle
+		 * (the text banner's; -j's stderr stays the banner alone) */
+		if (!env.mirror && !env.cli.json)
+			fprintf(out, "not seen: a hardware RNIC's own RoCE, which bypasses the "
+				"kernel:\n    mirror it to a port (--mirror) or capture it (-r)\n");
 		fflush(out);
 	}
 	return loop_run(&lp, &env.cli) ? 1 : 0;
@@ -536,6 +546,30 @@ static struct rocelat_kernel *open_kernel(void)
 		.samples_bytes = env.svg ? ROCELAT_SVG_RING_BYTES : 0 });
 }
 
+/*
+ * --prom's sources: a capture, or ingress and egress. Written only once
+ * attached (an attach that fails ends the run), so up is what was asked;
+ * egress is down only by an option. A hardware RNIC's own RoCE is no
+ * source at all: the banner says so.
+ */
+static int report_sources(const struct prom_source **out)
+{
+	static struct prom_source src[2];
+
+	if (env.nfiles) {
+		src[0] = (struct prom_source){ "capture", true, false, NULL };
+		*out = src;
+		return 1;
+	}
+	src[0] = (struct prom_source){ "ingress", true, false, NULL };
+	src[1] = (struct prom_source){ "egress", !env.mirror && !env.no_egress,
+				       env.mirror || env.no_egress,
+				       env.mirror ? "egress: --mirror (both directions "
+				       "arrive on ingress)" : "egress: --no-egress" };
+	*out = src;
+	return 2;
+}
+
 int main(int argc, char **argv)
 {
 	struct rocelat_report_cfg rcfg = {};
@@ -569,6 +603,7 @@ int main(int argc, char **argv)
 	rcfg.ncpu = ncpu;
 	rcfg.max_flows = env.max_flows;
 	rcfg.wait_n = ROCELAT_WAIT_N(env.max_flows);
+	rcfg.nsources = report_sources(&rcfg.sources);
 	if (rocelat_report_init(&rcfg, env.max_flows)) {
 		cli_err("out of memory for %ld flow rows", env.max_flows);
 		goto cleanup;

@@ -13,11 +13,11 @@
 #include <time.h>
 #include "rocelat.h"
 #include "rocelat_backend.h"
+#include "rocelat_prom.h"
 #include "rocelat_report.h"
 #include "lib/cli.h"
 #include "lib/hist.h"
 #include "lib/json.h"
-#include "lib/prom.h"
 #include "lib/roce_names.h"
 
 #define OUTLIER_MIN_SAMPLES	5
@@ -77,57 +77,6 @@ static const char *const counter_names[RL_NR] = {
 	[RL_UNTRACKED] = "untracked_qps",
 	[RL_UNTRACKED_REQS] = "untracked_requests",
 	[RL_UNTRACKED_LOST] = "untracked_uncounted",
-};
-
-static const char *const counter_help[RL_NR] = {
-	[RL_ROCE_PKTS] = "Packets to the RoCE port with a BTH",
-	[RL_PARSE_ERRORS] = "Truncated or inconsistent headers",
-	[RL_REQUESTS] = "RC/XRC request packets",
-	[RL_TRACKED] = "Requests waiting for an answer (AckReq, READ, atomic)",
-	[RL_ACKS] = "ACKNOWLEDGE and ATOMIC ACKNOWLEDGE packets (ACK, NAK, RNR NAK)",
-	[RL_READ_RESP] = "READ RESPONSE packets",
-	[RL_SAMPLES] = "Latency samples (round trips and local turnarounds)",
-	[RL_TURN_SAMPLES] = "Latency samples of requests this host answered (request in, answer out)",
-	[RL_RETRANSMITS] = "Request packets with a PSN seen before",
-	[RL_KARN_DISCARDED] = "Answers to retransmitted requests, not timed (Karn)",
-	[RL_NAK_SEQ] = "NAK: PSN sequence error",
-	[RL_NAK_INVALID_REQ] = "NAK: invalid request",
-	[RL_NAK_REMOTE_ACCESS] = "NAK: remote access error",
-	[RL_NAK_REMOTE_OP] = "NAK: remote operational error",
-	[RL_NAK_INVALID_RD] = "NAK: invalid RD request",
-	[RL_NAK_OTHER] = "NAK with a reserved code or syndrome",
-	[RL_RNR_NAKS] = "RNR NAKs",
-	[RL_CNPS] = "Congestion notification packets",
-	[RL_ECN_CE] = "RoCE packets marked ECN CE",
-	[RL_EVICTED] = "Pending requests pushed out by newer ones",
-	[RL_TIMEOUTS] = "Pending requests unanswered for --timeout",
-	[RL_UNMATCHED] = "Answers that completed no pending request",
-	[RL_RESP_MISSING] = "READs and atomics passed by a later answer without their response",
-	[RL_FATAL_ENDED] = "Requests ended without an answer by a fatal NAK",
-	[RL_LEARNED] = "Requester QPs paired with their responder QP by an answer's PSN",
-	[RL_CM_REQS] = "RDMA CM connection requests (REQ) seen",
-	[RL_CM_PAIRED] = "QP pairs learned from an RDMA CM REQ and its REP",
-	[RL_AMBIGUOUS] = "Answers that could belong to several QPs (not paired)",
-	[RL_DUPLICATES] = "Requests seen twice within microseconds (one sighting)",
-	[RL_FLOW_RESETS] = "QPs whose PSNs restarted far behind (a new connection)",
-	[RL_FLOWS] = "Flows (responder QPs) started",
-	[RL_PAIR_FULL] = "Responder QPs left out of the PSN candidate scan (over 64 of one address pair waiting; the port index still pairs them)",
-	[RL_RESERVED_OP] = "Packets with a reserved RC/XRC opcode",
-	[RL_TUN_NOT_ROCE] = "Decapsulated mirror or tunnel frames whose inner frame is not RoCE",
-	[RL_TUN_UNKNOWN] = "Tunnel headers not followed (unknown ERSPAN version, GRE routing, ...)",
-	[RL_TRUNCATED] = "RoCE frames cut short (mirror truncation) whose headers were read",
-	[RL_NO_SWITCH_TIME] = "Frames of a switch-timed flow without a switch timestamp (not timed)",
-	[RL_OTHER_TRANSPORT] = "UC, UD and RD packets (counted, not timed)",
-	[RL_HELD] = "Answers of a QP not paired yet, held until its pairing is known",
-	[RL_UNTIMED] = "Requests answered by an answer whose time was lost (never timed)",
-	[RL_UNHELD] = "Answers of a QP not paired yet, not held: the held map was full",
-	[RL_REORDERED] = "Requests whose answer is stamped before them (out of time order): not timed",
-	[RL_WAIT_FULL] = "QPs awaiting their first answer left out of the port index (full)",
-	[RL_PAIRED_PORT] = "Of the QPs paired by an answer: found by their requests' UDP source port",
-	[RL_PAIRED_PSN] = "Of the QPs paired by an answer: found by the PSN it names, which only they sent",
-	[RL_UNTRACKED] = "QPs left out of the flow table: it was full of active flows",
-	[RL_UNTRACKED_REQS] = "Requests of QPs left out of the flow table (not timed)",
-	[RL_UNTRACKED_LOST] = "Requests of QPs left out and not counted as QPs (their count was full)",
 };
 
 static void read_counters(struct rocelat_backend *be, struct rocelat_counters *out)
@@ -438,9 +387,12 @@ static void print_outlier_text(int o, double ratio, double med, int peers)
 	       m1, ratio, peers, peers == 1 ? "" : "s", m2);
 }
 
-static void print_flow_table(int from, int to, int wa, int wb)
+static const char *session_str(const struct flow_row *r, char *buf, size_t len);
+
+/* the rows [from, to) of mirror session ses (NULL: every row) */
+static void print_flow_table(int from, int to, int wa, int wb, const char *ses)
 {
-	char a[ADDR_STRLEN], b[ADDR_STRLEN], p50[16], p99[16], max[16];
+	char a[ADDR_STRLEN], b[ADDR_STRLEN], p50[16], p99[16], max[16], rs[96];
 
 	printf("%-*s %-*s %6s %5s %7s %4s%-2s %4s%-2s %4s%-2s %4s %3s %3s %3s %3s\n",
 	       wa, "REQUESTER", wb, "RESPONDER", "QPN", "SPORT", "SAMPLES",
@@ -449,6 +401,8 @@ static void print_flow_table(int from, int to, int wa, int wb)
 	for (int i = from; i < to; i++) {
 		const struct flow_row *r = &rows[i];
 
+		if (ses && strcmp(ses, session_str(r, rs, sizeof(rs))))
+			continue;
 		fmt_unit(r->p50, p50, sizeof(p50));
 		fmt_unit(r->p99, p99, sizeof(p99));
 		fmt_unit((double)r->st.max, max, sizeof(max));
@@ -471,6 +425,37 @@ static void print_flow_table(int from, int to, int wa, int wb)
 	}
 }
 
+/*
+ * The rows [from, to) as one table, or, when they came in several mirror
+ * sessions (a collector fed by two switches), a table per session under
+ * its name, sessions in order of their worst flow: the same flow seen by
+ * two mirrors is two rows that would look alike.
+ */
+static void print_session_tables(int from, int to, int wa, int wb)
+{
+	char first[96], s[96], t[96];
+	bool several = false;
+
+	session_str(&rows[from], first, sizeof(first));
+	for (int i = from + 1; i < to && !several; i++)
+		several = strcmp(first, session_str(&rows[i], s, sizeof(s)));
+	if (!several) {
+		print_flow_table(from, to, wa, wb, NULL);
+		return;
+	}
+	for (int i = from; i < to; i++) {
+		bool seen = false;
+
+		session_str(&rows[i], s, sizeof(s));
+		for (int j = from; j < i && !seen; j++)
+			seen = !strcmp(s, session_str(&rows[j], t, sizeof(t)));
+		if (seen)
+			continue;
+		printf("%smirror session %s:\n", i > from ? "\n" : "", s[0] ? s : "none");
+		print_flow_table(i, to, wa, wb, s);
+	}
+}
+
 static void print_flows_text(int n)
 {
 	char a[ADDR_STRLEN], b[ADDR_STRLEN];
@@ -488,11 +473,11 @@ static void print_flows_text(int n)
 	}
 	/* rows are sorted round trips first */
 	if (nrtt)
-		print_flow_table(0, nrtt, wa, wb);
+		print_session_tables(0, nrtt, wa, wb);
 	if (nrtt < n) {
 		printf("%sLocal turnaround (requests this host answered, request in -> answer out):\n",
 		       nrtt ? "\n" : "");
-		print_flow_table(nrtt, n, wa, wb);
+		print_session_tables(nrtt, n, wa, wb);
 	}
 	o = find_outlier(n, &ratio, &med, &peers);
 	if (o >= 0)
@@ -615,55 +600,61 @@ static void print_flows_json(int n, double now)
 
 /* counters and the log2 histogram are cumulative (never reset); the
  * quantiles are those of the latest report's round trips */
-static void write_prom(struct rocelat_backend *be, const struct overall *rtt)
+/* a flow's mirror session, "" when it came plain: "vxlan 10.9.0.1 id 42" */
+static const char *session_str(const struct flow_row *r, char *buf, size_t len)
 {
-	static const double qs[] = { 0.5, 0.9, 0.99 };
+	char a[ADDR_STRLEN];
+
+	if (!r->tun_kind)
+		buf[0] = 0;
+	else
+		snprintf(buf, len, "%s %s id %u", tun_kind_name(r->tun_kind),
+			 pkt_addr_str(r->tun_family, r->tun_saddr, a, sizeof(a)), r->tun_id);
+	return buf;
+}
+
+/* the report's totals and rows[0..n) handed to rocelat_prom.c; rtt NULL
+ * at start, before anything was read */
+static void write_prom(struct rocelat_backend *be, const struct overall *rtt, int n)
+{
+	struct rocelat_prom_flow *f = calloc(n + 1, sizeof(*f));
+	struct rocelat_prom_in in = {
+		.counter_names = counter_names, .flows = f, .live_flows = live_flows,
+		.live_pending = live_pending, .unit_s = cfg.unit_ns * 1e-9,
+		.sources = cfg.sources, .nsources = cfg.nsources,
+	};
 	struct rocelat_counters tot;
-	struct prom_file pf;
-	char name[96], qv[16];
 	int err;
 
 	if (!cfg.cli->prom_path)
-		return;
+		goto out;
 	read_counters(be, &tot);
-	if (prom_open(&pf, cfg.cli->prom_path)) {
-		err = -errno;
-		goto fail;
+	in.tot = &tot;
+	if (rtt && rtt->samples) {
+		in.quantiles = true;
+		in.q_ns[0] = rtt->p50, in.q_ns[1] = rtt->p90, in.q_ns[2] = rtt->p99;
+		in.q_ns[3] = (double)rtt->max;
 	}
-	for (int i = 0; i < RL_NR; i++) {
-		snprintf(name, sizeof(name), "agentxdp_rocelat_%s_total", counter_names[i]);
-		prom_family(&pf, name, PROM_COUNTER, counter_help[i]);
-		prom_counter(&pf, name, NULL, 0, tot.c[i]);
-	}
-	prom_family(&pf, "agentxdp_rocelat_pending_requests", PROM_GAUGE,
-		    "Requests waiting for an answer now");
-	prom_gauge(&pf, "agentxdp_rocelat_pending_requests", NULL, 0, live_pending);
-	prom_family(&pf, "agentxdp_rocelat_flows", PROM_GAUGE,
-		    "Flows (responder QPs) tracked now");
-	prom_gauge(&pf, "agentxdp_rocelat_flows", NULL, 0, live_flows);
-	prom_family(&pf, "agentxdp_rocelat_latency_seconds", PROM_HISTOGRAM,
-		    "Request to ACK / READ RESPONSE round-trip latency");
-	prom_hist_log2(&pf, "agentxdp_rocelat_latency_seconds", NULL, 0,
-		       tot.hist.slots, HIST_SLOTS, cfg.unit_ns * 1e-9, -1);
-	/* a gauge: a summary's quantile label would promise a sum and count
-	 * of the same window, and the histogram above has the cumulative
-	 * ones; "q", since promtool keeps "quantile" for summaries */
-	prom_family(&pf, "agentxdp_rocelat_latency_quantile_seconds", PROM_GAUGE,
-		    "Round-trip latency quantiles of the latest interval, label q "
-		    "(within 3%; q=\"1\" is the maximum)");
-	for (int i = 0; i <= 3 && rtt && rtt->samples; i++) {
-		struct prom_label l = { "q", qv };
+	for (int i = 0; f && rtt && i < n; i++) {
+		const struct flow_row *r = &rows[i];
+		struct rocelat_prom_flow *o = &f[in.nflows++];
 
-		snprintf(qv, sizeof(qv), "%g", i < 3 ? qs[i] : 1.0);
-		prom_gauge_seconds(&pf, "agentxdp_rocelat_latency_quantile_seconds", &l, 1,
-				   i == 0 ? rtt->p50 : i == 1 ? rtt->p90 : i == 2 ? rtt->p99 :
-				   (double)rtt->max, 1e-9);
+		pkt_addr_str(r->key.family, r->key.req, o->req, sizeof(o->req));
+		pkt_addr_str(r->key.family, r->key.resp, o->resp, sizeof(o->resp));
+		snprintf(o->req_qpn, sizeof(o->req_qpn), r->paired ? "0x%x" : "?", r->req_qpn);
+		snprintf(o->resp_qpn, sizeof(o->resp_qpn), "0x%x", r->key.qpn);
+		snprintf(o->sport, sizeof(o->sport), "%u", r->sport);
+		session_str(r, o->session, sizeof(o->session));
+		o->turnaround = row_turn(r);
+		o->samples = r->st.samples;
+		o->p50_ns = r->p50;
+		o->p99_ns = r->p99;
 	}
-	err = prom_commit(&pf);
-	if (!err)
-		return;
-fail:
-	cli_prom_err(cfg.cli, err);
+	err = rocelat_prom_write(cfg.cli->prom_path, &in);
+	if (err)
+		cli_prom_err(cfg.cli, err);
+out:
+	free(f);
 }
 
 /* ---- one report ------------------------------------------------------ */
@@ -672,10 +663,12 @@ fail:
 void rocelat_report_prom(struct rocelat_backend *be)
 {
 	struct overall rtt;
+	int n;
 
 	be->sweep(be);
-	overall_of(collect_flows(be, false), false, &rtt);
-	write_prom(be, &rtt);
+	n = collect_flows(be, false);
+	overall_of(n, false, &rtt);
+	write_prom(be, &rtt, n);
 }
 
 static struct rocelat_counters prev_total;
@@ -822,7 +815,7 @@ void rocelat_report(struct rocelat_backend *be, bool interval)
 	evicted = tot.c[RL_FLOWS] > live_flows ? tot.c[RL_FLOWS] - live_flows : 0;
 	overall_of(nflows, false, &rtt);
 	overall_of(nflows, true, &turn);
-	write_prom(be, &rtt);
+	write_prom(be, &rtt, nflows);
 
 	if (cfg.cli->json) {
 		json_overall("hist", now, &d, d.hist.slots, &rtt);
@@ -889,11 +882,12 @@ int rocelat_report_init(const struct rocelat_report_cfg *c, int nrows)
 
 void rocelat_report_prom_start(struct rocelat_backend *be)
 {
-	write_prom(be, NULL);
+	write_prom(be, NULL, 0);
 }
 
 void rocelat_report_free(void)
 {
 	free(rows);
 	rows = NULL;
+	rocelat_prom_free();
 }

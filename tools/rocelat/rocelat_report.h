@@ -8,6 +8,7 @@
 
 /* be: the program, whichever build runs it (rocelat_backend.h) */
 struct cli_env;
+struct prom_source;
 struct rocelat_backend;
 
 /* what the report takes from the command line */
@@ -21,6 +22,9 @@ struct rocelat_report_cfg {
 				 * counters of each (be->counters) */
 	__u32 max_flows;	/* --max-flows: the flow table's size */
 	__u32 wait_n;		/* the pairing index's (ROCELAT_WAIT_N) */
+	/* --prom: what it watches, up or not (lib/prom.h), kept by reference */
+	const struct prom_source *sources;
+	int nsources;
 };
 
 /* before the first report: room for nrows flow rows; 0 or -ENOMEM */

@@ -18,6 +18,7 @@
 #include "rxeqp.h"
 #include "rxeqp.skel.h"
 #include "rxeqp_delta.h"
+#include "rxeqp_host.h"
 #include "rxeqp_load.h"
 #include "lib/btf_enum.h"
 #include "lib/cli.h"
@@ -747,15 +748,15 @@ int main(int argc, char **argv)
 
 		obj = rxeqp_load(&lo, &hk, err, sizeof(err));
 		if (!obj) {
-			/* rxe's structures are read through its BTF (CO-RE) */
-			if (!probe_module_loaded(MODULE) && probe_module_present(MODULE))
-				cli_die("rdma_rxe is loaded, but this kernel has no module "
-					"BTF (/sys/kernel/btf/rdma_rxe, 5.11+), which rxeqp "
-					"needs to read its queue pairs: it cannot run here");
-			if (!probe_module_loaded(MODULE))
-				cli_die("rdma_rxe is not loaded (no /sys/kernel/btf/rdma_rxe): "
-					"nothing to trace; modprobe rdma_rxe and add a device "
-					"(rdma link add rxe0 type rxe netdev IFACE)");
+			/* rxe's structures are read through its BTF (CO-RE):
+			 * without it, advice that fits what the host has */
+			if (!probe_module_loaded(MODULE)) {
+				struct rxeqp_host h;
+				char adv[400];
+
+				rxeqp_host_probe(&h);
+				cli_die("%s", rxeqp_host_advice(&h, adv, sizeof(adv)));
+			}
 			if (err[0])
 				cli_die("%s", err);
 			return 1;
