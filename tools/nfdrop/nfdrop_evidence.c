@@ -234,13 +234,6 @@ static int nat_unbound(const struct nfm_pkt *p, const char *hook)
 	return !(p->ct_done & manip);
 }
 
-bool ev_nat_possible(const struct nfd_key *k, int pf, const char *hook)
-{
-	struct nfm_pkt p;
-
-	return !ev_packet(k, pf, hook, &p) || nat_unbound(&p, hook) != 0;
-}
-
 /* is a drop in base ruled out by the packet's conntrack at the drop
  * (pkt), with nat chains at its hook (nat_prio, INT_MIN none) */
 static bool ct_rules_out(const struct nfr_chain *base, const struct nfm_pkt *pkt,

@@ -82,9 +82,6 @@ bool ev_is_nat(const struct nfr_chain *c);
 /* the priority the nat core runs the nat chains of hook at, INT_MIN
  * where there are none (not an IP hook with NAT) */
 int ev_nat_core_prio(const char *hook);
-/* may a nat chain at hook have dropped the packet of k, by its conntrack
- * at the drop (true when that is not known) */
-bool ev_nat_possible(const struct nfd_key *k, int pf, const char *hook);
 /* the name of ifindex in network namespace netns into out (IF_NAMESIZE);
  * false when it cannot be known (0, gone) */
 bool ev_dev_name(unsigned int netns, int ifindex, char *out);

@@ -20,6 +20,13 @@ enum nfdrop_row_source {
 	NFDROP_SRC_NONE, NFDROP_SRC_FEXIT, NFDROP_SRC_STACK, NFDROP_SRC_TRACE
 };
 
+/* why an IP packet's walk vouches for nothing */
+enum nfdrop_unwalked {
+	NFDROP_UNWALKED_NO,		/* walked, or not an IP packet */
+	NFDROP_UNWALKED_NOSIG,		/* its signature was not kept */
+	NFDROP_UNWALKED_NOMATCH,	/* it met no drop rule */
+};
+
 /* inferred-field bits */
 #define NFDROP_INF_TABLE	0x1
 #define NFDROP_INF_CHAIN	0x2
@@ -100,6 +107,7 @@ struct nfdrop_row {
 	bool rule_known;
 	bool dev_unknown;	/* chains bound to devices are candidates, and
 				 * whether the packet's is one is not known */
+	int unwalked;		/* enum nfdrop_unwalked */
 	const char *note;
 	int ncands;
 	struct nfdrop_cand cands[NFDROP_MAX_CANDS];

@@ -1,0 +1,189 @@
+#!/usr/bin/env bats
+# nfdrop never certain from a cache, a fallback or a rewritten packet:
+# tables of two families at one hook (the BPF path cache cannot tell them
+# apart), iptables-nft's mangle route chain beside filter, rulesets
+# reloaded while nfdrop runs, stateless NAT before the dropping chain, and
+# NFQUEUE without a listener. Ground truth is the dropping rules' own
+# counters: a row or event without '?' must name the rule whose counter
+# moved, and no more packets than that counter.
+
+load ../lib/common
+load ../lib/nfdrop
+
+setup() {
+	nfdrop_setup nft
+}
+
+setup_file() {
+	nfdrop_modules
+}
+
+teardown() {
+	ax_cleanup
+}
+
+# table ip x (input, priority 0) drops source port 1111, table inet y
+# (input, priority 10) source port 2222: one hook, two families; handles
+# in HX and HY
+two_family_tables() {
+	ip netns exec "${P}b" nft -f - <<-NFT
+	table ip x {
+		chain in {
+			type filter hook input priority 0; policy accept;
+			udp sport 1111 counter drop
+		}
+	}
+	table inet y {
+		chain in {
+			type filter hook input priority 10; policy accept;
+			udp sport 2222 counter drop
+		}
+	}
+	NFT
+	HX=$(nft_handle "${P}b" "ip x in" "udp sport 1111.*drop")
+	HY=$(nft_handle "${P}b" "inet y in" "udp sport 2222.*drop")
+	[ -n "$HX" ] && [ -n "$HY" ]
+}
+
+# certain_within: every count row without '?' names a rule (table TABLE,
+# handle H, given as "family/table/handle=counter" words) and counts at
+# most that rule's counter; prints the offending rows
+certain_within() {
+	local w fam tab h n bad=0 got
+	for w in "$@"; do
+		fam=${w%%/*}; w=${w#*/}; tab=${w%%/*}; w=${w#*/}
+		h=${w%%=*}; n=${w#*=}
+		got=$(packets '(.inferred | length) == 0 and .table == "'"$tab"'" and .rule_handle == '"$h")
+		if [ "$got" -gt "$n" ]; then
+			echo "certain rows name $fam $tab handle $h for $got packets, its counter $n" >&2
+			bad=1
+		fi
+	done
+	# no certain row names another rule
+	local sel='(.inferred | length) == 0'
+	for w in "$@"; do
+		fam=${w%%/*}; w=${w#*/}; tab=${w%%/*}; w=${w#*/}; h=${w%%=*}
+		sel+=' and ((.table == "'"$tab"'" and .rule_handle == '"$h"') | not)'
+	done
+	got=$(packets "$sel")
+	if [ "$got" -ne 0 ]; then
+		echo "certain rows name other rules for $got packets" >&2
+		bad=1
+	fi
+	[ "$bad" -eq 0 ] || { cat "$OUT" >&2; return 1; }
+}
+
+@test "ip and inet tables at one hook, two flows: no certain row beyond the dropping rule's counter" {
+	pair
+	two_family_tables
+	start_nfdrop --roce -N "${P}b"
+	send_from "${P}a" 10.210.0.2 1111 5
+	send_from "${P}a" 10.210.0.2 2222 40
+	send_from "${P}a" 10.210.0.2 1111 5
+	stop_nfdrop "${P}b" Ip:InReceives 50
+	cx=$(nft_counter "${P}b" "ip x in" "$HX")
+	cy=$(nft_counter "${P}b" "inet y in" "$HY")
+	[ "$cx" -eq 10 ]
+	[ "$cy" -eq 40 ]
+	certain_within "ip/x/$HX=$cx" "inet/y/$HY=$cy"
+	[ "$(packets true)" -eq 50 ]
+}
+
+# send_any NS DST SPORT N: send_from, each send's own error (a drop at
+# the sender's output hook fails it with EPERM) ignored
+send_any() {
+	ip netns exec "$1" python3 - "$2" "$3" "$4" <<-'PY'
+	import socket, struct, sys
+	dst, sport, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+	s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+	s.bind(("", sport))
+	bth = struct.pack("!BBHII", 0x04, 0x40, 0xffff, 0x12, 7) + bytes(20)
+	for _ in range(n):
+	    try:
+	        s.sendto(bth, (dst, 4791))
+	    except PermissionError:
+	        pass
+	PY
+}
+
+# events_within SPORT TABLE H: no certain event of source port SPORT
+# names another rule than TABLE's handle H
+events_within() {
+	local bad
+	bad=$(jq -s '[.[] | select(.type == "nf_drop") | select((.inferred | length) == 0) |
+		select(.sport == '"$1"') | select(.table != "'"$2"'" or .rule_handle != '"$3"')] |
+		length' "$OUT")
+	[ "$bad" -eq 0 ] || { echo "$bad certain events of sport $1 name another rule" >&2; cat "$OUT" >&2; return 1; }
+}
+
+# two_family_run MODE...: the two flows of the ip/inet tables with nfdrop
+# started with MODE; checks rows (or events) against the counters
+two_family_run() {
+	pair
+	two_family_tables
+	start_nfdrop --roce -N "${P}b" "$@"
+	send_from "${P}a" 10.210.0.2 1111 5
+	send_from "${P}a" 10.210.0.2 2222 40
+	send_from "${P}a" 10.210.0.2 1111 5
+	if [[ " $* " == *" -e "* ]]; then
+		wait_nf_events 50
+		stop_nfdrop
+	else
+		stop_nfdrop "${P}b" Ip:InReceives 50
+	fi
+	cx=$(nft_counter "${P}b" "ip x in" "$HX")
+	cy=$(nft_counter "${P}b" "inet y in" "$HY")
+	[ "$cx" -eq 10 ]
+	[ "$cy" -eq 40 ]
+	if [[ " $* " == *" -e "* ]]; then
+		events_within 1111 x "$HX"
+		events_within 2222 y "$HY"
+		[ "$(jq -s '[.[] | select(.type == "nf_drop")] | length' "$OUT")" -eq 50 ]
+	else
+		certain_within "ip/x/$HX=$cx" "inet/y/$HY=$cy"
+		[ "$(packets true)" -eq 50 ]
+	fi
+}
+
+@test "ip and inet tables at one hook, -e: no certain event names the other flow's rule" {
+	two_family_run -e
+}
+
+@test "ip and inet tables at one hook, --trace-rules: certain rows within the counters" {
+	two_family_run --trace-rules
+}
+
+@test "ip and inet tables at one hook, --trace-rules -e: no certain event names the other flow's rule" {
+	two_family_run --trace-rules -e
+}
+
+@test "iptables-nft mangle OUTPUT (a route chain) then filter OUTPUT drops: no certain row beyond the counters" {
+	command -v iptables-nft >/dev/null || skip "iptables-nft not installed"
+	pair
+	ipt="ip netns exec ${P}a iptables-nft"
+	$ipt -t mangle -A OUTPUT -p udp --sport 1111 -j DROP
+	$ipt -A OUTPUT -p udp --sport 2222 -j DROP
+	hm=$(nft_handle "${P}a" "ip mangle OUTPUT" "udp sport 1111 counter.*drop")
+	hf=$(nft_handle "${P}a" "ip filter OUTPUT" "udp sport 2222 counter.*drop")
+	[ -n "$hm" ]
+	[ -n "$hf" ]
+	for mode in "" -e; do
+		: >"$OUT"
+		start_nfdrop --roce -N "${P}a" $mode
+		send_any "${P}a" 10.210.0.2 1111 5
+		send_any "${P}a" 10.210.0.2 2222 30
+		[ -z "$mode" ] || wait_nf_events 35
+		stop_nfdrop
+		cm=$(nft_counter "${P}a" "ip mangle OUTPUT" "$hm")
+		cf=$(nft_counter "${P}a" "ip filter OUTPUT" "$hf")
+		if [ -z "$mode" ]; then
+			[ "$cm" -eq 5 ]
+			[ "$cf" -eq 30 ]
+			certain_within "ip/mangle/$hm=$cm" "ip/filter/$hf=$cf"
+			[ "$(packets true)" -eq 35 ]
+		else
+			events_within 1111 mangle "$hm"
+			events_within 2222 filter "$hf"
+		fi
+	done
+}
