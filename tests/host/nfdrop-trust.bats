@@ -187,3 +187,89 @@ two_family_run() {
 		fi
 	done
 }
+
+# reload_rules: ${P}b's ruleset, reloaded as `flush ruleset` + a file
+# every 0.2 s until killed, one of two: R1 drops source port 9999, R2
+# port 1111 (both rules get handle 2)
+reload_rules() {
+	printf 'table inet t {\n chain in {\n  type filter hook input priority 0; policy accept;\n  udp sport %s counter drop\n }\n}\n' \
+		9999 >"$BATS_TEST_TMPDIR/r1.nft"
+	sed 's/9999/1111/' "$BATS_TEST_TMPDIR/r1.nft" >"$BATS_TEST_TMPDIR/r2.nft"
+	ip netns exec "${P}b" nft -f "$BATS_TEST_TMPDIR/r1.nft"
+}
+
+reload_loop() {
+	local r
+	while :; do
+		for r in r2 r1; do
+			printf 'flush ruleset\ninclude "%s"\n' "$BATS_TEST_TMPDIR/$r.nft" |
+				ip netns exec "${P}b" nft -f - || exit 1
+			sleep 0.2
+		done
+	done
+}
+
+# reload_run MODE...: 200 packets from source port 9999 while the ruleset
+# is reloaded; no certain row (event) names R2's rule, every drop counted
+reload_run() {
+	pair
+	reload_rules
+	start_nfdrop --roce -N "${P}b" "$@"
+	ax_bg reload_loop
+	loop=$AX_LAST_PID
+	for i in $(seq 40); do
+		send_from "${P}a" 10.210.0.2 9999 5
+	done
+	ax_wait_snmp "${P}b" Ip:InReceives 200
+	ax_stop "$loop" TERM
+	dropped=$((200 - $(ax_snmp "${P}b" Udp:NoPorts)))
+	[ "$dropped" -gt 0 ]
+	if [[ " $* " == *" -e "* ]]; then
+		wait_nf_events "$dropped"
+		stop_nfdrop
+		bad=$(jq -s '[.[] | select(.type == "nf_drop") | select((.inferred | length) == 0) |
+			select(.rule != null and (.rule | test("1111")))] | length' "$OUT")
+		total=$(jq -s '[.[] | select(.type == "nf_drop")] | length' "$OUT")
+	else
+		stop_nfdrop
+		bad=$(packets '(.inferred | length) == 0 and .rule != null and (.rule | test("1111"))')
+		total=$(packets true)
+	fi
+	[ "$bad" -eq 0 ] || { echo "certain rows name the 1111 rule for $bad packets" >&2; cat "$OUT" >&2; false; }
+	[ "$total" -eq "$dropped" ]
+}
+
+@test "ruleset flushed and reloaded every 0.2 s: no certain row names the other ruleset's rule" {
+	reload_run
+}
+
+@test "ruleset flushed and reloaded every 0.2 s, -e: no certain event names the other ruleset's rule" {
+	reload_run -e
+}
+
+trace_table_there() {
+	ip netns exec "${P}b" nft list tables | grep -q "agentxdp_nfdrop_trace_$NF_PID"
+}
+
+@test "--trace-rules across flush ruleset: the helper table added again, said in one JSON line, drops after it traced" {
+	pair
+	reload_rules
+	start_nfdrop --roce -N "${P}b" --trace-rules
+	trace_table_there
+	send_from "${P}a" 10.210.0.2 9999 5
+	printf 'flush ruleset\ninclude "%s"\n' "$BATS_TEST_TMPDIR/r1.nft" | ip netns exec "${P}b" nft -f -
+	ax_until 30 "the restored line" grep -q '"type":"nf_trace_table","time":[0-9.]*,"state":"restored"' "$OUT"
+	grep -q "trace-rules table was deleted (flush ruleset?): added again" "$ERR"
+	trace_table_there
+	send_from "${P}a" 10.210.0.2 9999 7
+	stop_nfdrop "${P}b" Ip:InReceives 12
+	h=$(nft_handle "${P}b" "inet t in" "udp sport 9999.*drop")
+	[ "$(nft_counter "${P}b" "inet t in" "$h")" -eq 7 ]
+	# the 7 after the restore traced, certain; nothing certain beyond 12
+	[ "$(packets '.source == "trace" and .rule_handle == '"$h")" -ge 7 ]
+	[ "$(packets '(.inferred | length) == 0')" -le 12 ]
+	[ "$(packets true)" -eq 12 ]
+	[ "$(jq -s '[.[] | select(.type == "nf_trace_stats")] | last | .tracing' "$OUT")" = '"on"' ]
+	# gone after exit
+	! ip netns exec "${P}b" nft list tables | grep -q agentxdp_nfdrop_trace_
+}

@@ -2,11 +2,13 @@
 /* nfdrop's rows on stdout: the text table and event lines, and JSON */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <linux/types.h>
 #include "nfdrop.h"
 #include "nfdrop_output.h"
 #include "nfdrop_row.h"
 #include "lib/btf_enum.h"
+#include "lib/cli.h"
 #include "lib/json.h"
 #include "nfrules.h"
 
@@ -270,4 +272,22 @@ void nfdrop_text_row(const struct nfdrop_row *r)
 		printf("  %llu of these were answered with a REJECT reply\n", r->rejected);
 	if (r->note)
 		printf("  note: %s\n", r->note);
+}
+
+void nfdrop_trace_table_line(bool restored, bool json)
+{
+	struct json_w w;
+
+	cli_err(restored ? "the --trace-rules table was deleted (flush ruleset?): added "
+		"again; drops in between were not traced" :
+		"the --trace-rules table was deleted and cannot be added again: "
+		"tracing stopped");
+	if (!json)
+		return;
+	json_begin(&w, stdout);
+	json_str(&w, "type", "nf_trace_table");
+	json_time(&w, (double)time(NULL));
+	json_str(&w, "state", restored ? "restored" : "stopped");
+	json_end(&w);
+	fflush(stdout);
 }
