@@ -273,3 +273,155 @@ trace_table_there() {
 	# gone after exit
 	! ip netns exec "${P}b" nft list tables | grep -q agentxdp_nfdrop_trace_
 }
+
+# stateless NAT in ${P}b: chain early (prerouting -300) drops 10.210.0.5
+# (handle HA: only a rewritten packet could match it) and rewrites .4 to
+# .5; chain filt (prerouting 0) drops .5 (HB)
+stateless_nat() {
+	ip -n "${P}b" addr add 10.210.0.4/24 dev "${P}vb"
+	ip netns exec "${P}b" nft -f - <<-NFT
+	table ip sn {
+		chain early {
+			type filter hook prerouting priority -300; policy accept;
+			ip daddr 10.210.0.5 counter drop
+			ip daddr 10.210.0.4 ip daddr set 10.210.0.5
+		}
+		chain filt {
+			type filter hook prerouting priority 0; policy accept;
+			ip daddr 10.210.0.5 counter drop
+		}
+	}
+	NFT
+	HA=$(nft_handle "${P}b" "ip sn early" "ip daddr 10.210.0.5 counter.*drop")
+	HB=$(nft_handle "${P}b" "ip sn filt" "ip daddr 10.210.0.5 counter.*drop")
+	[ -n "$HA" ]
+	[ -n "$HB" ]
+}
+
+rewrite_run() {
+	pair
+	stateless_nat
+	start_nfdrop --roce -N "${P}b" "$@"
+	send_from "${P}a" 10.210.0.4 3333 40
+	if [[ " $* " == *" -e "* ]]; then
+		wait_nf_events 40
+		stop_nfdrop
+	else
+		stop_nfdrop "${P}b" Ip:InReceives 40
+	fi
+	[ "$(nft_counter "${P}b" "ip sn early" "$HA")" -eq 0 ]
+	[ "$(nft_counter "${P}b" "ip sn filt" "$HB")" -eq 40 ]
+	if [[ " $* " == *" -e "* ]]; then
+		events_within 3333 sn "$HB"
+		[ "$(jq -s '[.[] | select(.type == "nf_drop")] | length' "$OUT")" -eq 40 ]
+	else
+		certain_within "ip/sn/$HB=40"
+		[ "$(packets true)" -eq 40 ]
+	fi
+}
+
+@test "stateless NAT (ip daddr set) in an earlier chain: its rule never certain, the dropping rule by its counter" {
+	rewrite_run
+}
+
+@test "stateless NAT in an earlier chain, -e: no certain event names the earlier chain's rule" {
+	rewrite_run -e
+}
+
+@test "stateless NAT in an earlier chain, --trace-rules: certain rows within the dropping rule's counter" {
+	rewrite_run --trace-rules
+}
+
+@test "--trace-rules, one flow of 100 (cached and walked keys): one exact row, certain, equal to the counter" {
+	pair
+	ip netns exec "${P}b" nft -f - <<-'NFT'
+	table inet t {
+		chain in {
+			type filter hook input priority 0; policy accept;
+			udp sport 1111 counter drop
+			udp sport 2222 counter drop
+		}
+	}
+	NFT
+	h=$(nft_handle "${P}b" "inet t in" "udp sport 2222 counter.*drop")
+	start_nfdrop --roce -N "${P}b" --trace-rules
+	send_from "${P}a" 10.210.0.2 2222 100
+	stop_nfdrop "${P}b" Ip:InReceives 100
+	[ "$(nft_counter "${P}b" "inet t in" "$h")" -eq 100 ]
+	[ "$(packets '.rule_handle == '"$h"' and (.inferred | length) == 0')" -eq 100 ]
+	[ "$(packets true)" -eq 100 ]
+	[ "$(jq -s '[.[] | select(.note != null)] | length' "$OUT")" -eq 0 ]
+}
+
+@test "a nat chain at input: the filter chain at priority 0 still matched by address, certain without counters" {
+	pair
+	ip netns exec "${P}b" nft -f - <<-'NFT'
+	table ip nat {
+		chain in { type nat hook input priority 100; policy accept; }
+	}
+	table inet t {
+		chain a {
+			type filter hook input priority 0; policy accept;
+			ip saddr 10.210.0.1 drop
+		}
+		chain b {
+			type filter hook input priority 10; policy accept;
+			udp dport 4791 drop
+		}
+	}
+	NFT
+	h=$(nft_handle "${P}b" "inet t a" "ip saddr 10.210.0.1 drop")
+	start_nfdrop --roce -N "${P}b"
+	ax_send_roce "${P}a" 10.210.0.2 10
+	stop_nfdrop "${P}b" Ip:InReceives 10
+	expect 'true' .packets 10 .table t .chain a .rule_handle "$h" '.inferred | length' 0
+}
+
+# queue_run TOOL MODE...: TOOL (iptables-nft, iptables-legacy) queues
+# ${P}b's RoCE to queue 3, where nothing listens: nf_queue() drops each
+queue_run() {
+	local tool=$1
+	shift
+	command -v "$tool" >/dev/null || skip "$tool not installed"
+	pair
+	ip netns exec "${P}b" "$tool" -A INPUT -p udp --dport 4791 -j NFQUEUE --queue-num 3
+	start_nfdrop --roce -N "${P}b" "$@"
+	ax_send_roce "${P}a" 10.210.0.2 30
+	if [[ " $* " == *" -e "* ]]; then
+		wait_nf_events 30
+		stop_nfdrop
+	else
+		stop_nfdrop "${P}b" Ip:InReceives 30
+	fi
+	if [ "$tool" = iptables-nft ]; then
+		h=$(nft_handle "${P}b" "ip filter INPUT" "udp dport 4791 counter.*queue")
+		[ "$(nft_counter "${P}b" "ip filter INPUT" "$h")" -eq 30 ]
+	else
+		h=1
+		[ "$(ip netns exec "${P}b" iptables-legacy -L INPUT -v -x -n | awk '$3 == "NFQUEUE" { print $1 }')" -eq 30 ]
+	fi
+	if [[ " $* " == *" -e "* ]]; then
+		[ "$(jq -s '[.[] | select(.type == "nf_drop") | select(.verdict == "QUEUE" and
+			.reason == "NOT_SPECIFIED" and .rule_handle == '"$h"' and
+			(.inferred | length) == 0)] | length' "$OUT")" -eq 30 ]
+	else
+		expect 'true' .packets 30 .hook input .table filter .chain INPUT .rule_handle "$h" \
+			.verdict QUEUE .reason NOT_SPECIFIED '.inferred | length' 0
+	fi
+}
+
+@test "iptables-nft NFQUEUE without a listener: every drop counted, the rule, verdict QUEUE, equal to its counter" {
+	queue_run iptables-nft
+}
+
+@test "iptables-nft NFQUEUE without a listener, -e: each event names the rule, QUEUE" {
+	queue_run iptables-nft -e
+}
+
+@test "iptables-legacy NFQUEUE without a listener: the rule by position, QUEUE, equal to its counter" {
+	queue_run iptables-legacy
+}
+
+@test "iptables-legacy NFQUEUE without a listener, -A -e: each event names the rule, QUEUE" {
+	queue_run iptables-legacy -A -e
+}

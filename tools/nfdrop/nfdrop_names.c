@@ -319,6 +319,8 @@ static void walk_packet(const struct nfd_key *k, const struct nfr_ruleset *rs,
 	}
 	ev_walk(rs, bases, nbases, &pkt, dropper_type, nat_at_hook(rs, r),
 		hook_dev(k, r, dev), &r->ev);
+	if (r->queue)
+		ev_keep_queue(&r->ev);
 	if (!r->ev.n) {
 		/* the ruleset has changed: old method, nothing certain */
 		r->ev.used = false;
@@ -437,7 +439,7 @@ static void names_inferred(const struct nfd_key *k, const struct nfr_ruleset *rs
 	 * packet's to tell: every chain of the hook is a candidate and the
 	 * packet's own walk and the counters decide.
 	 */
-	if (k->flags & NFD_F_PATH_CACHED) {
+	if ((k->flags & NFD_F_PATH_CACHED) || r->queue) {
 		sh->need_type = NULL;
 		sh->need_family = 0;
 		sh->chain_fn_known = false;
@@ -510,6 +512,8 @@ void nfdrop_names(const struct nfdrop_ctx *ctx, const struct nfd_key *k,
 	r->policy = -1;
 	netns_name(k->netns, r->netns_name, sizeof(r->netns_name));
 	sym_name(ctx->ksyms, k->location, r->location, sizeof(r->location));
+	/* the BPF side takes nf_queue()'s frees only of queue verdicts */
+	r->queue = !strcmp(r->location, "nf_queue");
 	if (k->source == NFD_SRC_NFT || k->source == NFD_SRC_IPT ||
 	    k->source == NFD_SRC_IP6T)
 		names_fexit(k, r);
@@ -553,6 +557,12 @@ void nfdrop_settle(const struct nfdrop_ctx *ctx, struct nfdrop_row *r, unsigned 
 		return;
 	}
 	settle_chain(r, &r->cands[0], r->settle_policy, ctx->reject_complete);
+	if (r->queue) {
+		/* no queue rule the packet meets: which one is not known */
+		r->verdict = NFDROP_V_QUEUE;
+		r->rule_known = false;
+		r->inferred |= NFDROP_INF_RULE;
+	}
 	/* no walk vouches for it: the rule is what the ruleset as read now
 	 * has there, not what dropped (a reload, a packet without its
 	 * signature) */

@@ -12,7 +12,7 @@
 #include "lib/json.h"
 #include "nfrules.h"
 
-const char *const nfdrop_verdict_names[] = { "?", "DROP", "REJECT", "POLICY" };
+const char *const nfdrop_verdict_names[] = { "?", "DROP", "REJECT", "POLICY", "QUEUE" };
 const char *const nfdrop_source_names[] = { "?", "fexit", "stack", "trace" };
 
 const char *nfdrop_family_str(int f)
@@ -157,8 +157,9 @@ void nfdrop_json_row_fields(struct json_w *w, const struct nfdrop_ctx *ctx,
 		json_str(w, "rule", r->rule_text);
 	}
 	json_str(w, "verdict", nfdrop_verdict_names[r->verdict]);
-	json_str(w, "reason", drop_reason_name(ctx->nf_drop, reason, sizeof(reason)));
-	json_u64(w, "reason_code", ctx->nf_drop);
+	json_str(w, "reason", drop_reason_name(r->queue ? ctx->not_specified : ctx->nf_drop,
+					       reason, sizeof(reason)));
+	json_u64(w, "reason_code", r->queue ? ctx->not_specified : ctx->nf_drop);
 	json_str(w, "source", nfdrop_source_names[r->source]);
 	if (r->ct_states)
 		json_ct_states(w, r->ct_states);

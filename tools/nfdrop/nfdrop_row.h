@@ -13,7 +13,11 @@
 #define NFDROP_MAX_CANDS	8
 #define NFDROP_MAX_HITS		8
 
-enum nfdrop_verdict { NFDROP_V_UNKNOWN, NFDROP_V_DROP, NFDROP_V_REJECT, NFDROP_V_POLICY };
+/* QUEUE: a queue verdict (nft queue, NFQUEUE) found no listener and
+ * nf_queue() dropped the packet */
+enum nfdrop_verdict {
+	NFDROP_V_UNKNOWN, NFDROP_V_DROP, NFDROP_V_REJECT, NFDROP_V_POLICY, NFDROP_V_QUEUE
+};
 
 /* where a row's names came from (nfdrop_source_names has their words) */
 enum nfdrop_row_source {
@@ -108,6 +112,7 @@ struct nfdrop_row {
 	bool dev_unknown;	/* chains bound to devices are candidates, and
 				 * whether the packet's is one is not known */
 	int unwalked;		/* enum nfdrop_unwalked */
+	bool queue;		/* freed by nf_queue(): a queue verdict, no listener */
 	const char *note;
 	int ncands;
 	struct nfdrop_cand cands[NFDROP_MAX_CANDS];

@@ -541,6 +541,9 @@ int nfdrop_trace_split(const struct nfd_key *k, struct nfdrop_row *r,
 		r->rejected -= o->rejected;
 		it->balance -= take;
 		o->source = NFDROP_SRC_TRACE;
+		/* the trace named the rule: the walk's candidates and
+		 * counters are the original row's, not this one's */
+		o->ev.used = false;
 		o->inferred &= ~(NFDROP_INF_TABLE | NFDROP_INF_CHAIN | NFDROP_INF_RULE |
 				 NFDROP_INF_VERDICT);
 		o->engine = NFR_ENGINE_NFT;
