@@ -576,6 +576,8 @@ void nfdrop_settle(const struct nfdrop_ctx *ctx, struct nfdrop_row *r, unsigned 
 			  "the packet was not kept (too many signatures): its rule is a guess" :
 			  "the packet meets no drop rule of the ruleset as read now: it changed?";
 	}
+	if (r->queue)
+		r->inferred &= ~NFDROP_INF_VERDICT;	/* nf_queue() freed it */
 	if (r->ncands > 1) {
 		r->inferred |= NFDROP_INF_VERDICT;
 		if (r->rule_known)
