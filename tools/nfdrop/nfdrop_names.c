@@ -456,8 +456,11 @@ static void names_inferred(const struct nfd_key *k, const struct nfr_ruleset *rs
 		if (!sh->any_engine &&
 		    (sh->engine ? ch->engine != sh->engine : ch->engine != NFR_ENGINE_LEGACY))
 			continue;
+		/* without the stack's word: the families whose chains run
+		 * at the hook (inet ingress chains at netdev ingress) */
 		if (sh->need_family ? ch->family != sh->need_family :
-		    r->pf && !nfr_family_covers(ch->family, r->pf))
+		    r->pf && !nfr_family_covers(ch->family, r->pf) &&
+		    !(r->pf == NFR_PROTO_NETDEV && ch->family == NFR_PROTO_INET))
 			continue;
 		if (sh->need_type && (!ch->type || strcmp(ch->type, sh->need_type)))
 			continue;
