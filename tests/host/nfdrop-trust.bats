@@ -237,6 +237,11 @@ reload_run() {
 	fi
 	[ "$bad" -eq 0 ] || { echo "certain rows name the 1111 rule for $bad packets" >&2; cat "$OUT" >&2; false; }
 	[ "$total" -eq "$dropped" ]
+	# one report, at exit, over the reloads: every row says the ruleset changed
+	if [[ " $* " != *" -e "* ]]; then
+		[ "$(jq -s '[.[] | select(.type == "nf_drop_count") |
+			select(.note == null or (.note | test("chang") | not))] | length' "$OUT")" -eq 0 ]
+	fi
 }
 
 @test "ruleset flushed and reloaded every 0.2 s: no certain row names the other ruleset's rule" {

@@ -845,6 +845,12 @@ void ev_settle_row(struct nfdrop_row *r, unsigned long long packets,
 			       NFDROP_INF_VERDICT;
 		r->note = "the ruleset changed while these packets were dropped";
 	}
+	/* rows across a reload say so, also where a counter vouches */
+	if (r->ev.changed && !r->note)
+		r->note = r->inferred & NFDROP_INF_RULE ?
+			  "the ruleset changed (reloaded?) while these packets were dropped" :
+			  "the ruleset changed (reloaded?) while these packets were dropped; "
+			  "the rule's own counter vouches for it";
 	if (r->verdict == NFDROP_V_UNKNOWN)
 		r->inferred |= NFDROP_INF_VERDICT;
 	if (r->source == NFDROP_SRC_FEXIT)
