@@ -239,8 +239,9 @@ reload_run() {
 	[ "$total" -eq "$dropped" ]
 	# one report, at exit, over the reloads: every row says the ruleset changed
 	if [[ " $* " != *" -e "* ]]; then
-		[ "$(jq -s '[.[] | select(.type == "nf_drop_count") |
-			select(.note == null or (.note | test("chang") | not))] | length' "$OUT")" -eq 0 ]
+		silent=$(jq -s '[.[] | select(.type == "nf_drop_count") |
+			select(.note == null or (.note | test("chang") | not))] | length' "$OUT")
+		[ "$silent" -eq 0 ] || { echo "$silent rows do not say the ruleset changed" >&2; cat "$OUT" >&2; false; }
 	fi
 }
 

@@ -846,7 +846,7 @@ void ev_settle_row(struct nfdrop_row *r, unsigned long long packets,
 		r->note = "the ruleset changed while these packets were dropped";
 	}
 	/* rows across a reload say so, also where a counter vouches */
-	if (r->ev.changed && !r->note)
+	if (r->ev.changed && (!r->note || r->ev.contradicted))
 		r->note = r->inferred & NFDROP_INF_RULE ?
 			  "the ruleset changed (reloaded?) while these packets were dropped" :
 			  "the ruleset changed (reloaded?) while these packets were dropped; "
