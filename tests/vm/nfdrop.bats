@@ -196,3 +196,38 @@ rowq() {
 	expect '.table == "uf" and .hook_family == "ip"' .packets 4 .source fexit .rule_chain b .rule_handle "$hj" \
 		'.inferred | length' 0
 }
+
+@test "fexit, iptables-nft NFQUEUE without a listener: freed in nf_queue, the rule, QUEUE, equal to its counter" {
+	command -v iptables-nft >/dev/null || skip "iptables-nft not installed"
+	pair
+	ip netns exec "${P}b" iptables-nft -A INPUT -p udp --dport 4791 -j NFQUEUE --queue-num 3
+	h=$(nft_handle "${P}b" "ip filter INPUT" "udp dport 4791 counter.*queue")
+	start_nfdrop --roce -N "${P}b"
+	ax_send_roce "${P}a" 10.210.0.2 6
+	stop_nfdrop "${P}b" Ip:InReceives 6
+	[ "$(nft_counter "${P}b" "ip filter INPUT" "$h")" -eq 6 ]
+	expect 'true' .packets 6 .table filter .chain INPUT .rule_handle "$h" .verdict QUEUE \
+		.reason NOT_SPECIFIED '.inferred | length' 0
+}
+
+@test "fexit, ip and inet tables at one input hook, two flows: each flow's rule, equal to its counter" {
+	pair
+	ip netns exec "${P}b" nft -f - <<-NFT
+	table ip x {
+		chain in { type filter hook input priority 0; udp sport 1111 counter drop; }
+	}
+	table inet y {
+		chain in { type filter hook input priority 10; udp sport 2222 counter drop; }
+	}
+	NFT
+	hx=$(nft_handle "${P}b" "ip x in" "udp sport 1111.*drop")
+	hy=$(nft_handle "${P}b" "inet y in" "udp sport 2222.*drop")
+	start_nfdrop --roce -N "${P}b"
+	send_from "${P}a" 10.210.0.2 1111 3
+	send_from "${P}a" 10.210.0.2 2222 5
+	stop_nfdrop "${P}b" Ip:InReceives 8
+	[ "$(nft_counter "${P}b" "ip x in" "$hx")" -eq 3 ]
+	[ "$(nft_counter "${P}b" "inet y in" "$hy")" -eq 5 ]
+	expect '.table == "x"' .packets 3 .rule_handle "$hx" '.inferred | length' 0
+	expect '.table == "y"' .packets 5 .rule_handle "$hy" '.inferred | length' 0
+}

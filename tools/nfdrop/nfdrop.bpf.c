@@ -90,6 +90,10 @@ const volatile bool targ_stack = false;
 /* -w: bytes of each dropped packet into its event (nfd_event_cap), 0 none */
 const volatile __u32 targ_snaplen = 0;
 const volatile __u32 targ_nf_drop = 12;	/* SKB_DROP_REASON_NETFILTER_DROP, from BTF */
+/* a queue verdict without a listener (and no bypass): nf_queue() frees
+ * the packet with kfree_skb(), reason NOT_SPECIFIED; 0xffffffff: none */
+const volatile __u32 targ_not_specified = 0xffffffff;
+const volatile __u64 targ_queue_start = 0, targ_queue_end = 0;	/* nf_queue */
 
 /* kernel text ranges, from /proc/kallsyms */
 const volatile __u64 targ_slow_start = 0, targ_slow_end = 0;	/* nf_hook_slow */
@@ -516,7 +520,9 @@ static __always_inline int handle_kfree(void *ctx, struct sk_buff *skb,
 			rec->rejected = 1;
 		st->reject_skb[i] = 0;
 	}
-	if (reason != targ_nf_drop)
+	if (reason != targ_nf_drop &&
+	    !(reason == targ_not_specified && targ_queue_end &&
+	      IN_TEXT((__u64)location, targ_queue_start, targ_queue_end)))
 		return 0;
 
 	marked = st->mark_skb == (__u64)skb;

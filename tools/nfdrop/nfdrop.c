@@ -522,6 +522,7 @@ static void json_trace_stats(double now)
 	json_u64(&w, "trace_overruns_total", tr_report.st.overruns_total);
 	json_u64(&w, "packets_untraced", tr_report.untraced);
 	json_u64(&w, "trace_drops_untied", tr_report.st.untied);
+	json_str(&w, "tracing", nfdrop_trace_stopped() ? "stopped" : "on");
 	json_end(&w);
 }
 
@@ -567,6 +568,8 @@ static void print_counts(__u64 *lost_seen)
 	if (tr_report.st.untied)
 		printf("WARNING: %llu traced drops could not be tied to a counted packet\n",
 		       tr_report.st.untied);
+	if (nfdrop_trace_stopped())
+		printf("WARNING: tracing stopped: the --trace-rules table was deleted\n");
 	if (lost > *lost_seen)
 		cli_warn_events_lost(&env.cli, lost - *lost_seen);
 	*lost_seen = lost;
@@ -845,6 +848,11 @@ static int on_events(void *ctx, bool readable)
 	return 0;
 }
 
+static void on_trace_table(bool restored)
+{
+	nfdrop_trace_table_line(restored, env.cli.json);
+}
+
 static void cleanup_trace_atexit(void)
 {
 	nfdrop_trace_remove();
@@ -951,7 +959,8 @@ int main(int argc, char **argv)
 		atexit(cleanup_trace_atexit);
 		unsigned int inum = env.netns_inum ? env.netns_inum : netns_self();
 
-		nfdrop_trace_setup(inum, env.cli.netns, env.all ? 0 : env.cli.roce_port, env.port);
+		nfdrop_trace_setup(inum, env.cli.netns, env.all ? 0 : env.cli.roce_port, env.port,
+				   on_trace_table);
 		/* the helper table moved the ruleset's generation: the window
 		 * starts after it, else the first report sees a change */
 		ev_counters_start(inum);

@@ -234,13 +234,6 @@ static int nat_unbound(const struct nfm_pkt *p, const char *hook)
 	return !(p->ct_done & manip);
 }
 
-bool ev_nat_possible(const struct nfd_key *k, int pf, const char *hook)
-{
-	struct nfm_pkt p;
-
-	return !ev_packet(k, pf, hook, &p) || nat_unbound(&p, hook) != 0;
-}
-
 /* is a drop in base ruled out by the packet's conntrack at the drop
  * (pkt), with nat chains at its hook (nat_prio, INT_MIN none) */
 static bool ct_rules_out(const struct nfr_chain *base, const struct nfm_pkt *pkt,
@@ -257,7 +250,8 @@ static bool ct_rules_out(const struct nfr_chain *base, const struct nfm_pkt *pkt
 /*
  * The packet as base chain c saw it, from what the event saw at the drop.
  * NAT: the chains up to the nat core at this hook (nat_prio, the core's
- * priority where a nat chain is) may have seen other addresses and ports,
+ * priority where a nat chain is, or the last chain that may rewrite the
+ * packet, rewrite_prio()) may have seen other addresses and ports,
  * and ct status without the NAT bit it set; the nat chains themselves run
  * only for a connection's first packets (nat_unbound()), so the packet
  * may have passed them unseen. Conntrack: skb->_nfct is set at prerouting
@@ -317,6 +311,30 @@ static bool late_notrack(const struct nfr_ruleset *rs)
 	return false;
 }
 
+/* does the rule end with a queue verdict (nft queue, xtables NFQUEUE) */
+static bool rule_queues(const struct nfr_rule *r)
+{
+	for (int k = 0; k < r->prog.nops; k++) {
+		const struct nfm_op *o = &r->prog.ops[k];
+
+		if (o->type == NFM_OP_VERDICT && o->verdict == NFM_V_MAYBE && o->name &&
+		    (!strcmp(o->name, "queue") || !strcmp(o->name, "target NFQUEUE") ||
+		     !strcmp(o->name, "NFQUEUE")))
+			return true;
+	}
+	return false;
+}
+
+void ev_keep_queue(struct ev_set *s)
+{
+	int n = 0;
+
+	for (int i = 0; i < s->n; i++)
+		if (s->c[i].queue)
+			s->c[n++] = s->c[i];
+	s->n = n;
+}
+
 static bool same_ev_cand(const struct ev_cand *a, const struct ev_cand *b)
 {
 	return a->engine == b->engine && a->family == b->family &&
@@ -357,6 +375,7 @@ static int add_walk(const struct nfm_walk *w, const char *dropper_type,
 		c->handle = m->rule ? m->rule->handle : 0;
 		c->kind = kind_of(m->verdict);
 		c->has_counter = m->rule ? m->rule->prog.counter : m->base->has_counter;
+		c->queue = m->rule && rule_queues(m->rule);
 		c->delta = -1;
 		c->text = nfdrop_str(!m->rule ? "policy drop" : m->rule->text,
 				     NFDROP_TEXT_SIZE);
@@ -423,6 +442,60 @@ static void walk_ties(const struct nfr_ruleset *rs, const struct nfr_chain **bas
 	}
 }
 
+/*
+ * May the nat core at hook have changed the packet's addresses or ports
+ * before the drop: not when the packet had no conntrack entry (invalid,
+ * untracked: nothing to bind), nor when the entry's status, read at the
+ * drop, has no NAT bit of the hook's manip (destination at prerouting
+ * and output, source at input and postrouting): a binding that changes
+ * the tuple sets it (nf_nat_setup_info()), and a null one changes nothing.
+ */
+static bool nat_may_rewrite(const struct nfm_pkt *p, const char *hook)
+{
+	bool dst = hook && (!strcmp(hook, "prerouting") || !strcmp(hook, "output"));
+
+	if (p->ct_state & (NFM_CT_INVALID | NFM_CT_UNTRACKED))
+		return false;
+	if (p->ct_nat_known && !(p->ct_nat & (dst ? IPS_DST_NAT : IPS_SRC_NAT)))
+		return false;
+	return true;
+}
+
+/* does a rule of c rewrite the packet's headers (`ip daddr set`, any
+ * payload statement: stateless NAT) */
+static bool chain_rewrites(const struct nfr_chain *c)
+{
+	for (int j = 0; j < c->nrules; j++)
+		for (int k = 0; k < c->rules[j].prog.nops; k++) {
+			const struct nfm_op *o = &c->rules[j].prog.ops[k];
+
+			if (o->type == NFM_OP_UNKNOWN && o->name && !strcmp(o->name, "payload set"))
+				return true;
+		}
+	return false;
+}
+
+/*
+ * The last run priority among bases whose packets a rule may rewrite
+ * (the base chain or a chain it reaches), INT_MIN for none. The event
+ * saw the packet as rewritten: the chains up to that one (and the
+ * rules of it before the rewrite) saw it as it was, which is not known.
+ */
+static int rewrite_prio(const struct nfr_ruleset *rs, const struct nfr_chain **bases,
+			int nbases)
+{
+	int last = INT_MIN;
+
+	for (int i = 0; i < rs->nchains; i++) {
+		if (!chain_rewrites(&rs->chains[i]))
+			continue;
+		for (int b = 0; b < nbases; b++)
+			if (run_prio(bases[b]) > last && nfr_reaches(rs, bases[b], &rs->chains[i]))
+				last = run_prio(bases[b]);
+	}
+	return last;
+}
+
 void ev_walk(const struct nfr_ruleset *rs, const struct nfr_chain **bases,
 	     int nbases, const struct nfm_pkt *pkt, const char *dropper_type,
 	     int nat_prio, const char *hookdev, struct ev_set *s)
@@ -431,6 +504,7 @@ void ev_walk(const struct nfr_ruleset *rs, const struct nfr_chain **bases,
 	const struct nfm_pkt *pkts[nbases ? nbases : 1];
 	struct nfm_pkt pk[nbases ? nbases : 1];
 	int ord[nbases ? nbases : 1];
+	int rewritten;
 	bool notrack;
 
 	memset(s, 0, sizeof(*s));
@@ -439,11 +513,15 @@ void ev_walk(const struct nfr_ruleset *rs, const struct nfr_chain **bases,
 	qsort(bases, nbases, sizeof(*bases), cmp_prio);
 	ord[0] = 0;
 	notrack = pkt->ct_state == NFM_CT_UNTRACKED && late_notrack(rs);
+	rewritten = rewrite_prio(rs, bases, nbases);
+	if (nbases && nat_may_rewrite(pkt, nfr_hook_name(bases[0]->family, bases[0]->hook)) &&
+	    rewritten < nat_prio)
+		rewritten = nat_prio;
 
 	for (int i = 0; i < nbases; i++) {
 		pk[i] = *pkt;
 		pkts[i] = &pk[i];
-		ev_pkt_at_chain(bases[i], nat_prio, notrack, hookdev, &pk[i]);
+		ev_pkt_at_chain(bases[i], rewritten, notrack, hookdev, &pk[i]);
 		s->dev_unknown |= nfr_chain_sees_dev(bases[i], hookdev) < 0;
 		ord[i] = i;
 	}
@@ -731,7 +809,8 @@ void ev_settle_row(struct nfdrop_row *r, unsigned long long packets,
 	snprintf(r->rule_chain, sizeof(r->rule_chain), "%s", f->policy ? "" : f->chain);
 	r->handle = f->handle;
 	snprintf(r->rule_text, sizeof(r->rule_text), "%s", f->policy ? "" : f->text);
-	r->verdict = f->policy ? NFDROP_V_POLICY : f->kind == NFR_KIND_REJECT ? NFDROP_V_REJECT :
+	r->verdict = f->policy ? NFDROP_V_POLICY : f->queue ? NFDROP_V_QUEUE :
+		     f->kind == NFR_KIND_REJECT ? NFDROP_V_REJECT :
 		     f->kind == NFR_KIND_DROP ? NFDROP_V_DROP : NFDROP_V_UNKNOWN;
 	r->inferred &= NFDROP_INF_HOOK;
 	r->note = NULL;
@@ -766,6 +845,12 @@ void ev_settle_row(struct nfdrop_row *r, unsigned long long packets,
 			       NFDROP_INF_VERDICT;
 		r->note = "the ruleset changed while these packets were dropped";
 	}
+	/* rows across a reload say so, also where a counter vouches */
+	if (r->ev.changed && (!r->note || r->ev.contradicted))
+		r->note = r->inferred & NFDROP_INF_RULE ?
+			  "the ruleset changed (reloaded?) while these packets were dropped" :
+			  "the ruleset changed (reloaded?) while these packets were dropped; "
+			  "the rule's own counter vouches for it";
 	if (r->verdict == NFDROP_V_UNKNOWN)
 		r->inferred |= NFDROP_INF_VERDICT;
 	if (r->source == NFDROP_SRC_FEXIT)

@@ -27,6 +27,7 @@ struct ev_cand {
 	int kind;		/* NFR_KIND_DROP, _REJECT, _MAYBE */
 	bool policy;
 	bool has_counter;
+	bool queue;		/* its verdict is a queue (nft queue, NFQUEUE) */
 	long long delta;	/* counter movement in the window, -1 unknown */
 	bool alive;
 	const char *text;
@@ -77,14 +78,14 @@ int ev_ct_state(const struct nfd_key *k);
 void ev_walk(const struct nfr_ruleset *rs, const struct nfr_chain **bases,
 	     int nbases, const struct nfm_pkt *pkt, const char *dropper_type,
 	     int nat_prio, const char *hookdev, struct ev_set *s);
+/* only the candidates whose verdict is a queue kept in s (a drop by
+ * nf_queue(): no listener) */
+void ev_keep_queue(struct ev_set *s);
 /* is c a nat chain (nft type nat, the legacy nat table) */
 bool ev_is_nat(const struct nfr_chain *c);
 /* the priority the nat core runs the nat chains of hook at, INT_MIN
  * where there are none (not an IP hook with NAT) */
 int ev_nat_core_prio(const char *hook);
-/* may a nat chain at hook have dropped the packet of k, by its conntrack
- * at the drop (true when that is not known) */
-bool ev_nat_possible(const struct nfd_key *k, int pf, const char *hook);
 /* the name of ifindex in network namespace netns into out (IF_NAMESIZE);
  * false when it cannot be known (0, gone) */
 bool ev_dev_name(unsigned int netns, int ifindex, char *out);

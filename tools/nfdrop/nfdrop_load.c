@@ -75,6 +75,10 @@ static int load_bpf(const struct nfdrop_load_opts *env, struct nfdrop_ctx *ctx, 
 	obj->rodata->targ_stack = env->stack;
 	obj->rodata->targ_snaplen = env->events ? env->snaplen : 0;
 	obj->rodata->targ_nf_drop = ctx->nf_drop;
+	if (ctx->not_specified >= 0 &&
+	    ksyms_range(ctx->ksyms, "nf_queue", (__u64 *)&obj->rodata->targ_queue_start,
+			(__u64 *)&obj->rodata->targ_queue_end))
+		obj->rodata->targ_not_specified = ctx->not_specified;
 	if (!ksyms_range(ctx->ksyms, "nf_hook_slow", (__u64 *)&obj->rodata->targ_slow_start,
 			(__u64 *)&obj->rodata->targ_slow_end) && !fexit)
 		cli_err("nf_hook_slow not in /proc/kallsyms: hooks will show as unknown");
@@ -152,6 +156,7 @@ void nfdrop_ctx_init(struct nfdrop_ctx *ctx, const struct ksyms *ks,
 	ctx->ksyms = ks;
 	ctx->cli = cli;
 	ctx->nf_drop = drop_reason_value("NETFILTER_DROP");
+	ctx->not_specified = drop_reason_value("NOT_SPECIFIED");
 }
 
 bool nfdrop_has_reason(void)

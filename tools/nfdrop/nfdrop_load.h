@@ -46,6 +46,9 @@ struct nfdrop_ctx {
 	 * reasons) nfdrop_load() sets 1, which the BPF side gives to
 	 * nf_hook_slow's frees */
 	long long nf_drop;
+	/* NOT_SPECIFIED's value, -1 none: nf_queue()'s frees of packets a
+	 * queue verdict found no listener for */
+	long long not_specified;
 	/* every REJECT reply is seen (nf_send_unreach traced) */
 	bool reject_complete;
 };

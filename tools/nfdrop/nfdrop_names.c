@@ -309,12 +309,23 @@ static void walk_packet(const struct nfd_key *k, const struct nfr_ruleset *rs,
 	struct nfm_pkt pkt;
 
 	r->ev.used = false;
-	if (!nbases || !ev_packet(k, r->pf, r->hook, &pkt))
+	r->unwalked = NFDROP_UNWALKED_NO;
+	if (!nbases)
 		return;
+	if (!ev_packet(k, r->pf, r->hook, &pkt)) {
+		/* an IP packet without its signature (the map was full) */
+		r->unwalked = k->sig ? NFDROP_UNWALKED_NO : NFDROP_UNWALKED_NOSIG;
+		return;
+	}
 	ev_walk(rs, bases, nbases, &pkt, dropper_type, nat_at_hook(rs, r),
 		hook_dev(k, r, dev), &r->ev);
-	if (!r->ev.n)
-		r->ev.used = false;	/* the ruleset has changed: old method */
+	if (r->queue)
+		ev_keep_queue(&r->ev);
+	if (!r->ev.n) {
+		/* the ruleset has changed: old method, nothing certain */
+		r->ev.used = false;
+		r->unwalked = NFDROP_UNWALKED_NOMATCH;
+	}
 }
 
 /* what the stack told of the chain for the inferred path */
@@ -323,6 +334,8 @@ struct stack_hint {
 	const char *need_type;	/* the table type nft_do_chain's caller runs */
 	int need_family;	/* ... and its family (0: any) */
 	bool chain_fn_known;
+	bool any_engine;	/* the stack was an earlier packet's: chains of
+				 * both engines are candidates */
 	int engine;		/* NFR_ENGINE_NFT: nft_do_chain was on the stack */
 };
 
@@ -419,16 +432,18 @@ static void names_inferred(const struct nfd_key *k, const struct nfr_ruleset *rs
 
 	/*
 	 * A path taken from the cache (NFD_F_PATH_CACHED) is an earlier
-	 * packet's: where a nat chain at the hook may have dropped this one
-	 * (its conntrack allows it), a drop in a nat chain and one in another
-	 * chain share the signature, and nft_do_chain's caller (the table's
-	 * family and type) is not this packet's to tell.
+	 * packet's: its hook is this packet's (the path signature tells
+	 * hooks apart), but which table dropped depends on the packet, and
+	 * nothing in the signature names it. So nft_do_chain's caller (the
+	 * table's family and type, nftables or iptables-legacy) is not this
+	 * packet's to tell: every chain of the hook is a candidate and the
+	 * packet's own walk and the counters decide.
 	 */
-	if ((k->flags & NFD_F_PATH_CACHED) && sh->chain_fn_known &&
-	    nat_at_hook(rs, r) != INT_MIN && ev_nat_possible(k, r->pf, r->hook)) {
+	if ((k->flags & NFD_F_PATH_CACHED) || r->queue) {
 		sh->need_type = NULL;
 		sh->need_family = 0;
 		sh->chain_fn_known = false;
+		sh->any_engine = true;
 	}
 
 	for (int i = 0; i < rs->nchains; i++) {
@@ -438,10 +453,14 @@ static void names_inferred(const struct nfd_key *k, const struct nfr_ruleset *rs
 
 		if (!ch->base || nfdrop_trace_is_table(ch->table))
 			continue;
-		if (sh->engine ? ch->engine != sh->engine : ch->engine != NFR_ENGINE_LEGACY)
+		if (!sh->any_engine &&
+		    (sh->engine ? ch->engine != sh->engine : ch->engine != NFR_ENGINE_LEGACY))
 			continue;
+		/* without the stack's word: the families whose chains run
+		 * at the hook (inet ingress chains at netdev ingress) */
 		if (sh->need_family ? ch->family != sh->need_family :
-		    r->pf && !nfr_family_covers(ch->family, r->pf))
+		    r->pf && !nfr_family_covers(ch->family, r->pf) &&
+		    !(r->pf == NFR_PROTO_NETDEV && ch->family == NFR_PROTO_INET))
 			continue;
 		if (sh->need_type && (!ch->type || strcmp(ch->type, sh->need_type)))
 			continue;
@@ -496,6 +515,8 @@ void nfdrop_names(const struct nfdrop_ctx *ctx, const struct nfd_key *k,
 	r->policy = -1;
 	netns_name(k->netns, r->netns_name, sizeof(r->netns_name));
 	sym_name(ctx->ksyms, k->location, r->location, sizeof(r->location));
+	/* the BPF side takes nf_queue()'s frees only of queue verdicts */
+	r->queue = !strcmp(r->location, "nf_queue");
 	if (k->source == NFD_SRC_NFT || k->source == NFD_SRC_IPT ||
 	    k->source == NFD_SRC_IP6T)
 		names_fexit(k, r);
@@ -539,6 +560,27 @@ void nfdrop_settle(const struct nfdrop_ctx *ctx, struct nfdrop_row *r, unsigned 
 		return;
 	}
 	settle_chain(r, &r->cands[0], r->settle_policy, ctx->reject_complete);
+	if (r->queue) {
+		/* no queue rule the packet meets: which one is not known */
+		r->verdict = NFDROP_V_QUEUE;
+		r->rule_known = false;
+		r->inferred |= NFDROP_INF_RULE;
+	}
+	/* no walk vouches for it: the rule is what the ruleset as read now
+	 * has there, not what dropped (a reload, a packet without its
+	 * signature) */
+	if (r->unwalked) {
+		r->inferred |= NFDROP_INF_RULE | NFDROP_INF_VERDICT;
+		if (r->source != NFDROP_SRC_FEXIT)
+			r->inferred |= NFDROP_INF_TABLE | NFDROP_INF_CHAIN;
+		if (all_rejected)
+			r->inferred &= ~NFDROP_INF_VERDICT;
+		r->note = r->unwalked == NFDROP_UNWALKED_NOSIG ?
+			  "the packet was not kept (too many signatures): its rule is a guess" :
+			  "the packet meets no drop rule of the ruleset as read now: it changed?";
+	}
+	if (r->queue)
+		r->inferred &= ~NFDROP_INF_VERDICT;	/* nf_queue() freed it */
 	if (r->ncands > 1) {
 		r->inferred |= NFDROP_INF_VERDICT;
 		if (r->rule_known)

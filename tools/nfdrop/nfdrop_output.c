@@ -2,15 +2,17 @@
 /* nfdrop's rows on stdout: the text table and event lines, and JSON */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <linux/types.h>
 #include "nfdrop.h"
 #include "nfdrop_output.h"
 #include "nfdrop_row.h"
 #include "lib/btf_enum.h"
+#include "lib/cli.h"
 #include "lib/json.h"
 #include "nfrules.h"
 
-const char *const nfdrop_verdict_names[] = { "?", "DROP", "REJECT", "POLICY" };
+const char *const nfdrop_verdict_names[] = { "?", "DROP", "REJECT", "POLICY", "QUEUE" };
 const char *const nfdrop_source_names[] = { "?", "fexit", "stack", "trace" };
 
 const char *nfdrop_family_str(int f)
@@ -155,8 +157,9 @@ void nfdrop_json_row_fields(struct json_w *w, const struct nfdrop_ctx *ctx,
 		json_str(w, "rule", r->rule_text);
 	}
 	json_str(w, "verdict", nfdrop_verdict_names[r->verdict]);
-	json_str(w, "reason", drop_reason_name(ctx->nf_drop, reason, sizeof(reason)));
-	json_u64(w, "reason_code", ctx->nf_drop);
+	json_str(w, "reason", drop_reason_name(r->queue ? ctx->not_specified : ctx->nf_drop,
+					       reason, sizeof(reason)));
+	json_u64(w, "reason_code", r->queue ? ctx->not_specified : ctx->nf_drop);
 	json_str(w, "source", nfdrop_source_names[r->source]);
 	if (r->ct_states)
 		json_ct_states(w, r->ct_states);
@@ -270,4 +273,22 @@ void nfdrop_text_row(const struct nfdrop_row *r)
 		printf("  %llu of these were answered with a REJECT reply\n", r->rejected);
 	if (r->note)
 		printf("  note: %s\n", r->note);
+}
+
+void nfdrop_trace_table_line(bool restored, bool json)
+{
+	struct json_w w;
+
+	cli_err(restored ? "the --trace-rules table was deleted (flush ruleset?): added "
+		"again; drops in between were not traced" :
+		"the --trace-rules table was deleted and cannot be added again: "
+		"tracing stopped");
+	if (!json)
+		return;
+	json_begin(&w, stdout);
+	json_str(&w, "type", "nf_trace_table");
+	json_time(&w, (double)time(NULL));
+	json_str(&w, "state", restored ? "restored" : "stopped");
+	json_end(&w);
+	fflush(stdout);
 }

@@ -27,5 +27,9 @@ void nfdrop_row_comment(const struct nfdrop_row *r, const char *unsettled, char 
 			size_t len);
 /* one row of the counts table, with its candidates and notes */
 void nfdrop_text_row(const struct nfdrop_row *r);
+/* our --trace-rules table was deleted (flush ruleset) and added again
+ * (restored) or not: one line on stderr, and with json one JSON line
+ * {"type":"nf_trace_table","state":"restored"|"stopped"} on stdout */
+void nfdrop_trace_table_line(bool restored, bool json);
 
 #endif

@@ -13,11 +13,22 @@
 #define NFDROP_MAX_CANDS	8
 #define NFDROP_MAX_HITS		8
 
-enum nfdrop_verdict { NFDROP_V_UNKNOWN, NFDROP_V_DROP, NFDROP_V_REJECT, NFDROP_V_POLICY };
+/* QUEUE: a queue verdict (nft queue, NFQUEUE) found no listener and
+ * nf_queue() dropped the packet */
+enum nfdrop_verdict {
+	NFDROP_V_UNKNOWN, NFDROP_V_DROP, NFDROP_V_REJECT, NFDROP_V_POLICY, NFDROP_V_QUEUE
+};
 
 /* where a row's names came from (nfdrop_source_names has their words) */
 enum nfdrop_row_source {
 	NFDROP_SRC_NONE, NFDROP_SRC_FEXIT, NFDROP_SRC_STACK, NFDROP_SRC_TRACE
+};
+
+/* why an IP packet's walk vouches for nothing */
+enum nfdrop_unwalked {
+	NFDROP_UNWALKED_NO,		/* walked, or not an IP packet */
+	NFDROP_UNWALKED_NOSIG,		/* its signature was not kept */
+	NFDROP_UNWALKED_NOMATCH,	/* it met no drop rule */
 };
 
 /* inferred-field bits */
@@ -100,6 +111,8 @@ struct nfdrop_row {
 	bool rule_known;
 	bool dev_unknown;	/* chains bound to devices are candidates, and
 				 * whether the packet's is one is not known */
+	int unwalked;		/* enum nfdrop_unwalked */
+	bool queue;		/* freed by nf_queue(): a queue verdict, no listener */
 	const char *note;
 	int ncands;
 	struct nfdrop_cand cands[NFDROP_MAX_CANDS];

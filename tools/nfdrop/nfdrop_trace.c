@@ -18,6 +18,7 @@
 #include <linux/netfilter/nf_tables.h>
 #include <linux/netfilter/nfnetlink.h>
 #include <libmnl/libmnl.h>
+#include <libnftnl/table.h>
 #include <libnftnl/trace.h>
 #include <nftables/libnftables.h>
 #include "nfdrop.h"
@@ -179,6 +180,11 @@ static struct {
 	unsigned int inum;
 	struct mnl_socket *nl;
 	bool added;
+	bool gone;		/* the kernel said our table was deleted */
+	bool stopped;		/* ... and it could not be added again */
+	char exprs[2][64];	/* the match expressions, to add it again */
+	int nex;
+	void (*on_table)(bool restored);
 } tsock;
 static unsigned long long trace_lost, trace_lost_seen, trace_untied, trace_nopkt;
 
@@ -328,10 +334,32 @@ static void trace_record(const struct nftnl_trace *t)
 	it->last = time(NULL);
 }
 
+/* a table deleted (NFNLGRP_NFTABLES): ours, by `nft flush ruleset` or
+ * another hand, while we still keep it */
+static void table_deleted(const struct nlmsghdr *nlh)
+{
+	struct nftnl_table *t = nftnl_table_alloc();
+	char ours[64];
+	const char *name;
+
+	if (!t)
+		return;
+	snprintf(ours, sizeof(ours), NFDROP_TRACE_TABLE_PREFIX "%d", getpid());
+	if (nftnl_table_nlmsg_parse(nlh, t) == 0 &&
+	    nftnl_table_get_u32(t, NFTNL_TABLE_FAMILY) == NFPROTO_INET) {
+		name = nftnl_table_get_str(t, NFTNL_TABLE_NAME);
+		if (name && !strcmp(name, ours) && tsock.added)
+			tsock.gone = true;
+	}
+	nftnl_table_free(t);
+}
+
 static int trace_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct nftnl_trace *t;
 
+	if (NFNL_MSG_TYPE(nlh->nlmsg_type) == NFT_MSG_DELTABLE)
+		table_deleted(nlh);
 	if (NFNL_MSG_TYPE(nlh->nlmsg_type) != NFT_MSG_TRACE)
 		return MNL_CB_OK;
 	t = nftnl_trace_alloc();
@@ -341,6 +369,36 @@ static int trace_cb(const struct nlmsghdr *nlh, void *data)
 		trace_record(t);
 	nftnl_trace_free(t);
 	return MNL_CB_OK;
+}
+
+/*
+ * Our table was deleted (`nft flush ruleset` deletes every table): add
+ * it again, in its namespace, and say so; packets dropped in between
+ * were not traced (their rows say so by the usual method).
+ */
+static void trace_table_restore(void)
+{
+	const char *ex[2] = { tsock.exprs[0], tsock.exprs[1] };
+	char err[256];
+	int saved;
+	bool ok;
+
+	tsock.gone = false;
+	tsock.added = false;
+	ok = !netns_enter(tsock.inum, &saved);
+	if (ok) {
+		ok = !trace_table_add(getpid(), ex, tsock.nex, err, sizeof(err));
+		netns_leave(saved);
+	}
+	tsock.added = ok;
+	tsock.stopped = !ok;
+	if (tsock.on_table)
+		tsock.on_table(ok);
+}
+
+bool nfdrop_trace_stopped(void)
+{
+	return tsock.stopped;
 }
 
 /* everything queued on the trace socket, without blocking */
@@ -361,6 +419,8 @@ void nfdrop_trace_drain(void)
 			break;
 		mnl_cb_run(buf, n, 0, 0, trace_cb, NULL);
 	}
+	if (tsock.gone)
+		trace_table_restore();
 }
 
 void nfdrop_trace_expire(void)
@@ -395,14 +455,15 @@ void nfdrop_trace_remove(void)
 }
 
 void nfdrop_trace_setup(unsigned int inum, const char *ns_name, int roce_port,
-			int port)
+			int port, void (*on_table)(bool restored))
 {
-	char err[256], exprs[2][64];
+	char err[256], (*exprs)[64] = tsock.exprs;
 	const char *ex[2];
 	int nex = 0, saved, removed, rcvbuf = 8 << 20;
-	unsigned int group = NFNLGRP_NFTRACE;
+	unsigned int group = NFNLGRP_NFTRACE, tables = NFNLGRP_NFTABLES;
 
 	tsock.inum = inum;
+	tsock.on_table = on_table;
 	if (netns_enter(tsock.inum, &saved))
 		cli_die("cannot enter network namespace %s", ns_name);
 	removed = trace_table_cleanup(err, sizeof(err));
@@ -425,12 +486,15 @@ void nfdrop_trace_setup(unsigned int inum, const char *ns_name, int roce_port,
 	tsock.nl = mnl_socket_open(NETLINK_NETFILTER);
 	if (!tsock.nl || mnl_socket_bind(tsock.nl, 0, MNL_SOCKET_AUTOPID) < 0 ||
 	    mnl_socket_setsockopt(tsock.nl, NETLINK_ADD_MEMBERSHIP, &group,
-				  sizeof(group)) < 0) {
+				  sizeof(group)) < 0 ||
+	    mnl_socket_setsockopt(tsock.nl, NETLINK_ADD_MEMBERSHIP, &tables,
+				  sizeof(tables)) < 0) {
 		netns_leave(saved);
 		cli_die("cannot listen for nftables trace events: %s", strerror(errno));
 	}
 	setsockopt(mnl_socket_get_fd(tsock.nl), SOL_SOCKET, SO_RCVBUFFORCE,
 		   &rcvbuf, sizeof(rcvbuf));
+	tsock.nex = nex;
 	if (trace_table_add(getpid(), ex, nex, err, sizeof(err))) {
 		netns_leave(saved);
 		cli_die("cannot add the trace table: %s", err);
@@ -477,6 +541,9 @@ int nfdrop_trace_split(const struct nfd_key *k, struct nfdrop_row *r,
 		r->rejected -= o->rejected;
 		it->balance -= take;
 		o->source = NFDROP_SRC_TRACE;
+		/* the trace named the rule: the walk's candidates and
+		 * counters are the original row's, not this one's */
+		o->ev.used = false;
 		o->inferred &= ~(NFDROP_INF_TABLE | NFDROP_INF_CHAIN | NFDROP_INF_RULE |
 				 NFDROP_INF_VERDICT);
 		o->engine = NFR_ENGINE_NFT;

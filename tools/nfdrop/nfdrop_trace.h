@@ -15,10 +15,14 @@
  * In network namespace inum (ns_name for the error): remove the tables a
  * killed nfdrop left, listen for trace events, add ours, limited to UDP to
  * roce_port (--roce) or from or to port (-P), else every packet (a
- * warning). Dies with one line when it cannot.
+ * warning). Dies with one line when it cannot. When our table is deleted
+ * while we run (`nft flush ruleset`), it is added again and on_table is
+ * called: restored false when that failed (tracing has stopped).
  */
 void nfdrop_trace_setup(unsigned int inum, const char *ns_name, int roce_port,
-			int port);
+			int port, void (*on_table)(bool restored));
+/* our table was deleted and could not be added again */
+bool nfdrop_trace_stopped(void);
 /* our helper table removed (again: a no-op) */
 void nfdrop_trace_remove(void);
 /* the table removed and the socket closed */
