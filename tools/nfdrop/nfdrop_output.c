@@ -287,7 +287,7 @@ void nfdrop_trace_table_line(bool restored, bool json)
 		return;
 	json_begin(&w, stdout);
 	json_str(&w, "type", "nf_trace_table");
-	json_time(&w, (double)time(NULL));
+	json_time(&w, cli_now_epoch());
 	json_str(&w, "state", restored ? "restored" : "stopped");
 	json_end(&w);
 	fflush(stdout);
