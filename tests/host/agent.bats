@@ -111,7 +111,7 @@ unit_value() {
 	pid=$AX_LAST_PID
 	ax_until 90 "the agent's first metrics file" test -s "$prom"
 	grep -qx 'agentxdp_rocediag_source_up{source="latency"} 1' "$prom"
-	grep -qx 'agentxdp_rocediag_source_info{source="latency",reason="",off_by_option="false"} 1' "$prom"
+	grep -qx 'agentxdp_rocediag_source_info{source="latency",reason="",off_by_option="false",absent="false"} 1' "$prom"
 	# both interfaces carry the agent's XDP program
 	ip -n ${P}a link show ${P}va | grep -q 'prog/xdp'
 	ip -n ${P}a link show ${P}va2 | grep -q 'prog/xdp'

@@ -257,7 +257,7 @@ stop_traffic() {
 	! ax_tcp_listening "$NE_PORT"
 }
 
-@test "end to end, a blind and a stale agent: rocediag on an interface with no RoCE fires AgentXDPFleetSeesNoRoCE, a missing rdma_rxe AgentXDPSourceDown with its reason, an old textfile AgentXDPTextfileStale" {
+@test "end to end, a blind and a stale agent: rocediag on an interface with no RoCE fires AgentXDPFleetSeesNoRoCE, an rdma_rxe not on the host no AgentXDPSourceDown, an old textfile AgentXDPTextfileStale" {
 	ax_file_needs jq curl /usr/bin/python3 prometheus prometheus-node-exporter "$DIAG" ||
 		skip "$AX_FILE_SKIP"
 	local inst out
@@ -281,10 +281,17 @@ stop_traffic() {
 	[ "$(jq length <<<"$out")" -eq 1 ]
 	[[ "$(jq -r '.[0].metric.file' <<<"$out")" == *agentxdp-old.prom ]]
 	has "agentxdp_rocediag_roce_packets_total{instance=\"$inst\"} == 0"
-	# rules turned off by an option: no alert; rdma_rxe missing here: one
-	# with the tool's own reason
+	# rules turned off by an option: no alert (the same rule evaluations
+	# that fired the two alerts above); rdma_rxe not loaded at all (absent,
+	# as on a hardware RNIC's host): none either; loaded and unreadable:
+	# one with the tool's own reason
 	[ "$(query "ALERTS{alertname=\"AgentXDPSourceDown\",source=\"rules\"}")" = "[]" ]
-	if [ ! -e /sys/kernel/btf/rdma_rxe ]; then
+	if [ ! -e /sys/module/rdma_rxe ] && [ ! -e /sys/kernel/btf/rdma_rxe ]; then
+		grep -q '^agentxdp_rocediag_source_info{source="rdma_rxe",.*,absent="true"} 1$' \
+			"$T/textfile/agentxdp-rocediag.prom"
+		has "agentxdp_rocediag_source_info{instance=\"$inst\",source=\"rdma_rxe\",absent=\"true\"} == 1"
+		[ "$(query "ALERTS{alertname=\"AgentXDPSourceDown\"}")" = "[]" ]
+	elif [ ! -e /sys/kernel/btf/rdma_rxe ]; then
 		ax_until 15 "rdma_rxe's source-down alert firing" \
 			has "ALERTS{alertname=\"AgentXDPSourceDown\",alertstate=\"firing\",instance=\"$inst\",source=\"rdma_rxe\"}"
 		out=$(query "ALERTS{alertname=\"AgentXDPSourceDown\",instance=\"$inst\"}")

@@ -254,28 +254,32 @@ static void test_fold(void)
 static void test_sources(void)
 {
 	const struct prom_source src[] = {
-		{ "latency", true, false, "latency: no -i given" },
-		{ "rules", false, true, "netfilter rules: --no-rules" },
-		{ "rdma_rxe", false, false, "rdma_rxe QP state: \"x\"" },
+		{ "latency", true, false, "latency: no -i given", false },
+		{ "rules", false, true, "netfilter rules: --no-rules", false },
+		{ "rdma_rxe", false, false, "rdma_rxe QP state: \"x\"", false },
+		{ "rxe2", false, false, "rdma_rxe QP state: not loaded", true },
 	};
 	struct prom_file pf;
 	char path[256], *s;
 
 	snprintf(path, sizeof(path), "%s/sources.prom", dir);
 	prom_open(&pf, path);
-	prom_sources(&pf, "t", src, 3);
+	prom_sources(&pf, "t", src, 4);
 	prom_commit(&pf);
 	s = slurp(path);
 	tap_ok(s && strstr(s, "# TYPE t_source_up gauge\nt_source_up{source=\"latency\"} 1\n"
 			  "t_source_up{source=\"rules\"} 0\nt_source_up{source=\"rdma_rxe\"} 0\n"),
 	       "sources: up 1 or 0 each");
-	tap_ok(s && strstr(s, "t_source_info{source=\"latency\",reason=\"\",off_by_option=\"false\"} 1\n"),
+	tap_ok(s && strstr(s, "t_source_info{source=\"latency\",reason=\"\",off_by_option=\"false\",absent=\"false\"} 1\n"),
 	       "sources: no reason for a source up, whatever it was given");
 	tap_ok(s && strstr(s, "t_source_info{source=\"rules\",reason=\"netfilter rules: --no-rules\","
-			  "off_by_option=\"true\"} 1\n"),
+			  "off_by_option=\"true\",absent=\"false\"} 1\n"),
 	       "sources: off by option");
-	tap_ok(s && strstr(s, "reason=\"rdma_rxe QP state: \\\"x\\\"\",off_by_option=\"false\"} 1\n"),
+	tap_ok(s && strstr(s, "reason=\"rdma_rxe QP state: \\\"x\\\"\",off_by_option=\"false\",absent=\"false\"} 1\n"),
 	       "sources: the reason escaped");
+	tap_ok(s && strstr(s, "t_source_info{source=\"rxe2\",reason=\"rdma_rxe QP state: not loaded\","
+			  "off_by_option=\"false\",absent=\"true\"} 1\n"),
+	       "sources: absent from the host");
 	unlink(path);
 }
 

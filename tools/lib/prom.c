@@ -177,16 +177,18 @@ void prom_sources(struct prom_file *pf, const char *prefix,
 		prom_gauge(pf, up, &l, 1, src[i].up);
 	}
 	prom_family(pf, info, PROM_GAUGE,
-		    "Always 1: why a source cannot see (reason, empty when up) and "
-		    "whether an option turned it off");
+		    "Always 1: why a source cannot see (reason, empty when up), "
+		    "whether an option turned it off, and whether what it watches "
+		    "is absent from this host");
 	for (int i = 0; i < n; i++) {
 		struct prom_label l[] = {
 			{ "source", src[i].name },
 			{ "reason", src[i].up || !src[i].reason ? "" : src[i].reason },
 			{ "off_by_option", src[i].off_by_option ? "true" : "false" },
+			{ "absent", src[i].absent ? "true" : "false" },
 		};
 
-		prom_gauge(pf, info, l, 3, 1);
+		prom_gauge(pf, info, l, 4, 1);
 	}
 }
 

@@ -113,6 +113,8 @@ struct prom_source {
 	bool up;
 	bool off_by_option;	/* down because an option said so */
 	const char *reason;	/* why it is down (one line), or NULL */
+	bool absent;		/* down because what it watches is not on this
+				 * host at all (no rdma_rxe): nothing broken */
 };
 
 void prom_sources(struct prom_file *pf, const char *prefix,

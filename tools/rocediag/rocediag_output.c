@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 #include "rocediag.h"
 #include "lib/cli.h"
@@ -465,17 +466,27 @@ static void prom_qp_families(struct prom_file *pf, const struct diag_table *t,
  * What this agent can see: the RoCE packets its latency source saw (none
  * written while it is down: no number it did not measure), and each
  * source up or not, with its "cannot see" line. A source an option left
- * out (no -i, --no-rules, --no-rxe) is marked so: the fleet's
- * AgentXDPSourceDown leaves it alone.
+ * out (no -i, --no-rules, --no-rxe) is marked so, and rdma_rxe where the
+ * host has no Soft-RoCE at all (module not loaded, as on a host whose
+ * RNIC does RoCE in hardware) is marked absent: the fleet's
+ * AgentXDPSourceDown leaves both alone, and fires for a loaded rdma_rxe
+ * it cannot read.
  */
+static bool rxe_absent(void)
+{
+	return access("/sys/module/rdma_rxe", F_OK) && access("/sys/kernel/btf/rdma_rxe", F_OK);
+}
+
 static void prom_visibility(struct prom_file *pf, const struct diag_table *t,
 			    const struct diag_sources *src, const struct rocediag_cfg *cfg)
 {
 	const struct prom_source ps[] = {
-		{ "latency", src->lat, !cfg->nifs, src->no_lat },
-		{ "drops", src->drops, cfg->mirror, src->no_drops },
-		{ "rules", src->rules, cfg->no_rules || cfg->mirror, src->no_rules },
-		{ "rdma_rxe", src->rxe, cfg->no_rxe || cfg->mirror, src->no_rxe },
+		{ "latency", src->lat, !cfg->nifs, src->no_lat, false },
+		{ "drops", src->drops, cfg->mirror, src->no_drops, false },
+		{ "rules", src->rules, cfg->no_rules || cfg->mirror, src->no_rules, false },
+		/* absent: what no option explains */
+		{ "rdma_rxe", src->rxe, cfg->no_rxe || cfg->mirror, src->no_rxe,
+		  !src->rxe && !cfg->no_rxe && !cfg->mirror && rxe_absent() },
 	};
 
 	prom_family(pf, "agentxdp_rocediag_roce_packets_total", PROM_COUNTER,

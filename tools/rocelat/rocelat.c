@@ -557,15 +557,16 @@ static int report_sources(const struct prom_source **out)
 	static struct prom_source src[2];
 
 	if (env.nfiles) {
-		src[0] = (struct prom_source){ "capture", true, false, NULL };
+		src[0] = (struct prom_source){ "capture", true, false, NULL, false };
 		*out = src;
 		return 1;
 	}
-	src[0] = (struct prom_source){ "ingress", true, false, NULL };
+	src[0] = (struct prom_source){ "ingress", true, false, NULL, false };
 	src[1] = (struct prom_source){ "egress", !env.mirror && !env.no_egress,
 				       env.mirror || env.no_egress,
 				       env.mirror ? "egress: --mirror (both directions "
-				       "arrive on ingress)" : "egress: --no-egress" };
+				       "arrive on ingress)" : "egress: --no-egress",
+				       false };
 	*out = src;
 	return 2;
 }
