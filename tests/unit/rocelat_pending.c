@@ -80,7 +80,7 @@ static void test_single(void)
 	tap_eq(fs.samples, 1, "flow: one sample");
 	tap_eq(fs.max, 600 * US, "flow: max is the exact latency in ns");
 	tap_eq(fs.sum, 600 * US, "flow: sum");
-	tap_eq(fs.hist.slots[9], 1, "flow histogram slot 9");
+	tap_eq(fs.hist[9], 1, "flow histogram slot 9");
 	tap_eq(fs.last_psn, 100, "flow: last answered PSN");
 	tap_eq(fs.min, 600 * US, "flow: min");
 	tap_eq(fs.ll.b[llhist_test_bucket(600 * US)], 1,
@@ -392,13 +392,13 @@ static void test_flows_and_qpn(void)
 	tap_eq(C(RL_LEARNED), 2, "each requester QP paired once the windows differ");
 	/* the ambiguous ACK of PSN 50 was held: once 0x111 is paired, it
 	 * times request 50 at its own 500 us, not at ACK 51's 1500 */
-	tap_eq(flow().hist.slots[8], 2, "QP 0x11: 50 and 51 at 500 us each (slot 8)");
-	tap_eq(flow().hist.slots[10], 0, "... none at 1500 us (slot 10)");
+	tap_eq(flow().hist[8], 2, "QP 0x11: 50 and 51 at 500 us each (slot 8)");
+	tap_eq(flow().hist[10], 0, "... none at 1500 us (slot 10)");
 	tap_eq(flow().samples, 2, "QP 0x11: two samples");
 	t_flow_key(&p2, 4, "10.0.0.1", "10.0.0.2", 0x22);
 	tap_eq(t_flow(obj, &p2, &fs), 0, "flow of responder QP 0x22");
 	tap_eq(fs.samples, 2, "QP 0x22: ACK 90 covers 50 and 90");
-	tap_eq(fs.hist.slots[12], 2, "QP 0x22: 6000 and 5000 us in slot 12");
+	tap_eq(fs.hist[12], 2, "QP 0x22: 6000 and 5000 us in slot 12");
 	t_pending(obj, &p2, &pf);
 	tap_eq(pf.sport, 49153, "QP 0x22 keeps its requests' source port");
 	tap_eq(pf.req_qpn, 0x122, "... and its requester's QPN");
@@ -599,8 +599,8 @@ static void test_interval_epoch(void)
 	fs = flow();
 	tap_eq(fs.samples, 1, "interval 2: its one sample only");
 	tap_eq(fs.max, 5000 * US, "interval 2: max from zero");
-	tap_eq(fs.hist.slots[9], 0, "interval 2: interval 1's slot emptied");
-	tap_eq(fs.hist.slots[12], 1, "interval 2: 5000 us in slot 12");
+	tap_eq(fs.hist[9], 0, "interval 2: interval 1's slot emptied");
+	tap_eq(fs.hist[12], 1, "interval 2: 5000 us in slot 12");
 	tap_eq(C(RL_SAMPLES), 3, "global counters keep counting");
 }
 
@@ -672,7 +672,7 @@ static void test_slot_sweep(void)
 		f1 = flow();
 		bad += c1.hist.slots[slot_us(lats[i])] != c0.hist.slots[slot_us(lats[i])] + 1 ||
 		       hist_total_u(c1.hist.slots) != (__u64)i + 1 ||
-		       f1.hist.slots[slot_us(lats[i])] != f0.hist.slots[slot_us(lats[i])] + 1 ||
+		       f1.hist[slot_us(lats[i])] != f0.hist[slot_us(lats[i])] + 1 ||
 		       f1.ll.b[llhist_test_bucket(lats[i])] !=
 		       f0.ll.b[llhist_test_bucket(lats[i])] + 1;
 		c0 = c1;

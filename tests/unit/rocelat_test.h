@@ -99,17 +99,20 @@ static inline struct rocelat_counters t_counters(struct rocelat_bpf *obj)
 	return sum;
 }
 
-/* the struct llhist bucket of v ns (bpf/lib/hist.bpf.h's llhist_bucket) */
+/* the struct rl_llhist bucket of v ns (rocelat.h), written out apart:
+ * below 32 exact; per power of two e >= 5 its top 5 bits below the
+ * leading one, m, in bucket m for m < 2, else 1 + m / 2; one top bucket
+ * from 2^36 */
 static inline int llhist_test_bucket(__u64 v)
 {
-	int e = 63 - __builtin_clzll(v | 1);
+	int e = 63 - __builtin_clzll(v | 1), m;
 
-	if (v < LLH_SUB)
+	if (v < 32)
 		return v;
-	if (e > LLH_MAX_LOG2)
-		return LLH_BUCKETS - 1;
-	return ((e - LLH_SUB_BITS + 1) << LLH_SUB_BITS) |
-	       ((v >> (e - LLH_SUB_BITS)) & (LLH_SUB - 1));
+	if (e > 35)
+		return RL_LL_BUCKETS - 1;
+	m = (int)(v >> (e - 5)) - 32;
+	return 32 + (e - 5) * 17 + (m < 2 ? m : 1 + m / 2);
 }
 
 /* a flow: requester, responder, responder QPN */

@@ -18,6 +18,7 @@
 #include <bpf/libbpf.h>
 #include "rocelat.h"
 #include "rocelat_backend.h"
+#include "rocelat_hist.h"
 #include "rocelat_load.h"
 #include "rxedrop.h"
 #include "rxedrop.skel.h"
@@ -343,8 +344,8 @@ static int read_flow(const void *key, const void *val, void *ctx)
 	q->turnaround = st->kind == FLOW_KIND_TURN;
 	q->samples += st->samples;
 	if (st->samples) {
-		q->p50_ns = llhist_quantile(st->ll.b, 0.50, st->min, st->max);
-		q->p99_ns = llhist_quantile(st->ll.b, 0.99, st->min, st->max);
+		q->p50_ns = rocelat_ll_quantile(&st->ll, 0.50, st->min, st->max);
+		q->p99_ns = rocelat_ll_quantile(&st->ll, 0.99, st->min, st->max);
 	}
 	q->retransmits += st->retransmits;
 	q->seq_naks += st->nak[ROCE_NAK_PSN_SEQ_ERR];

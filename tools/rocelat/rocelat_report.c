@@ -13,6 +13,7 @@
 #include <time.h>
 #include "rocelat.h"
 #include "rocelat_backend.h"
+#include "rocelat_hist.h"
 #include "rocelat_report.h"
 #include "lib/cli.h"
 #include "lib/hist.h"
@@ -220,9 +221,9 @@ static void flow_row_fill(struct flow_row *r)
 {
 	const struct roce_flow_stats *s = &r->st;
 
-	r->p50 = llhist_quantile(s->ll.b, 0.50, s->min, s->max);
-	r->p90 = llhist_quantile(s->ll.b, 0.90, s->min, s->max);
-	r->p99 = llhist_quantile(s->ll.b, 0.99, s->min, s->max);
+	r->p50 = rocelat_ll_quantile(&s->ll, 0.50, s->min, s->max);
+	r->p90 = rocelat_ll_quantile(&s->ll, 0.90, s->min, s->max);
+	r->p99 = rocelat_ll_quantile(&s->ll, 0.99, s->min, s->max);
 	r->mean_ns = s->samples ? (double)s->sum / s->samples : 0;
 }
 
@@ -292,7 +293,7 @@ struct overall {
 
 static void overall_of(int n, bool turn, struct overall *o)
 {
-	static struct llhist sum;
+	static struct rl_llhist sum;
 
 	memset(&sum, 0, sizeof(sum));
 	memset(o, 0, sizeof(*o));
@@ -302,7 +303,7 @@ static void overall_of(int n, bool turn, struct overall *o)
 
 		if (row_turn(&rows[i]) != turn || !s->samples)
 			continue;
-		llhist_add_into(sum.b, s->ll.b);
+		rocelat_ll_add_into(&sum, &s->ll);
 		o->samples += s->samples;
 		o->min = s->min < o->min ? s->min : o->min;
 		o->max = s->max > o->max ? s->max : o->max;
@@ -311,9 +312,9 @@ static void overall_of(int n, bool turn, struct overall *o)
 		o->min = 0;
 		return;
 	}
-	o->p50 = llhist_quantile(sum.b, 0.50, o->min, o->max);
-	o->p90 = llhist_quantile(sum.b, 0.90, o->min, o->max);
-	o->p99 = llhist_quantile(sum.b, 0.99, o->min, o->max);
+	o->p50 = rocelat_ll_quantile(&sum, 0.50, o->min, o->max);
+	o->p90 = rocelat_ll_quantile(&sum, 0.90, o->min, o->max);
+	o->p99 = rocelat_ll_quantile(&sum, 0.99, o->min, o->max);
 }
 
 /* the interface of a live answer; none for a capture */
@@ -560,6 +561,7 @@ static void json_flow_key(struct json_w *w, const struct flow_row *r)
 
 static void print_flows_json(int n, double now)
 {
+	__u64 slots[HIST_SLOTS];
 	struct json_w w;
 	double ratio, med;
 	int peers, o;
@@ -592,7 +594,9 @@ static void print_flows_json(int n, double now)
 		json_u64(&w, "responses_missing", r->st.resp_missing);
 		json_u64(&w, "untimed", r->st.untimed);
 		json_key(&w, "buckets");
-		hist_json_buckets(w.f, r->st.hist.slots, HIST_SLOTS);
+		for (int s = 0; s < HIST_SLOTS; s++)
+			slots[s] = r->st.hist[s];
+		hist_json_buckets(w.f, slots, HIST_SLOTS);
 		json_end(&w);
 	}
 	o = find_outlier(n, &ratio, &med, &peers);

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * rocelat's per-flow log-linear histogram (struct rl_llhist, rocelat.h)
+ * read in user space: a bucket's bounds, nearest-rank quantiles, sums of
+ * flows. rocelat's report and rocediag read flows' percentiles with it.
+ */
+#ifndef AGENTXDP_ROCELAT_HIST_H
+#define AGENTXDP_ROCELAT_HIST_H
+
+#include <linux/types.h>
+#include "rocelat.h"
+
+/* bucket b's bounds in ns, inclusive (the top bucket's hi: ~0) */
+void rocelat_ll_bounds(__u32 b, __u64 *lo, __u64 *hi);
+void rocelat_ll_add_into(struct rl_llhist *dst, const struct rl_llhist *src);
+/* the nearest-rank q quantile: its bucket's midpoint, kept within
+ * [min, max] (the samples' own); 0 without samples */
+double rocelat_ll_quantile(const struct rl_llhist *h, double q, __u64 min,
+			   __u64 max);
+
+#endif
