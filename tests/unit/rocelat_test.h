@@ -128,8 +128,8 @@ static inline void t_flow_key(struct roce_flow_id *k, int family, const char *re
 
 /* flow id's entry in the flow table (in its sets, as the program finds
  * it), which must name its flow */
-static inline int t_pending(struct rocelat_bpf *obj, const struct roce_flow_id *id,
-			    struct pending_flow *pf)
+static inline int t_pending_at(struct rocelat_bpf *obj, const struct roce_flow_id *id,
+			       struct pending_flow *pf, __u32 *at)
 {
 	struct roce_qp_key k;
 	__u32 set[FLOW_SETS];
@@ -142,11 +142,21 @@ static inline int t_pending(struct rocelat_bpf *obj, const struct roce_flow_id *
 		memset(pf, 0, sizeof(*pf));
 		if (bpf_map_lookup_elem(bpf_map__fd(obj->maps.pending), &idx, pf))
 			return -1;
+		*at = idx;
 		if (pf->used && !memcmp(&pf->key, &k, sizeof(k)))
 			return memcmp(&pf->id, id, sizeof(*id)) ? -2 : 0;
 	}
 	memset(pf, 0, sizeof(*pf));
 	return -1;
+}
+
+/* the same, without the entry's index */
+static inline int t_pending(struct rocelat_bpf *obj, const struct roce_flow_id *id,
+			    struct pending_flow *pf)
+{
+	__u32 at;
+
+	return t_pending_at(obj, id, pf, &at);
 }
 
 /* the flow's statistics of the current interval, as rocelat reads them;
@@ -164,6 +174,20 @@ static inline int t_flow(struct rocelat_bpf *obj, const struct roce_flow_id *k,
 	if (!st)
 		return -1;
 	*fs = *st;
+	return 0;
+}
+
+/* the flow's log-linear histogram: every sample since it started (the
+ * entry's one copy, pending_flow.ll); 0 when found */
+static inline int t_flow_ll(struct rocelat_bpf *obj, const struct roce_flow_id *k,
+			    struct rl_llhist *ll)
+{
+	static struct pending_flow pf;
+
+	memset(ll, 0, sizeof(*ll));
+	if (t_pending(obj, k, &pf))
+		return -1;
+	*ll = pf.ll;
 	return 0;
 }
 

@@ -506,7 +506,6 @@ struct roce_flow_stats {
 	/* log2 of latency in the chosen unit: an interval's counts of one
 	 * flow fit 32 bits (struct hist's 64 are for sums over all) */
 	__u32 hist[HIST_SLOTS];
-	struct rl_llhist ll;	/* the same samples in ns, for percentiles */
 };
 
 /*
@@ -518,6 +517,10 @@ struct roce_flow_stats {
  * (st_epoch[e & 1] == e + 1; the next update in a new interval zeroes the
  * buffer first), so user space can step stats_epoch (.bss) and then read
  * the interval just ended while the new one fills the other buffer.
+ * The log-linear histogram (ll), nine tenths of them, is not: one copy
+ * counts every sample since the flow started in the entry, and user
+ * space takes an interval's as what it gained since its last read
+ * (rocelat_ll_since()), so an entry holds 2,240 bytes less.
  */
 struct pending_flow {
 	__u32 hi_psn;		/* highest request (or READ response) PSN seen */
@@ -563,6 +566,8 @@ struct pending_flow {
 	__u64 early_ts;
 	struct pending_slot ring[PENDING_RING];
 	struct roce_flow_stats st[2];
+	struct rl_llhist ll;	/* every sample since the flow started here,
+				 * in ns, for percentiles */
 };
 
 /* the flow statistics an entry holds for reporting interval epoch, if any */

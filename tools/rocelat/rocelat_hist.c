@@ -5,7 +5,15 @@
  * its nearest-rank quantiles, each its bucket's midpoint, which lies
  * within 2.94% of every value the bucket holds.
  */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 #include "rocelat_hist.h"
+
+struct rocelat_ll_read {
+	__u64 serial;		/* the flow the entry held then */
+	struct rl_llhist ll;
+};
 
 void rocelat_ll_bounds(__u32 b, __u64 *lo, __u64 *hi)
 {
@@ -65,4 +73,53 @@ double rocelat_ll_quantile(const struct rl_llhist *h, double q, __u64 min,
 		return v;
 	}
 	return (double)max;
+}
+
+static int ll_reads_grow(struct rocelat_ll_reads *r, __u32 idx)
+{
+	struct rocelat_ll_read **at;
+	__u32 n = r->n ? r->n : 64;
+
+	while (n <= idx)
+		n *= 2;
+	at = realloc(r->at, n * sizeof(*at));
+	if (!at)
+		return -ENOMEM;
+	memset(at + r->n, 0, (n - r->n) * sizeof(*at));
+	r->at = at;
+	r->n = n;
+	return 0;
+}
+
+int rocelat_ll_since(struct rocelat_ll_reads *r, __u32 idx,
+		     const struct pending_flow *pf, struct rl_llhist *h)
+{
+	struct rocelat_ll_read *last;
+
+	*h = pf->ll;
+	if (idx >= r->n && ll_reads_grow(r, idx))
+		return -ENOMEM;
+	last = r->at[idx];
+	if (!last) {
+		last = calloc(1, sizeof(*last));
+		if (!last)
+			return -ENOMEM;
+		r->at[idx] = last;
+	} else if (last->serial == pf->serial) {
+		/* counts wrap at 2^32: the difference is right below it */
+		for (int i = 0; i < RL_LL_BUCKETS; i++)
+			h->b[i] -= last->ll.b[i];
+	}
+	last->serial = pf->serial;
+	last->ll = pf->ll;
+	return 0;
+}
+
+void rocelat_ll_reads_free(struct rocelat_ll_reads *r)
+{
+	for (__u32 i = 0; i < r->n; i++)
+		free(r->at[i]);
+	free(r->at);
+	r->at = NULL;
+	r->n = 0;
 }

@@ -159,12 +159,15 @@ struct flow_row {
 	__u32 tun_id;
 	__u8 tun_saddr[16];
 	struct roce_flow_stats st;
+	struct rl_llhist ll;		/* the interval's (rocelat_ll_since()) */
 	double p50, p90, p99;		/* ns, from the log-linear histogram */
 	double mean_ns;
 };
 
 static struct flow_row *rows;
 static int max_rows;
+/* each flow-table entry as last read, for an interval's histograms */
+static struct rocelat_ll_reads ll_reads;
 /* flows live in the flow table, requests waiting in their rings */
 static __u64 live_flows, live_pending;
 
@@ -221,9 +224,9 @@ static void flow_row_fill(struct flow_row *r)
 {
 	const struct roce_flow_stats *s = &r->st;
 
-	r->p50 = rocelat_ll_quantile(&s->ll, 0.50, s->min, s->max);
-	r->p90 = rocelat_ll_quantile(&s->ll, 0.90, s->min, s->max);
-	r->p99 = rocelat_ll_quantile(&s->ll, 0.99, s->min, s->max);
+	r->p50 = rocelat_ll_quantile(&r->ll, 0.50, s->min, s->max);
+	r->p90 = rocelat_ll_quantile(&r->ll, 0.90, s->min, s->max);
+	r->p99 = rocelat_ll_quantile(&r->ll, 0.99, s->min, s->max);
 	r->mean_ns = s->samples ? (double)s->sum / s->samples : 0;
 }
 
@@ -236,6 +239,7 @@ static void flow_row_fill(struct flow_row *r)
  */
 struct flows_read {
 	__u32 epoch;
+	bool interval;		/* the histograms since the last read */
 	int n;
 };
 
@@ -269,13 +273,15 @@ static int collect_flow(const void *key, const void *val, void *ctx)
 	r->tun_id = pf->tun_id;
 	memcpy(r->tun_saddr, pf->tun_saddr, 16);
 	r->st = *st;
+	if (!fr->interval || rocelat_ll_since(&ll_reads, *(const __u32 *)key, pf, &r->ll))
+		r->ll = pf->ll;
 	flow_row_fill(r);
 	return 0;
 }
 
 static int collect_flows(struct rocelat_backend *be, bool clear)
 {
-	struct flows_read fr = { .epoch = be->epoch(be) };
+	struct flows_read fr = { .epoch = be->epoch(be), .interval = clear };
 
 	if (clear)
 		fr.epoch = be->next_interval(be);
@@ -303,7 +309,7 @@ static void overall_of(int n, bool turn, struct overall *o)
 
 		if (row_turn(&rows[i]) != turn || !s->samples)
 			continue;
-		rocelat_ll_add_into(&sum, &s->ll);
+		rocelat_ll_add_into(&sum, &rows[i].ll);
 		o->samples += s->samples;
 		o->min = s->min < o->min ? s->min : o->min;
 		o->max = s->max > o->max ? s->max : o->max;
@@ -900,4 +906,5 @@ void rocelat_report_free(void)
 {
 	free(rows);
 	rows = NULL;
+	rocelat_ll_reads_free(&ll_reads);
 }

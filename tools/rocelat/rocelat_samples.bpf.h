@@ -132,7 +132,7 @@ static __always_inline void sample_add(struct pending_flow *pf,
 	fs->last_psn = ac->sample_psn;
 	fs->kind |= turn ? FLOW_KIND_TURN : FLOW_KIND_RTT;
 	fs->hist[slot]++;
-	fs->ll.b[ll]++;
+	pf->ll.b[ll]++;
 	if (targ_samples)
 		sample_emit(pf, ac, lat, turn);
 }
