@@ -291,7 +291,7 @@ teardown() {
 	# one flow per QP, all of rxe-a, each paired with its requester QP
 	[ "${r[a.flows]}" -eq "$q" ]
 	[ -z "${r[b.flows]:-}" ]
-	f=$(jq -s --arg a "$A" '[.[] | select(.type == "flow" and .saddr == $a)] |
+	f=$(jq -rs --arg a "$A" '[.[] | select(.type == "flow" and .saddr == $a)] |
 		[length, ([.[].samples] | add), ([.[] | select(.samples > 0 and .samples <= '"$n"')] | length),
 		 ([.[].req_qpn | select(. != null)] | unique | length)] | @tsv' "$out")
 	echo "flows, their samples, flows with 1..$n samples, distinct requester QPs: $f"
