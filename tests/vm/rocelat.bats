@@ -292,9 +292,11 @@ teardown() {
 	[ "${r[a.flows]}" -eq "$q" ]
 	[ -z "${r[b.flows]:-}" ]
 	f=$(jq -rs --arg a "$A" '[.[] | select(.type == "flow" and .saddr == $a)] |
-		[length, ([.[].samples] | add), ([.[] | select(.samples > 0 and .samples <= '"$n"')] | length),
+		[length, ([.[].samples] | add), ([.[] | select(.samples <= '"$n"')] | length),
 		 ([.[].req_qpn | select(. != null)] | unique | length)] | @tsv' "$out")
-	echo "flows, their samples, flows with 1..$n samples, distinct requester QPs: $f"
+	# a QP whose every write rxe resent (a slow guest: 1,213 of 6,400 on
+	# 6.12 once) has no sample, only Karn discards: no lower bound a flow
+	echo "flows, their samples, flows with at most $n samples, distinct requester QPs: $f"
 	[ "$f" = "$(printf '%s\t%s\t%s\t%s' "$q" "${r[c.samples]}" "$q" "$q")" ]
 	measured "ib_write_bw -q $q -n $n: ${r[c.samples]} samples of $orig writes (${r[c.karn_discarded]} Karn discards, ${r[c.retransmits]} retransmits), $q flows paired"
 }
