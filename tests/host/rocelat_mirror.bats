@@ -96,8 +96,9 @@ check_totals() {
 # counts and clock. MODE says how its latencies must match:
 #   exact   - p50/p90/p99 within 3% (the histogram), max exact: frames
 #             arrived at their true time plus a constant path delay
-#   switch  - p50/p99 within 2% of the truth plus one 100 ns tick (the
-#             switch clock's granularity), max within the tick
+#   switch  - p50/p99 within 3% of the truth (the histogram, as exact's)
+#             plus one 100 ns tick (the switch clock's granularity), max
+#             within the tick
 #   counts  - not compared (the arrival clock with queueing jitter)
 check_flows() {
 	local s=$1 mode=$2 out=${3:-$(out_of "$1")} clock=${4:-} n i f r
@@ -113,7 +114,7 @@ check_flows() {
 		[ -n "$r" ] && [ "$(wc -l <<< "$r")" -eq 1 ]
 		jq -e -n --argjson f "$f" --argjson r "$r" --arg mode "$mode" '
 			def near(a; b): (a - b | fabs) <= 0.03 * b;
-			def tick(a; b): (a - b | fabs) <= 0.02 * b + 100;
+			def tick(a; b): (a - b | fabs) <= 0.03 * b + 100;
 			$r.req_qpn == $f.req_qpn and $r.sport == $f.sport and
 			$r.clock == $f.clock and
 			$r.samples == $f.samples and $r.retransmits == $f.retransmits and
@@ -175,7 +176,7 @@ check_capture() {
 	[ "$(counter "$(out_of connectx_erspan2)" qps_paired)" -eq 4 ]
 }
 
-@test "ERSPAN III (100 ns timestamps, 0-200 us queueing on the way): switch clock, p50/p99 within 2%" {
+@test "ERSPAN III (100 ns timestamps, 0-200 us queueing on the way): switch clock, p50/p99 within 3%" {
 	check_capture connectx_erspan3 switch
 	check_capture faults_erspan3 switch
 }
@@ -185,15 +186,15 @@ check_capture() {
 	for s in $SWITCH_CLOCKED; do
 		check_totals "$s" arrival
 		check_flows "$s" counts "$(out_of "$s" arrival)" arrival
-		# the switch clock gave every flow's p99 back within 2%; the
+		# the switch clock gave every flow's p99 back within 3%; the
 		# collector's clock must not: 0-200 us of queueing per frame puts
 		# the tail of every flow off (by 20% to 8x here)
 		within=$(jq -s --slurpfile t "$CAP/$s.json" '
 			[.[] | select(.type=="flow" and .samples > 0) as $r |
 			 $t[0].flows[] | select(.requester==$r.saddr and .dqpn==$r.dqpn) |
-			 select((($r.p99 - .p99) | fabs) <= 0.02 * .p99 + 100)] | length' "$(out_of "$s" arrival)")
+			 select((($r.p99 - .p99) | fabs) <= 0.03 * .p99 + 100)] | length' "$(out_of "$s" arrival)")
 		total=$(jq '[.flows[] | select(.samples > 0)] | length' "$CAP/$s.json")
-		echo "$s arrival clock: $within of $total flows' p99 within 2% of the truth" >&2
+		echo "$s arrival clock: $within of $total flows' p99 within 3% of the truth" >&2
 		[ "$within" -eq 0 ]
 		# and it is the arrival clock that says so, not a missing flow
 		[ "$(jq -s '[.[] | select(.type=="flow" and .samples > 0)] | length' "$(out_of "$s" arrival)")" -eq "$total" ]

@@ -9,6 +9,7 @@
  * Needs root.
  */
 #include "rocelat_test.h"
+#include "rocelat_hist.h"
 
 static struct rocelat_bpf *obj;
 static struct roce_flow_id path;	/* 10.0.0.1 -> 10.0.0.2 responder QP 0x11 */
@@ -66,6 +67,7 @@ static void test_single(void)
 {
 	struct rocelat_counters c;
 	struct roce_flow_stats fs;
+	struct rl_llhist ll;
 	struct roce_flow_id fk = path;
 
 	t_reset(obj);
@@ -80,10 +82,11 @@ static void test_single(void)
 	tap_eq(fs.samples, 1, "flow: one sample");
 	tap_eq(fs.max, 600 * US, "flow: max is the exact latency in ns");
 	tap_eq(fs.sum, 600 * US, "flow: sum");
-	tap_eq(fs.hist.slots[9], 1, "flow histogram slot 9");
+	tap_eq(fs.hist[9], 1, "flow histogram slot 9");
 	tap_eq(fs.last_psn, 100, "flow: last answered PSN");
 	tap_eq(fs.min, 600 * US, "flow: min");
-	tap_eq(fs.ll.b[llhist_test_bucket(600 * US)], 1,
+	t_flow_ll(obj, &path, &ll);
+	tap_eq(ll.b[llhist_test_bucket(600 * US)], 1,
 	       "flow: log-linear bucket of 600 us");
 	fk.qpn = 0x111;
 	tap_ok(t_flow(obj, &fk, &fs) != 0,
@@ -392,13 +395,13 @@ static void test_flows_and_qpn(void)
 	tap_eq(C(RL_LEARNED), 2, "each requester QP paired once the windows differ");
 	/* the ambiguous ACK of PSN 50 was held: once 0x111 is paired, it
 	 * times request 50 at its own 500 us, not at ACK 51's 1500 */
-	tap_eq(flow().hist.slots[8], 2, "QP 0x11: 50 and 51 at 500 us each (slot 8)");
-	tap_eq(flow().hist.slots[10], 0, "... none at 1500 us (slot 10)");
+	tap_eq(flow().hist[8], 2, "QP 0x11: 50 and 51 at 500 us each (slot 8)");
+	tap_eq(flow().hist[10], 0, "... none at 1500 us (slot 10)");
 	tap_eq(flow().samples, 2, "QP 0x11: two samples");
 	t_flow_key(&p2, 4, "10.0.0.1", "10.0.0.2", 0x22);
 	tap_eq(t_flow(obj, &p2, &fs), 0, "flow of responder QP 0x22");
 	tap_eq(fs.samples, 2, "QP 0x22: ACK 90 covers 50 and 90");
-	tap_eq(fs.hist.slots[12], 2, "QP 0x22: 6000 and 5000 us in slot 12");
+	tap_eq(fs.hist[12], 2, "QP 0x22: 6000 and 5000 us in slot 12");
 	t_pending(obj, &p2, &pf);
 	tap_eq(pf.sport, 49153, "QP 0x22 keeps its requests' source port");
 	tap_eq(pf.req_qpn, 0x122, "... and its requester's QPN");
@@ -578,11 +581,26 @@ static void test_port_tiebreak(void)
 	tap_eq(flow().samples, 0, "... not to the other");
 }
 
+/* the path's flow's log-linear histogram since the last call, as
+ * rocelat's report reads an interval's */
+static struct rocelat_ll_reads reads;
+
+static void ll_interval(struct rl_llhist *ll)
+{
+	static struct pending_flow pf;
+	__u32 at;
+
+	memset(ll, 0, sizeof(*ll));
+	if (!t_pending_at(obj, &path, &pf, &at))
+		rocelat_ll_since(&reads, at, &pf, ll);
+}
+
 /* rocelat's -F with an interval: the path's own flow lives in its pending
  * entry and starts from zero when user space steps stats_epoch */
 static void test_interval_epoch(void)
 {
 	struct roce_flow_stats fs;
+	static struct rl_llhist ll;
 
 	t_reset(obj);
 	request(100, 1 * MS);
@@ -599,9 +617,22 @@ static void test_interval_epoch(void)
 	fs = flow();
 	tap_eq(fs.samples, 1, "interval 2: its one sample only");
 	tap_eq(fs.max, 5000 * US, "interval 2: max from zero");
-	tap_eq(fs.hist.slots[9], 0, "interval 2: interval 1's slot emptied");
-	tap_eq(fs.hist.slots[12], 1, "interval 2: 5000 us in slot 12");
+	tap_eq(fs.hist[9], 0, "interval 2: interval 1's slot emptied");
+	tap_eq(fs.hist[12], 1, "interval 2: 5000 us in slot 12");
 	tap_eq(C(RL_SAMPLES), 3, "global counters keep counting");
+	/* the log-linear histogram counts on; an interval's is what it
+	 * gained since the entry's last read (rocelat_ll_since()) */
+	ll_interval(&ll);
+	tap_ok(ll.b[llhist_test_bucket(600 * US)] == 2 &&
+	       ll.b[llhist_test_bucket(5000 * US)] == 1,
+	       "log-linear: a first read has all three samples");
+	request(103, 10 * MS);
+	ack(103, 10 * MS + 600 * US);
+	ll_interval(&ll);
+	tap_ok(ll.b[llhist_test_bucket(600 * US)] == 1 &&
+	       ll.b[llhist_test_bucket(5000 * US)] == 0,
+	       "log-linear: the next read only the sample since");
+	rocelat_ll_reads_free(&reads);
 }
 
 static void test_cnp_ecn(void)
@@ -648,6 +679,7 @@ static void test_slot_sweep(void)
 	__u64 lats[200], t = 1 * MS;
 	struct rocelat_counters c0, c1;
 	struct roce_flow_stats f0, f1;
+	static struct rl_llhist l0, l1;
 	int n = 0, bad = 0, k;
 
 	for (k = 0; k < 30; k++) {		/* 0 ns .. 0.54 s, up */
@@ -664,19 +696,22 @@ static void test_slot_sweep(void)
 	t_reset(obj);
 	c0 = t_counters(obj);
 	memset(&f0, 0, sizeof(f0));
+	memset(&l0, 0, sizeof(l0));
 	for (int i = 0; i < n; i++) {
 		request(1000 + i, t);
 		ack(1000 + i, t + lats[i]);
 		t += lats[i] + 10 * US;
 		c1 = t_counters(obj);
 		f1 = flow();
+		t_flow_ll(obj, &path, &l1);
 		bad += c1.hist.slots[slot_us(lats[i])] != c0.hist.slots[slot_us(lats[i])] + 1 ||
 		       hist_total_u(c1.hist.slots) != (__u64)i + 1 ||
-		       f1.hist.slots[slot_us(lats[i])] != f0.hist.slots[slot_us(lats[i])] + 1 ||
-		       f1.ll.b[llhist_test_bucket(lats[i])] !=
-		       f0.ll.b[llhist_test_bucket(lats[i])] + 1;
+		       f1.hist[slot_us(lats[i])] != f0.hist[slot_us(lats[i])] + 1 ||
+		       l1.b[llhist_test_bucket(lats[i])] !=
+		       l0.b[llhist_test_bucket(lats[i])] + 1;
 		c0 = c1;
 		f0 = f1;
+		l0 = l1;
 	}
 	tap_eq(C(RL_SAMPLES), n, "slot sweep: %d samples, 0 ns to 0.54 s, up and down", n);
 	tap_eq(bad, 0, "slot sweep: each in its own slot and log-linear bucket");

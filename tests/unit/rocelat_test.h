@@ -99,17 +99,20 @@ static inline struct rocelat_counters t_counters(struct rocelat_bpf *obj)
 	return sum;
 }
 
-/* the struct llhist bucket of v ns (bpf/lib/hist.bpf.h's llhist_bucket) */
+/* the struct rl_llhist bucket of v ns (rocelat.h), written out apart:
+ * below 32 exact; per power of two e >= 5 its top 5 bits below the
+ * leading one, m, in bucket m for m < 2, else 1 + m / 2; one top bucket
+ * from 2^36 */
 static inline int llhist_test_bucket(__u64 v)
 {
-	int e = 63 - __builtin_clzll(v | 1);
+	int e = 63 - __builtin_clzll(v | 1), m;
 
-	if (v < LLH_SUB)
+	if (v < 32)
 		return v;
-	if (e > LLH_MAX_LOG2)
-		return LLH_BUCKETS - 1;
-	return ((e - LLH_SUB_BITS + 1) << LLH_SUB_BITS) |
-	       ((v >> (e - LLH_SUB_BITS)) & (LLH_SUB - 1));
+	if (e > 35)
+		return RL_LL_BUCKETS - 1;
+	m = (int)(v >> (e - 5)) - 32;
+	return 32 + (e - 5) * 17 + (m < 2 ? m : 1 + m / 2);
 }
 
 /* a flow: requester, responder, responder QPN */
@@ -125,8 +128,8 @@ static inline void t_flow_key(struct roce_flow_id *k, int family, const char *re
 
 /* flow id's entry in the flow table (in its sets, as the program finds
  * it), which must name its flow */
-static inline int t_pending(struct rocelat_bpf *obj, const struct roce_flow_id *id,
-			    struct pending_flow *pf)
+static inline int t_pending_at(struct rocelat_bpf *obj, const struct roce_flow_id *id,
+			       struct pending_flow *pf, __u32 *at)
 {
 	struct roce_qp_key k;
 	__u32 set[FLOW_SETS];
@@ -139,11 +142,21 @@ static inline int t_pending(struct rocelat_bpf *obj, const struct roce_flow_id *
 		memset(pf, 0, sizeof(*pf));
 		if (bpf_map_lookup_elem(bpf_map__fd(obj->maps.pending), &idx, pf))
 			return -1;
+		*at = idx;
 		if (pf->used && !memcmp(&pf->key, &k, sizeof(k)))
 			return memcmp(&pf->id, id, sizeof(*id)) ? -2 : 0;
 	}
 	memset(pf, 0, sizeof(*pf));
 	return -1;
+}
+
+/* the same, without the entry's index */
+static inline int t_pending(struct rocelat_bpf *obj, const struct roce_flow_id *id,
+			    struct pending_flow *pf)
+{
+	__u32 at;
+
+	return t_pending_at(obj, id, pf, &at);
 }
 
 /* the flow's statistics of the current interval, as rocelat reads them;
@@ -161,6 +174,20 @@ static inline int t_flow(struct rocelat_bpf *obj, const struct roce_flow_id *k,
 	if (!st)
 		return -1;
 	*fs = *st;
+	return 0;
+}
+
+/* the flow's log-linear histogram: every sample since it started (the
+ * entry's one copy, pending_flow.ll); 0 when found */
+static inline int t_flow_ll(struct rocelat_bpf *obj, const struct roce_flow_id *k,
+			    struct rl_llhist *ll)
+{
+	static struct pending_flow pf;
+
+	memset(ll, 0, sizeof(*ll));
+	if (t_pending(obj, k, &pf))
+		return -1;
+	*ll = pf.ll;
 	return 0;
 }
 

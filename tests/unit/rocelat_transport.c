@@ -11,6 +11,7 @@
  */
 #include "rocelat_test.h"
 #include "lib/hist.h"
+#include "rocelat_hist.h"
 
 static struct rocelat_bpf *obj;
 static struct roce_flow_id flow_k;	/* 10.0.0.1 -> 10.0.0.2 responder QP 0x11 */
@@ -229,6 +230,7 @@ static void test_sweep(void)
 static void test_percentiles(void)
 {
 	static __u64 lat[1000];
+	static struct rl_llhist ll;
 	struct roce_flow_stats fs;
 	__u64 x = 88172645463325252ULL;
 	int n = 1000, worst = 0;
@@ -242,6 +244,7 @@ static void test_percentiles(void)
 		answer(ROCE_ACKNOWLEDGE, 0x1f, 1000 + i, (__u64)i * 100 * MS + lat[i], 0);
 	}
 	t_flow(obj, &flow_k, &fs);
+	t_flow_ll(obj, &flow_k, &ll);
 	tap_eq(fs.samples, (__u64)n, "1000 samples");
 	for (int a = 1; a < n; a++)
 		for (int b = a; b > 0 && lat[b - 1] > lat[b]; b--) {
@@ -254,7 +257,7 @@ static void test_percentiles(void)
 		double q = (double[]){ 0.5, 0.9, 0.99, 0.999 }[qi];
 		int rank = (int)(q * n + 0.999999);
 		double exact = (double)lat[rank - 1];
-		double got = llhist_quantile(fs.ll.b, q, fs.min, fs.max);
+		double got = rocelat_ll_quantile(&ll, q, fs.min, fs.max);
 		double err = got > exact ? got / exact - 1 : 1 - got / exact;
 
 		if (err * 10000 > worst)
@@ -267,10 +270,46 @@ static void test_percentiles(void)
 	printf("# worst quantile error %.2f%%\n", worst / 100.0);
 }
 
+/* every bucket of struct rl_llhist: its bounds hold the values that
+ * fall in it (both edges, and 2^36 ns and up in the top one), and its
+ * midpoint is within 3% of each */
+static void test_llhist_buckets(void)
+{
+	int bad = 0, b;
+	__u64 lo, hi, prev_hi = 0;
+	double worst = 0, mid, err;
+
+	for (b = 0; b < RL_LL_BUCKETS; b++) {
+		rocelat_ll_bounds(b, &lo, &hi);
+		if ((b && lo != prev_hi + 1) || llhist_test_bucket(lo) != b ||
+		    (int)rocelat_ll_bucket(lo) != b ||
+		    (b < RL_LL_BUCKETS - 1 && (llhist_test_bucket(hi) != b ||
+					       (int)rocelat_ll_bucket(hi) != b))) {
+			if (bad++ < 3)
+				printf("# bucket %d: [%llu, %llu]\n", b,
+				       (unsigned long long)lo, (unsigned long long)hi);
+			continue;
+		}
+		prev_hi = hi;
+		if (b == RL_LL_BUCKETS - 1)
+			break;
+		mid = ((double)lo + (double)hi) / 2;
+		err = mid / (double)lo - 1;
+		worst = err > worst ? err : worst;
+	}
+	tap_ok(!bad && b == RL_LL_BUCKETS - 1 && lo == 1ULL << 36,
+	       "560 buckets, each holding its bounds, one after the other up to 2^36 ns (%d wrong)", bad);
+	tap_ok(worst < 0.03, "a bucket's midpoint within %.2f%% of its values (limit 3%%)",
+	       worst * 100);
+	tap_ok(sizeof(struct rl_llhist) == 2240, "a flow's histogram: %zu bytes",
+	       sizeof(struct rl_llhist));
+}
+
 int main(void)
 {
 	obj = t_load(1000, ROCE_V2_PORT);
 	t_flow_key(&flow_k, 4, "10.0.0.1", "10.0.0.2", 0x11);
+	test_llhist_buckets();
 	test_new_connection();
 	test_duplicate_sighting();
 	test_mirror_both_ways();

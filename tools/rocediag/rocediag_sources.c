@@ -18,6 +18,7 @@
 #include <bpf/libbpf.h>
 #include "rocelat.h"
 #include "rocelat_backend.h"
+#include "rocelat_hist.h"
 #include "rocelat_load.h"
 #include "rxedrop.h"
 #include "rxedrop.skel.h"
@@ -305,6 +306,9 @@ static void read_rules(struct diag_table *t)
 
 /* ---- latency: rocelat's flows ---- */
 
+/* rocelat's flow-table entries as last read: an interval's percentiles */
+static struct rocelat_ll_reads lat_reads;
+
 static int read_flow(const void *key, const void *val, void *ctx)
 {
 	const struct pending_flow *pf = val;
@@ -343,8 +347,11 @@ static int read_flow(const void *key, const void *val, void *ctx)
 	q->turnaround = st->kind == FLOW_KIND_TURN;
 	q->samples += st->samples;
 	if (st->samples) {
-		q->p50_ns = llhist_quantile(st->ll.b, 0.50, st->min, st->max);
-		q->p99_ns = llhist_quantile(st->ll.b, 0.99, st->min, st->max);
+		static struct rl_llhist ll;
+
+		rocelat_ll_since(&lat_reads, *(const __u32 *)key, pf, &ll);
+		q->p50_ns = rocelat_ll_quantile(&ll, 0.50, st->min, st->max);
+		q->p99_ns = rocelat_ll_quantile(&ll, 0.99, st->min, st->max);
 	}
 	q->retransmits += st->retransmits;
 	q->seq_naks += st->nak[ROCE_NAK_PSN_SEQ_ERR];
@@ -709,6 +716,7 @@ void rocediag_sources_close(void)
 	for (int i = 0; i < s.nifs; i++)
 		netattach_detach(&s.ifs[i]);
 	rocelat_backend_close(s.lat);
+	rocelat_ll_reads_free(&lat_reads);
 	rxedrop_bpf__destroy(s.drop);
 	nfdrop_bpf__destroy(s.nf);
 	nfdrop_strs_free();	/* its rows are gone: each was read as it was named */

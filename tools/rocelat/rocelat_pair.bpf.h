@@ -309,15 +309,18 @@ struct learn_walk {
 	__u32 found_qpn, port_qpn;
 };
 
-/* one candidate responder QP */
-static long learn_try(__u64 i, void *data)
+/* candidate i of q, the address pair's responder QPs */
+static __always_inline long learn_try_one(struct learn_walk *w,
+					  const struct roce_pair_qps *q, __u64 i)
 {
-	struct learn_walk *w = data;
 	const struct pending_flow *c;
+	__u64 at = i;
 
 	if (i >= w->n || i >= PAIR_QPS)
 		return 1;
-	w->fk.qpn = w->q->qpn[i & (PAIR_QPS - 1)];
+	/* the mask for the verifier: clang drops one it proves redundant */
+	asm volatile("" : "+r"(at));
+	w->fk.qpn = q->qpn[at & (PAIR_QPS - 1)];
 	c = flow_find(&w->fk);
 	if (!c || !flow_covers(c, w->psn, w->slack, w->req_qpn))
 		return 0;
@@ -329,6 +332,48 @@ static long learn_try(__u64 i, void *data)
 	}
 	return 0;
 }
+
+#ifdef ROCELAT_NO_BPF_LOOP
+/*
+ * The bounded-loop build (kernels before 5.17): one candidate a call of a
+ * global function, which the verifier checks once; the search inlined 64
+ * times went past 6.1's million instructions (6.18 counted 403K). A
+ * global function reads no pointer out of its memory: the candidates
+ * come as an argument of their own.
+ */
+AX_GLOBAL_FUNC int rocelat_learn_try(struct learn_walk *w,
+				     const struct roce_pair_qps *q, __u32 i)
+{
+	if (!w || !q)
+		return 1;
+	return learn_try_one(w, q, i);
+}
+
+static __always_inline void learn_search(struct learn_walk *w)
+{
+	/* kept apart from *w, which each call may change (the verifier
+	 * then knows no pointer in it) */
+	const struct roce_pair_qps *q = w->q;
+	__u32 i;
+
+	for (i = 0; i < PAIR_QPS; i++)
+		if (rocelat_learn_try(w, q, i))
+			break;
+}
+#else
+/* the bpf_loop() callback: one candidate */
+static long learn_try(__u64 i, void *data)
+{
+	struct learn_walk *w = data;
+
+	return learn_try_one(w, w->q, i);
+}
+
+static __always_inline void learn_search(struct learn_walk *w)
+{
+	bpf_loop(PAIR_QPS, learn_try, w, 0);
+}
+#endif
 
 /*
  * An RC QP pair carries requests both ways: once requester QP req_qpn is
@@ -414,7 +459,7 @@ AX_GLOBAL_FUNC int rocelat_learn(const struct roce_qp_key *ak, __u32 psn_slack,
 	if (!w.q)
 		return LEARN_NONE;
 	w.n = w.q->n;
-	rocelat_loop(PAIR_QPS, learn_try, &w);
+	learn_search(&w);
 	if (w.matches > 1 && w.port_matches == 1) {
 		w.matches = 1;
 		w.found_qpn = w.port_qpn;

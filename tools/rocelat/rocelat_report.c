@@ -14,6 +14,7 @@
 #include "rocelat.h"
 #include "rocelat_backend.h"
 #include "rocelat_prom.h"
+#include "rocelat_hist.h"
 #include "rocelat_report.h"
 #include "lib/cli.h"
 #include "lib/hist.h"
@@ -107,12 +108,15 @@ struct flow_row {
 	__u32 tun_id;
 	__u8 tun_saddr[16];
 	struct roce_flow_stats st;
+	struct rl_llhist ll;		/* the interval's (rocelat_ll_since()) */
 	double p50, p90, p99;		/* ns, from the log-linear histogram */
 	double mean_ns;
 };
 
 static struct flow_row *rows;
 static int max_rows;
+/* each flow-table entry as last read, for an interval's histograms */
+static struct rocelat_ll_reads ll_reads;
 /* flows live in the flow table, requests waiting in their rings */
 static __u64 live_flows, live_pending;
 
@@ -169,9 +173,9 @@ static void flow_row_fill(struct flow_row *r)
 {
 	const struct roce_flow_stats *s = &r->st;
 
-	r->p50 = llhist_quantile(s->ll.b, 0.50, s->min, s->max);
-	r->p90 = llhist_quantile(s->ll.b, 0.90, s->min, s->max);
-	r->p99 = llhist_quantile(s->ll.b, 0.99, s->min, s->max);
+	r->p50 = rocelat_ll_quantile(&r->ll, 0.50, s->min, s->max);
+	r->p90 = rocelat_ll_quantile(&r->ll, 0.90, s->min, s->max);
+	r->p99 = rocelat_ll_quantile(&r->ll, 0.99, s->min, s->max);
 	r->mean_ns = s->samples ? (double)s->sum / s->samples : 0;
 }
 
@@ -184,6 +188,7 @@ static void flow_row_fill(struct flow_row *r)
  */
 struct flows_read {
 	__u32 epoch;
+	bool interval;		/* the histograms since the last read */
 	int n;
 };
 
@@ -217,13 +222,15 @@ static int collect_flow(const void *key, const void *val, void *ctx)
 	r->tun_id = pf->tun_id;
 	memcpy(r->tun_saddr, pf->tun_saddr, 16);
 	r->st = *st;
+	if (!fr->interval || rocelat_ll_since(&ll_reads, *(const __u32 *)key, pf, &r->ll))
+		r->ll = pf->ll;
 	flow_row_fill(r);
 	return 0;
 }
 
 static int collect_flows(struct rocelat_backend *be, bool clear)
 {
-	struct flows_read fr = { .epoch = be->epoch(be) };
+	struct flows_read fr = { .epoch = be->epoch(be), .interval = clear };
 
 	if (clear)
 		fr.epoch = be->next_interval(be);
@@ -241,7 +248,7 @@ struct overall {
 
 static void overall_of(int n, bool turn, struct overall *o)
 {
-	static struct llhist sum;
+	static struct rl_llhist sum;
 
 	memset(&sum, 0, sizeof(sum));
 	memset(o, 0, sizeof(*o));
@@ -251,7 +258,7 @@ static void overall_of(int n, bool turn, struct overall *o)
 
 		if (row_turn(&rows[i]) != turn || !s->samples)
 			continue;
-		llhist_add_into(sum.b, s->ll.b);
+		rocelat_ll_add_into(&sum, &rows[i].ll);
 		o->samples += s->samples;
 		o->min = s->min < o->min ? s->min : o->min;
 		o->max = s->max > o->max ? s->max : o->max;
@@ -260,9 +267,9 @@ static void overall_of(int n, bool turn, struct overall *o)
 		o->min = 0;
 		return;
 	}
-	o->p50 = llhist_quantile(sum.b, 0.50, o->min, o->max);
-	o->p90 = llhist_quantile(sum.b, 0.90, o->min, o->max);
-	o->p99 = llhist_quantile(sum.b, 0.99, o->min, o->max);
+	o->p50 = rocelat_ll_quantile(&sum, 0.50, o->min, o->max);
+	o->p90 = rocelat_ll_quantile(&sum, 0.90, o->min, o->max);
+	o->p99 = rocelat_ll_quantile(&sum, 0.99, o->min, o->max);
 }
 
 /* the interface of a live answer; none for a capture */
@@ -545,6 +552,7 @@ static void json_flow_key(struct json_w *w, const struct flow_row *r)
 
 static void print_flows_json(int n, double now)
 {
+	__u64 slots[HIST_SLOTS];
 	struct json_w w;
 	double ratio, med;
 	int peers, o;
@@ -577,7 +585,9 @@ static void print_flows_json(int n, double now)
 		json_u64(&w, "responses_missing", r->st.resp_missing);
 		json_u64(&w, "untimed", r->st.untimed);
 		json_key(&w, "buckets");
-		hist_json_buckets(w.f, r->st.hist.slots, HIST_SLOTS);
+		for (int s = 0; s < HIST_SLOTS; s++)
+			slots[s] = r->st.hist[s];
+		hist_json_buckets(w.f, slots, HIST_SLOTS);
 		json_end(&w);
 	}
 	o = find_outlier(n, &ratio, &med, &peers);
@@ -890,4 +900,5 @@ void rocelat_report_free(void)
 	free(rows);
 	rows = NULL;
 	rocelat_prom_free();
+	rocelat_ll_reads_free(&ll_reads);
 }

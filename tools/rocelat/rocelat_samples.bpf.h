@@ -68,15 +68,15 @@ static __always_inline void sample_geometry(struct pending_flow *pf, __u64 lat)
 		pf->slot_hi = c < HIST_SLOTS ? c : HIST_SLOTS - 1;
 		pf->slot_lo = c - 1 < HIST_SLOTS ? c - 1 : HIST_SLOTS - 1;
 	}
-	if (e < LLH_SUB_BITS) {		/* lat < LLH_SUB: its own bucket */
+	if (e < RL_LL_MIN_LOG2) {	/* lat < 32: its own bucket */
 		pf->ll_shift = 0;
 		pf->ll_base = 0;
-	} else if (e > LLH_MAX_LOG2) {	/* the top bucket (lat >> 63 is 0) */
+	} else if (e > RL_LL_MAX_LOG2) { /* the top bucket (lat >> 63 is 0) */
 		pf->ll_shift = 63;
-		pf->ll_base = LLH_BUCKETS - 1;
-	} else {		/* lat >> (e - 5) is 32 + its sub-bucket */
-		pf->ll_shift = e - LLH_SUB_BITS;
-		pf->ll_base = (e - LLH_SUB_BITS) << LLH_SUB_BITS;
+		pf->ll_base = RL_LL_BUCKETS - 1;
+	} else {		/* lat >> (e - 5) is 32 + its top 5 bits */
+		pf->ll_shift = e - RL_LL_MIN_LOG2;
+		pf->ll_base = rocelat_ll_base(e);
 	}
 }
 
@@ -87,7 +87,8 @@ static __always_inline void sample_add(struct pending_flow *pf,
 				       struct rocelat_counters *cnt, __u64 lat,
 				       __u32 turn)
 {
-	__u32 slot, ll;
+	__u32 slot;
+	__u64 ll;
 
 	/* the next packet's clock read waits for the chain of dependent
 	 * instructions after this one's: the flow's logarithm is taken when
@@ -97,12 +98,14 @@ static __always_inline void sample_add(struct pending_flow *pf,
 	if (lat >> (pf->lat_log2 & 63) != 1)
 		sample_geometry(pf, lat);
 	slot = lat >= pf->slot_thr ? pf->slot_hi : pf->slot_lo;
-	ll = pf->ll_base + (__u32)(lat >> (pf->ll_shift & 63));
+	ll = pf->ll_base + rocelat_ll_sub(lat >> (pf->ll_shift & 63));
 	/* bounded for indexing: the 6.1 verifier knows nothing of bytes
-	 * read back from the map (the empty asm keeps clang's masks) */
+	 * read back from the map (the empty asm keeps clang's masks and
+	 * the clamp, on the 64-bit register the index is) */
 	asm volatile("" : "+r"(slot), "+r"(ll));
 	slot &= HIST_SLOTS - 1;
-	ll &= LLH_BUCKETS - 1;
+	if (ll > RL_LL_BUCKETS - 1)
+		ll = RL_LL_BUCKETS - 1;
 	cnt->c[RL_SAMPLES]++;
 	if (turn) {
 		cnt->c[RL_TURN_SAMPLES]++;
@@ -128,8 +131,8 @@ static __always_inline void sample_add(struct pending_flow *pf,
 	fs->ifindex = ac->ifindex;
 	fs->last_psn = ac->sample_psn;
 	fs->kind |= turn ? FLOW_KIND_TURN : FLOW_KIND_RTT;
-	fs->hist.slots[slot]++;
-	fs->ll.b[ll]++;
+	fs->hist[slot]++;
+	pf->ll.b[ll]++;
 	if (targ_samples)
 		sample_emit(pf, ac, lat, turn);
 }
