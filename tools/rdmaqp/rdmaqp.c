@@ -141,6 +141,24 @@ static const char *state_str(const struct run *r, __u8 st, char *buf, int len)
 	return buf;
 }
 
+/* enum ib_qp_type, as RDMA netlink reports it, where no BTF names it */
+static const char *const type_names[] = { "SMI", "GSI", "RC", "UC", "UD", "RAW_IPV6",
+					  "RAW_ETHERTYPE", "7", "RAW_PACKET", "XRC_INI",
+					  "XRC_TGT" };
+
+static const char *type_str(const struct run *r, __u8 t, char *buf, int len)
+{
+	const char *n = r->types ? btf_enum_name(r->types, t) : NULL;
+
+	if (!n && t < sizeof(type_names) / sizeof(type_names[0]))
+		n = type_names[t];
+	if (n)
+		snprintf(buf, len, "%s", n);
+	else
+		snprintf(buf, len, "%u", t);
+	return buf;
+}
+
 static const char *enum_str(const struct btf_enum_names *e, long long v, char *buf, int len)
 {
 	const char *n = e ? btf_enum_name(e, v) : NULL;
@@ -199,7 +217,7 @@ static void event_json(const struct run *r, const struct rdmaqp_event *e)
 		if (!e->qpn)
 			json_u64(&w, "port", e->port);
 	} else {
-		json_str(&w, "qp_type", enum_str(r->types, e->qp_type, b1, sizeof(b1)));
+		json_str(&w, "qp_type", type_str(r, e->qp_type, b1, sizeof(b1)));
 	}
 	if (e->type == RQ_EV_MODIFY || e->type == RQ_EV_DESTROY)
 		json_str(&w, "old_state", state_str(r, e->old_state, b1, sizeof(b1)));
@@ -230,7 +248,7 @@ static void event_text(const struct run *r, const struct rdmaqp_event *e)
 	printf("%-10s %-8u %-8s ", e->dev, e->qpn, ev_names[e->type]);
 	switch (e->type) {
 	case RQ_EV_CREATE:
-		printf("%s pid=%u comm=%s cgroup=%llu\n", enum_str(r->types, e->qp_type, b1, 32),
+		printf("%s pid=%u comm=%s cgroup=%llu\n", type_str(r, e->qp_type, b1, 32),
 		       e->pid, e->user ? e->comm : e->kern_name,
 		       (unsigned long long)e->cgroup_id);
 		break;
@@ -398,7 +416,7 @@ static void print_table(const struct run *r)
 			continue;
 		printf("%-10.10s %-8u %-8s %-4u %-5.5s %-5s %10llu %10llu %-7u %s\n",
 		       dev_name(r, q->key.dev_index), q->key.qpn, peer_str(q, b3, sizeof(b3)),
-		       q->nl.port, enum_str(r->types, q->nl.type, b1, 32),
+		       q->nl.port, type_str(r, q->nl.type, b1, 32),
 		       state_str(r, q->state, b2, 32), (unsigned long long)q->tx.interval,
 		       (unsigned long long)q->rx.interval,
 		       q->nl.has_pid ? q->nl.pid : q->owner_pid, owner_comm(q));
@@ -452,7 +470,7 @@ static void json_qp(const struct run *r, const struct rdmaqp_row *q, double now)
 		json_u64(&w, "peer_qpn", q->nl.rqpn);
 	else
 		json_null(&w, "peer_qpn");
-	json_str(&w, "qp_type", enum_str(r->types, q->nl.type, b1, sizeof(b1)));
+	json_str(&w, "qp_type", type_str(r, q->nl.type, b1, sizeof(b1)));
 	json_str(&w, "state", state_str(r, q->state, b1, sizeof(b1)));
 	json_psn(&w, "tx", &q->tx, q->nl.has_sq_psn, q->nl.sq_psn);
 	json_psn(&w, "rx", &q->rx, q->nl.has_rq_psn, q->nl.rq_psn);
