@@ -162,6 +162,36 @@ static const struct btf_member *find_member(const struct btf *target, __u32 tid,
 	return NULL;
 }
 
+/* what libbpf's relo_core.c:bpf_core_fields_are_compat() asks of the field
+ * read: composites match composites, otherwise the same kind (enum and
+ * enum64 alike); enums of the same flavour-less name (or an anonymous one);
+ * arrays by their elements */
+static bool fields_compat(const struct btf *local, __u32 lid, const struct btf *target, __u32 tid)
+{
+	for (;;) {
+		const struct btf_type *l = skip_mods(local, lid, &lid);
+		const struct btf_type *t = skip_mods(target, tid, &tid);
+		const char *ln, *tn;
+
+		if (!l || !t)
+			return false;
+		if (btf_is_composite(l) && btf_is_composite(t))
+			return true;
+		if (btf_is_any_enum(l) && btf_is_any_enum(t)) {
+			ln = btf__name_by_offset(local, l->name_off);
+			tn = btf__name_by_offset(target, t->name_off);
+			return !essential_len(ln) || !*tn ||
+			       ((int)strlen(tn) == essential_len(ln) && !strncmp(ln, tn, strlen(tn)));
+		}
+		if (btf_kind(l) != btf_kind(t))
+			return false;
+		if (!btf_is_array(l))
+			return true;
+		lid = btf_array(l)->type;
+		tid = btf_array(t)->type;
+	}
+}
+
 struct relo_res {
 	char desc[160];		/* "ib_qp.res.type", "enum rdma_restrack_type::RDMA_RESTRACK_QP" */
 	int status;		/* 1 resolved, 0 field missing, -1 root type absent */
@@ -203,6 +233,13 @@ static void field_relo(const struct btf *local, const struct core_relo *r, const
 		}
 		lt = skip_mods(local, lm->type, &lid);
 		skip_mods(target, mtype, &tid);
+	}
+	/* the field read (not an offset taken: bpf_core_field_offset of a
+	 * struct member) must be of a kind libbpf accepts */
+	if (o->status == 1 && *end == 0 && strchr(acc, ':') && !fields_compat(local, lid, target, tid)) {
+		snprintf(o->desc + strlen(o->desc), sizeof(o->desc) - strlen(o->desc),
+			 " (of another kind)");
+		o->status = 0;
 	}
 }
 

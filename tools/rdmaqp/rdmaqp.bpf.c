@@ -48,6 +48,13 @@ enum rdma_restrack_type___rq {
 	RDMA_RESTRACK_QP___rq = 2,
 };
 
+/* a field libbpf relocates must have the target's kind: an enum is read
+ * as an enum of the same (flavour-less) name, never as an int; only the
+ * names matter here, not the values */
+enum ib_qp_type___rq { IB_QPT_RC___rq = 2 };
+enum ib_qp_state___rq { IB_QPS_RESET___rq = 0 };
+enum ib_event_type___rq { IB_EVENT_QP_FATAL___rq = 1 };
+
 struct rdma_restrack_entry___rq {
 	enum rdma_restrack_type___rq type;
 	bool user;
@@ -57,12 +64,12 @@ struct rdma_restrack_entry___rq {
 struct ib_qp___rq {
 	struct ib_device___rq *device;
 	__u32 qp_num;
-	int qp_type;
+	enum ib_qp_type___rq qp_type;
 	struct rdma_restrack_entry___rq res;
 } __attribute__((preserve_access_index));
 
 struct ib_qp_attr___rq {
-	int qp_state;
+	enum ib_qp_state___rq qp_state;
 	__u32 rq_psn;
 	__u32 sq_psn;
 	__u32 dest_qp_num;
@@ -75,7 +82,7 @@ struct ib_event___rq {
 		struct ib_qp___rq *qp;
 		__u32 port_num;
 	} element;
-	int event;
+	enum ib_event_type___rq event;
 } __attribute__((preserve_access_index));
 
 /* enum ib_event_type values of QP events (include/rdma/ib_verbs.h) */
