@@ -22,7 +22,7 @@
 enum rdmaqp_ev_type {
 	RQ_EV_CREATE,		/* rdma_restrack_add of a QP: created */
 	RQ_EV_MODIFY,		/* _ib_modify_qp returned 0 */
-	RQ_EV_DESTROY,		/* rdma_restrack_del of a QP */
+	RQ_EV_DESTROY,		/* ib_destroy_qp_user */
 	RQ_EV_ASYNC,		/* ib_dispatch_event / ib_uverbs_qp_event_handler */
 	RQ_EV_NR,
 };

@@ -44,7 +44,7 @@ static int pick_hooks(struct rdmaqp_bpf *obj, bool use_fentry, bool verbose, int
 	.required = req }
 	struct hook hooks[] = {
 		HOOK("rdma_restrack_add", RDMAQP_MODULE, create, true),
-		HOOK("rdma_restrack_del", RDMAQP_MODULE, destroy, true),
+		HOOK("ib_destroy_qp_user", RDMAQP_MODULE, destroy, true),
 		HOOK("_ib_modify_qp", RDMAQP_MODULE, modify, true),
 		HOOK("ib_dispatch_event", RDMAQP_MODULE, async, false),
 		/* ib_uverbs: loaded once a process opened a verbs device */
