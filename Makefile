@@ -89,6 +89,7 @@ endif
 rocelat_LDLIBS := -lpcap -lm
 rocegen_LDLIBS := -lm
 nfdrop_LDLIBS := -lnftables -lnftnl -lmnl
+rdmaqp_LDLIBS := -lmnl
 # STATIC=1 links libbpf, libelf, zlib and zstd in. A tool that needs a
 # library Debian has no usable static archive of lists it in
 # <tool>_SHARED_LDLIBS: that library and libc stay dynamic, the rest is
@@ -97,6 +98,7 @@ nfdrop_LDLIBS := -lnftables -lnftnl -lmnl
 # and libmnl ship no .a at all.
 rocelat_SHARED_LDLIBS := -lpcap -lm
 nfdrop_SHARED_LDLIBS := -lnftables -lnftnl -lmnl
+rdmaqp_SHARED_LDLIBS := -lmnl
 ifeq ($(STATIC),1)
 LINK_STATIC := -Wl,-Bstatic
 LINK_DYNAMIC := -Wl,-Bdynamic

@@ -20,6 +20,8 @@
  *   -P N        likewise on the requester device (0)
  *   -q          send without receive buffers: every SEND meets an RNR NAK
  *   -w FILE     after connecting, print the ready line, then wait for FILE
+ *   -W FILE     after the done line, keep the QPs (in whatever state the run
+ *               left them: ERR after an error) until FILE exists
  *   -T SEC      give up after SEC seconds (30)
  *
  * stdout, one line each:
@@ -40,7 +42,8 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
-static const char *dev_a = "rxe-a", *dev_b = "rxe-b", *op = "write", *wait_file;
+static const char *dev_a = "rxe-a", *dev_b = "rxe-b", *op = "write", *wait_file,
+	*hold_file;
 static int gid_idx = 1, iters = 100, size = 4096, depth = 16, retry_cnt = 3;
 static int timeout = 14, rnr_retry = 3, min_rnr = 1, pre_b, pre_a, no_recv;
 static int give_up = 30;
@@ -216,7 +219,7 @@ static int parse_args(int argc, char **argv)
 {
 	int c;
 
-	while ((c = getopt(argc, argv, "a:b:g:o:n:s:d:r:t:R:m:p:P:qw:T:h")) != -1) {
+	while ((c = getopt(argc, argv, "a:b:g:o:n:s:d:r:t:R:m:p:P:qw:W:T:h")) != -1) {
 		switch (c) {
 		case 'a': dev_a = optarg; break;
 		case 'b': dev_b = optarg; break;
@@ -233,6 +236,7 @@ static int parse_args(int argc, char **argv)
 		case 'P': pre_a = atoi(optarg); break;
 		case 'q': no_recv = 1; break;
 		case 'w': wait_file = optarg; break;
+		case 'W': hold_file = optarg; break;
 		case 'T': give_up = atoi(optarg); break;
 		default:
 			fprintf(stderr, "usage: see the comment at the top of tests/vm/rc_client.c\n");
@@ -250,14 +254,14 @@ static int parse_args(int argc, char **argv)
 	return 0;
 }
 
-/* until -w's file exists (the test's start signal); 0, or 4 after -T s */
-static int wait_for_start(void)
+/* until file exists (-w's start signal, -W's end); 0, or 4 after -T s */
+static int wait_for(const char *file)
 {
 	double deadline = now() + give_up;
 
-	while (wait_file && access(wait_file, F_OK)) {
+	while (file && access(file, F_OK)) {
 		if (now() > deadline) {
-			fprintf(stderr, "rc_client: %s did not appear\n", wait_file);
+			fprintf(stderr, "rc_client: %s did not appear\n", file);
 			return 4;
 		}
 		usleep(20000);
@@ -321,7 +325,7 @@ int main(int argc, char **argv)
 	connect_qp(&b, &a);
 	printf("ready qpn_a=0x%x qpn_b=0x%x sport=%u\n", a.qp->qp_num, b.qp->qp_num,
 	       udp_sport(a.qp->qp_num, b.qp->qp_num));
-	rc = wait_for_start();
+	rc = wait_for(wait_file);
 	if (rc)
 		return rc;
 	if (!strcmp(op, "send") && !no_recv)
@@ -342,6 +346,8 @@ int main(int argc, char **argv)
 	}
 	printf("done ok=%d err=%d status=%d first_err_wr=%d (%s)\n", r.ok, r.err, r.status,
 	       r.first_err, ibv_wc_status_str(r.status));
+	if (wait_for(hold_file))
+		return 4;
 	for (int i = 0; i < a.npre; i++)
 		ibv_destroy_qp(a.pre[i]);
 	for (int i = 0; i < b.npre; i++)

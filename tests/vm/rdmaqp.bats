@@ -1,0 +1,157 @@
+#!/usr/bin/env bats
+# rdmaqp on real rdma_rxe: what a hardware-RoCE host would show, checked
+# where the ground truth is rxe's own. Runs inside the Soft-RoCE VM
+# (tests/vm/run-suites) or as root on a host whose kernel has rdma_rxe;
+# elsewhere every test skips. tests/host/rdmaqp.bats covers a host without
+# RDMA devices; tests/unit/rdmaqp_btf.c the hardware drivers' modules.
+#
+# Ground truth: rxe's port counters (sysfs hw_counters), perftest's and
+# rc_client's PIDs, rc_client's completion status.
+
+load ../lib/common
+bats_require_minimum_version 1.5.0
+
+TESTBED="$AX_ROOT/scripts/testbed.sh"
+RDMAQP="$AX_BUILD/rdmaqp"
+RC="$AX_BUILD/vm/rc_client"
+STATE_DIR=${BATS_FILE_TMPDIR:-/tmp}
+
+setup_file() {
+	ax_file_needs --rxe rdma ib_write_bw iptables jq pgrep "$RDMAQP" "$RC" || return 0
+	"$TESTBED" up
+}
+
+teardown_file() {
+	ax_file_ran || return 0
+	"$TESTBED" down >/dev/null 2>&1 || true
+}
+
+setup() {
+	ax_file_skip
+}
+
+teardown() {
+	ax_file_ran || return 0
+	if [ -f "$STATE_DIR/stopped" ]; then
+		# shellcheck disable=SC2046 # a PID list
+		kill -CONT $(cat "$STATE_DIR/stopped") 2>/dev/null || true
+		rm -f "$STATE_DIR/stopped"
+	fi
+	if [ -f "$STATE_DIR/iptables" ]; then
+		iptables -D INPUT -i veth-b -p udp --dport 4791 -j DROP 2>/dev/null || true
+		rm -f "$STATE_DIR/iptables"
+	fi
+	ax_perf_stop
+	ax_cleanup
+}
+
+hw() { # hw DEV COUNTER: rxe's own port counter
+	cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"
+}
+
+# last_qps FILE: the QP objects of the last complete interval of rdmaqp -j
+# (the one before the last time seen: the last may be half written)
+last_qps() {
+	jq -c -s 'map(select(.type == "qp")) | (map(.time) | unique) as $t
+		| if ($t | length) < 2 then empty else .[] | select(.time == $t[-2]) end' "$1"
+}
+
+# four RC QPs of rxe-a sending in the last complete interval
+sending() {
+	last_qps "$1" | jq -e -s '[.[] | select(.dev == "rxe-a" and .qp_type == "RC" and .tx.pkts > 0)]
+		| length == 4' >/dev/null
+}
+
+# a whole interval in which no RC QP's PSN moved, with four that sent
+quiet() {
+	last_qps "$1" | jq -e -s '[.[] | select(.qp_type == "RC")] as $rc
+		| ($rc | length) == 8 and all($rc[]; .tx.pkts + .rx.pkts == 0)
+		and ([$rc[] | select(.dev == "rxe-a" and .tx.pkts_total > 0)] | length) == 4' >/dev/null
+}
+
+@test "ib_write_bw -q 4: per-QP packets from PSNs equal rxe's counters, owners are perftest's" {
+	local out=$BATS_TEST_TMPDIR/q.out perf=$BATS_TEST_TMPDIR/perf srv cli last
+	local sent0 rcvd0 dup0 oos0 sent rcvd dup oos ta rb
+	sent0=$(hw rxe-a sent_pkts) rcvd0=$(hw rxe-b rcvd_pkts)
+	dup0=$(hw rxe-b duplicate_request) oos0=$(hw rxe-b out_of_seq_request)
+	ax_tool_start --err RQ "$out" 120 Tracing "$RDMAQP" -j 1
+	grep -Eq "eBPF: [45] hooks via fentry" "$out.err"
+	# one-packet writes, two outstanding per QP: few spurious retransmits
+	ax_perf_start "$perf" 90 18520 ib_write_bw -q 4 -s 1024 -t 2 -D 60
+	ax_until 60 "four QPs sending" sending "$out"
+	# stopped, the QPs stay; what is in flight completes, then nothing moves
+	srv=$(pgrep -P "$AX_PERF_SRV") cli=$(pgrep -P "$AX_PERF_CLI")
+	echo "$srv $cli" >"$STATE_DIR/stopped"
+	kill -STOP "$srv" "$cli"
+	ax_until 30 "the QPs to go quiet" quiet "$out"
+	sent=$(($(hw rxe-a sent_pkts) - sent0)) rcvd=$(($(hw rxe-b rcvd_pkts) - rcvd0))
+	dup=$(($(hw rxe-b duplicate_request) - dup0)) oos=$(($(hw rxe-b out_of_seq_request) - oos0))
+	last=$(last_qps "$out")
+	echo "$last"
+	ta=$(jq -s '[.[] | select(.dev == "rxe-a" and .qp_type == "RC") | .tx.pkts_total] | add' <<<"$last")
+	rb=$(jq -s '[.[] | select(.dev == "rxe-b" and .qp_type == "RC") | .rx.pkts_total] | add' <<<"$last")
+	echo "rxe-a sent_pkts $sent, rxe-b rcvd_pkts $rcvd duplicate_request $dup out_of_seq_request $oos; PSN sums: rxe-a tx $ta, rxe-b rx $rb"
+	# counted from the PSNs the modifies set (eBPF), not from a sample
+	jq -e -s 'all(.[] | select(.dev == "rxe-a" and .qp_type == "RC"); .tx.counted_from == "modify")' <<<"$last"
+	jq -e -s 'all(.[] | select(.dev == "rxe-b" and .qp_type == "RC"); .rx.counted_from == "modify")' <<<"$last"
+	# each pair: the requester's send PSN is where the responder's receive PSN is
+	jq -e -s '[.[] | select(.dev == "rxe-b" and .qp_type == "RC")] as $b
+		| all(.[] | select(.dev == "rxe-a" and .qp_type == "RC"); . as $q
+			| any($b[]; .qpn == $q.peer_qpn and .rx.psn == $q.tx.psn
+				and .rx.pkts_total == $q.tx.pkts_total))' <<<"$last"
+	[ "$ta" -gt 0 ]
+	[ "$ta" -eq "$rb" ]
+	# rxe: every packet rxe-b took in is a new PSN, a duplicate or out of sequence
+	[ "$sent" -eq "$rcvd" ]
+	[ "$((rcvd - dup - oos))" -eq "$rb" ]
+	# owners: netlink's pid and the creator eBPF saw, both perftest's
+	jq -e -s --argjson c "$cli" --argjson s "$srv" 'all(.[] | select(.qp_type == "RC");
+		(if .dev == "rxe-a" then $c else $s end) as $p
+		| .pid == $p and .comm == "ib_write_bw" and .created.pid == $p
+		and .created.comm == "ib_write_bw" and .created.cgroup_id > 0)' <<<"$last"
+	ax_tool_stop RQ
+}
+
+@test "a QP that runs out of retries: RTS -> ERR seen, its life from create to destroy" {
+	local ev=$BATS_TEST_TMPDIR/ev.out go=$BATS_TEST_TMPDIR/go hold=$BATS_TEST_TMPDIR/hold
+	local rcpid qa rc=0
+	ax_tool_start --err RQE "$ev" 120 Tracing "$RDMAQP" -e -j
+	# 1 retry of ~1 ms: the requester gives up at once under a drop
+	ax_bg "$RC" -p 1 -r 1 -t 8 -n 20 -T 60 -w "$go" -W "$hold" >"$BATS_TEST_TMPDIR/f.out"
+	rcpid=$AX_LAST_PID
+	ax_wait_for "$BATS_TEST_TMPDIR/f.out" ready 30
+	qa=$(($(sed -n 's/^ready qpn_a=\(0x[0-9a-f]*\).*/\1/p' "$BATS_TEST_TMPDIR/f.out")))
+	touch "$STATE_DIR/iptables"
+	iptables -I INPUT -i veth-b -p udp --dport 4791 -j DROP
+	touch "$go"
+	ax_wait_for "$BATS_TEST_TMPDIR/f.out" "^done" 60
+	cat "$BATS_TEST_TMPDIR/f.out"
+	grep -q 'status=12 ' "$BATS_TEST_TMPDIR/f.out"	# IBV_WC_RETRY_EXC_ERR
+	# rxe moved it to ERR itself (no ib_core call): the poll sees it
+	ax_until 30 "RTS -> ERR of QP $qa" jq -e -s --argjson q "$qa" 'any(.[];
+		.event == "state" and .dev == "rxe-a" and .qpn == $q and .old_state == "RTS"
+		and .new_state == "ERR" and .source == "netlink")' "$ev"
+	touch "$hold"
+	wait "$rcpid" || rc=$?
+	[ "$rc" -eq 3 ]
+	ax_until 30 "destroy of QP $qa" jq -e -s --argjson q "$qa" 'any(.[];
+		.event == "destroy" and .dev == "rxe-a" and .qpn == $q)' "$ev"
+	ax_tool_stop RQE
+	cat "$ev"
+	# created by rc_client, moved to RTS with the send PSN it chose
+	jq -e -s --argjson q "$qa" --argjson p "$rcpid" 'any(.[]; .event == "create"
+		and .dev == "rxe-a" and .qpn == $q and .pid == $p and .comm == "rc_client"
+		and .qp_type == "RC" and .user)' "$ev"
+	jq -e -s --argjson q "$qa" 'any(.[]; .event == "modify" and .dev == "rxe-a"
+		and .qpn == $q and .old_state == "RTR" and .new_state == "RTS" and (.sq_psn | type) == "number")' "$ev"
+}
+
+@test "an unknown device: one line naming the ones there are, exit 1, nothing attached" {
+	run --separate-stderr "$RDMAQP" -d nosuch 1 1
+	echo "status $status, stdout '$output', stderr '$stderr'"
+	[ "$status" -eq 1 ]
+	[ -z "$output" ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ $stderr == "rdmaqp: no RDMA device nosuch (there are: "*"rxe-a"*")" ]]
+	[ "$(bpftool prog show 2>/dev/null | grep -c ' name rdmaqp_' || true)" -eq 0 ]
+}

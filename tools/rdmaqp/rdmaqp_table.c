@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* rdmaqp's per-QP bookkeeping (rdmaqp_table.h) */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "rdmaqp_table.h"
+
+/* enum ib_qp_state (include/rdma/ib_verbs.h): RESET 0, INIT 1, RTR 2,
+ * RTS 3, SQD 4, SQE 5, ERR 6. The send PSN means something from RTS on,
+ * the receive PSN from RTR on: before, a modify may still set them. */
+#define QPS_RTR 2
+#define QPS_RTS 3
+#define QPS_ERR 6
+
+struct rdmaqp_row *rdmaqp_row(struct rdmaqp_table *t, const struct rdmaqp_key *k)
+{
+	struct rdmaqp_row *r;
+
+	for (int i = 0; i < t->n; i++)
+		if (t->rows[i].key.dev_index == k->dev_index && t->rows[i].key.qpn == k->qpn)
+			return &t->rows[i];
+	if (t->n == t->cap) {
+		int cap = t->cap ? 2 * t->cap : 64;
+
+		r = realloc(t->rows, cap * sizeof(*r));
+		if (!r)
+			return NULL;
+		t->rows = r;
+		t->cap = cap;
+	}
+	r = &t->rows[t->n++];
+	memset(r, 0, sizeof(*r));
+	r->key = *k;
+	r->state = RDMAQP_STATE_UNKNOWN;
+	return r;
+}
+
+/* one PSN: counting once the state gives it meaning */
+static void psn_sample(struct rdmaqp_psn *p, bool has, __u32 psn, bool live)
+{
+	__u32 d;
+
+	if (!has || !live) {
+		/* a PSN the next modify may set anew: a sampled base is void,
+		 * one a modify set stays */
+		if (p->base == RQ_BASE_SAMPLE)
+			p->base = RQ_BASE_NONE;
+		return;
+	}
+	if (p->base == RQ_BASE_NONE) {
+		p->base = RQ_BASE_SAMPLE;
+		p->prev = psn;
+		return;
+	}
+	d = (psn - p->prev) & RDMAQP_PSN_MASK;
+	p->interval += d;
+	p->total += d;
+	p->prev = psn;
+}
+
+static void read_comm(struct rdmaqp_row *r)
+{
+	char path[64];
+	FILE *f;
+
+	if (!r->nl.has_pid) {
+		snprintf(r->comm, sizeof(r->comm), "[%.13s]", r->nl.kern_name);
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/%u/comm", r->nl.pid);
+	f = fopen(path, "r");
+	r->comm[0] = 0;
+	if (f) {
+		if (fgets(r->comm, sizeof(r->comm), f))
+			r->comm[strcspn(r->comm, "\n")] = 0;
+		fclose(f);
+	}
+}
+
+struct rdmaqp_row *rdmaqp_sample(struct rdmaqp_table *t, const struct rdmaqp_nlqp *q,
+				 __u8 *old_state)
+{
+	struct rdmaqp_key k = { .dev_index = q->dev_index, .qpn = q->lqpn };
+	struct rdmaqp_row *r = rdmaqp_row(t, &k);
+	bool new_owner;
+	__u8 st = q->state;
+
+	if (!r)
+		return NULL;
+	new_owner = !r->sampled || r->nl.pid != q->pid || r->nl.has_pid != q->has_pid;
+	*old_state = r->state;
+	r->nl = *q;
+	r->sampled = true;
+	r->in_dump = true;
+	if (new_owner)
+		read_comm(r);
+	psn_sample(&r->tx, q->has_sq_psn, q->sq_psn, st != RDMAQP_STATE_UNKNOWN && st >= QPS_RTS);
+	psn_sample(&r->rx, q->has_rq_psn, q->rq_psn, st != RDMAQP_STATE_UNKNOWN && st >= QPS_RTR);
+	r->state = st;
+	return r;
+}
+
+static void psn_set(struct rdmaqp_psn *p, __u32 psn)
+{
+	p->base = RQ_BASE_MODIFY;
+	p->prev = psn & RDMAQP_PSN_MASK;
+}
+
+struct rdmaqp_row *rdmaqp_apply(struct rdmaqp_table *t, const struct rdmaqp_event *e)
+{
+	struct rdmaqp_key k = { .dev_index = e->dev_index, .qpn = e->qpn };
+	struct rdmaqp_row *r;
+
+	if (e->type == RQ_EV_ASYNC && !e->qpn)
+		return NULL;
+	r = rdmaqp_row(t, &k);
+	if (!r)
+		return NULL;
+	switch (e->type) {
+	case RQ_EV_CREATE:
+		/* a new QP may reuse a destroyed one's number */
+		memset(&r->tx, 0, sizeof(r->tx));
+		memset(&r->rx, 0, sizeof(r->rx));
+		r->destroyed = false;
+		r->created = true;
+		r->owner_pid = e->pid;
+		r->cgroup_id = e->cgroup_id;
+		r->created_ns = e->ts_ns;
+		memcpy(r->owner_comm, e->user ? e->comm : e->kern_name, RDMAQP_COMM);
+		r->state = 0;
+		break;
+	case RQ_EV_MODIFY:
+		if (e->mask & RDMAQP_ATTR_SQ_PSN)
+			psn_set(&r->tx, e->sq_psn);
+		if (e->mask & RDMAQP_ATTR_RQ_PSN)
+			psn_set(&r->rx, e->rq_psn);
+		if (e->mask & RDMAQP_ATTR_STATE)
+			r->state = e->new_state;
+		break;
+	case RQ_EV_DESTROY:
+		r->destroyed = true;
+		break;
+	default:
+		break;
+	}
+	return r;
+}
+
+void rdmaqp_table_begin(struct rdmaqp_table *t)
+{
+	for (int i = 0; i < t->n; i++) {
+		t->rows[i].tx.interval = 0;
+		t->rows[i].rx.interval = 0;
+		t->rows[i].in_dump = false;
+	}
+}
+
+void rdmaqp_table_forget(struct rdmaqp_table *t, __u32 dev_index)
+{
+	int j = 0;
+
+	for (int i = 0; i < t->n; i++) {
+		struct rdmaqp_row *r = &t->rows[i];
+
+		/* created since the dump (not sampled yet) stays */
+		if (r->key.dev_index == dev_index && !r->in_dump && (r->sampled || r->destroyed))
+			continue;
+		t->rows[j++] = *r;
+	}
+	t->n = j;
+}
+
+void rdmaqp_table_free(struct rdmaqp_table *t)
+{
+	free(t->rows);
+	memset(t, 0, sizeof(*t));
+}
