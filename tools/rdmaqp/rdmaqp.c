@@ -186,14 +186,6 @@ static double mono_now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static double wall_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static const char *const ev_names[RQ_EV_NR] = {
 	[RQ_EV_CREATE] = "create", [RQ_EV_MODIFY] = "modify",
 	[RQ_EV_DESTROY] = "destroy", [RQ_EV_ASYNC] = "async",
@@ -291,7 +283,7 @@ static void state_event(const struct run *r, const struct rdmaqp_row *q, __u8 ol
 	}
 	json_begin(&w, stdout);
 	json_str(&w, "type", "event");
-	json_time(&w, wall_now());
+	json_time(&w, cli_now_epoch());
 	json_str(&w, "event", "state");
 	json_str(&w, "dev", dev_name(r, q->key.dev_index));
 	json_u64(&w, "dev_index", q->key.dev_index);
@@ -521,7 +513,7 @@ static void json_port(const struct run *r, const struct rdmaqp_port *p, double n
 static void report(void *ctx)
 {
 	struct run *r = ctx;
-	double now = wall_now();
+	double now = cli_now_epoch();
 	int e = poll_all(r);
 
 	if (e) {
