@@ -28,3 +28,16 @@ setup() {
 	[[ ${lines[0]} == "$f:5: "* ]]
 	[[ ${lines[1]} == "$f:6: "* ]]
 }
+
+@test "every test file README, CONTRIBUTING and the man pages name as a claim's check exists" {
+	local f n=0 missing=()
+	while read -r f; do
+		n=$((n + 1))
+		[ -e "$AX_ROOT/$f" ] || missing+=("$f")
+	done < <(grep -ho 'tests/[A-Za-z0-9_/.-]*\.\(bats\|c\|py\|sh\)' \
+		"$AX_ROOT/README.md" "$AX_ROOT/CONTRIBUTING.md" "$AX_ROOT"/man/*.h2m | sort -u)
+	printf 'named, not in the tree: %s\n' "${missing[@]}" >&2
+	# README names a score of them: the grep read what it should
+	[ "$n" -ge 20 ]
+	[ "${#missing[@]}" -eq 0 ]
+}
