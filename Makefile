@@ -367,6 +367,7 @@ man/%.1: $(OUTPUT)/% man/%.h2m
 		--include=man/$*.h2m --output=$@.tmp $(OUTPUT)/$*
 	$(Q)mv $@.tmp $@
 
+SAMPLES := $(wildcard samples/*.pcap samples/*.txt)
 install: tools
 	install -d $(DESTDIR)$(sbindir)
 	install -m 0755 $(addprefix $(OUTPUT)/,$(TOOLS)) $(DESTDIR)$(sbindir)/
@@ -382,8 +383,8 @@ install: tools
 	install -d $(DESTDIR)$(docdir)
 	install -m 0644 README.md $(DESTDIR)$(docdir)/
 	# recordings made by the suite, for rocelat -r (README: rocelat)
-	install -d $(DESTDIR)$(docdir)/samples
-	install -m 0644 $(wildcard samples/*.pcap samples/*.txt) $(DESTDIR)$(docdir)/samples/
+	$(if $(SAMPLES),install -d $(DESTDIR)$(docdir)/samples)
+	$(if $(SAMPLES),install -m 0644 $(SAMPLES) $(DESTDIR)$(docdir)/samples/)
 	install -d $(DESTDIR)$(promrulesdir)
 	install -m 0644 prometheus/agentxdp.rules.yml $(DESTDIR)$(promrulesdir)/
 
