@@ -239,7 +239,7 @@ ax_wait_banner() {
 # SIGKILL), empties VAR, sets AX_RC to the tool's exit status and returns
 # non-zero, failing the test with the tool's stderr shown, unless the tool
 # ended as asked: status 0 after INT or TERM, killed (137) after KILL.
-# Never `|| true` on it in a test (tests/host/house.bats checks): a test
+# Never `|| true` on it in a test (tests/host/suite.bats checks): a test
 # expecting another status says `ax_tool_stop X || [ "$AX_RC" -eq N ]`.
 # OUT and OUT.err stay for the
 # test to read. Nothing to do (status 0) when VAR is empty, so a teardown
