@@ -483,6 +483,7 @@ icmp6_unreach_in() {
 }
 
 @test "-T: a TIME column in -e, aligned with the header; above each counts table" {
+	host_only
 	# names that fit the NETNS column (the suite's carry the PID)
 	P=axnT$BATS_TEST_NUMBER
 	pair
@@ -553,6 +554,7 @@ EVENT_COMMENT="select(.type == \"nf_drop\") | $ROW_COMMENT"
 }
 
 @test "-w without -e: each packet held until its report, commented as that report and -e -j name it" {
+	host_only
 	pcap_need_tshark
 	pair
 	ruleset <<-'NFT'

@@ -271,6 +271,7 @@ ns_scoped_count() {
 }
 
 @test "-e prints a header; -T adds a TIME column, aligned, in events and counts" {
+	ax_host_only
 	start_rxedrop -e -T
 	ax_send_roce axda 10.201.0.2 3
 	ax_send_roce axda 10.201.0.2 2 04 5555

@@ -415,6 +415,12 @@ ax_file_needs() {
 	[ -z "$why" ]
 }
 
+# ax_host_only [WHY]: in a test of user-space logic the host tier covers;
+# the guest emulates its CPU, so there the test skips, saying WHY
+ax_host_only() {
+	[ -z "${AGENTXDP_VM:-}" ] || skip "${1:-user-space logic, tested on the host}"
+}
+
 # ax_file_needs_captures WHY: in setup_file after ax_file_needs, for suites
 # that build captures with scapy (/usr/bin/python3: the python3 on PATH may
 # lack it) and read them back on the host; WHY says why the guest skips
