@@ -19,16 +19,18 @@
 #     in MB (the issue's target: 10,000 flows within 64 MiB, 67.1 MB).
 #
 # Environment: ROUNDS, AX_BENCH_QUICK (100 and 1,000 QPs only, 3 messages
-# a QP), ROCELAT_SCALE_MSGS (10).
+# a QP), ROCELAT_SCALE_MSGS (10), ROCELAT_SCALE_SIZES (QPs of one host
+# pair, a list starting with 100: the cost's base), ROCELAT_SCALE_MAXF
+# (--max-flows, 16384).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source tests/lib/common.bash
 source bench/lib.bash
 B=$AX_BUILD
 MSGS=${ROCELAT_SCALE_MSGS:-$(bench_size 10 3)}
-SIZES=$(bench_size "100 1000 5000 10000" "100 1000")
+SIZES=${ROCELAT_SCALE_SIZES:-$(bench_size "100 1000 5000 10000" "100 1000")}
 PAIRS=64
-MAXF=16384
+MAXF=${ROCELAT_SCALE_MAXF:-16384}
 
 [ "$(id -u)" -eq 0 ] || { echo "bench/rocelat_scale.sh: needs root" >&2; exit 1; }
 for f in "$B/rocelat" "$B/rocegen" "$BENCH_STATS"; do

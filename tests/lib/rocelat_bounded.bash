@@ -9,7 +9,9 @@
 # run natively (the default: NATIVE_OUT, else a run of it now), through
 # the kernel's bpf_loop build (--in-kernel) and through its bounded build
 # print the same, byte for byte, but for the read time and rates; echoes
-# the samples timed
+# the samples timed. The bounded build's report stays in
+# $BATS_TEST_TMPDIR/bounded.out, its -v log in bounded.out.err (with
+# ROCELAT_VERIFIER_STATS set, each program's verifier statistics).
 # the capture object's figures that depend on the machine's speed
 RL_READ_TIME='del(.read_seconds, .packets_per_s, .mb_per_s)'
 

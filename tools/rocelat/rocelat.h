@@ -440,8 +440,8 @@ struct pending_slot {
  * of two), then one bucket for all above. A bucket [lo, hi] is then at
  * most 2/34 of lo wide, its midpoint within 2.94% of any value in it: the
  * 3% the percentiles promise, in 560 buckets (2,240 bytes) instead of
- * the 1,024 (4 KiB) of 32 sub-buckets apart (struct llhist, whose
- * midpoints are within 1.6%). rocelat_ll_bucket() places a value;
+ * the 1,024 (4 KiB) of 32 sub-buckets apart (HdrHistogram's layout,
+ * whose midpoints are within 1.6%). rocelat_ll_bucket() places a value;
  * rocelat_hist.c reads them.
  */
 #define RL_LL_EXACT	32	/* 2^5: values below it have a bucket each */

@@ -47,21 +47,19 @@ static __always_inline __s64 slot_latency(struct pending_flow *pf,
 	return lat;
 }
 
-/* state of one completion walk, shared with the bpf_loop() callback */
-struct complete_walk {
-	struct pending_flow *pf;
-	struct answer_ctx *ac;
-	struct rocelat_counters *cnt;
+/* where a completion walk is: scalars only, so that a global function
+ * (the bounded build's step) may take it */
+struct complete_pos {
 	__u32 tail, head, pop;
 	int completed;
 	__u32 front;		/* not bool: the verifier wants 0/1 returns */
 };
 
 /* ring slot i of the walk, oldest first; 1 ends the walk */
-static __always_inline long complete_slot(__u64 i, struct complete_walk *w)
+static __always_inline long complete_slot(struct pending_flow *pf, struct answer_ctx *ac,
+					  struct rocelat_counters *cnt,
+					  struct complete_pos *w, __u64 i)
 {
-	struct pending_flow *pf = w->pf;
-	struct answer_ctx *ac = w->ac;
 	struct pending_slot *s;
 	__u32 at = w->tail + (__u32)i, fl;
 	bool answered;
@@ -90,12 +88,12 @@ static __always_inline long complete_slot(__u64 i, struct complete_walk *w)
 	if (ac->fatal && d >= 0) {
 		/* the QP is in error: its named request and all later
 		 * ones will never be answered */
-		w->cnt->c[RL_FATAL_ENDED]++;
+		cnt->c[RL_FATAL_ENDED]++;
 		return 0;
 	}
 	if (ac->untimed) {
 		/* answered, by an answer whose time is lost */
-		w->cnt->c[RL_UNTIMED]++;
+		cnt->c[RL_UNTIMED]++;
 		__sync_fetch_and_add(&flow_stats(pf)->untimed, 1);
 		return 0;
 	}
@@ -115,26 +113,77 @@ static __always_inline long complete_slot(__u64 i, struct complete_walk *w)
 		answered = ac->atomic_ack && d == 0;
 	}
 	if (!answered) {
-		w->cnt->c[RL_RESP_MISSING]++;
+		cnt->c[RL_RESP_MISSING]++;
 		flow_stats(pf)->resp_missing++;
 		return 0;
 	}
 	if (fl & SLOT_RETX) {
-		w->cnt->c[RL_KARN_DISCARDED]++;
+		cnt->c[RL_KARN_DISCARDED]++;
 		return 0;
 	}
-	lat = slot_latency(pf, ac, w->cnt, s);
+	lat = slot_latency(pf, ac, cnt, s);
 	if (lat >= 0)
-		rocelat_sample(pf, ac, w->cnt, lat,
+		rocelat_sample(pf, ac, cnt, lat,
 			       (fl & SLOT_INGRESS) && ac->egress);
 	return 0;
 }
 
+#ifdef ROCELAT_NO_BPF_LOOP
+/*
+ * The bounded-loop build (kernels before 5.17): one slot a call of a
+ * global function, which the verifier checks once; the walk inlined 62
+ * times went past 6.1's million instructions. A global function reads no
+ * pointer out of its memory: the pointers come as arguments of their own.
+ */
+AX_GLOBAL_FUNC int rocelat_complete_step(struct pending_flow *pf, struct answer_ctx *ac,
+					 struct rocelat_counters *cnt,
+					 struct complete_pos *w, __u32 i)
+{
+	if (!pf || !ac || !cnt || !w)
+		return 1;
+	return complete_slot(pf, ac, cnt, w, i);
+}
+
+/* the walk from its third slot on */
+static __always_inline void complete_slots_rest(struct pending_flow *pf,
+						struct answer_ctx *ac,
+						struct rocelat_counters *cnt,
+						struct complete_pos *w)
+{
+	__u32 i;
+
+	for (i = 2; i < PENDING_RING; i++)
+		if (rocelat_complete_step(pf, ac, cnt, w, i))
+			break;
+}
+#else
+/* state of the walk's bpf_loop() callback */
+struct complete_walk {
+	struct pending_flow *pf;
+	struct answer_ctx *ac;
+	struct rocelat_counters *cnt;
+	struct complete_pos pos;
+};
+
 /* the walk's bpf_loop() callback, from its third slot on */
 static long complete_slots_on(__u64 i, void *data)
 {
-	return complete_slot(i + 2, data);
+	struct complete_walk *w = data;
+
+	return complete_slot(w->pf, w->ac, w->cnt, &w->pos, i + 2);
 }
+
+static __always_inline void complete_slots_rest(struct pending_flow *pf,
+						struct answer_ctx *ac,
+						struct rocelat_counters *cnt,
+						struct complete_pos *pos)
+{
+	struct complete_walk w = { .pf = pf, .ac = ac, .cnt = cnt, .pos = *pos };
+
+	bpf_loop(PENDING_RING - 2, complete_slots_on, &w, 0);
+	*pos = w.pos;
+}
+#endif
 
 /*
  * Complete the pending requests an answer covers: every PSN before its
@@ -153,20 +202,17 @@ static long complete_slots_on(__u64 i, void *data)
 AX_GLOBAL_FUNC int rocelat_complete(struct pending_flow *pf, struct answer_ctx *ac,
 				    struct rocelat_counters *cnt)
 {
-	struct complete_walk w = {};
+	struct complete_pos w = {};
 
 	if (!pf || !ac || !cnt)
 		return 0;
-	w.pf = pf;
-	w.ac = ac;
-	w.cnt = cnt;
 	w.tail = pf->tail;
 	w.head = pf->head;
 	w.front = 1;
 	/* the common answer covers the oldest request and stops at the next
 	 * one (an ACK per AckReq, in order): two steps inline, no loop */
-	if (!complete_slot(0, &w) && !complete_slot(1, &w))
-		rocelat_loop(PENDING_RING - 2, complete_slots_on, &w);
+	if (!complete_slot(pf, ac, cnt, &w, 0) && !complete_slot(pf, ac, cnt, &w, 1))
+		complete_slots_rest(pf, ac, cnt, &w);
 	pf->tail = w.tail + w.pop;
 	return w.completed;
 }

@@ -29,6 +29,22 @@ static void rocelat_load_frags(struct rocelat_kernel *k)
 	bpf_program__set_flags(p, bpf_program__flags(p) | BPF_F_XDP_HAS_FRAGS);
 }
 
+/*
+ * ROCELAT_VERIFIER_STATS: a test hook; with -v, libbpf prints each
+ * program's verifier statistics (log level 4: "processed N insns"), so
+ * that a test sees how close a build comes to the verifier's limit.
+ */
+static void rocelat_load_stats(struct rocelat_kernel *k)
+{
+	struct bpf_program *p[] = { k->progs.rocelat_xdp, k->progs.rocelat_tc,
+				    k->progs.rocelat_tc_in, k->progs.rocelat_sweep };
+
+	if (!getenv("ROCELAT_VERIFIER_STATS"))
+		return;
+	for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++)
+		bpf_program__set_log_level(p[i], 4);
+}
+
 /* the one setup of either build (rocelat_kernel.h: the same pieces) */
 static void rocelat_load_config(struct rocelat_kernel *k, const struct rocelat_load_opts *o)
 {
@@ -41,6 +57,7 @@ static void rocelat_load_config(struct rocelat_kernel *k, const struct rocelat_l
 	k->rodata->targ_decap = o->decap;
 	k->rodata->targ_mirror_time = o->mirror_time;
 	rocelat_load_frags(k);
+	rocelat_load_stats(k);
 	if (o->offline) {
 		bpf_program__set_autoload(k->progs.rocelat_xdp, false);
 		bpf_program__set_autoload(k->progs.rocelat_tc_in, false);

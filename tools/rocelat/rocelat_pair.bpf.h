@@ -92,24 +92,24 @@ AX_GLOBAL struct unheld_slot unheld[UNHELD_SLOTS];
 static const struct roce_pair_qps zero_qps;
 static const struct held_answers zero_held;
 
-/* state of pair_add()'s search for room, shared with room_try() */
-struct room_walk {
-	struct roce_qp_key *fk;
-	const struct roce_pair_qps *q;
+/* where pair_add()'s search for room is: scalars only, so that a global
+ * function (the bounded build's step) may take it */
+struct room_pos {
 	__u32 from;		/* the oldest candidate's place */
 	__u32 at;		/* the place found, PAIR_QPS: none */
 };
 
 /* the candidate i places after the oldest: found (the search ends) when
  * it waits for no pairing (paired already, or its flow gone) */
-static long room_try(__u64 i, void *data)
+static __always_inline long room_try_one(struct roce_qp_key *fk,
+					 const struct roce_pair_qps *q,
+					 struct room_pos *w, __u64 i)
 {
-	struct room_walk *w = data;
 	const struct pending_flow *c;
 	__u32 at = (w->from + (__u32)i) & (PAIR_QPS - 1);
 
-	w->fk->qpn = w->q->qpn[at];
-	c = flow_find(w->fk);
+	fk->qpn = q->qpn[at];
+	c = flow_find(fk);
 	if (c && !(c->flags & FLOW_PAIRED))
 		return 0;
 	w->at = at;
@@ -118,6 +118,54 @@ static long room_try(__u64 i, void *data)
 
 /* places pair_add() looks at for room, from the oldest on */
 #define PAIR_ROOM_TRY	8
+
+#ifdef ROCELAT_NO_BPF_LOOP
+/* the bounded-loop build: one place a call of a global function, checked
+ * once (a flow-table lookup inlined PAIR_ROOM_TRY times costs 6.1's
+ * verifier dearly); the pointers as arguments of their own */
+AX_GLOBAL_FUNC int rocelat_room_try(struct roce_qp_key *fk, const struct roce_pair_qps *q,
+				    struct room_pos *w, __u32 i)
+{
+	if (!fk || !q || !w)
+		return 1;
+	return room_try_one(fk, q, w, i);
+}
+
+static __always_inline void room_search(struct roce_qp_key *fk,
+					const struct roce_pair_qps *q,
+					struct room_pos *w)
+{
+	__u32 i;
+
+	for (i = 0; i < PAIR_ROOM_TRY; i++)
+		if (rocelat_room_try(fk, q, w, i))
+			break;
+}
+#else
+/* state of the bpf_loop() callback */
+struct room_walk {
+	struct roce_qp_key *fk;
+	const struct roce_pair_qps *q;
+	struct room_pos pos;
+};
+
+static long room_try(__u64 i, void *data)
+{
+	struct room_walk *w = data;
+
+	return room_try_one(w->fk, w->q, &w->pos, i);
+}
+
+static __always_inline void room_search(struct roce_qp_key *fk,
+					const struct roce_pair_qps *q,
+					struct room_pos *pos)
+{
+	struct room_walk w = { .fk = fk, .q = q, .pos = *pos };
+
+	bpf_loop(PAIR_ROOM_TRY, room_try, &w, 0);
+	*pos = w.pos;
+}
+#endif
 
 /*
  * Remember a new flow's responder QPN as a pairing candidate of its
@@ -135,7 +183,7 @@ static __always_inline void pair_add(struct roce_qp_key *fk,
 				     struct rocelat_counters *cnt)
 {
 	struct roce_pair_qps *q;
-	struct room_walk w;
+	struct room_pos w;
 	__u32 n, qpn = fk->qpn, i, at;
 
 	fk->qpn = 0;
@@ -149,11 +197,9 @@ static __always_inline void pair_add(struct roce_qp_key *fk,
 			return;
 	at = n & (PAIR_QPS - 1);
 	if (n >= PAIR_QPS) {
-		w.fk = fk;
-		w.q = q;
 		w.from = at;
 		w.at = PAIR_QPS;
-		rocelat_loop(PAIR_ROOM_TRY, room_try, &w);
+		room_search(fk, q, &w);
 		fk->qpn = qpn;
 		if (w.at >= PAIR_QPS)
 			cnt->c[RL_PAIR_FULL]++;

@@ -51,7 +51,7 @@ static __always_inline void sample_emit(const struct pending_flow *pf,
 /*
  * A sample of e = floor(log2(lat)) new to flow pf: e and the histogram
  * positions that follow from it, kept with the flow (hist_slot_scaled()
- * and llhist_bucket_log2() of any sample of the same e, read with one
+ * and rocelat_ll_bucket() of any sample of the same e, read with one
  * comparison and one shift: sample_add())
  */
 static __always_inline void sample_geometry(struct pending_flow *pf, __u64 lat)
