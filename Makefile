@@ -368,18 +368,23 @@ man/%.1: $(OUTPUT)/% man/%.h2m
 	$(Q)mv $@.tmp $@
 
 SAMPLES := $(wildcard samples/*.pcap samples/*.txt)
+# APP_PREFIX=bpf- installs rxedrop as bpf-rxedrop (bcc libbpf-tools' knob,
+# for distributions that rename tools): the programs, their man pages
+# (named and naming them so, scripts/man-prefix.sh) and completions; the
+# programs' --help and --version name them as they are run (argv[0])
+APP_PREFIX ?=
+MAN_INSTALLED := $(wildcard man/*.8 man/*.1)
 install: tools
 	install -d $(DESTDIR)$(sbindir)
-	install -m 0755 $(addprefix $(OUTPUT)/,$(TOOLS)) $(DESTDIR)$(sbindir)/
+	for t in $(TOOLS); do install -m 0755 $(OUTPUT)/$$t $(DESTDIR)$(sbindir)/$(APP_PREFIX)$$t || exit 1; done
 	install -d $(DESTDIR)$(bindir)
-	install -m 0755 $(addprefix $(OUTPUT)/,$(EXTRA_PROGS)) $(DESTDIR)$(bindir)/
-	if [ -d man ] && ls man/*.8 >/dev/null 2>&1; then \
-		install -d $(DESTDIR)$(mandir)/man8 && install -m 0644 man/*.8 $(DESTDIR)$(mandir)/man8/; fi
-	if [ -d man ] && ls man/*.1 >/dev/null 2>&1; then \
-		install -d $(DESTDIR)$(mandir)/man1 && install -m 0644 man/*.1 $(DESTDIR)$(mandir)/man1/; fi
+	for t in $(EXTRA_PROGS); do install -m 0755 $(OUTPUT)/$$t $(DESTDIR)$(bindir)/$(APP_PREFIX)$$t || exit 1; done
+	for f in $(MAN_INSTALLED); do d=$(DESTDIR)$(mandir)/man$${f##*.}; install -d $$d && \
+		scripts/man-prefix.sh '$(APP_PREFIX)' '$(TOOLS) $(EXTRA_PROGS)' < $$f > $$d/$(APP_PREFIX)$${f#man/} && \
+		chmod 0644 $$d/$(APP_PREFIX)$${f#man/} || exit 1; done
 	install -d $(DESTDIR)$(bashcompdir)
 	for t in $(TOOLS); do \
-		install -m 0644 completion/agentxdp.bash $(DESTDIR)$(bashcompdir)/$$t || exit 1; done
+		install -m 0644 completion/agentxdp.bash $(DESTDIR)$(bashcompdir)/$(APP_PREFIX)$$t || exit 1; done
 	install -d $(DESTDIR)$(docdir)
 	install -m 0644 README.md $(DESTDIR)$(docdir)/
 	# recordings made by the suite, for rocelat -r (README: rocelat)
@@ -390,11 +395,11 @@ install: tools
 
 # removes every file install put there; directories stay (shared with others)
 uninstall:
-	rm -f $(addprefix $(DESTDIR)$(sbindir)/,$(TOOLS))
-	rm -f $(addprefix $(DESTDIR)$(bindir)/,$(EXTRA_PROGS))
-	rm -f $(addprefix $(DESTDIR)$(mandir)/man1/,$(notdir $(wildcard man/*.1)))
-	rm -f $(addprefix $(DESTDIR)$(mandir)/man8/,$(addsuffix .8,$(TOOLS)) $(notdir $(wildcard man/*.8)))
-	rm -f $(addprefix $(DESTDIR)$(bashcompdir)/,$(TOOLS))
+	rm -f $(addprefix $(DESTDIR)$(sbindir)/$(APP_PREFIX),$(TOOLS))
+	rm -f $(addprefix $(DESTDIR)$(bindir)/$(APP_PREFIX),$(EXTRA_PROGS))
+	rm -f $(addprefix $(DESTDIR)$(mandir)/man1/$(APP_PREFIX),$(notdir $(wildcard man/*.1)))
+	rm -f $(addprefix $(DESTDIR)$(mandir)/man8/$(APP_PREFIX),$(addsuffix .8,$(TOOLS)) $(notdir $(wildcard man/*.8)))
+	rm -f $(addprefix $(DESTDIR)$(bashcompdir)/$(APP_PREFIX),$(TOOLS))
 	rm -f $(DESTDIR)$(docdir)/README.md
 	rm -f $(addprefix $(DESTDIR)$(docdir)/samples/,$(notdir $(wildcard samples/*.pcap samples/*.txt)))
 	rm -f $(DESTDIR)$(promrulesdir)/agentxdp.rules.yml
