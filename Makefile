@@ -76,8 +76,13 @@ ALL_CFLAGS := $(CFLAGS) $(WARN) -I$(OUTPUT) -Itools -Ibpf -D_GNU_SOURCE \
 	-DAX_VERSION='"$(AX_VERSION)"'
 # AX_HAVE_<kind>_<name> for every type vmlinux.h defines: btf/*.h skip those
 VMLINUX_HAVE := $(OUTPUT)/vmlinux_have_$(ARCH).h
+# The BPF objects take none of CFLAGS (a distribution's hardening and
+# optimisation flags are for the host compiler; tests/host/package.bats).
+# Their BTF names the source files, which the skeletons embed: relative to
+# the tree, so that the build's directory is not in the programs
 BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_$(ARCH) $(WARN) \
-	-I$(VMLINUX_DIR) -Ibpf -Ibpf/lib -Ibtf -include $(VMLINUX_HAVE)
+	-I$(VMLINUX_DIR) -Ibpf -Ibpf/lib -Ibtf -include $(VMLINUX_HAVE) \
+	-fdebug-prefix-map=$(CURDIR)=.
 # kernel-module types generated from module BTF (make btf)
 BTF_HDRS := $(wildcard btf/*.h)
 LDLIBS_BASE := -lbpf -lelf -lz
