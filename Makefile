@@ -352,9 +352,9 @@ tools: $(addprefix $(OUTPUT)/,$(TOOLS) $(EXTRA_PROGS))
 # for help2man) plus man/<tool>.h2m (OUTPUT, OVERHEAD, REQUIREMENTS, ...).
 # The pages are committed, so building and installing need no help2man;
 # tests/host/docs.bats fails when a page and its --help disagree. Dated by
-# debian/changelog, so regenerating does not churn.
+# debian/changelog (or SOURCE_DATE_EPOCH), so regenerating does not churn.
 MAN_PAGES := $(patsubst %,man/%.8,$(TOOLS)) $(patsubst %,man/%.1,$(EXTRA_PROGS))
-MAN_DATE = $(shell dpkg-parsechangelog -l debian/changelog -STimestamp 2>/dev/null || date +%s)
+MAN_DATE = $(or $(SOURCE_DATE_EPOCH),$(shell dpkg-parsechangelog -l debian/changelog -STimestamp 2>/dev/null || date +%s))
 HELP2MAN ?= help2man
 
 man: $(MAN_PAGES)
