@@ -342,6 +342,13 @@ fuzz: fuzz-build
 check test: tests
 	tests/run
 
+# the Debian package as a reviewer checks it: the source package, a build
+# from it in a clean offline Debian 12 chroot, autopkgtest (root, network
+# for the chroot's first making; scripts/deb-check.sh)
+.PHONY: deb-check
+deb-check:
+	scripts/deb-check.sh
+
 bench: tests
 	bench/run
 
