@@ -208,6 +208,9 @@ $(OUTPUT)/lib/%.o: tools/lib/%.c $(LIB_HDRS) | $(OUTPUT)/lib
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
+# the programs a prefix applies to alike in --help (cli_as_named)
+$(OUTPUT)/lib/cli.o: ALL_CFLAGS += -DAX_PROGS='"$(TOOLS) $(EXTRA_PROGS)"'
+
 $(OUTPUT)/libagentxdp.a: $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)$(AR) rcs $@ $^

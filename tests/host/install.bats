@@ -71,8 +71,9 @@ setup() {
 		grep -A1 '^NAME' "$BATS_TEST_TMPDIR/man" | grep -qE "^ *$p +- "
 		grep -A1 '^SYNOPSIS' "$BATS_TEST_TMPDIR/man" | grep -q "^ *$p"
 	done
-	# the page of another tool it points at is there under its new name
+	# another tool it points at, in the page and the help, by its new name
 	grep -q 'fBbpf-rxedrop\\fR(8)' "$D/usr/share/man/man8/bpf-rocediag.8"
+	"$D/usr/sbin/bpf-rocediag" --help | grep -q ' or bpf-rocelat --mirror\.$'
 	# file names in the pages are the files' own
 	grep -q 'node\\-exporter/rxedrop\.prom' "$D/usr/share/man/man8/bpf-rxedrop.8"
 	if [ -f /usr/share/bash-completion/bash_completion ]; then

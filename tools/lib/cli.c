@@ -99,14 +99,17 @@ static bool cli_is_word(const char *text, const char *p, size_t n)
 	return !(*e == '.' && isalnum((unsigned char)e[1]));
 }
 
-char *cli_as_named(const char *text, const char *name)
+/* text with each word `name` replaced by `as`: a malloc'd copy, or NULL
+ * when nothing changes */
+static char *cli_rename(const char *text, const char *name, const char *as)
 {
-	const char *as = cli_progname(), *p, *from = text;
-	size_t n = strlen(name), m = strlen(as), len = 0;
+	const char *p, *from = text;
+	size_t n = strlen(name), len = 0;
+	bool changed = false;
 	char *out = NULL;
 	FILE *f;
 
-	if (!text || !n || !strcmp(name, as) || !strstr(text, name))
+	if (!text || !n || !strstr(text, name))
 		return NULL;
 	f = open_memstream(&out, &len);
 	if (!f)
@@ -115,15 +118,46 @@ char *cli_as_named(const char *text, const char *name)
 		if (!cli_is_word(text, p, n))
 			continue;
 		fwrite(from, 1, p - from, f);
-		fwrite(as, 1, m, f);
+		fputs(as, f);
 		from = p + n;
+		changed = true;
 	}
 	fputs(from, f);
-	if (fclose(f)) {
+	if (fclose(f) || !changed) {
 		free(out);
 		return NULL;
 	}
 	return out;
+}
+
+/* the suite's programs, whose names a prefix (APP_PREFIX) applies to
+ * alike; the Makefile passes them (-DAX_PROGS) */
+#ifndef AX_PROGS
+#define AX_PROGS ""
+#endif
+
+char *cli_as_named(const char *text, const char *name)
+{
+	const char *as = cli_progname(), *w = AX_PROGS;
+	size_t n = strlen(name), m = strlen(as);
+	char *out = NULL, *r, word[64], named[128];
+	int len;
+
+	if (!text || !n || !strcmp(name, as))
+		return NULL;
+	/* run as PREFIX<name>: every program of the suite named with it */
+	if (m <= n || strcmp(as + m - n, name))
+		return cli_rename(text, name, as);
+	while (sscanf(w, "%63s%n", word, &len) == 1) {
+		w += len;
+		snprintf(named, sizeof(named), "%.*s%s", (int)(m - n), as, word);
+		r = cli_rename(out ? out : text, word, named);
+		if (r) {
+			free(out);
+			out = r;
+		}
+	}
+	return out ? out : cli_rename(text, name, as);
 }
 
 bool cli_parse_long(const char *s, long min, long max, long *out)
