@@ -76,8 +76,13 @@ ALL_CFLAGS := $(CFLAGS) $(WARN) -I$(OUTPUT) -Itools -Ibpf -D_GNU_SOURCE \
 	-DAX_VERSION='"$(AX_VERSION)"'
 # AX_HAVE_<kind>_<name> for every type vmlinux.h defines: btf/*.h skip those
 VMLINUX_HAVE := $(OUTPUT)/vmlinux_have_$(ARCH).h
+# The BPF objects take none of CFLAGS (a distribution's hardening and
+# optimisation flags are for the host compiler; tests/host/package.bats).
+# Their BTF names the source files, which the skeletons embed: relative to
+# the tree, so that the build's directory is not in the programs
 BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_$(ARCH) $(WARN) \
-	-I$(VMLINUX_DIR) -Ibpf -Ibpf/lib -Ibtf -include $(VMLINUX_HAVE)
+	-I$(VMLINUX_DIR) -Ibpf -Ibpf/lib -Ibtf -include $(VMLINUX_HAVE) \
+	-fdebug-prefix-map=$(CURDIR)=.
 # kernel-module types generated from module BTF (make btf)
 BTF_HDRS := $(wildcard btf/*.h)
 LDLIBS_BASE := -lbpf -lelf -lz
@@ -202,6 +207,9 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 $(OUTPUT)/lib/%.o: tools/lib/%.c $(LIB_HDRS) | $(OUTPUT)/lib
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+# the programs a prefix applies to alike in --help (cli_as_named)
+$(OUTPUT)/lib/cli.o: ALL_CFLAGS += -DAX_PROGS='"$(TOOLS) $(EXTRA_PROGS)"'
 
 $(OUTPUT)/libagentxdp.a: $(LIB_OBJS)
 	$(call msg,AR,$@)
@@ -337,6 +345,13 @@ fuzz: fuzz-build
 check test: tests
 	tests/run
 
+# the Debian package as a reviewer checks it: the source package, a build
+# from it in a clean offline Debian 12 chroot, autopkgtest (root, network
+# for the chroot's first making; scripts/deb-check.sh)
+.PHONY: deb-check
+deb-check:
+	scripts/deb-check.sh
+
 bench: tests
 	bench/run
 
@@ -347,9 +362,9 @@ tools: $(addprefix $(OUTPUT)/,$(TOOLS) $(EXTRA_PROGS))
 # for help2man) plus man/<tool>.h2m (OUTPUT, OVERHEAD, REQUIREMENTS, ...).
 # The pages are committed, so building and installing need no help2man;
 # tests/host/docs.bats fails when a page and its --help disagree. Dated by
-# debian/changelog, so regenerating does not churn.
+# debian/changelog (or SOURCE_DATE_EPOCH), so regenerating does not churn.
 MAN_PAGES := $(patsubst %,man/%.8,$(TOOLS)) $(patsubst %,man/%.1,$(EXTRA_PROGS))
-MAN_DATE = $(shell dpkg-parsechangelog -l debian/changelog -STimestamp 2>/dev/null || date +%s)
+MAN_DATE = $(or $(SOURCE_DATE_EPOCH),$(shell dpkg-parsechangelog -l debian/changelog -STimestamp 2>/dev/null || date +%s))
 HELP2MAN ?= help2man
 
 man: $(MAN_PAGES)
@@ -368,18 +383,23 @@ man/%.1: $(OUTPUT)/% man/%.h2m
 	$(Q)mv $@.tmp $@
 
 SAMPLES := $(wildcard samples/*.pcap samples/*.txt)
+# APP_PREFIX=bpf- installs rxedrop as bpf-rxedrop (bcc libbpf-tools' knob,
+# for distributions that rename tools): the programs, their man pages
+# (named and naming them so, scripts/man-prefix.sh) and completions; the
+# programs' --help and --version name them as they are run (argv[0])
+APP_PREFIX ?=
+MAN_INSTALLED := $(wildcard man/*.8 man/*.1)
 install: tools
 	install -d $(DESTDIR)$(sbindir)
-	install -m 0755 $(addprefix $(OUTPUT)/,$(TOOLS)) $(DESTDIR)$(sbindir)/
+	for t in $(TOOLS); do install -m 0755 $(OUTPUT)/$$t $(DESTDIR)$(sbindir)/$(APP_PREFIX)$$t || exit 1; done
 	install -d $(DESTDIR)$(bindir)
-	install -m 0755 $(addprefix $(OUTPUT)/,$(EXTRA_PROGS)) $(DESTDIR)$(bindir)/
-	if [ -d man ] && ls man/*.8 >/dev/null 2>&1; then \
-		install -d $(DESTDIR)$(mandir)/man8 && install -m 0644 man/*.8 $(DESTDIR)$(mandir)/man8/; fi
-	if [ -d man ] && ls man/*.1 >/dev/null 2>&1; then \
-		install -d $(DESTDIR)$(mandir)/man1 && install -m 0644 man/*.1 $(DESTDIR)$(mandir)/man1/; fi
+	for t in $(EXTRA_PROGS); do install -m 0755 $(OUTPUT)/$$t $(DESTDIR)$(bindir)/$(APP_PREFIX)$$t || exit 1; done
+	for f in $(MAN_INSTALLED); do d=$(DESTDIR)$(mandir)/man$${f##*.}; install -d $$d && \
+		scripts/man-prefix.sh '$(APP_PREFIX)' '$(TOOLS) $(EXTRA_PROGS)' < $$f > $$d/$(APP_PREFIX)$${f#man/} && \
+		chmod 0644 $$d/$(APP_PREFIX)$${f#man/} || exit 1; done
 	install -d $(DESTDIR)$(bashcompdir)
 	for t in $(TOOLS); do \
-		install -m 0644 completion/agentxdp.bash $(DESTDIR)$(bashcompdir)/$$t || exit 1; done
+		install -m 0644 completion/agentxdp.bash $(DESTDIR)$(bashcompdir)/$(APP_PREFIX)$$t || exit 1; done
 	install -d $(DESTDIR)$(docdir)
 	install -m 0644 README.md $(DESTDIR)$(docdir)/
 	# recordings made by the suite, for rocelat -r (README: rocelat)
@@ -390,11 +410,11 @@ install: tools
 
 # removes every file install put there; directories stay (shared with others)
 uninstall:
-	rm -f $(addprefix $(DESTDIR)$(sbindir)/,$(TOOLS))
-	rm -f $(addprefix $(DESTDIR)$(bindir)/,$(EXTRA_PROGS))
-	rm -f $(addprefix $(DESTDIR)$(mandir)/man1/,$(notdir $(wildcard man/*.1)))
-	rm -f $(addprefix $(DESTDIR)$(mandir)/man8/,$(addsuffix .8,$(TOOLS)) $(notdir $(wildcard man/*.8)))
-	rm -f $(addprefix $(DESTDIR)$(bashcompdir)/,$(TOOLS))
+	rm -f $(addprefix $(DESTDIR)$(sbindir)/$(APP_PREFIX),$(TOOLS))
+	rm -f $(addprefix $(DESTDIR)$(bindir)/$(APP_PREFIX),$(EXTRA_PROGS))
+	rm -f $(addprefix $(DESTDIR)$(mandir)/man1/$(APP_PREFIX),$(notdir $(wildcard man/*.1)))
+	rm -f $(addprefix $(DESTDIR)$(mandir)/man8/$(APP_PREFIX),$(addsuffix .8,$(TOOLS)) $(notdir $(wildcard man/*.8)))
+	rm -f $(addprefix $(DESTDIR)$(bashcompdir)/$(APP_PREFIX),$(TOOLS))
 	rm -f $(DESTDIR)$(docdir)/README.md
 	rm -f $(addprefix $(DESTDIR)$(docdir)/samples/,$(notdir $(wildcard samples/*.pcap samples/*.txt)))
 	rm -f $(DESTDIR)$(promrulesdir)/agentxdp.rules.yml

@@ -28,6 +28,9 @@ PKGS=(
 	bpftrace stress-ng
 	# docs, packaging, fleet output (make man, tests/host/{docs,package,prom}.bats)
 	help2man groff man-db debhelper dpkg-dev fakeroot lintian prometheus bash-completion
+	# the package's reproducibility and hardening (package.bats), make deb-check's
+	# clean chroot and autopkgtest (scripts/deb-check.sh)
+	blhc faketime mmdebstrap autopkgtest
 	# the fleet end to end (tests/host/fleet.bats): a real node_exporter,
 	# Prometheus' HTTP API read with curl
 	prometheus-node-exporter curl

@@ -41,6 +41,60 @@ setup() {
 	[ -z "$output" ]
 }
 
+# a distribution's renamed tools (bcc libbpf-tools' APP_PREFIX, Fedora's
+# bpf-<tool>): programs, man pages and completions under one name each,
+# and each names itself so in --help, --version and its man page
+@test "make install APP_PREFIX=bpf- names programs, man pages and completions alike" {
+	local t p
+	make -s -C "$AX_ROOT" OUTPUT="$AX_BUILD" install DESTDIR="$D" prefix=/usr APP_PREFIX=bpf-
+	for t in $(ax_tools) rocegen; do
+		p=bpf-$t
+		if [ "$t" = rocegen ]; then
+			[ -x "$D/usr/bin/$p" ] && [ ! -e "$D/usr/bin/$t" ]
+			grep -q '^\.TH BPF-ROCEGEN ' "$D/usr/share/man/man1/$p.1"
+			MANWIDTH=80 man -l "$D/usr/share/man/man1/$p.1" > "$BATS_TEST_TMPDIR/man" 2>/dev/null
+			"$D/usr/bin/$p" --help > "$BATS_TEST_TMPDIR/help"
+			"$D/usr/bin/$p" --version | grep -q "^$p (AgentXDP) "
+		else
+			[ -x "$D/usr/sbin/$p" ] && [ ! -e "$D/usr/sbin/$t" ]
+			grep -q "^\.TH ${p^^} " "$D/usr/share/man/man8/$p.8"
+			MANWIDTH=80 man -l "$D/usr/share/man/man8/$p.8" > "$BATS_TEST_TMPDIR/man" 2>/dev/null
+			[ -f "$D/usr/share/bash-completion/completions/$p" ]
+			[ ! -e "$D/usr/share/bash-completion/completions/$t" ]
+			"$D/usr/sbin/$p" --help > "$BATS_TEST_TMPDIR/help"
+			"$D/usr/sbin/$p" --version | grep -q "^$p (AgentXDP) "
+		fi
+		grep -q "^Usage: $p " "$BATS_TEST_TMPDIR/help"
+		# every example and usage line of the help, and the page's NAME
+		# and SYNOPSIS, run the program by its installed name
+		! grep -E "^ *(USAGE: |or: *)?$t( |\$)" "$BATS_TEST_TMPDIR/help" >&2
+		grep -A1 '^NAME' "$BATS_TEST_TMPDIR/man" | grep -qE "^ *$p +- "
+		grep -A1 '^SYNOPSIS' "$BATS_TEST_TMPDIR/man" | grep -q "^ *$p"
+	done
+	# another tool it points at, in the page and the help, by its new name
+	grep -q 'fBbpf-rxedrop\\fR(8)' "$D/usr/share/man/man8/bpf-rocediag.8"
+	"$D/usr/sbin/bpf-rocediag" --help | grep -q ' or bpf-rocelat --mirror\.$'
+	# file names in the pages are the files' own
+	grep -q 'node\\-exporter/rxedrop\.prom' "$D/usr/share/man/man8/bpf-rxedrop.8"
+	if [ -f /usr/share/bash-completion/bash_completion ]; then
+		run bash -c '
+			source /usr/share/bash-completion/bash_completion
+			source "$1/usr/share/bash-completion/completions/bpf-rxedrop"
+			complete -p bpf-rxedrop
+			COMP_WORDS=("$1/usr/sbin/bpf-rxedrop" --ro); COMP_CWORD=1
+			COMP_LINE="${COMP_WORDS[*]}"; COMP_POINT=${#COMP_LINE}; COMPREPLY=()
+			_agentxdp "${COMP_WORDS[0]}" --ro "${COMP_WORDS[0]}"
+			echo "${COMPREPLY[*]}"' _ "$D"
+		echo "$output" >&2
+		[ "${lines[0]}" = "complete -F _agentxdp bpf-rxedrop" ]
+		[ "${lines[1]}" = "--roce-port" ]
+	fi
+	make -s -C "$AX_ROOT" OUTPUT="$AX_BUILD" uninstall DESTDIR="$D" prefix=/usr APP_PREFIX=bpf-
+	run find "$D" ! -type d
+	echo "$output" >&2
+	[ -z "$output" ]
+}
+
 @test "default prefix is /usr/local" {
 	make -s -C "$AX_ROOT" OUTPUT="$AX_BUILD" install DESTDIR="$D"
 	[ -x "$D/usr/local/sbin/rxedrop" ]

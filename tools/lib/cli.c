@@ -5,6 +5,7 @@
  * setup every tool runs after parsing (libbpf's print callback, signals,
  * capabilities, --prom and -N checked); errno turned into advice.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <net/if.h>
@@ -84,6 +85,79 @@ void cli_die(const char *fmt, ...)
 	cli_verr(fmt, ap);
 	va_end(ap);
 	exit(1);
+}
+
+/* name at p is a word of its own: no name, path or file name around it */
+static bool cli_is_word(const char *text, const char *p, size_t n)
+{
+	const char *e = p + n;
+
+	if (p > text && (isalnum((unsigned char)p[-1]) || strchr("_./-", p[-1])))
+		return false;
+	if (*e && (isalnum((unsigned char)*e) || *e == '_' || *e == '-'))
+		return false;
+	return !(*e == '.' && isalnum((unsigned char)e[1]));
+}
+
+/* text with each word `name` replaced by `as`: a malloc'd copy, or NULL
+ * when nothing changes */
+static char *cli_rename(const char *text, const char *name, const char *as)
+{
+	const char *p, *from = text;
+	size_t n = strlen(name), len = 0;
+	bool changed = false;
+	char *out = NULL;
+	FILE *f;
+
+	if (!text || !n || !strstr(text, name))
+		return NULL;
+	f = open_memstream(&out, &len);
+	if (!f)
+		return NULL;
+	for (p = strstr(text, name); p; p = strstr(p + n, name)) {
+		if (!cli_is_word(text, p, n))
+			continue;
+		fwrite(from, 1, p - from, f);
+		fputs(as, f);
+		from = p + n;
+		changed = true;
+	}
+	fputs(from, f);
+	if (fclose(f) || !changed) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* the suite's programs, whose names a prefix (APP_PREFIX) applies to
+ * alike; the Makefile passes them (-DAX_PROGS) */
+#ifndef AX_PROGS
+#define AX_PROGS ""
+#endif
+
+char *cli_as_named(const char *text, const char *name)
+{
+	const char *as = cli_progname(), *w = AX_PROGS;
+	size_t n = strlen(name), m = strlen(as);
+	char *out = NULL, *r, word[64], named[128];
+	int len;
+
+	if (!text || !n || !strcmp(name, as))
+		return NULL;
+	/* run as PREFIX<name>: every program of the suite named with it */
+	if (m <= n || strcmp(as + m - n, name))
+		return cli_rename(text, name, as);
+	while (sscanf(w, "%63s%n", word, &len) == 1) {
+		w += len;
+		snprintf(named, sizeof(named), "%.*s%s", (int)(m - n), as, word);
+		r = cli_rename(out ? out : text, word, named);
+		if (r) {
+			free(out);
+			out = r;
+		}
+	}
+	return out ? out : cli_rename(text, name, as);
 }
 
 bool cli_parse_long(const char *s, long min, long max, long *out)
@@ -284,7 +358,9 @@ static error_t cli_parse_opt(int key, char *arg, struct argp_state *state)
 		argp_state_help(state, stdout, ARGP_HELP_USAGE | ARGP_HELP_EXIT_OK);
 		break;
 	case 'V':
-		printf("%s\n", argp_program_version);
+		/* "<tool> (AgentXDP) VERSION", named as the program runs */
+		printf("%s%s\n", cli_progname(),
+		       argp_program_version + strcspn(argp_program_version, " "));
 		exit(0);
 	case ARGP_KEY_ARG:
 		/* an interval given is 1 or more */
@@ -307,9 +383,37 @@ const struct argp cli_argp = {
 	.parser = cli_parse_opt,
 };
 
+/* the tool's name (argp_program_version's first word) and its own help
+ * filter, under the help filter that renames it (cli_parse) */
+static char cli_tool[64];
+static char *(*cli_tool_filter)(int key, const char *text, void *input);
+
+static char *cli_help_filter(int key, const char *text, void *input)
+{
+	char *t = cli_tool_filter ? cli_tool_filter(key, text, input) : (char *)text;
+	char *r = cli_as_named(t, cli_tool);
+
+	if (!r)
+		return t;
+	if (t != text)
+		free(t);
+	return r;
+}
+
 int cli_parse(const struct argp *argp, int argc, char **argv, void *input)
 {
+	static struct argp renamed;
+
 	argp_err_exit_status = 1;
+	/* installed under another name (APP_PREFIX): the help names it so */
+	snprintf(cli_tool, sizeof(cli_tool), "%.*s",
+		 (int)strcspn(argp_program_version, " "), argp_program_version);
+	if (strcmp(cli_tool, cli_progname())) {
+		renamed = *argp;
+		cli_tool_filter = argp->help_filter;
+		renamed.help_filter = cli_help_filter;
+		argp = &renamed;
+	}
 	/* getopt names the program by argv[0] ("build/rocelat: unrecognized
 	 * option"), argp and cli_err() by its short name: one prefix */
 	if (argc > 0)

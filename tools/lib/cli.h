@@ -71,6 +71,13 @@ int cli_parse(const struct argp *argp, int argc, char **argv, void *input);
 void cli_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 /* one-line error without exit */
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* text with each word `name` (the tool's own name) replaced by the name the
+ * program runs as (make install APP_PREFIX=bpf- installs rxedrop as
+ * bpf-rxedrop), and, run as PREFIX<name>, every other program of the suite
+ * named with PREFIX too: a malloc'd copy, or NULL when nothing changes. A
+ * word is not part of a path, a file name (rxedrop.prom) or a longer
+ * name. */
+char *cli_as_named(const char *text, const char *name);
 /* "tool: what: advice" for a libbpf/syscall error (negative errno) */
 void cli_bpf_err(const char *what, int err);
 

@@ -402,12 +402,17 @@ static void rg_option(struct rg_args *a, int ch, const char *arg)
  * and exit 0 */
 static void rg_help_or_version(int ch)
 {
+	/* named as the program runs (make install APP_PREFIX=) */
+	char *named = cli_as_named(rg_help, "rocegen");
+	const char *help = named ? named : rg_help;
+
 	if (ch == 'V')
-		printf("rocegen (AgentXDP) %s\n", AX_VERSION);
+		printf("%s (AgentXDP) %s\n", program_invocation_short_name, AX_VERSION);
 	else if (ch == O_USAGE)
-		printf("%.*s", (int)(strstr(rg_help, "\n\n") + 1 - rg_help), rg_help);
+		printf("%.*s", (int)(strstr(help, "\n\n") + 1 - help), help);
 	else
-		fputs(rg_help, stdout);
+		fputs(help, stdout);
+	free(named);
 	exit(0);
 }
 
