@@ -247,7 +247,7 @@ start_traffic() {
 }
 
 # runs in the Soft-RoCE guest (rdma_rxe), skipped on a host without it
-@test "rxeqp --prom: promtool clean, agentxdp_rxeqp_ names" {
+@test "rxeqp --prom: promtool clean, agentxdp_rxeqp_ names (its counts under traffic: tests/vm/rxeqp.bats, ib_send_lat)" {
 	needs_prom rxeqp
 	[ -d /sys/module/rdma_rxe ] || modprobe -q rdma_rxe 2>/dev/null ||
 		skip "rxeqp needs rdma_rxe (Soft-RoCE), which this kernel lacks: the VM tier runs it"

@@ -89,11 +89,14 @@ proc_dead() {
 	ax_tool_stop INJ_PID
 	ax_tool_stop RL_PID
 	cat "$T/inj.out" "$T/req.out" >&2
-	local n
+	local n sent
 	n=$(inj_qp 18 drop)
-	# every 10th of the QP's requests (retransmissions are requests too)
+	# every 10th of the packets rocegen sent to the QP (retransmissions
+	# are requests too): its 100 requests and their retransmissions
+	sent=$(( $(gen_flow 49153 requests) + $(gen_flow 49153 retransmits) ))
 	[ "$n" -gt 0 ]
-	[ "$n" -eq $(( $(inj_qp 18 matched) / 10 )) ]
+	[ "$(inj_qp 18 matched)" -eq "$sent" ]
+	[ "$n" -eq $((sent / 10)) ]
 	[ "$(inj_qp 18 injected)" -eq "$n" ]
 	[ "$(rl_flow 18 retransmits)" -eq "$n" ]
 	[ "$(gen_flow 49153 retransmits)" -eq "$n" ]
@@ -173,6 +176,15 @@ seeded_psns() {
 	[ "$(jq -r 'select(.type=="summary") | .limited' "$T/inj.out")" -eq $((sent - 5)) ]
 	# rocegen checks no ICRC: every request still answered
 	[ "$(gen_flow 49154 completed)" -eq 20 ]
+	# no other QP selected: one row, QP 0x13's, though it saw every packet
+	# rocegen sent to the three; 5 altered in all; the others answered
+	[ "$(jq -r 'select(.type=="qp") | .dqpn' "$T/inj.out" | sort -u)" = 19 ]
+	[ "$(jq -r 'select(.type=="summary") | .roce' "$T/inj.out")" -eq \
+	  $(( sent + $(gen_flow 49152 requests) + $(gen_flow 49152 retransmits) +
+	      $(gen_flow 49153 requests) + $(gen_flow 49153 retransmits) )) ]
+	[ "$(jq -r 'select(.type=="summary") | .injected' "$T/inj.out")" -eq 5 ]
+	[ "$(gen_flow 49152 completed)" -eq 20 ]
+	[ "$(gen_flow 49153 completed)" -eq 20 ]
 }
 
 @test "roceinject: rewrite the QPN of 3 requests of one QP: lost to the responder (no such QP), rocelat and rocegen count 3 retransmits for it, the others none" {
@@ -219,33 +231,84 @@ seeded_psns() {
 	[[ $output == *"--duplicate works on egress only"* ]]
 }
 
-@test "roceinject: delay 2 ms on one QP: its p50 is the others' plus 2 ms within 3%, or a clear error where the kernel has no fq" {
-	# one report after a second, then exit: whether --delay can run here
-	run ip netns exec ${P}a "$INJ" -i ${P}va --delay 2ms -Q 0x12 -j 1 1
-	if [ "$status" -eq 1 ] && [[ "$output" == *"no fq qdisc (sch_fq)"* ]]; then
-		# no fq here (CONFIG_NET_SCH_FQ off): nothing stays behind
+# the pair re-plumbed through a router namespace: ${P}a (10.208.1.1) --
+# ${P}ra | ${P}r | ${P}rb -- ${P}b (10.208.2.1); the requester's packets
+# arrive on ${P}ra and leave on ${P}rb, forwarded in the kernel
+via_router() {
+	local ns
+	ip -n ${P}a link del ${P}va
+	ip netns add ${P}r
+	AX_NETNS+=("${P}r")
+	ip -n ${P}r link set lo up
+	ip link add ${P}va netns ${P}a type veth peer name ${P}ra netns ${P}r
+	ip link add ${P}vb netns ${P}b type veth peer name ${P}rb netns ${P}r
+	ip -n ${P}a addr add 10.208.1.1/24 dev ${P}va
+	ip -n ${P}r addr add 10.208.1.254/24 dev ${P}ra
+	ip -n ${P}r addr add 10.208.2.254/24 dev ${P}rb
+	ip -n ${P}b addr add 10.208.2.1/24 dev ${P}vb
+	for ns in a:va r:ra r:rb b:vb; do
+		ip -n ${P}${ns%:*} link set ${P}${ns#*:} up
+	done
+	ip -n ${P}a route add default via 10.208.1.254
+	ip -n ${P}b route add default via 10.208.2.254
+	ip netns exec ${P}r sysctl -qw net.ipv4.ip_forward=1
+	for ns in a:va r:ra r:rb b:vb; do
+		ax_link_ready ${P}${ns%:*} ${P}${ns#*:} || return 1
+	done
+}
+
+# the hold of QP 0x12's requests in the router, measured where fq makes
+# it: each request's kernel timestamp arriving on ${P}ra and leaving on
+# ${P}rb (one tcpdump -i any in the router), paired by QPN and PSN;
+# forwarding's own time is the other QPs' hold, taken off. 50 ms: the 6.1 guest's emulated
+# timers let fq release 0.15-0.45 ms late (median 0.4 ms at 10 ms), which
+# the 3% bound (1.5 ms) holds also with a CPU hog beside the guest
+@test "roceinject: delay 50 ms on one QP: each request held 50 ms within 3% between the router's two ends (kernel timestamps), the others not; or a clear error where the kernel has no fq" {
+	if ! tc -n ${P}a qdisc add dev ${P}va root fq 2>/dev/null; then
+		# no fq here (CONFIG_NET_SCH_FQ off): one line, nothing behind
+		run ip netns exec ${P}a "$INJ" -i ${P}va --delay 50ms -Q 0x12 -j 1 1
+		[ "$status" -eq 1 ]
 		[ "${#lines[@]}" -eq 1 ]
+		[[ "$output" == *"no fq qdisc (sch_fq)"* ]]
 		nothing_left a ${P}va
 		skip "this kernel has no fq qdisc: --delay refuses with one line (checked)"
 	fi
-	start_inj a inj --delay 2ms -Q 0x12 -j
-	start_rocelat
-	traffic 300
+	via_router
+	local B=10.208.2.1 d=50000 slow base n
+	ax_tool_start INJ_PID "$T/inj.out" 30 '^Injecting' \
+		ip netns exec ${P}r "$INJ" -i ${P}rb --delay 50ms -Q 0x12 -j
+	INJ_PROGS=$(grep -h '^prog_id:' /proc/"$INJ_PID"/fdinfo/* 2>/dev/null |
+		awk '{ print $2 }' | sort -u | tr '\n' ' ')
+	local cap
+	ax_bg ip netns exec ${P}r tcpdump -i any -n -U -w "$T/r.pcap" \
+		'udp dst port 4791 and src host 10.208.1.1' 2>"$T/r.err"
+	cap=$AX_LAST_PID
+	ax_capture_ready "$cap" "$T/r.err" 60
+	traffic 60
+	ax_capture_stop "$cap" "$T/r.err"
 	ax_tool_stop INJ_PID
-	ax_tool_stop RL_PID
-	local base slow
-	base=$(jq -s '[.[] | select(.type=="flow" and .dqpn != 18) | .p50] | add / length' "$T/rl.out")
-	slow=$(rl_flow 18 p50)
-	echo "p50 $slow us against $base us" >&2
-	if [ -n "${AGENTXDP_VM:-}" ]; then
-		# emulated timers fire late (the 6.1 guest under TCG: 4.9 ms
-		# against 1.1 ms): fq held the packets at least the 2 ms
-		jq -n -e "$slow >= $base + 0.97 * 2000"
-	else
-		jq -n -e "($slow - ($base + 2000)) | fabs <= 0.03 * ($base + 2000)"
-	fi
-	[ "$(inj_qp 18 delay)" -eq "$(inj_qp 18 matched)" ]
-	ax_until 10 "cleanup" nothing_left a ${P}va
+	[ "$AX_RC" -eq 0 ]
+	python3 "$AX_ROOT/tests/lib/pcap_hold.py" "$T/r.pcap" > "$T/hold.out"
+	cat "$T/hold.out" "$T/req.out" >&2
+	slow=$(jq -r 'select(.dqpn == 18) | .median_us' "$T/hold.out")
+	base=$(jq -s '[.[] | select(.dqpn != 18) | .median_us] | add / length' "$T/hold.out")
+	echo "QP 0x12 held $slow us, the others $base us: added $(jq -n "$slow - $base") us of $d" >&2
+	# each of the QP's requests (and any retransmission) in and out
+	n=$(( $(gen_flow 49153 requests) + $(gen_flow 49153 retransmits) ))
+	[ "$n" -ge 20 ]
+	[ "$(jq -r 'select(.dqpn == 18) | "\(.in) \(.out) \(.paired)"' "$T/hold.out")" = "$n $n $n" ]
+	[ "$(jq -s 'map(select(.dqpn != 18) | .paired) | add' "$T/hold.out")" -eq \
+	  $(( $(gen_flow 49152 requests) + $(gen_flow 49152 retransmits) +
+	      $(gen_flow 49154 requests) + $(gen_flow 49154 retransmits) )) ]
+	# the added hold within 3% of the delay asked; every packet at least it
+	jq -n -e "($slow - $base - $d) | fabs <= 0.03 * $d"
+	jq -e -s "map(select(.dqpn == 18))[0].min_us >= $d" "$T/hold.out"
+	# the others were not held: well under the delay
+	jq -e -s "map(select(.dqpn != 18) | .max_us < $d / 2) | all" "$T/hold.out"
+	# roceinject delayed exactly the packets rocegen sent to the QP
+	[ "$(inj_qp 18 delay)" -eq "$n" ]
+	[ "$(inj_qp 18 matched)" -eq "$n" ]
+	ax_until 10 "cleanup" nothing_left r ${P}rb
 }
 
 @test "roceinject: bad selectors and faults: one line, exit 1, nothing attached" {
