@@ -43,11 +43,6 @@ teardown() {
 }
 
 # value of key=value in rocegen's summary line for ROLE (requester|responder)
-# PID has ended: gone, or a zombie its parent has not reaped yet
-proc_gone() {
-	[ ! -e /proc/$1/stat ] || [ "$(awk '{ print $3 }' /proc/$1/stat 2>/dev/null)" = Z ]
-}
-
 gen_kv() {
 	sed -n "s/^rocegen: role=$1 .*[ ]$2=\([^ ]*\).*/\1/p" "$3" | head -1
 }
@@ -217,7 +212,7 @@ nothing_attached() {
 	local n
 	# it ends by itself after its two intervals (4 s); a tool that does
 	# not fails here, not in a later assertion
-	ax_until 10 "rocelat's exit after 2 reports" proc_gone "$RL_PID"
+	ax_until 10 "rocelat's exit after 2 reports" ax_tool_ended RL_PID
 	ax_tool_stop RL_PID
 	[ "$AX_RC" -eq 0 ]
 	[ "$(jq -r 'select(.type=="hist") | .type' "$T/rl.out" | wc -l)" -eq 2 ]
