@@ -76,24 +76,44 @@ for k in "${!KINDS[@]}"; do
 	rm -f "$out"
 done
 
+# rx_packets of pair K's receiving veth
+rx_count() {
+	ip netns exec $P${1}b cat /sys/class/net/$P${1}vb/statistics/rx_packets
+}
+
 # flood K: packets per second received at pair K's receiving veth, of one
-# flood of FLOOD_N / FLOODS packets
+# flood of FLOOD_N / FLOODS packets. The count is read once the receive
+# side has settled (the CPUs' backlogs empty and rx_packets unchanged
+# from one read to the next: XDP's veth ring drains through NAPI, not
+# the backlog); the time to drain, where the count still moved after the
+# sender ended, counts with the sender's seconds
 flood() {
-	local before after out secs
-	before=$(ip netns exec $P${1}b cat /sys/class/net/$P${1}vb/statistics/rx_packets)
+	local before after prev=-1 out secs t0 moved=0 end=$((SECONDS + 10))
+	before=$(rx_count "$1")
 	out=$(ip netns exec $P${1}a "${BENCH_SEND[@]}" "$B/udpflood" 10.78.$1.2 4791 $((FLOOD_N / FLOODS)))
-	after=$(ip netns exec $P${1}b cat /sys/class/net/$P${1}vb/statistics/rx_packets)
+	t0=$EPOCHREALTIME
+	after=$(rx_count "$1")
+	while ! { ax_backlog_empty && [ "$after" = "$prev" ]; }; do
+		if [ "$SECONDS" -gt "$end" ]; then
+			echo "bench: pair $1's rx_packets still moving 10 s after the flood" >&2
+			return 1
+		fi
+		[ "$prev" = -1 ] || [ "$after" = "$prev" ] || moved=$(awk -v a="$EPOCHREALTIME" -v b="$t0" 'BEGIN { print a - b }')
+		prev=$after
+		after=$(rx_count "$1")
+	done
 	secs=$(sed -n 's/.*seconds=\([0-9.]*\).*/\1/p' <<<"$out")
-	awk -v n=$((after - before)) -v s="$secs" 'BEGIN { printf "%d\n", (s > 0 ? n / s : 0) }'
+	awk -v n=$((after - before)) -v s="$secs" -v d="$moved" 'BEGIN { s += d; printf "%d\n", (s > 0 ? n / s : 0) }'
 }
 
 # pps_round: FLOODS floods of each kind in turn, the median of each kind's
 pps_round() {
-	local i k
+	local i k r
 	local -A rates=()
 	for i in $(seq "$FLOODS"); do
 		for k in "${!KINDS[@]}"; do
-			rates[$k]+=" $(flood "$k")"
+			r=$(flood "$k") || exit 1
+			rates[$k]+=" $r"
 		done
 	done
 	for k in "${!KINDS[@]}"; do

@@ -35,6 +35,15 @@ unit_value() {
 	sed -n "s/^$1=//p" "$UNIT" | tail -1
 }
 
+# one metrics file (the agent rewrites it every interval) with the
+# dropped flow DROPPED-LOCALLY and the clean one OK
+agent_verdicts() {
+	local f
+	f=$(cat "$1")
+	grep -q "^agentxdp_rocediag_qp_verdict{req=\"$A\",.*sport=\"49153\",verdict=\"DROPPED-LOCALLY\"} [0-9]" <<<"$f" &&
+	grep -q "^agentxdp_rocediag_qp_verdict{req=\"$A\",.*sport=\"49152\",verdict=\"OK\"} 0$" <<<"$f"
+}
+
 @test "agentxdp.service passes systemd-analyze verify" {
 	# verify runs 'man rocediag' for Documentation=: the repository's page
 	mkdir -p "$T/man/man8"
@@ -45,7 +54,7 @@ unit_value() {
 	[ -z "$output" ]
 }
 
-@test "the agent's command, with the unit's capabilities only, writes rocediag's verdicts for node_exporter" {
+@test "the agent's command, with the unit's capabilities only, writes rocediag's verdicts for node_exporter: the dropped QP DROPPED-LOCALLY, the clean one OK" {
 	local cmd keep drop pid caps bound
 	ax_netns_pair $P $A/24 $B/24
 	ip netns exec ${P}b nft -f - <<-'NFT'
@@ -80,10 +89,18 @@ unit_value() {
 	[ "$caps" = "$(capsh --print | sed -n 's/^Bounding set =//p' | tr ',' '\n' | grep -xF "$keep" | sort | paste -sd,)" ]
 	ax_bg ip netns exec ${P}b "$AX_BUILD/rocegen" responder -q --timeout 60
 	ax_wait_udp ${P}b 4791
-	ip netns exec ${P}a "$AX_BUILD/rocegen" requester -q -d $B -f 2 -n 40 --window 2 \
-		--ack-timeout-us 100000 --timeout 10 > "$T/req.out" || true
-	ax_until 30 "the dropped flow's verdict in the metrics" \
-		grep -q "^agentxdp_rocediag_qp_verdict{req=\"$A\",.*sport=\"49153\",verdict=\"DROPPED-LOCALLY\"} [0-9]" "$prom"
+	# the dropped flow never completes: rocegen ends incomplete, non-zero
+	local rc=0
+	ip netns exec ${P}a "$AX_BUILD/rocegen" requester -q -d $B -f 2 -n 40 --window 2 --flow-stats \
+		--ack-timeout-us 100000 --timeout 10 > "$T/req.out" || rc=$?
+	cat "$T/req.out" >&2
+	[ "$rc" -ne 0 ]
+	grep -q '^rocegen: role=requester .* status=incomplete' "$T/req.out"
+	# the clean flow (QP 0x11, UDP port 49152): every request answered
+	grep -qE '^rocegen: role=requester-flow sport=49152 .* completed=20( |$)' "$T/req.out"
+	grep -qE '^rocegen: role=requester-flow sport=49153 .* completed=0( |$)' "$T/req.out"
+	ax_until 30 "the dropped flow's verdict and the clean one's in one metrics file" \
+		agent_verdicts "$prom"
 	grep "^agentxdp_rocediag_qp_verdict{req=\"$A\"" "$prom" >&2
 	ax_stop "$pid" TERM
 	[ "$AX_RC" -eq 0 ]

@@ -371,9 +371,10 @@ icmp6_unreach_in() {
 	NFT
 	start_nfdrop --roce -N "${P}b" 1 3
 	ax_send_roce "${P}a" 10.210.0.2 10
-	# it ends on its own after three reports
-	for _ in $(seq 100); do kill -0 "$NF_PID" 2>/dev/null || break; sleep 0.1; done
-	ax_tool_stop NF_PID KILL
+	# it ends on its own after three reports, with exit status 0
+	ax_until 10 "nfdrop's exit after 3 reports" ax_tool_ended NF_PID
+	ax_tool_stop NF_PID
+	[ "$AX_RC" -eq 0 ]
 	[ "$(packets '.hook == "input"')" -eq 10 ]
 }
 

@@ -122,7 +122,7 @@ start_rxedrop() {
 @test "rxedrop --prom without an interval: file from the start, final count at exit" {
 	start_rxedrop --prom "$PROM"
 	# written right after attach, before any drop
-	for ((i = 0; i < 50; i++)); do [ -f "$PROM" ] && break; sleep 0.1; done
+	ax_until 10 "$PROM at attach" test -f "$PROM"
 	promtool_ok
 	grep -q '^# TYPE agentxdp_rxedrop_drops_total counter$' "$PROM"
 	ax_send_roce "${P}a" $B 25
@@ -247,7 +247,7 @@ start_traffic() {
 }
 
 # runs in the Soft-RoCE guest (rdma_rxe), skipped on a host without it
-@test "rxeqp --prom: promtool clean, agentxdp_rxeqp_ names" {
+@test "rxeqp --prom: promtool clean, agentxdp_rxeqp_ names (its counts under traffic: tests/vm/rxeqp.bats, ib_send_lat)" {
 	needs_prom rxeqp
 	[ -d /sys/module/rdma_rxe ] || modprobe -q rdma_rxe 2>/dev/null ||
 		skip "rxeqp needs rdma_rxe (Soft-RoCE), which this kernel lacks: the VM tier runs it"

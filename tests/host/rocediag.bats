@@ -161,14 +161,19 @@ run_three_flows() {
 	grep -q "^agentxdp_rocediag_qp_verdict{req=\"$A\",req_qpn=\"[?0-9a-fx]*\",resp=\"$B\",resp_qpn=\"0x[0-9a-f]*\",sport=\"49154\",verdict=\"DROPPED-LOCALLY\"} 4$" "$T/diag.prom"
 	grep -q "^agentxdp_rocediag_qp_verdict{req=\"$A\",.*sport=\"49153\",verdict=\"SLOW\"} 1$" "$T/diag.prom"
 	grep -q "^agentxdp_rocediag_qp_verdict{req=\"$A\",.*sport=\"49152\",verdict=\"OK\"} 0$" "$T/diag.prom"
-	# the QPs' latencies as -j has them (us there, s here), none for the
-	# one with no samples; its drops as the rule counted, with the rule
-	# and the interface
-	local port q v
+	# the QPs' latencies: at least the responder's delay (0.5 and 20 ms,
+	# the ground truth), less than the next QP's; and (a consistency
+	# check) as -j has them (us there, s here); none for the one with no
+	# samples; its drops as the rule counted, with the rule and the
+	# interface
+	local port q v lo hi
 	for port in 49152 49153; do
+		lo=0.0005 hi=0.020
+		[ "$port" = 49152 ] || lo=0.020 hi=0.040
 		for q in 50 99; do
 			v=$(sed -n "s/^agentxdp_rocediag_qp_latency_seconds{req=\"$A\",.*sport=\"$port\",kind=\"rtt\",q=\"0\.${q%0}\"} //p" "$T/diag.prom")
 			[ -n "$v" ]
+			[ "$q" = 99 ] || jq -n -e "$v >= $lo and $v < $hi"
 			# the same quantile, each rounded to a whole ns on its own
 			qp_json $port | jq -e "(.latency.p${q}_us * 1000 - $v * 1e9) | fabs <= 1"
 		done
@@ -228,7 +233,8 @@ run_three_flows() {
 	[ "$(jq -r .drops.rule.where <<<"$q")" = "inet axdg_filter input handle 2" ]
 	# one entry for the QP: the answers' drops merged into the paired flow
 	[ "$(jq -s "[.[] | select(.type == \"qp\" and .req == \"$A\" and .resp == \"$B\")] | length" "$T/diag.out")" -eq 3 ]
-	[ "$(jq .req_qpn <<<"$q")" -ge 0 ]
+	# rocegen's requester QP of flow 49153 is 0x112: the ACKs' destination
+	[ "$(jq .req_qpn <<<"$q")" -eq $((0x112)) ]
 	[ "$(jq -r .verdict <<<"$(qp_json 49152)")" != DROPPED-LOCALLY ]
 }
 

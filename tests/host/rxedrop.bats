@@ -192,6 +192,11 @@ udp_csum_errors() {
 	grep -q "^    ip_local_deliver+" "$OUT"
 }
 
+# more than N tables in $OUT
+tables_gt() {
+	[ "$(grep -c '^LOCATION' "$OUT")" -gt "$1" ]
+}
+
 @test "counts mode prints a table every interval, sorted by count" {
 	# no count: a slow guest may need more than a few intervals for the
 	# sends and the nft commands; the run ends on SIGINT, which prints the
@@ -206,8 +211,9 @@ udp_csum_errors() {
 	# one more table after the one that showed the drops
 	local n
 	n=$(grep -c '^LOCATION' "$OUT")
-	for _ in $(seq 50); do [ "$(grep -c '^LOCATION' "$OUT")" -gt "$n" ] && break; sleep 0.1; done
+	ax_until 10 "a table after the one with the drops" tables_gt "$n"
 	ax_tool_stop RX_PID
+	[ "$AX_RC" -eq 0 ]
 	[ "$(grep -c '^LOCATION' "$OUT")" -ge 2 ]
 	# the per-interval tables add up to what was sent, each drop once
 	[ "$(awk '/NO_SOCKET/ {s += $3} END {print s+0}' "$OUT")" -eq 12 ]

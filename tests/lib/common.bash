@@ -291,6 +291,15 @@ ax_tool_wait() {
 	return 1
 }
 
+# ax_tool_ended VAR: the tool ax_tool_start started into VAR has ended
+# (gone, or a zombie not reaped yet); for ax_until, before ax_tool_stop
+# judges how a tool that ends by itself (interval and count) ended
+ax_tool_ended() {
+	local pid=${!1:-}
+	[ -n "$pid" ] || return 0
+	[ ! -e /proc/$pid/stat ] || [ "$(awk '{ print $3 }' /proc/$pid/stat 2>/dev/null)" = Z ]
+}
+
 ax_tool_stop() {
 	local var=$1 sig=${2:-INT} pid
 	pid=${!var:-}

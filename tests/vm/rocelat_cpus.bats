@@ -31,7 +31,7 @@ teardown() {
 	echo 0 >/sys/class/net/veth-b/queues/rx-0/rps_cpus 2>/dev/null || true
 }
 
-@test "2 CPUs: 4 QPs under ib_write_bw, requests leaving on CPU 0 (tc), their ACKs arriving on CPU 1 (XDP): every WRITE a sample or a Karn discard, counts equal rxe's" {
+@test "2 CPUs: 4 QPs under ib_write_bw, requests leaving on CPU 0 (tc), their ACKs arriving on CPU 1 (XDP): every WRITE a sample or a Karn discard, counts equal rxe's; the CPUs from rocelat's own per-CPU map (a consistency check)" {
 	local n=200 q=4 out=$T/rl.out i cpu cnt req0=0 ack1=0 attempt rc
 	local -A c0 c1 r
 	[ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs"
@@ -58,7 +58,10 @@ teardown() {
 		perf_stop
 	done
 	[ "$rc" -eq 0 ]
-	# where the hooks ran: requests counted on CPU 0, ACKs on CPU 1
+	# where the hooks ran: requests counted on CPU 0, ACKs on CPU 1. A
+	# consistency check: the placement is read from rocelat's own per-CPU
+	# map (nothing else here counts per CPU, and rxe may send a request
+	# from CPU 1 too); the counts are judged against rxe's below
 	while read -r cpu cnt; do
 		[ "$cpu" != 0 ] || req0=$cnt
 	done < <(rl_cpu_counts 2)

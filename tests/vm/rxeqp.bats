@@ -60,6 +60,12 @@ reject_sport() { # reject_sport PORT: REJECT RoCE from source port PORT on veth-
 # start_rxeqp VAR OUT ARGS...: rxeqp in the background until it is
 # tracing, its PID in VAR; loading takes seconds under emulation (the wait
 # is bounded in wall time)
+# prom_sum FILE COUNTER DEV: agentxdp_rxeqp_COUNTER_total summed over
+# DEV's series
+prom_sum() {
+	awk -v m="agentxdp_rxeqp_$2_total{dev=\"$3\"," 'index($0, m) == 1 { s += $NF } END { print s + 0 }' "$1"
+}
+
 start_rxeqp() {
 	ax_tool_start "$1" "$2" 120 Tracing "$RXEQP" "${@:3}"
 }
@@ -193,7 +199,7 @@ sum_dev() { # sum_dev FILE IFNAME FIELD: summed over the QPs of one device
 @test "ib_send_lat: each side sends and receives exactly the iterations; the table shows both QPs" {
 	local out=$BATS_TEST_TMPDIR/j.out tab=$BATS_TEST_TMPDIR/table.out n=100 rc=0 A B
 	snap_counters "$BATS_TEST_TMPDIR/before"
-	start_rxeqp QP_J "$out" -j 1
+	start_rxeqp QP_J "$out" -j --prom "$BATS_TEST_TMPDIR/qp.prom" 1
 	start_rxeqp QP_T "$tab" --noclear 1
 	ax_perf_start "$BATS_TEST_TMPDIR/lat" 60 18516 ib_send_lat -F -n "$n"
 	wait "$AX_PERF_CLI" || rc=$?
@@ -223,6 +229,13 @@ sum_dev() { # sum_dev FILE IFNAME FIELD: summed over the QPs of one device
 	[ "$(delta "$BATS_TEST_TMPDIR"/{before,after} rxe-a rdma_sends)" -eq "$n" ]
 	[ "$(delta "$BATS_TEST_TMPDIR"/{before,after} rxe-b rdma_recvs)" -eq "$n" ]
 	[ "$(sum_dev "$out" veth-a tx_pkts)" -eq "$(delta "$BATS_TEST_TMPDIR"/{before,after} rxe-a sent_pkts)" ]
+	# --prom's file at exit (perftest's QPs folded into qpn="other" by
+	# then): the same from perftest's and rxe's own counts
+	local prom=$BATS_TEST_TMPDIR/qp.prom
+	cat "$prom"
+	[ "$(prom_sum "$prom" tx_reqs rxe-a)" -eq "$n" ]
+	[ "$(prom_sum "$prom" tx_reqs rxe-b)" -eq "$n" ]
+	[ "$(prom_sum "$prom" tx_pkts rxe-a)" -eq "$(delta "$BATS_TEST_TMPDIR"/{before,after} rxe-a sent_pkts)" ]
 
 	# the table: a header and both QPs with their peers, in 80 columns.
 	# Whether an interval printed them alive ("RTS") depends on how long
