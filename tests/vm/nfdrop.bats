@@ -231,3 +231,94 @@ rowq() {
 	expect '.table == "x"' .packets 3 .rule_handle "$hx" '.inferred | length' 0
 	expect '.table == "y"' .packets 5 .rule_handle "$hy" '.inferred | length' 0
 }
+
+# restored N: the --trace-rules nfdrop said N times that it added its
+# table again
+restored() {
+	[ "$(grep -c '"type":"nf_trace_table","time":[0-9.]*,"state":"restored"' "$OUT.t")" -ge "$1" ]
+}
+
+@test "fexit, flush ruleset and reloads under rows, -e and --trace-rules: certain answers within each rule's counter, trace table restored" {
+	pair
+	reload_rules
+	trio_start --roce -N "${P}b"
+	# r1 (9999 drops); r2 (1111 drops, 9999 goes to the closed port); r1
+	send_from "${P}a" 10.210.0.2 9999 5
+	ax_wait_snmp "${P}b" Ip:InReceives 5
+	c1=$(nft_counter "${P}b" "inet t in" 2)
+	reload_to r2
+	ax_until 60 "the trace table restored" restored 1
+	send_from "${P}a" 10.210.0.2 1111 3
+	send_from "${P}a" 10.210.0.2 9999 4
+	ax_wait_snmp "${P}b" Ip:InReceives 12
+	c2=$(nft_counter "${P}b" "inet t in" 2)
+	reload_to r1
+	ax_until 60 "the trace table restored again" restored 2
+	send_from "${P}a" 10.210.0.2 9999 6
+	ax_wait_snmp "${P}b" Ip:InReceives 18
+	c3=$(nft_counter "${P}b" "inet t in" 2)
+	OUT=$OUT.e wait_nf_events 14
+	trio_stop
+	[ "$c1" -eq 5 ] && [ "$c2" -eq 3 ] && [ "$c3" -eq 6 ]
+	grep -q "trace-rules table was deleted (flush ruleset?): added again" "$OUT.t.err"
+	for f in "$OUT.d" "$OUT.t"; do
+		[ "$(in_out "$f" packets '(.inferred | length) == 0 and (.rule // "" | test("9999"))')" -le 11 ]
+		[ "$(in_out "$f" packets '(.inferred | length) == 0 and (.rule // "" | test("1111"))')" -le 3 ]
+		[ "$(in_out "$f" packets '(.inferred | length) == 0 and (.rule // "" | test("9999|1111") | not)')" -eq 0 ]
+		[ "$(in_out "$f" packets true)" -eq 14 ]
+	done
+	# the table was back before each send: the trace saw every drop (its
+	# handle, across the reloads, is not certain to be one rule)
+	[ "$(in_out "$OUT.t" packets '.source == "trace"')" -eq 14 ]
+	in_out "$OUT.e" events_rule_word 9999 9999
+	in_out "$OUT.e" events_rule_word 1111 1111
+	[ "$(jq -s '[.[] | select(.type == "nf_drop")] | length' "$OUT.e")" -eq 14 ]
+}
+
+@test "fexit, stateless NAT in an earlier prerouting chain under rows, -e and --trace-rules: certain only on the dropping rule, equal to its counter" {
+	pair
+	stateless_nat
+	trio_start --roce -N "${P}b"
+	send_from "${P}a" 10.210.0.4 3333 20
+	ax_wait_snmp "${P}b" Ip:InReceives 20
+	OUT=$OUT.e wait_nf_events 20
+	trio_stop
+	[ "$(nft_counter "${P}b" "ip sn filt" "$HB")" -eq 20 ]
+	for f in "$OUT.d" "$OUT.t"; do
+		in_out "$f" certain_within "ip/sn/$HB=20"
+		[ "$(in_out "$f" packets true)" -eq 20 ]
+	done
+	# fexit names chain filt, whose one rule dropped: certain, the counter
+	[ "$(in_out "$OUT.d" packets '(.inferred | length) == 0 and .rule_handle == '"$HB")" -eq 20 ]
+	in_out "$OUT.e" events_within 3333 sn "$HB"
+	[ "$(jq -s '[.[] | select(.type == "nf_drop") | select((.inferred | length) == 0 and .rule_handle == '"$HB"')] | length' "$OUT.e")" -eq 20 ]
+}
+
+@test "fexit, nft queue without a listener: every drop counted, the rule, verdict QUEUE, equal to its counter, rows and -e" {
+	pair
+	ip netns exec "${P}b" nft -f - <<-'NFT'
+	table inet q {
+		chain in {
+			type filter hook input priority 0; policy accept;
+			udp dport 4791 counter queue num 3
+		}
+	}
+	NFT
+	h=$(nft_handle "${P}b" "inet q in" "udp dport 4791 counter.*queue")
+	[ -n "$h" ]
+	ax_tool_start --err NF_D "$OUT.d" 0 "" "$NFDROP" -j --roce -N "${P}b"
+	ax_tool_start --err NF_E "$OUT.e" 0 "" "$NFDROP" -j -e --roce -N "${P}b"
+	ax_tool_wait --err NF_D 120 Tracing
+	ax_tool_wait --err NF_E 120 Tracing
+	ax_send_roce "${P}a" 10.210.0.2 8
+	ax_wait_snmp "${P}b" Ip:InReceives 8
+	OUT=$OUT.e wait_nf_events 8
+	ax_tool_stop NF_D
+	ax_tool_stop NF_E
+	[ "$(nft_counter "${P}b" "inet q in" "$h")" -eq 8 ]
+	in_out "$OUT.d" expect 'true' .packets 8 .table q .chain in .rule_handle "$h" .verdict QUEUE \
+		.reason NOT_SPECIFIED '.inferred | length' 0
+	[ "$(jq -s '[.[] | select(.type == "nf_drop") | select(.verdict == "QUEUE" and
+		.reason == "NOT_SPECIFIED" and .rule_handle == '"$h"' and
+		(.inferred | length) == 0)] | length' "$OUT.e")" -eq 8 ]
+}

@@ -373,6 +373,7 @@ static int add_walk(const struct nfm_walk *w, const char *dropper_type,
 		c->chain = nfdrop_str(m->chain->name, NFDROP_CHAIN_SIZE);
 		c->policy = !m->rule;
 		c->handle = m->rule ? m->rule->handle : 0;
+		c->table_handle = m->chain->table_handle;
 		c->kind = kind_of(m->verdict);
 		c->has_counter = m->rule ? m->rule->prog.counter : m->base->has_counter;
 		c->queue = m->rule && rule_queues(m->rule);
@@ -699,7 +700,7 @@ static void weigh_counters(struct ev_set *s, unsigned int netns,
 		if (c->has_counter)
 			c->delta = nfm_counter_delta(&n->lower, &n->post, c->engine,
 						     c->family, c->table, c->chain,
-						     c->handle);
+						     c->handle, c->table_handle);
 	}
 	s->counters = true;
 	if (!counters_consistent(s, packets))

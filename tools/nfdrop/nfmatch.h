@@ -190,6 +190,7 @@ void nfm_walk_hook(const struct nfr_ruleset *rs,
 struct nfm_count {
 	int engine, family;
 	char *table, *chain;
+	unsigned long long table_handle;	/* 0 unknown (legacy) */
 	unsigned long long handle;	/* 0: the chain's policy */
 	unsigned long long packets;
 };
@@ -209,10 +210,12 @@ void nfm_counters_free(struct nfm_counters *c);
  * generation moved, or a counted rule is in one and not the other */
 bool nfm_counters_changed(const struct nfm_counters *a, const struct nfm_counters *b);
 /* packets counted by a rule (handle 0: policy) between a and b; -1 when
- * either snapshot lacks it */
+ * either snapshot lacks it. table_handle (0: unknown) tells a table added
+ * again under its name, whose rule handles start again, from the table
+ * the rule is in */
 long long nfm_counter_delta(const struct nfm_counters *a,
 			    const struct nfm_counters *b, int engine, int family,
 			    const char *table, const char *chain,
-			    unsigned long long handle);
+			    unsigned long long handle, unsigned long long table_handle);
 
 #endif

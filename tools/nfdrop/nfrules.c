@@ -22,6 +22,7 @@
 #include <libnftnl/object.h>
 #include <libnftnl/rule.h>
 #include <libnftnl/set.h>
+#include <libnftnl/table.h>
 #include <nftables/libnftables.h>
 #include "nfrules.h"
 #include "nfrules_int.h"
@@ -846,6 +847,31 @@ out:
 	return MNL_CB_OK;
 }
 
+/* each table's handle onto its chains (dumped before) */
+static int table_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct nfr_ruleset *rs = data;
+	struct nftnl_table *t = nftnl_table_alloc();
+	const char *name;
+	int family;
+
+	if (!t)
+		return MNL_CB_ERROR;
+	if (nftnl_table_nlmsg_parse(nlh, t) == 0 && nftnl_table_is_set(t, NFTNL_TABLE_HANDLE) &&
+	    (name = nftnl_table_get_str(t, NFTNL_TABLE_NAME))) {
+		family = nftnl_table_get_u32(t, NFTNL_TABLE_FAMILY);
+		for (int i = 0; i < rs->nchains; i++) {
+			struct nfr_chain *c = &rs->chains[i];
+
+			if (c->engine == NFR_ENGINE_NFT && c->family == family &&
+			    c->table && !strcmp(c->table, name))
+				c->table_handle = nftnl_table_get_u64(t, NFTNL_TABLE_HANDLE);
+		}
+	}
+	nftnl_table_free(t);
+	return MNL_CB_OK;
+}
+
 static int load_nft(struct nfr_ruleset *rs, bool counters_only)
 {
 	int err;
@@ -862,6 +888,8 @@ static int load_nft(struct nfr_ruleset *rs, bool counters_only)
 	}
 	/* named counters: their rules count with them */
 	nft_dump(NFT_MSG_GETOBJ, obj_cb, rs);
+	/* without table handles a rule's identity is its handle alone */
+	nft_dump(NFT_MSG_GETTABLE, table_cb, rs);
 	rs->have_nft = true;
 	if (counters_only)
 		return 0;
