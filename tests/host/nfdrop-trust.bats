@@ -219,6 +219,40 @@ rewrite_run() {
 	rewrite_run --trace-rules
 }
 
+@test "meta mark set between chains: the chain before it never certain, the mark read at the drop rules out a later decoy" {
+	pair
+	# early: only a marked packet could match it (no counter to rule it
+	# out); setm marks RoCE; late drops on the mark, its 0x7 rule a decoy
+	ip netns exec "${P}b" nft -f - <<-'NFT'
+	table inet m {
+		chain early {
+			type filter hook input priority -10; policy accept;
+			meta mark 0x5 drop
+		}
+		chain setm {
+			type filter hook input priority 0; policy accept;
+			udp dport 4791 meta mark set 0x5
+		}
+		chain late {
+			type filter hook input priority 10; policy accept;
+			meta mark 0x7 drop
+			meta mark 0x5 counter drop
+		}
+	}
+	NFT
+	hl=$(nft_handle "${P}b" "inet m late" "meta mark 0x00000005 counter.*drop")
+	[ -n "$hl" ]
+	start_nfdrop --roce -N "${P}b"
+	ax_send_roce "${P}a" 10.210.0.2 20
+	stop_nfdrop "${P}b" Ip:InReceives 20
+	[ "$(nft_counter "${P}b" "inet m late" "$hl")" -eq 20 ]
+	certain_within "inet/m/$hl=20"
+	[ "$(packets true)" -eq 20 ]
+	# the late chain saw mark 0x5: its 0x7 rule is no candidate
+	[ "$(jq -s '[.[] | select(.type == "nf_drop_count") | .candidates[]?.drop_rules[] |
+		select(.rule | test("0x00000007"))] | length' "$OUT")" -eq 0 ]
+}
+
 @test "--trace-rules, one flow of 100 (cached and walked keys): one exact row, certain, equal to the counter" {
 	pair
 	ip netns exec "${P}b" nft -f - <<-'NFT'

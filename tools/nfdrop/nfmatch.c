@@ -382,6 +382,10 @@ static void eval_meta(struct eval *ev, struct regs *r, const struct nfm_op *o)
 			  in ? "iifname" : "oifname");
 		return;
 	}
+	case NFT_META_MARK:
+		u = pk->mark;
+		reg_store(r, o->dreg, &u, 4, pk->mark_known, "meta mark");
+		return;
 	case NFT_META_IIF:
 	case NFT_META_OIF:
 		u = o->key == NFT_META_IIF ? pk->iif : pk->oif;

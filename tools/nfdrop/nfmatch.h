@@ -33,6 +33,8 @@ struct nfm_pkt {
 	char iifname[16], oifname[16];
 	bool iif_known, oif_known;	/* known: "" is "no device" */
 	int iif, oif;			/* ifindex, 0 unknown */
+	unsigned int mark;		/* skb->mark (meta mark) */
+	bool mark_known;		/* mark is what the chain saw */
 	/* conntrack as the chain saw it: one NFM_CT_* state bit, 0 unknown */
 	int ct_state;
 	bool ct_nat_known;		/* ct_nat is the entry's */
