@@ -253,14 +253,14 @@ icmp6_unreach_in() {
 @test "two chains at one hook, the packet matches neither first rule exactly: inferred and listed" {
 	host_only
 	pair
-	# ct mark and meta mark are not matched against the packet: both
+	# ct mark and meta pkttype are not matched against the packet: both
 	# chains' rules stay candidates, and the answer says so
 	ruleset <<-'NFT'
 	table ip axa {
 		chain in { type filter hook input priority 0; udp dport 4791 ct mark 0 drop; }
 	}
 	table ip axz {
-		chain in { type filter hook input priority 10; udp dport 4791 meta mark 0 drop; }
+		chain in { type filter hook input priority 10; udp dport 4791 meta pkttype host drop; }
 	}
 	NFT
 	drop_run 6

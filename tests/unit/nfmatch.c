@@ -415,6 +415,41 @@ static void test_ct_compile(void)
 	       "ct mark: not understood");
 	nfm_prog_free(&p);
 	nftnl_expr_free(e);
+
+	/* meta mark set: a rewrite of the mark for chains before it */
+	e = nftnl_expr_alloc("meta");
+	nftnl_expr_set_u32(e, NFTNL_EXPR_META_KEY, NFT_META_MARK);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_META_SREG, NFT_REG_1);
+	nfm_compile_nft(&p, e);
+	tap_ok(p.nops == 1 && p.ops[0].type == NFM_OP_NOOP && !strcmp(p.ops[0].name, "meta mark set"),
+	       "meta mark set: a no-op the walk knows as a mark rewrite");
+	nfm_prog_free(&p);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_META_KEY, NFT_META_PRIORITY);
+	nfm_compile_nft(&p, e);
+	tap_ok(p.nops == 1 && p.ops[0].type == NFM_OP_NOOP && !strcmp(p.ops[0].name, "meta set"),
+	       "meta priority set: a plain no-op");
+	nfm_prog_free(&p);
+	nftnl_expr_free(e);
+}
+
+/* a rule's counter across a table added again under its name: the
+ * handles start again, the table's handle does not */
+static void test_counter_table_life(void)
+{
+	struct nfm_count ca = { NFR_ENGINE_NFT, NFR_PROTO_INET, "t", "in", 5, 2, 10 };
+	struct nfm_count cb = ca;
+	struct nfm_counters a = { &ca, 1, true, 1 }, b = { &cb, 1, true, 1 };
+
+	cb.packets = 16;
+	tap_ok(nfm_counter_delta(&a, &b, NFR_ENGINE_NFT, NFR_PROTO_INET, "t", "in", 2, 5) == 6,
+	       "one table's life: the counter's movement");
+	tap_ok(nfm_counter_delta(&a, &b, NFR_ENGINE_NFT, NFR_PROTO_INET, "t", "in", 2, 0) == 6,
+	       "the rule's table handle unknown: taken as the same table");
+	tap_ok(nfm_counter_delta(&a, &b, NFR_ENGINE_NFT, NFR_PROTO_INET, "t", "in", 2, 7) == -1,
+	       "the rule of another life of table t: no movement known");
+	cb.table_handle = 9;
+	tap_ok(nfm_counter_delta(&a, &b, NFR_ENGINE_NFT, NFR_PROTO_INET, "t", "in", 2, 9) == -1,
+	       "t added again inside the window: its counter not for the whole window");
 }
 
 int main(void)
@@ -425,6 +460,7 @@ int main(void)
 	test_ct_state_legacy();
 	test_ct_nft();
 	test_ct_compile();
+	test_counter_table_life();
 	nfr_free(&rs);
 	printf("1..%d\n", tap_n);
 	return tap_failed != 0;

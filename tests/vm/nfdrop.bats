@@ -231,3 +231,87 @@ rowq() {
 	expect '.table == "x"' .packets 3 .rule_handle "$hx" '.inferred | length' 0
 	expect '.table == "y"' .packets 5 .rule_handle "$hy" '.inferred | length' 0
 }
+
+# restored N: the --trace-rules nfdrop said N times that it added its
+# table again
+restored() {
+	[ "$(grep -c '"type":"nf_trace_table","time":[0-9.]*,"state":"restored"' "$OUT.t")" -ge "$1" ]
+}
+
+# certain: no inferred name
+C='(.inferred | length) == 0'
+
+@test "fexit, flush ruleset and reloads under rows, -e and --trace-rules: certain answers within each rule's counter, trace table restored" {
+	pair
+	reload_rules
+	trio_start --roce -N "${P}b"
+	# r1 drops 9999, r2 1111 (each rule handle 2), then r1 again
+	send_from "${P}a" 10.210.0.2 9999 5
+	ax_wait_snmp "${P}b" Ip:InReceives 5
+	c1=$(nft_counter "${P}b" "inet t in" 2)
+	reload_to r2
+	ax_until 60 "the trace table restored" restored 1
+	send_from "${P}a" 10.210.0.2 1111 3
+	ax_wait_snmp "${P}b" Ip:InReceives 8
+	c2=$(nft_counter "${P}b" "inet t in" 2)
+	reload_to r1
+	ax_until 60 "the trace table restored again" restored 2
+	send_from "${P}a" 10.210.0.2 9999 6
+	ax_wait_snmp "${P}b" Ip:InReceives 14
+	c3=$(nft_counter "${P}b" "inet t in" 2)
+	OUT=$OUT.e wait_nf_events 14
+	trio_stop
+	[ "$c1 $c2 $c3" = "5 3 6" ]
+	grep -q "trace-rules table was deleted (flush ruleset?): added again" "$OUT.t.err"
+	# certain rows within each rule's drops (11 and 3), none on another;
+	# every drop counted; the trace saw each (its table back in time)
+	for f in "$OUT.d" "$OUT.t"; do
+		read -r n9 n1 no all tr < <(in_out "$f" sums nf_drop_count \
+			"$C and (.rule // \"\" | test(\"9999\"))" "$C and (.rule // \"\" | test(\"1111\"))" \
+			"$C and (.rule // \"\" | test(\"9999|1111\") | not)" true '.source == "trace"')
+		[ "$n9" -le 11 ] && [ "$n1" -le 3 ] && [ "$no" -eq 0 ] && [ "$all" -eq 14 ] ||
+			{ echo "$f: $n9 $n1 $no $all" >&2; cat "$f" >&2; false; }
+		[ "$f" != "$OUT.t" ] || [ "$tr" -eq 14 ]
+	done
+	# -e: no certain event names the other flow's rule; every drop
+	run in_out "$OUT.e" sums nf_drop "$C and .sport == 9999 and (.rule // \"\" | test(\"9999\") | not)" \
+		"$C and .sport == 1111 and (.rule // \"\" | test(\"1111\") | not)" true
+	[ "$output" = "0 0 14" ] || { echo "got $output" >&2; cat "$OUT.e" >&2; false; }
+}
+
+@test "fexit, stateless NAT in an earlier prerouting chain and nft queue without a listener, rows, -e, --trace-rules: the dropping rules, equal to their counters" {
+	pair
+	stateless_nat
+	# nft queue, where no one listens: nf_queue() frees the packet
+	ip netns exec "${P}b" nft -f - <<-'NFT'
+	table inet q {
+		chain in {
+			type filter hook input priority 0; policy accept;
+			udp sport 4444 counter queue num 3
+		}
+	}
+	NFT
+	hq=$(nft_handle "${P}b" "inet q in" "udp sport 4444 counter.*queue")
+	[ -n "$hq" ]
+	trio_start --roce -N "${P}b"
+	send_from "${P}a" 10.210.0.4 3333 10
+	send_from "${P}a" 10.210.0.2 4444 6
+	ax_wait_snmp "${P}b" Ip:InReceives 16
+	OUT=$OUT.e wait_nf_events 16
+	trio_stop
+	[ "$(nft_counter "${P}b" "ip sn filt" "$HB")" -eq 10 ]
+	[ "$(nft_counter "${P}b" "inet q in" "$hq")" -eq 6 ]
+	nat="(.table == \"sn\" and .rule_handle == $HB)"
+	que="(.table == \"q\" and .rule_handle == $hq and .verdict == \"QUEUE\" and .reason == \"NOT_SPECIFIED\")"
+	# rows: fexit names chain filt, whose one rule dropped: certain, its
+	# counter; the queue rule, QUEUE, its counter; nothing else certain
+	run in_out "$OUT.d" sums nf_drop_count "$C and $nat" "$C and $que" "$C and ($nat or $que | not)" true
+	[ "$output" = "10 6 0 16" ] || { echo "got $output" >&2; cat "$OUT.d" >&2; false; }
+	run in_out "$OUT.e" sums nf_drop "$C and $nat" "$C and $que" "$C and ($nat or $que | not)" true
+	[ "$output" = "10 6 0 16" ] || { echo "got $output" >&2; cat "$OUT.e" >&2; false; }
+	# the trace: within the counters
+	read -r n q no all < <(in_out "$OUT.t" sums nf_drop_count "$C and $nat" "$C and $que" \
+		"$C and ($nat or $que | not)" true)
+	[ "$n" -le 10 ] && [ "$q" -le 6 ] && [ "$no" -eq 0 ] && [ "$all" -eq 16 ] ||
+		{ echo "$n $q $no $all" >&2; cat "$OUT.t" >&2; false; }
+}

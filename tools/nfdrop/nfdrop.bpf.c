@@ -328,6 +328,7 @@ static __always_inline void key_sign(struct nfd_key *key, const struct nfd_rec *
 	key->dport = key->sig_ports ? pi->dport : 0;
 	key->dev_ifindex = rec->dev_ifindex;
 	key->dst_ifindex = rec->dst_ifindex;
+	key->mark = rec->mark;
 	__builtin_memcpy(key->saddr, pi->saddr, sizeof(key->saddr));
 	__builtin_memcpy(key->daddr, pi->daddr, sizeof(key->daddr));
 }
@@ -339,6 +340,7 @@ static __always_inline void key_unsign(struct nfd_key *key)
 	key->ct = 0;
 	key->flags &= NFD_F_PATH_CACHED;
 	key->dev_ifindex = key->dst_ifindex = 0;
+	key->mark = 0;
 	__builtin_memset(key->saddr, 0, sizeof(key->saddr));
 	__builtin_memset(key->daddr, 0, sizeof(key->daddr));
 }
@@ -534,6 +536,7 @@ static __always_inline int handle_kfree(void *ctx, struct sk_buff *skb,
 	rec->ifindex = dev ? BPF_CORE_READ(dev, ifindex) : BPF_CORE_READ(skb, skb_iif);
 	rec->dev_ifindex = BPF_CORE_READ(skb, dev, ifindex);
 	rec->dst_ifindex = skb_dst_ifindex(skb);
+	rec->mark = BPF_CORE_READ(skb, mark);
 	rec->ct = skb_ct(skb, &rec->ct_done);
 	key = marked ? &st->mark_key : &st->key;
 	if (!marked) {

@@ -91,6 +91,8 @@ struct nfd_key {
 	__u16 sport, dport;	/* host byte order */
 	__u32 dev_ifindex;	/* skb->dev: the input device on receive hooks */
 	__u32 dst_ifindex;	/* the route's device: output device */
+	__u32 mark;		/* skb->mark at the drop (meta mark) */
+	__u32 pad;
 	__u8 saddr[16], daddr[16];
 	char table[NFD_TABLE_LEN];
 	char chain[NFD_CHAIN_LEN];
@@ -114,6 +116,8 @@ struct nfd_rec {
 	__u8 pad[3];
 	__u32 dev_ifindex;	/* skb->dev, 0 none */
 	__u32 dst_ifindex;	/* skb_dst(skb)->dev, 0 none */
+	__u32 mark;		/* skb->mark at the drop */
+	__u32 pad2;
 	char ifname[NFD_IFNAMSIZ];
 	struct pkt_info pkt;
 };

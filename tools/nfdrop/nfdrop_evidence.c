@@ -97,6 +97,8 @@ bool ev_packet(const struct nfd_key *k, int pf, const char *hook,
 	memcpy(pkt->saddr, k->saddr, 16);
 	memcpy(pkt->daddr, k->daddr, 16);
 	pkt->addrs_known = true;
+	pkt->mark = k->mark;
+	pkt->mark_known = true;
 	if (k->sig_ports) {
 		pkt->sport = k->sport;
 		pkt->dport = k->dport;
@@ -259,10 +261,12 @@ static bool ct_rules_out(const struct nfr_chain *base, const struct nfm_pkt *pkt
  * the later hooks; a chain at or before -200 there (raw, or tied with
  * conntrack) saw another, so its ct matches are taken both ways. Chains
  * after the drop never ran: for them only the hypothesis "the drop was
- * here" counts, where the state at the drop is theirs. notrack_later:
+ * here" counts, where the state at the drop is theirs. Mark: the chains
+ * up to the last that may set it (mark_prio, rewrite_prio()) saw
+ * another, not known. notrack_later:
  * late_notrack(). hookdev: the device the hook ran for, NULL unknown.
  */
-static void ev_pkt_at_chain(const struct nfr_chain *c, int nat_prio,
+static void ev_pkt_at_chain(const struct nfr_chain *c, int nat_prio, int mark_prio,
 			    bool notrack_later, const char *hookdev,
 			    struct nfm_pkt *p)
 {
@@ -274,6 +278,8 @@ static void ev_pkt_at_chain(const struct nfr_chain *c, int nat_prio,
 		p->sport = p->dport = -1;
 		p->ct_nat_known = false;
 	}
+	if (mark_prio != INT_MIN && run_prio(c) <= mark_prio)
+		p->mark_known = false;
 	if (ct_set_here && (c->prio <= CONNTRACK_PRIO || notrack_later)) {
 		p->ct_state = 0;
 		p->ct_nat_known = false;
@@ -373,6 +379,7 @@ static int add_walk(const struct nfm_walk *w, const char *dropper_type,
 		c->chain = nfdrop_str(m->chain->name, NFDROP_CHAIN_SIZE);
 		c->policy = !m->rule;
 		c->handle = m->rule ? m->rule->handle : 0;
+		c->table_handle = m->chain->table_handle;
 		c->kind = kind_of(m->verdict);
 		c->has_counter = m->rule ? m->rule->prog.counter : m->base->has_counter;
 		c->queue = m->rule && rule_queues(m->rule);
@@ -462,15 +469,25 @@ static bool nat_may_rewrite(const struct nfm_pkt *p, const char *hook)
 }
 
 /* does a rule of c rewrite the packet's headers (`ip daddr set`, any
- * payload statement: stateless NAT) */
-static bool chain_rewrites(const struct nfr_chain *c)
+ * payload statement: stateless NAT); mark: its mark instead (`meta mark
+ * set`, xtables MARK, CONNMARK --restore-mark, TPROXY --tproxy-mark) */
+static bool chain_rewrites(const struct nfr_chain *c, bool mark)
 {
+	static const char *const mark_ops[] = {
+		"meta mark set", "MARK", "CONNMARK", "target TPROXY", NULL,
+	};
+
 	for (int j = 0; j < c->nrules; j++)
 		for (int k = 0; k < c->rules[j].prog.nops; k++) {
 			const struct nfm_op *o = &c->rules[j].prog.ops[k];
 
-			if (o->type == NFM_OP_UNKNOWN && o->name && !strcmp(o->name, "payload set"))
+			if (!o->name)
+				continue;
+			if (!mark && o->type == NFM_OP_UNKNOWN && !strcmp(o->name, "payload set"))
 				return true;
+			for (int m = 0; mark && mark_ops[m]; m++)
+				if (!strcmp(o->name, mark_ops[m]))
+					return true;
 		}
 	return false;
 }
@@ -480,14 +497,15 @@ static bool chain_rewrites(const struct nfr_chain *c)
  * (the base chain or a chain it reaches), INT_MIN for none. The event
  * saw the packet as rewritten: the chains up to that one (and the
  * rules of it before the rewrite) saw it as it was, which is not known.
+ * mark: the same for the packet's mark.
  */
 static int rewrite_prio(const struct nfr_ruleset *rs, const struct nfr_chain **bases,
-			int nbases)
+			int nbases, bool mark)
 {
 	int last = INT_MIN;
 
 	for (int i = 0; i < rs->nchains; i++) {
-		if (!chain_rewrites(&rs->chains[i]))
+		if (!chain_rewrites(&rs->chains[i], mark))
 			continue;
 		for (int b = 0; b < nbases; b++)
 			if (run_prio(bases[b]) > last && nfr_reaches(rs, bases[b], &rs->chains[i]))
@@ -504,7 +522,7 @@ void ev_walk(const struct nfr_ruleset *rs, const struct nfr_chain **bases,
 	const struct nfm_pkt *pkts[nbases ? nbases : 1];
 	struct nfm_pkt pk[nbases ? nbases : 1];
 	int ord[nbases ? nbases : 1];
-	int rewritten;
+	int rewritten, marked;
 	bool notrack;
 
 	memset(s, 0, sizeof(*s));
@@ -513,7 +531,8 @@ void ev_walk(const struct nfr_ruleset *rs, const struct nfr_chain **bases,
 	qsort(bases, nbases, sizeof(*bases), cmp_prio);
 	ord[0] = 0;
 	notrack = pkt->ct_state == NFM_CT_UNTRACKED && late_notrack(rs);
-	rewritten = rewrite_prio(rs, bases, nbases);
+	rewritten = rewrite_prio(rs, bases, nbases, false);
+	marked = rewrite_prio(rs, bases, nbases, true);
 	if (nbases && nat_may_rewrite(pkt, nfr_hook_name(bases[0]->family, bases[0]->hook)) &&
 	    rewritten < nat_prio)
 		rewritten = nat_prio;
@@ -521,7 +540,7 @@ void ev_walk(const struct nfr_ruleset *rs, const struct nfr_chain **bases,
 	for (int i = 0; i < nbases; i++) {
 		pk[i] = *pkt;
 		pkts[i] = &pk[i];
-		ev_pkt_at_chain(bases[i], rewritten, notrack, hookdev, &pk[i]);
+		ev_pkt_at_chain(bases[i], rewritten, marked, notrack, hookdev, &pk[i]);
 		s->dev_unknown |= nfr_chain_sees_dev(bases[i], hookdev) < 0;
 		ord[i] = i;
 	}
@@ -699,7 +718,7 @@ static void weigh_counters(struct ev_set *s, unsigned int netns,
 		if (c->has_counter)
 			c->delta = nfm_counter_delta(&n->lower, &n->post, c->engine,
 						     c->family, c->table, c->chain,
-						     c->handle);
+						     c->handle, c->table_handle);
 	}
 	s->counters = true;
 	if (!counters_consistent(s, packets))

@@ -24,6 +24,7 @@ struct ev_cand {
 	int base_prio, base_policy;
 	const char *chain;	/* the chain of the rule */
 	unsigned long long handle;	/* 0: the base chain's policy */
+	unsigned long long table_handle;	/* nfr_chain's, 0 unknown */
 	int kind;		/* NFR_KIND_DROP, _REJECT, _MAYBE */
 	bool policy;
 	bool has_counter;

@@ -575,6 +575,13 @@ int nfdrop_trace_split(const struct nfd_key *k, struct nfdrop_row *r,
 			if (tc->rules[j].kind == NFR_KIND_REJECT)
 				o->verdict = NFDROP_V_REJECT;
 		}
+		/* the trace names a handle; across a reload the same handle
+		 * may be another rule in the ruleset read now */
+		if (r->ev.changed) {
+			o->inferred |= NFDROP_INF_RULE | NFDROP_INF_VERDICT;
+			o->note = "the ruleset changed (reloaded?) while tracing: the "
+				  "handle the trace named may be another rule's now";
+		}
 	}
 	return n;
 }

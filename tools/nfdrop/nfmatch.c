@@ -382,6 +382,10 @@ static void eval_meta(struct eval *ev, struct regs *r, const struct nfm_op *o)
 			  in ? "iifname" : "oifname");
 		return;
 	}
+	case NFT_META_MARK:
+		u = pk->mark;
+		reg_store(r, o->dreg, &u, 4, pk->mark_known, "meta mark");
+		return;
 	case NFT_META_IIF:
 	case NFT_META_OIF:
 		u = o->key == NFT_META_IIF ? pk->iif : pk->oif;
@@ -702,8 +706,7 @@ void nfm_walk_hook(const struct nfr_ruleset *rs,
 
 /* ---- counters ---- */
 
-static void count_add(struct nfm_counters *c, int engine, int family,
-		      const char *table, const char *chain,
+static void count_add(struct nfm_counters *c, const struct nfr_chain *ch,
 		      unsigned long long handle, unsigned long long packets)
 {
 	struct nfm_count *n = realloc(c->c, (c->n + 1) * sizeof(*n));
@@ -712,10 +715,11 @@ static void count_add(struct nfm_counters *c, int engine, int family,
 		return;
 	c->c = n;
 	n = &c->c[c->n++];
-	n->engine = engine;
-	n->family = family;
-	n->table = strdup(table ? table : "");
-	n->chain = strdup(chain ? chain : "");
+	n->engine = ch->engine;
+	n->family = ch->family;
+	n->table = strdup(ch->table ? ch->table : "");
+	n->chain = strdup(ch->name ? ch->name : "");
+	n->table_handle = ch->table_handle;
 	n->handle = handle;
 	n->packets = packets;
 }
@@ -737,12 +741,10 @@ static void counters_from_ruleset(struct nfm_counters *out,
 		const struct nfr_chain *c = &rs->chains[i];
 
 		if (c->has_counter)
-			count_add(out, c->engine, c->family, c->table, c->name, 0,
-				  c->policy_packets);
+			count_add(out, c, 0, c->policy_packets);
 		for (int j = 0; j < c->nrules; j++)
 			if (c->rules[j].prog.counter && c->rules[j].has_packets)
-				count_add(out, c->engine, c->family, c->table, c->name,
-					  c->rules[j].handle, c->rules[j].packets);
+				count_add(out, c, c->rules[j].handle, c->rules[j].packets);
 	}
 }
 
@@ -788,10 +790,16 @@ bool nfm_counters_changed(const struct nfm_counters *a, const struct nfm_counter
 	return false;
 }
 
+/* is x the rule of table_handle (either unknown: taken as it) */
+static bool same_table(const struct nfm_count *x, unsigned long long table_handle)
+{
+	return !x || !x->table_handle || !table_handle || x->table_handle == table_handle;
+}
+
 long long nfm_counter_delta(const struct nfm_counters *a,
 			    const struct nfm_counters *b, int engine, int family,
 			    const char *table, const char *chain,
-			    unsigned long long handle)
+			    unsigned long long handle, unsigned long long table_handle)
 {
 	const struct nfm_count *x = NULL, *y = NULL;
 
@@ -808,6 +816,12 @@ long long nfm_counter_delta(const struct nfm_counters *a,
 		    !strcmp(b->c[i].chain, chain))
 			y = &b->c[i];
 	if (!y)
+		return -1;
+	/* the rule named is another table's (added again since), or the
+	 * table was added again in the window: its counter is not this
+	 * rule's, or not for the whole window */
+	if (!same_table(y, table_handle) ||
+	    (x && y->table_handle && x->table_handle && x->table_handle != y->table_handle))
 		return -1;
 	/* not there before, there now: an nftables rule added in between
 	 * (handles are never reused in a table) counted from zero, every

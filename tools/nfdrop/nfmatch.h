@@ -33,6 +33,8 @@ struct nfm_pkt {
 	char iifname[16], oifname[16];
 	bool iif_known, oif_known;	/* known: "" is "no device" */
 	int iif, oif;			/* ifindex, 0 unknown */
+	unsigned int mark;		/* skb->mark (meta mark) */
+	bool mark_known;		/* mark is what the chain saw */
 	/* conntrack as the chain saw it: one NFM_CT_* state bit, 0 unknown */
 	int ct_state;
 	bool ct_nat_known;		/* ct_nat is the entry's */
@@ -190,6 +192,7 @@ void nfm_walk_hook(const struct nfr_ruleset *rs,
 struct nfm_count {
 	int engine, family;
 	char *table, *chain;
+	unsigned long long table_handle;	/* 0 unknown (legacy) */
 	unsigned long long handle;	/* 0: the chain's policy */
 	unsigned long long packets;
 };
@@ -209,10 +212,12 @@ void nfm_counters_free(struct nfm_counters *c);
  * generation moved, or a counted rule is in one and not the other */
 bool nfm_counters_changed(const struct nfm_counters *a, const struct nfm_counters *b);
 /* packets counted by a rule (handle 0: policy) between a and b; -1 when
- * either snapshot lacks it */
+ * either snapshot lacks it. table_handle (0: unknown) tells a table added
+ * again under its name, whose rule handles start again, from the table
+ * the rule is in */
 long long nfm_counter_delta(const struct nfm_counters *a,
 			    const struct nfm_counters *b, int engine, int family,
 			    const char *table, const char *chain,
-			    unsigned long long handle);
+			    unsigned long long handle, unsigned long long table_handle);
 
 #endif

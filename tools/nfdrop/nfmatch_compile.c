@@ -168,7 +168,10 @@ static void compile_data_op(struct nfm_prog *p, struct nftnl_expr *e, const char
 		o->len = nftnl_expr_get_u32(e, NFTNL_EXPR_PAYLOAD_LEN);
 	} else if (!strcmp(name, "meta")) {
 		if (nftnl_expr_is_set(e, NFTNL_EXPR_META_SREG)) {
-			op_add(p, NFM_OP_NOOP, "meta set");
+			/* the mark set: a rewrite for chains before it */
+			op_add(p, NFM_OP_NOOP,
+			       nftnl_expr_get_u32(e, NFTNL_EXPR_META_KEY) == NFT_META_MARK ?
+			       "meta mark set" : "meta set");
 			return;
 		}
 		o = op_add(p, NFM_OP_META, NULL);

@@ -22,6 +22,7 @@
 #include <libnftnl/object.h>
 #include <libnftnl/rule.h>
 #include <libnftnl/set.h>
+#include <libnftnl/table.h>
 #include <nftables/libnftables.h>
 #include "nfrules.h"
 #include "nfrules_int.h"
@@ -846,11 +847,61 @@ out:
 	return MNL_CB_OK;
 }
 
+/* the tables' handles, dumped before the chains: a table added again in
+ * between leaves its chains with the old handle, which matches no later
+ * counter snapshot (the safe way round) */
+struct table_ids {
+	struct { int family; char name[256]; unsigned long long handle; } *t;
+	int n;
+};
+
+static int table_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct table_ids *ids = data;
+	struct nftnl_table *t = nftnl_table_alloc();
+	const char *name;
+
+	if (!t)
+		return MNL_CB_ERROR;
+	if (nftnl_table_nlmsg_parse(nlh, t) == 0 && nftnl_table_is_set(t, NFTNL_TABLE_HANDLE) &&
+	    (name = nftnl_table_get_str(t, NFTNL_TABLE_NAME))) {
+		void *n = realloc(ids->t, (ids->n + 1) * sizeof(*ids->t));
+
+		if (n) {
+			ids->t = n;
+			ids->t[ids->n].family = nftnl_table_get_u32(t, NFTNL_TABLE_FAMILY);
+			snprintf(ids->t[ids->n].name, sizeof(ids->t[ids->n].name), "%s", name);
+			ids->t[ids->n++].handle = nftnl_table_get_u64(t, NFTNL_TABLE_HANDLE);
+		}
+	}
+	nftnl_table_free(t);
+	return MNL_CB_OK;
+}
+
+static void table_ids_apply(struct nfr_ruleset *rs, struct table_ids *ids)
+{
+	for (int i = 0; i < rs->nchains; i++)
+		for (int k = 0; k < ids->n; k++) {
+			struct nfr_chain *c = &rs->chains[i];
+
+			if (c->engine == NFR_ENGINE_NFT && c->family == ids->t[k].family &&
+			    c->table && !strcmp(c->table, ids->t[k].name))
+				c->table_handle = ids->t[k].handle;
+		}
+	free(ids->t);
+	ids->t = NULL;
+	ids->n = 0;
+}
+
 static int load_nft(struct nfr_ruleset *rs, bool counters_only)
 {
+	struct table_ids ids = {};
 	int err;
 
+	/* without table handles a rule's identity is its handle alone */
+	nft_dump(NFT_MSG_GETTABLE, table_cb, &ids);
 	err = nft_dump(NFT_MSG_GETCHAIN, chain_cb, rs);
+	table_ids_apply(rs, &ids);
 	if (err < 0) {
 		nfr_set_err(rs, "nftables: %s", strerror(-err));
 		return err;

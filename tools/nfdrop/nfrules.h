@@ -68,6 +68,10 @@ struct nfr_chain {
 	int engine;			/* enum nfr_engine */
 	int family;			/* NFR_PROTO_* of the table */
 	char *table;
+	/* nftables: the table's handle, unique in the namespace for its
+	 * life (a table deleted and added again gets a new one, while rule
+	 * handles start again); 0 unknown, and for iptables-legacy */
+	unsigned long long table_handle;
 	char *name;
 	bool base;			/* attached to a hook */
 	int hook;			/* base: hook number in the family's numbering */
