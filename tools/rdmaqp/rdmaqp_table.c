@@ -53,6 +53,11 @@ static void psn_sample(struct rdmaqp_psn *p, bool has, __u32 psn, bool live)
 		return;
 	}
 	d = (psn - p->prev) & RDMAQP_PSN_MASK;
+	/* back (go-back-N: the requester resends from the last ACK, rxe's
+	 * req.psn returning to comp.psn): nothing sent; what it resends
+	 * counts as it advances again */
+	if (d & ~(RDMAQP_PSN_MASK >> 1))
+		d = 0;
 	p->interval += d;
 	p->total += d;
 	p->prev = psn;
