@@ -6,7 +6,7 @@
 #include <string.h>
 #include "rdmaqp_prom.h"
 
-#define P_COUNTER "agentxdp_rdmaqp_port_counter_total"
+#define P_COUNTER "agentxdp_rdmaqp_port_stats_total"
 #define P_GAUGE "agentxdp_rdmaqp_port_resource"
 #define P_PAUSE "agentxdp_rdmaqp_pause_frames_total"
 #define P_STORM "agentxdp_rdmaqp_pause_storm_events_total"
