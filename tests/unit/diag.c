@@ -469,7 +469,11 @@ static void test_rdmaqp(void)
 	q->rq_tx = 900;
 	snprintf(q->rq_cong, sizeof(q->rq_cong), "np_cnp_sent +9, eth1 pause frames +3");
 	rdma_qp(&t, 0x15, 5)->rq_tx = 900;
+	q = rdma_qp(&t, 0x16, 6);
+	snprintf(q->rq_fatal, sizeof(q->rq_fatal), "QP_FATAL");
 	diag_verdicts(&t, &src, 1.0);
+	tap_ok(verdict_of(&t, 6) == DV_STUCK && why_has(&t, 6, "mlx5_0 QP hit by QP_FATAL (async event)"),
+	       "rdmaqp: a fatal async event is STUCK");
 	tap_ok(verdict_of(&t, 1) == DV_STUCK && why_has(&t, 1, "mlx5_0 QP in ERR (RDMA netlink)") &&
 	       why_has(&t, 1, "QP went RTS -> ERR (RDMA netlink)"), "rdmaqp: ERR is STUCK");
 	/* drops of a QP without addresses cannot be joined: never "no drop" */

@@ -12,12 +12,12 @@ const char *const diag_verdict_names[DV_NR] = {
 };
 
 const char diag_verdict_rules[] =
-"  STUCK            RDMA netlink has the QP in ERR, or its send PSN still\n"
-"                   while its port's timeouts or retries rose (rdmaqp: any\n"
-"                   RDMA device); rdma_rxe moved the QP to ERR, or its retry\n"
-"                   timer fired\n"
-"                   with no answer in the interval; or, with no drop on this\n"
-"                   host, requests waited past --timeout and no answer came\n"
+"  STUCK            RDMA netlink has the QP in ERR, a fatal async event hit\n"
+"                   it, or its send PSN stood still while its port's timeouts\n"
+"                   or retries rose (rdmaqp: any RDMA device); rdma_rxe moved\n"
+"                   the QP to ERR, or its retry timer fired with no answer\n"
+"                   in the interval; or, with no drop on this host, requests\n"
+"                   waited past --timeout and no answer came\n"
 "  DROPPED-LOCALLY  netfilter on this host dropped packets of the QP (the\n"
 "                   rule is named), or this host dropped them (the reason)\n"
 "                   and no answer came; or it did so earlier and the QP has\n"
@@ -509,7 +509,10 @@ static void diag_why_head(struct diag_qp *q, const struct diag_sources *src, dou
 
 	switch (q->verdict) {
 	case DV_STUCK:
-		if (q->rq_seen && q->rq_err)
+		if (q->rq_seen && q->rq_fatal[0])
+			snprintf(w, len, "%s QP hit by %s (async event)%s", q->rq_dev, q->rq_fatal,
+				 q->rq_err ? ", in ERR (RDMA netlink)" : "");
+		else if (q->rq_seen && q->rq_err)
 			snprintf(w, len, "%s QP in ERR (RDMA netlink)", q->rq_dev);
 		else if (q->rq_seen && q->rq_frozen)
 			snprintf(w, len, "%s send PSN still at %u for %.1f s while its port "
@@ -610,7 +613,7 @@ static int diag_verdict_of(struct diag_table *t, int i)
 {
 	struct diag_qp *q = &t->qp[i];
 
-	if (q->rq_seen && (q->rq_err || q->rq_frozen))
+	if (q->rq_seen && (q->rq_err || q->rq_frozen || q->rq_fatal[0]))
 		return DV_STUCK;
 	if (q->rxe_seen && (q->to_err || (q->rxe_retx_timer && !q->answers && !q->rxe_rx_acks)))
 		return DV_STUCK;

@@ -13,7 +13,8 @@
  * responder's rdma_rxe QP names itself) find the entry by what they carry.
  *
  * The verdicts, worst first (diag_verdict_rules() prints them):
- *   STUCK            RDMA netlink has the QP in ERR, or its send PSN
+ *   STUCK            RDMA netlink has the QP in ERR, a fatal async event
+ *                    (ib_core) hit it, or its send PSN
  *                    still while its port's timeouts or retries rose
  *                    (rdmaqp: any RDMA device); rdma_rxe moved the QP
  *                    to ERR, or its retry timer
@@ -133,6 +134,7 @@ struct diag_qp {
 	char rq_state[16];		/* its state at the poll */
 	char rq_change[48];		/* "RTS -> ERR" when it changed */
 	bool rq_err;			/* in ERR */
+	char rq_fatal[16];		/* a fatal async event: "QP_FATAL" */
 	bool rq_frozen;			/* RTS, its send PSN still while the
 					 * port's timeouts or retries rose */
 	__u32 rq_sq_psn;

@@ -278,6 +278,8 @@ static void json_rdma(struct json_w *w, const struct diag_qp *q)
 	if (q->rq_change[0])
 		json_str(w, "state_change", q->rq_change);
 	json_bool(w, "err", q->rq_err);
+	if (q->rq_fatal[0])
+		json_str(w, "fatal_event", q->rq_fatal);
 	json_bool(w, "frozen", q->rq_frozen);
 	json_u64(w, "sq_psn", q->rq_sq_psn);
 	json_u64(w, "tx_packets", q->rq_tx);

@@ -6,11 +6,19 @@
  * kernel), or rdma_rxe's when rxeqp is off (--no-rxe). A QP rocelat or
  * rxeqp already has an entry for (by its QPN pair) is left to them.
  * Entries of family 0: no addresses; the device and QPN name the QP.
+ * Where rxeqp is not up, rdmaqp's hooks on ib_core add the QPs' fatal
+ * async events (QP_FATAL, QP_REQ_ERR, QP_ACCESS_ERR), and the PSNs each
+ * modify set, from which counting starts.
  */
 #include <stdio.h>
 #include <string.h>
+#include <linux/types.h>
+#include <bpf/libbpf.h>
 #include <libmnl/libmnl.h>
 #include "rocediag.h"
+#include "rdmaqp.h"
+#include "rdmaqp.skel.h"
+#include "rdmaqp_load.h"
 #include "rdmaqp_nl.h"
 #include "rdmaqp_port.h"
 #include "rdmaqp_table.h"
@@ -18,6 +26,7 @@
 #define MAX_DEVS 64
 #define MAX_PORTS 256
 #define MAX_CHANGES 1024
+#define MAX_FATAL 256
 #define QPS_ERR 6	/* enum ib_qp_state: IB_QPS_ERR */
 #define QPS_RTS 3
 #define QPT_RC 2	/* enum ib_qp_type */
@@ -30,6 +39,15 @@ struct change {
 	__u8 from;
 };
 
+/* enum ib_event_type (include/rdma/ib_verbs.h): a QP's fatal events */
+static const char *const fatal_names[] = { [1] = "QP_FATAL", [2] = "QP_REQ_ERR",
+					   [3] = "QP_ACCESS_ERR" };
+
+struct fatal {
+	struct rdmaqp_key key;
+	__u32 event;
+};
+
 static struct {
 	struct mnl_socket *nl;
 	struct rdmaqp_dev devs[MAX_DEVS];
@@ -39,7 +57,33 @@ static struct {
 	struct rdmaqp_table qps;
 	struct change changes[MAX_CHANGES];
 	int nchanges;
+	struct rdmaqp_bpf *obj;
+	struct fatal fatal[MAX_FATAL];	/* since the last read */
+	int nfatal;
 } r;
+
+/* rdmaqp's events: the PSNs modifies set (counting starts there), and
+ * the QPs' fatal async events until the next read */
+static int on_event(void *ctx, void *data, size_t len)
+{
+	const struct rdmaqp_event *e = data;
+
+	if (len < sizeof(*e) || e->type >= RQ_EV_NR)
+		return 0;
+	rdmaqp_apply(&r.qps, e);
+	if (e->type == RQ_EV_ASYNC && e->qpn && e->event < 4 && fatal_names[e->event] &&
+	    r.nfatal < MAX_FATAL)
+		r.fatal[r.nfatal++] = (struct fatal){ { e->dev_index, e->qpn }, e->event };
+	return 0;
+}
+
+static const char *fatal_of(const struct rdmaqp_key *k)
+{
+	for (int i = 0; i < r.nfatal; i++)
+		if (!memcmp(&r.fatal[i].key, k, sizeof(*k)))
+			return fatal_names[r.fatal[i].event];
+	return NULL;
+}
 
 static const char *state_str(__u8 st)
 {
@@ -155,6 +199,7 @@ static void read_row(struct diag_table *t, const struct rdmaqp_dev *d,
 		     const struct rdmaqp_row *row)
 {
 	const struct change *ch = change_of(&row->key);
+	const char *fatal = fatal_of(&row->key);
 	struct rdmaqp_port *p = port_of(d->name, row->nl.port);
 	bool active = row->tx.interval || row->rx.interval, err = row->state == QPS_ERR;
 	char loss[160], cong[160];
@@ -162,7 +207,7 @@ static void read_row(struct diag_table *t, const struct rdmaqp_dev *d,
 
 	if ((row->nl.type != QPT_RC && row->nl.type != QPT_UC) || !row->nl.has_rqpn)
 		return;
-	if (!(active || ch || err) || seen_elsewhere(t, row->key.qpn, row->nl.rqpn))
+	if (!(active || ch || err || fatal) || seen_elsewhere(t, row->key.qpn, row->nl.rqpn))
 		return;
 	q = entry_of(t, row);
 	if (!q)
@@ -180,6 +225,8 @@ static void read_row(struct diag_table *t, const struct rdmaqp_dev *d,
 	}
 	q->rq_seen = true;
 	q->rq_err |= err;
+	if (fatal && !q->rq_fatal[0])
+		snprintf(q->rq_fatal, sizeof(q->rq_fatal), "%s", fatal);
 	q->rq_frozen |= row->state == QPS_RTS && row->tx.total && !row->tx.interval && loss[0];
 	q->rq_tx += row->tx.interval;
 	q->rq_rx += row->rx.interval;
@@ -221,9 +268,34 @@ void rocediag_rdma_read(struct diag_table *t, bool rxe_up)
 			if (r.qps.rows[j].key.dev_index == d->index && r.qps.rows[j].in_dump)
 				read_row(t, d, &r.qps.rows[j]);
 	}
+	r.nfatal = 0;
 }
 
-void rocediag_rdma_open(const struct rocediag_cfg *cfg, struct diag_sources *src)
+/* rdmaqp's hooks (not where rxeqp is up: its rdma_rxe QPs are its own);
+ * without them, netlink alone, which sees ERR but not the event */
+static void open_bpf(const struct rocediag_cfg *cfg, const struct diag_sources *src,
+		     struct loop *lp)
+{
+	struct rdmaqp_load_opts lo = { .cli = &cfg->cli };
+	struct rdmaqp_hooks hk;
+	char err[256] = "";
+
+	if (src->rxe)
+		return;
+	r.obj = rdmaqp_load(&lo, &hk, err, sizeof(err));
+	if (!r.obj) {
+		if (cfg->cli.verbose && err[0])
+			cli_err("RDMA async events: %s", err);
+		return;
+	}
+	if (!loop_add_events(lp, r.obj->maps.events, on_event, NULL, NULL)) {
+		rdmaqp_bpf__destroy(r.obj);
+		r.obj = NULL;
+	}
+}
+
+void rocediag_rdma_open(const struct rocediag_cfg *cfg, struct diag_sources *src,
+			struct loop *lp)
 {
 	/* a collector's own QPs are not the mirrored traffic's */
 	if (cfg->mirror)
@@ -239,12 +311,14 @@ void rocediag_rdma_open(const struct rocediag_cfg *cfg, struct diag_sources *src
 		return;
 	}
 	src->rdma = true;
+	open_bpf(cfg, src, lp);
 	/* the first reading: what the first interval counts from */
 	rocediag_rdma_read(NULL, false);
 }
 
 void rocediag_rdma_close(void)
 {
+	rdmaqp_bpf__destroy(r.obj);
 	rdmaqp_nl_close(r.nl);
 	rdmaqp_table_free(&r.qps);
 	for (int i = 0; i < r.nports; i++)

@@ -704,7 +704,7 @@ int rocediag_sources_open(const struct rocediag_cfg *cfg, struct diag_sources *s
 	open_drops(cfg, src, lp);
 	open_rules(cfg, src);
 	open_rxe(cfg, src, lp);
-	rocediag_rdma_open(cfg, src);
+	rocediag_rdma_open(cfg, src, lp);
 	s.last_ns = now_ns();
 	if (!src->lat && !src->drops && !src->rxe && !src->rdma) {
 		cli_err("nothing to watch: %s; %s; %s", src->no_lat, src->no_drops, src->no_rxe);
