@@ -433,8 +433,67 @@ static void test_unknown(void)
 	diag_table_free(&t);
 }
 
+/* a QP only rdmaqp sees (a hardware RNIC's): family 0, device and QPNs */
+static struct diag_qp *rdma_qp(struct diag_table *t, __u32 qpn, __u32 peer)
+{
+	static const __u8 none[16];
+	struct diag_qp *q = diag_by_request(t, 0, none, none, peer);
+
+	q->req_qpn = qpn;
+	q->rq_seen = true;
+	q->rq_port = 1;
+	snprintf(q->rq_dev, sizeof(q->rq_dev), "mlx5_0");
+	snprintf(q->rq_state, sizeof(q->rq_state), "RTS");
+	return q;
+}
+
+static void test_rdmaqp(void)
+{
+	struct diag_sources src = { .drops = true, .rdma = true };
+	struct diag_table t;
+	struct diag_qp *q;
+
+	diag_table_init(&t, 16);
+	q = rdma_qp(&t, 0x11, 1);
+	q->rq_err = true;
+	snprintf(q->rq_change, sizeof(q->rq_change), "RTS -> ERR");
+	q = rdma_qp(&t, 0x12, 2);
+	q->rq_tx = 5;
+	q->rq_frozen = true;
+	q->rq_sq_psn = 77;
+	snprintf(q->rq_loss, sizeof(q->rq_loss), "local_ack_timeout_err +2");
+	q = rdma_qp(&t, 0x13, 3);
+	q->rq_tx = 900;
+	snprintf(q->rq_loss, sizeof(q->rq_loss), "out_of_sequence +4");
+	q = rdma_qp(&t, 0x14, 4);
+	q->rq_tx = 900;
+	snprintf(q->rq_cong, sizeof(q->rq_cong), "np_cnp_sent +9, eth1 pause frames +3");
+	rdma_qp(&t, 0x15, 5)->rq_tx = 900;
+	q = rdma_qp(&t, 0x16, 6);
+	snprintf(q->rq_fatal, sizeof(q->rq_fatal), "QP_FATAL");
+	diag_verdicts(&t, &src, 1.0);
+	tap_ok(verdict_of(&t, 6) == DV_STUCK && why_has(&t, 6, "mlx5_0 QP hit by QP_FATAL (async event)"),
+	       "rdmaqp: a fatal async event is STUCK");
+	tap_ok(verdict_of(&t, 1) == DV_STUCK && why_has(&t, 1, "mlx5_0 QP in ERR (RDMA netlink)") &&
+	       why_has(&t, 1, "QP went RTS -> ERR (RDMA netlink)"), "rdmaqp: ERR is STUCK");
+	/* drops of a QP without addresses cannot be joined: never "no drop" */
+	tap_ok(why_has(&t, 1, "drops unknown") && !strstr(find(&t, 1)->why, "no drop"),
+	       "rdmaqp: drops unknown, not denied");
+	tap_ok(verdict_of(&t, 2) == DV_STUCK && why_has(&t, 2, "send PSN still at 77") &&
+	       why_has(&t, 2, "port 1: local_ack_timeout_err +2"),
+	       "rdmaqp: send PSN frozen while the port resends is STUCK");
+	tap_ok(verdict_of(&t, 3) == DV_LOSSY && why_has(&t, 3, "port 1: out_of_sequence +4"),
+	       "rdmaqp: the port's sequence errors rising is LOSSY");
+	tap_ok(verdict_of(&t, 4) == DV_CONGESTED && why_has(&t, 4, "eth1 pause frames +3"),
+	       "rdmaqp: CNPs and pauses rising is CONGESTED");
+	tap_ok(verdict_of(&t, 5) == DV_OK && why_has(&t, 5, "mlx5_0: 900 packets sent"),
+	       "rdmaqp: a QP moving with a quiet port is OK");
+	diag_table_free(&t);
+}
+
 int main(void)
 {
+	test_rdmaqp();
 	test_demo();
 	test_slow_bounds();
 	test_rules();

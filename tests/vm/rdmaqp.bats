@@ -13,11 +13,12 @@ bats_require_minimum_version 1.5.0
 
 TESTBED="$AX_ROOT/scripts/testbed.sh"
 RDMAQP="$AX_BUILD/rdmaqp"
+DIAG="$AX_BUILD/rocediag"
 RC="$AX_BUILD/vm/rc_client"
 STATE_DIR=${BATS_FILE_TMPDIR:-/tmp}
 
 setup_file() {
-	ax_file_needs --rxe rdma ib_write_bw iptables jq pgrep "$RDMAQP" "$RC" || return 0
+	ax_file_needs --rxe rdma ib_write_bw iptables jq pgrep promtool "$RDMAQP" "$DIAG" "$RC" || return 0
 	"$TESTBED" up
 }
 
@@ -69,12 +70,18 @@ quiet() {
 		and ([$rc[] | select(.dev == "rxe-a" and .tx.pkts_total > 0)] | length) == 4' >/dev/null
 }
 
-@test "ib_write_bw -q 4: per-QP packets from PSNs equal rxe's counters, owners are perftest's" {
+# prom_sample FILE NAME{LABELS}: the value of that exact series
+prom_sample() {
+	awk -v s="$2" '$1 == s { print $2 }' "$1"
+}
+
+@test "ib_write_bw -q 4: per-QP packets from PSNs equal rxe's counters, owners are perftest's; --prom and the rxe table agree" {
 	local out=$BATS_TEST_TMPDIR/q.out perf=$BATS_TEST_TMPDIR/perf srv cli last
-	local sent0 rcvd0 dup0 oos0 sent rcvd dup oos ta rb
+	local sent0 rcvd0 dup0 oos0 sent rcvd dup oos ta rb pm=$BATS_TEST_TMPDIR/m/rdmaqp.prom snap
 	sent0=$(hw rxe-a sent_pkts) rcvd0=$(hw rxe-b rcvd_pkts)
 	dup0=$(hw rxe-b duplicate_request) oos0=$(hw rxe-b out_of_seq_request)
-	ax_tool_start --err RQ "$out" 120 Tracing "$RDMAQP" -j 1
+	mkdir -p "${pm%/*}"
+	ax_tool_start --err RQ "$out" 120 Tracing "$RDMAQP" -j --prom "$pm" 1
 	grep -Eq "eBPF: [45] hooks via fentry" "$out.err"
 	# one-packet writes, two outstanding per QP: few spurious retransmits
 	ax_perf_start "$perf" 90 18520 ib_write_bw -q 4 -s 1024 -t 2 -D 60
@@ -109,13 +116,49 @@ quiet() {
 		(if .dev == "rxe-a" then $c else $s end) as $p
 		| .pid == $p and .comm == "ib_write_bw" and .created.pid == $p
 		and .created.comm == "ib_write_bw" and .created.cgroup_id > 0)' <<<"$last"
+	# the port's record: rxe's table names its counters; veth has no pauses
+	jq -e -s 'map(select(.type == "port" and .dev == "rxe-a")) | last
+		| .driver == "rxe" and .counters.sent_pkts.class == "traffic"
+		and .counters.sent_pkts.meaning == "packets sent"
+		and .counters.duplicate_request.class == "loss" and .netdev == "veth-a"
+		and .pause == null
+		and (.pause_missing | test("^veth-a: no pause counters among its [0-9]+ ethtool statistics$"))' "$out"
+	# --prom: a quiet interval's file, promtool clean, each QP's series its
+	# PSN total, the port's series rxe's own counter
+	snap=$BATS_TEST_TMPDIR/snap.prom
+	cp "$pm" "$snap"
+	promtool check metrics <"$snap"
+	jq -r 'select(.dev == "rxe-a" and .qp_type == "RC") | "\(.qpn) \(.tx.pkts_total)"' <<<"$last" |
+		while read -r q n; do
+			[ "$(prom_sample "$snap" "agentxdp_rdmaqp_qp_tx_packets_total{dev=\"rxe-a\",qpn=\"$q\"}")" = "$n" ] ||
+				{ echo "QP $q: prom $(grep "qpn=\"$q\"" "$snap"), want $n" >&2; false; }
+		done
+	[ "$(prom_sample "$snap" 'agentxdp_rdmaqp_port_stats_total{dev="rxe-a",port="1",counter="sent_pkts",source="hw_counters",class="traffic"}')" = "$(hw rxe-a sent_pkts)" ]
+	[ "$(prom_sample "$snap" 'agentxdp_rdmaqp_source_up{source="pause"}')" = 0 ]
 	ax_tool_stop RQ
 }
 
-@test "a QP that runs out of retries: RTS -> ERR seen, its life from create to destroy" {
+# rocediag's first STUCK record of QP $2 on rxe-a in FILE, from rdmaqp's
+# evidence
+diag_stuck() {
+	jq -c -s --argjson q "$2" 'map(select(.type == "qp" and .verdict == "STUCK"
+		and .rdmaqp.dev == "rxe-a" and .rdmaqp.qpn == $q)) | first // empty' "$1"
+}
+
+has_stuck() {
+	[ -n "$(diag_stuck "$1" "$2")" ]
+}
+
+@test "a QP that runs out of retries: RTS -> ERR seen, its life from create to destroy; rocediag --no-rxe: STUCK from rdmaqp within one interval" {
 	local ev=$BATS_TEST_TMPDIR/ev.out go=$BATS_TEST_TMPDIR/go hold=$BATS_TEST_TMPDIR/hold
-	local rcpid qa rc=0
+	local dg=$BATS_TEST_TMPDIR/diag.out rcpid qa rc=0 stuck t_err
+	# rxeqp off: rocediag as on a hardware RNIC's host, rdmaqp's sources
+	# alone (no rules: their loading is the slow part); loading while
+	# rdmaqp does
+	ax_tool_start --err DG "$dg" 120 "" "$DIAG" --no-rxe --no-rules -j 1
 	ax_tool_start --err RQE "$ev" 120 Tracing "$RDMAQP" -e -j
+	ax_tool_wait --err DG 120 Tracing
+	grep -q "RDMA netlink QPs and port counters" "$dg.err"
 	# 1 retry of ~1 ms: the requester gives up at once under a drop
 	ax_bg "$RC" -p 1 -r 1 -t 8 -n 20 -T 60 -w "$go" -W "$hold" >"$BATS_TEST_TMPDIR/f.out"
 	rcpid=$AX_LAST_PID
@@ -131,6 +174,18 @@ quiet() {
 	ax_until 30 "RTS -> ERR of QP $qa" jq -e -s --argjson q "$qa" 'any(.[];
 		.event == "state" and .dev == "rxe-a" and .qpn == $q and .old_state == "RTS"
 		and .new_state == "ERR" and .source == "netlink")' "$ev"
+	ax_until 30 "rocediag: STUCK of QP $qa" has_stuck "$dg" "$qa"
+	stuck=$(diag_stuck "$dg" "$qa")
+	echo "$stuck"
+	jq -e '.rdmaqp.state == "ERR" and .rdmaqp.err
+		and (.why | startswith("rxe-a QP in ERR (RDMA netlink)"))
+		and (.why | contains("drops unknown"))' <<<"$stuck"
+	# within one interval (1 s) of the ERR rdmaqp's poll saw (itself up to
+	# a second late)
+	t_err=$(jq -s --argjson q "$qa" 'map(select(.event == "state" and .qpn == $q
+		and .new_state == "ERR")) | first | .time' "$ev")
+	jq -e --argjson t "$t_err" '.time - $t <= 1.5' <<<"$stuck"
+	ax_tool_stop DG
 	touch "$hold"
 	wait "$rcpid" || rc=$?
 	[ "$rc" -eq 3 ]

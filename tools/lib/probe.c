@@ -312,3 +312,67 @@ bool probe_kprobe(const char *func)
 	close(fd);
 	return true;
 }
+
+/* func of module present for the mode: its BTF (fentry), else a kprobe */
+static bool hook_func_exists(const char *func, const char *module, bool fentry)
+{
+	if (module && !probe_module_loaded(module))
+		return false;
+	return fentry ? probe_btf_func(func, module) : probe_kprobe(func);
+}
+
+static void hook_autoload(struct bpf_program *p, bool on)
+{
+	if (p)
+		bpf_program__set_autoload(p, on);
+}
+
+int probe_hooks_pick(struct probe_hook *hooks, int n, const char *module, bool fentry,
+		     const char *what, void (*warn)(const struct probe_hook *h), char *err,
+		     int errlen)
+{
+	int missing = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct probe_hook *h = &hooks[i];
+
+		h->attached = NULL;
+		for (int j = 0; j < PROBE_HOOK_ALTS; j++) {
+			bool pick = !h->attached && h->funcs[j] &&
+				    hook_func_exists(h->funcs[j], module, fentry);
+
+			if (pick)
+				h->attached = h->funcs[j];
+			hook_autoload(h->fentry[j], pick && fentry);
+			hook_autoload(h->kprobe[j], pick && !fentry);
+			/* the return twin goes with the first name */
+			if (j == 0) {
+				hook_autoload(h->fexit, pick && fentry);
+				hook_autoload(h->kretprobe, pick && !fentry);
+			}
+		}
+		if (h->attached)
+			continue;
+		if (h->required) {
+			snprintf(err, errlen, "%s: %s not found in this kernel's %s", what,
+				 h->funcs[0], module ? module : "vmlinux");
+			return -1;
+		}
+		if (warn)
+			warn(h);
+		missing++;
+	}
+	return missing;
+}
+
+int probe_hooks_mode(const char *func, const char *module, bool force_kprobe,
+		     const char *what, char *err, int errlen)
+{
+	if (!force_kprobe && probe_fentry(func, module))
+		return 1;
+	if (probe_kprobe(func))
+		return 0;
+	snprintf(err, errlen, "%s: this kernel allows neither fentry on %s%s nor kprobes", what,
+		 module ? module : "vmlinux", force_kprobe ? " (not tried: --kprobe)" : "");
+	return -1;
+}

@@ -47,4 +47,41 @@ bool probe_module_present(const char *module);
  * signatures a kernel has (ipt_do_table's changed in 5.16) */
 int probe_func_arg_index(const char *func, const char *module, const char *arg);
 
+/*
+ * A tool's hooks, each with an fentry and a kprobe program (and the fexit
+ * and kretprobe of its return, if any) for one function, or for the first
+ * present of up to PROBE_HOOK_ALTS names (a function renamed between
+ * kernel lines): the programs of the mode chosen set to load for the
+ * hooks present, the others not. tools/rdmaqp and tools/rxeqp pick theirs
+ * so.
+ */
+#define PROBE_HOOK_ALTS 2
+
+struct bpf_program;
+
+struct probe_hook {
+	const char *funcs[PROBE_HOOK_ALTS];	/* the names, tried in order */
+	struct bpf_program *fentry[PROBE_HOOK_ALTS], *kprobe[PROBE_HOOK_ALTS];
+	struct bpf_program *fexit, *kretprobe;	/* the return twin of funcs[0]'s */
+	bool required;
+	const char *attached;	/* the name picked, set by probe_hooks_pick() */
+};
+
+/*
+ * fentry (else kprobe) programs of each hook present in module (its BTF
+ * loaded; NULL: vmlinux) set to load; missing hooks named with warn(func)
+ * when warn is given. Returns how many are missing, or -1 with err set
+ * ("WHAT: FUNC not found in this kernel's MODULE") when a required one is.
+ */
+int probe_hooks_pick(struct probe_hook *hooks, int n, const char *module, bool fentry,
+		     const char *what, void (*warn)(const struct probe_hook *h), char *err,
+		     int errlen);
+
+/* the way a tool's BPF side can attach to module's function func (one it
+ * always needs): 1 fentry, 0 kprobes, -1 neither (err set: "WHAT: this
+ * kernel allows neither fentry on MODULE nor kprobes"); force_kprobe
+ * skips fentry */
+int probe_hooks_mode(const char *func, const char *module, bool force_kprobe,
+		     const char *what, char *err, int errlen);
+
 #endif

@@ -24,6 +24,7 @@
 #include "rdmaqp_load.h"
 #include "rdmaqp_nl.h"
 #include "rdmaqp_port.h"
+#include "rdmaqp_prom.h"
 #include "rdmaqp_table.h"
 #include "lib/btf_enum.h"
 #include "lib/cli.h"
@@ -96,8 +97,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case ARGP_KEY_END:
 		cli_check_events(state, &env.cli, env.events, false);
-		if (env.cli.prom_path)
-			argp_failure(state, 1, 0, "--prom: not implemented in rdmaqp yet");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -118,6 +117,8 @@ struct run {
 	int nports;
 	struct rdmaqp_table qps;
 	struct btf_enum_names *states, *types, *events;
+	struct prom_cap prom_qps;	/* --prom's per-QP cap */
+	const char *no_bpf;	/* why there is no eBPF, NULL with it */
 	double last_poll;	/* CLOCK_MONOTONIC seconds */
 	double elapsed;		/* of the last interval */
 };
@@ -394,6 +395,55 @@ static const char *owner_comm(const struct rdmaqp_row *q)
 	return q->comm[0] ? q->comm : q->owner_comm;
 }
 
+static const char *prio_str(const struct rdmaqp_pause *c, char *buf, int len)
+{
+	if (c->prio == RDMAQP_PFC_GLOBAL)
+		return "global";
+	if (c->prio == RDMAQP_PFC_STORM)
+		return "storm";
+	snprintf(buf, len, "%d", c->prio);
+	return buf;
+}
+
+/* the port's netdev was listed by an earlier port (rxe-a and a second
+ * port on one netdev) */
+static bool netdev_seen(const struct run *r, int i)
+{
+	for (int j = 0; j < i; j++)
+		if (!strcmp(r->ports[j].netdev, r->ports[i].netdev))
+			return true;
+	return false;
+}
+
+/* pause frames per priority of each port's netdev, or the one line why
+ * there are none */
+static void print_pauses(const struct run *r)
+{
+	char b[8];
+
+	printf("\n%-16s %-6s %-3s %-32s %12s %14s\n", "NETDEV", "PRIO", "DIR", "PAUSE COUNTER",
+	       "RATE/s", "TOTAL");
+	for (int i = 0; i < r->nports; i++) {
+		const struct rdmaqp_port *p = &r->ports[i];
+
+		if (p->netdev[0] && netdev_seen(r, i))
+			continue;
+		if (!p->pfc.n) {
+			printf("%s\n", p->pfc.why);
+			continue;
+		}
+		for (int c = 0; c < p->pfc.n; c++) {
+			const struct rdmaqp_pause *k = &p->pfc.c[c];
+			double rate = k->has_prev && r->elapsed > 0 && k->value >= k->prev ?
+				(k->value - k->prev) / r->elapsed : 0;
+
+			printf("%-16s %-6s %-3s %-32s %12.1f %14llu\n", p->netdev,
+			       prio_str(k, b, sizeof(b)), k->tx ? "tx" : "rx", k->name, rate,
+			       (unsigned long long)k->value);
+		}
+	}
+}
+
 static void print_table(const struct run *r)
 {
 	char b1[32], b2[32], b3[16];
@@ -413,19 +463,24 @@ static void print_table(const struct run *r)
 		       (unsigned long long)q->rx.interval,
 		       q->nl.has_pid ? q->nl.pid : q->owner_pid, owner_comm(q));
 	}
-	printf("\n%-10s %-4s %-32s %12s %14s\n", "DEV", "PORT", "COUNTER", "RATE/s", "TOTAL");
+	printf("\n%-10s %-4s %-32s %12s %14s  %s\n", "DEV", "PORT", "COUNTER", "RATE/s", "TOTAL",
+	       "MEANING");
 	for (int i = 0; i < r->nports; i++) {
 		const struct rdmaqp_port *p = &r->ports[i];
 
 		for (int c = 0; c < p->n; c++) {
 			const struct rdmaqp_counter *k = &p->cnt[c];
+			const struct rdmaqp_cdesc *d = k->hw ? rdmaqp_counter_desc(p->family, k->name)
+							     : NULL;
 
 			if (!k->valid || !k->has_prev || k->value <= k->prev || r->elapsed <= 0)
 				continue;
-			printf("%-10.10s %-4u %-32.32s %12.1f %14llu\n", p->dev, p->port, k->name,
-			       (k->value - k->prev) / r->elapsed, (unsigned long long)k->value);
+			printf("%-10.10s %-4u %-32.32s %12.1f %14llu  %s\n", p->dev, p->port, k->name,
+			       (k->value - k->prev) / r->elapsed, (unsigned long long)k->value,
+			       d ? d->meaning : "-");
 		}
 	}
+	print_pauses(r);
 	printf("\n");
 	fflush(stdout);
 }
@@ -482,6 +537,37 @@ static void json_qp(const struct run *r, const struct rdmaqp_row *q, double now)
 	json_end(&w);
 }
 
+/* "netdev" and "pause": its counters, or null and "pause_missing" */
+static void json_pauses(struct json_w *w, const struct run *r, const struct rdmaqp_port *p)
+{
+	char b[8];
+
+	if (p->netdev[0])
+		json_str(w, "netdev", p->netdev);
+	else
+		json_null(w, "netdev");
+	if (!p->pfc.n) {
+		json_null(w, "pause");
+		json_str(w, "pause_missing", p->pfc.why);
+		return;
+	}
+	json_arr_open(w, "pause");
+	for (int c = 0; c < p->pfc.n; c++) {
+		const struct rdmaqp_pause *k = &p->pfc.c[c];
+		__u64 d = k->has_prev && k->value >= k->prev ? k->value - k->prev : 0;
+
+		json_obj_open(w, NULL);
+		json_str(w, "name", k->name);
+		json_str(w, "prio", prio_str(k, b, sizeof(b)));
+		json_str(w, "direction", k->tx ? "tx" : "rx");
+		json_u64(w, "value", k->value);
+		json_u64(w, "delta", d);
+		json_f64(w, "rate", r->elapsed > 0 ? d / r->elapsed : 0);
+		json_obj_close(w);
+	}
+	json_arr_close(w);
+}
+
 static void json_port(const struct run *r, const struct rdmaqp_port *p, double now)
 {
 	struct json_w w;
@@ -492,22 +578,61 @@ static void json_port(const struct run *r, const struct rdmaqp_port *p, double n
 	json_str(&w, "dev", p->dev);
 	json_u64(&w, "port", p->port);
 	json_f64(&w, "interval_s", r->elapsed);
+	if (p->family)
+		json_str(&w, "driver", p->family->name);
+	else
+		json_null(&w, "driver");
 	json_obj_open(&w, "counters");
 	for (int c = 0; c < p->n; c++) {
 		const struct rdmaqp_counter *k = &p->cnt[c];
 		__u64 d = k->has_prev && k->value >= k->prev ? k->value - k->prev : 0;
+		const struct rdmaqp_cdesc *cd = k->hw ? rdmaqp_counter_desc(p->family, k->name) : NULL;
 
 		if (!k->valid)
 			continue;
 		json_obj_open(&w, k->name);
 		json_bool(&w, "hw", k->hw);
+		if (cd) {
+			json_str(&w, "class", rdmaqp_cls_names[cd->cls]);
+			json_str(&w, "meaning", cd->meaning);
+		}
 		json_u64(&w, "value", k->value);
 		json_u64(&w, "delta", d);
 		json_f64(&w, "rate", r->elapsed > 0 ? d / r->elapsed : 0);
 		json_obj_close(&w);
 	}
 	json_obj_close(&w);
+	json_pauses(&w, r, p);
 	json_end(&w);
+}
+
+static const char *state_cb(const void *ctx, __u8 st, char *buf, int len)
+{
+	return state_str(ctx, st, buf, len);
+}
+
+static void write_prom(struct run *r)
+{
+	struct rdmaqp_prom_in in = {
+		.path = env.cli.prom_path, .qps = &r->qps, .ports = r->ports,
+		.nports = r->nports, .devs = r->devs, .ndevs = r->ndevs,
+		.state_name = state_cb, .ctx = r, .bpf = r->obj != NULL, .bpf_off = env.no_bpf,
+		.no_bpf = r->no_bpf,
+	};
+	int err = rdmaqp_prom_write(&r->prom_qps, &in);
+
+	if (err)
+		cli_prom_err(&env.cli, err);
+}
+
+/* --prom alone (no table): a poll when the last is a second old */
+static void prom(void *ctx, enum loop_when when)
+{
+	struct run *r = ctx;
+
+	if (when != LOOP_START && mono_now() - r->last_poll >= 1.0)
+		poll_all(r);
+	write_prom(r);
 }
 
 static void report(void *ctx)
@@ -522,14 +647,16 @@ static void report(void *ctx)
 	}
 	if (!env.cli.json) {
 		print_table(r);
-		return;
+	} else {
+		for (int i = 0; i < r->qps.n; i++)
+			if (r->qps.rows[i].sampled)
+				json_qp(r, &r->qps.rows[i], now);
+		for (int i = 0; i < r->nports; i++)
+			json_port(r, &r->ports[i], now);
+		fflush(stdout);
 	}
-	for (int i = 0; i < r->qps.n; i++)
-		if (r->qps.rows[i].sampled)
-			json_qp(r, &r->qps.rows[i], now);
-	for (int i = 0; i < r->nports; i++)
-		json_port(r, &r->ports[i], now);
-	fflush(stdout);
+	if (env.cli.prom_path)
+		write_prom(r);
 }
 
 /* -e: the poll that finds state changes no modify explained */
@@ -580,12 +707,18 @@ static const char *attach_bpf(struct run *r, char *mode, int len)
 	struct rdmaqp_hooks hk;
 	char err[256];
 
-	if (env.no_bpf)
+	static char why[256];
+
+	if (env.no_bpf) {
+		r->no_bpf = "--no-bpf";
 		return "no eBPF (--no-bpf)";
+	}
 	r->obj = rdmaqp_load(&lo, &hk, err, sizeof(err));
 	if (!r->obj) {
 		if (err[0])
 			cli_err("no owners at creation, no control-path events: %s", err);
+		snprintf(why, sizeof(why), "%s", err[0] ? err : "the hooks did not load");
+		r->no_bpf = why;
 		return "no eBPF";
 	}
 	snprintf(mode, len, "eBPF: %d hooks via %s", hk.nhooks - hk.missing,
@@ -599,6 +732,9 @@ static const char *attach_bpf(struct run *r, char *mode, int len)
 static int run(struct run *r)
 {
 	struct loop lp = { .ctx = r, .report = report, .events_lost = events_lost };
+
+	if (env.cli.prom_path)
+		lp.prom = prom;
 
 	if (env.events) {
 		lp.report = NULL;
@@ -628,6 +764,7 @@ int main(int argc, char **argv)
 	int ret;
 
 	cli_parse(&argp, argc, argv, NULL);
+	prom_cap_init(&r.prom_qps, RDMAQP_PROM_QPS);
 	cli_setup(&env.cli, env.no_bpf ? 0 : CLI_CAP_BPF | CLI_CAP_PERFMON);
 	find_devices(&r);
 	how = attach_bpf(&r, mode, sizeof(mode));
@@ -646,5 +783,6 @@ int main(int argc, char **argv)
 	btf_enum_free(r.states);
 	btf_enum_free(r.types);
 	btf_enum_free(r.events);
+	prom_cap_free(&r.prom_qps);
 	return ret;
 }

@@ -10,28 +10,10 @@
 #include "lib/cli.h"
 #include "lib/probe.h"
 
-struct hook {
-	const char *func, *module;
-	struct bpf_program *fentry, *kprobe;
-	struct bpf_program *fexit, *kretprobe;	/* the return twin, if any */
-	bool required;
-};
-
-static bool func_exists(const struct hook *h, bool fentry)
+/* -v: a hook this kernel lacks */
+static void warn_missing(const struct probe_hook *h)
 {
-	if (!probe_module_loaded(h->module))
-		return false;
-	return fentry ? probe_btf_func(h->func, h->module) : probe_kprobe(h->func);
-}
-
-static void set_autoload(const struct hook *h, bool on, bool fentry)
-{
-	bpf_program__set_autoload(h->fentry, on && fentry);
-	bpf_program__set_autoload(h->kprobe, on && !fentry);
-	if (h->fexit) {
-		bpf_program__set_autoload(h->fexit, on && fentry);
-		bpf_program__set_autoload(h->kretprobe, on && !fentry);
-	}
+	cli_err("%s not found: its events are not seen", h->funcs[0]);
 }
 
 /* the programs of every hook present set to load; how many are missing,
@@ -39,40 +21,29 @@ static void set_autoload(const struct hook *h, bool on, bool fentry)
 static int pick_hooks(struct rdmaqp_bpf *obj, bool use_fentry, bool verbose, int *nhooks,
 		      char *err, int errlen)
 {
-#define HOOK(fn, mod, prog, req) { .func = fn, .module = mod, \
-	.fentry = obj->progs.rdmaqp_##prog##_fentry, .kprobe = obj->progs.rdmaqp_##prog##_kprobe, \
-	.required = req }
-	struct hook hooks[] = {
-		HOOK("rdma_restrack_add", RDMAQP_MODULE, create, true),
-		HOOK("ib_destroy_qp_user", RDMAQP_MODULE, destroy, true),
-		HOOK("_ib_modify_qp", RDMAQP_MODULE, modify, true),
-		HOOK("ib_dispatch_event", RDMAQP_MODULE, async, false),
-		/* ib_uverbs: loaded once a process opened a verbs device */
-		HOOK("ib_uverbs_qp_event_handler", RDMAQP_UVERBS, qp_async, false),
+#define HOOK(fn, prog, req) { .funcs = { fn }, .fentry = { obj->progs.rdmaqp_##prog##_fentry }, \
+	.kprobe = { obj->progs.rdmaqp_##prog##_kprobe }, .required = req }
+	struct probe_hook core[] = {
+		HOOK("rdma_restrack_add", create, true),
+		HOOK("ib_destroy_qp_user", destroy, true),
+		HOOK("_ib_modify_qp", modify, true),
+		HOOK("ib_dispatch_event", async, false),
 	};
+	/* ib_uverbs: loaded once a process opened a verbs device */
+	struct probe_hook uverbs[] = { HOOK("ib_uverbs_qp_event_handler", qp_async, false) };
 #undef HOOK
-	int missing = 0;
+	const char *what = "cannot trace the RDMA control path";
+	void (*warn)(const struct probe_hook *) = verbose ? warn_missing : NULL;
+	int m1, m2;
 
-	hooks[2].fexit = obj->progs.rdmaqp_modify_ret_fexit;
-	hooks[2].kretprobe = obj->progs.rdmaqp_modify_ret_kretprobe;
-	*nhooks = sizeof(hooks) / sizeof(hooks[0]);
-	for (int i = 0; i < *nhooks; i++) {
-		struct hook *h = &hooks[i];
-		bool ok = func_exists(h, use_fentry);
-
-		set_autoload(h, ok, use_fentry);
-		if (ok)
-			continue;
-		if (h->required) {
-			snprintf(err, errlen, "cannot trace the RDMA control path: %s not "
-				 "found in this kernel's %s", h->func, h->module);
-			return -1;
-		}
-		if (verbose)
-			cli_err("%s (%s) not found: its events are not seen", h->func, h->module);
-		missing++;
-	}
-	return missing;
+	core[2].fexit = obj->progs.rdmaqp_modify_ret_fexit;
+	core[2].kretprobe = obj->progs.rdmaqp_modify_ret_kretprobe;
+	*nhooks = sizeof(core) / sizeof(core[0]) + sizeof(uverbs) / sizeof(uverbs[0]);
+	m1 = probe_hooks_pick(core, 4, RDMAQP_MODULE, use_fentry, what, warn, err, errlen);
+	if (m1 < 0)
+		return -1;
+	m2 = probe_hooks_pick(uverbs, 1, RDMAQP_UVERBS, use_fentry, what, warn, err, errlen);
+	return m2 < 0 ? -1 : m1 + m2;
 }
 
 struct rdmaqp_bpf *rdmaqp_load(const struct rdmaqp_load_opts *o, struct rdmaqp_hooks *hk,
@@ -87,12 +58,11 @@ struct rdmaqp_bpf *rdmaqp_load(const struct rdmaqp_load_opts *o, struct rdmaqp_h
 			 "before 5.11, or ib_core not loaded)", RDMAQP_MODULE, RDMAQP_MODULE);
 		return NULL;
 	}
-	hk->fentry = !o->force_kprobe && probe_fentry("rdma_restrack_add", RDMAQP_MODULE);
-	if (!hk->fentry && !probe_kprobe("rdma_restrack_add")) {
-		snprintf(err, errlen, "this kernel allows neither fentry on ib_core%s nor "
-			 "kprobes", o->force_kprobe ? " (not tried: --kprobe)" : "");
+	e = probe_hooks_mode("rdma_restrack_add", RDMAQP_MODULE, o->force_kprobe,
+			     "cannot trace the RDMA control path", err, errlen);
+	if (e < 0)
 		return NULL;
-	}
+	hk->fentry = e;
 	obj = rdmaqp_bpf__open();
 	if (!obj) {
 		cli_bpf_err("open BPF object", -errno);

@@ -76,6 +76,46 @@ static int read_dir(struct rdmaqp_port *p, const char *path, bool hw)
 	return 0;
 }
 
+/* the netdev of the port's GID 0 (gid_attrs/ndevs/0), and its pauses */
+static void read_netdev(struct rdmaqp_port *p, const char *sysfs)
+{
+	char path[512], name[32] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/class/infiniband/%s/ports/%u/gid_attrs/ndevs/0", sysfs,
+		 p->dev, p->port);
+	f = fopen(path, "r");
+	if (f) {
+		if (!fgets(name, sizeof(name), f))
+			name[0] = 0;
+		fclose(f);
+	}
+	name[strcspn(name, "\n")] = 0;
+	snprintf(p->netdev, sizeof(p->netdev), "%.15s", name);
+	if (p->netdev[0]) {
+		rdmaqp_pfc_read(&p->pfc, p->netdev);
+		return;
+	}
+	memset(&p->pfc, 0, sizeof(p->pfc));
+	snprintf(p->pfc.why, sizeof(p->pfc.why), "%s port %u: no netdev (no GID), no pause "
+		 "counters", p->dev, p->port);
+}
+
+static void find_family(struct rdmaqp_port *p, const char *sysfs)
+{
+	const char **names = calloc(p->n + 1, sizeof(*names));
+	size_t n = 0;
+
+	if (!names)
+		return;
+	for (int i = 0; i < p->n; i++)
+		if (p->cnt[i].hw)
+			names[n++] = p->cnt[i].name;
+	p->family = rdmaqp_family_of(sysfs, p->dev, names, n);
+	p->family_known = true;
+	free(names);
+}
+
 int rdmaqp_port_read(struct rdmaqp_port *p, const char *sysfs)
 {
 	char path[512];
@@ -89,6 +129,9 @@ int rdmaqp_port_read(struct rdmaqp_port *p, const char *sysfs)
 	snprintf(path, sizeof(path), "%s/class/infiniband/%s/ports/%u/hw_counters", sysfs,
 		 p->dev, p->port);
 	e2 = read_dir(p, path, true);
+	if (!p->family_known)
+		find_family(p, sysfs);
+	read_netdev(p, sysfs);
 	return e1 && e2 ? e2 : 0;
 }
 

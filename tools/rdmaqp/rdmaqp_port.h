@@ -11,6 +11,8 @@
 
 #include <stdbool.h>
 #include <linux/types.h>
+#include "rdmaqp_counters.h"
+#include "rdmaqp_pfc.h"
 
 #define RDMAQP_CNT_NAME 64
 
@@ -28,11 +30,18 @@ struct rdmaqp_port {
 	__u32 port;
 	struct rdmaqp_counter *cnt;
 	int n;
+	/* the driver family whose table names the hw_counters (NULL: none) */
+	const struct rdmaqp_family *family;
+	bool family_known;
+	/* the port's netdev (its first GID's), "" when it has none, and its
+	 * pause counters */
+	char netdev[16];
+	struct rdmaqp_pfc pfc;
 };
 
 /* reads every counter of DEV's port N (sysfs root: /sys normally) into p,
- * keeping the previous values; 0, or -errno when the port has no counter
- * directory at all */
+ * keeping the previous values, and its netdev's pause counters; 0, or
+ * -errno when the port has no counter directory at all */
 int rdmaqp_port_read(struct rdmaqp_port *p, const char *sysfs);
 void rdmaqp_port_free(struct rdmaqp_port *p);
 

@@ -53,6 +53,11 @@ static void psn_sample(struct rdmaqp_psn *p, bool has, __u32 psn, bool live)
 		return;
 	}
 	d = (psn - p->prev) & RDMAQP_PSN_MASK;
+	/* back (go-back-N: the requester resends from the last ACK, rxe's
+	 * req.psn returning to comp.psn): nothing sent; what it resends
+	 * counts as it advances again */
+	if (d & ~(RDMAQP_PSN_MASK >> 1))
+		d = 0;
 	p->interval += d;
 	p->total += d;
 	p->prev = psn;
@@ -106,6 +111,17 @@ static void psn_set(struct rdmaqp_psn *p, __u32 psn)
 	p->prev = psn & RDMAQP_PSN_MASK;
 }
 
+/* a row's packets into its device's gone totals */
+static void add_gone(struct rdmaqp_table *t, const struct rdmaqp_row *r)
+{
+	struct rdmaqp_gone *g = rdmaqp_gone_of(t, r->key.dev_index);
+
+	if (g) {
+		g->tx += r->tx.total;
+		g->rx += r->rx.total;
+	}
+}
+
 struct rdmaqp_row *rdmaqp_apply(struct rdmaqp_table *t, const struct rdmaqp_event *e)
 {
 	struct rdmaqp_key k = { .dev_index = e->dev_index, .qpn = e->qpn };
@@ -119,6 +135,7 @@ struct rdmaqp_row *rdmaqp_apply(struct rdmaqp_table *t, const struct rdmaqp_even
 	switch (e->type) {
 	case RQ_EV_CREATE:
 		/* a new QP may reuse a destroyed one's number */
+		add_gone(t, r);
 		memset(&r->tx, 0, sizeof(r->tx));
 		memset(&r->rx, 0, sizeof(r->rx));
 		r->destroyed = false;
@@ -146,6 +163,17 @@ struct rdmaqp_row *rdmaqp_apply(struct rdmaqp_table *t, const struct rdmaqp_even
 	return r;
 }
 
+struct rdmaqp_gone *rdmaqp_gone_of(struct rdmaqp_table *t, __u32 dev_index)
+{
+	for (int i = 0; i < t->ngone; i++)
+		if (t->gone[i].dev_index == dev_index)
+			return &t->gone[i];
+	if (t->ngone == RDMAQP_GONE_DEVS)
+		return NULL;
+	t->gone[t->ngone] = (struct rdmaqp_gone){ .dev_index = dev_index };
+	return &t->gone[t->ngone++];
+}
+
 void rdmaqp_table_begin(struct rdmaqp_table *t)
 {
 	for (int i = 0; i < t->n; i++) {
@@ -163,8 +191,10 @@ void rdmaqp_table_forget(struct rdmaqp_table *t, __u32 dev_index)
 		struct rdmaqp_row *r = &t->rows[i];
 
 		/* created since the dump (not sampled yet) stays */
-		if (r->key.dev_index == dev_index && !r->in_dump && (r->sampled || r->destroyed))
+		if (r->key.dev_index == dev_index && !r->in_dump && (r->sampled || r->destroyed)) {
+			add_gone(t, r);
 			continue;
+		}
 		t->rows[j++] = *r;
 	}
 	t->n = j;

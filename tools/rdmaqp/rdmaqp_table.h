@@ -43,10 +43,25 @@ struct rdmaqp_row {
 	char comm[RDMAQP_COMM];	/* the netlink pid's /proc comm, or kern_name */
 };
 
+#define RDMAQP_GONE_DEVS 64
+
+/* the packets of a device's QPs that are gone (destroyed, or their
+ * number reused): what --prom's per-device "other" series start from, so
+ * that they never go back */
+struct rdmaqp_gone {
+	__u32 dev_index;
+	__u64 tx, rx;
+};
+
 struct rdmaqp_table {
 	struct rdmaqp_row *rows;
 	int n, cap;
+	struct rdmaqp_gone gone[RDMAQP_GONE_DEVS];
+	int ngone;
 };
+
+/* the gone totals of dev_index (made when new); NULL: too many devices */
+struct rdmaqp_gone *rdmaqp_gone_of(struct rdmaqp_table *t, __u32 dev_index);
 
 /* the row of key, made (zeroed, state unknown) when new; NULL: no memory */
 struct rdmaqp_row *rdmaqp_row(struct rdmaqp_table *t, const struct rdmaqp_key *k);

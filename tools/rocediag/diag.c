@@ -12,16 +12,22 @@ const char *const diag_verdict_names[DV_NR] = {
 };
 
 const char diag_verdict_rules[] =
-"  STUCK            rdma_rxe moved the QP to ERR, or its retry timer fired\n"
-"                   with no answer in the interval; or, with no drop on this\n"
-"                   host, requests waited past --timeout and no answer came\n"
+"  STUCK            RDMA netlink has the QP in ERR, a fatal async event hit\n"
+"                   it, or its send PSN stood still while its port's timeouts\n"
+"                   or retries rose (rdmaqp: any RDMA device); rdma_rxe moved\n"
+"                   the QP to ERR, or its retry timer fired with no answer\n"
+"                   in the interval; or, with no drop on this host, requests\n"
+"                   waited past --timeout and no answer came\n"
 "  DROPPED-LOCALLY  netfilter on this host dropped packets of the QP (the\n"
 "                   rule is named), or this host dropped them (the reason)\n"
 "                   and no answer came; or it did so earlier and the QP has\n"
 "                   not answered since (held until it answers or is gone)\n"
 "  LOSSY            retransmits, PSN sequence NAKs, timeouts, rdma_rxe's retry\n"
-"                   timer or other drops on this host while answers still come\n"
-"  CONGESTED        CNPs or ECN CE marks\n"
+"                   timer or other drops on this host while answers still come;\n"
+"                   for a QP only rdmaqp sees, its port's sequence error,\n"
+"                   timeout or retransmission counters rising\n"
+"  CONGESTED        CNPs or ECN CE marks; for a QP only rdmaqp sees, its\n"
+"                   port's CNP or ECN counters or pause frames rising\n"
 "  SLOW             median latency >= 4x the median of the other QPs' medians\n"
 "                   and 200 us above it (5 samples each); this host's own\n"
 "                   turnarounds (it answers) only against turnarounds\n"
@@ -466,7 +472,8 @@ static void diag_why_counts(struct diag_qp *q, const struct diag_sources *src)
 
 	if (q->lat_seen && q->verdict != DV_SLOW && q->verdict != DV_OK)
 		diag_cat(w, len, ", %llu samples", q->samples);
-	if (!src->drops)
+	/* a QP only rdmaqp sees has no addresses the drops could be joined by */
+	if (!src->drops || (q->rq_seen && !q->family))
 		diag_cat(w, len, ", drops unknown", 0);
 	else if (q->verdict != DV_DROPPED)
 		diag_cat(w, len, ", %llu drops", q->drops);
@@ -502,7 +509,16 @@ static void diag_why_head(struct diag_qp *q, const struct diag_sources *src, dou
 
 	switch (q->verdict) {
 	case DV_STUCK:
-		snprintf(w, len, "0 answers in %.1f s", interval_s);
+		if (q->rq_seen && q->rq_fatal[0])
+			snprintf(w, len, "%s QP hit by %s (async event)%s", q->rq_dev, q->rq_fatal,
+				 q->rq_err ? ", in ERR (RDMA netlink)" : "");
+		else if (q->rq_seen && q->rq_err)
+			snprintf(w, len, "%s QP in ERR (RDMA netlink)", q->rq_dev);
+		else if (q->rq_seen && q->rq_frozen)
+			snprintf(w, len, "%s send PSN still at %u for %.1f s while its port "
+				 "resent", q->rq_dev, q->rq_sq_psn, interval_s);
+		else
+			snprintf(w, len, "0 answers in %.1f s", interval_s);
 		break;
 	case DV_DROPPED:
 		if (q->drops)
@@ -529,11 +545,33 @@ static void diag_why_head(struct diag_qp *q, const struct diag_sources *src, dou
 				 diag_fmt_ns(q->p99_ns, b, sizeof(b)));
 		else if (q->lat_seen)
 			snprintf(w, len, "no latency samples");
+		else if (q->rq_seen)
+			snprintf(w, len, "%s: %llu packets sent, %llu received (PSNs)", q->rq_dev,
+				 (unsigned long long)q->rq_tx, (unsigned long long)q->rq_rx);
 		else
 			snprintf(w, len, "no latency (%s)", src->lat ? "rocelat did not see it" :
 				 "not timed");
 		break;
 	}
+}
+
+/* rdmaqp's evidence: the state change it polled, the port's counters */
+static void diag_why_rdma(struct diag_qp *q)
+{
+	size_t len = sizeof(q->why), o;
+	char *w = q->why;
+
+	if (!q->rq_seen)
+		return;
+	o = strlen(w);
+	if (q->rq_change[0] && !q->state_changed)
+		snprintf(w + o, len - o, ", QP went %s (RDMA netlink)", q->rq_change);
+	o = strlen(w);
+	if (q->rq_loss[0])
+		snprintf(w + o, len - o, ", port %u: %s", q->rq_port, q->rq_loss);
+	o = strlen(w);
+	if (q->rq_cong[0])
+		snprintf(w + o, len - o, ", port %u: %s", q->rq_port, q->rq_cong);
 }
 
 static void diag_why(struct diag_qp *q, const struct diag_sources *src, double interval_s)
@@ -548,13 +586,14 @@ static void diag_why(struct diag_qp *q, const struct diag_sources *src, double i
 
 		snprintf(w + o, len - o, ", QP went %s", q->state_str);
 	}
+	diag_why_rdma(q);
 	if (q->held && q->verdict != DV_DROPPED)
 		diag_cat(w, len, ", %llu dropped on this host before with no answer since",
 			 q->held_drops);
 	/* a turnaround is this host's own time: no path in it */
 	if (q->verdict == DV_SLOW && q->sport && !q->turnaround)
 		diag_cat(w, len, " (path: sport %llu)", q->sport);
-	if (q->verdict == DV_STUCK && !q->drops && !q->held && src->drops) {
+	if (q->verdict == DV_STUCK && !q->drops && !q->held && src->drops && q->family) {
 		size_t o = strlen(w);
 
 		snprintf(w + o, len - o, "; no drop on this host");
@@ -574,6 +613,8 @@ static int diag_verdict_of(struct diag_table *t, int i)
 {
 	struct diag_qp *q = &t->qp[i];
 
+	if (q->rq_seen && (q->rq_err || q->rq_frozen || q->rq_fatal[0]))
+		return DV_STUCK;
 	if (q->rxe_seen && (q->to_err || (q->rxe_retx_timer && !q->answers && !q->rxe_rx_acks)))
 		return DV_STUCK;
 	/* a rule's drop is the cause whatever else is seen; other drops
@@ -584,9 +625,9 @@ static int diag_verdict_of(struct diag_table *t, int i)
 	if (q->lat_seen && q->timeouts && !q->answers)
 		return DV_STUCK;
 	if (q->drops || q->retransmits || q->seq_naks || q->other_naks || q->timeouts ||
-	    q->rxe_retries || q->rxe_retx_timer)
+	    q->rxe_retries || q->rxe_retx_timer || q->rq_loss[0])
 		return DV_LOSSY;
-	if (q->cnps || q->ecn_ce)
+	if (q->cnps || q->ecn_ce || q->rq_cong[0])
 		return DV_CONGESTED;
 	if (diag_is_slow(t, i))
 		return DV_SLOW;

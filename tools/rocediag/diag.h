@@ -13,7 +13,11 @@
  * responder's rdma_rxe QP names itself) find the entry by what they carry.
  *
  * The verdicts, worst first (diag_verdict_rules() prints them):
- *   STUCK            rdma_rxe moved the QP to ERR, or its retry timer
+ *   STUCK            RDMA netlink has the QP in ERR, a fatal async event
+ *                    (ib_core) hit it, or its send PSN
+ *                    still while its port's timeouts or retries rose
+ *                    (rdmaqp: any RDMA device); rdma_rxe moved the QP
+ *                    to ERR, or its retry timer
  *                    fired with no answer in the interval; or, with no
  *                    drop on this host, requests waited past rocelat's
  *                    --timeout and no answer came in the interval
@@ -24,8 +28,12 @@
  *                    answered since (diag_carry() holds that evidence)
  *   LOSSY            retransmits, PSN sequence NAKs, timeouts, rdma_rxe's
  *                    retry timer, or other drops on this host, while
- *                    answers still come
- *   CONGESTED        CNPs or ECN CE marks
+ *                    answers still come; or, for a QP only rdmaqp sees,
+ *                    its port's sequence error, timeout or retransmission
+ *                    counters rising
+ *   CONGESTED        CNPs or ECN CE marks; or, for a QP only rdmaqp
+ *                    sees, its port's CNP or ECN counters or its netdev's
+ *                    pause frames rising
  *   SLOW             median latency >= DIAG_SLOW_RATIO x the median of
  *                    the other QPs' medians and DIAG_SLOW_MIN_GAP_NS above
  *                    it (DIAG_SLOW_MIN_SAMPLES samples each); round trips
@@ -116,6 +124,24 @@ struct diag_qp {
 	char state_str[48];		/* "RTS -> ERR" */
 	__u64 rxe_retx_timer, rxe_retries, rxe_retx_pkts, rxe_rnr, rxe_rx_acks;
 
+	/* rdmaqp: RDMA netlink's QP and its port's counters, this interval;
+	 * any RDMA device, the one source for a hardware RNIC's QPs (an
+	 * entry of family 0: no addresses, req is the device, req_qpn the
+	 * QP, resp_qpn its peer) */
+	bool rq_seen;
+	char rq_dev[32];
+	__u32 rq_port;
+	char rq_state[16];		/* its state at the poll */
+	char rq_change[48];		/* "RTS -> ERR" when it changed */
+	bool rq_err;			/* in ERR */
+	char rq_fatal[16];		/* a fatal async event: "QP_FATAL" */
+	bool rq_frozen;			/* RTS, its send PSN still while the
+					 * port's timeouts or retries rose */
+	__u32 rq_sq_psn;
+	__u64 rq_tx, rq_rx;		/* packets its PSNs moved */
+	char rq_loss[160];		/* the port's loss counters that rose */
+	char rq_cong[160];		/* its congestion counters and pauses */
+
 	/* carried from earlier intervals (diag_carry()): drops of the QP on
 	 * this host with no answer since */
 	bool held;		/* earlier intervals' evidence is carried */
@@ -138,6 +164,7 @@ struct diag_sources {
 	bool drops;		/* rxedrop's kfree_skb program */
 	bool rules;		/* nfdrop's netfilter path */
 	bool rxe;		/* rxeqp's rdma_rxe hooks */
+	bool rdma;		/* rdmaqp's RDMA netlink and port counters */
 	char no_lat[128], no_drops[128], no_rules[128], no_rxe[128];
 	/* latency's ingress where it is not XDP, for the banner: "tc
 	 * ingress on eth1 (XDP refused at MTU 9000)"; "" on XDP */

@@ -39,6 +39,15 @@ void rocediag_sources_close(void);
  * in seconds */
 double rocediag_sources_read(struct diag_table *t);
 
+/* rdmaqp's source (rocediag_rdma.c): RDMA netlink's QPs and the ports'
+ * counters, src->rdma set when there is an RDMA device to poll */
+void rocediag_rdma_open(const struct rocediag_cfg *cfg, struct diag_sources *src,
+			struct loop *lp);
+/* the interval's QPs no other source has an entry for into t; rdma_rxe's
+ * left to rxeqp when rxe_up */
+void rocediag_rdma_read(struct diag_table *t, bool rxe_up);
+void rocediag_rdma_close(void);
+
 /* one report of t: text or -j */
 void rocediag_print(const struct diag_table *t, const struct diag_sources *src,
 		    const struct rocediag_cfg *cfg);

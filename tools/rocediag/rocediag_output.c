@@ -29,7 +29,11 @@ static void qpn_str(__u32 qpn, char *buf, int len)
 
 static const struct qp_names *qp_names(const struct diag_qp *q, struct qp_names *n)
 {
-	pkt_addr_str(q->family, q->req, n->req, sizeof(n->req));
+	/* rdmaqp's QPs have no addresses: the device names them */
+	if (!q->family && q->rq_seen)
+		snprintf(n->req, sizeof(n->req), "%s", q->rq_dev);
+	else
+		pkt_addr_str(q->family, q->req, n->req, sizeof(n->req));
 	pkt_addr_str(q->family, q->resp, n->resp, sizeof(n->resp));
 	qpn_str(q->req_qpn, n->req_qpn, sizeof(n->req_qpn));
 	qpn_str(q->resp_qpn, n->resp_qpn, sizeof(n->resp_qpn));
@@ -117,6 +121,15 @@ static void print_qp_text(const struct diag_qp *q)
 		snprintf(line, sizeof(line), "  by: %s%s%s%s", q->rule.where,
 			 q->rule.text[0] ? ": " : "", q->rule.text,
 			 q->rule.certain ? "" : " (inferred)");
+		print_wrapped(stdout, line, 6);
+	}
+	if (q->rq_seen) {
+		snprintf(line, sizeof(line), "  rdmaqp: %s port %u QP 0x%x %s%s%s, %llu packets sent, "
+			 "%llu received", q->rq_dev, q->rq_port, q->req_qpn, q->rq_state,
+			 q->rq_change[0] ? " (was " : "", q->rq_change[0] ? q->rq_change : "",
+			 (unsigned long long)q->rq_tx, (unsigned long long)q->rq_rx);
+		if (q->rq_change[0])
+			snprintf(line + strlen(line), sizeof(line) - strlen(line), ")");
 		print_wrapped(stdout, line, 6);
 	}
 	if (q->rxe_seen && (q->state_changed || q->rxe_retx_timer || q->rxe_retries)) {
@@ -254,6 +267,28 @@ static void json_qpn(struct json_w *w, const char *key, __u32 qpn)
 		json_u64(w, key, qpn);
 }
 
+/* rdmaqp's evidence of a QP */
+static void json_rdma(struct json_w *w, const struct diag_qp *q)
+{
+	json_obj_open(w, "rdmaqp");
+	json_str(w, "dev", q->rq_dev);
+	json_u64(w, "port", q->rq_port);
+	json_u64(w, "qpn", q->req_qpn);
+	json_str(w, "state", q->rq_state);
+	if (q->rq_change[0])
+		json_str(w, "state_change", q->rq_change);
+	json_bool(w, "err", q->rq_err);
+	if (q->rq_fatal[0])
+		json_str(w, "fatal_event", q->rq_fatal);
+	json_bool(w, "frozen", q->rq_frozen);
+	json_u64(w, "sq_psn", q->rq_sq_psn);
+	json_u64(w, "tx_packets", q->rq_tx);
+	json_u64(w, "rx_packets", q->rq_rx);
+	json_str(w, "port_loss", q->rq_loss);
+	json_str(w, "port_congestion", q->rq_cong);
+	json_obj_close(w);
+}
+
 static void print_qp_json(const struct diag_qp *q, const struct diag_sources *src,
 			  double now)
 {
@@ -330,6 +365,8 @@ static void print_qp_json(const struct diag_qp *q, const struct diag_sources *sr
 		json_u64(&w, "resent_packets", q->rxe_retx_pkts);
 		json_obj_close(&w);
 	}
+	if (q->rq_seen)
+		json_rdma(&w, q);
 	json_missing(&w, src);
 	json_end(&w);
 }

@@ -549,6 +549,7 @@ double rocediag_sources_read(struct diag_table *t)
 		read_drops(t);
 	}
 	diag_merge(t);
+	rocediag_rdma_read(t, s.rxe != NULL);
 	if (s.nf)
 		read_rules(t);
 	t->unmatched_drops += drops_unkept;
@@ -703,8 +704,9 @@ int rocediag_sources_open(const struct rocediag_cfg *cfg, struct diag_sources *s
 	open_drops(cfg, src, lp);
 	open_rules(cfg, src);
 	open_rxe(cfg, src, lp);
+	rocediag_rdma_open(cfg, src, lp);
 	s.last_ns = now_ns();
-	if (!src->lat && !src->drops && !src->rxe) {
+	if (!src->lat && !src->drops && !src->rxe && !src->rdma) {
 		cli_err("nothing to watch: %s; %s; %s", src->no_lat, src->no_drops, src->no_rxe);
 		return -1;
 	}
@@ -724,5 +726,6 @@ void rocediag_sources_close(void)
 	btf_enum_free(s.qp_states);
 	ksyms_free(s.ksyms);
 	rxeqp_delta_free(&rxe_qps);
+	rocediag_rdma_close();
 	memset(&s, 0, sizeof(s));
 }

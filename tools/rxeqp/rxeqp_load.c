@@ -11,16 +11,10 @@
 #include "lib/maps.h"
 #include "lib/probe.h"
 
-struct hook {
-	const char *funcs[2];
-	struct bpf_program *fentry[2], *kprobe[2];
-	bool required;
-	const char *attached;	/* set here, not in the table */
-};
-
-static bool func_exists(const char *func, bool fentry)
+/* -v: a hook this rdma_rxe lacks */
+static void warn_missing(const struct probe_hook *h)
 {
-	return fentry ? probe_btf_func(func, RXEQP_MODULE) : probe_kprobe(func);
+	cli_err("%s not found: its counters stay 0", h->funcs[0]);
 }
 
 /* fentry or kprobe programs of every hook present in this rdma_rxe set to
@@ -34,7 +28,7 @@ static int pick_hooks(struct rxeqp_bpf *obj, bool use_fentry, bool verbose, int 
 #define HOOK2(fn1, prog1, fn2, prog2) { .funcs = { fn1, fn2 }, \
 	.fentry = { obj->progs.rxeqp_##prog1##_fentry, obj->progs.rxeqp_##prog2##_fentry }, \
 	.kprobe = { obj->progs.rxeqp_##prog1##_kprobe, obj->progs.rxeqp_##prog2##_kprobe } }
-	struct hook hooks[] = {
+	struct probe_hook hooks[] = {
 		HOOK("rxe_xmit_packet", xmit, true),
 		HOOK("rxe_resp_queue_pkt", resp_queue, true),
 		HOOK("rxe_comp_queue_pkt", comp_queue, true),
@@ -48,35 +42,10 @@ static int pick_hooks(struct rxeqp_bpf *obj, bool use_fentry, bool verbose, int 
 	};
 #undef HOOK
 #undef HOOK2
-	int missing = 0;
 
 	*nhooks = sizeof(hooks) / sizeof(hooks[0]);
-	for (int i = 0; i < *nhooks; i++) {
-		struct hook *h = &hooks[i];
-
-		for (int j = 0; j < 2; j++) {
-			bool pick = !h->attached && h->funcs[j] &&
-				    func_exists(h->funcs[j], use_fentry);
-
-			if (pick)
-				h->attached = h->funcs[j];
-			if (h->fentry[j])
-				bpf_program__set_autoload(h->fentry[j], pick && use_fentry);
-			if (h->kprobe[j])
-				bpf_program__set_autoload(h->kprobe[j], pick && !use_fentry);
-		}
-		if (!h->attached) {
-			if (h->required) {
-				snprintf(err, errlen, "cannot trace rdma_rxe: %s not found in "
-					 "this kernel's rdma_rxe", h->funcs[0]);
-				return -1;
-			}
-			if (verbose)
-				cli_err("%s not found: its counters stay 0", h->funcs[0]);
-			missing++;
-		}
-	}
-	return missing;
+	return probe_hooks_pick(hooks, *nhooks, RXEQP_MODULE, use_fentry, "cannot trace rdma_rxe",
+				verbose ? warn_missing : NULL, err, errlen);
 }
 
 struct rxeqp_bpf *rxeqp_load(const struct rxeqp_load_opts *o, struct rxeqp_hooks *hk,
@@ -90,13 +59,11 @@ struct rxeqp_bpf *rxeqp_load(const struct rxeqp_load_opts *o, struct rxeqp_hooks
 		snprintf(err, errlen, "rdma_rxe is not loaded (no /sys/kernel/btf/rdma_rxe)");
 		return NULL;
 	}
-	hk->fentry = !o->force_kprobe && probe_fentry("rxe_xmit_packet", RXEQP_MODULE);
-	if (!hk->fentry && !probe_kprobe("rxe_xmit_packet")) {
-		snprintf(err, errlen, "cannot trace rdma_rxe: this kernel allows neither "
-			 "fentry on its functions%s nor kprobes",
-			 o->force_kprobe ? " (not tried: --kprobe)" : "");
+	e = probe_hooks_mode("rxe_xmit_packet", RXEQP_MODULE, o->force_kprobe,
+			     "cannot trace rdma_rxe", err, errlen);
+	if (e < 0)
 		return NULL;
-	}
+	hk->fentry = e;
 	obj = rxeqp_bpf__open();
 	if (!obj) {
 		cli_bpf_err("open BPF object", -errno);
