@@ -71,15 +71,17 @@ static int ethtool(int fd, const char *ifname, void *cmd)
 /* how many stats the driver has (ETH_SS_STATS); 0 or -errno */
 static int stats_count(int fd, const char *ifname, __u32 *n)
 {
-	struct {
-		struct ethtool_sset_info hdr;
-		__u32 len;
-	} s = { .hdr = { .cmd = ETHTOOL_GSSET_INFO, .sset_mask = 1ULL << ETH_SS_STATS } };
-	int e = ethtool(fd, ifname, &s);
+	/* struct ethtool_sset_info ends in data[]: one __u32 follows it */
+	__u64 buf[(sizeof(struct ethtool_sset_info) + sizeof(__u32) + 7) / 8] = {};
+	struct ethtool_sset_info *s = (struct ethtool_sset_info *)buf;
+	int e;
 
+	s->cmd = ETHTOOL_GSSET_INFO;
+	s->sset_mask = 1ULL << ETH_SS_STATS;
+	e = ethtool(fd, ifname, s);
 	if (e)
 		return e;
-	*n = s.hdr.sset_mask ? s.len : 0;
+	*n = s->sset_mask ? s->data[0] : 0;
 	return 0;
 }
 
