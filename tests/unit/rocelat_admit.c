@@ -34,6 +34,7 @@ static struct rocelat_bpf *load_small(void)
 	o->rodata->targ_flow_sets = FLOWS / FLOW_WAYS;
 	bpf_map__set_max_entries(o->maps.pending, ROCELAT_PENDING_N(FLOWS));
 	bpf_map__set_max_entries(o->maps.flows_used, ROCELAT_USED_WORDS(FLOWS));
+	bpf_map__set_max_entries(o->maps.flow_tags, FLOWS / FLOW_WAYS);
 	bpf_map__set_max_entries(o->maps.cands, FLOWS);
 	bpf_map__set_max_entries(o->maps.held, FLOWS);
 	bpf_map__set_max_entries(o->maps.pairs, ROCELAT_PAIRS_N(FLOWS));

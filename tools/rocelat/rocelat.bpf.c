@@ -170,6 +170,7 @@ AX_GLOBAL_FUNC int rocelat_flow_new(const struct roce_qp_key *k, __u32 sport,
 {
 	struct flow_room r = { .oldest = ~0ULL };
 	__u32 set[FLOW_SETS], j, idx, victim = 0, best = 0;
+	struct flow_tags *tags;
 	struct pending_flow *pf;
 	struct roce_qp_key key;
 	__u64 *bits;
@@ -204,6 +205,10 @@ AX_GLOBAL_FUNC int rocelat_flow_new(const struct roce_qp_key *k, __u32 sport,
 	/* a reader on another CPU matches the key only once it is whole */
 	asm volatile("" ::: "memory");
 	pf->used = 1;
+	idx = victim / FLOW_WAYS;
+	tags = bpf_map_lookup_elem(&flow_tags, &idx);
+	if (tags)
+		tags->tag[victim % FLOW_WAYS] = roce_flow_tag(&key);
 	idx = victim / 64;
 	bits = bpf_map_lookup_elem(&flows_used, &idx);
 	if (bits && !(*bits & 1ULL << (victim & 63)))

@@ -273,6 +273,23 @@ static inline void roce_flow_sets(const struct roce_qp_key *k, __u32 nsets,
 	set[2] = ((__u64)h * nsets) >> 32;
 }
 
+/* the tags of one set of the flow table (the flow_tags map): a hash of
+ * each entry's key, so that looking for a flow reads one cache line a
+ * set, not one an entry, and compares a key only where its tag matches
+ * (never 0: a set's untouched entries) */
+struct flow_tags {
+	__u32 tag[FLOW_WAYS];
+};
+
+static inline __u32 roce_flow_tag(const struct roce_qp_key *k)
+{
+	__u32 h = (k->qpn ^ k->session) * 0xC2B2AE35u;
+
+	h = (h ^ k->req) * 0x27D4EB2Fu;
+	h = (h ^ k->resp) * 0x165667B1u;
+	return (h ^ h >> 15) | 1;
+}
+
 /* the key of a flow */
 static inline void roce_qp_key_of(struct roce_qp_key *k,
 				  const struct roce_flow_id *id)

@@ -37,6 +37,16 @@ AX_GLOBAL struct {
 	__type(value, __u64);
 } flows_used SEC(".maps");
 
+/* the tags of each set's entries (struct flow_tags): set when a flow
+ * starts in an entry, after its key (rocelat_flow_new()); a stale tag
+ * only costs a key compare */
+AX_GLOBAL struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, DEFAULT_MAX_FLOWS / FLOW_WAYS);
+	__type(key, __u32);
+	__type(value, struct flow_tags);
+} flow_tags SEC(".maps");
+
 /* the QPs a full table of active flows left out (rocelat_flow_new()),
  * each counted once (RL_UNTRACKED) while this holds them: as many as
  * the pairing index (ROCELAT_WAIT_N); past that, their requests are
@@ -218,22 +228,30 @@ static __always_inline bool qp_key_eq(const struct roce_qp_key *a,
 }
 
 /* the flow-table entry of the flow of key k (its first set, then its
- * second, then its third), PAIR_NO_FLOW when not there. A global
+ * second, then its third: the entries whose tag is k's), PAIR_NO_FLOW
+ * when not there. A global
  * function, verified once: inlined, its 48 looks (three sets of 16) at
  * every caller took the XDP program past the verifier's million
  * instructions. */
 AX_GLOBAL_FUNC __u32 rocelat_flow_at(const struct roce_qp_key *k)
 {
-	__u32 set[FLOW_SETS], i, j, idx;
+	__u32 set[FLOW_SETS], i, j, idx, tag;
+	const struct flow_tags *tags;
 	struct roce_qp_key key;
 	struct pending_flow *pf;
 
 	if (!k)
 		return PAIR_NO_FLOW;
 	key = *k;
+	tag = roce_flow_tag(&key);
 	roce_flow_sets(&key, targ_flow_sets, set);
 	for (j = 0; j < FLOW_SETS; j++) {
+		tags = bpf_map_lookup_elem(&flow_tags, &set[j]);
+		if (!tags)
+			continue;
 		for (i = 0; i < FLOW_WAYS; i++) {
+			if (tags->tag[i] != tag)
+				continue;
 			idx = set[j] * FLOW_WAYS + i;
 			pf = bpf_map_lookup_elem(&pending, &idx);
 			if (pf && pf->used && qp_key_eq(&pf->key, &key))
