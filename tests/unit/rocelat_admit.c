@@ -6,7 +6,10 @@
  * flows, each counted once with every request of it; their answers are
  * neither held nor tried against the waiting QPs; flows idle for
  * --timeout make room; a left-out QP quiet for 2 x --timeout leaves the
- * count, and its port's mark in the pairing index goes with it.
+ * count, and its port's mark in the pairing index goes with it. Then
+ * the default table (DEFAULT_MAX_FLOWS) with 10,000 QPs active at once,
+ * of one pair of hosts and across 64: none left out, all of rocelat's
+ * maps within 64 MiB of kernel memory as the kernel counts it.
  * Needs root.
  */
 #include "rocelat_test.h"
@@ -31,6 +34,7 @@ static struct rocelat_bpf *load_small(void)
 	o->rodata->targ_flow_sets = FLOWS / FLOW_WAYS;
 	bpf_map__set_max_entries(o->maps.pending, ROCELAT_PENDING_N(FLOWS));
 	bpf_map__set_max_entries(o->maps.flows_used, ROCELAT_USED_WORDS(FLOWS));
+	bpf_map__set_max_entries(o->maps.flow_tags, FLOWS / FLOW_WAYS);
 	bpf_map__set_max_entries(o->maps.cands, FLOWS);
 	bpf_map__set_max_entries(o->maps.held, FLOWS);
 	bpf_map__set_max_entries(o->maps.pairs, ROCELAT_PAIRS_N(FLOWS));
@@ -167,10 +171,87 @@ static void test_full_table(void)
 	tap_eq(marks_of(1), (int)(QPS - tracked), "... and their marks");
 }
 
+/* kernel memory of the object's maps: their memlock in fdinfo */
+static long long maps_memlock(struct rocelat_bpf *o)
+{
+	struct bpf_map *m;
+	long long sum = 0, v;
+	char path[64], line[128];
+	FILE *f;
+
+	bpf_object__for_each_map(m, o->obj) {
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", bpf_map__fd(m));
+		f = fopen(path, "r");
+		if (!f)
+			return -1;
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "memlock: %lld", &v) == 1)
+				sum += v;
+		fclose(f);
+	}
+	return sum;
+}
+
+#define DEF_QPS		10000
+
+/* DEF_QPS requests, one a QP, all within 1 ms: QP i between host pair
+ * i % hosts, its QPN qpn[i] */
+static void default_batch(struct rocelat_bpf *o, int hosts, const __u32 *qpn)
+{
+	char sa[32], da[32];
+	int i;
+
+	for (i = 0; i < DEF_QPS; i++) {
+		struct pkt_spec s = {
+			.saddr = sa, .daddr = da, .opcode = ROCE_SEND_ONLY,
+			.ackreq = true, .dqpn = qpn[i],
+			.sport = 49152 + i % 16384, .psn = i, .payload = 32,
+		};
+
+		snprintf(sa, sizeof(sa), "10.1.%d.1", i % hosts);
+		snprintf(da, sizeof(da), "10.1.%d.2", i % hosts);
+		t_xdp(o, &s, 1 * MS + i * 50);
+	}
+}
+
+static void test_default_table(void)
+{
+	static struct pending_flow zero;
+	static __u32 qpn[DEF_QPS];
+	struct rocelat_bpf *o = t_load(1000, ROCE_V2_PORT);
+	long long mem = maps_memlock(o);
+	__u32 x = 0x12345, i;
+
+	obj = o;
+	printf("# default table: %d flows, maps %lld bytes\n", DEFAULT_MAX_FLOWS, mem);
+	tap_ok(mem > 0 && mem <= 64LL << 20,
+	       "the default table's maps within 64 MiB (%lld bytes)", mem);
+	/* one pair of hosts, QPNs as an RNIC's: distinct, 24 bits, random */
+	for (i = 0; i < DEF_QPS; i++) {
+		x = (x * 1103515245u + 12345u) & ROCE_QPN_MASK;
+		qpn[i] = x ? x : 1;
+	}
+	default_batch(o, 1, qpn);
+	tap_eq(C(RL_FLOWS), DEF_QPS, "10,000 QPs of one pair of hosts: each tracked");
+	tap_eq(C(RL_UNTRACKED) + C(RL_UNTRACKED_REQS), 0, "... none left out");
+	/* an empty table again; 64 pairs of hosts, QPNs as rxe's (counting
+	 * from 0x11 on each) */
+	for (i = 0; i < DEFAULT_MAX_FLOWS; i++)
+		bpf_map_update_elem(bpf_map__fd(o->maps.pending), &i, &zero, BPF_ANY);
+	t_reset(o);
+	for (i = 0; i < DEF_QPS; i++)
+		qpn[i] = 0x11 + i / 64;
+	default_batch(o, 64, qpn);
+	tap_eq(C(RL_FLOWS), DEF_QPS, "10,000 QPs across 64 pairs of hosts: each tracked");
+	tap_eq(C(RL_UNTRACKED) + C(RL_UNTRACKED_REQS), 0, "... none left out");
+	rocelat_bpf__destroy(o);
+}
+
 int main(void)
 {
 	obj = load_small();
 	test_full_table();
 	rocelat_bpf__destroy(obj);
+	test_default_table();
 	return tap_done();
 }

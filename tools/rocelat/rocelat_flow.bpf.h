@@ -3,7 +3,7 @@
  * rocelat's flow table: the flows (one responder QP seen from one
  * requester address, through one mirror session), each with its ring of
  * outstanding requests and its statistics of the reporting interval,
- * found by key in one of two sets of FLOW_WAYS entries. Starting a flow
+ * found by key in one of three sets of FLOW_WAYS entries. Starting a flow
  * (rocelat_flow_new()) is in rocelat.bpf.c, beside the request handler:
  * it makes the flow a pairing candidate (rocelat_pair.bpf.h), and the
  * pairing looks flows up here.
@@ -15,7 +15,7 @@
 
 /*
  * The flow table, sized by the loader from --max-flows: targ_flow_sets
- * sets of FLOW_WAYS entries, a flow in one of its two sets. Not a hash
+ * sets of FLOW_WAYS entries, a flow in one of its three sets. Not a hash
  * map: the kernel hashes a hash map's key and walks its bucket on every
  * lookup, which was a third of a request's cost (about 40 ns here); a
  * set's entries are array slots, their keys compared in place.
@@ -29,13 +29,23 @@ AX_GLOBAL struct {
 
 /* bit i: flow-table entry i has held a flow (set once: entries are
  * replaced, never freed), so that user space reads only those, not the
- * whole table (44 MB at the default size) each interval */
+ * whole table (51 MB at the default size) each interval */
 AX_GLOBAL struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, DEFAULT_MAX_FLOWS / 64);
 	__type(key, __u32);
 	__type(value, __u64);
 } flows_used SEC(".maps");
+
+/* the tags of each set's entries (struct flow_tags): set when a flow
+ * starts in an entry, after its key (rocelat_flow_new()); a stale tag
+ * only costs a key compare */
+AX_GLOBAL struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, DEFAULT_MAX_FLOWS / FLOW_WAYS);
+	__type(key, __u32);
+	__type(value, struct flow_tags);
+} flow_tags SEC(".maps");
 
 /* the QPs a full table of active flows left out (rocelat_flow_new()),
  * each counted once (RL_UNTRACKED) while this holds them: as many as
@@ -217,28 +227,51 @@ static __always_inline bool qp_key_eq(const struct roce_qp_key *a,
 	return !d;
 }
 
-/* the flow of key k in the flow table, if there (its first set, then
- * its second, then its third), and its entry's index in *at */
+/* the flow-table entry of the flow of key k (its first set, then its
+ * second, then its third: the entries whose tag is k's), PAIR_NO_FLOW
+ * when not there. A global
+ * function, verified once: inlined, its 48 looks (three sets of 16) at
+ * every caller took the XDP program past the verifier's million
+ * instructions. */
+AX_GLOBAL_FUNC __u32 rocelat_flow_at(const struct roce_qp_key *k)
+{
+	__u32 set[FLOW_SETS], i, j, idx, tag;
+	const struct flow_tags *tags;
+	struct roce_qp_key key;
+	struct pending_flow *pf;
+
+	if (!k)
+		return PAIR_NO_FLOW;
+	key = *k;
+	tag = roce_flow_tag(&key);
+	roce_flow_sets(&key, targ_flow_sets, set);
+	for (j = 0; j < FLOW_SETS; j++) {
+		tags = bpf_map_lookup_elem(&flow_tags, &set[j]);
+		if (!tags)
+			continue;
+		for (i = 0; i < FLOW_WAYS; i++) {
+			if (tags->tag[i] != tag)
+				continue;
+			idx = set[j] * FLOW_WAYS + i;
+			pf = bpf_map_lookup_elem(&pending, &idx);
+			if (pf && pf->used && qp_key_eq(&pf->key, &key))
+				return idx;
+		}
+	}
+	return PAIR_NO_FLOW;
+}
+
+/* the flow of key k in the flow table, if there, and its entry's index
+ * in *at */
 static __always_inline struct pending_flow *flow_find_at(const struct roce_qp_key *k,
 							 __u32 *at)
 {
-	__u32 set[FLOW_SETS], i, j, idx;
-	struct pending_flow *pf;
+	__u32 idx = rocelat_flow_at(k);
 
-	roce_flow_sets(k, targ_flow_sets, set);
-#pragma unroll
-	for (j = 0; j < FLOW_SETS; j++) {
-#pragma unroll
-		for (i = 0; i < FLOW_WAYS; i++) {
-			idx = set[j] * FLOW_WAYS + i;
-			pf = bpf_map_lookup_elem(&pending, &idx);
-			if (pf && pf->used && qp_key_eq(&pf->key, k)) {
-				*at = idx;
-				return pf;
-			}
-		}
-	}
-	return 0;
+	if (idx == PAIR_NO_FLOW)
+		return 0;
+	*at = idx;
+	return bpf_map_lookup_elem(&pending, &idx);
 }
 
 static __always_inline struct pending_flow *flow_find(const struct roce_qp_key *k)

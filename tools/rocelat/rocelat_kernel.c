@@ -202,6 +202,7 @@ static const struct rocelat_backend rocelat_kernel_ops = {
 		(k)->maps.held = (skel)->maps.held;				\
 		(k)->maps.pending = (skel)->maps.pending;			\
 		(k)->maps.flows_used = (skel)->maps.flows_used;			\
+		(k)->maps.flow_tags = (skel)->maps.flow_tags;			\
 		(k)->maps.counters = (skel)->maps.counters;			\
 		(k)->maps.samples = (skel)->maps.samples;			\
 		(k)->rodata = (struct rocelat_bpf__rodata *)(void *)(skel)->rodata; \

@@ -28,7 +28,7 @@ struct rocelat_kernel {
 	} progs;
 	struct {
 		struct bpf_map *cands, *waitport, *waitpsn, *untracked,
-			*pairs, *held, *pending, *flows_used, *counters,
+			*pairs, *held, *pending, *flows_used, *flow_tags, *counters,
 			*samples;
 	} maps;
 	/* the globals: the bounded build's have the bpf_loop build's layout

@@ -70,12 +70,13 @@ static void rocelat_load_config(struct rocelat_kernel *k, const struct rocelat_l
 	k->rodata->targ_flow_sets = max_flows / FLOW_WAYS;
 	bpf_map__set_max_entries(k->maps.pending, ROCELAT_PENDING_N(max_flows));
 	bpf_map__set_max_entries(k->maps.flows_used, ROCELAT_USED_WORDS(max_flows));
-	bpf_map__set_max_entries(k->maps.cands, max_flows);
+	bpf_map__set_max_entries(k->maps.flow_tags, max_flows / FLOW_WAYS);
+	bpf_map__set_max_entries(k->maps.cands, ROCELAT_CANDS_N(max_flows));
 	bpf_map__set_max_entries(k->maps.waitport, ROCELAT_WAIT_N(max_flows));
 	bpf_map__set_max_entries(k->maps.untracked, ROCELAT_WAIT_N(max_flows));
 	bpf_map__set_max_entries(k->maps.waitpsn, ROCELAT_WAIT_N(max_flows));
 	bpf_map__set_max_entries(k->maps.pairs, ROCELAT_PAIRS_N(max_flows));
-	bpf_map__set_max_entries(k->maps.held, max_flows);
+	bpf_map__set_max_entries(k->maps.held, ROCELAT_CANDS_N(max_flows));
 	k->rodata->targ_samples = o->samples_bytes != 0;
 	if (o->samples_bytes)
 		bpf_map__set_max_entries(k->maps.samples, o->samples_bytes);

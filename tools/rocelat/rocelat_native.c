@@ -29,7 +29,7 @@ __u64 bpfnative_no_live_clock(void)
 				  sizeof(*name.key), sizeof(*name.value), (n)))
 
 static void *rocelat_native_maps[] = {
-	&counters, &pending, &flows_used, &pairs, &cands, &waitport, &waitpsn, &untracked, &cm_reqs, &held, &samples,
+	&counters, &pending, &flows_used, &flow_tags, &pairs, &cands, &waitport, &waitpsn, &untracked, &cm_reqs, &held, &samples,
 };
 
 #define ROCELAT_NATIVE_NMAPS \
@@ -56,13 +56,14 @@ struct rocelat_backend *rocelat_native_open(const struct rocelat_native_cfg *c)
 	ROCELAT_NATIVE_MAP(counters, 1);
 	ROCELAT_NATIVE_MAP(pending, ROCELAT_PENDING_N(f));
 	ROCELAT_NATIVE_MAP(flows_used, ROCELAT_USED_WORDS(f));
+	ROCELAT_NATIVE_MAP(flow_tags, f / FLOW_WAYS);
 	ROCELAT_NATIVE_MAP(pairs, ROCELAT_PAIRS_N(f));
-	ROCELAT_NATIVE_MAP(cands, f);
+	ROCELAT_NATIVE_MAP(cands, ROCELAT_CANDS_N(f));
 	ROCELAT_NATIVE_MAP(waitport, ROCELAT_WAIT_N(f));
 	ROCELAT_NATIVE_MAP(untracked, ROCELAT_WAIT_N(f));
 	ROCELAT_NATIVE_MAP(waitpsn, ROCELAT_WAIT_N(f));
 	ROCELAT_NATIVE_MAP(cm_reqs, sizeof(*cm_reqs.max_entries) / sizeof(int));
-	ROCELAT_NATIVE_MAP(held, f);
+	ROCELAT_NATIVE_MAP(held, ROCELAT_CANDS_N(f));
 	bpfnative_map_bind(&samples, bpfnative_map_new(BPF_MAP_TYPE_RINGBUF, 0, 0,
 						       1U << 20));
 	for (i = 0; i < ROCELAT_NATIVE_NMAPS; i++)

@@ -34,7 +34,7 @@ AX_GLOBAL struct {
 
 AX_GLOBAL struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, DEFAULT_MAX_FLOWS);
+	__uint(max_entries, ROCELAT_CANDS_N(DEFAULT_MAX_FLOWS));
 	__type(key, struct roce_qp_key);	/* qpn 0: an address pair */
 	__type(value, struct roce_pair_qps);
 } cands SEC(".maps");
@@ -77,7 +77,7 @@ AX_GLOBAL struct {
  * unheld[], and the sweep drops entries 2 x --timeout old */
 AX_GLOBAL struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, DEFAULT_MAX_FLOWS);
+	__uint(max_entries, ROCELAT_CANDS_N(DEFAULT_MAX_FLOWS));
 	__type(key, struct roce_qp_key);	/* qpn: the requester's */
 	__type(value, struct held_answers);
 } held SEC(".maps");

@@ -64,7 +64,7 @@ AX_GLOBAL_FUNC int rocelat_sweep_flow(struct pending_flow *pf,
 }
 
 /* one word of flows_used: the flows of its entries (a walk of the bitmap,
- * not of the table: 64 words, not 4096 entries of 10 KiB, by default) */
+ * not of the table: 176 words, not 11,264 entries of 4.5 KiB, by default) */
 static long sweep_word(struct bpf_map *map, __u32 *word, __u64 *bits,
 		       struct sweep_ctx *sc)
 {
