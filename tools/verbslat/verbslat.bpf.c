@@ -1,0 +1,407 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * verbslat: post-to-completion latency of the work requests of kernel
+ * QPs (NVMe over Fabrics, NFS over RDMA, iSER, SMB Direct, RDS), per QP
+ * and opcode, and their completions by status, on any RNIC whose driver
+ * it knows. ib_post_send(), ib_post_recv() and ib_poll_cq() are inline
+ * wrappers (include/rdma/ib_verbs.h) of the driver's ops, so the hooks
+ * are the drivers' entry points, all with the ops' signatures:
+ *   post_send(qp, wr, bad_wr), post_recv(qp, wr, bad_wr): the WR chain
+ *   poll_cq(cq, num_entries, wc): entry saves wc, return reads ret of them
+ * one trio per driver (rdma_rxe, mlx5_ib, irdma, bnxt_re), the loader
+ * autoloading those of the drivers loaded (tools/verbslat/verbslat_load.c).
+ * ib_destroy_qp_user (ib_core) forgets a QP.
+ *
+ * Pairing: a completion names its WR by the cookie the poster chose
+ * (wr_id, or wr_cqe: the same union) and its QP (wc->qp). A send WR
+ * posted without IB_SEND_SIGNALED has no completion of its own: the send
+ * queue completes in order, so the next completion of that send queue
+ * retires it (rdma_rw chains its unsignaled RDMA WRITEs before the
+ * signaled SEND of an NVMe-oF target's response). Those are kept by
+ * their send queue position, not their cookie. An error completion
+ * carries no valid opcode (IBTA: only wr_id, status, qp and vendor_err
+ * are), so its WR is looked up in both queues; a flush completes
+ * unsignaled WRs too (rxe_completer.c:do_complete posts a CQE for any
+ * WR whose status is not success), as the oldest unsignaled one.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "lib/hist.bpf.h"
+#include "lib/maps.bpf.h"
+#include "lib/probe.bpf.h"
+#include "verbslat.h"
+
+/* ib_core's types, the fields read: in no vmlinux.h (ib_core is a
+ * module); the ___vl flavour keeps them apart, CO-RE matches by name */
+enum ib_wr_opcode___vl { IB_WR_RDMA_WRITE___vl = 0 };
+enum ib_wc_status___vl { IB_WC_SUCCESS___vl = 0 };
+enum ib_wc_opcode___vl { IB_WC_SEND___vl = 0 };
+
+struct ib_device___vl {
+	char name[VL_DEVNAME];
+	__u32 index;
+} __attribute__((preserve_access_index));
+
+struct ib_qp___vl {
+	struct ib_device___vl *device;
+	void *uobject;		/* NULL for a kernel QP */
+	__u32 qp_num;
+} __attribute__((preserve_access_index));
+
+struct ib_send_wr___vl {
+	struct ib_send_wr___vl *next;
+	union {
+		__u64 wr_id;
+		void *wr_cqe;
+	};
+	enum ib_wr_opcode___vl opcode;
+	int send_flags;
+} __attribute__((preserve_access_index));
+
+struct ib_recv_wr___vl {
+	struct ib_recv_wr___vl *next;
+	union {
+		__u64 wr_id;
+		void *wr_cqe;
+	};
+} __attribute__((preserve_access_index));
+
+struct ib_wc___vl {
+	union {
+		__u64 wr_id;
+		void *wr_cqe;
+	};
+	enum ib_wc_status___vl status;
+	enum ib_wc_opcode___vl opcode;
+	__u32 vendor_err;
+	struct ib_qp___vl *qp;
+} __attribute__((preserve_access_index));
+
+/* include/rdma/ib_verbs.h: enum ib_send_flags, enum ib_wc_opcode */
+#define VL_IB_SEND_SIGNALED 2
+#define VL_IB_WC_RECV 128
+
+AX_RODATA __u32 targ_qpn;
+AX_RODATA bool targ_qpn_set;
+AX_RODATA char targ_dev[VL_DEVNAME];
+AX_RODATA bool targ_events;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, struct vl_qp);
+} qps SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 262144);
+	__type(key, struct vl_wr_key);
+	__type(value, struct vl_wr);
+} pending SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 262144);
+	__type(key, struct vl_unsig_key);
+	__type(value, struct vl_wr);
+} unsig SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct vl_stat_key);
+	__type(value, struct vl_stat);
+} stats SEC(".maps");
+
+/* poll_cq's wc array between entry and return, per thread */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, __u64);
+} polls SEC(".maps");
+
+/* a zeroed vl_stat to insert from (too big for the stack) */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct vl_stat);
+} zero_stat SEC(".maps");
+
+AX_PERCPU_STATS(counters, VL_STAT_NR);
+AX_RINGBUF(events, 1 << 18);
+
+static __always_inline bool dev_match(const char *dev)
+{
+	if (!targ_dev[0])
+		return true;
+	for (int i = 0; i < VL_DEVNAME; i++) {
+		if (dev[i] != targ_dev[i])
+			return false;
+		if (!dev[i])
+			break;
+	}
+	return true;
+}
+
+/* the QP's entry, made at its first post: a kernel QP passing the
+ * filters is tracked, any other is remembered as not */
+static __always_inline struct vl_qp *qp_get(struct ib_qp___vl *qp)
+{
+	__u64 key = (__u64)qp;
+	struct vl_qp *q = bpf_map_lookup_elem(&qps, &key), n = {};
+	struct ib_device___vl *dev;
+
+	if (q)
+		return q;
+	dev = BPF_CORE_READ(qp, device);
+	n.qpn = BPF_CORE_READ(qp, qp_num);
+	n.dev_index = BPF_CORE_READ(dev, index);
+	BPF_CORE_READ_STR_INTO(&n.dev, dev, name);
+	n.tracked = !BPF_CORE_READ(qp, uobject) && (!targ_qpn_set || n.qpn == targ_qpn) &&
+		    dev_match(n.dev);
+	bpf_map_update_elem(&qps, &key, &n, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&qps, &key);
+}
+
+static __always_inline int on_post_send(struct ib_qp___vl *qp, struct ib_send_wr___vl *wr)
+{
+	struct vl_qp *q = qp_get(qp);
+	struct vl_wr w = {};
+	int i;
+
+	if (!q || !q->tracked)
+		return 0;
+	w.ts_ns = bpf_ktime_get_ns();
+	for (i = 0; i < VL_SEND_WR_MAX && wr; i++) {
+		struct vl_wr_key k = { .qp = (__u64)qp };
+		long err;
+
+		w.opcode = BPF_CORE_READ(wr, opcode);
+		w.seq = __sync_fetch_and_add(&q->post_seq, 1);
+		if (BPF_CORE_READ(wr, send_flags) & VL_IB_SEND_SIGNALED) {
+			k.wr_id = BPF_CORE_READ(wr, wr_id);
+			err = bpf_map_update_elem(&pending, &k, &w, BPF_ANY);
+		} else {
+			struct vl_unsig_key u = { .qp = (__u64)qp, .seq = w.seq };
+
+			err = bpf_map_update_elem(&unsig, &u, &w, BPF_ANY);
+		}
+		counter_inc(&counters, err ? VL_STAT_MAP_FULL : VL_STAT_POSTED);
+		wr = BPF_CORE_READ(wr, next);
+	}
+	if (wr)
+		counter_inc(&counters, VL_STAT_CHAIN_LONG);
+	return 0;
+}
+
+static __always_inline int on_post_recv(struct ib_qp___vl *qp, struct ib_recv_wr___vl *wr)
+{
+	struct vl_qp *q = qp_get(qp);
+	struct vl_wr w = { .opcode = VL_OP_RECV };
+	int i;
+
+	if (!q || !q->tracked)
+		return 0;
+	w.ts_ns = bpf_ktime_get_ns();
+	for (i = 0; i < VL_RECV_WR_MAX && wr; i++) {
+		struct vl_wr_key k = { .qp = (__u64)qp, .dir = 1 };
+
+		k.wr_id = BPF_CORE_READ(wr, wr_id);
+		counter_inc(&counters, bpf_map_update_elem(&pending, &k, &w, BPF_ANY) ?
+				       VL_STAT_MAP_FULL : VL_STAT_POSTED);
+		wr = BPF_CORE_READ(wr, next);
+	}
+	if (wr)
+		counter_inc(&counters, VL_STAT_CHAIN_LONG);
+	return 0;
+}
+
+/* one WR completed: its latency and status, per QP and opcode */
+static __always_inline void record(__u64 qp, const struct vl_qp *q, const struct vl_wr *w,
+				   __u32 status, __u64 now, bool unsignaled)
+{
+	struct vl_stat_key k = { .qp = qp, .qpn = q->qpn, .dev_index = q->dev_index,
+				 .opcode = w->opcode, .status = status };
+	__u32 zero = 0;
+	struct vl_stat *init = bpf_map_lookup_elem(&zero_stat, &zero), *s;
+	__u64 lat = now - w->ts_ns;
+
+	if (!init)
+		return;
+	s = map_lookup_or_init(&stats, &k, init);
+	if (!s) {
+		counter_inc(&counters, VL_STAT_MAP_FULL);
+		return;
+	}
+	__sync_fetch_and_add(&s->count, 1);
+	if (unsignaled)
+		__sync_fetch_and_add(&s->unsignaled, 1);
+	__sync_fetch_and_add(&s->sum_ns, lat);
+	if (lat > s->max_ns)
+		s->max_ns = lat;
+	__sync_fetch_and_add(&s->lat.b[llhist_bucket(lat)], 1);
+	counter_inc(&counters, VL_STAT_COMPLETED);
+}
+
+/* the unsignaled send WRs before position end, retired with status */
+static __always_inline void retire_unsig(__u64 qp, struct vl_qp *q, __u64 end, __u32 status,
+					 __u64 now)
+{
+	struct vl_unsig_key u = { .qp = qp };
+	int i;
+
+	for (i = 0; i < VL_UNSIG_MAX; i++) {
+		struct vl_wr *w;
+
+		u.seq = q->done_seq;
+		if (u.seq >= end)
+			return;
+		w = bpf_map_lookup_elem(&unsig, &u);
+		if (w) {
+			record(qp, q, w, status, now, true);
+			bpf_map_delete_elem(&unsig, &u);
+		}
+		q->done_seq = u.seq + 1;
+	}
+	if (q->done_seq < end) {
+		counter_inc(&counters, VL_STAT_UNSIG_LONG);
+		q->done_seq = end;
+	}
+}
+
+static __always_inline void error_event(const struct vl_qp *q, const struct vl_wr *w,
+					__u64 wr_id, __u32 status, __u32 vendor_err, __u64 now)
+{
+	struct vl_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e) {
+		counter_inc(&counters, VL_STAT_EVENTS_LOST);
+		return;
+	}
+	e->ts_ns = now;
+	e->wr_id = wr_id;
+	e->lat_ns = w ? now - w->ts_ns : 0;
+	e->qpn = q->qpn;
+	e->status = status;
+	e->vendor_err = vendor_err;
+	e->opcode = w ? w->opcode : VL_OP_UNKNOWN;
+	__builtin_memcpy(e->dev, q->dev, VL_DEVNAME);
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* a send completion matched to nothing signaled: the oldest unsignaled
+ * WR (a flush, or a QP that signals all); NULL if there is none */
+static __always_inline bool oldest_unsig(__u64 qp, struct vl_qp *q, __u32 status, __u64 now,
+					 struct vl_wr *out)
+{
+	struct vl_unsig_key u = { .qp = qp, .seq = q->done_seq };
+	struct vl_wr *w = bpf_map_lookup_elem(&unsig, &u);
+
+	if (!w)
+		return false;
+	*out = *w;
+	record(qp, q, w, status, now, false);
+	bpf_map_delete_elem(&unsig, &u);
+	q->done_seq = u.seq + 1;
+	return true;
+}
+
+static __always_inline void on_wc(struct ib_wc___vl *wc, __u64 now)
+{
+	__u64 qp = (__u64)BPF_CORE_READ(wc, qp);
+	struct vl_wr_key k = { .qp = qp, .wr_id = BPF_CORE_READ(wc, wr_id) };
+	__u32 status = BPF_CORE_READ(wc, status);
+	struct vl_qp *q = bpf_map_lookup_elem(&qps, &qp);
+	struct vl_wr *w = NULL, copy;
+	bool found = false;
+
+	if (!q || !q->tracked)
+		return;
+	if (status == 0)
+		k.dir = BPF_CORE_READ(wc, opcode) & VL_IB_WC_RECV ? 1 : 0;
+	w = bpf_map_lookup_elem(&pending, &k);
+	if (!w && status && !k.dir) {
+		k.dir = 1;
+		w = bpf_map_lookup_elem(&pending, &k);
+	}
+	if (w) {
+		copy = *w;
+		found = true;
+		if (!k.dir) {
+			retire_unsig(qp, q, copy.seq, status, now);
+			q->done_seq = copy.seq + 1;
+		}
+		record(qp, q, &copy, status, now, false);
+		bpf_map_delete_elem(&pending, &k);
+	} else if (!k.dir || status) {
+		found = oldest_unsig(qp, q, status, now, &copy);
+	}
+	if (!found)
+		counter_inc(&counters, VL_STAT_UNPAIRED);
+	if (status && targ_events)
+		error_event(q, found ? &copy : NULL, k.wr_id, status,
+			    BPF_CORE_READ(wc, vendor_err), now);
+}
+
+static __always_inline int on_poll(void *wc)
+{
+	__u64 id = bpf_get_current_pid_tgid(), p = (__u64)wc;
+
+	bpf_map_update_elem(&polls, &id, &p, BPF_ANY);
+	return 0;
+}
+
+static __always_inline int on_poll_ret(int ret)
+{
+	__u64 id = bpf_get_current_pid_tgid(), now, *p = bpf_map_lookup_elem(&polls, &id);
+	__u64 wc, size = bpf_core_type_size(struct ib_wc___vl);
+	int i;
+
+	if (!p)
+		return 0;
+	wc = *p;
+	bpf_map_delete_elem(&polls, &id);
+	if (ret <= 0)
+		return 0;
+	now = bpf_ktime_get_ns();
+	for (i = 0; i < VL_WC_MAX && i < ret; i++)
+		on_wc((struct ib_wc___vl *)(wc + i * size), now);
+	if (ret > VL_WC_MAX)
+		counter_inc(&counters, VL_STAT_POLL_LONG);
+	return 0;
+}
+
+static __always_inline int on_destroy(struct ib_qp___vl *qp)
+{
+	__u64 key = (__u64)qp;
+
+	bpf_map_delete_elem(&qps, &key);
+	return 0;
+}
+
+/* one driver's three entry points: post_send, post_recv, poll_cq */
+#define VL_DRIVER(drv, post_send, post_recv, poll_cq)				\
+FENTRY_OR_KPROBE(drv##_send, post_send, on_post_send(qp, wr),			\
+		 struct ib_qp___vl *qp, struct ib_send_wr___vl *wr)		\
+FENTRY_OR_KPROBE(drv##_recv, post_recv, on_post_recv(qp, wr),			\
+		 struct ib_qp___vl *qp, struct ib_recv_wr___vl *wr)		\
+FENTRY_OR_KPROBE(drv##_poll, poll_cq, on_poll(wc),				\
+		 void *cq, int n, struct ib_wc___vl *wc)			\
+FEXIT_OR_KRETPROBE(drv##_poll_ret, poll_cq, on_poll_ret(ret), int ret,		\
+		   void *cq, int n, struct ib_wc___vl *wc)
+
+VL_DRIVER(rxe, rxe_post_send, rxe_post_recv, rxe_poll_cq)
+/* mlx5_ib_post_send/recv take a 4th argument (drain); the ops table
+ * points at the 3-argument _nodrain wrappers (mlx5/wr.h), out of line */
+VL_DRIVER(mlx5, mlx5_ib_post_send_nodrain, mlx5_ib_post_recv_nodrain, mlx5_ib_poll_cq)
+VL_DRIVER(irdma, irdma_post_send, irdma_post_recv, irdma_poll_cq)
+VL_DRIVER(bnxt, bnxt_re_post_send, bnxt_re_post_recv, bnxt_re_poll_cq)
+
+FENTRY_OR_KPROBE(vl_destroy, ib_destroy_qp_user, on_destroy(qp), struct ib_qp___vl *qp)
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
