@@ -34,7 +34,8 @@ struct row {
 struct qp_row {
 	__u64 qp;
 	struct vl_qp q;
-	__u64 outstanding, oldest_ts;
+	__u64 send, oldest_send;	/* send WRs outstanding, the oldest's post time */
+	__u64 recv, oldest_recv;	/* receive WRs posted, waiting for a message */
 };
 
 struct collect {
@@ -87,8 +88,6 @@ static int qp_cb(const void *key, const void *val, void *ctx)
 		return 1;
 	c->qps[c->nq].qp = *(const __u64 *)key;
 	memcpy(&c->qps[c->nq].q, val, sizeof(struct vl_qp));
-	c->qps[c->nq].outstanding = 0;
-	c->qps[c->nq].oldest_ts = 0;
 	c->nq++;
 	return 0;
 }
@@ -101,27 +100,31 @@ static struct qp_row *qp_find(struct collect *c, __u64 qp)
 	return NULL;
 }
 
-static void outstanding_add(struct collect *c, __u64 qp, __u64 ts)
+static void outstanding_add(struct collect *c, __u64 qp, __u64 ts, bool recv)
 {
 	struct qp_row *q = qp_find(c, qp);
+	__u64 *n, *oldest;
 
 	if (!q)
 		return;
-	q->outstanding++;
-	if (!q->oldest_ts || ts < q->oldest_ts)
-		q->oldest_ts = ts;
+	n = recv ? &q->recv : &q->send;
+	oldest = recv ? &q->oldest_recv : &q->oldest_send;
+	if (!(*n)++ || ts < *oldest)
+		*oldest = ts;
 }
 
 static int pending_cb(const void *key, const void *val, void *ctx)
 {
-	outstanding_add(ctx, ((const struct vl_wr_key *)key)->qp, ((const struct vl_wr *)val)->ts_ns);
+	const struct vl_wr_key *k = key;
+
+	outstanding_add(ctx, k->qp, ((const struct vl_wr *)val)->ts_ns, k->dir);
 	return 0;
 }
 
 static int unsig_cb(const void *key, const void *val, void *ctx)
 {
 	outstanding_add(ctx, ((const struct vl_unsig_key *)key)->qp,
-			((const struct vl_wr *)val)->ts_ns);
+			((const struct vl_wr *)val)->ts_ns, false);
 	return 0;
 }
 
@@ -192,12 +195,14 @@ static void print_row(const struct vl_run *r, const struct collect *c, const str
 
 static void print_qp(const struct vl_run *r, const struct qp_row *q, __u64 now)
 {
-	double age = q->outstanding ? (now - q->oldest_ts) / 1e6 : 0;
+	double age = q->send ? (now - q->oldest_send) / 1e6 : 0;
+	double rage = q->recv ? (now - q->oldest_recv) / 1e6 : 0;
 	struct json_w j;
 
 	if (!r->cli->json) {
-		printf("%-12s %#-8x %11llu %11.1f\n", q->q.dev, q->q.qpn,
-		       (unsigned long long)q->outstanding, age);
+		printf("%-12s %#-8x %9llu %9llu %12.1f %9llu %12.1f\n", q->q.dev, q->q.qpn,
+		       (unsigned long long)q->q.post_seq, (unsigned long long)q->send, age,
+		       (unsigned long long)q->recv, rage);
 		return;
 	}
 	json_begin(&j, stdout);
@@ -205,9 +210,11 @@ static void print_qp(const struct vl_run *r, const struct qp_row *q, __u64 now)
 	json_time(&j, cli_now_epoch());
 	json_str(&j, "dev", q->q.dev);
 	json_u64(&j, "qpn", q->q.qpn);
-	json_u64(&j, "posted", q->q.post_seq);
-	json_u64(&j, "outstanding", q->outstanding);
-	json_fixed(&j, "oldest_ms", age, 3);
+	json_u64(&j, "send_posted", q->q.post_seq);
+	json_u64(&j, "send_outstanding", q->send);
+	json_fixed(&j, "send_oldest_ms", age, 3);
+	json_u64(&j, "recv_outstanding", q->recv);
+	json_fixed(&j, "recv_oldest_ms", rage, 3);
 	json_end(&j);
 }
 
@@ -279,7 +286,8 @@ void vl_report(struct vl_run *r)
 	for (int i = 0; i < c.n; i++)
 		print_row(r, &c, &c.rows[i]);
 	if (!r->cli->json)
-		printf("\n%-12s %-8s %11s %11s\n", "DEV", "QPN", "OUTSTANDING", "OLDEST_ms");
+		printf("\n%-12s %-8s %9s %9s %12s %9s %12s\n", "DEV", "QPN", "SENDS", "SQ_OUTST",
+		       "SQ_OLDEST_ms", "RQ_POSTED", "RQ_OLDEST_ms");
 	for (int i = 0; i < c.nq; i++)
 		if (c.qps[i].q.tracked)
 			print_qp(r, &c.qps[i], now);
