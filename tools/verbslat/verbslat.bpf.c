@@ -168,6 +168,21 @@ static __always_inline struct vl_qp *qp_get(struct ib_qp___vl *qp)
 	return bpf_map_lookup_elem(&qps, &key);
 }
 
+/* a signaled or receive WR stored by its cookie; a cookie posted again
+ * before its completion was seen (two WRs in flight under one cookie)
+ * is counted on the first, whose post time both then carry */
+static __always_inline long pending_add(const struct vl_wr_key *k, const struct vl_wr *w)
+{
+	struct vl_wr *old = bpf_map_lookup_elem(&pending, k);
+
+	if (old) {
+		__sync_fetch_and_add(&old->again, 1);
+		counter_inc(&counters, VL_STAT_COOKIE_AGAIN);
+		return 0;
+	}
+	return bpf_map_update_elem(&pending, k, w, BPF_ANY);
+}
+
 static __always_inline int on_post_send(struct ib_qp___vl *qp, struct ib_send_wr___vl *wr)
 {
 	struct vl_qp *q = qp_get(qp);
@@ -185,7 +200,7 @@ static __always_inline int on_post_send(struct ib_qp___vl *qp, struct ib_send_wr
 		w.seq = __sync_fetch_and_add(&q->post_seq, 1);
 		if (BPF_CORE_READ(wr, send_flags) & VL_IB_SEND_SIGNALED) {
 			k.wr_id = BPF_CORE_READ(wr, wr_id);
-			err = bpf_map_update_elem(&pending, &k, &w, BPF_ANY);
+			err = pending_add(&k, &w);
 		} else {
 			struct vl_unsig_key u = { .qp = (__u64)qp, .seq = w.seq };
 
@@ -212,8 +227,7 @@ static __always_inline int on_post_recv(struct ib_qp___vl *qp, struct ib_recv_wr
 		struct vl_wr_key k = { .qp = (__u64)qp, .dir = 1 };
 
 		k.wr_id = BPF_CORE_READ(wr, wr_id);
-		counter_inc(&counters, bpf_map_update_elem(&pending, &k, &w, BPF_ANY) ?
-				       VL_STAT_MAP_FULL : VL_STAT_POSTED);
+		counter_inc(&counters, pending_add(&k, &w) ? VL_STAT_MAP_FULL : VL_STAT_POSTED);
 		wr = BPF_CORE_READ(wr, next);
 	}
 	if (wr)
@@ -337,7 +351,10 @@ static __always_inline void on_wc(struct ib_wc___vl *wc, __u64 now)
 			q->done_seq = copy.seq + 1;
 		}
 		record(qp, q, &copy, status, now, false);
-		bpf_map_delete_elem(&pending, &k);
+		if (copy.again)
+			__sync_fetch_and_add(&w->again, -1);
+		else
+			bpf_map_delete_elem(&pending, &k);
 	} else if (!k.dir || status) {
 		found = oldest_unsig(qp, q, status, now, &copy);
 	}

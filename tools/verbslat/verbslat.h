@@ -35,7 +35,8 @@ struct vl_wr {
 	__u64 ts_ns;
 	__u64 seq;		/* send queue position (send WRs) */
 	__u8 opcode;		/* enum ib_wr_opcode, VL_OP_RECV */
-	__u8 pad[7];
+	__u8 pad[3];
+	__u32 again;		/* posted again under the same cookie before completing */
 };
 
 /* an unsignaled send WR, by its send queue position: its cookie need
@@ -84,6 +85,7 @@ enum vl_counter {
 	VL_STAT_POLL_LONG,	/* polls returning more than VL_WC_MAX: the rest unread */
 	VL_STAT_UNSIG_LONG,	/* more unsignaled WRs before a completion than VL_UNSIG_MAX */
 	VL_STAT_MAP_FULL,	/* a WR not stored: map full */
+	VL_STAT_COOKIE_AGAIN,	/* a cookie posted again while outstanding */
 	VL_STAT_EVENTS_LOST,
 	VL_STAT_NR,
 };

@@ -222,7 +222,8 @@ static const char *const counter_names[VL_STAT_NR] = {
 	[VL_STAT_POSTED] = "posted", [VL_STAT_COMPLETED] = "completed",
 	[VL_STAT_UNPAIRED] = "unpaired", [VL_STAT_CHAIN_LONG] = "chain_too_long",
 	[VL_STAT_POLL_LONG] = "poll_too_long", [VL_STAT_UNSIG_LONG] = "unsignaled_too_many",
-	[VL_STAT_MAP_FULL] = "map_full", [VL_STAT_EVENTS_LOST] = "events_lost",
+	[VL_STAT_MAP_FULL] = "map_full", [VL_STAT_COOKIE_AGAIN] = "cookie_again",
+	[VL_STAT_EVENTS_LOST] = "events_lost",
 };
 
 /* the run's counters: one line (text) or one object */
