@@ -7,7 +7,8 @@
  * wrappers (include/rdma/ib_verbs.h) of the driver's ops, so the hooks
  * are the drivers' entry points, all with the ops' signatures:
  *   post_send(qp, wr, bad_wr), post_recv(qp, wr, bad_wr): the WR chain
- *   poll_cq(cq, num_entries, wc): entry saves wc, return reads ret of them
+ *   poll_cq(cq, num_entries, wc): fexit reads ret of them (a kprobe saves
+ *   wc at entry for the kretprobe)
  * one trio per driver (rdma_rxe, mlx5_ib, irdma, bnxt_re), the loader
  * autoloading those of the drivers loaded (tools/verbslat/verbslat_load.c).
  * ib_destroy_qp_user (ib_core) forgets a QP.
@@ -373,16 +374,12 @@ static __always_inline int on_poll(void *wc)
 	return 0;
 }
 
-static __always_inline int on_poll_ret(int ret)
+/* ret completions in the array at wc */
+static __always_inline int on_poll_done(__u64 wc, int ret)
 {
-	__u64 id = bpf_get_current_pid_tgid(), now, *p = bpf_map_lookup_elem(&polls, &id);
-	__u64 wc, size = bpf_core_type_size(struct ib_wc___vl);
+	__u64 now, size = bpf_core_type_size(struct ib_wc___vl);
 	int i;
 
-	if (!p)
-		return 0;
-	wc = *p;
-	bpf_map_delete_elem(&polls, &id);
 	if (ret <= 0)
 		return 0;
 	now = bpf_ktime_get_ns();
@@ -391,6 +388,20 @@ static __always_inline int on_poll_ret(int ret)
 	if (ret > VL_WC_MAX)
 		counter_inc(&counters, VL_STAT_POLL_LONG);
 	return 0;
+}
+
+/* a kretprobe sees no arguments: the array saved at entry. A poll in a
+ * softirq interrupting one in process context has the same thread id
+ * (the interrupted task's): there the inner one's array is taken */
+static __always_inline int on_poll_ret(int ret)
+{
+	__u64 id = bpf_get_current_pid_tgid(), *p = bpf_map_lookup_elem(&polls, &id), wc;
+
+	if (!p)
+		return 0;
+	wc = *p;
+	bpf_map_delete_elem(&polls, &id);
+	return on_poll_done(wc, ret);
 }
 
 static __always_inline int on_destroy(struct ib_qp___vl *qp)
@@ -407,10 +418,21 @@ FENTRY_OR_KPROBE(drv##_send, post_send, on_post_send(qp, wr),			\
 		 struct ib_qp___vl *qp, struct ib_send_wr___vl *wr)		\
 FENTRY_OR_KPROBE(drv##_recv, post_recv, on_post_recv(qp, wr),			\
 		 struct ib_qp___vl *qp, struct ib_recv_wr___vl *wr)		\
-FENTRY_OR_KPROBE(drv##_poll, poll_cq, on_poll(wc),				\
-		 void *cq, int n, struct ib_wc___vl *wc)			\
-FEXIT_OR_KRETPROBE(drv##_poll_ret, poll_cq, on_poll_ret(ret), int ret,		\
-		   void *cq, int n, struct ib_wc___vl *wc)
+SEC("kprobe/" #poll_cq)							\
+int BPF_KPROBE(drv##_poll_kprobe, void *cq, int n, struct ib_wc___vl *wc)	\
+{										\
+	return on_poll(wc);							\
+}										\
+SEC("fexit/" #poll_cq)								\
+int BPF_PROG(drv##_poll_ret_fexit, void *cq, int n, struct ib_wc___vl *wc, int ret) \
+{										\
+	return on_poll_done((__u64)wc, ret);					\
+}										\
+SEC("kretprobe/" #poll_cq)							\
+int BPF_KRETPROBE(drv##_poll_ret_kretprobe, int ret)				\
+{										\
+	return on_poll_ret(ret);						\
+}
 
 VL_DRIVER(rxe, rxe_post_send, rxe_post_recv, rxe_poll_cq)
 /* mlx5_ib_post_send/recv take a 4th argument (drain); the ops table

@@ -114,15 +114,16 @@ static int find_drivers(const char *only, bool *want)
 	return 0;
 }
 
-/* the programs of driver d, in the order of drivers[d].funcs, then the
- * poll's return twins */
+/* the programs of driver d, fentry-mode and kprobe-mode ones alternating
+ * (NULL: none), in the order of drivers[d].funcs: the poll's fexit has
+ * its arguments, the kretprobe needs the kprobe at entry */
 static void driver_progs(struct verbslat_bpf *obj, int d, struct bpf_program **p)
 {
 #define PROGS(x) do { \
 	p[0] = obj->progs.x##_send_fentry;  p[1] = obj->progs.x##_send_kprobe; \
 	p[2] = obj->progs.x##_recv_fentry;  p[3] = obj->progs.x##_recv_kprobe; \
-	p[4] = obj->progs.x##_poll_fentry;  p[5] = obj->progs.x##_poll_kprobe; \
-	p[6] = obj->progs.x##_poll_ret_fexit; p[7] = obj->progs.x##_poll_ret_kretprobe; \
+	p[4] = obj->progs.x##_poll_ret_fexit; p[5] = obj->progs.x##_poll_kprobe; \
+	p[6] = NULL; p[7] = obj->progs.x##_poll_ret_kretprobe; \
 	} while (0)
 	switch (d) {
 	case VL_RXE: PROGS(rxe); break;
@@ -149,7 +150,8 @@ static bool pick_driver(struct verbslat_bpf *obj, int d, bool want, bool fentry)
 	}
 	driver_progs(obj, d, p);
 	for (int i = 0; i < 8; i++)
-		bpf_program__set_autoload(p[i], ok && fentry == !(i & 1));
+		if (p[i])
+			bpf_program__set_autoload(p[i], ok && fentry == !(i & 1));
 	return ok;
 }
 
