@@ -39,6 +39,7 @@
 enum ib_wr_opcode___vl { IB_WR_RDMA_WRITE___vl = 0 };
 enum ib_wc_status___vl { IB_WC_SUCCESS___vl = 0 };
 enum ib_wc_opcode___vl { IB_WC_SEND___vl = 0 };
+enum ib_qp_type___vl { IB_QPT_SMI___vl = 0, IB_QPT_GSI___vl = 1 };
 
 struct ib_device___vl {
 	char name[VL_DEVNAME];
@@ -49,6 +50,7 @@ struct ib_qp___vl {
 	struct ib_device___vl *device;
 	void *uobject;		/* NULL for a kernel QP */
 	__u32 qp_num;
+	enum ib_qp_type___vl qp_type;
 } __attribute__((preserve_access_index));
 
 struct ib_send_wr___vl {
@@ -150,7 +152,9 @@ static __always_inline bool dev_match(const char *dev)
 }
 
 /* the QP's entry, made at its first post: a kernel QP passing the
- * filters is tracked, any other is remembered as not */
+ * filters is tracked, any other is remembered as not. QP0 and QP1 (SMI,
+ * GSI) are ib_mad's management QPs, created with the device and posted
+ * to long before any tool starts: not a ULP's data path, not tracked */
 static __always_inline struct vl_qp *qp_get(struct ib_qp___vl *qp)
 {
 	__u64 key = (__u64)qp;
@@ -164,7 +168,7 @@ static __always_inline struct vl_qp *qp_get(struct ib_qp___vl *qp)
 	n.dev_index = BPF_CORE_READ(dev, index);
 	BPF_CORE_READ_STR_INTO(&n.dev, dev, name);
 	n.tracked = !BPF_CORE_READ(qp, uobject) && (!targ_qpn_set || n.qpn == targ_qpn) &&
-		    dev_match(n.dev);
+		    BPF_CORE_READ(qp, qp_type) > IB_QPT_GSI___vl && dev_match(n.dev);
 	bpf_map_update_elem(&qps, &key, &n, BPF_NOEXIST);
 	return bpf_map_lookup_elem(&qps, &key);
 }
