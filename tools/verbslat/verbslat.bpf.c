@@ -416,21 +416,70 @@ static __always_inline int on_destroy(struct ib_qp___vl *qp)
 	return 0;
 }
 
-/* one driver's three entry points: post_send, post_recv, poll_cq */
-#define VL_DRIVER(drv, post_send, post_recv, poll_cq)				\
-FENTRY_OR_KPROBE(drv##_send, post_send, on_post_send(qp, wr),			\
-		 struct ib_qp___vl *qp, struct ib_send_wr___vl *wr)		\
-FENTRY_OR_KPROBE(drv##_recv, post_recv, on_post_recv(qp, wr),			\
-		 struct ib_qp___vl *qp, struct ib_recv_wr___vl *wr)		\
+/*
+ * A trampoline program does not run nested in itself on one CPU: a call
+ * of the hooked function from a softirq (the host's CQ, polled in
+ * irq_poll) interrupting the program in process context (the target's
+ * CQ, polled from a workqueue) skips it (the kernel counts a recursion
+ * miss), and that completion or post would be lost. So each hook has two
+ * programs: the first handles every call, marking its slot of `active`
+ * on this CPU while it runs; its twin handles a call only while the first
+ * is marked, which is when the first was skipped for it (in whichever
+ * order the trampoline runs them).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 16);
+	__type(key, __u32);
+	__type(value, __u32);
+} active SEC(".maps");
+
+#define VL_TWINS(prog, sec, slot, call, args...)				\
+SEC(sec)									\
+int BPF_PROG(prog, args)							\
+{										\
+	__u32 k = slot, *a = bpf_map_lookup_elem(&active, &k);			\
+										\
+	if (!a)									\
+		return 0;							\
+	*a = 1;									\
+	call;									\
+	*a = 0;									\
+	return 0;								\
+}										\
+SEC(sec)									\
+int BPF_PROG(prog##_twin, args)							\
+{										\
+	__u32 k = slot, *a = bpf_map_lookup_elem(&active, &k);			\
+										\
+	if (a && *a)								\
+		call;								\
+	return 0;								\
+}
+
+/* one driver's three entry points: post_send, post_recv, poll_cq; n
+ * numbers the driver (its slots of `active`) */
+#define VL_DRIVER(drv, n, post_send, post_recv, poll_cq)			\
+VL_TWINS(drv##_send_fentry, "fentry/" #post_send, n * 3, on_post_send(qp, wr),	\
+	 struct ib_qp___vl *qp, struct ib_send_wr___vl *wr)			\
+VL_TWINS(drv##_recv_fentry, "fentry/" #post_recv, n * 3 + 1, on_post_recv(qp, wr), \
+	 struct ib_qp___vl *qp, struct ib_recv_wr___vl *wr)			\
+VL_TWINS(drv##_poll_ret_fexit, "fexit/" #poll_cq, n * 3 + 2,			\
+	 on_poll_done((__u64)wc, ret), void *cq, int nwc, struct ib_wc___vl *wc, int ret) \
+SEC("kprobe/" #post_send)							\
+int BPF_KPROBE(drv##_send_kprobe, struct ib_qp___vl *qp, struct ib_send_wr___vl *wr) \
+{										\
+	return on_post_send(qp, wr);						\
+}										\
+SEC("kprobe/" #post_recv)							\
+int BPF_KPROBE(drv##_recv_kprobe, struct ib_qp___vl *qp, struct ib_recv_wr___vl *wr) \
+{										\
+	return on_post_recv(qp, wr);						\
+}										\
 SEC("kprobe/" #poll_cq)							\
-int BPF_KPROBE(drv##_poll_kprobe, void *cq, int n, struct ib_wc___vl *wc)	\
+int BPF_KPROBE(drv##_poll_kprobe, void *cq, int nwc, struct ib_wc___vl *wc)	\
 {										\
 	return on_poll(wc);							\
-}										\
-SEC("fexit/" #poll_cq)								\
-int BPF_PROG(drv##_poll_ret_fexit, void *cq, int n, struct ib_wc___vl *wc, int ret) \
-{										\
-	return on_poll_done((__u64)wc, ret);					\
 }										\
 SEC("kretprobe/" #poll_cq)							\
 int BPF_KRETPROBE(drv##_poll_ret_kretprobe, int ret)				\
@@ -438,12 +487,12 @@ int BPF_KRETPROBE(drv##_poll_ret_kretprobe, int ret)				\
 	return on_poll_ret(ret);						\
 }
 
-VL_DRIVER(rxe, rxe_post_send, rxe_post_recv, rxe_poll_cq)
+VL_DRIVER(rxe, 0, rxe_post_send, rxe_post_recv, rxe_poll_cq)
 /* mlx5_ib_post_send/recv take a 4th argument (drain); the ops table
  * points at the 3-argument _nodrain wrappers (mlx5/wr.h), out of line */
-VL_DRIVER(mlx5, mlx5_ib_post_send_nodrain, mlx5_ib_post_recv_nodrain, mlx5_ib_poll_cq)
-VL_DRIVER(irdma, irdma_post_send, irdma_post_recv, irdma_poll_cq)
-VL_DRIVER(bnxt, bnxt_re_post_send, bnxt_re_post_recv, bnxt_re_poll_cq)
+VL_DRIVER(mlx5, 1, mlx5_ib_post_send_nodrain, mlx5_ib_post_recv_nodrain, mlx5_ib_poll_cq)
+VL_DRIVER(irdma, 2, irdma_post_send, irdma_post_recv, irdma_poll_cq)
+VL_DRIVER(bnxt, 3, bnxt_re_post_send, bnxt_re_post_recv, bnxt_re_poll_cq)
 
 FENTRY_OR_KPROBE(vl_destroy, ib_destroy_qp_user, on_destroy(qp), struct ib_qp___vl *qp)
 

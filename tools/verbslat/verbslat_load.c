@@ -114,32 +114,14 @@ static int find_drivers(const char *only, bool *want)
 	return 0;
 }
 
-/* the programs of driver d, fentry-mode and kprobe-mode ones alternating
- * (NULL: none), in the order of drivers[d].funcs: the poll's fexit has
- * its arguments, the kretprobe needs the kprobe at entry */
-static void driver_progs(struct verbslat_bpf *obj, int d, struct bpf_program **p)
-{
-#define PROGS(x) do { \
-	p[0] = obj->progs.x##_send_fentry;  p[1] = obj->progs.x##_send_kprobe; \
-	p[2] = obj->progs.x##_recv_fentry;  p[3] = obj->progs.x##_recv_kprobe; \
-	p[4] = obj->progs.x##_poll_ret_fexit; p[5] = obj->progs.x##_poll_kprobe; \
-	p[6] = NULL; p[7] = obj->progs.x##_poll_ret_kretprobe; \
-	} while (0)
-	switch (d) {
-	case VL_RXE: PROGS(rxe); break;
-	case VL_MLX5: PROGS(mlx5); break;
-	case VL_IRDMA: PROGS(irdma); break;
-	default: PROGS(bnxt); break;
-	}
-#undef PROGS
-}
-
-/* driver d's programs set to load (or not); false when its module or a
- * function of it is missing */
+/* driver d's programs set to load (or not): those named after it
+ * ("rxe_", "mlx5_" ...) on fentry/fexit, or on kprobes; false when its
+ * module or a function of it is missing */
 static bool pick_driver(struct verbslat_bpf *obj, int d, bool want, bool fentry)
 {
-	struct bpf_program *p[8];
+	static const char *const prefix[VL_NDRIVERS] = { "rxe_", "mlx5_", "irdma_", "bnxt_" };
 	bool ok = want && probe_module_loaded(drivers[d].module);
+	struct bpf_program *p;
 
 	for (int i = 0; ok && i < 3; i++) {
 		ok = fentry ? probe_btf_func(drivers[d].funcs[i], drivers[d].module)
@@ -148,10 +130,13 @@ static bool pick_driver(struct verbslat_bpf *obj, int d, bool want, bool fentry)
 			cli_err("%s: %s not found in this kernel's %s", drivers[d].module,
 				drivers[d].funcs[i], drivers[d].module);
 	}
-	driver_progs(obj, d, p);
-	for (int i = 0; i < 8; i++)
-		if (p[i])
-			bpf_program__set_autoload(p[i], ok && fentry == !(i & 1));
+	bpf_object__for_each_program(p, obj->obj) {
+		const char *sec = bpf_program__section_name(p);
+		bool on_fentry = !strncmp(sec, "fentry/", 7) || !strncmp(sec, "fexit/", 6);
+
+		if (!strncmp(bpf_program__name(p), prefix[d], strlen(prefix[d])))
+			bpf_program__set_autoload(p, ok && fentry == on_fentry);
+	}
 	return ok;
 }
 

@@ -226,10 +226,35 @@ static const char *const counter_names[VL_STAT_NR] = {
 	[VL_STAT_EVENTS_LOST] = "events_lost",
 };
 
+/* calls of a hook the kernel skipped the tool's program for (recursion
+ * on one CPU, its count since 5.12): on fentry the twins' (a twin is
+ * skipped only when nested in itself: a third level, or a call its
+ * first program handled anyway), on kprobes any (a kprobe program nested
+ * in another is skipped, with no twin to take over) */
+static __u64 recursion_misses(const struct vl_run *r)
+{
+	struct bpf_program *p;
+	__u64 n = 0;
+
+	bpf_object__for_each_program(p, r->obj->obj) {
+		const char *sec = bpf_program__section_name(p);
+		bool kprobe = !strncmp(sec, "kprobe/", 7) || !strncmp(sec, "kretprobe/", 10);
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+
+		if (bpf_program__fd(p) < 0 || (!kprobe && !strstr(bpf_program__name(p), "_twin")))
+			continue;
+		if (!bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len))
+			n += info.recursion_misses;
+	}
+	return n;
+}
+
 /* the run's counters: one line (text) or one object */
 static void print_totals(const struct vl_run *r)
 {
 	struct json_w j;
+	__u64 missed = recursion_misses(r);
 
 	if (r->cli->json) {
 		json_begin(&j, stdout);
@@ -245,10 +270,12 @@ static void print_totals(const struct vl_run *r)
 			printf("%s%s %llu", i ? ", " : "total: ", counter_names[i],
 			       (unsigned long long)v);
 	}
-	if (r->cli->json)
+	if (r->cli->json) {
+		json_u64(&j, "kernel_skipped", missed);
 		json_end(&j);
-	else
-		printf("\n");
+	} else {
+		printf(", kernel_skipped %llu\n", (unsigned long long)missed);
+	}
 }
 
 /* the rows read, then deleted: the next interval starts from zero (an
