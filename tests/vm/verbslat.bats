@@ -134,6 +134,8 @@ total() { # total OUT NAME: a counter of the last totals line
 	[ "$(total "$io" map_full)" -eq 0 ]
 	[ "$(total "$io" chain_too_long)" -eq 0 ]
 	[ "$(total "$io" poll_too_long)" -eq 0 ]
+	[ "$(total "$io" kernel_skipped)" -eq 0 ]
+	[ "$(total "$io" cookie_again)" -eq 0 ]
 	# tear down: the receives still posted come back flushed, one -e line each
 	ax_tool_start --err EV "$ev" 120 Tracing "$VL" -j -e
 	disconnect
