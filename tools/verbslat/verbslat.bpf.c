@@ -335,7 +335,9 @@ static __always_inline void on_wc(struct ib_wc___vl *wc, __u64 now)
 	__u64 qp = (__u64)BPF_CORE_READ(wc, qp);
 	struct vl_wr_key k = { .qp = qp, .wr_id = BPF_CORE_READ(wc, wr_id) };
 	__u32 status = BPF_CORE_READ(wc, status);
-	struct vl_qp *q = bpf_map_lookup_elem(&qps, &qp);
+	/* a QP first seen completing (its posts were before the tool, or a
+	 * drain flushes it before posting): its completions still counted */
+	struct vl_qp *q = qp_get((struct ib_qp___vl *)qp);
 	struct vl_wr *w = NULL, copy;
 	bool found = false;
 
