@@ -155,9 +155,8 @@ static __always_inline bool dev_match(const char *dev)
  * filters is tracked, any other is remembered as not. QP0 and QP1 (SMI,
  * GSI) are ib_mad's management QPs, created with the device and posted
  * to long before any tool starts: not a ULP's data path, not tracked */
-/* a global function: verified once, not at each of its callers (the
- * completion loop would multiply it past the verifier's budget) */
-AX_GLOBAL_FUNC int vl_qp_new(__u64 qp_addr)
+/* the entry of a QP not seen before */
+static __always_inline void qp_new(__u64 qp_addr)
 {
 	struct ib_qp___vl *qp = (struct ib_qp___vl *)qp_addr;
 	struct ib_device___vl *dev;
@@ -170,17 +169,28 @@ AX_GLOBAL_FUNC int vl_qp_new(__u64 qp_addr)
 	n.tracked = !BPF_CORE_READ(qp, uobject) && (!targ_qpn_set || n.qpn == targ_qpn) &&
 		    BPF_CORE_READ(qp, qp_type) > IB_QPT_GSI___vl && dev_match(n.dev);
 	bpf_map_update_elem(&qps, &qp_addr, &n, BPF_NOEXIST);
+}
+
+/* the same as a global function, verified once rather than at each
+ * completion of the poll loop (which would multiply it past the
+ * verifier's budget); it takes a scalar, which a post hook's trusted
+ * qp argument is not */
+AX_GLOBAL_FUNC int vl_qp_new(__u64 qp_addr)
+{
+	qp_new(qp_addr);
 	return 0;
 }
 
-static __always_inline struct vl_qp *qp_get(__u64 qp)
+/* a post's QP (its trusted argument) */
+static __always_inline struct vl_qp *qp_get(struct ib_qp___vl *qp)
 {
-	struct vl_qp *q = bpf_map_lookup_elem(&qps, &qp);
+	__u64 key = (__u64)qp;
+	struct vl_qp *q = bpf_map_lookup_elem(&qps, &key);
 
 	if (q)
 		return q;
-	vl_qp_new(qp);
-	return bpf_map_lookup_elem(&qps, &qp);
+	qp_new(key);
+	return bpf_map_lookup_elem(&qps, &key);
 }
 
 /* a signaled or receive WR stored by its cookie; a cookie posted again
@@ -200,7 +210,7 @@ static __always_inline long pending_add(const struct vl_wr_key *k, const struct 
 
 static __always_inline int on_post_send(struct ib_qp___vl *qp, struct ib_send_wr___vl *wr)
 {
-	struct vl_qp *q = qp_get((__u64)qp);
+	struct vl_qp *q = qp_get(qp);
 	struct vl_wr w = {};
 	int i;
 
@@ -231,7 +241,7 @@ static __always_inline int on_post_send(struct ib_qp___vl *qp, struct ib_send_wr
 
 static __always_inline int on_post_recv(struct ib_qp___vl *qp, struct ib_recv_wr___vl *wr)
 {
-	struct vl_qp *q = qp_get((__u64)qp);
+	struct vl_qp *q = qp_get(qp);
 	struct vl_wr w = { .opcode = VL_OP_RECV };
 	int i;
 
@@ -340,21 +350,23 @@ static __always_inline bool oldest_unsig(__u64 qp, struct vl_qp *q, __u32 status
 	return true;
 }
 
-/* one completion; global for the same reason as vl_qp_new() */
-AX_GLOBAL_FUNC int vl_on_wc(__u64 wc_addr, __u64 now)
+static __always_inline void on_wc(struct ib_wc___vl *wc, __u64 now)
 {
-	struct ib_wc___vl *wc = (struct ib_wc___vl *)wc_addr;
 	__u64 qp = (__u64)BPF_CORE_READ(wc, qp);
 	struct vl_wr_key k = { .qp = qp, .wr_id = BPF_CORE_READ(wc, wr_id) };
 	__u32 status = BPF_CORE_READ(wc, status);
 	/* a QP first seen completing (its posts were before the tool, or a
 	 * drain flushes it before posting): its completions still counted */
-	struct vl_qp *q = qp_get(qp);
+	struct vl_qp *q = bpf_map_lookup_elem(&qps, &qp);
 	struct vl_wr *w = NULL, copy;
 	bool found = false;
 
+	if (!q) {
+		vl_qp_new(qp);
+		q = bpf_map_lookup_elem(&qps, &qp);
+	}
 	if (!q || !q->tracked)
-		return 0;
+		return;
 	if (status == 0)
 		k.dir = BPF_CORE_READ(wc, opcode) & VL_IB_WC_RECV ? 1 : 0;
 	w = bpf_map_lookup_elem(&pending, &k);
@@ -382,7 +394,6 @@ AX_GLOBAL_FUNC int vl_on_wc(__u64 wc_addr, __u64 now)
 	if (status && targ_events)
 		error_event(q, found ? &copy : NULL, k.wr_id, status,
 			    BPF_CORE_READ(wc, vendor_err), now);
-	return 0;
 }
 
 static __always_inline int on_poll(void *wc)
@@ -403,7 +414,7 @@ static __always_inline int on_poll_done(__u64 wc, int ret)
 		return 0;
 	now = bpf_ktime_get_ns();
 	for (i = 0; i < VL_WC_MAX && i < ret; i++)
-		vl_on_wc(wc + i * size, now);
+		on_wc((struct ib_wc___vl *)(wc + i * size), now);
 	if (ret > VL_WC_MAX)
 		counter_inc(&counters, VL_STAT_POLL_LONG);
 	return 0;
