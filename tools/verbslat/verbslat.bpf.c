@@ -119,12 +119,23 @@ struct {
 	__type(value, struct vl_stat);
 } stats SEC(".maps");
 
-/* poll_cq's wc array between entry and return, per thread */
+/* kprobes: poll_cq's wc arrays between entry and return, per CPU as a
+ * stack: a poll in a softirq nests in one in process context on the same
+ * CPU (the same thread id, so a per-thread key would mix them up), and
+ * returns first; poll_cq does not sleep */
+#define VL_POLL_DEPTH 4
+struct vl_poll_stack {
+	__u32 depth;
+	__u32 pad;
+	__u64 pid_tgid[VL_POLL_DEPTH];
+	__u64 wc[VL_POLL_DEPTH];
+};
+
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u64);
-	__type(value, __u64);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct vl_poll_stack);
 } polls SEC(".maps");
 
 /* a zeroed vl_stat to insert from (too big for the stack) */
@@ -398,9 +409,16 @@ static __always_inline void on_wc(struct ib_wc___vl *wc, __u64 now)
 
 static __always_inline int on_poll(void *wc)
 {
-	__u64 id = bpf_get_current_pid_tgid(), p = (__u64)wc;
+	__u32 zero = 0, d;
+	struct vl_poll_stack *st = bpf_map_lookup_elem(&polls, &zero);
 
-	bpf_map_update_elem(&polls, &id, &p, BPF_ANY);
+	if (!st)
+		return 0;
+	d = st->depth++;
+	if (d < VL_POLL_DEPTH) {
+		st->pid_tgid[d & (VL_POLL_DEPTH - 1)] = bpf_get_current_pid_tgid();
+		st->wc[d & (VL_POLL_DEPTH - 1)] = (__u64)wc;
+	}
 	return 0;
 }
 
@@ -420,17 +438,27 @@ static __always_inline int on_poll_done(__u64 wc, int ret)
 	return 0;
 }
 
-/* a kretprobe sees no arguments: the array saved at entry. A poll in a
- * softirq interrupting one in process context has the same thread id
- * (the interrupted task's): there the inner one's array is taken */
+/* a kretprobe sees no arguments: the array its entry pushed. A return
+ * whose thread is not the top entry's (a kretprobe the kernel missed)
+ * empties the stack */
 static __always_inline int on_poll_ret(int ret)
 {
-	__u64 id = bpf_get_current_pid_tgid(), *p = bpf_map_lookup_elem(&polls, &id), wc;
+	__u32 zero = 0, d;
+	struct vl_poll_stack *st = bpf_map_lookup_elem(&polls, &zero);
+	__u64 wc;
 
-	if (!p)
+	if (!st || !st->depth)
 		return 0;
-	wc = *p;
-	bpf_map_delete_elem(&polls, &id);
+	d = --st->depth;
+	if (d >= VL_POLL_DEPTH) {
+		counter_inc(&counters, VL_STAT_POLL_LONG);
+		return 0;
+	}
+	if (st->pid_tgid[d & (VL_POLL_DEPTH - 1)] != bpf_get_current_pid_tgid()) {
+		st->depth = 0;
+		return 0;
+	}
+	wc = st->wc[d & (VL_POLL_DEPTH - 1)];
 	return on_poll_done(wc, ret);
 }
 
