@@ -5,7 +5,7 @@
 # rdmaqp must say why in one line, exit 1, print no table and leave no BPF
 # program behind. Its tests on real rxe devices are tests/vm/rdmaqp.bats;
 # its hooks and reads against Debian's real RDMA modules are
-# tests/unit/rdmaqp_btf.c.
+# tests/unit/rdma_btf.c.
 
 load ../lib/common
 bats_require_minimum_version 1.5.0

@@ -3,7 +3,7 @@
 # where the ground truth is rxe's own. Runs inside the Soft-RoCE VM
 # (tests/vm/run-suites) or as root on a host whose kernel has rdma_rxe;
 # elsewhere every test skips. tests/host/rdmaqp.bats covers a host without
-# RDMA devices; tests/unit/rdmaqp_btf.c the hardware drivers' modules.
+# RDMA devices; tests/unit/rdma_btf.c the hardware drivers' modules.
 #
 # Ground truth: rxe's port counters (sysfs hw_counters), perftest's and
 # rc_client's PIDs, rc_client's completion status.

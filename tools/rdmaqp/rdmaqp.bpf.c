@@ -8,7 +8,7 @@
  * goes through, so nothing here depends on the driver.
  *
  * Hooks (Debian's 6.1 and 6.12, drivers/infiniband/core/; all have BTF in
- * the modules of both lines, which tests/unit/rdmaqp_btf.c proves):
+ * the modules of both lines, which tests/unit/rdma_btf.c proves):
  *   restrack.c:rdma_restrack_add(res)   every new verbs object, after the
  *       driver created it: a QP (res->type) has its number by then; the
  *       current task is the creator (a user QP's process; for a kernel

@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * rdmaqp's BPF side against the real RDMA modules of Debian's kernel
- * packages: every function it attaches to (its programs' section names)
- * must have BTF in ib_core or ib_uverbs, and every CO-RE relocation it
- * carries (its .BTF.ext: each field read, each enum value) must resolve in
- * ib_core's BTF and, with the same byte offset, in every hardware driver's
- * that has the type (mlx5_ib, irdma, bnxt_re: what libbpf matches against
- * on such a host). Nothing is listed by hand: a read added to
- * rdmaqp.bpf.c is checked by the next run.
+ * The BPF sides of the tools on the RDMA stack (rdmaqp on ib_core and
+ * ib_uverbs, verbslat on the drivers' post and poll entry points) against
+ * the real RDMA modules of Debian's kernel packages: every function an
+ * object attaches to (its programs' section names) must have BTF in the
+ * module that defines it (by its prefix: rxe_ in rdma_rxe, mlx5_ib_ in
+ * mlx5_ib, irdma_, bnxt_re_, ib_uverbs_, else ib_core), with the
+ * arguments its programs read; and every CO-RE relocation it carries
+ * (its .BTF.ext: each field read, each type size, each enum value) must
+ * resolve in ib_core's BTF and, with the same offset (or size), in every
+ * hardware driver's that has the type (mlx5_ib, irdma, bnxt_re: what
+ * libbpf matches against on such a host). Nothing is listed by hand: a
+ * read or a hook added to either object is checked by the next run.
  *
  * The modules are the ones the Soft-RoCE guests use, extracted from
  * Debian's packages by tests/vm/build-guest.sh into
@@ -16,10 +20,12 @@
  * btf__parse_split, as btf/gen-rdma-rxe.sh does through btf/btfmin.c;
  * Debian 12's bpftool cannot). 6.12's modules are .ko.xz, unpacked with
  * xz first. 5.10's modules carry no BTF (CONFIG_DEBUG_INFO_BTF_MODULES came
- * in 5.11): that is checked as a fact, since rdmaqp then runs on netlink
- * alone.
+ * in 5.11): that is checked as a fact (rdmaqp then runs on netlink alone,
+ * verbslat refuses), and the attach points as the modules' symbols, what
+ * a kprobe there would need.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +35,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "rdmaqp.skel.h"
+#include "verbslat.skel.h"
 #include "tap.h"
 
 static const char *const kernels[] = { "5.10.0-46-amd64", "6.1.0-57-amd64",
@@ -50,7 +57,7 @@ struct core_relo {
 	__u32 insn_off, type_id, access_str_off, kind;
 };
 
-enum { K_FIELD_EXISTS = 2, K_TYPE_ID_LOCAL = 6, K_TYPE_EXISTS = 8, K_ENUMVAL_EXISTS = 10,
+enum { K_FIELD_EXISTS = 2, K_TYPE_ID_LOCAL = 6, K_TYPE_SIZE = 9, K_TYPE_EXISTS = 8, K_ENUMVAL_EXISTS = 10,
        K_ENUMVAL_VALUE = 11 };
 
 /* a module's .ko (unpacked into a temporary file when .xz); NULL: absent */
@@ -76,7 +83,7 @@ static char *module_path(const char *dir, const char *mod)
 		return NULL;
 	if (strlen(found) < 3 || strcmp(found + strlen(found) - 3, ".xz"))
 		return strdup(found);
-	if (asprintf(&path, "/tmp/rdmaqp_btf.%d.%d.ko", getpid(), ntmp++) < 0)
+	if (asprintf(&path, "/tmp/rdma_btf.%d.%d.ko", getpid(), ntmp++) < 0)
 		return NULL;
 	snprintf(cmd, sizeof(cmd), "xz -dc '%s' > '%s'", found, path);
 	if (system(cmd)) {
@@ -88,7 +95,7 @@ static char *module_path(const char *dir, const char *mod)
 
 static void module_done(char *path)
 {
-	if (path && !strncmp(path, "/tmp/rdmaqp_btf.", 16))
+	if (path && !strncmp(path, "/tmp/rdma_btf.", 14))
 		unlink(path);
 	free(path);
 }
@@ -226,6 +233,12 @@ static void field_relo(const struct btf *local, const struct core_relo *r, const
 		const struct btf_member *lm = btf_members(lt) + idx;
 		const char *mn = btf__name_by_offset(local, lm->name_off);
 
+		if (!mn || !*mn) {
+			/* an anonymous union or struct (wr_id's in ib_wc):
+			 * the target's is looked through by find_member() */
+			lt = skip_mods(local, lm->type, &lid);
+			continue;
+		}
 		snprintf(o->desc + strlen(o->desc), sizeof(o->desc) - strlen(o->desc), ".%s", mn);
 		if (!btf_is_composite(tt) || !find_member(target, tid, mn, &o->bits, &mtype)) {
 			o->status = 0;
@@ -344,10 +357,19 @@ static void resolve(const struct relos *rl, int i, const struct btf *target, str
 	const struct core_relo *r = rl->r[i];
 	const char *acc = btf__name_by_offset(rl->local, r->access_str_off);
 
-	if (r->kind == K_ENUMVAL_EXISTS || r->kind == K_ENUMVAL_VALUE)
+	if (r->kind == K_ENUMVAL_EXISTS || r->kind == K_ENUMVAL_VALUE) {
 		enum_relo(rl->local, r, acc, target, o);
-	else
-		field_relo(rl->local, r, acc, target, o);
+		return;
+	}
+	field_relo(rl->local, r, acc, target, o);
+	if (r->kind == K_TYPE_SIZE && o->status == 1) {
+		/* the size of the type (an array of it is walked with it) */
+		const char *ln = o->desc;
+		__u32 tid = find_composite(target, ln, strlen(ln));
+
+		o->bits = btf__resolve_size(target, tid) * 8;
+		snprintf(o->desc + strlen(o->desc), sizeof(o->desc) - strlen(o->desc), " (size)");
+	}
 }
 
 /* the attach points: section names of the object's programs, "fentry/F" */
@@ -380,12 +402,58 @@ static bool must_resolve(const struct core_relo *r)
 	       r->kind != K_TYPE_EXISTS && r->kind != K_ENUMVAL_EXISTS;
 }
 
+
+/* one BPF object under test */
+struct object {
+	const char *name;
+	const void *(*elf)(size_t *sz);
+	const char *funcs[64];
+	int nfuncs;
+	struct relos rl;
+};
+
+/* the module defining an attach point, by its name */
+static const char *module_of(const char *func)
+{
+	static const char *const prefix[][2] = {
+		{ "ib_uverbs_", "ib_uverbs" }, { "rxe_", "rdma_rxe" }, { "mlx5_ib_", "mlx5_ib" },
+		{ "irdma_", "irdma" }, { "bnxt_re_", "bnxt_re" },
+	};
+
+	for (unsigned int i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++)
+		if (!strncmp(func, prefix[i][0], strlen(prefix[i][0])))
+			return prefix[i][1];
+	return "ib_core";
+}
+
+/* the arguments a hook's programs list (an fexit lists them all before the
+ * return value), by the function's name or its suffix; -1: not checked */
+static int nargs_of(const char *func)
+{
+	static const struct { const char *end; int n; } args[] = {
+		{ "_ib_modify_qp", 4 },		/* qp, attr, mask, udata */
+		{ "_poll_cq", 3 },		/* cq, num_entries, wc */
+		{ "_post_send", 3 }, { "_post_recv", 3 },	/* qp, wr, bad_wr */
+		{ "_post_send_nodrain", 3 }, { "_post_recv_nodrain", 3 },
+	};
+	size_t fl = strlen(func);
+
+	for (unsigned int i = 0; i < sizeof(args) / sizeof(args[0]); i++) {
+		size_t el = strlen(args[i].end);
+
+		if (fl >= el && !strcmp(func + fl - el, args[i].end))
+			return args[i].n;
+	}
+	return -1;
+}
+
 /* every read in ib_core; in each driver the kernel line ships, the same
- * offsets where the driver's BTF has the type */
+ * offsets (sizes) where the driver's BTF has the type */
 static void check_reads(const char *kver, const char *dir, struct btf *base, struct btf *core,
-			const struct relos *rl)
+			const struct object *ob)
 {
 	static struct relo_res res[256];
+	const struct relos *rl = &ob->rl;
 
 	for (int i = 0; i < rl->n; i++) {
 		bool dup = false;
@@ -396,17 +464,16 @@ static void check_reads(const char *kver, const char *dir, struct btf *base, str
 		for (int j = 0; j < i; j++)
 			dup |= must_resolve(rl->r[j]) && !strcmp(res[j].desc, res[i].desc);
 		if (!dup)
-			tap_ok(res[i].status == 1, "%s: ib_core (on vmlinux) has %s", kver, res[i].desc);
+			tap_ok(res[i].status == 1, "%s: %s: ib_core (on vmlinux) has %s", kver,
+			       ob->name, res[i].desc);
 	}
 	for (unsigned int d = 0; d < sizeof(drivers) / sizeof(drivers[0]); d++) {
 		char *path = module_path(dir, drivers[d]);
 		struct btf *m = path ? btf__parse_split(path, base) : NULL;
 		int same = 0, unused = 0, bad = 0;
 
-		if (!path) {
-			printf("# %s: ships no %s\n", kver, drivers[d]);
-			continue;
-		}
+		if (!path)
+			continue;	/* said once, by check_attach() */
 		for (int i = 0; m && i < rl->n; i++) {
 			struct relo_res o;
 
@@ -423,21 +490,79 @@ static void check_reads(const char *kver, const char *dir, struct btf *base, str
 				       o.status ? "at another offset" : "missing");
 			}
 		}
-		tap_ok(m && !bad && same, "%s: %s: %d reads at ib_core's offsets, %d in types "
-		       "its BTF does not carry", kver, drivers[d], same, unused);
+		tap_ok(m && !bad && same, "%s: %s: %s: %d reads at ib_core's offsets, %d in types "
+		       "its BTF does not carry", kver, ob->name, drivers[d], same, unused);
 		btf__free(m);
 		module_done(path);
 	}
 }
 
-/* one kernel line: its attach points, then the relocations in ib_core,
- * then in each driver */
-static void check_kernel(const char *cache, const char *kver, const char **funcs, int nfuncs,
-			 const struct relos *rl)
+/* a symbol of the module's ELF symbol table (what kallsyms lists once it is
+ * loaded: what a kprobe attaches to) */
+static bool elf_has_symbol(const char *path, const char *name)
+{
+	int fd = open(path, O_RDONLY);
+	Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	Elf_Scn *scn = NULL;
+	bool found = false;
+
+	while (e && !found && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && !found && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+
+			if (gelf_getsym(d, i, &sym) && GELF_ST_TYPE(sym.st_info) == STT_FUNC)
+				found = !strcmp(elf_strptr(e, sh.sh_link, sym.st_name) ?: "", name);
+		}
+	}
+	if (e)
+		elf_end(e);
+	if (fd >= 0)
+		close(fd);
+	return found;
+}
+
+/* each attach point in its module: with BTF (base set) and the arguments
+ * its programs read, else (5.10) as a symbol */
+static void check_attach(const char *kver, const char *dir, struct btf *base,
+			 const struct object *ob)
+{
+	for (int i = 0; i < ob->nfuncs; i++) {
+		const char *f = ob->funcs[i], *mod = module_of(f);
+		char *path = module_path(dir, mod);
+		struct btf *m = path && base ? btf__parse_split(path, base) : NULL;
+		int id = m ? btf__find_by_name_kind(m, f, BTF_KIND_FUNC) : -1, want = nargs_of(f);
+
+		if (!path) {
+			printf("# %s: ships no %s (%s)\n", kver, mod, f);
+		} else if (!base) {
+			tap_ok(elf_has_symbol(path, f), "%s: %s: %s in %s's symbols (kprobes; no "
+			       "module BTF)", kver, ob->name, f, mod);
+		} else {
+			tap_ok(id >= (int)btf__type_cnt(base), "%s: %s: attach point %s in %s",
+			       kver, ob->name, f, mod);
+			if (id > 0 && want >= 0)
+				tap_eq(btf_vlen(btf__type_by_id(m, btf__type_by_id(m, id)->type)),
+				       want, "%s: %s takes the %d arguments its programs list",
+				       kver, f, want);
+		}
+		btf__free(m);
+		module_done(path);
+	}
+}
+
+/* one kernel line: each object's attach points, then its relocations in
+ * ib_core, then in each driver */
+static void check_kernel(const char *cache, const char *kver, struct object *obs, int nobs)
 {
 	char dir[512], vml[600];
-	struct btf *base, *core, *uverbs;
-	char *core_p, *uv_p;
+	struct btf *base, *core;
+	char *core_p;
 
 	snprintf(dir, sizeof(dir), "%s/%s", cache, kver);
 	snprintf(vml, sizeof(vml), "%s/vmlinux", dir);
@@ -450,59 +575,69 @@ static void check_kernel(const char *cache, const char *kver, const char **funcs
 	base = btf__parse_elf(vml, NULL);
 	core = base ? btf__parse_split(core_p, base) : NULL;
 	if (!strncmp(kver, "5.10.", 5)) {
-		/* a fact rdmaqp is built around: polling only there */
+		/* a fact rdmaqp and verbslat are built around */
 		tap_ok(base && !core, "%s: ib_core.ko has no BTF (module BTF is 5.11+): rdmaqp "
-		       "runs on netlink alone there", kver);
+		       "runs on netlink alone there, verbslat refuses", kver);
+		for (int o = 0; o < nobs; o++)
+			check_attach(kver, dir, NULL, &obs[o]);
 		goto out;
 	}
 	tap_ok(core != NULL, "%s: ib_core's split BTF reads", kver);
-	if (!core)
-		goto out;
-	uv_p = module_path(dir, "ib_uverbs");
-	uverbs = uv_p ? btf__parse_split(uv_p, base) : NULL;
-	for (int i = 0; i < nfuncs; i++) {
-		bool in_uv = !strncmp(funcs[i], "ib_uverbs_", 10);
-		struct btf *m = in_uv ? uverbs : core;
-		int id = m ? btf__find_by_name_kind(m, funcs[i], BTF_KIND_FUNC) : -1;
+	for (unsigned int d = 0; d < sizeof(drivers) / sizeof(drivers[0]); d++) {
+		char *p = module_path(dir, drivers[d]);
 
-		tap_ok(id >= (int)btf__type_cnt(base), "%s: attach point %s in %s", kver, funcs[i],
-		       in_uv ? "ib_uverbs" : "ib_core");
-		/* an fexit reads the return after the arguments it lists */
-		if (id > 0 && !strcmp(funcs[i], "_ib_modify_qp"))
-			tap_eq(btf_vlen(btf__type_by_id(m, btf__type_by_id(m, id)->type)), 4,
-			       "%s: _ib_modify_qp takes the 4 arguments its fexit lists", kver);
+		if (!p)
+			printf("# %s: ships no %s\n", kver, drivers[d]);
+		module_done(p);
 	}
-	check_reads(kver, dir, base, core, rl);
-	btf__free(uverbs);
-	module_done(uv_p);
+	for (int o = 0; core && o < nobs; o++) {
+		check_attach(kver, dir, base, &obs[o]);
+		check_reads(kver, dir, base, core, &obs[o]);
+	}
 out:
 	btf__free(core);
 	btf__free(base);
 	module_done(core_p);
 }
 
+/* the object's attach points and relocations; 0 when both read */
+static int object_read(struct object *ob)
+{
+	char tmp[] = "/tmp/rdma_btf.XXXXXX";
+	size_t sz;
+	const void *elf = ob->elf(&sz);
+	int fd = mkstemp(tmp), err;
+
+	if (fd < 0 || write(fd, elf, sz) != (ssize_t)sz) {
+		tap_ok(0, "write the BPF object to %s", tmp);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	ob->nfuncs = attach_points(elf, sz, ob->funcs, 64);
+	tap_ok(ob->nfuncs >= 5, "%s: %d attach points", ob->name, ob->nfuncs);
+	err = read_relos(tmp, elf, sz, &ob->rl);
+	tap_ok(!err && ob->rl.n > 0, "%s: %d CO-RE relocations", ob->name, ob->rl.n);
+	unlink(tmp);
+	return ob->nfuncs < 5 || err;
+}
+
 int main(void)
 {
 	const char *cache = getenv("AGENTXDP_VM_CACHE") ?: "/var/cache/agentxdp/vm";
-	char tmp[] = "/tmp/rdmaqp_btf.XXXXXX";
-	const char *funcs[32];
-	struct relos rl = {};
-	size_t sz;
-	const void *elf = rdmaqp_bpf__elf_bytes(&sz);
-	int fd = mkstemp(tmp), n;
+	struct object obs[] = {
+		{ .name = "rdmaqp.bpf.o", .elf = rdmaqp_bpf__elf_bytes },
+		{ .name = "verbslat.bpf.o", .elf = verbslat_bpf__elf_bytes },
+	};
+	int nobs = sizeof(obs) / sizeof(obs[0]);
 
 	libbpf_set_print(NULL);
-	if (fd < 0 || write(fd, elf, sz) != (ssize_t)sz) {
-		tap_ok(0, "write the BPF object to %s", tmp);
-		return tap_done();
-	}
-	close(fd);
-	n = attach_points(elf, sz, funcs, 32);
-	tap_ok(n >= 5, "rdmaqp.bpf.o: %d attach points", n);
-	fd = read_relos(tmp, elf, sz, &rl);
-	tap_ok(!fd && rl.n > 0, "rdmaqp.bpf.o: %d CO-RE relocations", rl.n);
+	elf_version(EV_CURRENT);
+	for (int o = 0; o < nobs; o++)
+		if (object_read(&obs[o]))
+			return tap_done();
 	for (unsigned int k = 0; k < sizeof(kernels) / sizeof(kernels[0]); k++)
-		check_kernel(cache, kernels[k], funcs, n, &rl);
-	unlink(tmp);
+		check_kernel(cache, kernels[k], obs, nobs);
 	return tap_done();
 }
