@@ -60,6 +60,28 @@ static __always_inline __u32 hist_slot_bounded(__u64 v)
 	return s & (HIST_SLOTS - 1);
 }
 
+/* bucket of v (ns) in a struct llhist, e = log2_u64(v), bounded for
+ * indexing like above */
+static __always_inline __u32 llhist_bucket_log2(__u64 v, __u32 e)
+{
+	__u32 b;
+
+	if (v < LLH_SUB)
+		b = v;
+	else if (e > LLH_MAX_LOG2)
+		b = LLH_BUCKETS - 1;
+	else
+		b = ((e - LLH_SUB_BITS + 1) << LLH_SUB_BITS) |
+		    ((v >> (e - LLH_SUB_BITS)) & (LLH_SUB - 1));
+	asm volatile("" : "+r"(b));
+	return b & (LLH_BUCKETS - 1);
+}
+
+static __always_inline __u32 llhist_bucket(__u64 v)
+{
+	return llhist_bucket_log2(v, log2_u64(v));
+}
+
 /*
  * hist_slot_bounded(v / unit) from e = log2_u64(v), without the division
  * and without a logarithm of its own (each is a chain of dependent

@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Histograms the BPF side fills (bpf/lib/hist.bpf.h): log2 ones printed
- * as libbpf-tools print them and as JSON buckets, summed and read as
- * quantiles. rocelat's log-linear per-flow one is its own
- * (tools/rocelat/rocelat_hist.c).
+ * as libbpf-tools print them and as JSON buckets, log-linear ones summed
+ * and read as quantiles.
  */
 #include <stdbool.h>
 #include <string.h>
@@ -93,4 +92,61 @@ void hist_add_into(__u64 *dst, const __u64 *src, int n)
 {
 	for (int i = 0; i < n; i++)
 		dst[i] += src[i];
+}
+
+/* a struct llhist bucket's bounds in ns, inclusive */
+static void llhist_bounds(int b, __u64 *lo, __u64 *hi)
+{
+	int e, sub;
+
+	if (b < LLH_SUB) {
+		*lo = *hi = b;
+		return;
+	}
+	e = b / LLH_SUB + LLH_SUB_BITS - 1;
+	sub = b % LLH_SUB;
+	*lo = (__u64)(LLH_SUB + sub) << (e - LLH_SUB_BITS);
+	*hi = *lo + (1ULL << (e - LLH_SUB_BITS)) - 1;
+}
+
+static __u64 llhist_total(const __u32 *b)
+{
+	__u64 t = 0;
+
+	for (int i = 0; i < LLH_BUCKETS; i++)
+		t += b[i];
+	return t;
+}
+
+void llhist_add_into(__u32 *dst, const __u32 *src)
+{
+	for (int i = 0; i < LLH_BUCKETS; i++)
+		dst[i] += src[i];
+}
+
+double llhist_quantile(const __u32 *b, double q, __u64 min, __u64 max)
+{
+	__u64 total = llhist_total(b), acc = 0, rank, lo, hi;
+	double v;
+
+	if (!total)
+		return 0;
+	rank = (__u64)(q * (double)total);
+	if ((double)rank < q * (double)total)
+		rank++;
+	if (rank < 1)
+		rank = 1;
+	for (int i = 0; i < LLH_BUCKETS; i++) {
+		acc += b[i];
+		if (acc < rank)
+			continue;
+		llhist_bounds(i, &lo, &hi);
+		v = ((double)lo + (double)hi) / 2;
+		if (v < (double)min)
+			v = (double)min;
+		if (v > (double)max)
+			v = (double)max;
+		return v;
+	}
+	return (double)max;
 }

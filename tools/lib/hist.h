@@ -21,4 +21,12 @@ __u64 hist_total(const __u64 *slots, int n);
 /* sum src into dst */
 void hist_add_into(__u64 *dst, const __u64 *src, int n);
 
+void llhist_add_into(__u32 *dst, const __u32 *src);
+/*
+ * The q-quantile (nearest rank: the ceil(q * n)-th smallest sample) in ns:
+ * the midpoint of its bucket, within 1.6% of the sample, clamped to the
+ * exact [min, max] of the samples when they are known (else pass 0, ~0).
+ */
+double llhist_quantile(const __u32 *b, double q, __u64 min, __u64 max);
+
 #endif
