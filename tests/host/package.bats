@@ -7,8 +7,8 @@
 # every tool runs and debian/tests (autopkgtest's tests) run on it.
 # The two builds take about 1.5 and 1 minutes on this 2-core machine; they
 # run once (setup_file) for all the cases below. scripts/deb-check.sh (make
-# deb-check) adds what is too slow here: a build in a clean offline Debian
-# 12 chroot and autopkgtest proper.
+# deb-check), its own case, adds a build in a clean offline Debian 12
+# chroot and autopkgtest proper.
 
 bats_require_minimum_version 1.5.0
 load ../lib/common
@@ -150,6 +150,27 @@ setup() {
 	BIN=$PKG_ROOT/usr/sbin SAMPLES=$PKG_ROOT/usr/share/doc/agentxdp/samples debian/tests/rocelat-read
 	[ "$(id -u)" -eq 0 ] || skip "rxedrop-veth needs root"
 	BIN=$PKG_ROOT/usr/sbin debian/tests/rxedrop-veth
+}
+
+# scripts/deb-check.sh (make deb-check): a reviewer's build in a clean
+# Debian 12 chroot of Debian's archive (mmdebstrap, the Build-Depends and
+# nothing else; cached in /var/cache/agentxdp-deb-check), the build step
+# with no network but lo, then autopkgtest proper on the .deb it made,
+# installed and purged again. About 80 s here with the chroot to make.
+@test "make deb-check: the .dsc builds offline in a clean Debian 12 chroot; autopkgtest passes on its .deb" {
+	! dpkg -s agentxdp >/dev/null 2>&1 || skip "agentxdp is installed here: autopkgtest would replace it"
+	cd "$AX_ROOT"
+	git rev-parse --git-dir >/dev/null 2>&1 || skip "not a git checkout (deb-check packs the tracked files)"
+	run scripts/deb-check.sh
+	echo "$output" >&2
+	[ "$status" -eq 0 ]
+	[[ $output == *"deb-check: offline build from the .dsc in the chroot: "* ]]
+	local t
+	for t in help-version rocelat-read rxedrop-veth; do
+		grep -Eq "^$t +PASS" <<< "$output"
+	done
+	# and the package is gone again
+	! dpkg -s agentxdp >/dev/null 2>&1
 }
 
 @test "Depends: only what the tools link, from shlibs" {
