@@ -4,11 +4,10 @@
  * sysfs names of each driver's source (cited per table); meanings are
  * ours, from those sources and the vendors' documentation.
  */
-#include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 #include "rdmaqp_counters.h"
+#include "lib/ibdev.h"
 
 #define T RQ_CLS_TRAFFIC
 #define L RQ_CLS_LOSS
@@ -219,16 +218,11 @@ static const struct rdmaqp_family *by_driver(const char *sysfs, const char *dev)
 	static const char *const drv[][2] = { { "mlx5", "mlx5" }, { "irdma", "irdma" },
 					      { "ice", "irdma" }, { "i40e", "irdma" },
 					      { "bnxt", "bnxt_re" }, { "rdma_rxe", "rxe" } };
-	char path[512], link[PATH_MAX];
-	const char *base;
-	ssize_t n;
+	char base[128];
 
-	snprintf(path, sizeof(path), "%s/class/infiniband/%s/device/driver", sysfs, dev);
-	n = readlink(path, link, sizeof(link) - 1);
-	if (n <= 0)
+	ibdev_driver(sysfs, dev, base, sizeof(base));
+	if (!base[0])
 		return NULL;
-	link[n] = 0;
-	base = strrchr(link, '/') ? strrchr(link, '/') + 1 : link;
 	for (size_t i = 0; i < N(drv); i++)
 		if (!strncmp(base, drv[i][0], strlen(drv[i][0])))
 			for (size_t f = 0; f < N(families); f++)

@@ -7,15 +7,14 @@
  * kernel can load rdma_rxe at all (modules.dep, modules.builtin).
  */
 #include <dirent.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 #include "rxeqp_host.h"
+#include "lib/ibdev.h"
 
-#define IB_CLASS	"/sys/class/infiniband"
 
 /* whether the kernel's module lists name rdma_rxe */
 static bool rxe_module_known(void)
@@ -40,37 +39,9 @@ static bool rxe_module_known(void)
 	return found;
 }
 
-/* a device of rdma_rxe's: its "parent" netdev attribute (rxe_verbs.c) and
- * no bus device */
-static bool dev_is_rxe(const char *dev)
-{
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), IB_CLASS "/%s/parent", dev);
-	if (access(path, R_OK))
-		return false;
-	snprintf(path, sizeof(path), IB_CLASS "/%s/device", dev);
-	return access(path, F_OK) != 0;
-}
-
-/* the driver of dev's bus device, "" when it has none */
-static void dev_driver(const char *dev, char *buf, size_t len)
-{
-	char path[PATH_MAX], target[PATH_MAX];
-	ssize_t n;
-
-	buf[0] = 0;
-	snprintf(path, sizeof(path), IB_CLASS "/%s/device/driver", dev);
-	n = readlink(path, target, sizeof(target) - 1);
-	if (n <= 0)
-		return;
-	target[n] = 0;
-	snprintf(buf, len, "%s", basename(target));
-}
-
 void rxeqp_host_probe(struct rxeqp_host *h)
 {
-	DIR *d = opendir(IB_CLASS);
+	DIR *d = opendir(IBDEV_CLASS);
 	struct dirent *e;
 
 	memset(h, 0, sizeof(*h));
@@ -81,11 +52,11 @@ void rxeqp_host_probe(struct rxeqp_host *h)
 		if (e->d_name[0] == '.')
 			continue;
 		h->ndevs++;
-		if (dev_is_rxe(e->d_name))
+		if (ibdev_is_rxe(NULL, e->d_name))
 			continue;
 		if (!h->nother++) {
 			snprintf(h->other_dev, sizeof(h->other_dev), "%.63s", e->d_name);
-			dev_driver(e->d_name, h->other_driver, sizeof(h->other_driver));
+			ibdev_driver(NULL, e->d_name, h->other_driver, sizeof(h->other_driver));
 		}
 	}
 	if (d)

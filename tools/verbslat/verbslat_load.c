@@ -8,18 +8,15 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 #include <bpf/libbpf.h>
 #include "verbslat.h"
 #include "verbslat.skel.h"
 #include "verbslat_load.h"
 #include "lib/cli.h"
+#include "lib/ibdev.h"
 #include "lib/probe.h"
-
-#define IB_CLASS "/sys/class/infiniband"
 
 /* the module each driver's entry points are in, and what sysfs names
  * the driver of its devices (the PCI or auxiliary driver's module) */
@@ -43,27 +40,6 @@ const char *verbslat_driver_module(enum vl_driver d)
 	return d < VL_NDRIVERS ? drivers[d].module : "?";
 }
 
-/* the name sysfs gives dev's driver into buf: its module, "rdma_rxe" for
- * a Soft-RoCE device, "" when unknown */
-static void dev_driver(const char *dev, char *buf, size_t len)
-{
-	char path[PATH_MAX], link[PATH_MAX];
-	ssize_t n;
-
-	buf[0] = 0;
-	snprintf(path, sizeof(path), IB_CLASS "/%s/device/driver/module", dev);
-	n = readlink(path, link, sizeof(link) - 1);
-	if (n > 0) {
-		link[n] = 0;
-		snprintf(buf, len, "%.*s", (int)len - 1,
-			 strrchr(link, '/') ? strrchr(link, '/') + 1 : link);
-		return;
-	}
-	snprintf(path, sizeof(path), IB_CLASS "/%s/parent", dev);
-	if (!access(path, R_OK) && !access("/sys/module/rdma_rxe", F_OK))
-		snprintf(buf, len, "rdma_rxe");
-}
-
 static int driver_of(const char *name)
 {
 	for (int d = 0; d < VL_NDRIVERS; d++)
@@ -77,7 +53,7 @@ static int driver_of(const char *name)
  * after a one-line error */
 static int find_drivers(const char *only, bool *want)
 {
-	DIR *dir = opendir(IB_CLASS);
+	DIR *dir = opendir(IBDEV_CLASS);
 	struct dirent *de;
 	int ndev = 0, nwant = 0;
 	char drv[128], bad[256] = "";
@@ -88,7 +64,7 @@ static int find_drivers(const char *only, bool *want)
 		if (de->d_name[0] == '.' || (only && strcmp(de->d_name, only)))
 			continue;
 		ndev++;
-		dev_driver(de->d_name, drv, sizeof(drv));
+		ibdev_module(NULL, de->d_name, drv, sizeof(drv));
 		d = driver_of(drv);
 		if (d >= 0) {
 			nwant += !want[d];
