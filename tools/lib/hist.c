@@ -95,9 +95,9 @@ void hist_add_into(__u64 *dst, const __u64 *src, int n)
 }
 
 /* a struct llhist bucket's bounds in ns, inclusive */
-static void llhist_bounds(int b, __u64 *lo, __u64 *hi)
+static void llhist_bounds(__u32 b, __u64 *lo, __u64 *hi)
 {
-	int e, sub;
+	__u32 e, sub;
 
 	if (b < LLH_SUB) {
 		*lo = *hi = b;
@@ -109,26 +109,20 @@ static void llhist_bounds(int b, __u64 *lo, __u64 *hi)
 	*hi = *lo + (1ULL << (e - LLH_SUB_BITS)) - 1;
 }
 
-static __u64 llhist_total(const __u32 *b)
-{
-	__u64 t = 0;
-
-	for (int i = 0; i < LLH_BUCKETS; i++)
-		t += b[i];
-	return t;
-}
-
 void llhist_add_into(__u32 *dst, const __u32 *src)
 {
 	for (int i = 0; i < LLH_BUCKETS; i++)
 		dst[i] += src[i];
 }
 
-double llhist_quantile(const __u32 *b, double q, __u64 min, __u64 max)
+double hist_ll_quantile(const __u32 *b, __u32 n, hist_bounds_fn bounds, double q,
+			__u64 min, __u64 max)
 {
-	__u64 total = llhist_total(b), acc = 0, rank, lo, hi;
+	__u64 total = 0, acc = 0, rank, lo, hi;
 	double v;
 
+	for (__u32 i = 0; i < n; i++)
+		total += b[i];
 	if (!total)
 		return 0;
 	rank = (__u64)(q * (double)total);
@@ -136,11 +130,12 @@ double llhist_quantile(const __u32 *b, double q, __u64 min, __u64 max)
 		rank++;
 	if (rank < 1)
 		rank = 1;
-	for (int i = 0; i < LLH_BUCKETS; i++) {
+	for (__u32 i = 0; i < n; i++) {
 		acc += b[i];
 		if (acc < rank)
 			continue;
-		llhist_bounds(i, &lo, &hi);
+		bounds(i, &lo, &hi);
+		/* the open top bucket's midpoint is far above max: max it is */
 		v = ((double)lo + (double)hi) / 2;
 		if (v < (double)min)
 			v = (double)min;
@@ -149,4 +144,9 @@ double llhist_quantile(const __u32 *b, double q, __u64 min, __u64 max)
 		return v;
 	}
 	return (double)max;
+}
+
+double llhist_quantile(const __u32 *b, double q, __u64 min, __u64 max)
+{
+	return hist_ll_quantile(b, LLH_BUCKETS, llhist_bounds, q, min, max);
 }

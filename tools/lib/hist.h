@@ -21,6 +21,17 @@ __u64 hist_total(const __u64 *slots, int n);
 /* sum src into dst */
 void hist_add_into(__u64 *dst, const __u64 *src, int n);
 
+/* a log-linear histogram's bucket i: its bounds in ns, inclusive */
+typedef void (*hist_bounds_fn)(__u32 i, __u64 *lo, __u64 *hi);
+/*
+ * The q-quantile (nearest rank: the ceil(q * total)-th smallest sample) of
+ * the n buckets b whose bounds bounds() gives: the midpoint of its bucket,
+ * clamped to the samples' own [min, max] (else pass 0, ~0); 0 without
+ * samples. rocelat's flow histogram and struct llhist share it.
+ */
+double hist_ll_quantile(const __u32 *b, __u32 n, hist_bounds_fn bounds, double q,
+			__u64 min, __u64 max);
+
 void llhist_add_into(__u32 *dst, const __u32 *src);
 /*
  * The q-quantile (nearest rank: the ceil(q * n)-th smallest sample) in ns:

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "rocelat_hist.h"
+#include "lib/hist.h"
 
 struct rocelat_ll_read {
 	__u64 serial;		/* the flow the entry held then */
@@ -47,32 +48,7 @@ void rocelat_ll_add_into(struct rl_llhist *dst, const struct rl_llhist *src)
 double rocelat_ll_quantile(const struct rl_llhist *h, double q, __u64 min,
 			   __u64 max)
 {
-	__u64 total = 0, acc = 0, rank, lo, hi;
-	double v;
-
-	for (int i = 0; i < RL_LL_BUCKETS; i++)
-		total += h->b[i];
-	if (!total)
-		return 0;
-	rank = (__u64)(q * (double)total);
-	if ((double)rank < q * (double)total)
-		rank++;
-	if (rank < 1)
-		rank = 1;
-	for (int i = 0; i < RL_LL_BUCKETS; i++) {
-		acc += h->b[i];
-		if (acc < rank)
-			continue;
-		rocelat_ll_bounds(i, &lo, &hi);
-		v = i == RL_LL_BUCKETS - 1 ? (double)max :
-			((double)lo + (double)hi) / 2;
-		if (v < (double)min)
-			v = (double)min;
-		if (v > (double)max)
-			v = (double)max;
-		return v;
-	}
-	return (double)max;
+	return hist_ll_quantile(h->b, RL_LL_BUCKETS, rocelat_ll_bounds, q, min, max);
 }
 
 static int ll_reads_grow(struct rocelat_ll_reads *r, __u32 idx)
