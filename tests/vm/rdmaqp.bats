@@ -155,7 +155,8 @@ has_stuck() {
 	# rxeqp off: rocediag as on a hardware RNIC's host, rdmaqp's sources
 	# alone (no rules: their loading is the slow part); loading while
 	# rdmaqp does
-	ax_tool_start --err DG "$dg" 120 "" "$DIAG" --no-rxe --no-rules -j 1
+	ax_tool_start --err DG "$dg" 120 "" "$DIAG" --no-rxe --no-rules -j \
+		--prom "$BATS_TEST_TMPDIR/diag.prom" 1
 	ax_tool_start --err RQE "$ev" 120 Tracing "$RDMAQP" -e -j
 	ax_tool_wait --err DG 120 Tracing
 	grep -q "RDMA netlink QPs and port counters" "$dg.err"
@@ -186,6 +187,18 @@ has_stuck() {
 		and .new_state == "ERR")) | first | .time' "$ev")
 	jq -e --argjson t "$t_err" '.time - $t <= 1.5' <<<"$stuck"
 	ax_tool_stop DG
+	# the agent's file carries the port's counters under rdmaqp's names
+	# (what the fleet's AgentXDPOutlierPort reads): after the QP's ERR
+	# nothing moves them, so each equals sysfs now
+	local c v want
+	for c in sent_pkts retry_exceeded_err; do
+		want=$(cat "/sys/class/infiniband/rxe-a/ports/1/hw_counters/$c")
+		v=$(sed -n "s/^agentxdp_rdmaqp_port_stats_total{dev=\"rxe-a\",port=\"1\",counter=\"$c\",source=\"hw_counters\",.*} //p" \
+			"$BATS_TEST_TMPDIR/diag.prom")
+		echo "$c: rocediag --prom $v, sysfs $want"
+		[ "$v" = "$want" ]
+	done
+	[ "$want" -ge 1 ]
 	touch "$hold"
 	wait "$rcpid" || rc=$?
 	[ "$rc" -eq 3 ]

@@ -16,12 +16,13 @@
 
 /* every port counter: resources (bnxt_re's active_qps) as gauges, the
  * rest as counters; gauge: the gauge family, else the counter one */
-static void port_counters(struct prom_file *pf, const struct rdmaqp_prom_in *in, bool gauge)
+static void port_counters(struct prom_file *pf, const struct rdmaqp_port *ports, int nports,
+			  bool gauge)
 {
 	char port[12];
 
-	for (int i = 0; i < in->nports; i++) {
-		const struct rdmaqp_port *p = &in->ports[i];
+	for (int i = 0; i < nports; i++) {
+		const struct rdmaqp_port *p = &ports[i];
 
 		snprintf(port, sizeof(port), "%u", p->port);
 		for (int c = 0; c < p->n; c++) {
@@ -44,23 +45,24 @@ static void port_counters(struct prom_file *pf, const struct rdmaqp_prom_in *in,
 	}
 }
 
-static bool netdev_listed(const struct rdmaqp_prom_in *in, int i)
+static bool netdev_listed(const struct rdmaqp_port *ports, int i)
 {
 	for (int j = 0; j < i; j++)
-		if (!strcmp(in->ports[j].netdev, in->ports[i].netdev))
+		if (!strcmp(ports[j].netdev, ports[i].netdev))
 			return true;
 	return false;
 }
 
 /* pause frames per netdev, priority and direction; storms apart */
-static void pauses(struct prom_file *pf, const struct rdmaqp_prom_in *in, bool storm)
+static void pauses(struct prom_file *pf, const struct rdmaqp_port *ports, int nports,
+		   bool storm)
 {
 	char prio[8];
 
-	for (int i = 0; i < in->nports; i++) {
-		const struct rdmaqp_pfc *p = &in->ports[i].pfc;
+	for (int i = 0; i < nports; i++) {
+		const struct rdmaqp_pfc *p = &ports[i].pfc;
 
-		if (!in->ports[i].netdev[0] || netdev_listed(in, i))
+		if (!ports[i].netdev[0] || netdev_listed(ports, i))
 			continue;
 		for (int c = 0; c < p->n; c++) {
 			const struct rdmaqp_pause *k = &p->c[c];
@@ -231,6 +233,21 @@ static void sources(struct prom_file *pf, const struct rdmaqp_prom_in *in)
 	prom_sources(pf, "agentxdp_rdmaqp", src, 3);
 }
 
+void rdmaqp_prom_ports(struct prom_file *pf, const struct rdmaqp_port *ports, int nports)
+{
+	prom_family(pf, P_COUNTER, PROM_COUNTER, "A port counter of sysfs' hw_counters/ or "
+		    "counters/, named as the driver names it; class from rdmaqp's driver tables");
+	port_counters(pf, ports, nports, false);
+	prom_family(pf, P_GAUGE, PROM_GAUGE, "A port's hw_counters/ resource count (objects in "
+		    "use, high watermarks)");
+	port_counters(pf, ports, nports, true);
+	prom_family(pf, P_PAUSE, PROM_COUNTER, "Pause frames of an RDMA port's netdev per "
+		    "priority (PFC) or global, received (rx) or sent (tx), from ethtool -S");
+	pauses(pf, ports, nports, false);
+	prom_family(pf, P_STORM, PROM_COUNTER, "Pause storm events of a netdev (mlx5)");
+	pauses(pf, ports, nports, true);
+}
+
 int rdmaqp_prom_write(struct prom_cap *cap, const struct rdmaqp_prom_in *in)
 {
 	struct qp_series s = {};
@@ -244,17 +261,7 @@ int rdmaqp_prom_write(struct prom_cap *cap, const struct rdmaqp_prom_in *in)
 		prom_abort(&pf);
 		return -ENOMEM;
 	}
-	prom_family(&pf, P_COUNTER, PROM_COUNTER, "A port counter of sysfs' hw_counters/ or "
-		    "counters/, named as the driver names it; class from rdmaqp's driver tables");
-	port_counters(&pf, in, false);
-	prom_family(&pf, P_GAUGE, PROM_GAUGE, "A port's hw_counters/ resource count (objects in "
-		    "use, high watermarks)");
-	port_counters(&pf, in, true);
-	prom_family(&pf, P_PAUSE, PROM_COUNTER, "Pause frames of an RDMA port's netdev per "
-		    "priority (PFC) or global, received (rx) or sent (tx), from ethtool -S");
-	pauses(&pf, in, false);
-	prom_family(&pf, P_STORM, PROM_COUNTER, "Pause storm events of a netdev (mlx5)");
-	pauses(&pf, in, true);
+	rdmaqp_prom_ports(&pf, in->ports, in->nports);
 	qp_families(&pf, &s, in);
 	sources(&pf, in);
 	qp_free(&s);

@@ -34,6 +34,10 @@ struct rdmaqp_prom_in {
 	const char *no_bpf;	/* why not, when not */
 };
 
+/* the per-port and per-netdev families (counters, resources, pause
+ * frames, pause storms) into pf: rdmaqp's file, and rocediag's where it
+ * polls rdmaqp's sources, under the same names */
+void rdmaqp_prom_ports(struct prom_file *pf, const struct rdmaqp_port *ports, int nports);
 /* one write of the file; a failure is reported once (cli_prom_err()) by
  * the caller from the -errno returned */
 int rdmaqp_prom_write(struct prom_cap *cap, const struct rdmaqp_prom_in *in);

@@ -12,6 +12,8 @@
 #include "lib/cli.h"
 #include "lib/loop.h"
 
+struct prom_file;
+
 #define ROCEDIAG_MAX_IFACES	8
 #define ROCEDIAG_MAX_QPS	4096
 
@@ -46,6 +48,9 @@ void rocediag_rdma_open(const struct rocediag_cfg *cfg, struct diag_sources *src
 /* the interval's QPs no other source has an entry for into t; rdma_rxe's
  * left to rxeqp when rxe_up */
 void rocediag_rdma_read(struct diag_table *t, bool rxe_up);
+/* the ports' counters and pause frames of the last read into pf, under
+ * rdmaqp --prom's names (nothing without an RDMA device) */
+void rocediag_rdma_prom(struct prom_file *pf);
 void rocediag_rdma_close(void);
 
 /* one report of t: text or -j */

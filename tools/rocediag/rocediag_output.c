@@ -589,6 +589,7 @@ void rocediag_prom(const struct diag_table *t, const struct diag_sources *src,
 		l[5] = (struct prom_label){ "verdict", diag_verdict_names[q->verdict] };
 		prom_gauge(&pf, "agentxdp_rocediag_qp_verdict", l, 6, q->verdict);
 	}
+	rocediag_rdma_prom(&pf);
 	err = prom_commit(&pf);
 	if (err)
 		cli_prom_err(&cfg->cli, err);

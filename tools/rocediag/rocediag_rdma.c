@@ -20,6 +20,7 @@
 #include "rdmaqp.skel.h"
 #include "rdmaqp_load.h"
 #include "rdmaqp_nl.h"
+#include "rdmaqp_prom.h"
 #include "rdmaqp_port.h"
 #include "rdmaqp_table.h"
 
@@ -314,6 +315,12 @@ void rocediag_rdma_open(const struct rocediag_cfg *cfg, struct diag_sources *src
 	open_bpf(cfg, src, lp);
 	/* the first reading: what the first interval counts from */
 	rocediag_rdma_read(NULL, false);
+}
+
+void rocediag_rdma_prom(struct prom_file *pf)
+{
+	if (r.nl && r.nports)
+		rdmaqp_prom_ports(pf, r.ports, r.nports);
 }
 
 void rocediag_rdma_close(void)
