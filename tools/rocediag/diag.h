@@ -166,6 +166,10 @@ struct diag_sources {
 	bool rxe;		/* rxeqp's rdma_rxe hooks */
 	bool rdma;		/* rdmaqp's RDMA netlink and port counters */
 	char no_lat[128], no_drops[128], no_rules[128], no_rxe[128];
+	/* why rdma is down, "" when there is nothing to see: no RDMA
+	 * device, or no RDMA subsystem in the kernel (rdma_absent) */
+	char no_rdma[128];
+	bool rdma_absent;
 	/* latency's ingress where it is not XDP, for the banner: "tc
 	 * ingress on eth1 (XDP refused at MTU 9000)"; "" on XDP */
 	char lat_hook[128];

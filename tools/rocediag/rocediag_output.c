@@ -83,6 +83,7 @@ void rocediag_print_missing(FILE *out, const struct diag_sources *src)
 	const char *miss[] = {
 		src->lat ? NULL : src->no_lat, src->drops ? NULL : src->no_drops,
 		src->rules ? NULL : src->no_rules, src->rxe ? NULL : src->no_rxe,
+		src->rdma ? NULL : src->no_rdma,
 	};
 
 	for (unsigned int i = 0; i < sizeof(miss) / sizeof(miss[0]); i++)
@@ -256,6 +257,8 @@ static void json_missing(struct json_w *w, const struct diag_sources *src)
 		json_str(w, NULL, src->no_rules);
 	if (!src->rxe)
 		json_str(w, NULL, src->no_rxe);
+	if (!src->rdma && src->no_rdma[0])
+		json_str(w, NULL, src->no_rdma);
 	json_arr_close(w);
 }
 
@@ -524,6 +527,7 @@ static void prom_visibility(struct prom_file *pf, const struct diag_table *t,
 		/* absent: what no option explains */
 		{ "rdma_rxe", src->rxe, cfg->no_rxe || cfg->mirror, src->no_rxe,
 		  !src->rxe && !cfg->no_rxe && !cfg->mirror && rxe_absent() },
+		{ "rdma", src->rdma, cfg->mirror, src->no_rdma, src->rdma_absent },
 	};
 
 	prom_family(pf, "agentxdp_rocediag_roce_packets_total", PROM_COUNTER,

@@ -10,6 +10,7 @@
  * async events (QP_FATAL, QP_REQ_ERR, QP_ACCESS_ERR), and the PSNs each
  * modify set, from which counting starts.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <linux/types.h>
@@ -299,14 +300,27 @@ void rocediag_rdma_open(const struct rocediag_cfg *cfg, struct diag_sources *src
 			struct loop *lp)
 {
 	/* a collector's own QPs are not the mirrored traffic's */
-	if (cfg->mirror)
+	if (cfg->mirror) {
+		snprintf(src->no_rdma, sizeof(src->no_rdma),
+			 "RDMA ports and QPs: not on a collector (--mirror)");
 		return;
+	}
 	r.nl = rdmaqp_nl_open();
-	if (!r.nl)
+	if (!r.nl) {
+		/* no RDMA subsystem in this kernel: nothing hidden from view */
+		src->rdma_absent = errno == EPROTONOSUPPORT;
+		if (!src->rdma_absent)
+			snprintf(src->no_rdma, sizeof(src->no_rdma),
+				 "RDMA ports and QPs: RDMA netlink: %s", strerror(errno));
 		return;
+	}
 	r.ndevs = rdmaqp_nl_devices(r.nl, r.devs, MAX_DEVS);
 	if (r.ndevs <= 0) {
 		/* no RDMA device: nothing hidden from view */
+		src->rdma_absent = r.ndevs == 0;
+		if (r.ndevs < 0)
+			snprintf(src->no_rdma, sizeof(src->no_rdma),
+				 "RDMA ports and QPs: RDMA netlink: %s", strerror(-r.ndevs));
 		rdmaqp_nl_close(r.nl);
 		r.nl = NULL;
 		return;
