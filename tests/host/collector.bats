@@ -76,12 +76,13 @@ last_of() {
 	jq -e '.latency.p50_us >= 20000 and .latency.kind == "rtt" and (.drops == null) and (.rxe == null)' <<<"$qp" > /dev/null
 	# what it cannot see, and why
 	[ "$(last_of "$T/diag.out" summary | jq -r '.cannot_see | join("|")')" = \
-	  "drops: not on a collector (--mirror)|netfilter rules: not on a collector (--mirror)|rdma_rxe QP state: not on a collector (--mirror)|RDMA ports and QPs: not on a collector (--mirror)" ]
+	  "drops: not on a collector (--mirror)|netfilter rules: not on a collector (--mirror)|rdma_rxe QP state: not on a collector (--mirror)|RDMA ports and QPs: not on a collector (--mirror)|work requests: not on a collector (--mirror)" ]
 	grep -qx 'agentxdp_rocediag_source_up{source="latency"} 1' "$prom"
 	grep -qx 'agentxdp_rocediag_source_info{source="drops",reason="drops: not on a collector (--mirror)",off_by_option="true",absent="false"} 1' "$prom"
 	grep -qx 'agentxdp_rocediag_source_info{source="rules",reason="netfilter rules: not on a collector (--mirror)",off_by_option="true",absent="false"} 1' "$prom"
 	grep -qx 'agentxdp_rocediag_source_info{source="rdma_rxe",reason="rdma_rxe QP state: not on a collector (--mirror)",off_by_option="true",absent="false"} 1' "$prom"
 	grep -qx 'agentxdp_rocediag_source_info{source="rdma",reason="RDMA ports and QPs: not on a collector (--mirror)",off_by_option="true",absent="false"} 1' "$prom"
+	grep -qx 'agentxdp_rocediag_source_info{source="verbs",reason="work requests: not on a collector (--mirror)",off_by_option="true",absent="false"} 1' "$prom"
 	# every RoCE packet of the veth (both directions) reached it once
 	[ "$(sed -n 's/^agentxdp_rocediag_roce_packets_total //p' "$prom")" = \
 	  "$(last_of "$T/veth.out" counters | jq -r .roce_packets)" ]

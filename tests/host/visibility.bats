@@ -71,12 +71,16 @@ help_joined() {
 agentxdp_rocediag_source_up{source="drops"} 1
 agentxdp_rocediag_source_up{source="rules"} 1
 agentxdp_rocediag_source_up{source="rdma_rxe"} '"$([ -e /sys/kernel/btf/rdma_rxe ] && echo 1 || echo 0)"'
-agentxdp_rocediag_source_up{source="rdma"} '"$(ls /sys/class/infiniband/* >/dev/null 2>&1 && echo 1 || echo 0)" ]
+agentxdp_rocediag_source_up{source="rdma"} '"$(ls /sys/class/infiniband/* >/dev/null 2>&1 && echo 1 || echo 0)"'
+agentxdp_rocediag_source_up{source="verbs"} '"$([ -e /sys/kernel/btf/ib_core ] && ls /sys/class/infiniband/* >/dev/null 2>&1 && echo 1 || echo 0)" ]
 	# RDMA netlink and port counters: up where there is an RDMA device;
 	# with none (no device, or no RDMA in the kernel) absent, no reason,
 	# nothing in the banner
 	ls /sys/class/infiniband/* >/dev/null 2>&1 ||
 		grep -qx 'agentxdp_rocediag_source_info{source="rdma",reason="",off_by_option="false",absent="true"} 1' "$PROM"
+	# the kernel QPs' work requests (verbslat) likewise
+	ls /sys/class/infiniband/* >/dev/null 2>&1 ||
+		grep -qx 'agentxdp_rocediag_source_info{source="verbs",reason="",off_by_option="false",absent="true"} 1' "$PROM"
 	# rdma_rxe missing is no option's doing; where the module is not
 	# loaded at all (this host, a hardware RNIC's) it is absent, which the
 	# fleet alert leaves alone; loaded but unreadable, it is not

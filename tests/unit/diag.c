@@ -491,8 +491,90 @@ static void test_rdmaqp(void)
 	diag_table_free(&t);
 }
 
+/* a kernel QP as verbslat reads it, in an entry of its own (family 0) */
+static struct diag_verbs *verbs_qp(struct diag_table *t, __u32 qpn, __u32 peer)
+{
+	static const __u8 dev[16] = { 3 }, none[16];
+	struct diag_qp *q = diag_by_request(t, 0, dev, none, peer);
+	struct diag_verbs *v = &q->vb[q->nvb++];
+
+	q->req_qpn = qpn;
+	snprintf(v->dev, sizeof(v->dev), "mlx5_0");
+	v->qpn = qpn;
+	snprintf(v->op[0].opcode, sizeof(v->op[0].opcode), "SEND");
+	v->op[0].count = v->sq_done = v->sq_samples = 100;
+	v->op[0].p50_ns = v->sq_p50_ns = 40e3;
+	v->op[0].p99_ns = v->sq_p99_ns = 90e3;
+	v->nops = 1;
+	return v;
+}
+
+static void vb_err(struct diag_verbs *v, const char *status, __u64 n)
+{
+	snprintf(v->err[v->nerrs].status, sizeof(v->err[0].status), "%s", status);
+	v->err[v->nerrs++].count = n;
+	v->errors += n;
+	v->flushes += strcmp(status, "IB_WC_WR_FLUSH_ERR") ? 0 : n;
+}
+
+static void test_verbs(void)
+{
+	struct diag_sources src = { .drops = true, .rdma = true, .verbs = true,
+				    .wr_timeout_s = 1.0 };
+	struct diag_table t;
+	struct diag_verbs *v;
+	struct diag_qp *q;
+
+	diag_table_init(&t, 16);
+	verbs_qp(&t, 0x11, 1);
+	vb_err(verbs_qp(&t, 0x12, 2), "IB_WC_WR_FLUSH_ERR", 31);
+	v = verbs_qp(&t, 0x13, 3);
+	vb_err(v, "IB_WC_RETRY_EXC_ERR", 1);
+	vb_err(v, "IB_WC_WR_FLUSH_ERR", 3);
+	v = verbs_qp(&t, 0x14, 4);
+	v->nops = v->sq_done = v->sq_samples = 0;
+	v->sq_outstanding = 3;
+	v->sq_oldest_s = 2.5;
+	/* waiting as long, but its send queue still completes */
+	v = verbs_qp(&t, 0x15, 5);
+	v->sq_outstanding = 3;
+	v->sq_oldest_s = 2.5;
+	/* nothing completes, but the oldest is younger than the bound */
+	v = verbs_qp(&t, 0x16, 6);
+	v->nops = v->sq_done = v->sq_samples = 0;
+	v->sq_outstanding = 1;
+	v->sq_oldest_s = 0.5;
+	/* on the wire too: rocelat's latency and the WRs' side by side */
+	q = flow(&t, B, 0x17, 0x117, 100, 30e3);
+	q->vb[q->nvb++] = *v;
+	q->vb[0].sq_done = 100;
+	diag_verdicts(&t, &src, 1.0);
+	tap_ok(verdict_of(&t, 1) == DV_OK && why_has(&t, 1, "work requests p50 40 us, p99 90 us"),
+	       "verbs: a QP only verbslat sees is timed by its work requests");
+	tap_ok(verdict_of(&t, 2) == DV_OK &&
+	       why_has(&t, 2, "mlx5_0 QP 0x12: 31 IB_WC_WR_FLUSH_ERR"),
+	       "verbs: flushes alone (an orderly disconnect) are evidence, not STUCK");
+	tap_ok(verdict_of(&t, 3) == DV_STUCK &&
+	       why_has(&t, 3, "mlx5_0 QP 0x13: 1 IB_WC_RETRY_EXC_ERR, 3 IB_WC_WR_FLUSH_ERR "
+		       "(work requests failed)") && !strstr(find(&t, 3)->why, "), mlx5_0"),
+	       "verbs: a work request failed (retries ran out) is STUCK, named once");
+	tap_ok(verdict_of(&t, 4) == DV_STUCK &&
+	       why_has(&t, 4, "mlx5_0 QP 0x14: 3 send work requests outstanding, the oldest for "
+		       "2.5 s, none completed in 1.0 s"),
+	       "verbs: send WRs waiting past --timeout with none completing is STUCK");
+	tap_eq(verdict_of(&t, 5), DV_OK, "verbs: old WRs outstanding while others complete: OK");
+	tap_eq(verdict_of(&t, 6), DV_OK, "verbs: nothing completing yet, within the bound: OK");
+	tap_ok(verdict_of(&t, 0x17) == DV_OK && why_has(&t, 0x17, "p50 30 us, p99 30 us") &&
+	       find(&t, 0x17)->nvb == 1, "verbs: beside rocelat's wire latency");
+	src.wr_timeout_s = 3.0;
+	diag_verdicts(&t, &src, 1.0);
+	tap_eq(verdict_of(&t, 4), DV_OK, "verbs: the bound is --timeout's");
+	diag_table_free(&t);
+}
+
 int main(void)
 {
+	test_verbs();
 	test_rdmaqp();
 	test_demo();
 	test_slow_bounds();

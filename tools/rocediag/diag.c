@@ -17,7 +17,10 @@ const char diag_verdict_rules[] =
 "                   or retries rose (rdmaqp: any RDMA device); rdma_rxe moved\n"
 "                   the QP to ERR, or its retry timer fired with no answer\n"
 "                   in the interval; or, with no drop on this host, requests\n"
-"                   waited past --timeout and no answer came\n"
+"                   waited past --timeout and no answer came; or a kernel\n"
+"                   QP's work request failed other than flushed, or its oldest\n"
+"                   send WR waited past --timeout while none completed\n"
+"                   (verbslat: NVMe-oF, NFS over RDMA ... on any RNIC it knows)\n"
 "  DROPPED-LOCALLY  netfilter on this host dropped packets of the QP (the\n"
 "                   rule is named), or this host dropped them (the reason)\n"
 "                   and no answer came; or it did so earlier and the QP has\n"
@@ -499,6 +502,70 @@ static void diag_why_counts(struct diag_qp *q, const struct diag_sources *src)
 		diag_cat(w, len, ", retry timer fired %llux", q->rxe_retx_timer);
 }
 
+/* verbslat's side of the QP that failed: an error completion other
+ * than a flush (a flush follows the QP into ERR, as at every orderly
+ * disconnect: evidence, not a cause); NULL when none did */
+static const struct diag_verbs *diag_vb_failed(const struct diag_qp *q)
+{
+	for (int i = 0; i < q->nvb; i++)
+		if (q->vb[i].errors > q->vb[i].flushes)
+			return &q->vb[i];
+	return NULL;
+}
+
+/* its side whose send WRs wait past the bound with none completing */
+static const struct diag_verbs *diag_vb_stalled(const struct diag_qp *q, double bound_s)
+{
+	for (int i = 0; i < q->nvb; i++)
+		if (q->vb[i].sq_outstanding && !q->vb[i].sq_done &&
+		    q->vb[i].sq_oldest_s >= bound_s)
+			return &q->vb[i];
+	return NULL;
+}
+
+static double diag_wr_timeout(const struct diag_sources *src)
+{
+	return src && src->wr_timeout_s > 0 ? src->wr_timeout_s : 1.0;
+}
+
+/* "rxe-a QP 0x12: 1 IB_WC_RETRY_EXC_ERR, 31 IB_WC_WR_FLUSH_ERR" */
+static void diag_vb_errors(const struct diag_verbs *v, char *w, size_t len)
+{
+	size_t o = strlen(w);
+
+	if (o < len)
+		snprintf(w + o, len - o, "%s QP 0x%x:", v->dev, v->qpn);
+	for (int e = 0; e < v->nerrs; e++) {
+		o = strlen(w);
+		if (o < len)
+			snprintf(w + o, len - o, "%s %llu %s", e ? "," : "",
+				 (unsigned long long)v->err[e].count, v->err[e].status);
+	}
+}
+
+/* the STUCK head of a QP verbslat sees stuck; false if it is not */
+static bool diag_why_vb_stuck(struct diag_qp *q, const struct diag_sources *src,
+			      double interval_s)
+{
+	const struct diag_verbs *v = diag_vb_failed(q);
+	size_t len = sizeof(q->why);
+	char *w = q->why;
+
+	if (v) {
+		w[0] = 0;
+		diag_vb_errors(v, w, len);
+		diag_cat(w, len, " (work requests failed)", 0);
+		return true;
+	}
+	v = diag_vb_stalled(q, diag_wr_timeout(src));
+	if (!v)
+		return false;
+	snprintf(w, len, "%s QP 0x%x: %llu send work requests outstanding, the oldest for "
+		 "%.1f s, none completed in %.1f s", v->dev, v->qpn,
+		 (unsigned long long)v->sq_outstanding, v->sq_oldest_s, interval_s);
+	return true;
+}
+
 /* the verdict's own evidence, first in why */
 static void diag_why_head(struct diag_qp *q, const struct diag_sources *src, double interval_s)
 {
@@ -517,6 +584,8 @@ static void diag_why_head(struct diag_qp *q, const struct diag_sources *src, dou
 		else if (q->rq_seen && q->rq_frozen)
 			snprintf(w, len, "%s send PSN still at %u for %.1f s while its port "
 				 "resent", q->rq_dev, q->rq_sq_psn, interval_s);
+		else if (diag_why_vb_stuck(q, src, interval_s))
+			;
 		else
 			snprintf(w, len, "0 answers in %.1f s", interval_s);
 		break;
@@ -548,6 +617,13 @@ static void diag_why_head(struct diag_qp *q, const struct diag_sources *src, dou
 		else if (q->rq_seen)
 			snprintf(w, len, "%s: %llu packets sent, %llu received (PSNs)", q->rq_dev,
 				 (unsigned long long)q->rq_tx, (unsigned long long)q->rq_rx);
+		else if (q->nvb && q->vb[0].sq_samples)
+			snprintf(w, len, "work requests p50 %s, p99 %s",
+				 diag_fmt_ns(q->vb[0].sq_p50_ns, a, sizeof(a)),
+				 diag_fmt_ns(q->vb[0].sq_p99_ns, b, sizeof(b)));
+		else if (q->nvb)
+			snprintf(w, len, "%s QP 0x%x: no send work request completed",
+				 q->vb[0].dev, q->vb[0].qpn);
 		else
 			snprintf(w, len, "no latency (%s)", src->lat ? "rocelat did not see it" :
 				 "not timed");
@@ -574,6 +650,20 @@ static void diag_why_rdma(struct diag_qp *q)
 		snprintf(w + o, len - o, ", port %u: %s", q->rq_port, q->rq_cong);
 }
 
+/* verbslat's error completions not in the head already (flushes) */
+static void diag_why_verbs(struct diag_qp *q)
+{
+	const struct diag_verbs *head = q->verdict == DV_STUCK ? diag_vb_failed(q) : NULL;
+	size_t len = sizeof(q->why);
+
+	for (int i = 0; i < q->nvb; i++) {
+		if (!q->vb[i].errors || &q->vb[i] == head)
+			continue;
+		diag_cat(q->why, len, ", ", 0);
+		diag_vb_errors(&q->vb[i], q->why, len);
+	}
+}
+
 static void diag_why(struct diag_qp *q, const struct diag_sources *src, double interval_s)
 {
 	size_t len = sizeof(q->why);
@@ -587,6 +677,7 @@ static void diag_why(struct diag_qp *q, const struct diag_sources *src, double i
 		snprintf(w + o, len - o, ", QP went %s", q->state_str);
 	}
 	diag_why_rdma(q);
+	diag_why_verbs(q);
 	if (q->held && q->verdict != DV_DROPPED)
 		diag_cat(w, len, ", %llu dropped on this host before with no answer since",
 			 q->held_drops);
@@ -609,11 +700,13 @@ static __u64 diag_nf_drops(const struct diag_qp *q)
 	return n;
 }
 
-static int diag_verdict_of(struct diag_table *t, int i)
+static int diag_verdict_of(struct diag_table *t, int i, const struct diag_sources *src)
 {
 	struct diag_qp *q = &t->qp[i];
 
 	if (q->rq_seen && (q->rq_err || q->rq_frozen || q->rq_fatal[0]))
+		return DV_STUCK;
+	if (diag_vb_failed(q) || diag_vb_stalled(q, diag_wr_timeout(src)))
 		return DV_STUCK;
 	if (q->rxe_seen && (q->to_err || (q->rxe_retx_timer && !q->answers && !q->rxe_rx_acks)))
 		return DV_STUCK;
@@ -650,7 +743,7 @@ static int diag_cmp_qp(const void *a, const void *b)
 void diag_verdicts(struct diag_table *t, const struct diag_sources *src, double interval_s)
 {
 	for (int i = 0; i < t->n; i++)
-		t->qp[i].verdict = diag_verdict_of(t, i);
+		t->qp[i].verdict = diag_verdict_of(t, i, src);
 	for (int i = 0; i < t->n; i++)
 		diag_why(&t->qp[i], src, interval_s);
 	qsort(t->qp, t->n, sizeof(*t->qp), diag_cmp_qp);

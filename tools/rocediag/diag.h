@@ -57,6 +57,9 @@
 /* how long a QP's drop evidence is held when no source can tell whether
  * the QP still exists (only drops were seen: no -i, no rdma_rxe) */
 #define DIAG_HOLD_S		600.0
+#define DIAG_VB_SIDES		2	/* this host's QPs of one entry: both ends of a local pair */
+#define DIAG_VB_OPS		6
+#define DIAG_VB_ERRS		4
 
 enum diag_verdict {
 	DV_OK, DV_SLOW, DV_CONGESTED, DV_LOSSY, DV_DROPPED, DV_STUCK, DV_NR,
@@ -85,6 +88,38 @@ struct diag_rule {
 	char where[400];	/* "ip filter INPUT handle 2" */
 	char text[512];		/* the rule as nft lists it */
 	__u64 packets;		/* nfdrop's count for it */
+};
+
+/* verbslat: one opcode's work requests completed with success */
+struct diag_vb_op {
+	char opcode[20];	/* "SEND", "RDMA_WRITE", "RECV" (enum ib_wr_opcode) */
+	__u64 count;
+	__u64 unsignaled;	/* of count, retired by a later completion */
+	double p50_ns, p99_ns;	/* post to completion */
+};
+
+/* completions with an error status */
+struct diag_vb_err {
+	char status[32];	/* "IB_WC_RETRY_EXC_ERR" (enum ib_wc_status) */
+	__u64 count;
+};
+
+/* verbslat: one kernel QP of this host (NVMe-oF, NFS over RDMA ...), its
+ * work requests this interval */
+struct diag_verbs {
+	char dev[32];
+	__u32 qpn;
+	int nops, nerrs;
+	struct diag_vb_op op[DIAG_VB_OPS];	/* the busiest, when more */
+	struct diag_vb_err err[DIAG_VB_ERRS];
+	__u64 errors;		/* every error completion (err[] may hold fewer kinds) */
+	__u64 flushes;		/* of errors, IB_WC_WR_FLUSH_ERR: the QP was in ERR */
+	__u64 sq_done;		/* send WRs completed, any status */
+	__u64 sq_samples;	/* of them, with success: */
+	double sq_p50_ns, sq_p99_ns;	/* their latency, all send opcodes */
+	__u64 sq_outstanding;	/* send WRs posted, not complete at the read */
+	double sq_oldest_s;	/* the oldest one's age */
+	__u64 rq_posted;	/* receive WRs waiting for a message */
 };
 
 struct diag_qp {
@@ -142,6 +177,12 @@ struct diag_qp {
 	char rq_loss[160];		/* the port's loss counters that rose */
 	char rq_cong[160];		/* its congestion counters and pauses */
 
+	/* verbslat: the work requests of this host's kernel QPs of the pair
+	 * (an entry of family 0 as rdmaqp's when no other source has it:
+	 * req is the device, req_qpn the QP, resp_qpn its peer) */
+	int nvb;
+	struct diag_verbs vb[DIAG_VB_SIDES];
+
 	/* carried from earlier intervals (diag_carry()): drops of the QP on
 	 * this host with no answer since */
 	bool held;		/* earlier intervals' evidence is carried */
@@ -165,11 +206,20 @@ struct diag_sources {
 	bool rules;		/* nfdrop's netfilter path */
 	bool rxe;		/* rxeqp's rdma_rxe hooks */
 	bool rdma;		/* rdmaqp's RDMA netlink and port counters */
+	bool verbs;		/* verbslat's hooks on the RDMA drivers */
 	char no_lat[128], no_drops[128], no_rules[128], no_rxe[128];
 	/* why rdma is down, "" when there is nothing to see: no RDMA
 	 * device, or no RDMA subsystem in the kernel (rdma_absent) */
 	char no_rdma[128];
 	bool rdma_absent;
+	/* why verbs is down; verbs_absent: no RDMA device (no_verbs "") or
+	 * none of a driver verbslat knows (it names them) */
+	char no_verbs[160];
+	bool verbs_absent;
+	char verbs_hook[64];	/* "rdma_rxe via fentry", for the banner */
+	/* a send WR outstanding this long with none completing is stuck
+	 * (rocelat's --timeout) */
+	double wr_timeout_s;
 	/* latency's ingress where it is not XDP, for the banner: "tc
 	 * ingress on eth1 (XDP refused at MTU 9000)"; "" on XDP */
 	char lat_hook[128];

@@ -162,11 +162,13 @@ static void banner(const struct diag_sources *src)
 {
 	FILE *out = cfg.cli.json ? stderr : stdout;
 
-	fprintf(out, "Tracing RoCE v2 queue pairs (%s%s%s%s%s%s%s%s)... Hit Ctrl-C to end.\n",
+	fprintf(out, "Tracing RoCE v2 queue pairs (%s%s%s%s%s%s%s%s%s%s%s)... Hit Ctrl-C to end.\n",
 		src->lat ? "latency" : "", src->lat_hook[0] ? " (" : "", src->lat_hook,
 		src->lat ? (src->lat_hook[0] ? "), " : ", ") : "", src->drops ? "drops, " : "",
 		src->rules ? "netfilter rules, " : "", src->rxe ? "rdma_rxe" : "no rdma_rxe",
-		src->rdma ? ", RDMA netlink QPs and port counters" : "");
+		src->rdma ? ", RDMA netlink QPs and port counters" : "",
+		src->verbs ? ", kernel QPs' work requests (" : "", src->verbs_hook,
+		src->verbs ? ")" : "");
 	/* once: the sources do not change while it runs (JSON's summaries
 	 * carry them, each record whole) */
 	if (!cfg.cli.json)

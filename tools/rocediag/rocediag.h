@@ -53,6 +53,15 @@ void rocediag_rdma_read(struct diag_table *t, bool rxe_up);
 void rocediag_rdma_prom(struct prom_file *pf);
 void rocediag_rdma_close(void);
 
+/* verbslat's source (rocediag_verbs.c): the work requests of the kernel
+ * QPs of the RDMA drivers it knows; src->verbs set when hooked, else
+ * src->no_verbs and verbs_absent say why */
+void rocediag_verbs_open(const struct rocediag_cfg *cfg, struct diag_sources *src);
+/* the interval's QPs with work into t: the entry of their QP pair, else
+ * their own (after rocediag_rdma_read(): its entries are joined) */
+void rocediag_verbs_read(struct diag_table *t);
+void rocediag_verbs_close(void);
+
 /* one report of t: text or -j */
 void rocediag_print(const struct diag_table *t, const struct diag_sources *src,
 		    const struct rocediag_cfg *cfg);

@@ -29,9 +29,11 @@ static void qpn_str(__u32 qpn, char *buf, int len)
 
 static const struct qp_names *qp_names(const struct diag_qp *q, struct qp_names *n)
 {
-	/* rdmaqp's QPs have no addresses: the device names them */
+	/* rdmaqp's and verbslat's QPs have no addresses: the device names them */
 	if (!q->family && q->rq_seen)
 		snprintf(n->req, sizeof(n->req), "%s", q->rq_dev);
+	else if (!q->family && q->nvb)
+		snprintf(n->req, sizeof(n->req), "%s", q->vb[0].dev);
 	else
 		pkt_addr_str(q->family, q->req, n->req, sizeof(n->req));
 	pkt_addr_str(q->family, q->resp, n->resp, sizeof(n->resp));
@@ -83,7 +85,7 @@ void rocediag_print_missing(FILE *out, const struct diag_sources *src)
 	const char *miss[] = {
 		src->lat ? NULL : src->no_lat, src->drops ? NULL : src->no_drops,
 		src->rules ? NULL : src->no_rules, src->rxe ? NULL : src->no_rxe,
-		src->rdma ? NULL : src->no_rdma,
+		src->rdma ? NULL : src->no_rdma, src->verbs ? NULL : src->no_verbs,
 	};
 
 	for (unsigned int i = 0; i < sizeof(miss) / sizeof(miss[0]); i++)
@@ -93,6 +95,42 @@ void rocediag_print_missing(FILE *out, const struct diag_sources *src)
 			snprintf(line, sizeof(line), "cannot see %s", miss[i]);
 			print_wrapped(out, line, 4);
 		}
+}
+
+static const char *us_str(double ns, char *buf, size_t len)
+{
+	if (ns >= 1e6)
+		snprintf(buf, len, "%.2f ms", ns / 1e6);
+	else
+		snprintf(buf, len, "%.0f us", ns / 1e3);
+	return buf;
+}
+
+/* verbslat's line of one of the entry's kernel QPs: its work requests
+ * per opcode, post to completion (beside the wire's on the verdict line
+ * when rocelat times the QP), what waits, the errors */
+static void print_verbs_text(const struct diag_verbs *v)
+{
+	char line[1024], a[32], b[32];
+	size_t o;
+
+	o = snprintf(line, sizeof(line), "  verbs: %s QP 0x%x work requests", v->dev, v->qpn);
+	for (int i = 0; i < v->nops && o < sizeof(line); i++)
+		o += snprintf(line + o, sizeof(line) - o, "%s %s %llu (p50 %s, p99 %s)",
+			      i ? "," : ":", v->op[i].opcode, (unsigned long long)v->op[i].count,
+			      us_str(v->op[i].p50_ns, a, sizeof(a)),
+			      us_str(v->op[i].p99_ns, b, sizeof(b)));
+	if (!v->nops && o < sizeof(line))
+		o += snprintf(line + o, sizeof(line) - o, ": none completed");
+	if (o < sizeof(line))
+		o += snprintf(line + o, sizeof(line) - o, ", %llu send WRs outstanding",
+			      (unsigned long long)v->sq_outstanding);
+	if (v->sq_outstanding && o < sizeof(line))
+		o += snprintf(line + o, sizeof(line) - o, " (oldest %.3f s)", v->sq_oldest_s);
+	for (int e = 0; e < v->nerrs && o < sizeof(line); e++)
+		o += snprintf(line + o, sizeof(line) - o, ", %llu %s",
+			      (unsigned long long)v->err[e].count, v->err[e].status);
+	print_wrapped(stdout, line, 6);
 }
 
 static void print_qp_text(const struct diag_qp *q)
@@ -141,6 +179,8 @@ static void print_qp_text(const struct diag_qp *q)
 			 (unsigned long long)q->rxe_retries, (unsigned long long)q->rxe_retx_pkts);
 		print_wrapped(stdout, line, 6);
 	}
+	for (int i = 0; i < q->nvb; i++)
+		print_verbs_text(&q->vb[i]);
 }
 
 /* QPs of one pair of hosts (either way round), by verdict */
@@ -259,6 +299,8 @@ static void json_missing(struct json_w *w, const struct diag_sources *src)
 		json_str(w, NULL, src->no_rxe);
 	if (!src->rdma && src->no_rdma[0])
 		json_str(w, NULL, src->no_rdma);
+	if (!src->verbs && src->no_verbs[0])
+		json_str(w, NULL, src->no_verbs);
 	json_arr_close(w);
 }
 
@@ -290,6 +332,45 @@ static void json_rdma(struct json_w *w, const struct diag_qp *q)
 	json_str(w, "port_loss", q->rq_loss);
 	json_str(w, "port_congestion", q->rq_cong);
 	json_obj_close(w);
+}
+
+/* verbslat's evidence: the entry's kernel QPs, their work requests (the
+ * send queue's latency beside the wire's "latency" where both are) */
+static void json_verbs(struct json_w *w, const struct diag_qp *q)
+{
+	json_arr_open(w, "verbs");
+	for (int i = 0; i < q->nvb; i++) {
+		const struct diag_verbs *v = &q->vb[i];
+
+		json_obj_open(w, NULL);
+		json_str(w, "dev", v->dev);
+		json_u64(w, "qpn", v->qpn);
+		json_u64(w, "send_completed", v->sq_done);
+		json_u64(w, "send_samples", v->sq_samples);
+		json_fixed(w, "send_p50_us", v->sq_p50_ns / 1e3, 3);
+		json_fixed(w, "send_p99_us", v->sq_p99_ns / 1e3, 3);
+		json_u64(w, "send_outstanding", v->sq_outstanding);
+		json_fixed(w, "send_oldest_ms", v->sq_oldest_s * 1e3, 3);
+		json_u64(w, "recv_posted", v->rq_posted);
+		json_arr_open(w, "ops");
+		for (int o = 0; o < v->nops; o++) {
+			json_obj_open(w, NULL);
+			json_str(w, "opcode", v->op[o].opcode);
+			json_u64(w, "count", v->op[o].count);
+			json_u64(w, "unsignaled", v->op[o].unsignaled);
+			json_fixed(w, "p50_us", v->op[o].p50_ns / 1e3, 3);
+			json_fixed(w, "p99_us", v->op[o].p99_ns / 1e3, 3);
+			json_obj_close(w);
+		}
+		json_arr_close(w);
+		json_u64(w, "errors", v->errors);
+		json_obj_open(w, "errors_by_status");
+		for (int e = 0; e < v->nerrs; e++)
+			json_u64(w, v->err[e].status, v->err[e].count);
+		json_obj_close(w);
+		json_obj_close(w);
+	}
+	json_arr_close(w);
 }
 
 static void print_qp_json(const struct diag_qp *q, const struct diag_sources *src,
@@ -370,6 +451,8 @@ static void print_qp_json(const struct diag_qp *q, const struct diag_sources *sr
 	}
 	if (q->rq_seen)
 		json_rdma(&w, q);
+	if (q->nvb)
+		json_verbs(&w, q);
 	json_missing(&w, src);
 	json_end(&w);
 }
@@ -528,6 +611,7 @@ static void prom_visibility(struct prom_file *pf, const struct diag_table *t,
 		{ "rdma_rxe", src->rxe, cfg->no_rxe || cfg->mirror, src->no_rxe,
 		  !src->rxe && !cfg->no_rxe && !cfg->mirror && rxe_absent() },
 		{ "rdma", src->rdma, cfg->mirror, src->no_rdma, src->rdma_absent },
+		{ "verbs", src->verbs, cfg->mirror, src->no_verbs, src->verbs_absent },
 	};
 
 	prom_family(pf, "agentxdp_rocediag_roce_packets_total", PROM_COUNTER,

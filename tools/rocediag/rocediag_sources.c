@@ -3,7 +3,8 @@
  * rocediag's sources: rocelat's XDP/tc programs (latency, retransmits,
  * NAKs per flow), rxedrop's kfree_skb program (every dropped RoCE packet,
  * with its QP), nfdrop's netfilter path (the rule, per packet signature)
- * and, where rdma_rxe is loaded, rxeqp's hooks (QP state, retry timer).
+ * and, where rdma_rxe is loaded, rxeqp's hooks (QP state, retry timer);
+ * rdmaqp's (rocediag_rdma.c) and verbslat's (rocediag_verbs.c) beside.
  * Each is the tool's own BPF object, loaded by the tool's own loader
  * (rocelat's through tools/lib/netattach), and read into one diag_table
  * per interval.
@@ -550,6 +551,7 @@ double rocediag_sources_read(struct diag_table *t)
 	}
 	diag_merge(t);
 	rocediag_rdma_read(t, s.rxe != NULL);
+	rocediag_verbs_read(t);
 	if (s.nf)
 		read_rules(t);
 	t->unmatched_drops += drops_unkept;
@@ -705,8 +707,9 @@ int rocediag_sources_open(const struct rocediag_cfg *cfg, struct diag_sources *s
 	open_rules(cfg, src);
 	open_rxe(cfg, src, lp);
 	rocediag_rdma_open(cfg, src, lp);
+	rocediag_verbs_open(cfg, src);
 	s.last_ns = now_ns();
-	if (!src->lat && !src->drops && !src->rxe && !src->rdma) {
+	if (!src->lat && !src->drops && !src->rxe && !src->rdma && !src->verbs) {
 		cli_err("nothing to watch: %s; %s; %s", src->no_lat, src->no_drops, src->no_rxe);
 		return -1;
 	}
@@ -727,5 +730,6 @@ void rocediag_sources_close(void)
 	ksyms_free(s.ksyms);
 	rxeqp_delta_free(&rxe_qps);
 	rocediag_rdma_close();
+	rocediag_verbs_close();
 	memset(&s, 0, sizeof(s));
 }

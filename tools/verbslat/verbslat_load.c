@@ -8,6 +8,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <bpf/libbpf.h>
@@ -40,6 +41,22 @@ const char *verbslat_driver_module(enum vl_driver d)
 	return d < VL_NDRIVERS ? drivers[d].module : "?";
 }
 
+/* a failure's line: into o->err where the caller wants it there */
+__attribute__((format(printf, 2, 3)))
+static void load_err(const struct verbslat_load_opts *o, const char *fmt, ...)
+{
+	char line[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (o->err)
+		snprintf(o->err, o->errlen, "%s", line);
+	else
+		cli_err("%s", line);
+}
+
 static int driver_of(const char *name)
 {
 	for (int d = 0; d < VL_NDRIVERS; d++)
@@ -51,7 +68,7 @@ static int driver_of(const char *name)
 
 /* the drivers of the devices (of -d's alone) marked in want; 0, or -1
  * after a one-line error */
-static int find_drivers(const char *only, bool *want)
+static int find_drivers(const struct verbslat_load_opts *o, const char *only, bool *want)
 {
 	DIR *dir = opendir(IBDEV_CLASS);
 	struct dirent *de;
@@ -77,15 +94,15 @@ static int find_drivers(const char *only, bool *want)
 	if (dir)
 		closedir(dir);
 	if (!ndev) {
-		cli_err(only ? "no RDMA device %s" : "no RDMA device%s", only ?: "");
+		load_err(o, only ? "no RDMA device %s" : "no RDMA device%s", only ?: "");
 		return -1;
 	}
 	if (bad[0] && (only || !nwant)) {
-		cli_err("unsupported RDMA driver: %s; verbslat knows rdma_rxe, mlx5_ib, irdma, "
-			"bnxt_re", bad);
+		load_err(o, "unsupported RDMA driver: %s; verbslat knows rdma_rxe, mlx5_ib, "
+			 "irdma, bnxt_re", bad);
 		return -1;
 	}
-	if (bad[0])
+	if (bad[0] && (!o->err || (o->cli && o->cli->verbose)))
 		cli_err("not traced: %s, a driver verbslat does not know", bad);
 	return 0;
 }
@@ -93,7 +110,8 @@ static int find_drivers(const char *only, bool *want)
 /* driver d's programs set to load (or not): those named after it
  * ("rxe_", "mlx5_" ...) on fentry/fexit, or on kprobes; false when its
  * module or a function of it is missing */
-static bool pick_driver(struct verbslat_bpf *obj, int d, bool want, bool fentry)
+static bool pick_driver(const struct verbslat_load_opts *o, struct verbslat_bpf *obj, int d,
+			bool want, bool fentry)
 {
 	static const char *const prefix[VL_NDRIVERS] = { "rxe_", "mlx5_", "irdma_", "bnxt_" };
 	bool ok = want && probe_module_loaded(drivers[d].module);
@@ -102,7 +120,7 @@ static bool pick_driver(struct verbslat_bpf *obj, int d, bool want, bool fentry)
 	for (int i = 0; ok && i < 3; i++) {
 		ok = fentry ? probe_btf_func(drivers[d].funcs[i], drivers[d].module)
 			    : probe_kprobe(drivers[d].funcs[i]);
-		if (!ok)
+		if (!ok && (!o->err || (o->cli && o->cli->verbose)))
 			cli_err("%s: %s not found in this kernel's %s", drivers[d].module,
 				drivers[d].funcs[i], drivers[d].module);
 	}
@@ -132,26 +150,26 @@ static int pick_hooks(struct verbslat_bpf *obj, const struct verbslat_load_opts 
 	bool want[VL_NDRIVERS] = {};
 	int n = 0;
 
-	if (find_drivers(o->devname, want))
+	if (find_drivers(o, o->devname, want))
 		return -1;
 	if (!probe_module_loaded("ib_core")) {
-		cli_err("ib_core has no BTF here (no /sys/kernel/btf/ib_core: a kernel before "
-			"5.11): verbslat reads ib_core's types through it");
+		load_err(o, "ib_core has no BTF here (no /sys/kernel/btf/ib_core: a kernel "
+			 "before 5.11): verbslat reads ib_core's types through it");
 		return -1;
 	}
 	hk->fentry = !o->force_kprobe && probe_fentry("ib_destroy_qp_user", "ib_core");
 	if (!hk->fentry && !probe_kprobe("ib_destroy_qp_user")) {
-		cli_err("this kernel allows neither fentry on ib_core%s nor kprobes",
-			o->force_kprobe ? " (not tried: --kprobe)" : "");
+		load_err(o, "this kernel allows neither fentry on ib_core%s nor kprobes",
+			 o->force_kprobe ? " (not tried: --kprobe)" : "");
 		return -1;
 	}
 	bpf_program__set_autoload(obj->progs.vl_destroy_fentry, hk->fentry);
 	bpf_program__set_autoload(obj->progs.vl_destroy_kprobe, !hk->fentry);
 	for (int d = 0; d < VL_NDRIVERS; d++)
-		n += hk->driver[d] = pick_driver(obj, d, want[d], hk->fentry);
+		n += hk->driver[d] = pick_driver(o, obj, d, want[d], hk->fentry);
 	if (!n) {
-		cli_err("no RDMA driver to trace: the drivers' modules are not loaded or lack "
-			"the entry points");
+		load_err(o, "no RDMA driver to trace: the drivers' modules are not loaded or "
+			 "lack the entry points");
 		return -1;
 	}
 	return 0;
@@ -172,6 +190,10 @@ struct verbslat_bpf *verbslat_load(const struct verbslat_load_opts *o, struct ve
 	set_rodata(obj, o);
 	if (!o->events)
 		bpf_map__set_max_entries(obj->maps.events, 4096);
+	if (o->max_wrs) {
+		bpf_map__set_max_entries(obj->maps.pending, o->max_wrs);
+		bpf_map__set_max_entries(obj->maps.unsig, o->max_wrs);
+	}
 	e = verbslat_bpf__load(obj);
 	if (e) {
 		cli_bpf_err("load BPF programs", e);

@@ -18,6 +18,12 @@ struct verbslat_load_opts {
 	unsigned int qpn;		/* -Q */
 	bool events;			/* -e */
 	bool force_kprobe;
+	unsigned int max_wrs;		/* WRs kept outstanding per map; 0: the BPF side's */
+	/* where a failure's one line goes instead of stderr (rocediag's
+	 * "cannot see" line); NULL: stderr. A load or attach failure is
+	 * still printed (err left empty) */
+	char *err;
+	int errlen;
 };
 
 struct verbslat_hooks {
@@ -28,8 +34,9 @@ struct verbslat_hooks {
 /* the module a driver's functions are in ("rdma_rxe", "mlx5_ib" ...) */
 const char *verbslat_driver_module(enum vl_driver d);
 
-/* loaded and attached; NULL after a one-line error on stderr (no such
- * device, a driver it does not know, no module BTF, load or attach) */
+/* loaded and attached; NULL after a one-line error on stderr, or in
+ * o->err (no such device, a driver it does not know, no module BTF, load
+ * or attach) */
 struct verbslat_bpf *verbslat_load(const struct verbslat_load_opts *o, struct verbslat_hooks *hk);
 
 #endif
