@@ -18,13 +18,14 @@ bats_require_minimum_version 1.5.0
 
 TESTBED="$AX_ROOT/scripts/testbed.sh"
 VL="$AX_BUILD/verbslat"
+DIAG="$AX_BUILD/rocediag"
 CFG=/sys/kernel/config/nvmet
 NQN=agentxdp-verbslat
 READS=100
 WRITES=50
 
 setup_file() {
-	ax_file_needs --rxe jq "$VL" || return 0
+	ax_file_needs --rxe jq "$VL" "$DIAG" || return 0
 	if ! modprobe -a null_blk nvmet nvmet-rdma nvme-rdma 2>/dev/null; then
 		export AX_FILE_SKIP="no nvmet-rdma/nvme-rdma/null_blk modules for $(uname -r)"
 		return 0
@@ -103,16 +104,43 @@ count() {
 		   | if $u == "1" then .unsignaled else .count end] | add // 0' "$1"
 }
 
+# iqp OUT DEV: the I/O QP of DEV (its highest QPN) in verbslat's OUT
+iqp() {
+	jq -s --arg d "$2" '[.[] | select(.type == "wr" and .dev == $d) | .qpn] | max' "$1"
+}
+
+# dcount OUT DEV QPN OPCODE: rocediag's successful WRs of QP QPN of DEV
+# with OPCODE, summed over its intervals; STATUS=...: its completions
+# with that error status instead
+dcount() {
+	jq -s --arg d "$2" --argjson q "$3" --arg o "$4" --arg s "${STATUS:-}" '
+		[.[] | select(.type == "qp") | .verbs[]? | select(.dev == $d and .qpn == $q)
+		 | if $s == "" then (.ops[] | select(.opcode == $o) | .count)
+		   else (.errors_by_status[$s] // 0) end] | add // 0' "$1"
+}
+
+# vflush OUT DEV QPN: verbslat's flushed WRs of the QP, every opcode
+vflush() {
+	jq -s --arg d "$2" --argjson q "$3" '[.[] | select(.type == "wr" and .dev == $d
+		and .qpn == $q and .status == "IB_WC_WR_FLUSH_ERR") | .count] | add // 0' "$1"
+}
+
 total() { # total OUT NAME: a counter of the last totals line
 	jq -s --arg n "$2" '[.[] | select(.type == "totals")] | last | .[$n]' "$1"
 }
 
-@test "NVMe-oF over rxe: WRs per opcode equal the I/O; every WR paired, flushes as IB_WC_WR_FLUSH_ERR" {
+@test "NVMe-oF over rxe: WRs per opcode equal the I/O; every WR paired, flushes as IB_WC_WR_FLUSH_ERR; rocediag per QP the same" {
 	local all=$BATS_TEST_TMPDIR/all.json io=$BATS_TEST_TMPDIR/io.json ev=$BATS_TEST_TMPDIR/ev.json
 	local c t0=$SECONDS
-	# from before the connection: every WR of its QPs is seen posted
+	local dg=$BATS_TEST_TMPDIR/diag.json
+	# from before the connection: every WR of its QPs is seen posted, by
+	# verbslat and by rocediag's verbs source (as on a hardware RNIC's
+	# host: no rxeqp, no rules; RDMA netlink names each QP's peer)
+	ax_tool_start --err DG "$dg" 120 "" "$DIAG" --no-rxe --no-rules -j 1
 	ax_tool_start --err ALL "$all" 120 Tracing "$VL" -j
 	grep -q 'rdma_rxe via fentry' "$all.err"
+	ax_tool_wait --err DG 120 Tracing
+	grep -q "kernel QPs' work requests (rdma_rxe via fentry)" "$dg.err"
 	connect
 	c=$(ctrl)
 	ax_tool_start --err IO "$io" 120 Tracing "$VL" -j
@@ -144,6 +172,7 @@ total() { # total OUT NAME: a counter of the last totals line
 	[ -z "$(ctrl)" ]
 	ax_tool_stop EV
 	ax_tool_stop ALL
+	ax_tool_stop DG
 	echo "all: $(grep -v '"wr"' "$all")" >&3
 	echo "events: $(wc -l <"$ev") $(head -n 2 "$ev")" >&3
 	# every completion matched a post seen, every post completed
@@ -161,6 +190,39 @@ total() { # total OUT NAME: a counter of the last totals line
 	[ "$flushed" -gt 0 ]
 	[ "$(jq -s '[.[] | select(.type == "error" and .status == "IB_WC_WR_FLUSH_ERR")] | length' "$ev")" -eq "$flushed" ]
 	[ "$(jq -s '[.[] | select(.type == "error" and .status != "IB_WC_WR_FLUSH_ERR")] | length' "$ev")" -eq 0 ]
+	# rocediag: per I/O QP, the same WRs per opcode and the same flushes
+	# as verbslat, from its intervals summed; every read's data an RDMA
+	# WRITE and a response with invalidate, every command answered
+	local qa qb op
+	qa=$(iqp "$all" rxe-a)
+	qb=$(iqp "$all" rxe-b)
+	echo "rocediag: $(jq -c 'select(.type == "qp" and .verbs)' "$dg" | tail -n 3)" >&3
+	for op in SEND REG_MR RECV; do
+		[ "$(dcount "$dg" rxe-a "$qa" $op)" -eq "$(count "$all" rxe-a $op)" ]
+	done
+	for op in SEND SEND_WITH_INV RDMA_WRITE RECV; do
+		[ "$(dcount "$dg" rxe-b "$qb" $op)" -eq "$(count "$all" rxe-b $op)" ]
+	done
+	[ "$(dcount "$dg" rxe-b "$qb" RDMA_WRITE)" -eq "$READS" ]
+	[ "$(dcount "$dg" rxe-b "$qb" SEND_WITH_INV)" -eq "$READS" ]
+	[ "$(dcount "$dg" rxe-a "$qa" SEND)" -eq $((READS + $(dcount "$dg" rxe-b "$qb" SEND))) ]
+	[ "$(dcount "$dg" rxe-b "$qb" SEND)" -ge "$WRITES" ]
+	# the flushes at disconnect: the QPs' error evidence, not a failure
+	local fa fb
+	fa=$(STATUS=IB_WC_WR_FLUSH_ERR dcount "$dg" rxe-a "$qa")
+	fb=$(STATUS=IB_WC_WR_FLUSH_ERR dcount "$dg" rxe-b "$qb")
+	[ "$fa" -eq "$(vflush "$all" rxe-a "$qa")" ]
+	[ "$fb" -eq "$(vflush "$all" rxe-b "$qb")" ]
+	[ $((fa + fb)) -gt 0 ]
+	[ "$(jq -s '[.[] | select(.type == "qp") | .verbs[]? | .errors_by_status.IB_WC_WR_FLUSH_ERR // 0] | add // 0' "$dg")" -eq "$flushed" ]
+	jq -e -s --argjson q "$qa" 'any(.[]; .type == "qp" and any(.verbs[]?; .dev == "rxe-a"
+		and .qpn == $q and .errors_by_status.IB_WC_WR_FLUSH_ERR > 0)
+		and (.why | test("rxe-a QP 0x[0-9a-f]+: [0-9]+ IB_WC_WR_FLUSH_ERR"))
+		and (.why | contains("work requests failed") | not))' "$dg"
+	# the only errors were flushes, and no QP stuck on a work request
+	[ "$(jq -s '[.[] | select(.type == "qp") | .verbs[]? | .errors_by_status
+		| to_entries[] | select(.key != "IB_WC_WR_FLUSH_ERR")] | length' "$dg")" -eq 0 ]
+	[ "$(jq -s '[.[] | select(.type == "qp" and (.why | contains("work request")) and .verdict == "STUCK")] | length' "$dg")" -eq 0 ]
 	echo "guest seconds: $((SECONDS - t0))" >&3
 }
 

@@ -475,8 +475,9 @@ static void diag_why_counts(struct diag_qp *q, const struct diag_sources *src)
 
 	if (q->lat_seen && q->verdict != DV_SLOW && q->verdict != DV_OK)
 		diag_cat(w, len, ", %llu samples", q->samples);
-	/* a QP only rdmaqp sees has no addresses the drops could be joined by */
-	if (!src->drops || (q->rq_seen && !q->family))
+	/* a QP only rdmaqp or verbslat sees has no addresses the drops
+	 * could be joined by */
+	if (!src->drops || (!q->family && (q->rq_seen || q->nvb)))
 		diag_cat(w, len, ", drops unknown", 0);
 	else if (q->verdict != DV_DROPPED)
 		diag_cat(w, len, ", %llu drops", q->drops);
