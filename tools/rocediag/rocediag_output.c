@@ -347,10 +347,19 @@ static void json_verbs(struct json_w *w, const struct diag_qp *q)
 		json_u64(w, "qpn", v->qpn);
 		json_u64(w, "send_completed", v->sq_done);
 		json_u64(w, "send_samples", v->sq_samples);
-		json_fixed(w, "send_p50_us", v->sq_p50_ns / 1e3, 3);
-		json_fixed(w, "send_p99_us", v->sq_p99_ns / 1e3, 3);
+		/* null: nothing to time */
+		if (v->sq_samples) {
+			json_fixed(w, "send_p50_us", v->sq_p50_ns / 1e3, 3);
+			json_fixed(w, "send_p99_us", v->sq_p99_ns / 1e3, 3);
+		} else {
+			json_null(w, "send_p50_us");
+			json_null(w, "send_p99_us");
+		}
 		json_u64(w, "send_outstanding", v->sq_outstanding);
-		json_fixed(w, "send_oldest_ms", v->sq_oldest_s * 1e3, 3);
+		if (v->sq_outstanding)
+			json_fixed(w, "send_oldest_ms", v->sq_oldest_s * 1e3, 3);
+		else
+			json_null(w, "send_oldest_ms");
 		json_u64(w, "recv_posted", v->rq_posted);
 		json_arr_open(w, "ops");
 		for (int o = 0; o < v->nops; o++) {

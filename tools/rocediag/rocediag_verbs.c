@@ -70,6 +70,8 @@ static struct {
 	struct peer *peers;
 	int npeers;
 	unsigned int gen;
+	__u64 last_addr;	/* vqp_at()'s last answer, this read's */
+	struct vqp *last;
 } v;
 
 static __u64 now_ns(void)
@@ -190,14 +192,22 @@ static void take_rows(void)
 	}
 }
 
-/* the QP of an outstanding WR, by its struct ib_qp address */
+/* the QP of an outstanding WR, by its struct ib_qp address (the last
+ * one asked for kept: a QP's WRs come in runs); NULL for a QP gone or
+ * not tracked */
 static struct vqp *vqp_at(__u64 addr)
 {
 	struct vl_qp q;
+	struct vqp *w;
 
+	if (v.last && addr == v.last_addr)
+		return v.last;
 	if (bpf_map_lookup_elem(bpf_map__fd(v.obj->maps.qps), &addr, &q) || !q.tracked)
 		return NULL;
-	return vqp_of(q.dev_index, q.qpn);
+	w = vqp_of(q.dev_index, q.qpn);
+	v.last_addr = addr;
+	v.last = w;
+	return w;
 }
 
 static void outstanding(__u64 addr, __u64 ts, bool recv)
@@ -247,14 +257,9 @@ static void on_nlqp(void *ctx, const struct rdmaqp_nlqp *n)
 }
 
 /* the peers of the devices' QPs now; those of the QPs gone since the
- * read before last forgotten */
+ * dump before last forgotten */
 static void read_peers(void)
 {
-	int n = rdmaqp_nl_devices(v.nl, v.devs, MAX_DEVS);
-
-	if (n < 0)
-		return;
-	v.ndevs = n;
 	v.gen++;
 	for (int i = 0; i < v.ndevs; i++)
 		rdmaqp_nl_qps(v.nl, v.devs[i].index, on_nlqp, NULL);
@@ -323,15 +328,21 @@ static void read_qp(struct diag_table *t, struct vqp *w, __u64 now)
 void rocediag_verbs_read(struct diag_table *t)
 {
 	__u64 now;
+	int n;
 
 	if (!v.obj)
 		return;
 	v.nq = 0;
-	read_peers();
+	v.last = NULL;
+	n = rdmaqp_nl_devices(v.nl, v.devs, MAX_DEVS);
+	v.ndevs = n > 0 ? n : 0;
 	take_rows();
 	maps_for_each(v.obj->maps.pending, pending_cb, NULL);
 	maps_for_each(v.obj->maps.unsig, unsig_cb, NULL);
 	now = now_ns();
+	/* the QPs' peers, when there is a QP to find an entry for */
+	if (v.nq)
+		read_peers();
 	for (int i = 0; i < v.nq; i++) {
 		read_qp(t, &v.qps[i], now);
 		free(v.qps[i].sq);
