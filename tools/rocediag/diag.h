@@ -118,7 +118,8 @@ struct diag_verbs {
 	__u64 sq_samples;	/* of them, with success: */
 	double sq_p50_ns, sq_p99_ns;	/* their latency, all send opcodes */
 	__u64 sq_outstanding;	/* send WRs posted, not complete at the read */
-	double sq_oldest_s;	/* the oldest one's age */
+	double sq_oldest_s;	/* the oldest signaled one's age (0: none): an
+				 * unsignaled one is owed no completion */
 	__u64 rq_posted;	/* receive WRs waiting for a message */
 };
 

@@ -125,8 +125,9 @@ static void print_verbs_text(const struct diag_verbs *v)
 	if (o < sizeof(line))
 		o += snprintf(line + o, sizeof(line) - o, ", %llu send WRs outstanding",
 			      (unsigned long long)v->sq_outstanding);
-	if (v->sq_outstanding && o < sizeof(line))
-		o += snprintf(line + o, sizeof(line) - o, " (oldest %.3f s)", v->sq_oldest_s);
+	if (v->sq_oldest_s > 0 && o < sizeof(line))
+		o += snprintf(line + o, sizeof(line) - o, " (oldest signaled %.3f s)",
+			      v->sq_oldest_s);
 	for (int e = 0; e < v->nerrs && o < sizeof(line); e++)
 		o += snprintf(line + o, sizeof(line) - o, ", %llu %s",
 			      (unsigned long long)v->err[e].count, v->err[e].status);
@@ -356,7 +357,7 @@ static void json_verbs(struct json_w *w, const struct diag_qp *q)
 			json_null(w, "send_p99_us");
 		}
 		json_u64(w, "send_outstanding", v->sq_outstanding);
-		if (v->sq_outstanding)
+		if (v->sq_oldest_s > 0)
 			json_fixed(w, "send_oldest_ms", v->sq_oldest_s * 1e3, 3);
 		else
 			json_null(w, "send_oldest_ms");

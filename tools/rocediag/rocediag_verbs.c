@@ -210,7 +210,10 @@ static struct vqp *vqp_at(__u64 addr)
 	return w;
 }
 
-static void outstanding(__u64 addr, __u64 ts, bool recv)
+/* a WR outstanding: a receive, a signaled send WR (pending), or an
+ * unsignaled one, which is owed no completion of its own (an idle QP
+ * may keep its last ones for ever): only a signaled one's age counts */
+static void outstanding(__u64 addr, __u64 ts, bool recv, bool signaled)
 {
 	struct vqp *q = vqp_at(addr);
 
@@ -220,7 +223,8 @@ static void outstanding(__u64 addr, __u64 ts, bool recv)
 		q->v.rq_posted++;
 		return;
 	}
-	if (!q->v.sq_outstanding++ || ts < q->oldest)
+	q->v.sq_outstanding++;
+	if (signaled && (!q->oldest || ts < q->oldest))
 		q->oldest = ts;
 }
 
@@ -228,14 +232,14 @@ static int pending_cb(const void *key, const void *val, void *ctx)
 {
 	const struct vl_wr_key *k = key;
 
-	outstanding(k->qp, ((const struct vl_wr *)val)->ts_ns, k->dir);
+	outstanding(k->qp, ((const struct vl_wr *)val)->ts_ns, k->dir, true);
 	return 0;
 }
 
 static int unsig_cb(const void *key, const void *val, void *ctx)
 {
 	outstanding(((const struct vl_unsig_key *)key)->qp, ((const struct vl_wr *)val)->ts_ns,
-		    false);
+		    false, false);
 	return 0;
 }
 
@@ -317,7 +321,7 @@ static void read_qp(struct diag_table *t, struct vqp *w, __u64 now)
 		w->v.sq_p50_ns = llhist_quantile(w->sq->b, 0.50, 0, w->sq_max);
 		w->v.sq_p99_ns = llhist_quantile(w->sq->b, 0.99, 0, w->sq_max);
 	}
-	if (w->v.sq_outstanding)
+	if (w->oldest)
 		w->v.sq_oldest_s = now > w->oldest ? (now - w->oldest) / 1e9 : 0;
 	q = entry_of(t, w);
 	if (!q || q->nvb == DIAG_VB_SIDES)
