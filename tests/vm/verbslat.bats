@@ -192,7 +192,8 @@ total() { # total OUT NAME: a counter of the last totals line
 	[ "$(jq -s '[.[] | select(.type == "error" and .status != "IB_WC_WR_FLUSH_ERR")] | length' "$ev")" -eq 0 ]
 	# rocediag: per I/O QP, the same WRs per opcode and the same flushes
 	# as verbslat, from its intervals summed; every read's data an RDMA
-	# WRITE and a response with invalidate, every command answered
+	# WRITE after a REG_MR and a response with invalidate, every command
+	# answered
 	local qa qb op
 	qa=$(iqp "$all" rxe-a)
 	qb=$(iqp "$all" rxe-b)
@@ -203,9 +204,13 @@ total() { # total OUT NAME: a counter of the last totals line
 	for op in SEND SEND_WITH_INV RDMA_WRITE RECV; do
 		[ "$(dcount "$dg" rxe-b "$qb" $op)" -eq "$(count "$all" rxe-b $op)" ]
 	done
-	[ "$(dcount "$dg" rxe-b "$qb" RDMA_WRITE)" -eq "$READS" ]
-	[ "$(dcount "$dg" rxe-b "$qb" SEND_WITH_INV)" -eq "$READS" ]
-	[ "$(dcount "$dg" rxe-a "$qa" SEND)" -eq $((READS + $(dcount "$dg" rxe-b "$qb" SEND))) ]
+	# (from the connect on: the kernel's own reads of the new namespace too)
+	local rd
+	rd=$(dcount "$dg" rxe-b "$qb" RDMA_WRITE)
+	[ "$rd" -ge "$READS" ]
+	[ "$(dcount "$dg" rxe-b "$qb" SEND_WITH_INV)" -eq "$rd" ]
+	[ "$(dcount "$dg" rxe-a "$qa" REG_MR)" -eq "$rd" ]
+	[ "$(dcount "$dg" rxe-a "$qa" SEND)" -eq $((rd + $(dcount "$dg" rxe-b "$qb" SEND))) ]
 	[ "$(dcount "$dg" rxe-b "$qb" SEND)" -ge "$WRITES" ]
 	# the flushes at disconnect: the QPs' error evidence, not a failure
 	local fa fb
