@@ -89,7 +89,7 @@ cpu_ns() { awk '{ print $1 }' "/proc/$1/schedstat"; }
 # polls (a gap of 0.4 s apart), one count a line, the start's dump first
 bursts() {
 	awk -v pid="$1" '{
-		split($1, tp, "-"); if (tp[length(tp)] != pid) next
+		split($1, tp, "-"); if (tp[length(tp)] != pid || $0 !~ / rxe_query_qp( |$)/) next
 		for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { t = $i + 0; break }
 		if (n && t - last > 0.4) { print c; c = 0 }
 		c++; n++; last = t

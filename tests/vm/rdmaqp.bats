@@ -90,7 +90,7 @@ budget_sums() {
 # count a poll (calls 0.4 s apart or more are two polls)
 query_bursts() {
 	awk -v pid="$1" '{
-		split($1, tp, "-"); if (tp[length(tp)] != pid) next
+		split($1, tp, "-"); if (tp[length(tp)] != pid || $0 !~ / rxe_query_qp( |$)/) next
 		for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { t = $i + 0; break }
 		if (n && t - last > 0.4) { print c; c = 0 }
 		c++; n++; last = t
