@@ -49,7 +49,7 @@ rdmaqp_progs() {
 
 @test "bad arguments: one line each, exit 1" {
 	local args
-	for args in "-d" "0" "1 0x" "-e 1" "--prom /tmp/x" "--nosuch"; do
+	for args in "-d" "0" "1 0x" "-e 1" "--prom /tmp/x" "--nosuch" "--budget 0" "--budget 5x"; do
 		# shellcheck disable=SC2086 # word lists
 		run --separate-stderr "$RDMAQP" $args
 		echo "args '$args': status $status, stderr '$stderr'"
@@ -63,7 +63,7 @@ rdmaqp_progs() {
 	run "$RDMAQP" --help
 	[ "$status" -eq 0 ]
 	local o
-	for o in --device --events --kprobe --no-bpf --json --timestamp --verbose; do
+	for o in --device --events --kprobe --no-bpf --budget --json --timestamp --verbose; do
 		[[ $output == *"$o"* ]] || { echo "missing $o"; return 1; }
 	done
 }

@@ -16,6 +16,9 @@ RDMAQP="$AX_BUILD/rdmaqp"
 DIAG="$AX_BUILD/rocediag"
 RC="$AX_BUILD/vm/rc_client"
 STATE_DIR=${BATS_FILE_TMPDIR:-/tmp}
+# a tracing instance of the tests' own: rxe_query_qp counted apart from
+# rdmaqp, the global tracer untouched
+FTRACE=/sys/kernel/tracing/instances/ax_rdmaqp_test
 
 setup_file() {
 	ax_file_needs --rxe rdma ib_write_bw iptables jq pgrep promtool "$RDMAQP" "$DIAG" "$RC" || return 0
@@ -41,6 +44,10 @@ teardown() {
 	if [ -f "$STATE_DIR/iptables" ]; then
 		iptables -D INPUT -i veth-b -p udp --dport 4791 -j DROP 2>/dev/null || true
 		rm -f "$STATE_DIR/iptables"
+	fi
+	if [ -d "$FTRACE" ]; then
+		echo nop >"$FTRACE/current_tracer" || true
+		rmdir "$FTRACE" || true
 	fi
 	ax_perf_stop
 	ax_cleanup
@@ -70,18 +77,46 @@ quiet() {
 		and ([$rc[] | select(.dev == "rxe-a" and .tx.pkts_total > 0)] | length) == 4' >/dev/null
 }
 
+# budget_sums FILE TX RX: the last totals of each RC QP of rdmaqp --budget's
+# FILE sum to TX (rxe-a's send PSNs) and RX (rxe-b's receive PSNs)
+budget_sums() {
+	jq -e -s --argjson tx "$2" --argjson rx "$3" '[.[] | select(.type == "qp" and .qp_type == "RC")]
+		| ([.[] | select(.dev == "rxe-a")] | group_by(.qpn) | map(last.tx.pkts_total) | add) == $tx
+		and ([.[] | select(.dev == "rxe-b")] | group_by(.qpn) | map(last.rx.pkts_total) | add) == $rx' \
+		"$1" >/dev/null 2>&1
+}
+
+# query_bursts PID: rxe_query_qp calls of PID in the tracing instance, one
+# count a poll (calls 0.4 s apart or more are two polls)
+query_bursts() {
+	awk -v pid="$1" '{
+		split($1, tp, "-"); if (tp[length(tp)] != pid || $0 !~ / rxe_query_qp( |$)/) next
+		for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { t = $i + 0; break }
+		if (n && t - last > 0.4) { print c; c = 0 }
+		c++; n++; last = t
+	} END { if (c) print c }' "$FTRACE/trace"
+}
+
 # prom_sample FILE NAME{LABELS}: the value of that exact series
 prom_sample() {
 	awk -v s="$2" '$1 == s { print $2 }' "$1"
 }
 
-@test "ib_write_bw -q 4: per-QP packets from PSNs equal rxe's counters, owners are perftest's; --prom and the rxe table agree" {
+@test "ib_write_bw -q 4: per-QP packets from PSNs equal rxe's counters, owners are perftest's; --prom and the rxe table agree; --budget 2 within its budget (ftrace), every QP each round" {
 	local out=$BATS_TEST_TMPDIR/q.out perf=$BATS_TEST_TMPDIR/perf srv cli last
 	local sent0 rcvd0 dup0 oos0 sent rcvd dup oos ta rb pm=$BATS_TEST_TMPDIR/m/rdmaqp.prom snap
 	sent0=$(hw rxe-a sent_pkts) rcvd0=$(hw rxe-b rcvd_pkts)
 	dup0=$(hw rxe-b duplicate_request) oos0=$(hw rxe-b out_of_seq_request)
+	local bo=$BATS_TEST_TMPDIR/b.out bpid
 	mkdir -p "${pm%/*}"
+	# beside it, --budget 2: 10 QPs (8 RC, 2 GSI) are 5 polls a round
+	mkdir "$FTRACE"
+	echo rxe_query_qp >"$FTRACE/set_ftrace_filter"
+	echo function >"$FTRACE/current_tracer"
+	ax_tool_start --err RQB "$bo" 120 "" "$RDMAQP" -j --budget 2 1
+	bpid=$RQB
 	ax_tool_start --err RQ "$out" 120 Tracing "$RDMAQP" -j --prom "$pm" 1
+	ax_tool_wait --err RQB 120 Tracing
 	grep -Eq "eBPF: [45] hooks via fentry" "$out.err"
 	# one-packet writes, two outstanding per QP: few spurious retransmits
 	ax_perf_start "$perf" 90 18520 ib_write_bw -q 4 -s 1024 -t 2 -D 60
@@ -136,6 +171,33 @@ prom_sample() {
 	[ "$(prom_sample "$snap" 'agentxdp_rdmaqp_port_stats_total{dev="rxe-a",port="1",counter="sent_pkts",source="hw_counters",class="traffic"}')" = "$(hw rxe-a sent_pkts)" ]
 	[ "$(prom_sample "$snap" 'agentxdp_rdmaqp_source_up{source="pause"}')" = 0 ]
 	ax_tool_stop RQ
+	# --budget 2: within a round of the stop, its totals are rxe's too
+	ax_until 30 "--budget 2's totals to reach $ta" budget_sums "$bo" "$ta" "$rb"
+	ax_tool_stop RQB
+	echo nop >"$FTRACE/current_tracer"
+	grep "^Budget: 2 QP queries per interval" "$bo.err"
+	local bursts queried
+	bursts=$(query_bursts "$bpid")
+	queried=$(jq -s 'map(select(.type == "poll") | .queried) | add' "$bo")
+	echo "--budget 2: rxe_query_qp per poll (ftrace): ${bursts//$'\n'/ }; rdmaqp says $queried in all"
+	# the kernel's count: at most the budget each poll, and rdmaqp's own
+	[ "$(wc -l <<<"$bursts")" -ge 5 ]
+	awk '$1 > 2 { exit 1 }' <<<"$bursts"
+	[ "$(awk '{ s += $1 } END { print s }' <<<"$bursts")" -eq "$queried" ]
+	# a round of 5 once the 10 QPs were known; every QP of the full view
+	# queried every 5 polls or sooner from its first query to the end, its
+	# packets of each query summing to its total (none lost, none twice)
+	jq -e -s 'any(.[]; .type == "poll" and .bounded and .qps == 10 and .round_intervals == 5)' "$bo"
+	jq -e -s --argjson full "$(jq -s -c 'map("\(.dev)/\(.qpn)")' <<<"$last")" '
+		(map(select(.type == "poll") | .time)) as $pt
+		| [.[] | select(.type == "qp")] | group_by("\(.dev)/\(.qpn)") as $g
+		| ($g | map("\(.[0].dev)/\(.[0].qpn)") | sort) == ($full | sort)
+		and all($g[]; [.[] | select(.queried) | . as $q | $pt | index($q.time)] as $i
+			| ($i | length) >= 2 and ($pt | length) - 1 - $i[-1] < 5
+			and all(range(1; $i | length); $i[.] - $i[. - 1] <= 5))
+		and all($g[]; (map(.tx.pkts // 0) | add) == last.tx.pkts_total
+			and (map(.rx.pkts // 0) | add) == last.rx.pkts_total)
+		and all(.[] | select(.type == "qp" and (.queried | not)); .tx.pkts == null and .span_s == null)' "$bo"
 }
 
 # rocediag's first STUCK record of QP $2 on rxe-a in FILE, from rdmaqp's

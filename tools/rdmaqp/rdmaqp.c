@@ -23,6 +23,7 @@
 #include "rdmaqp.skel.h"
 #include "rdmaqp_load.h"
 #include "rdmaqp_nl.h"
+#include "rdmaqp_poll.h"
 #include "rdmaqp_port.h"
 #include "rdmaqp_prom.h"
 #include "rdmaqp_table.h"
@@ -41,7 +42,8 @@ static struct {
 	bool force_kprobe;
 	bool no_bpf;
 	const char *devname;
-} env;
+	unsigned int budget;
+} env = { .budget = RDMAQP_BUDGET_DEFAULT };
 
 const char *argp_program_version = "rdmaqp (AgentXDP) " AX_VERSION;
 static const char doc[] =
@@ -59,13 +61,20 @@ static const char doc[] =
 "events with kernel timestamps. Port counters come from\n"
 "/sys/class/infiniband/DEV/ports/N/{counters,hw_counters}.\n"
 "\n"
+"Each QP netlink reports costs the kernel a query of the QP (a firmware\n"
+"command on mlx5). --budget bounds them: up to N QPs, every QP every\n"
+"interval (one dump per device); past N, N QPs an interval, each alone,\n"
+"least recently queried first, so a round takes ceil(QPs / N) intervals.\n"
+"A QP not queried in an interval shows no packets for it (\"-\", JSON\n"
+"null); the next query's counts cover its whole span (SPAN, span_s).\n"
+"\n"
 "EXAMPLES:\n"
 "    rdmaqp 1             # table every second until Ctrl-C\n"
 "    rdmaqp -d mlx5_0 5 3 # device mlx5_0, three tables 5 seconds apart\n"
 "    rdmaqp -e            # QP created, modified, destroyed, to ERR, async\n"
 "    rdmaqp -j 1          # JSON lines: one per QP and one per port";
 
-enum { OPT_KPROBE = 0x2000, OPT_NO_BPF };
+enum { OPT_KPROBE = 0x2000, OPT_NO_BPF, OPT_BUDGET };
 
 static const struct argp_option opts[] = {
 	{ "device", 'd', "DEVICE", 0, "Only this RDMA device (as `rdma dev` names it)", 0 },
@@ -74,6 +83,8 @@ static const struct argp_option opts[] = {
 	{ "kprobe", OPT_KPROBE, NULL, 0, "Use kprobes even where fentry is allowed", 0 },
 	{ "no-bpf", OPT_NO_BPF, NULL, 0, "Poll netlink and sysfs only: no owners at "
 	  "creation, no control-path events", 0 },
+	{ "budget", OPT_BUDGET, "N", 0, "Query at most N QPs an interval, in rounds "
+	  "(default 256)", 0 },
 	{},
 };
 
@@ -95,6 +106,18 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_NO_BPF:
 		env.no_bpf = true;
 		break;
+	case OPT_BUDGET: {
+		char *end;
+		unsigned long v;
+
+		errno = 0;
+		v = strtoul(arg, &end, 10);
+		if (errno || end == arg || *end || arg[0] == '-' || !v || v > 1000000)
+			argp_error(state, "--budget: QP queries per interval, 1 to 1000000, not '%s'",
+				   arg);
+		env.budget = v;
+		break;
+	}
 	case ARGP_KEY_END:
 		cli_check_events(state, &env.cli, env.events, false);
 		break;
@@ -116,6 +139,8 @@ struct run {
 	struct rdmaqp_port ports[MAX_PORTS];
 	int nports;
 	struct rdmaqp_table qps;
+	struct rdmaqp_poll poll;
+	__u64 lost;		/* eBPF events lost, at the last poll */
 	struct btf_enum_names *states, *types, *events;
 	struct prom_cap prom_qps;	/* --prom's per-QP cap */
 	const char *no_bpf;	/* why there is no eBPF, NULL with it */
@@ -318,14 +343,11 @@ static int handle_event(void *ctx, void *data, size_t len)
 	return 0;
 }
 
-static void on_qp(void *ctx, const struct rdmaqp_nlqp *q)
+static void on_qp(void *ctx, struct rdmaqp_row *row, __u8 old)
 {
 	struct run *r = ctx;
-	struct rdmaqp_row *row;
-	__u8 old;
 
-	row = rdmaqp_sample(&r->qps, q, &old);
-	if (row && env.events && old != RDMAQP_STATE_UNKNOWN && old != row->state)
+	if (env.events && old != RDMAQP_STATE_UNKNOWN && old != row->state)
 		state_event(r, row, old);
 }
 
@@ -345,10 +367,13 @@ static struct rdmaqp_port *port_of(struct run *r, const char *dev, __u32 port)
 	return p;
 }
 
-/* one poll: events first (the PSNs a modify set), then the devices, each
- * one's QPs and ports; 0 or -errno of netlink */
+static __u64 events_lost(void *ctx);
+
+/* one poll: events first (the PSNs a modify set), then the QPs within the
+ * budget (rdmaqp_poll.c), then each device's ports; 0 or -errno of netlink */
 static int poll_all(struct run *r)
 {
+	__u64 lost = events_lost(r);
 	double now;
 	int n, e;
 
@@ -361,16 +386,17 @@ static int poll_all(struct run *r)
 	now = mono_now();
 	r->elapsed = r->last_poll ? now - r->last_poll : 0;
 	r->last_poll = now;
-	rdmaqp_table_begin(&r->qps);
+	/* an event lost may be a QP created or destroyed: a dump again */
+	r->poll.resync |= lost != r->lost;
+	r->lost = lost;
+	e = rdmaqp_poll_qps(&r->poll, r->nl, &r->qps, r->devs, r->ndevs, now, on_qp, r);
+	if (e)
+		return e;
 	for (int i = 0; i < r->ndevs; i++) {
 		const struct rdmaqp_dev *d = &r->devs[i];
 
 		if (!dev_selected_name(d->name))
 			continue;
-		e = rdmaqp_nl_qps(r->nl, d->index, on_qp, r);
-		if (e)
-			return e;
-		rdmaqp_table_forget(&r->qps, d->index);
 		for (__u32 p = 1; p <= d->nports; p++) {
 			struct rdmaqp_port *pt = port_of(r, d->name, p);
 
@@ -444,25 +470,53 @@ static void print_pauses(const struct run *r)
 	}
 }
 
-static void print_table(const struct run *r)
+/* a QP's packets of the interval: counted when it was queried, "-" when
+ * the budget left it for a later interval (no zero that is not one) */
+static const char *pkts_str(const struct rdmaqp_row *q, __u64 v, char *buf, int len)
 {
-	char b1[32], b2[32], b3[16];
+	if (!q->in_dump)
+		return "-";
+	snprintf(buf, len, "%llu", (unsigned long long)v);
+	return buf;
+}
 
-	cli_print_timestamp_line(&env.cli, stdout);
-	printf("%-10s %-8s %-8s %-4s %-5s %-5s %10s %10s %-7s %s\n", "DEV", "QPN", "PEER", "PORT",
-	       "TYPE", "STATE", "TX_PKTS", "RX_PKTS", "PID", "COMM");
+/* the seconds a queried QP's counts cover */
+static const char *span_str(const struct rdmaqp_row *q, char *buf, int len)
+{
+	if (!q->in_dump)
+		return "-";
+	snprintf(buf, len, "%.1f", q->span);
+	return buf;
+}
+
+static void print_qps(const struct run *r)
+{
+	char b1[32], b2[32], b3[16], t[24], x[24], s[16];
+
+	printf("%-10s %-8s %-8s %-4s %-5s %-5s %9s %9s %5s %-7s %s\n", "DEV", "QPN", "PEER", "PORT",
+	       "TYPE", "STATE", "TX_PKTS", "RX_PKTS", "SPAN", "PID", "COMM");
 	for (int i = 0; i < r->qps.n; i++) {
 		const struct rdmaqp_row *q = &r->qps.rows[i];
 
 		if (!q->sampled)
 			continue;
-		printf("%-10.10s %-8u %-8s %-4u %-5.5s %-5s %10llu %10llu %-7u %s\n",
+		printf("%-10.10s %-8u %-8s %-4u %-5.5s %-5s %9s %9s %5s %-7u %s\n",
 		       dev_name(r, q->key.dev_index), q->key.qpn, peer_str(q, b3, sizeof(b3)),
 		       q->nl.port, type_str(r, q->nl.type, b1, 32),
-		       state_str(r, q->state, b2, 32), (unsigned long long)q->tx.interval,
-		       (unsigned long long)q->rx.interval,
+		       state_str(r, q->state, b2, 32), pkts_str(q, q->tx.interval, t, sizeof(t)),
+		       pkts_str(q, q->rx.interval, x, sizeof(x)), span_str(q, s, sizeof(s)),
 		       q->nl.has_pid ? q->nl.pid : q->owner_pid, owner_comm(q));
 	}
+	if (r->poll.bounded)
+		printf("queried %u of %u QPs (--budget %u: each every %u intervals); \"-\": not "
+		       "this interval\n", r->poll.queried, r->poll.known, r->poll.budget,
+		       r->poll.round);
+}
+
+static void print_table(const struct run *r)
+{
+	cli_print_timestamp_line(&env.cli, stdout);
+	print_qps(r);
 	printf("\n%-10s %-4s %-32s %12s %14s  %s\n", "DEV", "PORT", "COUNTER", "RATE/s", "TOTAL",
 	       "MEANING");
 	for (int i = 0; i < r->nports; i++) {
@@ -488,14 +542,17 @@ static void print_table(const struct run *r)
 static const char *const base_names[] = { "none", "sample", "modify" };
 
 static void json_psn(struct json_w *w, const char *key, const struct rdmaqp_psn *p,
-		     bool has, __u32 psn)
+		     bool has, __u32 psn, bool queried)
 {
 	json_obj_open(w, key);
 	if (has)
 		json_u64(w, "psn", psn);
 	else
 		json_null(w, "psn");
-	json_u64(w, "pkts", p->interval);
+	if (queried)
+		json_u64(w, "pkts", p->interval);
+	else
+		json_null(w, "pkts");
 	json_u64(w, "pkts_total", p->total);
 	json_str(w, "counted_from", base_names[p->base]);
 	json_obj_close(w);
@@ -519,8 +576,14 @@ static void json_qp(const struct run *r, const struct rdmaqp_row *q, double now)
 		json_null(&w, "peer_qpn");
 	json_str(&w, "qp_type", type_str(r, q->nl.type, b1, sizeof(b1)));
 	json_str(&w, "state", state_str(r, q->state, b1, sizeof(b1)));
-	json_psn(&w, "tx", &q->tx, q->nl.has_sq_psn, q->nl.sq_psn);
-	json_psn(&w, "rx", &q->rx, q->nl.has_rq_psn, q->nl.rq_psn);
+	json_bool(&w, "queried", q->in_dump);
+	if (q->in_dump)
+		json_f64(&w, "span_s", q->span);
+	else
+		json_null(&w, "span_s");
+	json_f64(&w, "age_s", r->last_poll - q->queried_at);
+	json_psn(&w, "tx", &q->tx, q->nl.has_sq_psn, q->nl.sq_psn, q->in_dump);
+	json_psn(&w, "rx", &q->rx, q->nl.has_rq_psn, q->nl.rq_psn, q->in_dump);
 	if (q->nl.has_pid)
 		json_u64(&w, "pid", q->nl.pid);
 	else
@@ -606,6 +669,23 @@ static void json_port(const struct run *r, const struct rdmaqp_port *p, double n
 	json_end(&w);
 }
 
+/* the poll of the interval: what the budget allowed and what it did */
+static void json_poll(const struct run *r, double now)
+{
+	struct json_w w;
+
+	json_begin(&w, stdout);
+	json_str(&w, "type", "poll");
+	json_time(&w, now);
+	json_u64(&w, "budget", r->poll.budget);
+	json_u64(&w, "qps", r->poll.known);
+	json_u64(&w, "queried", r->poll.queried);
+	json_u64(&w, "dumps", r->poll.dumps);
+	json_u64(&w, "round_intervals", r->poll.round);
+	json_bool(&w, "bounded", r->poll.bounded);
+	json_end(&w);
+}
+
 static const char *state_cb(const void *ctx, __u8 st, char *buf, int len)
 {
 	return state_str(ctx, st, buf, len);
@@ -617,7 +697,7 @@ static void write_prom(struct run *r)
 		.path = env.cli.prom_path, .qps = &r->qps, .ports = r->ports,
 		.nports = r->nports, .devs = r->devs, .ndevs = r->ndevs,
 		.state_name = state_cb, .ctx = r, .bpf = r->obj != NULL, .bpf_off = env.no_bpf,
-		.no_bpf = r->no_bpf,
+		.no_bpf = r->no_bpf, .poll = &r->poll, .now = r->last_poll,
 	};
 	int err = rdmaqp_prom_write(&r->prom_qps, &in);
 
@@ -648,6 +728,7 @@ static void report(void *ctx)
 	if (!env.cli.json) {
 		print_table(r);
 	} else {
+		json_poll(r, now);
 		for (int i = 0; i < r->qps.n; i++)
 			if (r->qps.rows[i].sampled)
 				json_qp(r, &r->qps.rows[i], now);
@@ -729,8 +810,12 @@ static const char *attach_bpf(struct run *r, char *mode, int len)
 	return mode;
 }
 
-static int run(struct run *r)
+static void print_budget(const struct run *r, FILE *f);
+
+static int run(struct run *r, const char *how)
 {
+	FILE *banner = env.cli.json ? stderr : stdout;	/* stdout: pure JSON lines */
+
 	struct loop lp = { .ctx = r, .report = report, .events_lost = events_lost };
 
 	if (env.cli.prom_path)
@@ -739,11 +824,6 @@ static int run(struct run *r)
 	if (env.events) {
 		lp.report = NULL;
 		lp.tick = tick;
-		if (!env.cli.json) {
-			cli_print_time_header(&env.cli, stdout);
-			printf("%-10s %-8s %-8s %s\n", "DEV", "QPN", "EVENT", "DETAIL");
-			fflush(stdout);
-		}
 	}
 	if (r->obj) {
 		r->rb = loop_add_events(&lp, r->obj->maps.events, handle_event, r, NULL);
@@ -753,7 +833,38 @@ static int run(struct run *r)
 	/* the first sample: what the first interval counts from */
 	if (poll_all(r))
 		cli_err("RDMA netlink: first poll failed");
+	fprintf(banner, "Tracing RDMA queue pairs of %s (netlink every %ds; %s)... Hit Ctrl-C "
+		"to end.\n", env.devname ? env.devname : "every device",
+		env.cli.interval ? env.cli.interval : 1, how);
+	print_budget(r, banner);
+	fflush(banner);
+	if (env.events && !env.cli.json) {
+		cli_print_time_header(&env.cli, stdout);
+		printf("%-10s %-8s %-8s %s\n", "DEV", "QPN", "EVENT", "DETAIL");
+		fflush(stdout);
+	}
 	return loop_run(&lp, &env.cli) ? 1 : 0;
+}
+
+/* the banner's second line: the budget and what it means at this count */
+static void print_budget(const struct run *r, FILE *f)
+{
+	const struct rdmaqp_poll *p = &r->poll;
+
+	if (!p->bounded) {
+		fprintf(f, "Budget: %u QP queries per interval (--budget); %u QPs: every QP "
+			"every interval, one dump per device.\n", p->budget, p->known);
+		return;
+	}
+	fprintf(f, "Budget: %u QP queries per interval (--budget); %u QPs: each queried alone, "
+		"a round every %u intervals; ", p->budget, p->known, p->round);
+	if (p->bpf)
+		fprintf(f, "QPs from one dump at start (%u queries) and eBPF's create and "
+			"destroy (a dump again if events are lost).\n", p->queried);
+	else
+		fprintf(f, "QPs from a dump at start (%u queries) and again (one query per QP) "
+			"when a device's QP count changes, at most once a round (no eBPF).\n",
+			p->queried);
 }
 
 int main(int argc, char **argv)
@@ -768,16 +879,14 @@ int main(int argc, char **argv)
 	cli_setup(&env.cli, env.no_bpf ? 0 : CLI_CAP_BPF | CLI_CAP_PERFMON);
 	find_devices(&r);
 	how = attach_bpf(&r, mode, sizeof(mode));
-	/* on stderr with -j, so stdout stays pure JSON lines */
-	fprintf(env.cli.json ? stderr : stdout,
-		"Tracing RDMA queue pairs of %s (netlink every %ds; %s)... Hit Ctrl-C to end.\n",
-		env.devname ? env.devname : "every device", env.cli.interval ? env.cli.interval : 1,
-		how);
-	fflush(stdout);
-	ret = run(&r);
+	r.poll.budget = env.budget;
+	r.poll.bpf = r.obj != NULL;
+	r.poll.only_dev = env.devname;
+	ret = run(&r, how);
 	rdmaqp_bpf__destroy(r.obj);
 	rdmaqp_nl_close(r.nl);
 	rdmaqp_table_free(&r.qps);
+	rdmaqp_poll_free(&r.poll);
 	for (int i = 0; i < r.nports; i++)
 		rdmaqp_port_free(&r.ports[i]);
 	btf_enum_free(r.states);

@@ -33,6 +33,19 @@ struct rdmaqp_nlqp {
 	char kern_name[RDMAQP_COMM];
 };
 
+/* a device's QP count (RES_GET summary: restrack's count, no query) */
+struct rdmaqp_qpcount {
+	__u32 dev_index;
+	__u64 qps;
+};
+
+/* a QP to query alone: device, port (the doit needs it) and restrack id */
+struct rdmaqp_qpreq {
+	__u32 dev_index;
+	__u32 port;
+	__u32 id;		/* the QPN; SMI/GSI: QPN | port << 24 */
+};
+
 /* a NETLINK_RDMA socket; NULL with errno set */
 struct mnl_socket *rdmaqp_nl_open(void);
 void rdmaqp_nl_close(struct mnl_socket *nl);
@@ -42,5 +55,15 @@ int rdmaqp_nl_devices(struct mnl_socket *nl, struct rdmaqp_dev *devs, int max);
  * for each; 0 or -errno */
 int rdmaqp_nl_qps(struct mnl_socket *nl, __u32 dev_index,
 		  void (*fn)(void *ctx, const struct rdmaqp_nlqp *qp), void *ctx);
+
+/* the QP count of every device (RDMA_NLDEV_CMD_RES_GET dump), at most
+ * max: how many devices, or -errno */
+int rdmaqp_nl_counts(struct mnl_socket *nl, struct rdmaqp_qpcount *out, int max);
+/* the n QPs of req one by one (RDMA_NLDEV_CMD_RES_QP_GET doit, in batches):
+ * fn for each answered, err[i] 0 or its -errno (-ENOENT: gone); 0 or the
+ * -errno of the socket */
+int rdmaqp_nl_qp_get(struct mnl_socket *nl, const struct rdmaqp_qpreq *req, int *err,
+		     unsigned int n, void (*fn)(void *ctx, const struct rdmaqp_nlqp *qp),
+		     void *ctx);
 
 #endif

@@ -13,6 +13,11 @@
 #define P_TX "agentxdp_rdmaqp_qp_tx_packets_total"
 #define P_RX "agentxdp_rdmaqp_qp_rx_packets_total"
 #define P_STATE "agentxdp_rdmaqp_qp_state"
+#define P_AGE "agentxdp_rdmaqp_qp_query_age_seconds"
+#define P_BUDGET "agentxdp_rdmaqp_poll_budget"
+#define P_KNOWN "agentxdp_rdmaqp_poll_qps"
+#define P_ROUND "agentxdp_rdmaqp_poll_round_intervals"
+#define P_QUERIES "agentxdp_rdmaqp_poll_qp_queries_total"
 
 /* every port counter: resources (bnxt_re's active_qps) as gauges, the
  * rest as counters; gauge: the gauge family, else the counter one */
@@ -184,12 +189,12 @@ static void qp_families(struct prom_file *pf, const struct qp_series *s,
 	char st[32];
 
 	prom_family(pf, P_TX, PROM_COUNTER, "Packets a QP sent: its send PSN's advance "
-		    "(24-bit), see rdmaqp(8)");
+		    "(24-bit) up to its last query, see rdmaqp(8)");
 	f.values = s->tx;
 	f.base = s->base_tx;
 	prom_counters_fold(pf, P_TX, &f);
 	prom_family(pf, P_RX, PROM_COUNTER, "Packets a QP received: its receive PSN's advance "
-		    "(24-bit), see rdmaqp(8)");
+		    "(24-bit) up to its last query, see rdmaqp(8)");
 	f.values = s->rx;
 	f.base = s->base_rx;
 	prom_counters_fold(pf, P_RX, &f);
@@ -211,6 +216,33 @@ static void qp_families(struct prom_file *pf, const struct qp_series *s,
 		}
 		j++;
 	}
+	prom_family(pf, P_AGE, PROM_GAUGE, "Seconds since a QP's PSNs and state were read "
+		    "(past --budget QPs are read in rounds; QPs with series of their own)");
+	for (size_t i = 0, j = 0; i < (size_t)in->qps->n; i++) {
+		const struct rdmaqp_row *q = &in->qps->rows[i];
+
+		if (!q->sampled)
+			continue;
+		if (s->own[j])
+			prom_gauge(pf, P_AGE, &s->lab[2 * j], 2, in->now - q->queried_at);
+		j++;
+	}
+}
+
+/* the budget, and what the last poll did with it */
+static void poll_families(struct prom_file *pf, const struct rdmaqp_poll *p)
+{
+	prom_family(pf, P_BUDGET, PROM_GAUGE, "QP queries (one each in the kernel: "
+		    "ib_query_qp, a firmware command on mlx5) rdmaqp makes per interval at most");
+	prom_gauge(pf, P_BUDGET, NULL, 0, p->budget);
+	prom_family(pf, P_KNOWN, PROM_GAUGE, "QPs rdmaqp polls (the selected devices')");
+	prom_gauge(pf, P_KNOWN, NULL, 0, p->known);
+	prom_family(pf, P_ROUND, PROM_GAUGE, "Intervals a round of queries of every QP takes "
+		    "(1 within the budget)");
+	prom_gauge(pf, P_ROUND, NULL, 0, p->round);
+	prom_family(pf, P_QUERIES, PROM_COUNTER, "QP queries rdmaqp made (dump entries and "
+		    "single queries)");
+	prom_counter(pf, P_QUERIES, NULL, 0, p->queries_total);
 }
 
 static void sources(struct prom_file *pf, const struct rdmaqp_prom_in *in)
@@ -263,6 +295,8 @@ int rdmaqp_prom_write(struct prom_cap *cap, const struct rdmaqp_prom_in *in)
 	}
 	rdmaqp_prom_ports(&pf, in->ports, in->nports);
 	qp_families(&pf, &s, in);
+	if (in->poll)
+		poll_families(&pf, in->poll);
 	sources(&pf, in);
 	qp_free(&s);
 	return prom_commit(&pf);

@@ -14,6 +14,7 @@
 #include <linux/types.h>
 #include "lib/prom.h"
 #include "rdmaqp_nl.h"
+#include "rdmaqp_poll.h"
 #include "rdmaqp_port.h"
 #include "rdmaqp_table.h"
 
@@ -32,6 +33,8 @@ struct rdmaqp_prom_in {
 	bool bpf;		/* the control-path hooks are attached */
 	bool bpf_off;		/* --no-bpf */
 	const char *no_bpf;	/* why not, when not */
+	const struct rdmaqp_poll *poll;	/* the budget and the last poll */
+	double now;		/* CLOCK_MONOTONIC seconds of the last poll */
 };
 
 /* the per-port and per-netdev families (counters, resources, pause

@@ -12,13 +12,42 @@
 #define QPS_RTS 3
 #define QPS_ERR 6
 
+static int key_cmp(const struct rdmaqp_key *a, const struct rdmaqp_key *b)
+{
+	if (a->dev_index != b->dev_index)
+		return a->dev_index < b->dev_index ? -1 : 1;
+	return a->qpn < b->qpn ? -1 : a->qpn > b->qpn;
+}
+
+/* the index of k's row, or where it would go */
+static int row_at(const struct rdmaqp_table *t, const struct rdmaqp_key *k, bool *found)
+{
+	int lo = 0, hi = t->n;
+
+	while (lo < hi) {
+		int mid = (lo + hi) / 2, c = key_cmp(&t->rows[mid].key, k);
+
+		if (!c) {
+			*found = true;
+			return mid;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*found = false;
+	return lo;
+}
+
 struct rdmaqp_row *rdmaqp_row(struct rdmaqp_table *t, const struct rdmaqp_key *k)
 {
 	struct rdmaqp_row *r;
+	bool found;
+	int at = row_at(t, k, &found);
 
-	for (int i = 0; i < t->n; i++)
-		if (t->rows[i].key.dev_index == k->dev_index && t->rows[i].key.qpn == k->qpn)
-			return &t->rows[i];
+	if (found)
+		return &t->rows[at];
 	if (t->n == t->cap) {
 		int cap = t->cap ? 2 * t->cap : 64;
 
@@ -28,7 +57,9 @@ struct rdmaqp_row *rdmaqp_row(struct rdmaqp_table *t, const struct rdmaqp_key *k
 		t->rows = r;
 		t->cap = cap;
 	}
-	r = &t->rows[t->n++];
+	memmove(&t->rows[at + 1], &t->rows[at], (t->n - at) * sizeof(*r));
+	t->n++;
+	r = &t->rows[at];
 	memset(r, 0, sizeof(*r));
 	r->key = *k;
 	r->state = RDMAQP_STATE_UNKNOWN;
@@ -141,8 +172,10 @@ struct rdmaqp_row *rdmaqp_apply(struct rdmaqp_table *t, const struct rdmaqp_even
 		r->destroyed = false;
 		r->created = true;
 		r->owner_pid = e->pid;
+		r->nl.type = e->qp_type;	/* until a query says */
 		r->cgroup_id = e->cgroup_id;
 		r->created_ns = e->ts_ns;
+		r->since = e->ts_ns / 1e9;	/* bpf_ktime_get_ns: CLOCK_MONOTONIC */
 		memcpy(r->owner_comm, e->user ? e->comm : e->kern_name, RDMAQP_COMM);
 		r->state = 0;
 		break;
@@ -151,6 +184,11 @@ struct rdmaqp_row *rdmaqp_apply(struct rdmaqp_table *t, const struct rdmaqp_even
 			psn_set(&r->tx, e->sq_psn);
 		if (e->mask & RDMAQP_ATTR_RQ_PSN)
 			psn_set(&r->rx, e->rq_psn);
+		if (e->mask & (RDMAQP_ATTR_SQ_PSN | RDMAQP_ATTR_RQ_PSN))
+			r->since = e->ts_ns / 1e9;
+		/* a QP is queried alone on its port (rdmaqp_poll.c) */
+		if ((e->mask & RDMAQP_ATTR_PORT) && e->port)
+			r->nl.port = e->port;
 		if (e->mask & RDMAQP_ATTR_STATE)
 			r->state = e->new_state;
 		break;
@@ -198,6 +236,18 @@ void rdmaqp_table_forget(struct rdmaqp_table *t, __u32 dev_index)
 		t->rows[j++] = *r;
 	}
 	t->n = j;
+}
+
+void rdmaqp_table_drop(struct rdmaqp_table *t, const struct rdmaqp_key *k)
+{
+	bool found;
+	int at = row_at(t, k, &found);
+
+	if (!found)
+		return;
+	add_gone(t, &t->rows[at]);
+	memmove(&t->rows[at], &t->rows[at + 1], (t->n - at - 1) * sizeof(t->rows[0]));
+	t->n--;
 }
 
 void rdmaqp_table_free(struct rdmaqp_table *t)

@@ -31,10 +31,15 @@ struct rdmaqp_row {
 	struct rdmaqp_key key;
 	struct rdmaqp_nlqp nl;	/* last sample */
 	bool sampled;		/* nl is set */
-	bool in_dump;		/* in the latest dump */
+	bool in_dump;		/* queried by the latest poll (its dump, or alone) */
 	bool destroyed;		/* destroy event seen */
 	struct rdmaqp_psn tx, rx;	/* send PSN (sq), receive PSN (rq) */
 	__u8 state;		/* last state known, either source */
+	/* CLOCK_MONOTONIC seconds: since, what the PSN counts run from (the
+	 * last query, or the create or modify that set a base); span, the
+	 * seconds the latest query's counts (tx/rx.interval) cover */
+	double since, span;
+	double queried_at;	/* the last query (0: never), the round's order */
 	/* owner at creation (eBPF) */
 	bool created;
 	__u32 owner_pid;
@@ -63,7 +68,9 @@ struct rdmaqp_table {
 /* the gone totals of dev_index (made when new); NULL: too many devices */
 struct rdmaqp_gone *rdmaqp_gone_of(struct rdmaqp_table *t, __u32 dev_index);
 
-/* the row of key, made (zeroed, state unknown) when new; NULL: no memory */
+/* the row of key, made (zeroed, state unknown) when new; NULL: no memory.
+ * Rows are kept in key order (a binary search): a pointer to one holds
+ * until the next row is made or forgotten */
 struct rdmaqp_row *rdmaqp_row(struct rdmaqp_table *t, const struct rdmaqp_key *k);
 /* a netlink sample of a QP: packets since the last one into its row;
  * returns the row, and *old_state the state before it */
@@ -75,6 +82,9 @@ struct rdmaqp_row *rdmaqp_apply(struct rdmaqp_table *t, const struct rdmaqp_even
 void rdmaqp_table_begin(struct rdmaqp_table *t);
 /* after a poll: rows of dev_index that were not in its dump are gone */
 void rdmaqp_table_forget(struct rdmaqp_table *t, __u32 dev_index);
+/* a QP netlink says is gone (a query's ENOENT): its packets into its
+ * device's gone totals, its row away */
+void rdmaqp_table_drop(struct rdmaqp_table *t, const struct rdmaqp_key *k);
 void rdmaqp_table_free(struct rdmaqp_table *t);
 
 #endif
