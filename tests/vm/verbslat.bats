@@ -53,10 +53,12 @@ ctrl() {
 	return 0
 }
 
+# every controller of our subsystem deleted (a test may connect twice)
 disconnect() {
 	local c
-	c=$(ctrl)
-	[ -z "$c" ] || echo 1 >"/sys/class/nvme/$c/delete_controller"
+	for c in /sys/class/nvme/nvme*; do
+		[ "$(cat "$c/subsysnqn" 2>/dev/null)" != "$NQN" ] || echo 1 >"$c/delete_controller"
+	done
 }
 
 teardown_file() {
@@ -79,9 +81,10 @@ teardown() {
 	ax_cleanup
 }
 
-# one I/O queue, so the I/O QP is the second QP of each side
+# one I/O queue, so the I/O QP is the second QP of each side; OPTS: more
+# options of the connection
 connect() {
-	echo "transport=rdma,traddr=10.10.0.2,trsvcid=4420,nqn=$NQN,host_traddr=10.10.0.1,nr_io_queues=1" \
+	echo "transport=rdma,traddr=10.10.0.2,trsvcid=4420,nqn=$NQN,host_traddr=10.10.0.1,nr_io_queues=1${1:+,$1}" \
 		>/dev/nvme-fabrics
 	local end=$((SECONDS + 30)) c
 	while [ "$SECONDS" -le "$end" ]; do
@@ -169,4 +172,112 @@ total() { # total OUT NAME: a counter of the last totals line
 	[ "$output" = "verbslat: no RDMA device no-such-dev" ]
 	run -1 "$VL" -Q 0x1000000
 	[ "$output" = "verbslat: invalid QP number: 0x1000000 (0-16777215)" ]
+}
+
+INJ="$AX_BUILD/roceinject"
+HOLD="$AX_ROOT/tests/lib/pcap_hold.py"
+DELAY_US=2000
+# how far verbslat's added p50 may be from the hold roceinject made, in
+# us: see the test's comment
+DELAY_SLACK_US=200
+
+# the multipath block device of our two controllers (nvmeNn1), once both
+# its paths are optimized (round-robin takes only those), else fails
+two_paths() {
+	local m p n
+	for m in /sys/block/nvme*n1/multipath; do
+		n=0
+		for p in "$m"/*; do
+			[ "$(<"$p/ana_state")" = optimized ] && n=$((n + 1))
+		done 2>/dev/null
+		[ "$n" -eq 2 ] || continue
+		m=${m%/multipath}
+		echo "${m##*/}"
+		return 0
+	done
+	return 1
+}
+
+# vl_pair OUT DEV OPCODE QPN: "P50_US COUNT P50_US COUNT" of DEV's
+# successful OPCODE completions on QP QPN, then on the busiest other QP
+vl_pair() {
+	jq -r -s --arg d "$2" --arg o "$3" --argjson q "$4" '[.[] | select(.type == "wr"
+		and .dev == $d and .opcode == $o and .status == "IB_WC_SUCCESS")] as $r
+		| ($r | map(select(.qpn == $q)) | first) as $b
+		| ($r | map(select(.qpn != $q)) | max_by(.count)) as $a
+		| "\($b.lat_us.p50) \($b.count) \($a.lat_us.p50) \($a.count)"' "$1"
+}
+
+no_ctrl() { [ -z "$(ctrl)" ]; }
+
+# Ground truth: the hold roceinject made, measured where it makes it
+# (each delayed packet's time at tc egress, its "inject" line, and as it
+# leaves veth-a's fq, a capture of veth-a's egress: tests/lib/pcap_hold.py;
+# TCG's emulated timers let fq release a packet late, so the hold is 2 ms
+# and a little more). Two controllers of one host on the subsystem are
+# two paths of one multipath device; round-robin alternates dd's reads
+# (queue depth 1) between their I/O QPs, so both see the same emulation
+# at the same moments and the base latency's drift under TCG (hundreds of
+# us between runs) cancels: roceinject delays only the commands sent to
+# the target's QP of the second controller. The host's SEND of a command
+# completes at its ACK, so each one of that QP takes the hold longer than
+# the other QP's. The target's responses on that QP pair are the control:
+# their ACKs are not requests, not delayed.
+@test "roceinject delays one NVMe-oF queue's commands 2 ms: that QP's SEND p50 moves by the hold made, the other queue's and the target's responses do not" {
+	local vl=$BATS_TEST_TMPDIR/delay.json inj=$BATS_TEST_TMPDIR/inj.json cap=$BATS_TEST_TMPDIR/cmd.pcap
+	local t0=$SECONDS head hq tq capture
+	connect
+	connect duplicate_connect
+	ax_until 30 "two optimized paths" two_paths
+	head=$(two_paths)
+	local s
+	for s in /sys/class/nvme-subsystem/nvme-subsys*; do
+		[ "$(<"$s/subsysnqn")" != "$NQN" ] || echo round-robin >"$s/iopolicy"
+	done
+	# the second controller's I/O QP: rxe-a's last RC QP made; its peer
+	read -r hq tq < <(rdma -j res show qp link rxe-a/1 |
+		jq -r -s 'flatten | map(select(.type == "RC")) | max_by(.lqpn) | "\(.lqpn) \(.rqpn)"')
+	ax_tool_start --err VLD "$vl" 120 '' "$VL" -j
+	ax_tool_start --err INJD "$inj" 120 '' "$INJ" -i veth-a --delay ${DELAY_US}us -Q "$tq" \
+		--class requests -e -j
+	ax_bg tcpdump -i veth-a -Q out -n -U -w "$cap" \
+		"src host 10.10.0.1 and udp dst port 4791 and (udp[12:4] & 0xffffff) = $tq" 2>"$cap.err"
+	capture=$AX_LAST_PID
+	ax_tool_wait --err VLD 120 Tracing
+	ax_tool_wait --err INJD 120 '^Injecting'
+	ax_capture_ready "$capture" "$cap.err" 60
+	dd if="/dev/$head" of=/dev/null bs=4k count=$((2 * READS)) iflag=direct status=none
+	ax_capture_stop "$capture" "$cap.err"
+	ax_tool_stop INJD
+	ax_tool_stop VLD
+	disconnect
+	python3 "$HOLD" "$cap" "$inj" >"$cap.hold"
+	local hold pb nb pa na tpb tnb tpa tna n made
+	hold=$(grep "\"dqpn\": $tq," "$cap.hold")
+	read -r pb nb pa na < <(vl_pair "$vl" rxe-a SEND "$hq")
+	read -r tpb tnb tpa tna < <(vl_pair "$vl" rxe-b SEND_WITH_INV "$tq")
+	read -r n made < <(jq -r '"\(.paired) \(.median_us)"' <<<"$hold")
+	echo "delayed QP $hq -> $tq, hold $hold; host SEND p50 $pb us (n $nb) vs $pa us (n $na);" \
+		"target SEND_WITH_INV p50 $tpb us (n $tnb) vs $tpa us (n $tna)" >&3
+	# the I/O QPs: each took one read in two, exactly, on both sides
+	[ "$nb $na $tnb $tna" = "$READS $READS $READS $READS" ]
+	# every command to that QP delayed, each seen leaving (a retransmission
+	# counts as its own packet), and roceinject's own count the same
+	[ "$(jq -r '"\(.in) \(.out)"' <<<"$hold")" = "$n $n" ]
+	[ "$n" -ge "$READS" ]
+	[ "$(jq -r -s --argjson q "$tq" '[.[] | select(.type == "qp" and .dqpn == $q)] | last | .delay' "$inj")" -eq "$n" ]
+	# the hold made: the delay asked and at most 1 ms of emulation more
+	awk -v h="$made" -v d=$DELAY_US 'BEGIN { exit !(h >= d * 0.99 && h <= d + 1000) }'
+	# verbslat: the delayed QP's SEND p50 above the other's by the hold
+	# made; the target's responses on the two QP pairs alike
+	local verdict
+	verdict=$(awk -v a="$pa" -v b="$pb" -v h="$made" -v s=$DELAY_SLACK_US -v x="$tpa" -v y="$tpb" 'BEGIN {
+		d = b - a - h; if (d < 0) d = -d
+		e = y - x; if (e < 0) e = -e
+		printf "added %.1f us for a hold of %.1f us, target responses %.1f us apart: %s\n",
+			b - a, h, e, d <= s && e <= s ? "ok" : "out of bounds" }')
+	echo "$verdict" >&3
+	[[ $verdict == *": ok" ]]
+	ax_until 30 "the controllers gone" no_ctrl
+	echo "guest seconds: $((SECONDS - t0))" >&3
 }
