@@ -69,6 +69,7 @@ teardown_file() {
 	echo 0 >"$CFG/subsystems/$NQN/namespaces/1/enable" 2>/dev/null || true
 	rmdir "$CFG/subsystems/$NQN/namespaces/1" "$CFG/subsystems/$NQN" 2>/dev/null || true
 	modprobe -r nvme-rdma nvmet-rdma nvmet null_blk 2>/dev/null || true
+	modprobe -r rds_rdma rds 2>/dev/null || true
 	"$TESTBED" down >/dev/null 2>&1 || true
 }
 
@@ -279,5 +280,92 @@ no_ctrl() { [ -z "$(ctrl)" ]; }
 	echo "$verdict" >&3
 	[[ $verdict == *": ok" ]]
 	ax_until 30 "the controllers gone" no_ctrl
+	echo "guest seconds: $((SECONDS - t0))" >&3
+}
+
+# rxe's count of completions that ran out of retries, on DEV
+retry_exceeded() {
+	rdma statistic show link "$1/1" |
+		awk '{ for (i = 1; i < NF; i++) if ($i == "retry_exceeded_err") print $(i + 1) }'
+}
+
+# RDS's log lines of a send that ran out of retries (net/rds/ib_send.c,
+# rds_ib_send_cqe_handler: one per error completion while the connection
+# is up; it drops the connection at the first, so the flushes that follow
+# are not logged)
+rds_retry_logged() {
+	dmesg | grep -c 'RDS/IB: send completion on .* had status 12 (transport retry counter exceeded)' || true
+}
+
+# An RDS message from 10.10.0.1 to 10.10.0.2: what RDS over IB (rds_rdma)
+# makes of it is kernel work requests on a kernel QP pair, rxe-a's and
+# rxe-b's, connected by rdma_cm
+rds_send() {
+	python3 -c 'import signal, socket as s, sys
+t = s.socket(s.AF_RDS, s.SOCK_SEQPACKET)
+t.bind(("10.10.0.1", 18001))
+if sys.argv[1] == "hello":
+    r = s.socket(s.AF_RDS, s.SOCK_SEQPACKET)
+    r.bind(("10.10.0.2", 18000))
+t.sendto(sys.argv[1].encode(), ("10.10.0.2", 18000))
+if sys.argv[1] == "hello":
+    print(r.recv(64).decode(), flush=True)
+else:
+    signal.pause()' "$1"
+}
+
+# Ground truth: rdma_rxe's own count of completions with
+# IB_WC_RETRY_EXC_ERR (its retry_exceeded_err counter) and the kernel
+# ULP's log of them. NVMe-oF cannot give one here: nvme-rdma (and
+# nvmet-rdma, which takes the REQ's) asks retry_count 7, which rdma_rxe
+# takes as "retry forever" (rxe_comp.c), so its QPs never run out; RDS
+# over IB asks rds_ib_retry_count, 1 by default: a request dropped twice
+# (the first send and its one retry, each after the QP's ack timeout,
+# about 0.5 s from rdma_cm's packet lifetime) completes with
+# IB_WC_RETRY_EXC_ERR. roceinject drops the requests to rxe-b's QP at
+# veth-b's ingress (a lossy link; a drop at rxe's own egress would be
+# resent at once as a send error). verbslat prints its table every 0.2 s:
+# the QP's oldest WR must show older than 100 ms (a completing WR on this
+# path takes a few ms, the retry budget about 1 s) in a table before the
+# one with the error.
+@test "RDS over rxe, the requests to its QP dropped: verbslat names the QP stuck, then counts IB_WC_RETRY_EXC_ERR exactly as rxe and RDS do" {
+	local vl=$BATS_TEST_TMPDIR/retry.json inj=$BATS_TEST_TMPDIR/drop.json t0=$SECONDS
+	local hq tq k0a k0b l0 v k l
+	if ! modprobe rds_rdma 2>/dev/null; then
+		skip "no rds_rdma module for $(uname -r)"
+	fi
+	# connected: the first message delivered
+	[ "$(timeout 60 bash -c "$(declare -f rds_send); rds_send hello")" = hello ]
+	read -r hq tq < <(rdma -j res show qp link rxe-a/1 |
+		jq -r -s 'flatten | map(select(.type == "RC")) | max_by(.lqpn) | "\(.lqpn) \(.rqpn)"')
+	k0a=$(retry_exceeded rxe-a) k0b=$(retry_exceeded rxe-b) l0=$(rds_retry_logged)
+	ax_tool_start --err VLR "$vl" 120 '' "$VL" -j 0.2
+	ax_tool_start --err INJR "$inj" 120 '' "$INJ" -i veth-b --direction ingress --drop \
+		-Q "$tq" --class requests -j
+	ax_tool_wait --err VLR 120 Tracing
+	ax_tool_wait --err INJR 120 '^Injecting'
+	ax_bg rds_send stuck
+	ax_until 30 "verbslat's IB_WC_RETRY_EXC_ERR" grep -q '"status":"IB_WC_RETRY_EXC_ERR"' "$vl"
+	ax_until 10 "RDS's log of it" test "$(rds_retry_logged)" -gt "$l0"
+	ax_tool_stop INJR
+	ax_tool_stop VLR
+	ax_stop "$AX_LAST_PID" TERM
+	k=$(($(retry_exceeded rxe-a) - k0a + $(retry_exceeded rxe-b) - k0b))
+	l=$(($(rds_retry_logged) - l0))
+	v=$(jq -s '[.[] | select(.type == "wr" and .status == "IB_WC_RETRY_EXC_ERR") | .count] | add' "$vl")
+	echo "QP $hq -> $tq: IB_WC_RETRY_EXC_ERR verbslat $v, rxe $k, RDS's log $l;" \
+		"$(jq -c -s '[.[] | select(.type == "wr" and .status != "IB_WC_SUCCESS") | {dev, qpn, opcode, status, count}]' "$vl")" >&3
+	[ "$v" -ge 1 ] && [ "$v" -eq "$k" ] && [ "$v" -eq "$l" ]
+	# every one on the QP whose requests were dropped
+	[ "$(jq -s --argjson q "$hq" '[.[] | select(.type == "wr" and .status == "IB_WC_RETRY_EXC_ERR"
+		and (.dev != "rxe-a" or .qpn != $q))] | length' "$vl")" -eq 0 ]
+	# named stuck first: a table before the error's shows the QP's oldest
+	# send WR older than 100 ms
+	run jq -r -s --argjson q "$hq" '(map(.type == "wr" and .status == "IB_WC_RETRY_EXC_ERR") | index(true)) as $e
+		| [.[:$e][] | select(.type == "qp" and .dev == "rxe-a" and .qpn == $q and .send_outstanding >= 1)
+		   | .send_oldest_ms] | "\(length) \(max)"' "$vl"
+	echo "stuck: tables before the error showing it outstanding, the oldest age (ms): $output" >&3
+	[ "${output%% *}" -ge 1 ] && awk -v m="${output#* }" 'BEGIN { exit !(m >= 100) }'
+	modprobe -r rds_rdma rds
 	echo "guest seconds: $((SECONDS - t0))" >&3
 }
