@@ -262,11 +262,10 @@ no_ctrl() { [ -z "$(ctrl)" ]; }
 		"target SEND_WITH_INV p50 $tpb us (n $tnb) vs $tpa us (n $tna)" >&3
 	# the I/O QPs: each took one read in two, exactly, on both sides
 	[ "$nb $na $tnb $tna" = "$READS $READS $READS $READS" ]
-	# every command to that QP delayed, each seen leaving (a retransmission
-	# counts as its own packet), and roceinject's own count the same
+	# every command to that QP delayed (roceinject's line for each) and
+	# seen leaving; a retransmission counts as its own packet
 	[ "$(jq -r '"\(.in) \(.out)"' <<<"$hold")" = "$n $n" ]
 	[ "$n" -ge "$READS" ]
-	[ "$(jq -r -s --argjson q "$tq" '[.[] | select(.type == "qp" and .dqpn == $q)] | last | .delay' "$inj")" -eq "$n" ]
 	# the hold made: the delay asked and at most 1 ms of emulation more
 	awk -v h="$made" -v d=$DELAY_US 'BEGIN { exit !(h >= d * 0.99 && h <= d + 1000) }'
 	# verbslat: the delayed QP's SEND p50 above the other's by the hold
@@ -294,14 +293,17 @@ retry_exceeded() {
 # is up; it drops the connection at the first, so the flushes that follow
 # are not logged)
 rds_retry_logged() {
-	dmesg | grep -c 'RDS/IB: send completion on .* had status 12 (transport retry counter exceeded)' || true
+	dmesg | awk '/RDS\/IB: send completion on .* had status 12 \(transport retry counter exceeded\)/ { n++ }
+		END { print n + 0 }'
 }
+
+rds_logged_more() { [ "$(rds_retry_logged)" -gt "$1" ]; }
 
 # An RDS message from 10.10.0.1 to 10.10.0.2: what RDS over IB (rds_rdma)
 # makes of it is kernel work requests on a kernel QP pair, rxe-a's and
 # rxe-b's, connected by rdma_cm
 rds_send() {
-	python3 -c 'import signal, socket as s, sys
+	exec python3 -c 'import signal, socket as s, sys
 t = s.socket(s.AF_RDS, s.SOCK_SEQPACKET)
 t.bind(("10.10.0.1", 18001))
 if sys.argv[1] == "hello":
@@ -319,40 +321,43 @@ else:
 # ULP's log of them. NVMe-oF cannot give one here: nvme-rdma (and
 # nvmet-rdma, which takes the REQ's) asks retry_count 7, which rdma_rxe
 # takes as "retry forever" (rxe_comp.c), so its QPs never run out; RDS
-# over IB asks rds_ib_retry_count, 1 by default: a request dropped twice
-# (the first send and its one retry, each after the QP's ack timeout,
+# over IB asks rds_ib_retry_count (loaded with 3): a request dropped four
+# times (its send and three retries, each after the QP's ack timeout,
 # about 0.5 s from rdma_cm's packet lifetime) completes with
 # IB_WC_RETRY_EXC_ERR. roceinject drops the requests to rxe-b's QP at
 # veth-b's ingress (a lossy link; a drop at rxe's own egress would be
-# resent at once as a send error). verbslat prints its table every 0.2 s:
+# resent at once as a send error). verbslat prints its table every second:
 # the QP's oldest WR must show older than 100 ms (a completing WR on this
-# path takes a few ms, the retry budget about 1 s) in a table before the
-# one with the error.
+# path takes a few ms) and no older than the failed WR's latency in a
+# table before the one with the error; the retry budget, about 2 s, holds
+# two tables at least.
 @test "RDS over rxe, the requests to its QP dropped: verbslat names the QP stuck, then counts IB_WC_RETRY_EXC_ERR exactly as rxe and RDS do" {
 	local vl=$BATS_TEST_TMPDIR/retry.json inj=$BATS_TEST_TMPDIR/drop.json t0=$SECONDS
-	local hq tq k0a k0b l0 v k l
-	if ! modprobe rds_rdma 2>/dev/null; then
+	local hq tq k0a k0b l0 v k l sender
+	if ! modprobe rds_rdma rds_ib_retry_count=3 2>/dev/null; then
 		skip "no rds_rdma module for $(uname -r)"
 	fi
+	[ "$(</sys/module/rds_rdma/parameters/rds_ib_retry_count)" -eq 3 ]
 	# connected: the first message delivered
 	[ "$(timeout 60 bash -c "$(declare -f rds_send); rds_send hello")" = hello ]
 	read -r hq tq < <(rdma -j res show qp link rxe-a/1 |
 		jq -r -s 'flatten | map(select(.type == "RC")) | max_by(.lqpn) | "\(.lqpn) \(.rqpn)"')
 	k0a=$(retry_exceeded rxe-a) k0b=$(retry_exceeded rxe-b) l0=$(rds_retry_logged)
-	ax_tool_start --err VLR "$vl" 120 '' "$VL" -j 0.2
+	ax_tool_start --err VLR "$vl" 120 '' "$VL" -j 1
 	ax_tool_start --err INJR "$inj" 120 '' "$INJ" -i veth-b --direction ingress --drop \
 		-Q "$tq" --class requests -j
 	ax_tool_wait --err VLR 120 Tracing
 	ax_tool_wait --err INJR 120 '^Injecting'
 	ax_bg rds_send stuck
+	sender=$AX_LAST_PID
 	ax_until 30 "verbslat's IB_WC_RETRY_EXC_ERR" grep -q '"status":"IB_WC_RETRY_EXC_ERR"' "$vl"
-	ax_until 10 "RDS's log of it" test "$(rds_retry_logged)" -gt "$l0"
+	ax_until 10 "RDS's log of it" rds_logged_more "$l0"
 	ax_tool_stop INJR
 	ax_tool_stop VLR
-	ax_stop "$AX_LAST_PID" TERM
+	ax_stop "$sender" TERM
 	k=$(($(retry_exceeded rxe-a) - k0a + $(retry_exceeded rxe-b) - k0b))
 	l=$(($(rds_retry_logged) - l0))
-	v=$(jq -s '[.[] | select(.type == "wr" and .status == "IB_WC_RETRY_EXC_ERR") | .count] | add' "$vl")
+	v=$(jq -s '[.[] | select(.type == "wr" and .status == "IB_WC_RETRY_EXC_ERR") | .count] | add // 0' "$vl")
 	echo "QP $hq -> $tq: IB_WC_RETRY_EXC_ERR verbslat $v, rxe $k, RDS's log $l;" \
 		"$(jq -c -s '[.[] | select(.type == "wr" and .status != "IB_WC_SUCCESS") | {dev, qpn, opcode, status, count}]' "$vl")" >&3
 	[ "$v" -ge 1 ] && [ "$v" -eq "$k" ] && [ "$v" -eq "$l" ]
@@ -360,12 +365,14 @@ else:
 	[ "$(jq -s --argjson q "$hq" '[.[] | select(.type == "wr" and .status == "IB_WC_RETRY_EXC_ERR"
 		and (.dev != "rxe-a" or .qpn != $q))] | length' "$vl")" -eq 0 ]
 	# named stuck first: a table before the error's shows the QP's oldest
-	# send WR older than 100 ms
+	# send WR older than 100 ms, and not older than the WR that failed
 	run jq -r -s --argjson q "$hq" '(map(.type == "wr" and .status == "IB_WC_RETRY_EXC_ERR") | index(true)) as $e
-		| [.[:$e][] | select(.type == "qp" and .dev == "rxe-a" and .qpn == $q and .send_outstanding >= 1)
-		   | .send_oldest_ms] | "\(length) \(max)"' "$vl"
-	echo "stuck: tables before the error showing it outstanding, the oldest age (ms): $output" >&3
-	[ "${output%% *}" -ge 1 ] && awk -v m="${output#* }" 'BEGIN { exit !(m >= 100) }'
+		| (.[$e].lat_us.max / 1000) as $failed
+		| [.[:$e][] | select(.type == "qp" and .dev == "rxe-a" and .qpn == $q
+		   and .send_outstanding >= 1 and .send_oldest_ms >= 100 and .send_oldest_ms <= $failed)
+		   | .send_oldest_ms] | "\(length) \($failed) \(.)"' "$vl"
+	echo "stuck: tables before the error showing it stuck, the failed WR's latency (ms), their ages: $output" >&3
+	[ "${output%% *}" -ge 1 ]
 	modprobe -r rds_rdma rds
 	echo "guest seconds: $((SECONDS - t0))" >&3
 }
