@@ -182,20 +182,25 @@ DELAY_US=2000
 # us: see the test's comment
 DELAY_SLACK_US=200
 
-# the multipath block device of our two controllers (nvmeNn1), once both
-# its paths are optimized (round-robin takes only those), else fails
+# the multipath block device of our subsystem (nvmeNn1, a child of its
+# nvme-subsysN) once two live controllers have an optimized path each
+# (round-robin takes only those); else fails
 two_paths() {
-	local m p n
-	for m in /sys/block/nvme*n1/multipath; do
-		n=0
-		for p in "$m"/*; do
-			[ "$(<"$p/ana_state")" = optimized ] && n=$((n + 1))
-		done 2>/dev/null
-		[ "$n" -eq 2 ] || continue
-		m=${m%/multipath}
-		echo "${m##*/}"
+	local c p h n=0
+	for c in /sys/class/nvme/nvme*; do
+		[ "$(<"$c/subsysnqn")" = "$NQN" ] && [ "$(<"$c/state")" = live ] || continue
+		for p in "$c"/nvme*c*n1; do
+			[ -e "$p" ] || continue
+			[ ! -e "$p/ana_state" ] || [ "$(<"$p/ana_state")" = optimized ] || continue
+			n=$((n + 1))
+		done
+	done 2>/dev/null
+	[ "$n" -eq 2 ] || return 1
+	for h in /sys/class/nvme-subsystem/nvme-subsys*/nvme*n1; do
+		[ "$(<"${h%/*}/subsysnqn")" = "$NQN" ] && [ -b "/dev/${h##*/}" ] || continue
+		echo "${h##*/}"
 		return 0
-	done
+	done 2>/dev/null
 	return 1
 }
 
