@@ -234,7 +234,7 @@ no_ctrl() { [ -z "$(ctrl)" ]; }
 	local t0=$SECONDS head hq tq capture
 	connect
 	connect duplicate_connect
-	ax_until 30 "two optimized paths" two_paths
+	ax_until 30 "two optimized paths" two_paths >/dev/null
 	head=$(two_paths)
 	local s
 	for s in /sys/class/nvme-subsystem/nvme-subsys*; do
