@@ -178,6 +178,7 @@ total() { # total OUT NAME: a counter of the last totals line
 INJ="$AX_BUILD/roceinject"
 HOLD="$AX_ROOT/tests/lib/pcap_hold.py"
 DELAY_US=2000
+DELAY_READS=200	# per path: the p50 of each within tens of us (see below)
 # how far verbslat's added p50 may be from the hold roceinject made, in
 # us: see the test's comment
 DELAY_SLACK_US=200
@@ -252,7 +253,7 @@ no_ctrl() { [ -z "$(ctrl)" ]; }
 	ax_tool_wait --err VLD 120 Tracing
 	ax_tool_wait --err INJD 120 '^Injecting'
 	ax_capture_ready "$capture" "$cap.err" 60
-	dd if="/dev/$head" of=/dev/null bs=4k count=$((2 * READS)) iflag=direct status=none
+	dd if="/dev/$head" of=/dev/null bs=4k count=$((2 * DELAY_READS)) iflag=direct status=none
 	ax_capture_stop "$capture" "$cap.err"
 	ax_tool_stop INJD
 	ax_tool_stop VLD
@@ -266,11 +267,11 @@ no_ctrl() { [ -z "$(ctrl)" ]; }
 	echo "delayed QP $hq -> $tq, hold $hold; host SEND p50 $pb us (n $nb) vs $pa us (n $na);" \
 		"target SEND_WITH_INV p50 $tpb us (n $tnb) vs $tpa us (n $tna)" >&3
 	# the I/O QPs: each took one read in two, exactly, on both sides
-	[ "$nb $na $tnb $tna" = "$READS $READS $READS $READS" ]
+	[ "$nb $na $tnb $tna" = "$DELAY_READS $DELAY_READS $DELAY_READS $DELAY_READS" ]
 	# every command to that QP delayed (roceinject's line for each) and
 	# seen leaving; a retransmission counts as its own packet
 	[ "$(jq -r '"\(.in) \(.out)"' <<<"$hold")" = "$n $n" ]
-	[ "$n" -ge "$READS" ]
+	[ "$n" -ge "$DELAY_READS" ]
 	# the hold made: the delay asked and at most 1 ms of emulation more
 	awk -v h="$made" -v d=$DELAY_US 'BEGIN { exit !(h >= d * 0.99 && h <= d + 1000) }'
 	# verbslat: the delayed QP's SEND p50 above the other's by the hold
