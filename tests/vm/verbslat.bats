@@ -244,6 +244,7 @@ no_ctrl() { [ -z "$(ctrl)" ]; }
 	# the second controller's I/O QP: rxe-a's last RC QP made; its peer
 	read -r hq tq < <(rdma -j res show qp link rxe-a/1 |
 		jq -r -s 'flatten | map(select(.type == "RC")) | max_by(.lqpn) | "\(.lqpn) \(.rqpn)"')
+	echo "paths of /dev/$head; delayed: the QP $hq -> $tq" >&2
 	ax_tool_start --err VLD "$vl" 120 '' "$VL" -j
 	ax_tool_start --err INJD "$inj" 120 '' "$INJ" -i veth-a --delay ${DELAY_US}us -Q "$tq" \
 		--class requests -e -j
@@ -348,6 +349,7 @@ else:
 	[ "$(timeout 60 bash -c "$(declare -f rds_send); rds_send hello")" = hello ]
 	read -r hq tq < <(rdma -j res show qp link rxe-a/1 |
 		jq -r -s 'flatten | map(select(.type == "RC")) | max_by(.lqpn) | "\(.lqpn) \(.rqpn)"')
+	echo "RDS's QP $hq -> $tq" >&2
 	k0a=$(retry_exceeded rxe-a) k0b=$(retry_exceeded rxe-b) l0=$(rds_retry_logged)
 	ax_tool_start --err VLR "$vl" 120 '' "$VL" -j 1
 	ax_tool_start --err INJR "$inj" 120 '' "$INJ" -i veth-b --direction ingress --drop \
@@ -361,6 +363,7 @@ else:
 	ax_tool_stop INJR
 	ax_tool_stop VLR
 	ax_stop "$sender" TERM
+	dmesg | grep 'RDS/IB' | tail -n 5 >&2
 	k=$(($(retry_exceeded rxe-a) - k0a + $(retry_exceeded rxe-b) - k0b))
 	l=$(($(rds_retry_logged) - l0))
 	v=$(jq -s '[.[] | select(.type == "wr" and .status == "IB_WC_RETRY_EXC_ERR") | .count] | add // 0' "$vl")
