@@ -249,7 +249,8 @@ no_ctrl() { [ -z "$(ctrl)" ]; }
 	ax_tool_start --err INJD "$inj" 120 '' "$INJ" -i veth-a --delay ${DELAY_US}us -Q "$tq" \
 		--class requests -e -j
 	ax_bg tcpdump -i veth-a -Q out -n -U -w "$cap" \
-		"src host 10.10.0.1 and udp dst port 4791 and (udp[12:4] & 0xffffff) = $tq" 2>"$cap.err"
+		"src host 10.10.0.1 and udp dst port 4791 and (udp[12:4] & 0xffffff) = $tq and udp[8] = 4" \
+		2>"$cap.err"
 	capture=$AX_LAST_PID
 	ax_tool_wait --err VLD 120 Tracing
 	ax_tool_wait --err INJD 120 '^Injecting'
@@ -269,8 +270,9 @@ no_ctrl() { [ -z "$(ctrl)" ]; }
 		"target SEND_WITH_INV p50 $tpb us (n $tnb) vs $tpa us (n $tna)" >&3
 	# the I/O QPs: each took one read in two, exactly, on both sides
 	[ "$nb $na $tnb $tna" = "$DELAY_READS $DELAY_READS $DELAY_READS $DELAY_READS" ]
-	# every command to that QP delayed (roceinject's line for each) and
-	# seen leaving; a retransmission counts as its own packet
+	# every command to that QP (RC SEND ONLY, the capture's filter; the
+	# ACKs to it are not requests) delayed, roceinject's line for each,
+	# and seen leaving; a retransmission counts as its own packet
 	[ "$(jq -r '"\(.in) \(.out)"' <<<"$hold")" = "$n $n" ]
 	[ "$n" -ge "$DELAY_READS" ]
 	# the hold made: the delay asked and at most 1 ms of emulation more
