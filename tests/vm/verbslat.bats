@@ -111,18 +111,59 @@ total() { # total OUT NAME: a counter of the last totals line
 	jq -s --arg n "$2" '[.[] | select(.type == "totals")] | last | .[$n]' "$1"
 }
 
+# json_wrs OUT / prom_wrs PROM: "dev qpn opcode status count" per QP,
+# opcode and status, summed over intervals / of the --prom file, sorted
+json_wrs() {
+	jq -rs '[.[] | select(.type == "wr")] | group_by([.dev, .qpn, .opcode, .status])[]
+		| "\(.[0].dev) \(.[0].qpn) \(.[0].opcode) \(.[0].status) \(map(.count) | add)"' "$1" |
+		LC_ALL=C sort
+}
+prom_wrs() {
+	sed -n 's/^agentxdp_verbslat_completions_total{dev="\([^"]*\)",qpn="\([^"]*\)",opcode="\([^"]*\)",status="\([^"]*\)"} \([0-9]*\)$/\1 \2 \3 \4 \5/p' "$1" |
+		LC_ALL=C sort
+}
+
+# prom_get PROM SAMPLE: the value of one sample (name{labels}), exactly
+prom_get() {
+	local n v
+	while read -r n v; do
+		[ "$n" != "$2" ] || { echo "$v"; return 0; }
+	done <"$1"
+	echo "no sample $2 in $1" >&2
+	return 1
+}
+
+# io_qpn OUT DEV: the I/O QP of DEV (its highest QPN with completions)
+io_qpn() {
+	jq -s --arg d "$2" '[.[] | select(.type == "wr" and .dev == $d) | .qpn] | max' "$1"
+}
+
+# owners OUT: the distinct "dev owner" pairs of the traced QPs
+owners() {
+	jq -rs '[.[] | select(.type == "qp") | "\(.dev) \(.owner)"] | unique[]' "$1"
+}
+
 @test "NVMe-oF over rxe: WRs per opcode equal the I/O; every WR paired, flushes as IB_WC_WR_FLUSH_ERR" {
 	local all=$BATS_TEST_TMPDIR/all.json io=$BATS_TEST_TMPDIR/io.json ev=$BATS_TEST_TMPDIR/ev.json
+	local prom=$BATS_TEST_TMPDIR/io.prom host=$BATS_TEST_TMPDIR/host.json tgt=$BATS_TEST_TMPDIR/tgt.json
 	local c t0=$SECONDS
 	# from before the connection: every WR of its QPs is seen posted
 	ax_tool_start --err ALL "$all" 120 Tracing "$VL" -j
 	grep -q 'rdma_rxe via fentry' "$all.err"
 	connect
 	c=$(ctrl)
-	ax_tool_start --err IO "$io" 120 Tracing "$VL" -j
+	# side by side: all of them with --prom, each ULP's own QPs (--ulp)
+	ax_tool_start --err IO "$io" 120 "" "$VL" -j --prom "$prom"
+	ax_tool_start --err HOST "$host" 120 "" "$VL" -j --ulp nvme
+	ax_tool_start --err TGT "$tgt" 120 "" "$VL" -j --ulp nvmet
+	ax_tool_wait --err IO 120 Tracing
+	ax_tool_wait --err HOST 120 Tracing
+	ax_tool_wait --err TGT 120 Tracing
 	dd if="/dev/${c}n1" of=/dev/null bs=4k count=$READS iflag=direct status=none
 	dd if=/dev/zero of="/dev/${c}n1" bs=4k count=$WRITES oflag=direct status=none
 	ax_tool_stop IO
+	ax_tool_stop HOST
+	ax_tool_stop TGT
 	echo "I/O: $(cat "$io")" >&3
 	# host: a command SEND per I/O, a REG_MR per read (unsignaled)
 	[ "$(count "$io" rxe-a SEND)" -eq $((READS + WRITES)) ]
@@ -140,6 +181,42 @@ total() { # total OUT NAME: a counter of the last totals line
 	[ "$(total "$io" poll_too_long)" -eq 0 ]
 	[ "$(total "$io" kernel_skipped)" -eq 0 ]
 	[ "$(total "$io" cookie_again)" -eq 0 ]
+	# --prom: the same completions per QP, opcode and status as the JSON
+	# (the tables of the whole run), so the same truth; the latency
+	# histogram counts each QP's WRs of an opcode, the I/O QP's sends
+	# are all complete
+	local qa qb
+	qa=$(io_qpn "$io" rxe-a) qb=$(io_qpn "$io" rxe-b)
+	echo "prom: $(grep -v '_bucket' "$prom" | grep -v '^#')" >&3
+	[ -n "$(json_wrs "$io")" ]
+	[ "$(prom_wrs "$prom")" = "$(json_wrs "$io")" ]
+	[ "$(prom_get "$prom" "agentxdp_verbslat_completions_total{dev=\"rxe-a\",qpn=\"$qa\",opcode=\"SEND\",status=\"IB_WC_SUCCESS\"}")" -eq $((READS + WRITES)) ]
+	[ "$(prom_get "$prom" "agentxdp_verbslat_wr_latency_seconds_count{dev=\"rxe-a\",qpn=\"$qa\",opcode=\"SEND\"}")" -eq $((READS + WRITES)) ]
+	[ "$(prom_get "$prom" "agentxdp_verbslat_wr_latency_seconds_bucket{dev=\"rxe-a\",qpn=\"$qa\",opcode=\"REG_MR\",le=\"+Inf\"}")" -eq "$READS" ]
+	[ "$(prom_get "$prom" "agentxdp_verbslat_wr_latency_seconds_count{dev=\"rxe-b\",qpn=\"$qb\",opcode=\"RDMA_WRITE\"}")" -eq "$READS" ]
+	[ "$(prom_get "$prom" "agentxdp_verbslat_completions_total{dev=\"rxe-b\",qpn=\"$qb\",opcode=\"SEND_WITH_INV\",status=\"IB_WC_SUCCESS\"}")" -eq "$READS" ]
+	[ "$(prom_get "$prom" "agentxdp_verbslat_outstanding_wrs{dev=\"rxe-a\",qpn=\"$qa\",owner=\"nvme_rdma\",queue=\"send\"}")" -eq 0 ]
+	[ "$(prom_get "$prom" "agentxdp_verbslat_outstanding_wrs{dev=\"rxe-b\",qpn=\"$qb\",owner=\"nvmet_rdma\",queue=\"send\"}")" -eq 0 ]
+	[ "$(prom_get "$prom" agentxdp_verbslat_map_full_total)" -eq 0 ]
+	[ "$(prom_get "$prom" agentxdp_verbslat_kernel_skipped_total)" -eq 0 ]
+	# the owners: the host's PD is nvme_rdma's, the target's nvmet_rdma's,
+	# as RDMA netlink names them (the QPs it names rdma_cm's)
+	echo "rdma res: $(rdma res show pd; rdma res show qp)" >&3
+	rdma res show pd dev rxe-a | grep -Eq 'comm \[?nvme_rdma\]?( |$)'
+	rdma res show pd dev rxe-b | grep -Eq 'comm \[?nvmet_rdma\]?( |$)'
+	[ "$(owners "$io")" = "$(printf 'rxe-a nvme_rdma\nrxe-b nvmet_rdma')" ]
+	# --ulp nvme: the host's WRs alone, as many as the I/O implies; nvmet:
+	# the target's
+	echo "host: $(cat "$host")" >&3
+	[ "$(owners "$host")" = "rxe-a nvme_rdma" ]
+	[ "$(owners "$tgt")" = "rxe-b nvmet_rdma" ]
+	[ "$(jq -s '[.[] | select(.type == "wr" and .dev != "rxe-a")] | length' "$host")" -eq 0 ]
+	[ "$(jq -s '[.[] | select(.type == "wr" and .dev != "rxe-b")] | length' "$tgt")" -eq 0 ]
+	[ "$(count "$host" rxe-a SEND)" -eq $((READS + WRITES)) ]
+	[ "$(count "$host" rxe-a REG_MR)" -eq "$READS" ]
+	[ "$(count "$tgt" rxe-b RDMA_WRITE)" -eq "$READS" ]
+	[ "$(count "$tgt" rxe-b SEND_WITH_INV)" -eq "$READS" ]
+	[ "$(count "$tgt" rxe-b SEND)" -eq "$WRITES" ]
 	# tear down: the receives still posted come back flushed, one -e line each
 	ax_tool_start --err EV "$ev" 120 Tracing "$VL" -j -e
 	disconnect
@@ -173,6 +250,8 @@ total() { # total OUT NAME: a counter of the last totals line
 	[ "$output" = "verbslat: no RDMA device no-such-dev" ]
 	run -1 "$VL" -Q 0x1000000
 	[ "$output" = "verbslat: invalid QP number: 0x1000000 (0-16777215)" ]
+	run -1 "$VL" --ulp nvmf
+	[ "$output" = "verbslat: invalid ULP: nvmf (want nvme, nvmet, nfs, iser, smb or rds)" ]
 }
 
 INJ="$AX_BUILD/roceinject"
