@@ -115,6 +115,23 @@ void llhist_add_into(__u32 *dst, const __u32 *src)
 		dst[i] += src[i];
 }
 
+void llhist_to_log2(const __u32 *b, __u64 *slots, int nslots)
+{
+	for (int i = 0; i < LLH_BUCKETS; i++) {
+		__u64 lo, hi;
+		int slot = 0;
+
+		if (!b[i])
+			continue;
+		llhist_bounds(i, &lo, &hi);
+		while (lo > 1) {
+			lo >>= 1;
+			slot++;
+		}
+		slots[slot < nslots ? slot : nslots - 1] += b[i];
+	}
+}
+
 double hist_ll_quantile(const __u32 *b, __u32 n, hist_bounds_fn bounds, double q,
 			__u64 min, __u64 max)
 {

@@ -33,6 +33,10 @@ double hist_ll_quantile(const __u32 *b, __u32 n, hist_bounds_fn bounds, double q
 			__u64 min, __u64 max);
 
 void llhist_add_into(__u32 *dst, const __u32 *src);
+/* a log-linear histogram's counts added into log2 slots of the same unit
+ * (each of its buckets lies within one power of two; the top ones in the
+ * last slot) */
+void llhist_to_log2(const __u32 *b, __u64 *slots, int nslots);
 /*
  * The q-quantile (nearest rank: the ceil(q * n)-th smallest sample) in ns:
  * the midpoint of its bucket, within 1.6% of the sample, clamped to the

@@ -13,6 +13,12 @@
  * autoloading those of the drivers loaded (tools/verbslat/verbslat_load.c).
  * ib_destroy_qp_user (ib_core) forgets a QP.
  *
+ * A QP's owner (--ulp) is the module that allocated its PD: ib_alloc_pd()
+ * names the PD after its caller's KBUILD_MODNAME (nvme_rdma, nvmet_rdma,
+ * rpcrdma, ib_iser, ...), while the QP's own restrack name is rdma_cm
+ * for every QP RDMA CM creates (rdma_create_qp() calls ib_create_qp()
+ * from cma.c: so on 6.1 and 6.12, read in their rdma_cm.ko).
+ *
  * Pairing: a completion names its WR by the cookie the poster chose
  * (wr_id, or wr_cqe: the same union) and its QP (wc->qp). A send WR
  * posted without IB_SEND_SIGNALED has no completion of its own: the send
@@ -46,8 +52,17 @@ struct ib_device___vl {
 	__u32 index;
 } __attribute__((preserve_access_index));
 
+struct rdma_restrack_entry___vl {
+	const char *kern_name;	/* a kernel object's owner, by module name */
+} __attribute__((preserve_access_index));
+
+struct ib_pd___vl {
+	struct rdma_restrack_entry___vl res;
+} __attribute__((preserve_access_index));
+
 struct ib_qp___vl {
 	struct ib_device___vl *device;
+	struct ib_pd___vl *pd;
 	void *uobject;		/* NULL for a kernel QP */
 	__u32 qp_num;
 	enum ib_qp_type___vl qp_type;
@@ -90,6 +105,7 @@ AX_RODATA __u32 targ_qpn;
 AX_RODATA bool targ_qpn_set;
 AX_RODATA char targ_dev[VL_DEVNAME];
 AX_RODATA bool targ_events;
+AX_RODATA char targ_owner[VL_OWNERS][VL_OWNER];	/* --ulp; "" for none */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -149,36 +165,52 @@ struct {
 AX_PERCPU_STATS(counters, VL_STAT_NR);
 AX_RINGBUF(events, 1 << 18);
 
-static __always_inline bool dev_match(const char *dev)
+/* a string of at most len bytes equal to want; an empty want matches all */
+static __always_inline bool str_match(const char *s, const volatile char *want, int len)
 {
-	if (!targ_dev[0])
+	if (!want[0])
 		return true;
-	for (int i = 0; i < VL_DEVNAME; i++) {
-		if (dev[i] != targ_dev[i])
+	for (int i = 0; i < len; i++) {
+		if (s[i] != want[i])
 			return false;
-		if (!dev[i])
+		if (!s[i])
 			break;
 	}
 	return true;
 }
 
-/* the QP's entry, made at its first post: a kernel QP passing the
- * filters is tracked, any other is remembered as not. QP0 and QP1 (SMI,
- * GSI) are ib_mad's management QPs, created with the device and posted
- * to long before any tool starts: not a ULP's data path, not tracked */
-/* the entry of a QP not seen before */
+static __always_inline bool owner_match(const char *owner)
+{
+	if (!targ_owner[0][0])
+		return true;
+	for (int i = 0; i < VL_OWNERS; i++)
+		if (targ_owner[i][0] && str_match(owner, targ_owner[i], VL_OWNER))
+			return true;
+	return false;
+}
+
+/* the entry of a QP not seen before, made at its first post (or
+ * completion): a kernel QP passing the filters is tracked, any other is
+ * remembered as not. QP0 and QP1 (SMI, GSI) are ib_mad's management QPs,
+ * created with the device and posted to long before any tool starts: not
+ * a ULP's data path, not tracked */
 static __always_inline void qp_new(__u64 qp_addr)
 {
 	struct ib_qp___vl *qp = (struct ib_qp___vl *)qp_addr;
 	struct ib_device___vl *dev;
+	const char *owner;
 	struct vl_qp n = {};
 
 	dev = BPF_CORE_READ(qp, device);
 	n.qpn = BPF_CORE_READ(qp, qp_num);
 	n.dev_index = BPF_CORE_READ(dev, index);
 	BPF_CORE_READ_STR_INTO(&n.dev, dev, name);
+	owner = BPF_CORE_READ(qp, pd, res.kern_name);
+	if (owner)
+		bpf_probe_read_kernel_str(n.owner, sizeof(n.owner), owner);
 	n.tracked = !BPF_CORE_READ(qp, uobject) && (!targ_qpn_set || n.qpn == targ_qpn) &&
-		    BPF_CORE_READ(qp, qp_type) > IB_QPT_GSI___vl && dev_match(n.dev);
+		    BPF_CORE_READ(qp, qp_type) > IB_QPT_GSI___vl &&
+		    str_match(n.dev, targ_dev, VL_DEVNAME) && owner_match(n.owner);
 	bpf_map_update_elem(&qps, &qp_addr, &n, BPF_NOEXIST);
 }
 

@@ -16,6 +16,7 @@
 #include "verbslat.h"
 #include "verbslat.skel.h"
 #include "verbslat_load.h"
+#include "verbslat_prom.h"
 #include "verbslat_report.h"
 #include "lib/btf_enum.h"
 #include "lib/cli.h"
@@ -29,7 +30,17 @@ static struct {
 	const char *devname;
 	bool qpn_set;
 	unsigned int qpn;
-} env;
+	int ulp;		/* --ulp: an index of ulps[], -1: any */
+} env = { .ulp = -1 };
+
+/* --ulp's names and the modules that own their QPs (allocate their PDs):
+ * the KBUILD_MODNAME of nvme-rdma, nvmet-rdma, rpcrdma (NFS client and
+ * server), ib_iser and ib_isert, cifs and ksmbd (SMB Direct), rds_rdma */
+static const char *const ulps[] = { "nvme", "nvmet", "nfs", "iser", "smb", "rds" };
+static const char *const ulp_owners[][VL_OWNERS + 1] = {
+	{ "nvme_rdma" }, { "nvmet_rdma" }, { "rpcrdma" }, { "ib_iser", "ib_isert" },
+	{ "cifs", "ksmbd" }, { "rds_rdma" },
+};
 
 const char *argp_program_version = "verbslat (AgentXDP) " AX_VERSION;
 static const char doc[] =
@@ -49,14 +60,19 @@ static const char doc[] =
 "    verbslat 1           # table every second\n"
 "    verbslat -d mlx5_0 5 3  # device mlx5_0, three tables 5 seconds apart\n"
 "    verbslat -Q 0x12 1   # QP 0x12 only\n"
+"    verbslat --ulp nvme 1  # the NVMe-oF host's QPs (nvme_rdma) only\n"
 "    verbslat -e          # one line per completion with an error status\n"
-"    verbslat -j 1        # JSON lines";
+"    verbslat -j 1        # JSON lines\n"
+"    verbslat --prom /var/lib/prometheus/node-exporter/verbslat.prom 15";
 
-enum { OPT_KPROBE = 0x2000 };
+enum { OPT_KPROBE = 0x2000, OPT_ULP };
 
 static const struct argp_option opts[] = {
 	{ "device", 'd', "DEVICE", 0, "Only QPs of this RDMA device (as `rdma dev` names it)", 0 },
 	{ "qpn", 'Q', "QPN", 0, "Only this QP number (decimal or 0x hex)", 0 },
+	{ "ulp", OPT_ULP, "ULP", 0, "Only QPs of this kernel RDMA user, by the module that owns "
+	  "them: nvme (nvme_rdma), nvmet (nvmet_rdma), nfs (rpcrdma), iser (ib_iser, ib_isert), "
+	  "smb (cifs, ksmbd), rds (rds_rdma)", 0 },
 	{ "events", 'e', NULL, 0, "Print one line per completion with an error status", 0 },
 	{ "kprobe", OPT_KPROBE, NULL, 0, "Use kprobes even where fentry is allowed", 0 },
 	{},
@@ -77,6 +93,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.qpn = cli_arg_long(state, arg, 0, 0xffffff, "QP number");
 		env.qpn_set = true;
 		break;
+	case OPT_ULP:
+		env.ulp = cli_arg_choice(state, arg, ulps, (int)(sizeof(ulps) / sizeof(ulps[0])), "ULP");
+		break;
 	case 'e':
 		env.events = true;
 		break;
@@ -85,8 +104,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case ARGP_KEY_END:
 		cli_check_events(state, &env.cli, env.events, false);
-		if (env.cli.prom_path)
-			argp_failure(state, 1, 0, "--prom: not implemented in verbslat yet");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -99,6 +116,11 @@ CLI_ARGP(argp, opts, parse_arg, doc);
 static void report(void *ctx)
 {
 	vl_report(ctx);
+}
+
+static void prom(void *ctx, enum loop_when when)
+{
+	vl_prom_only(ctx);
 }
 
 static __u64 events_lost(void *ctx)
@@ -147,11 +169,17 @@ int main(int argc, char **argv)
 	lo.devname = env.devname;
 	lo.qpn_set = env.qpn_set;
 	lo.qpn = env.qpn;
+	lo.owners = env.ulp >= 0 ? ulp_owners[env.ulp] : NULL;
 	lo.events = env.events;
 	lo.force_kprobe = env.force_kprobe;
 	r.obj = verbslat_load(&lo, &hk);
 	if (!r.obj)
 		return 1;
+	if (env.cli.prom_path && !(r.prom = vl_prom_new())) {
+		cli_err("out of memory");
+		goto out;
+	}
+	lp.prom = env.cli.prom_path ? prom : NULL;
 	r.status = btf_enum_load_module("ib_core", "ib_wc_status", NULL);
 	r.opcode = btf_enum_load_module("ib_core", "ib_wr_opcode", "IB_WR_");
 	banner(&hk);
@@ -163,6 +191,8 @@ int main(int argc, char **argv)
 	}
 	ret = loop_run(&lp, &env.cli) ? 1 : 0;
 out:
+	vl_prom_free(r.prom);
+	free(r.held);
 	btf_enum_free(r.status);
 	btf_enum_free(r.opcode);
 	verbslat_bpf__destroy(r.obj);

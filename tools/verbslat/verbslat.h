@@ -11,13 +11,18 @@
 #define VL_UNSIG_MAX 32		/* unsignaled WRs one signaled completion retires */
 #define VL_SEND_WR_MAX 32	/* WRs of one post_send chain walked */
 #define VL_RECV_WR_MAX 32	/* and of one post_recv chain */
+#define VL_OWNER 32		/* a QP's owner: a module name (MODULE_NAME_LEN 56) */
+#define VL_OWNERS 2		/* --ulp: the modules of one ULP (iser: ib_iser, ib_isert) */
 
 /* one QP seen posting, by its struct ib_qp address */
 struct vl_qp {
 	__u32 qpn;
 	__u32 dev_index;
 	char dev[VL_DEVNAME];
-	__u8 tracked;		/* a kernel QP passing -d and -Q */
+	/* the module that allocated its PD (ib_alloc_pd's KBUILD_MODNAME:
+	 * nvme_rdma, nvmet_rdma, rpcrdma ...); "" when unknown */
+	char owner[VL_OWNER];
+	__u8 tracked;		/* a kernel QP passing -d, -Q and --ulp */
 	__u8 pad[7];
 	__u64 post_seq;		/* send WRs posted so far */
 	__u64 done_seq;		/* send WRs before this one are complete */

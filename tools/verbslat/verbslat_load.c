@@ -141,6 +141,8 @@ static void set_rodata(struct verbslat_bpf *obj, const struct verbslat_load_opts
 	obj->rodata->targ_events = o->events;
 	if (o->devname)
 		snprintf((char *)obj->rodata->targ_dev, VL_DEVNAME, "%s", o->devname);
+	for (int i = 0; o->owners && i < VL_OWNERS && o->owners[i]; i++)
+		snprintf((char *)obj->rodata->targ_owner[i], VL_OWNER, "%s", o->owners[i]);
 }
 
 /* which hooks: 0, or -1 after a one-line error */

@@ -16,6 +16,8 @@ struct verbslat_load_opts {
 	const char *devname;		/* -d, NULL: every device */
 	bool qpn_set;
 	unsigned int qpn;		/* -Q */
+	const char *const *owners;	/* --ulp: up to VL_OWNERS module names
+					 * (NULL ends them); NULL: any owner */
 	bool events;			/* -e */
 	bool force_kprobe;
 	unsigned int max_wrs;		/* WRs kept outstanding per map; 0: the BPF side's */

@@ -16,6 +16,7 @@
 #include <bpf/libbpf.h>
 #include "verbslat.h"
 #include "verbslat.skel.h"
+#include "verbslat_prom.h"
 #include "verbslat_report.h"
 #include "lib/btf_enum.h"
 #include "lib/cli.h"
@@ -26,22 +27,8 @@
 #define MAX_ROWS 4096
 #define MAX_QPS 4096
 
-struct row {
-	struct vl_stat_key k;
-	struct vl_stat s;
-};
-
-struct qp_row {
-	__u64 qp;
-	struct vl_qp q;
-	__u64 send, oldest_send;	/* send WRs outstanding, the oldest's post time */
-	__u64 recv, oldest_recv;	/* receive WRs posted, waiting for a message */
-};
-
 struct collect {
-	struct row *rows;
-	int n;
-	struct qp_row *qps;
+	struct vl_qp_row *qps;
 	int nq;
 };
 
@@ -68,15 +55,21 @@ static const char *status_str(const struct vl_run *r, __u32 st, char *buf, int l
 	return buf;
 }
 
+/* rows read from the map, before they are deleted */
+struct drained {
+	struct vl_row *rows;
+	int n;
+};
+
 static int row_cb(const void *key, const void *val, void *ctx)
 {
-	struct collect *c = ctx;
+	struct drained *d = ctx;
 
-	if (c->n >= MAX_ROWS)
+	if (d->n >= MAX_ROWS)
 		return 1;
-	memcpy(&c->rows[c->n].k, key, sizeof(struct vl_stat_key));
-	memcpy(&c->rows[c->n].s, val, sizeof(struct vl_stat));
-	c->n++;
+	memcpy(&d->rows[d->n].k, key, sizeof(struct vl_stat_key));
+	memcpy(&d->rows[d->n].s, val, sizeof(struct vl_stat));
+	d->n++;
 	return 0;
 }
 
@@ -92,7 +85,7 @@ static int qp_cb(const void *key, const void *val, void *ctx)
 	return 0;
 }
 
-static struct qp_row *qp_find(struct collect *c, __u64 qp)
+static struct vl_qp_row *qp_find(const struct collect *c, __u64 qp)
 {
 	for (int i = 0; i < c->nq; i++)
 		if (c->qps[i].qp == qp)
@@ -102,7 +95,7 @@ static struct qp_row *qp_find(struct collect *c, __u64 qp)
 
 static void outstanding_add(struct collect *c, __u64 qp, __u64 ts, bool recv)
 {
-	struct qp_row *q = qp_find(c, qp);
+	struct vl_qp_row *q = qp_find(c, qp);
 	__u64 *n, *oldest;
 
 	if (!q)
@@ -130,7 +123,7 @@ static int unsig_cb(const void *key, const void *val, void *ctx)
 
 static int row_cmp(const void *a, const void *b)
 {
-	const struct vl_stat_key *x = &((const struct row *)a)->k, *y = &((const struct row *)b)->k;
+	const struct vl_stat_key *x = &((const struct vl_row *)a)->k, *y = &((const struct vl_row *)b)->k;
 
 	if (x->dev_index != y->dev_index)
 		return x->dev_index < y->dev_index ? -1 : 1;
@@ -158,8 +151,9 @@ static __u64 now_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-static void print_row(const struct vl_run *r, const struct collect *c, const struct row *w)
+static void print_row(const struct vl_run *r, const struct collect *c, const struct vl_row *w)
 {
+	const struct vl_qp_row *q = qp_find(c, w->k.qp);
 	char op[32], st[40];
 	double p50 = llhist_quantile(w->s.lat.b, 0.5, 0, w->s.max_ns) / 1e3;
 	double p99 = llhist_quantile(w->s.lat.b, 0.99, 0, w->s.max_ns) / 1e3;
@@ -180,6 +174,11 @@ static void print_row(const struct vl_run *r, const struct collect *c, const str
 	json_time(&j, cli_now_epoch());
 	json_str(&j, "dev", dev_of(c, w->k.dev_index));
 	json_u64(&j, "qpn", w->k.qpn);
+	/* the QP's owner, unless it was destroyed before this table */
+	if (q)
+		json_str(&j, "owner", q->q.owner);
+	else
+		json_null(&j, "owner");
 	json_str(&j, "opcode", op);
 	json_str(&j, "status", st);
 	json_u64(&j, "count", w->s.count);
@@ -193,16 +192,16 @@ static void print_row(const struct vl_run *r, const struct collect *c, const str
 	json_end(&j);
 }
 
-static void print_qp(const struct vl_run *r, const struct qp_row *q, __u64 now)
+static void print_qp(const struct vl_run *r, const struct vl_qp_row *q, __u64 now)
 {
 	double age = q->send ? (now - q->oldest_send) / 1e6 : 0;
 	double rage = q->recv ? (now - q->oldest_recv) / 1e6 : 0;
 	struct json_w j;
 
 	if (!r->cli->json) {
-		printf("%-12s %#-8x %9llu %9llu %12.1f %9llu %12.1f\n", q->q.dev, q->q.qpn,
+		printf("%-12s %#-8x %9llu %9llu %12.1f %9llu %12.1f %s\n", q->q.dev, q->q.qpn,
 		       (unsigned long long)q->q.post_seq, (unsigned long long)q->send, age,
-		       (unsigned long long)q->recv, rage);
+		       (unsigned long long)q->recv, rage, q->q.owner[0] ? q->q.owner : "-");
 		return;
 	}
 	json_begin(&j, stdout);
@@ -210,6 +209,7 @@ static void print_qp(const struct vl_run *r, const struct qp_row *q, __u64 now)
 	json_time(&j, cli_now_epoch());
 	json_str(&j, "dev", q->q.dev);
 	json_u64(&j, "qpn", q->q.qpn);
+	json_str(&j, "owner", q->q.owner);
 	json_u64(&j, "send_posted", q->q.post_seq);
 	json_u64(&j, "send_outstanding", q->send);
 	json_fixed(&j, "send_oldest_ms", age, 3);
@@ -278,44 +278,119 @@ static void print_totals(const struct vl_run *r)
 	}
 }
 
-/* the rows read, then deleted: the next interval starts from zero (an
- * increment between the two is lost; lookup-and-delete of a hash map
- * needs 5.14) */
-static void take_rows(const struct vl_run *r, struct collect *c)
+/* a drained row into the held ones (the same key: summed) */
+static void hold(struct vl_run *r, const struct vl_row *w)
 {
-	int fd = bpf_map__fd(r->obj->maps.stats);
+	struct vl_stat *h = NULL;
 
-	maps_for_each(r->obj->maps.stats, row_cb, c);
-	for (int i = 0; i < c->n; i++)
-		bpf_map_delete_elem(fd, &c->rows[i].k);
-	qsort(c->rows, c->n, sizeof(*c->rows), row_cmp);
+	for (int i = 0; i < r->nheld && !h; i++)
+		if (!memcmp(&r->held[i].k, &w->k, sizeof(w->k)))
+			h = &r->held[i].s;
+	if (!h) {
+		if (r->nheld >= MAX_ROWS)
+			return;
+		r->held[r->nheld] = *w;
+		r->nheld++;
+		return;
+	}
+	h->count += w->s.count;
+	h->unsignaled += w->s.unsignaled;
+	h->sum_ns += w->s.sum_ns;
+	if (w->s.max_ns > h->max_ns)
+		h->max_ns = w->s.max_ns;
+	llhist_add_into(h->lat.b, w->s.lat.b);
+}
+
+/* the rows read, then deleted (the next interval starts from zero; an
+ * increment between the two is lost, lookup-and-delete of a hash map
+ * needs 5.14), into the held ones and --prom's totals; 0 or -ENOMEM */
+static int drain(struct vl_run *r, const struct collect *c)
+{
+	struct drained d = { .rows = calloc(MAX_ROWS, sizeof(struct vl_row)) };
+	int fd = bpf_map__fd(r->obj->maps.stats);
+	char op[32], st[40];
+
+	if (!r->held)
+		r->held = calloc(MAX_ROWS, sizeof(struct vl_row));
+	if (!d.rows || !r->held) {
+		free(d.rows);
+		return -ENOMEM;
+	}
+	maps_for_each(r->obj->maps.stats, row_cb, &d);
+	for (int i = 0; i < d.n; i++) {
+		const struct vl_row *w = &d.rows[i];
+
+		bpf_map_delete_elem(fd, &w->k);
+		hold(r, w);
+		if (r->prom && vl_prom_add(r->prom, dev_of(c, w->k.dev_index), w->k.qpn,
+					   opcode_str(r, w->k.opcode, op, sizeof(op)),
+					   status_str(r, w->k.status, st, sizeof(st)), &w->s))
+			cli_err("out of memory: --prom's totals incomplete");
+	}
+	free(d.rows);
+	return 0;
+}
+
+/* the QPs and their work outstanding; 0 or -ENOMEM */
+static int collect(struct vl_run *r, struct collect *c)
+{
+	c->qps = calloc(MAX_QPS, sizeof(struct vl_qp_row));
+	if (!c->qps)
+		return -ENOMEM;
+	maps_for_each(r->obj->maps.qps, qp_cb, c);
+	maps_for_each(r->obj->maps.pending, pending_cb, c);
+	maps_for_each(r->obj->maps.unsig, unsig_cb, c);
+	return 0;
+}
+
+static void write_prom(struct vl_run *r, const struct collect *c, __u64 now)
+{
+	__u64 counters[VL_STAT_NR];
+	struct vl_prom_in in = { .qps = c->qps, .nq = c->nq, .now_ns = now,
+				 .counters = counters, .counter_names = counter_names,
+				 .kernel_skipped = recursion_misses(r) };
+	int err;
+
+	for (int i = 0; i < VL_STAT_NR; i++)
+		counters[i] = maps_stat(r->obj->maps.counters, i, r->ncpu);
+	err = vl_prom_write(r->prom, r->cli->prom_path, &in);
+	if (err)
+		cli_prom_err(r->cli, err);
+}
+
+void vl_prom_only(struct vl_run *r)
+{
+	struct collect c = {};
+
+	if (collect(r, &c) || drain(r, &c))
+		cli_err("out of memory");
+	else
+		write_prom(r, &c, now_ns());
+	free(c.qps);
 }
 
 void vl_report(struct vl_run *r)
 {
-	struct collect c = { .rows = calloc(MAX_ROWS, sizeof(struct row)),
-			     .qps = calloc(MAX_QPS, sizeof(struct qp_row)) };
+	struct collect c = {};
 	__u64 now;
 
-	if (!c.rows || !c.qps) {
+	if (collect(r, &c) || drain(r, &c)) {
 		cli_err("out of memory");
 		goto out;
 	}
-	maps_for_each(r->obj->maps.qps, qp_cb, &c);
-	take_rows(r, &c);
-	maps_for_each(r->obj->maps.pending, pending_cb, &c);
-	maps_for_each(r->obj->maps.unsig, unsig_cb, &c);
 	now = now_ns();
+	qsort(r->held, r->nheld, sizeof(*r->held), row_cmp);
 	if (!r->cli->json) {
 		cli_print_timestamp_line(r->cli, stdout);
 		printf("%-12s %-8s %-16s %-24s %9s %9s %9s %9s %9s %9s\n", "DEV", "QPN", "OPCODE",
 		       "STATUS", "COUNT", "UNSIG", "AVG_us", "P50_us", "P99_us", "MAX_us");
 	}
-	for (int i = 0; i < c.n; i++)
-		print_row(r, &c, &c.rows[i]);
+	for (int i = 0; i < r->nheld; i++)
+		print_row(r, &c, &r->held[i]);
+	r->nheld = 0;
 	if (!r->cli->json)
-		printf("\n%-12s %-8s %9s %9s %12s %9s %12s\n", "DEV", "QPN", "SENDS", "SQ_OUTST",
-		       "SQ_OLDEST_ms", "RQ_POSTED", "RQ_OLDEST_ms");
+		printf("\n%-12s %-8s %9s %9s %12s %9s %12s %s\n", "DEV", "QPN", "SENDS", "SQ_OUTST",
+		       "SQ_OLDEST_ms", "RQ_POSTED", "RQ_OLDEST_ms", "OWNER");
 	for (int i = 0; i < c.nq; i++)
 		if (c.qps[i].q.tracked)
 			print_qp(r, &c.qps[i], now);
@@ -323,8 +398,9 @@ void vl_report(struct vl_run *r)
 	if (!r->cli->json)
 		printf("\n");
 	fflush(stdout);
+	if (r->prom)
+		write_prom(r, &c, now);
 out:
-	free(c.rows);
 	free(c.qps);
 }
 
