@@ -101,6 +101,7 @@ run_mode() {
 	local mode=$1 budget=$2 pid c0 c1 q steady cpu
 	: >"$INST/trace"
 	echo function >"$INST/current_tracer"
+	echo 1 >"$INST/tracing_on"
 	build/rdmaqp -j --budget "$budget" 1 >"$B/$mode.out" 2>"$B/$mode.err" &
 	TRACER=$!
 	pid=$TRACER
@@ -112,8 +113,10 @@ run_mode() {
 	kill -INT "$pid"
 	wait "$pid" || true
 	TRACER=
-	echo nop >"$INST/current_tracer"
+	# stop recording, then read: a new current_tracer empties the buffer
+	echo 0 >"$INST/tracing_on"
 	bursts "$pid" >"$B/$mode.bursts"
+	echo nop >"$INST/current_tracer"
 	# the start's dump apart: the steady polls (the last may be cut short)
 	steady=$(sed '1d;$d' "$B/$mode.bursts" | tr '\n' ' ')
 	q=$(tr ' ' '\n' <<<"$steady" | grep . | sort -g | tail -n 1)

@@ -174,7 +174,8 @@ prom_sample() {
 	# --budget 2: within a round of the stop, its totals are rxe's too
 	ax_until 30 "--budget 2's totals to reach $ta" budget_sums "$bo" "$ta" "$rb"
 	ax_tool_stop RQB
-	echo nop >"$FTRACE/current_tracer"
+	# stop recording; a new current_tracer would empty the buffer
+	echo 0 >"$FTRACE/tracing_on"
 	grep "^Budget: 2 QP queries per interval" "$bo.err"
 	local bursts queried
 	bursts=$(query_bursts "$bpid")
