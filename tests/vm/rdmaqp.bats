@@ -102,6 +102,11 @@ polls() {
 	jq -s 'map(select(.type == "poll")) | length' "$1"
 }
 
+# more_polls FILE N: more than N poll records in FILE
+more_polls() {
+	[ "$(polls "$1")" -gt "$2" ]
+}
+
 # prom_sample FILE NAME{LABELS}: the value of that exact series
 prom_sample() {
 	awk -v s="$2" '$1 == s { print $2 }' "$1"
@@ -184,7 +189,7 @@ prom_sample() {
 	echo 0 >"$FTRACE/tracing_on"
 	local np
 	np=$(polls "$bo")
-	ax_until 30 "a poll after the trace's end" test "$(polls "$bo")" -gt "$np"
+	ax_until 30 "a poll after the trace's end" more_polls "$bo" "$np"
 	ax_tool_stop RQB
 	grep "^Budget: 2 QP queries per interval" "$bo.err"
 	local bursts queried
