@@ -81,6 +81,8 @@ setup() {
 teardown() {
 	ax_file_ran || return 0
 	ax_cleanup
+	# a test that failed connected leaves no controller to the next one
+	disconnect 2>/dev/null || true
 }
 
 # one I/O queue, so the I/O QP is the second QP of each side; OPTS: more

@@ -134,12 +134,39 @@ static int row_cmp(const void *a, const void *b)
 	return x->status < y->status ? -1 : x->status > y->status;
 }
 
-/* the device name of a stat row: from a QP of the same device */
-static const char *dev_of(const struct collect *c, __u32 dev_index)
+struct dev_find {
+	__u32 dev_index;
+	char name[VL_DEVNAME];
+};
+
+static int dev_cb(const void *key, const void *val, void *ctx)
 {
+	const struct vl_qp *q = val;
+	struct dev_find *f = ctx;
+
+	(void)key;
+	if (q->dev_index != f->dev_index)
+		return 0;
+	snprintf(f->name, sizeof(f->name), "%s", q->dev);
+	return 1;
+}
+
+/* the device name of a stat row: from a QP of the same device in c, or,
+ * for a QP whose first post came after c was read (its entry is made at
+ * that post, before any completion), from the QP map as it is now; "?"
+ * when no QP of the device is left */
+static const char *dev_of(const struct vl_run *r, const struct collect *c, __u32 dev_index,
+			  char *buf, size_t len)
+{
+	struct dev_find f = { .dev_index = dev_index };
+
 	for (int i = 0; i < c->nq; i++)
 		if (c->qps[i].q.dev_index == dev_index)
 			return c->qps[i].q.dev;
+	if (maps_for_each(r->obj->maps.qps, dev_cb, &f) >= 0 && f.name[0]) {
+		snprintf(buf, len, "%s", f.name);
+		return buf;
+	}
 	return "?";
 }
 
@@ -158,13 +185,15 @@ static void print_row(const struct vl_run *r, const struct collect *c, const str
 	double p50 = llhist_quantile(w->s.lat.b, 0.5, 0, w->s.max_ns) / 1e3;
 	double p99 = llhist_quantile(w->s.lat.b, 0.99, 0, w->s.max_ns) / 1e3;
 	double avg = w->s.count ? w->s.sum_ns / 1e3 / w->s.count : 0;
+	char dbuf[VL_DEVNAME];
+	const char *dev = dev_of(r, c, w->k.dev_index, dbuf, sizeof(dbuf));
 	struct json_w j;
 
 	opcode_str(r, w->k.opcode, op, sizeof(op));
 	status_str(r, w->k.status, st, sizeof(st));
 	if (!r->cli->json) {
 		printf("%-12s %#-8x %-16s %-24s %9llu %9llu %9.1f %9.1f %9.1f %9.1f\n",
-		       dev_of(c, w->k.dev_index), w->k.qpn, op, st,
+		       dev, w->k.qpn, op, st,
 		       (unsigned long long)w->s.count, (unsigned long long)w->s.unsignaled,
 		       avg, p50, p99, w->s.max_ns / 1e3);
 		return;
@@ -172,7 +201,7 @@ static void print_row(const struct vl_run *r, const struct collect *c, const str
 	json_begin(&j, stdout);
 	json_str(&j, "type", "wr");
 	json_time(&j, cli_now_epoch());
-	json_str(&j, "dev", dev_of(c, w->k.dev_index));
+	json_str(&j, "dev", dev);
 	json_u64(&j, "qpn", w->k.qpn);
 	/* the QP's owner, unless it was destroyed before this table */
 	if (q)
@@ -308,7 +337,7 @@ static int drain(struct vl_run *r, const struct collect *c)
 {
 	struct drained d = { .rows = calloc(MAX_ROWS, sizeof(struct vl_row)) };
 	int fd = bpf_map__fd(r->obj->maps.stats);
-	char op[32], st[40];
+	char op[32], st[40], dbuf[VL_DEVNAME];
 
 	if (!r->held)
 		r->held = calloc(MAX_ROWS, sizeof(struct vl_row));
@@ -322,7 +351,8 @@ static int drain(struct vl_run *r, const struct collect *c)
 
 		bpf_map_delete_elem(fd, &w->k);
 		hold(r, w);
-		if (r->prom && vl_prom_add(r->prom, dev_of(c, w->k.dev_index), w->k.qpn,
+		if (r->prom && vl_prom_add(r->prom, dev_of(r, c, w->k.dev_index, dbuf, sizeof(dbuf)),
+					   w->k.qpn,
 					   opcode_str(r, w->k.opcode, op, sizeof(op)),
 					   status_str(r, w->k.status, st, sizeof(st)), &w->s))
 			cli_err("out of memory: --prom's totals incomplete");
