@@ -85,16 +85,9 @@ echo 16384 >"$INST/buffer_size_kb"
 # on-CPU ns of PID (schedstat: user and kernel)
 cpu_ns() { awk '{ print $1 }' "/proc/$1/schedstat"; }
 
-# bursts PID: the rxe_query_qp calls of PID in the trace, grouped into
-# polls (a gap of 0.4 s apart), one count a line, the start's dump first
-bursts() {
-	awk -v pid="$1" '{
-		split($1, tp, "-"); if (tp[length(tp)] != pid || $0 !~ / rxe_query_qp( |$)/) next
-		for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { t = $i + 0; break }
-		if (n && t - last > 0.4) { print c; c = 0 }
-		c++; n++; last = t
-	} END { if (c) print c }' "$INST/trace"
-}
+# bursts PID: the rxe_query_qp calls of PID in the trace, one count a
+# poll, the start's dump first
+bursts() { ax_ftrace_bursts "$INST/trace" "$1" rxe_query_qp; }
 
 # run MODE BUDGET: one start of rdmaqp, SECS intervals measured after two
 run_mode() {

@@ -519,3 +519,20 @@ ax_columns_aligned() {
 		}
 		END { if (!h) print "no header " head; exit (bad || !h || !rows) }' "$f" >&2
 }
+
+# ax_ftrace_bursts TRACE PID FUNC: the calls of FUNC by thread PID in an
+# ftrace function-tracer file TRACE, grouped into bursts (calls 0.4 s
+# apart or more begin a new one): one count a line, in time order
+ax_ftrace_bursts() {
+	awk -v pid="$2" -v fn="$3" '{
+		split($1, tp, "-"); if (tp[length(tp)] != pid) next
+		hit = 0
+		for (i = 2; i <= NF; i++) {
+			if ($i ~ /^[0-9]+\.[0-9]+:$/) t = $i + 0
+			if ($i == fn) hit = 1
+		}
+		if (!hit) next
+		if (n && t - last > 0.4) { print c; c = 0 }
+		c++; n++; last = t
+	} END { if (c) print c }' "$1"
+}

@@ -87,15 +87,8 @@ budget_sums() {
 }
 
 # query_bursts PID: rxe_query_qp calls of PID in the tracing instance, one
-# count a poll (calls 0.4 s apart or more are two polls)
-query_bursts() {
-	awk -v pid="$1" '{
-		split($1, tp, "-"); if (tp[length(tp)] != pid || $0 !~ / rxe_query_qp( |$)/) next
-		for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { t = $i + 0; break }
-		if (n && t - last > 0.4) { print c; c = 0 }
-		c++; n++; last = t
-	} END { if (c) print c }' "$FTRACE/trace"
-}
+# count a poll
+query_bursts() { ax_ftrace_bursts "$FTRACE/trace" "$1" rxe_query_qp; }
 
 # polls FILE: the poll records of rdmaqp -j in FILE so far
 polls() {
@@ -186,9 +179,9 @@ prom_sample() {
 	# stop recording (a new current_tracer would empty the buffer), and
 	# let the poll under way end before the tool does: the poll of its
 	# exit is not traced (it came within 0.4 s of the last one, one burst)
-	echo 0 >"$FTRACE/tracing_on"
 	local np
 	np=$(polls "$bo")
+	echo 0 >"$FTRACE/tracing_on"
 	ax_until 30 "a poll after the trace's end" more_polls "$bo" "$np"
 	ax_tool_stop RQB
 	grep "^Budget: 2 QP queries per interval" "$bo.err"
@@ -199,11 +192,14 @@ prom_sample() {
 	# the kernel's count: at most the budget each poll, and rdmaqp's own
 	[ "$(wc -l <<<"$bursts")" -ge 5 ]
 	awk '$1 > 2 { exit 1 }' <<<"$bursts"
-	# rdmaqp's own total: the traced polls, and the at most three after
-	# the trace's end (the one it cut, the next, the exit's)
-	local traced
+	# rdmaqp's own count: a poll's record comes after its queries, so the
+	# np polls recorded before the trace's end are all in it; after them
+	# at most two more, one that ended meanwhile and one cut
+	local traced before
 	traced=$(awk '{ s += $1 } END { print s }' <<<"$bursts")
-	[ "$traced" -le "$queried" ] && [ "$traced" -ge "$((queried - 3 * 2))" ]
+	before=$(jq -s --argjson n "$np" 'map(select(.type == "poll")) | .[:$n] | map(.queried) | add' "$bo")
+	echo "traced $traced, the $np polls recorded before the trace's end $before"
+	[ "$traced" -ge "$before" ] && [ "$traced" -le "$((before + 2 * 2))" ]
 	# a round of 5 once the 10 QPs were known; every QP of the full view
 	# queried every 5 polls or sooner from its first query to the end, its
 	# packets of each query summing to its total (none lost, none twice)
